@@ -1,0 +1,52 @@
+// Kubernetes name syntax, as in apimachinery's validation package.
+const QUALIFIED_NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const INTEGER = /^[+-]?\d+$/;
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/** Why `key` is not a qualified name (label key, annotation key), or undefined when it is. */
+export function qualifiedNameProblem(key: string): string | undefined {
+  const slash = key.lastIndexOf('/');
+  const prefix = slash >= 0 ? key.slice(0, slash) : undefined;
+  const name = slash >= 0 ? key.slice(slash + 1) : key;
+  if (prefix !== undefined) {
+    if (prefix.length === 0) return 'prefix before "/" must not be empty';
+    if (prefix.length > 253) return `prefix must be at most 253 characters (got ${prefix.length})`;
+    if (!DNS1123_SUBDOMAIN.test(prefix)) return `prefix "${prefix}" must be a lowercase DNS-1123 subdomain`;
+  }
+  if (name.length === 0) return 'name part must not be empty';
+  if (name.length > 63) return `name part must be at most 63 characters (got ${name.length})`;
+  if (!QUALIFIED_NAME_PART.test(name)) {
+    return `name part "${name}" must consist of alphanumerics, "-", "_" or ".", starting and ending with an alphanumeric`;
+  }
+  return undefined;
+}
+
+/** Why `value` is not a valid label value, or undefined when it is (the empty value is valid). */
+export function labelValueProblem(value: string): string | undefined {
+  if (value.length === 0) return undefined;
+  if (value.length > 63) return `must be at most 63 characters (got ${value.length})`;
+  if (!QUALIFIED_NAME_PART.test(value)) {
+    return `"${value}" must consist of alphanumerics, "-", "_" or ".", starting and ending with an alphanumeric`;
+  }
+  return undefined;
+}
+
+/** True when `value` is a DNS-1123 label (namespace names). */
+export function isDns1123Label(value: string): boolean {
+  return value.length <= 63 && DNS1123_LABEL.test(value);
+}
+
+/** True when `value` is a DNS-1123 subdomain (names of cluster-scoped resources). */
+export function isDns1123Subdomain(value: string): boolean {
+  return value.length <= 253 && DNS1123_SUBDOMAIN.test(value);
+}
+
+/** True when `value` parses as a 64-bit signed integer, as the scheduler parses Gt/Lt operands. */
+export function isInt64(value: string): boolean {
+  if (!INTEGER.test(value)) return false;
+  const parsed = BigInt(value);
+  return parsed >= INT64_MIN && parsed <= INT64_MAX;
+}

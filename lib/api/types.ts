@@ -1,0 +1,131 @@
+import type { LabelSelector, NodeAffinity, Toleration } from '../kubernetes/index.ts';
+
+/** API group, version and kind of the PodMutation custom resource. */
+export const POD_MUTATION_API_VERSION = 'agent.cloudpilot.ai/v1alpha1';
+export const POD_MUTATION_KIND = 'PodMutation';
+
+/** Annotation prefix owned by the product; rules may not write under it. */
+export const PRODUCT_ANNOTATION_PREFIX = 'podmutation.agent.cloudpilot.ai/';
+/** Annotation listing the applied rules, comma-separated, in application order. */
+export const APPLIED_ANNOTATION = `${PRODUCT_ANNOTATION_PREFIX}applied`;
+
+/** Label keys managed by the product's capacity placement; no customer rule may use them. */
+export const RESERVED_KEYS: ReadonlySet<string> = new Set([
+  'karpenter.sh/capacity-type',
+  'eks.amazonaws.com/capacityType',
+  'cloud.google.com/gke-provisioning',
+  'node.kubernetes.io/instance-type',
+]);
+
+/** Configured and runtime safety limits from the API reference. */
+export const LIMITS = Object.freeze({
+  configuredRequiredTerms: 64,
+  configuredPreferredTerms: 64,
+  configuredExpressionsPerTerm: 64,
+  configuredValuesPerExpression: 64,
+  combinedRequiredTerms: 64,
+  combinedPreferredTerms: 64,
+  combinedRequirementsPerTerm: 64,
+  intermediateRequiredTerms: 4096,
+  rawRequiredTerms: 256,
+  rawRequirementsPerTerm: 256,
+});
+
+/** spec.workloadSelector: every present dimension must match; list values are ORed. */
+export interface WorkloadSelector {
+  readonly namespaces?: readonly string[];
+  readonly kinds?: readonly string[];
+  readonly names?: readonly string[];
+  readonly labelSelector?: LabelSelector;
+  readonly nodeAffinityMatch?: NodeAffinity;
+  readonly nodeSelectorMatch?: Readonly<Record<string, string>>;
+  readonly tolerationsMatch?: readonly Toleration[];
+}
+
+/** spec.mutationRemove.nodeAffinity: exactly one of keys or all: true. */
+export interface NodeAffinityRemoval {
+  readonly keys?: readonly string[];
+  readonly all?: boolean;
+}
+
+/** spec.mutationRemove. */
+export interface MutationRemove {
+  readonly nodeAffinity?: NodeAffinityRemoval;
+  readonly nodeSelector?: { readonly keys: readonly string[] };
+  readonly tolerations?: { readonly keys: readonly string[] };
+}
+
+/** spec.mutationAdd. */
+export interface MutationAdd {
+  readonly annotations?: Readonly<Record<string, string>>;
+  readonly nodeSelector?: Readonly<Record<string, string>>;
+  readonly tolerations?: readonly Toleration[];
+  readonly nodeAffinity?: NodeAffinity;
+}
+
+/** spec of a PodMutation as written by users. */
+export interface PodMutationSpec {
+  readonly enable?: boolean;
+  readonly priority?: number;
+  readonly workloadSelector?: WorkloadSelector;
+  readonly mutationRemove?: MutationRemove;
+  readonly mutationAdd?: MutationAdd;
+}
+
+/** A PodMutation resource (agent.cloudpilot.ai/v1alpha1, cluster-scoped). */
+export interface PodMutation {
+  readonly apiVersion: typeof POD_MUTATION_API_VERSION;
+  readonly kind: typeof POD_MUTATION_KIND;
+  readonly metadata: { readonly name: string; readonly generation?: number; readonly [field: string]: unknown };
+  readonly spec: PodMutationSpec;
+  readonly status?: unknown;
+}
+
+/**
+ * A validated rule with defaults applied and only known fields kept (JSON-serialisable;
+ * this is what a snapshot stores). Invariant: it passed `validatePodMutation`.
+ */
+export interface NormalizedRule {
+  readonly name: string;
+  readonly generation?: number;
+  readonly enable: boolean;
+  readonly priority: number;
+  readonly workloadSelector: WorkloadSelector;
+  readonly mutationRemove: MutationRemove;
+  readonly mutationAdd: MutationAdd;
+}
+
+/** One problem with a rule: the field path and why it is wrong. */
+export interface RuleIssue {
+  readonly field: string;
+  readonly reason: string;
+}
+
+/** A rule that failed validation: it is never applied, and its reasons are reported. */
+export interface InvalidRule {
+  readonly name: string;
+  readonly generation?: number;
+  readonly issues: readonly RuleIssue[];
+}
+
+/** The validator's verdict on one resource. */
+export type RuleVerdict =
+  | { readonly valid: true; readonly rule: NormalizedRule }
+  | { readonly valid: false; readonly invalid: InvalidRule };
+
+/**
+ * The full rule set of one cluster as published to the store: valid rules normalized,
+ * invalid ones with their reasons, and the provenance a reader needs to judge freshness.
+ */
+export interface RuleSnapshot {
+  readonly rules: readonly NormalizedRule[];
+  readonly invalid: readonly InvalidRule[];
+  /** resourceVersion of the Kubernetes list the snapshot was built from ("" for files). */
+  readonly resourceVersion: string;
+  /** Hash of the canonical JSON of rules and invalid; equal content gives equal hashes. */
+  readonly contentHash: string;
+  /** Monotonically increasing per cluster; assigned by the store on publish. */
+  readonly version: number;
+  /** ISO-8601 time of the sync that produced the content. */
+  readonly syncedAt: string;
+}

@@ -1,0 +1,510 @@
+import type {
+  LabelSelector,
+  LabelSelectorRequirement,
+  NodeAffinity,
+  NodeSelectorRequirement,
+  NodeSelectorTerm,
+  PreferredSchedulingTerm,
+  Toleration,
+} from '../kubernetes/index.ts';
+import { isDns1123Label, isDns1123Subdomain, isInt64, labelValueProblem, qualifiedNameProblem } from './syntax.ts';
+import {
+  LIMITS,
+  POD_MUTATION_API_VERSION,
+  POD_MUTATION_KIND,
+  PRODUCT_ANNOTATION_PREFIX,
+  RESERVED_KEYS,
+  type MutationAdd,
+  type MutationRemove,
+  type NodeAffinityRemoval,
+  type NormalizedRule,
+  type RuleIssue,
+  type RuleVerdict,
+  type WorkloadSelector,
+} from './types.ts';
+
+type Json = Record<string, unknown>;
+
+const NODE_OPERATORS = new Set(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt']);
+const LABEL_OPERATORS = new Set(['In', 'NotIn', 'Exists', 'DoesNotExist']);
+const TOLERATION_OPERATORS = new Set(['Equal', 'Exists']);
+const TAINT_EFFECTS = new Set(['', 'NoSchedule', 'PreferNoSchedule', 'NoExecute']);
+const INT32_MIN = -(2 ** 31);
+const INT32_MAX = 2 ** 31 - 1;
+
+/** Collects issues under field paths while one resource is validated. */
+class IssueList {
+  readonly issues: RuleIssue[] = [];
+
+  add(field: string, reason: string): void {
+    this.issues.push({ field, reason });
+  }
+}
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Reports fields outside `known`: a misspelt selector field would otherwise widen a match silently. */
+function rejectUnknownFields(value: Json, known: readonly string[], path: string, issues: IssueList): void {
+  for (const field of Object.keys(value)) {
+    if (!known.includes(field)) issues.add(`${path}.${field}`, `unknown field; expected one of ${known.join(', ')}`);
+  }
+}
+
+function expectObject(value: unknown, path: string, issues: IssueList): value is Json {
+  if (isObject(value)) return true;
+  issues.add(path, 'must be an object');
+  return false;
+}
+
+function stringList(value: unknown, path: string, issues: IssueList, check?: (item: string) => string | undefined): string[] | undefined {
+  if (!Array.isArray(value)) {
+    issues.add(path, 'must be a list of strings');
+    return undefined;
+  }
+  const items: string[] = [];
+  value.forEach((item, index) => {
+    if (typeof item !== 'string') {
+      issues.add(`${path}[${index}]`, 'must be a string');
+      return;
+    }
+    const problem = check?.(item);
+    if (problem !== undefined) issues.add(`${path}[${index}]`, problem);
+    items.push(item);
+  });
+  return items;
+}
+
+function labelKeyProblem(key: string, reservedAllowed: boolean): string | undefined {
+  const problem = qualifiedNameProblem(key);
+  if (problem !== undefined) return `"${key}" is not a valid label key: ${problem}`;
+  if (!reservedAllowed && RESERVED_KEYS.has(key)) {
+    return `"${key}" is reserved for the product's managed capacity placement and cannot be used in rules`;
+  }
+  return undefined;
+}
+
+function labelMap(value: unknown, path: string, issues: IssueList, reservedAllowed: boolean): Record<string, string> | undefined {
+  if (!expectObject(value, path, issues)) return undefined;
+  const map: Record<string, string> = {};
+  for (const [key, item] of Object.entries(value)) {
+    const keyProblem = labelKeyProblem(key, reservedAllowed);
+    if (keyProblem !== undefined) issues.add(`${path}.${key}`, keyProblem);
+    if (typeof item !== 'string') {
+      issues.add(`${path}.${key}`, 'value must be a string');
+      continue;
+    }
+    const valueProblem = labelValueProblem(item);
+    if (valueProblem !== undefined) issues.add(`${path}.${key}`, `value is not a valid label value: ${valueProblem}`);
+    map[key] = item;
+  }
+  return map;
+}
+
+function nodeSelectorRequirement(value: unknown, path: string, issues: IssueList): NodeSelectorRequirement | undefined {
+  if (!expectObject(value, path, issues)) return undefined;
+  rejectUnknownFields(value, ['key', 'operator', 'values'], path, issues);
+  const { key, operator } = value;
+  if (typeof key !== 'string') issues.add(`${path}.key`, 'must be a string');
+  else {
+    const problem = labelKeyProblem(key, false);
+    if (problem !== undefined) issues.add(`${path}.key`, problem);
+  }
+  if (typeof operator !== 'string' || !NODE_OPERATORS.has(operator)) {
+    issues.add(`${path}.operator`, `must be one of In, NotIn, Exists, DoesNotExist, Gt, Lt (got ${JSON.stringify(operator)})`);
+    return undefined;
+  }
+  const values = value.values === undefined ? [] : stringList(value.values, `${path}.values`, issues) ?? [];
+  if (values.length > LIMITS.configuredValuesPerExpression) {
+    issues.add(`${path}.values`, `has ${values.length} values, above the limit of ${LIMITS.configuredValuesPerExpression}`);
+  }
+  switch (operator) {
+    case 'In':
+    case 'NotIn':
+      if (values.length === 0) issues.add(`${path}.values`, `operator ${operator} needs at least one value`);
+      values.forEach((item, index) => {
+        const problem = labelValueProblem(item);
+        if (problem !== undefined) issues.add(`${path}.values[${index}]`, `is not a valid label value: ${problem}`);
+      });
+      break;
+    case 'Exists':
+    case 'DoesNotExist':
+      if (values.length > 0) issues.add(`${path}.values`, `operator ${operator} takes no values`);
+      break;
+    default:
+      if (values.length !== 1) issues.add(`${path}.values`, `operator ${operator} needs exactly one value`);
+      else if (!isInt64(values[0]!)) {
+        issues.add(`${path}.values[0]`, `operator ${operator} needs an integer value (got ${JSON.stringify(values[0])})`);
+      }
+  }
+  if (typeof key !== 'string') return undefined;
+  return values.length === 0 ? { key, operator } : { key, operator, values };
+}
+
+function nodeSelectorTerm(value: unknown, path: string, issues: IssueList): NodeSelectorTerm | undefined {
+  if (!expectObject(value, path, issues)) return undefined;
+  rejectUnknownFields(value, ['matchExpressions', 'matchFields'], path, issues);
+  if (value.matchFields !== undefined) {
+    issues.add(`${path}.matchFields`, 'matchFields is not supported in rules; use matchExpressions on node labels');
+  }
+  const expressions = value.matchExpressions;
+  if (expressions === undefined || (Array.isArray(expressions) && expressions.length === 0)) {
+    issues.add(`${path}.matchExpressions`, 'a term needs at least one requirement (an empty term matches no node)');
+    return undefined;
+  }
+  if (!Array.isArray(expressions)) {
+    issues.add(`${path}.matchExpressions`, 'must be a list of requirements');
+    return undefined;
+  }
+  if (expressions.length > LIMITS.configuredExpressionsPerTerm) {
+    issues.add(
+      `${path}.matchExpressions`,
+      `has ${expressions.length} requirements, above the limit of ${LIMITS.configuredExpressionsPerTerm}`,
+    );
+  }
+  const requirements = expressions.map((item, index) => nodeSelectorRequirement(item, `${path}.matchExpressions[${index}]`, issues));
+  return { matchExpressions: requirements.filter((item): item is NodeSelectorRequirement => item !== undefined) };
+}
+
+function preferredTerm(value: unknown, path: string, issues: IssueList): PreferredSchedulingTerm | undefined {
+  if (!expectObject(value, path, issues)) return undefined;
+  rejectUnknownFields(value, ['weight', 'preference'], path, issues);
+  const { weight } = value;
+  if (typeof weight !== 'number' || !Number.isInteger(weight) || weight < 1 || weight > 100) {
+    issues.add(`${path}.weight`, `must be an integer from 1 to 100 (got ${JSON.stringify(weight)})`);
+  }
+  const preference = nodeSelectorTerm(value.preference, `${path}.preference`, issues);
+  if (preference === undefined || typeof weight !== 'number') return undefined;
+  return { weight, preference };
+}
+
+function nodeAffinity(value: unknown, path: string, issues: IssueList): NodeAffinity | undefined {
+  if (!expectObject(value, path, issues)) return undefined;
+  const requiredField = 'requiredDuringSchedulingIgnoredDuringExecution';
+  const preferredField = 'preferredDuringSchedulingIgnoredDuringExecution';
+  rejectUnknownFields(value, [requiredField, preferredField], path, issues);
+  const required = value[requiredField];
+  const preferred = value[preferredField];
+  if (required === undefined && preferred === undefined) {
+    issues.add(path, `must set ${requiredField} or ${preferredField}`);
+    return undefined;
+  }
+  const result: { -readonly [K in keyof NodeAffinity]: NodeAffinity[K] } = {};
+  if (required !== undefined) {
+    const requiredPath = `${path}.${requiredField}`;
+    if (expectObject(required, requiredPath, issues)) {
+      rejectUnknownFields(required, ['nodeSelectorTerms'], requiredPath, issues);
+      const terms = required.nodeSelectorTerms;
+      if (!Array.isArray(terms) || terms.length === 0) {
+        issues.add(`${requiredPath}.nodeSelectorTerms`, 'must be a list of at least one term');
+      } else {
+        if (terms.length > LIMITS.configuredRequiredTerms) {
+          issues.add(`${requiredPath}.nodeSelectorTerms`, `has ${terms.length} terms, above the limit of ${LIMITS.configuredRequiredTerms}`);
+        }
+        const parsed = terms.map((term, index) => nodeSelectorTerm(term, `${requiredPath}.nodeSelectorTerms[${index}]`, issues));
+        result.requiredDuringSchedulingIgnoredDuringExecution = {
+          nodeSelectorTerms: parsed.filter((term): term is NodeSelectorTerm => term !== undefined),
+        };
+      }
+    }
+  }
+  if (preferred !== undefined) {
+    const preferredPath = `${path}.${preferredField}`;
+    if (!Array.isArray(preferred) || preferred.length === 0) {
+      issues.add(preferredPath, 'must be a list of at least one weighted term, or be omitted');
+    } else {
+      if (preferred.length > LIMITS.configuredPreferredTerms) {
+        issues.add(preferredPath, `has ${preferred.length} terms, above the limit of ${LIMITS.configuredPreferredTerms}`);
+      }
+      const parsed = preferred.map((term, index) => preferredTerm(term, `${preferredPath}[${index}]`, issues));
+      result.preferredDuringSchedulingIgnoredDuringExecution = parsed.filter(
+        (term): term is PreferredSchedulingTerm => term !== undefined,
+      );
+    }
+  }
+  return result;
+}
+
+function toleration(value: unknown, path: string, issues: IssueList): Toleration | undefined {
+  if (!expectObject(value, path, issues)) return undefined;
+  rejectUnknownFields(value, ['key', 'operator', 'value', 'effect', 'tolerationSeconds'], path, issues);
+  const { key, operator, value: tolerated, effect, tolerationSeconds } = value;
+  for (const [field, item] of Object.entries({ key, operator, value: tolerated, effect })) {
+    if (item !== undefined && typeof item !== 'string') issues.add(`${path}.${field}`, 'must be a string');
+  }
+  if (typeof key === 'string' && key !== '') {
+    const problem = qualifiedNameProblem(key);
+    if (problem !== undefined) issues.add(`${path}.key`, `"${key}" is not a valid label key: ${problem}`);
+  }
+  // As in Kubernetes, an absent operator means Equal.
+  const effectiveOperator = operator === undefined || operator === '' ? 'Equal' : operator;
+  if (typeof effectiveOperator === 'string' && !TOLERATION_OPERATORS.has(effectiveOperator)) {
+    issues.add(`${path}.operator`, `must be Equal, Exists or absent (got ${JSON.stringify(operator)})`);
+  }
+  if (effectiveOperator === 'Exists' && typeof tolerated === 'string' && tolerated !== '') {
+    issues.add(`${path}.value`, 'operator Exists takes no value');
+  }
+  if (effectiveOperator === 'Equal' && typeof tolerated === 'string') {
+    const problem = labelValueProblem(tolerated);
+    if (problem !== undefined) issues.add(`${path}.value`, `is not a valid label value: ${problem}`);
+  }
+  if ((key === undefined || key === '') && effectiveOperator !== 'Exists') {
+    issues.add(`${path}.operator`, 'an empty key requires operator Exists');
+  }
+  if (typeof effect === 'string' && !TAINT_EFFECTS.has(effect)) {
+    issues.add(`${path}.effect`, `must be empty, NoSchedule, PreferNoSchedule or NoExecute (got ${JSON.stringify(effect)})`);
+  }
+  if (tolerationSeconds !== undefined) {
+    if (typeof tolerationSeconds !== 'number' || !Number.isSafeInteger(tolerationSeconds)) {
+      issues.add(`${path}.tolerationSeconds`, 'must be an integer');
+    } else if (effect !== 'NoExecute') {
+      issues.add(`${path}.tolerationSeconds`, 'is only valid with effect NoExecute');
+    }
+  }
+  return value as Toleration;
+}
+
+function tolerationList(value: unknown, path: string, issues: IssueList): Toleration[] | undefined {
+  if (!Array.isArray(value)) {
+    issues.add(path, 'must be a list of tolerations');
+    return undefined;
+  }
+  return value
+    .map((item, index) => toleration(item, `${path}[${index}]`, issues))
+    .filter((item): item is Toleration => item !== undefined);
+}
+
+function labelSelector(value: unknown, path: string, issues: IssueList): LabelSelector | undefined {
+  if (!expectObject(value, path, issues)) return undefined;
+  rejectUnknownFields(value, ['matchLabels', 'matchExpressions'], path, issues);
+  const result: { matchLabels?: Record<string, string>; matchExpressions?: LabelSelectorRequirement[] } = {};
+  if (value.matchLabels !== undefined) {
+    const matchLabels = labelMap(value.matchLabels, `${path}.matchLabels`, issues, true);
+    if (matchLabels !== undefined) result.matchLabels = matchLabels;
+  }
+  if (value.matchExpressions !== undefined) {
+    if (!Array.isArray(value.matchExpressions)) issues.add(`${path}.matchExpressions`, 'must be a list of requirements');
+    else {
+      result.matchExpressions = [];
+      value.matchExpressions.forEach((item: unknown, index: number) => {
+        const itemPath = `${path}.matchExpressions[${index}]`;
+        if (!expectObject(item, itemPath, issues)) return;
+        rejectUnknownFields(item, ['key', 'operator', 'values'], itemPath, issues);
+        const { key, operator } = item;
+        if (typeof key !== 'string') issues.add(`${itemPath}.key`, 'must be a string');
+        else {
+          const problem = labelKeyProblem(key, true);
+          if (problem !== undefined) issues.add(`${itemPath}.key`, problem);
+        }
+        if (typeof operator !== 'string' || !LABEL_OPERATORS.has(operator)) {
+          issues.add(`${itemPath}.operator`, `must be one of In, NotIn, Exists, DoesNotExist (got ${JSON.stringify(operator)})`);
+          return;
+        }
+        const values = item.values === undefined ? [] : stringList(item.values, `${itemPath}.values`, issues, labelValueProblem) ?? [];
+        if ((operator === 'In' || operator === 'NotIn') && values.length === 0) {
+          issues.add(`${itemPath}.values`, `operator ${operator} needs at least one value`);
+        }
+        if ((operator === 'Exists' || operator === 'DoesNotExist') && values.length > 0) {
+          issues.add(`${itemPath}.values`, `operator ${operator} takes no values`);
+        }
+        if (typeof key === 'string') result.matchExpressions!.push(values.length === 0 ? { key, operator } : { key, operator, values });
+      });
+    }
+  }
+  return result;
+}
+
+function workloadSelector(value: unknown, path: string, issues: IssueList): WorkloadSelector {
+  if (value === undefined) return {};
+  if (!expectObject(value, path, issues)) return {};
+  rejectUnknownFields(
+    value,
+    ['namespaces', 'kinds', 'names', 'labelSelector', 'nodeAffinityMatch', 'nodeSelectorMatch', 'tolerationsMatch'],
+    path,
+    issues,
+  );
+  const selector: { -readonly [K in keyof WorkloadSelector]: WorkloadSelector[K] } = {};
+  if (value.namespaces !== undefined) {
+    selector.namespaces = stringList(value.namespaces, `${path}.namespaces`, issues, (namespace) =>
+      isDns1123Label(namespace) ? undefined : `"${namespace}" is not a valid namespace name (DNS-1123 label)`,
+    );
+  }
+  if (value.kinds !== undefined) {
+    selector.kinds = stringList(value.kinds, `${path}.kinds`, issues, (kind) =>
+      /^[A-Za-z][A-Za-z0-9]*$/.test(kind) ? undefined : `"${kind}" is not a valid kind name`,
+    );
+  }
+  if (value.names !== undefined) {
+    selector.names = stringList(value.names, `${path}.names`, issues, (name) =>
+      isDns1123Subdomain(name) ? undefined : `"${name}" is not a valid workload name (DNS-1123 subdomain)`,
+    );
+  }
+  if (value.labelSelector !== undefined) selector.labelSelector = labelSelector(value.labelSelector, `${path}.labelSelector`, issues);
+  if (value.nodeAffinityMatch !== undefined) {
+    selector.nodeAffinityMatch = nodeAffinity(value.nodeAffinityMatch, `${path}.nodeAffinityMatch`, issues);
+  }
+  if (value.nodeSelectorMatch !== undefined) {
+    selector.nodeSelectorMatch = labelMap(value.nodeSelectorMatch, `${path}.nodeSelectorMatch`, issues, false);
+  }
+  if (value.tolerationsMatch !== undefined) {
+    selector.tolerationsMatch = tolerationList(value.tolerationsMatch, `${path}.tolerationsMatch`, issues);
+  }
+  return dropUndefined(selector);
+}
+
+function keyList(value: unknown, path: string, issues: IssueList, reservedAllowed: boolean): string[] | undefined {
+  if (!expectObject(value, path, issues)) return undefined;
+  rejectUnknownFields(value, ['keys'], path, issues);
+  if (!Array.isArray(value.keys) || value.keys.length === 0) {
+    issues.add(`${path}.keys`, 'must be a list of at least one label key');
+    return undefined;
+  }
+  return stringList(value.keys, `${path}.keys`, issues, (key) => labelKeyProblem(key, reservedAllowed));
+}
+
+function mutationRemove(value: unknown, path: string, issues: IssueList): MutationRemove {
+  if (value === undefined) return {};
+  if (!expectObject(value, path, issues)) return {};
+  rejectUnknownFields(value, ['nodeAffinity', 'nodeSelector', 'tolerations'], path, issues);
+  const remove: { -readonly [K in keyof MutationRemove]: MutationRemove[K] } = {};
+  if (value.nodeAffinity !== undefined) {
+    const affinityPath = `${path}.nodeAffinity`;
+    if (expectObject(value.nodeAffinity, affinityPath, issues)) {
+      rejectUnknownFields(value.nodeAffinity, ['keys', 'all'], affinityPath, issues);
+      const { keys, all } = value.nodeAffinity;
+      if (all !== undefined && typeof all !== 'boolean') issues.add(`${affinityPath}.all`, 'must be a boolean');
+      // all: false counts as absent.
+      const hasAll = all === true;
+      const hasKeys = keys !== undefined;
+      if (hasAll === hasKeys) {
+        issues.add(affinityPath, 'exactly one of keys (a non-empty list of label keys) or all: true must be set');
+      } else if (hasAll) {
+        remove.nodeAffinity = { all: true } satisfies NodeAffinityRemoval;
+      } else if (!Array.isArray(keys) || keys.length === 0) {
+        issues.add(`${affinityPath}.keys`, 'must be a list of at least one label key');
+      } else {
+        remove.nodeAffinity = { keys: stringList(keys, `${affinityPath}.keys`, issues, (key) => labelKeyProblem(key, false)) ?? [] };
+      }
+    }
+  }
+  if (value.nodeSelector !== undefined) {
+    const keys = keyList(value.nodeSelector, `${path}.nodeSelector`, issues, false);
+    if (keys !== undefined) remove.nodeSelector = { keys };
+  }
+  if (value.tolerations !== undefined) {
+    const keys = keyList(value.tolerations, `${path}.tolerations`, issues, true);
+    if (keys !== undefined) remove.tolerations = { keys };
+  }
+  return remove;
+}
+
+function annotationMap(value: unknown, path: string, issues: IssueList): Record<string, string> | undefined {
+  if (!expectObject(value, path, issues)) return undefined;
+  const map: Record<string, string> = {};
+  for (const [key, item] of Object.entries(value)) {
+    const problem = qualifiedNameProblem(key);
+    if (problem !== undefined) issues.add(`${path}.${key}`, `"${key}" is not a valid annotation key: ${problem}`);
+    if (key.startsWith(PRODUCT_ANNOTATION_PREFIX)) {
+      issues.add(`${path}.${key}`, `annotations under ${PRODUCT_ANNOTATION_PREFIX} are managed by the product`);
+    }
+    if (typeof item !== 'string') issues.add(`${path}.${key}`, 'value must be a string');
+    else map[key] = item;
+  }
+  return map;
+}
+
+function mutationAdd(value: unknown, path: string, issues: IssueList): MutationAdd {
+  if (value === undefined) return {};
+  if (!expectObject(value, path, issues)) return {};
+  rejectUnknownFields(value, ['annotations', 'nodeSelector', 'tolerations', 'nodeAffinity'], path, issues);
+  const add: { -readonly [K in keyof MutationAdd]: MutationAdd[K] } = {};
+  if (value.annotations !== undefined) add.annotations = annotationMap(value.annotations, `${path}.annotations`, issues);
+  if (value.nodeSelector !== undefined) add.nodeSelector = labelMap(value.nodeSelector, `${path}.nodeSelector`, issues, false);
+  if (value.tolerations !== undefined) add.tolerations = tolerationList(value.tolerations, `${path}.tolerations`, issues);
+  if (value.nodeAffinity !== undefined) add.nodeAffinity = nodeAffinity(value.nodeAffinity, `${path}.nodeAffinity`, issues);
+  return dropUndefined(add);
+}
+
+function dropUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined)) as T;
+}
+
+function removesSomething(remove: MutationRemove): boolean {
+  return remove.nodeAffinity !== undefined || (remove.nodeSelector?.keys.length ?? 0) > 0 || (remove.tolerations?.keys.length ?? 0) > 0;
+}
+
+function addsSomething(add: MutationAdd): boolean {
+  return (
+    Object.keys(add.annotations ?? {}).length > 0 ||
+    Object.keys(add.nodeSelector ?? {}).length > 0 ||
+    (add.tolerations?.length ?? 0) > 0 ||
+    add.nodeAffinity !== undefined
+  );
+}
+
+/** Name used to report a resource, even an invalid one. */
+function reportedName(resource: unknown): string {
+  if (isObject(resource) && isObject(resource.metadata) && typeof resource.metadata.name === 'string' && resource.metadata.name !== '') {
+    return resource.metadata.name;
+  }
+  return '<unnamed>';
+}
+
+/**
+ * Validates one PodMutation resource against the API contract and normalizes it
+ * (defaults applied, unknown fields rejected). Pure; every issue names its field path.
+ */
+export function validatePodMutation(resource: unknown): RuleVerdict {
+  const issues = new IssueList();
+  const name = reportedName(resource);
+  const generation = isObject(resource) && isObject(resource.metadata) && typeof resource.metadata.generation === 'number'
+    ? resource.metadata.generation
+    : undefined;
+  const invalid = (): RuleVerdict => ({
+    valid: false,
+    invalid: generation === undefined ? { name, issues: issues.issues } : { name, generation, issues: issues.issues },
+  });
+
+  if (!expectObject(resource, '', issues)) return invalid();
+  if (resource.apiVersion !== POD_MUTATION_API_VERSION) {
+    issues.add('apiVersion', `must be ${POD_MUTATION_API_VERSION} (got ${JSON.stringify(resource.apiVersion)})`);
+  }
+  if (resource.kind !== POD_MUTATION_KIND) issues.add('kind', `must be ${POD_MUTATION_KIND} (got ${JSON.stringify(resource.kind)})`);
+  if (!isObject(resource.metadata) || typeof resource.metadata.name !== 'string' || resource.metadata.name === '') {
+    issues.add('metadata.name', 'is required');
+  } else if (!isDns1123Subdomain(resource.metadata.name)) {
+    issues.add('metadata.name', 'must be a lowercase DNS-1123 subdomain of at most 253 characters');
+  }
+  const { spec } = resource;
+  if (!expectObject(spec, 'spec', issues)) return invalid();
+  rejectUnknownFields(spec, ['enable', 'priority', 'workloadSelector', 'mutationRemove', 'mutationAdd'], 'spec', issues);
+  if (spec.enable !== undefined && typeof spec.enable !== 'boolean') issues.add('spec.enable', 'must be a boolean');
+  const priority = spec.priority ?? 0;
+  if (typeof priority !== 'number' || !Number.isInteger(priority) || priority < INT32_MIN || priority > INT32_MAX) {
+    issues.add('spec.priority', `must be a 32-bit integer (got ${JSON.stringify(spec.priority)})`);
+  }
+  const selector = workloadSelector(spec.workloadSelector, 'spec.workloadSelector', issues);
+  const remove = mutationRemove(spec.mutationRemove, 'spec.mutationRemove', issues);
+  const add = mutationAdd(spec.mutationAdd, 'spec.mutationAdd', issues);
+  if (issues.issues.length === 0 && !removesSomething(remove) && !addsSomething(add)) {
+    issues.add('spec', 'mutationRemove and mutationAdd are both absent or empty; a rule must remove or add something');
+  }
+  if (issues.issues.length > 0) return invalid();
+
+  const rule: NormalizedRule = {
+    name,
+    ...(generation === undefined ? {} : { generation }),
+    enable: spec.enable === true,
+    priority: priority as number,
+    workloadSelector: selector,
+    mutationRemove: remove,
+    mutationAdd: add,
+  };
+  return { valid: true, rule };
+}
+
+/** One line per issue, each naming the rule and the field path. */
+export function describeIssues(invalid: { readonly name: string; readonly issues: readonly { field: string; reason: string }[] }): string[] {
+  return invalid.issues.map((issue) => `PodMutation "${invalid.name}": ${issue.field === '' ? '(resource)' : issue.field}: ${issue.reason}`);
+}

@@ -1,0 +1,92 @@
+/**
+ * The project's error tree. Every error carries a stable `name`, an optional `cause`
+ * and context fields, and a message that says what was wrong, where, and what was expected.
+ */
+
+/** Base class of every error this project throws on purpose. */
+class PodMutationError extends Error {
+  override readonly name: string = 'PodMutationError';
+  /** Structured context for logs (never secrets or whole Pod bodies). */
+  readonly context: Readonly<Record<string, unknown>>;
+
+  constructor(message: string, options: { cause?: unknown; context?: Record<string, unknown> } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.context = Object.freeze({ ...(options.context ?? {}) });
+  }
+}
+
+/** Input that cannot be parsed or has the wrong shape (a file, an AdmissionReview, a CLI argument). */
+class MalformedInputError extends PodMutationError {
+  override readonly name: string = 'MalformedInputError';
+}
+
+/** A PodMutation that breaks the API contract; `field` is the path of the offending field. */
+class RuleValidationError extends PodMutationError {
+  override readonly name: string = 'RuleValidationError';
+  readonly rule: string;
+  readonly field: string;
+
+  constructor(rule: string, field: string, reason: string, options: { cause?: unknown } = {}) {
+    super(`PodMutation "${rule}": ${field}: ${reason}`, { ...options, context: { rule, field } });
+    this.rule = rule;
+    this.field = field;
+  }
+}
+
+/** Two rules in one rule set share a name; names are the identity of a rule. */
+class DuplicateRuleError extends PodMutationError {
+  override readonly name: string = 'DuplicateRuleError';
+  readonly rule: string;
+
+  constructor(rule: string, sources: readonly string[]) {
+    super(`PodMutation "${rule}" is defined more than once (${sources.join(', ')}); rule names must be unique`, {
+      context: { rule, sources },
+    });
+    this.rule = rule;
+  }
+}
+
+/** A matching rule would exceed a runtime safety limit; admission is denied. */
+class LimitExceededError extends PodMutationError {
+  override readonly name: string = 'LimitExceededError';
+  readonly rule: string;
+  readonly limit: string;
+  readonly actual: number;
+  readonly maximum: number;
+
+  constructor(rule: string, limit: string, actual: number, maximum: number) {
+    super(`PodMutation "${rule}": ${limit} would be ${actual}, above the limit of ${maximum}`, {
+      context: { rule, limit, actual, maximum },
+    });
+    this.rule = rule;
+    this.limit = limit;
+    this.actual = actual;
+    this.maximum = maximum;
+  }
+}
+
+/** Configuration (environment or flags) is missing or invalid. */
+class ConfigurationError extends PodMutationError {
+  override readonly name: string = 'ConfigurationError';
+}
+
+/** The rule store could not be read or written, or holds a corrupted snapshot. */
+class StoreError extends PodMutationError {
+  override readonly name: string = 'StoreError';
+}
+
+/** The Kubernetes API could not be reached or answered with an error. */
+class ClusterError extends PodMutationError {
+  override readonly name: string = 'ClusterError';
+}
+
+export {
+  PodMutationError,
+  MalformedInputError,
+  RuleValidationError,
+  DuplicateRuleError,
+  LimitExceededError,
+  ConfigurationError,
+  StoreError,
+  ClusterError,
+};
