@@ -1,0 +1,107 @@
+import { mutatePod, type Decision, type ManagedStep, type MutationOutcome, type RuleSet } from '../engine/index.ts';
+import { MalformedInputError } from '../errors/index.ts';
+import type { AdmissionRequest, AdmissionResponse, AdmissionReviewResponse, Pod } from '../kubernetes/index.ts';
+
+const API_VERSION = 'admission.k8s.io/v1';
+
+/** The answer to one AdmissionReview: the response to send and what the engine did (for logs). */
+export interface AdmissionVerdict {
+  readonly response: AdmissionReviewResponse;
+  readonly request: AdmissionRequest;
+  readonly decision: Decision;
+  /** The engine's outcome; undefined when the request was not a Pod CREATE. */
+  readonly outcome?: MutationOutcome;
+  readonly skipReason?: string;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Checks that a parsed JSON value is an admission.k8s.io/v1 AdmissionReview with a request and a
+ * request.uid, and returns the request. Throws MalformedInputError naming the field otherwise.
+ */
+export function parseAdmissionReview(review: unknown): AdmissionRequest {
+  if (!isObject(review)) throw new MalformedInputError('AdmissionReview must be a JSON object');
+  if (review.apiVersion !== API_VERSION) {
+    throw new MalformedInputError(`AdmissionReview apiVersion must be ${API_VERSION} (got ${JSON.stringify(review.apiVersion)})`, {
+      context: { field: 'apiVersion' },
+    });
+  }
+  if (review.kind !== 'AdmissionReview') {
+    throw new MalformedInputError(`AdmissionReview kind must be AdmissionReview (got ${JSON.stringify(review.kind)})`, { context: { field: 'kind' } });
+  }
+  const { request } = review;
+  if (!isObject(request)) throw new MalformedInputError('AdmissionReview has no request object', { context: { field: 'request' } });
+  if (typeof request.uid !== 'string' || request.uid === '') {
+    throw new MalformedInputError('AdmissionReview request.uid must be a non-empty string', { context: { field: 'request.uid' } });
+  }
+  return request as AdmissionRequest;
+}
+
+function isPodCreate(request: AdmissionRequest): string | undefined {
+  if (request.operation !== 'CREATE') return `operation ${request.operation ?? '(none)'} is not CREATE`;
+  const kind = request.kind;
+  const resource = request.resource;
+  const isPod = kind !== undefined ? kind.group === '' && kind.kind === 'Pod' : resource?.group === '' && resource.resource === 'pods';
+  if (!isPod) return `resource ${kind?.kind ?? resource?.resource ?? '(unknown)'} is not a Pod`;
+  if (request.subResource !== undefined && request.subResource !== '') return `subresource ${request.subResource} is not the Pod itself`;
+  return undefined;
+}
+
+function responseEnvelope(response: AdmissionResponse): AdmissionReviewResponse {
+  return { apiVersion: API_VERSION, kind: 'AdmissionReview', response };
+}
+
+function responseFor(uid: string, outcome: MutationOutcome): AdmissionResponse {
+  if (outcome.denial !== undefined) {
+    return { uid, allowed: false, status: { code: 400, message: outcome.denial.message } };
+  }
+  const warnings = outcome.warnings.length > 0 ? { warnings: outcome.warnings } : {};
+  if (outcome.patch.length === 0) return { uid, allowed: true, ...warnings };
+  const patch = Buffer.from(JSON.stringify(outcome.patch)).toString('base64');
+  return { uid, allowed: true, patchType: 'JSONPatch', patch, ...warnings };
+}
+
+/**
+ * Answers one AdmissionRequest with the engine: Pod CREATEs are mutated, everything else is allowed
+ * unchanged. Pure; never edits the request.
+ */
+export function reviewAdmission(request: AdmissionRequest, ruleSet: RuleSet, managedSteps: readonly ManagedStep[] = []): AdmissionVerdict {
+  const notPodCreate = isPodCreate(request);
+  if (notPodCreate !== undefined) {
+    return { request, decision: 'skipped', skipReason: notPodCreate, response: responseEnvelope({ uid: request.uid, allowed: true }) };
+  }
+  if (!isObject(request.object)) throw new MalformedInputError('AdmissionReview request.object must be the Pod being created', { context: { field: 'request.object' } });
+  const pod = request.object as Pod;
+  // request.namespace is the safe source: the object's may still be empty at admission time.
+  const namespace = request.namespace || pod.metadata?.namespace || '';
+  const outcome = mutatePod(pod, namespace, ruleSet, { requestUid: request.uid }, managedSteps);
+  return {
+    request,
+    decision: outcome.decision,
+    outcome,
+    ...(outcome.skipReason === undefined ? {} : { skipReason: outcome.skipReason }),
+    response: responseEnvelope(responseFor(request.uid, outcome)),
+  };
+}
+
+/**
+ * The one code path of the CLI and the Lambda: parses an AdmissionReview from JSON text, reviews
+ * it and serialises the response. Throws MalformedInputError for text that is not a review.
+ */
+export function answerAdmissionReview(
+  body: string,
+  ruleSet: RuleSet,
+  managedSteps: readonly ManagedStep[] = [],
+): { readonly body: string; readonly verdict: AdmissionVerdict } {
+  let review: unknown;
+  try {
+    review = JSON.parse(body);
+  } catch (error) {
+    throw new MalformedInputError(`AdmissionReview is not valid JSON: ${(error as Error).message}`, { cause: error });
+  }
+  const verdict = reviewAdmission(parseAdmissionReview(review), ruleSet, managedSteps);
+  return { body: JSON.stringify(verdict.response), verdict };
+}

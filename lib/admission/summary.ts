@@ -1,0 +1,36 @@
+import type { Pod } from '../kubernetes/index.ts';
+import type { AdmissionVerdict } from './review.ts';
+
+/** The fields of one admission log line: identifies the Pod and the decision, never carries its body. */
+export interface AdmissionSummary {
+  readonly uid: string;
+  readonly namespace: string;
+  readonly pod: string;
+  readonly workloadKind?: string;
+  readonly workloadName?: string;
+  readonly decision: string;
+  readonly rules: readonly string[];
+  readonly patchOperations: number;
+  readonly warnings: number;
+  readonly denial?: string;
+  readonly skipReason?: string;
+}
+
+/** Summarises a verdict for the structured admission log. Pure. */
+export function summarizeVerdict(verdict: AdmissionVerdict): AdmissionSummary {
+  const { request, outcome } = verdict;
+  const object = (typeof request.object === 'object' && request.object !== null ? request.object : {}) as Pod;
+  const metadata = object.metadata ?? {};
+  return {
+    uid: request.uid,
+    namespace: request.namespace || metadata.namespace || '',
+    pod: metadata.name || metadata.generateName || request.name || '',
+    ...(outcome === undefined ? {} : { workloadKind: outcome.workload.kind, workloadName: outcome.workload.name }),
+    decision: verdict.decision,
+    rules: outcome?.applied ?? [],
+    patchOperations: outcome?.patch.length ?? 0,
+    warnings: outcome?.warnings.length ?? 0,
+    ...(outcome?.denial === undefined ? {} : { denial: outcome.denial.message }),
+    ...(verdict.skipReason === undefined ? {} : { skipReason: verdict.skipReason }),
+  };
+}

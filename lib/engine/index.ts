@@ -1,0 +1,42 @@
+import { matchRule, podFacts, tolerationPresent, type MatchFailure, type PodFacts } from './match.ts';
+import {
+  applyRule,
+  mutatePod,
+  type Decision,
+  type ManagedStep,
+  type MutationContext,
+  type MutationOutcome,
+  type RuleEvaluation,
+  type StepResult,
+} from './mutate.ts';
+import { compileRuleSet, type AffinitySelector, type CompiledRule, type RuleSet } from './rules.ts';
+import { currentNodeAffinity, INITIAL_STATE, podWithState, type SchedulingState } from './state.ts';
+import { resolveWorkload, type Workload } from './workload.ts';
+
+export {
+  compileRuleSet,
+  mutatePod,
+  applyRule,
+  matchRule,
+  podFacts,
+  resolveWorkload,
+  currentNodeAffinity,
+  podWithState,
+  INITIAL_STATE,
+  tolerationPresent,
+};
+export type {
+  AffinitySelector,
+  CompiledRule,
+  RuleSet,
+  Decision,
+  ManagedStep,
+  MutationContext,
+  MutationOutcome,
+  RuleEvaluation,
+  StepResult,
+  MatchFailure,
+  PodFacts,
+  SchedulingState,
+  Workload,
+};

@@ -1,0 +1,272 @@
+import { APPLIED_ANNOTATION, LIMITS } from '../api/index.ts';
+import { LimitExceededError } from '../errors/index.ts';
+import type { Pod, Toleration } from '../kubernetes/index.ts';
+import { diffJson, type JsonPatchOperation } from '../patch/index.ts';
+import {
+  andTerms,
+  appendPreferences,
+  canonicalizeTerms,
+  dropEmptyTerms,
+  isEmptyTerm,
+  preference,
+  productSize,
+  requirementCount,
+  termCanMatchSomeNode,
+  withoutKeys,
+  type Term,
+} from '../scheduling/index.ts';
+import { matchRule, podFacts, type MatchFailure, type PodFacts } from './match.ts';
+import type { AffinitySelector, CompiledRule, RuleSet } from './rules.ts';
+import { currentNodeAffinity, INITIAL_STATE, podWithState, sameAffinity, type SchedulingState } from './state.ts';
+import type { Workload } from './workload.ts';
+
+/** The result of one step: a new state, or a denial when a safety limit would be exceeded. */
+export type StepResult = { readonly state: SchedulingState } | { readonly denied: LimitExceededError };
+
+/**
+ * A product-managed step run after every customer rule (the capacity placement hook). It returns
+ * undefined when it does not apply to the Pod; its name is recorded in the applied annotation.
+ */
+export interface ManagedStep {
+  readonly name: string;
+  apply(state: SchedulingState, facts: PodFacts, context: MutationContext): StepResult | undefined;
+}
+
+/** Per-request context the engine needs besides the Pod (for example a stable hash seed). */
+export interface MutationContext {
+  readonly requestUid: string;
+}
+
+/** How one rule fared against the Pod. */
+export interface RuleEvaluation {
+  readonly rule: string;
+  readonly outcome: 'matched' | 'disabled' | 'not-matched';
+  readonly failure?: MatchFailure;
+}
+
+/** What the engine decided for one Pod. */
+export type Decision = 'mutated' | 'unchanged' | 'denied' | 'skipped';
+
+/** The engine's answer: the decision, the resulting Pod, and what it did and why. */
+export interface MutationOutcome {
+  readonly decision: Decision;
+  readonly workload: Workload;
+  /** The resulting Pod; the incoming Pod object itself when nothing changed. */
+  readonly pod: Pod;
+  /** The JSON Patch from the incoming Pod to `pod`; empty when nothing changed. */
+  readonly patch: readonly JsonPatchOperation[];
+  readonly applied: readonly string[];
+  readonly evaluations: readonly RuleEvaluation[];
+  readonly warnings: readonly string[];
+  readonly denial?: LimitExceededError;
+  readonly skipReason?: string;
+}
+
+// Node affinity is replaced whole rather than patched term by term: index operations are fragile.
+const WHOLE_SUBTREES: ReadonlySet<string> = new Set(['/spec/affinity/nodeAffinity', '/spec/tolerations', '/spec/topologySpreadConstraints']);
+const MAX_WARNINGS = 4;
+const MAX_WARNING_LENGTH = 255;
+
+function warn(state: SchedulingState, message: string): SchedulingState {
+  if (state.warnings.length >= MAX_WARNINGS) return state;
+  const text = message.length > MAX_WARNING_LENGTH ? `${message.slice(0, MAX_WARNING_LENGTH - 1)}…` : message;
+  return { ...state, warnings: [...state.warnings, text] };
+}
+
+function removeNodeAffinity(affinity: AffinitySelector, rule: CompiledRule): AffinitySelector {
+  // all: true removes required and preferred node affinity and nothing else.
+  if (rule.remove.nodeAffinityAll) return { required: undefined, preferred: [] };
+  const keys = rule.remove.nodeAffinityKeys;
+  const preferred = affinity.preferred
+    .map((item) => ({ item, term: withoutKeys(item.term, keys) }))
+    // A preferred term left empty by the removal is removed.
+    .filter(({ term }) => !isEmptyTerm(term))
+    .map(({ item, term }) => (term === item.term ? item : preference(item.weight, term)));
+  if (affinity.required === undefined) return { required: undefined, preferred };
+  const required = affinity.required.map((term) => withoutKeys(term, keys));
+  // A required term that had requirements and is left with none would select no node: clear the whole required selector.
+  const emptied = required.some((term, index) => isEmptyTerm(term) && !isEmptyTerm(affinity.required![index]!));
+  return { required: emptied ? undefined : required, preferred };
+}
+
+function addRequired(state: SchedulingState, rule: CompiledRule, current: readonly Term[] | undefined, added: readonly Term[]): StepResult | readonly Term[] {
+  if (current === undefined) return canonicalizeTerms(added);
+  const usable = dropEmptyTerms(current);
+  if (usable.every(isEmptyTerm)) {
+    // Every term selects no node; an AND must not broaden that, so the selector stays and we warn.
+    return {
+      state: warn(state, `PodMutation "${rule.name}": the Pod's required node affinity has only empty terms and matches no node; left unchanged`),
+    };
+  }
+  const intermediate = productSize(usable, added);
+  if (intermediate > LIMITS.intermediateRequiredTerms) {
+    return { denied: new LimitExceededError(rule.name, 'intermediate required terms before canonicalization', intermediate, LIMITS.intermediateRequiredTerms) };
+  }
+  return andTerms(usable, added);
+}
+
+function applyNodeAffinity(state: SchedulingState, rule: CompiledRule, facts: PodFacts): StepResult {
+  const touchesAffinity = rule.remove.nodeAffinityAll || rule.remove.nodeAffinityKeys.size > 0 || rule.add.nodeAffinity !== undefined;
+  if (!touchesAffinity) return { state };
+  let affinity = currentNodeAffinity(state, facts);
+  if (rule.remove.nodeAffinityAll || rule.remove.nodeAffinityKeys.size > 0) affinity = removeNodeAffinity(affinity, rule);
+  const added = rule.add.nodeAffinity;
+  let next = state;
+  if (added?.required !== undefined) {
+    const combined = addRequired(state, rule, affinity.required, added.required);
+    if ('denied' in combined) return combined;
+    if ('state' in combined) next = combined.state;
+    else {
+      if (combined.length > LIMITS.combinedRequiredTerms) {
+        return { denied: new LimitExceededError(rule.name, 'required node selector terms after combining', combined.length, LIMITS.combinedRequiredTerms) };
+      }
+      const widest = Math.max(...combined.map(requirementCount));
+      if (widest > LIMITS.combinedRequirementsPerTerm) {
+        return { denied: new LimitExceededError(rule.name, 'requirements in one combined required term', widest, LIMITS.combinedRequirementsPerTerm) };
+      }
+      affinity = { ...affinity, required: combined };
+    }
+  }
+  if (added !== undefined && added.preferred.length > 0) {
+    const preferred = appendPreferences(affinity.preferred, added.preferred);
+    if (preferred.length > LIMITS.combinedPreferredTerms) {
+      return { denied: new LimitExceededError(rule.name, 'preferred node affinity terms after combining', preferred.length, LIMITS.combinedPreferredTerms) };
+    }
+    affinity = { ...affinity, preferred };
+  }
+  return { state: { ...next, nodeAffinity: affinity } };
+}
+
+function tolerationIdentity(toleration: Toleration): string {
+  return JSON.stringify([toleration.key ?? '', toleration.operator || 'Equal', toleration.value ?? '', toleration.effect ?? '', toleration.tolerationSeconds ?? null]);
+}
+
+function applyMaps(state: SchedulingState, rule: CompiledRule, facts: PodFacts): SchedulingState {
+  let next = state;
+  const { remove, add } = rule;
+  if (remove.nodeSelectorKeys.length > 0 || add.nodeSelector.length > 0) {
+    const nodeSelector: Record<string, string> = { ...(state.nodeSelector ?? facts.nodeSelector) };
+    for (const key of remove.nodeSelectorKeys) delete nodeSelector[key];
+    for (const [key, value] of add.nodeSelector) nodeSelector[key] = value;
+    next = { ...next, nodeSelector };
+  }
+  if (remove.tolerationKeys.size > 0 || add.tolerations.length > 0) {
+    const tolerations = (state.tolerations ?? facts.tolerations).filter((item) => !remove.tolerationKeys.has(item.key ?? ''));
+    const present = new Set(tolerations.map(tolerationIdentity));
+    for (const toleration of add.tolerations) {
+      const identity = tolerationIdentity(toleration);
+      if (present.has(identity)) continue;
+      present.add(identity);
+      tolerations.push(toleration);
+    }
+    next = { ...next, tolerations };
+  }
+  if (add.annotations.length > 0) {
+    const annotations: Record<string, string> = { ...(state.annotations ?? facts.pod.metadata?.annotations ?? {}) };
+    for (const [key, value] of add.annotations) annotations[key] = value;
+    next = { ...next, annotations };
+  }
+  return next;
+}
+
+/** Applies one matching rule: mutationRemove, then mutationAdd. Pure. */
+export function applyRule(state: SchedulingState, rule: CompiledRule, facts: PodFacts): StepResult {
+  const affinity = applyNodeAffinity(state, rule, facts);
+  if ('denied' in affinity) return affinity;
+  return { state: applyMaps(affinity.state, rule, facts) };
+}
+
+function rawLimitDenial(rule: string, facts: PodFacts): LimitExceededError | undefined {
+  const terms = facts.pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+  if (terms.length > LIMITS.rawRequiredTerms) {
+    return new LimitExceededError(rule, "required node selector terms on the incoming Pod", terms.length, LIMITS.rawRequiredTerms);
+  }
+  const widest = Math.max(0, ...terms.map((term) => (term.matchExpressions?.length ?? 0) + (term.matchFields?.length ?? 0)));
+  if (widest > LIMITS.rawRequirementsPerTerm) {
+    return new LimitExceededError(rule, 'requirements in one required term on the incoming Pod', widest, LIMITS.rawRequirementsPerTerm);
+  }
+  return undefined;
+}
+
+function unsatisfiableTermWarnings(state: SchedulingState, facts: PodFacts): SchedulingState {
+  if (state.nodeAffinity === undefined || sameAffinity(state.nodeAffinity, facts.nodeAffinity)) return state;
+  const terms = state.nodeAffinity.required ?? [];
+  const impossible = terms.flatMap((term, index) => (isEmptyTerm(term) || termCanMatchSomeNode(term) ? [] : [index]));
+  if (impossible.length === 0) return state;
+  const listed = impossible.slice(0, 8).join(', ') + (impossible.length > 8 ? ', …' : '');
+  return warn(state, `required node affinity term(s) ${listed} of the mutated Pod can match no node (contradictory requirements on one key)`);
+}
+
+function isDaemonSetPod(pod: Pod): boolean {
+  return pod.metadata?.ownerReferences?.some((owner) => owner.controller === true && owner.kind === 'DaemonSet') ?? false;
+}
+
+/**
+ * Runs the engine on one incoming Pod: matches every rule against the original Pod, applies the
+ * matching enabled rules in order (remove, then add), then the managed steps, and returns the
+ * resulting Pod. Pure: the incoming Pod is never edited.
+ */
+export function mutatePod(
+  pod: Pod,
+  namespace: string,
+  ruleSet: RuleSet,
+  context: MutationContext,
+  managedSteps: readonly ManagedStep[] = [],
+): MutationOutcome {
+  const facts = podFacts(pod, namespace);
+  const base = { workload: facts.workload, pod, patch: [] as readonly JsonPatchOperation[], warnings: [] as readonly string[] };
+  if (isDaemonSetPod(pod)) {
+    return { ...base, decision: 'skipped', applied: [], evaluations: [], skipReason: 'DaemonSet-owned Pods are not mutated' };
+  }
+  // All rules are matched against the original Pod before any mutation.
+  const evaluations: RuleEvaluation[] = [];
+  const matched: CompiledRule[] = [];
+  for (const rule of ruleSet.rules) {
+    if (!rule.enabled) {
+      evaluations.push({ rule: rule.name, outcome: 'disabled' });
+      continue;
+    }
+    const failure = matchRule(rule, facts);
+    if (failure === undefined) {
+      matched.push(rule);
+      evaluations.push({ rule: rule.name, outcome: 'matched' });
+    } else evaluations.push({ rule: rule.name, outcome: 'not-matched', failure });
+  }
+  const denied = (denial: LimitExceededError): MutationOutcome => ({ ...base, decision: 'denied', applied: [], evaluations, denial });
+  if (matched.length > 0) {
+    const rawDenial = rawLimitDenial(matched[0]!.name, facts);
+    if (rawDenial !== undefined) return denied(rawDenial);
+  }
+  let state = INITIAL_STATE;
+  const applied: string[] = [];
+  for (const rule of matched) {
+    const result = applyRule(state, rule, facts);
+    if ('denied' in result) return denied(result.denied);
+    state = result.state;
+    applied.push(rule.name);
+  }
+  // Managed capacity placement runs after every customer rule.
+  for (const step of managedSteps) {
+    const result = step.apply(state, facts, context);
+    if (result === undefined) continue;
+    if ('denied' in result) return denied(result.denied);
+    state = result.state;
+    applied.push(step.name);
+  }
+  if (applied.length > 0) {
+    state = unsatisfiableTermWarnings(state, facts);
+    const annotations = { ...(state.annotations ?? pod.metadata?.annotations ?? {}), [APPLIED_ANNOTATION]: applied.join(',') };
+    state = { ...state, annotations };
+  }
+  const result = podWithState(facts, state);
+  const patch = diffJson(pod, result, WHOLE_SUBTREES);
+  return {
+    ...base,
+    decision: patch.length > 0 ? 'mutated' : 'unchanged',
+    pod: patch.length > 0 ? result : pod,
+    patch,
+    applied,
+    evaluations,
+    warnings: state.warnings,
+  };
+}

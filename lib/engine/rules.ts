@@ -1,0 +1,99 @@
+import type { NormalizedRule } from '../api/index.ts';
+import type { LabelSelectorRequirement, NodeAffinity, Toleration } from '../kubernetes/index.ts';
+import { preferenceFromKubernetes, termFromKubernetes, type Preference, type Term } from '../scheduling/index.ts';
+
+/** A node affinity in the algebra: required terms (undefined: no required selector) and preferences. */
+export interface AffinitySelector {
+  readonly required: readonly Term[] | undefined;
+  readonly preferred: readonly Preference[];
+}
+
+/** A rule compiled for fast matching and application. Immutable; built once per snapshot. */
+export interface CompiledRule {
+  readonly name: string;
+  readonly priority: number;
+  readonly enabled: boolean;
+  readonly match: {
+    readonly namespaces: ReadonlySet<string> | undefined;
+    readonly kinds: ReadonlySet<string> | undefined;
+    readonly names: ReadonlySet<string> | undefined;
+    readonly matchLabels: readonly (readonly [string, string])[];
+    readonly labelExpressions: readonly LabelSelectorRequirement[];
+    readonly nodeSelector: readonly (readonly [string, string])[];
+    readonly tolerations: readonly Toleration[];
+    readonly nodeAffinity: AffinitySelector | undefined;
+  };
+  readonly remove: {
+    readonly nodeAffinityAll: boolean;
+    readonly nodeAffinityKeys: ReadonlySet<string>;
+    readonly nodeSelectorKeys: readonly string[];
+    readonly tolerationKeys: ReadonlySet<string>;
+  };
+  readonly add: {
+    readonly annotations: readonly (readonly [string, string])[];
+    readonly nodeSelector: readonly (readonly [string, string])[];
+    readonly tolerations: readonly Toleration[];
+    readonly nodeAffinity: AffinitySelector | undefined;
+  };
+}
+
+/** The rules of one snapshot, compiled and in application order (ascending priority, then name). */
+export interface RuleSet {
+  readonly rules: readonly CompiledRule[];
+}
+
+function listToSet(values: readonly string[] | undefined): ReadonlySet<string> | undefined {
+  // An absent or empty dimension matches everything.
+  return values === undefined || values.length === 0 ? undefined : new Set(values);
+}
+
+function affinitySelector(source: NodeAffinity | undefined): AffinitySelector | undefined {
+  if (source === undefined) return undefined;
+  const required = source.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms.map(termFromKubernetes);
+  const preferred = (source.preferredDuringSchedulingIgnoredDuringExecution ?? []).map(preferenceFromKubernetes);
+  return { required: required?.length ? required : undefined, preferred };
+}
+
+/** Compiles one validated rule. Pure. */
+function compileRule(rule: NormalizedRule): CompiledRule {
+  const selector = rule.workloadSelector;
+  const { mutationRemove: remove, mutationAdd: add } = rule;
+  return {
+    name: rule.name,
+    priority: rule.priority,
+    enabled: rule.enable,
+    match: {
+      namespaces: listToSet(selector.namespaces),
+      kinds: listToSet(selector.kinds),
+      names: listToSet(selector.names),
+      matchLabels: Object.entries(selector.labelSelector?.matchLabels ?? {}),
+      labelExpressions: selector.labelSelector?.matchExpressions ?? [],
+      nodeSelector: Object.entries(selector.nodeSelectorMatch ?? {}),
+      tolerations: selector.tolerationsMatch ?? [],
+      nodeAffinity: affinitySelector(selector.nodeAffinityMatch),
+    },
+    remove: {
+      nodeAffinityAll: remove.nodeAffinity?.all === true,
+      nodeAffinityKeys: new Set(remove.nodeAffinity?.keys ?? []),
+      nodeSelectorKeys: remove.nodeSelector?.keys ?? [],
+      tolerationKeys: new Set(remove.tolerations?.keys ?? []),
+    },
+    add: {
+      annotations: Object.entries(add.annotations ?? {}),
+      nodeSelector: Object.entries(add.nodeSelector ?? {}),
+      tolerations: add.tolerations ?? [],
+      nodeAffinity: affinitySelector(add.nodeAffinity),
+    },
+  };
+}
+
+function byApplicationOrder(left: CompiledRule, right: CompiledRule): number {
+  if (left.priority !== right.priority) return left.priority - right.priority;
+  // Code-unit order, not locale order, so every machine sorts alike.
+  return left.name < right.name ? -1 : left.name > right.name ? 1 : 0;
+}
+
+/** Compiles validated rules into a rule set in application order. Pure; names must be unique. */
+export function compileRuleSet(rules: readonly NormalizedRule[]): RuleSet {
+  return { rules: rules.map(compileRule).sort(byApplicationOrder) };
+}

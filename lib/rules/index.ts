@@ -1,0 +1,101 @@
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { extname, join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { validatePodMutation, type InvalidRule, type NormalizedRule, type RuleVerdict } from '../api/index.ts';
+import { DuplicateRuleError, MalformedInputError } from '../errors/index.ts';
+
+/** One resource read from a file, with the validator's verdict. */
+interface LoadedRule {
+  readonly source: string;
+  readonly verdict: RuleVerdict;
+}
+
+/** The rules read from files: every verdict in file order, and the split into valid and invalid. */
+interface LoadedRules {
+  readonly loaded: readonly LoadedRule[];
+  readonly rules: readonly NormalizedRule[];
+  readonly invalid: readonly InvalidRule[];
+}
+
+const RULE_FILE_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
+
+/**
+ * Parses YAML (multi-document) or JSON text into resources; `List` documents (kind List or
+ * PodMutationList) are flattened into their items. Throws MalformedInputError naming the source.
+ */
+function parseResourceDocuments(text: string, source: string): unknown[] {
+  const documents = parseAllDocuments(text, { prettyErrors: false });
+  const resources: unknown[] = [];
+  for (const document of Array.isArray(documents) ? documents : [documents]) {
+    if (document.errors.length > 0) {
+      const first = document.errors[0]!;
+      throw new MalformedInputError(`${source}: not valid YAML or JSON: ${first.message}`, { cause: first, context: { source } });
+    }
+    const value: unknown = document.toJS({ maxAliasCount: 100 });
+    if (value === null || value === undefined) continue;
+    if (typeof value === 'object' && !Array.isArray(value) && typeof (value as { kind?: unknown }).kind === 'string'
+      && (value as { kind: string }).kind.endsWith('List') && Array.isArray((value as { items?: unknown }).items)) {
+      resources.push(...(value as { items: unknown[] }).items);
+    } else resources.push(value);
+  }
+  return resources;
+}
+
+async function ruleFilesUnder(path: string): Promise<string[]> {
+  let info;
+  try {
+    info = await stat(path);
+  } catch (error) {
+    throw new MalformedInputError(`rules path ${path} cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
+      cause: error,
+      context: { source: path },
+    });
+  }
+  if (!info.isDirectory()) return [path];
+  const entries = await readdir(path, { withFileTypes: true });
+  const nested = await Promise.all(
+    entries
+      .filter((entry) => entry.isDirectory() || RULE_FILE_EXTENSIONS.has(extname(entry.name)))
+      .sort((left, right) => (left.name < right.name ? -1 : 1))
+      .map((entry) => ruleFilesUnder(join(path, entry.name))),
+  );
+  return nested.flat();
+}
+
+function resourceName(resource: unknown): string | undefined {
+  const name = (resource as { metadata?: { name?: unknown } } | null)?.metadata?.name;
+  return typeof name === 'string' && name !== '' ? name : undefined;
+}
+
+/** Validates resources read from their sources; two resources of the same name are a DuplicateRuleError. */
+function verdictsFor(resources: readonly { readonly source: string; readonly resource: unknown }[]): LoadedRules {
+  const sourcesByName = new Map<string, string[]>();
+  for (const { source, resource } of resources) {
+    const name = resourceName(resource);
+    if (name === undefined) continue;
+    const sources = sourcesByName.get(name) ?? [];
+    sources.push(source);
+    sourcesByName.set(name, sources);
+  }
+  for (const [name, sources] of sourcesByName) if (sources.length > 1) throw new DuplicateRuleError(name, sources);
+  const loaded = resources.map(({ source, resource }) => ({ source, verdict: validatePodMutation(resource) }));
+  return {
+    loaded,
+    rules: loaded.flatMap(({ verdict }) => (verdict.valid ? [verdict.rule] : [])),
+    invalid: loaded.flatMap(({ verdict }) => (verdict.valid ? [] : [verdict.invalid])),
+  };
+}
+
+/** Reads PodMutations from files and directories (recursively: *.yaml, *.yml, *.json) and validates them. */
+async function loadRuleFiles(paths: readonly string[]): Promise<LoadedRules> {
+  const files = (await Promise.all(paths.map(ruleFilesUnder))).flat();
+  const resources: { source: string; resource: unknown }[] = [];
+  for (const file of files) {
+    const text = await readFile(file, 'utf8');
+    for (const resource of parseResourceDocuments(text, file)) resources.push({ source: file, resource });
+  }
+  return verdictsFor(resources);
+}
+
+export { loadRuleFiles, parseResourceDocuments, verdictsFor };
+export type { LoadedRule, LoadedRules };

@@ -1,0 +1,133 @@
+import { isEmptyTerm, term, type Preference, type Term } from './requirements.ts';
+
+/**
+ * Canonicalizes an OR of terms: identical terms collapse to the first, and a term whose requirement
+ * set strictly contains another term's set is dropped (it is redundant under OR). Order of the
+ * survivors is kept, so the result is deterministic. Pure.
+ */
+function canonicalizeTerms(terms: readonly Term[]): readonly Term[] {
+  const distinct: Term[] = [];
+  const seen = new Set<string>();
+  for (const candidate of terms) {
+    if (seen.has(candidate.id)) continue;
+    seen.add(candidate.id);
+    distinct.push(candidate);
+  }
+  if (distinct.length < 2) return distinct;
+  const redundant = strictSupersets(distinct);
+  return redundant.size === 0 ? distinct : distinct.filter((_, index) => !redundant.has(index));
+}
+
+/**
+ * Indexes of terms that strictly contain another term of the list. Uses an inverted index from
+ * requirement id to terms, so the cost is the sum of posting-list lengths rather than n² subset
+ * tests: a 64 x 64 Cartesian product is 4,096 terms.
+ */
+function strictSupersets(terms: readonly Term[]): Set<number> {
+  const postings = new Map<string, number[]>();
+  terms.forEach((candidate, index) => {
+    for (const id of candidate.ids) {
+      const list = postings.get(id);
+      if (list === undefined) postings.set(id, [index]);
+      else list.push(index);
+    }
+  });
+  const contained = new Int32Array(terms.length);
+  const redundant = new Set<number>();
+  terms.forEach((candidate, index) => {
+    const touched: number[] = [];
+    for (const id of candidate.ids) {
+      for (const other of postings.get(id)!) {
+        if (contained[other] === 0) touched.push(other);
+        contained[other]! += 1;
+      }
+    }
+    for (const other of touched) {
+      const size = terms[other]!.ids.size;
+      if (other !== index && size < candidate.ids.size && contained[other] === size) redundant.add(index);
+      contained[other] = 0;
+    }
+  });
+  return redundant;
+}
+
+/** Number of terms the Cartesian product of two ORs holds before canonicalization. */
+function productSize(current: readonly Term[], added: readonly Term[]): number {
+  return current.length * added.length;
+}
+
+/**
+ * Logical AND of two ORs of terms: every current term combined with every added term
+ * (requirements concatenated, current first), then canonicalized. Pure; callers bound the size
+ * with `productSize` first.
+ */
+function andTerms(current: readonly Term[], added: readonly Term[]): readonly Term[] {
+  const product: Term[] = [];
+  for (const left of current) {
+    for (const right of added) {
+      product.push(term([...left.expressions, ...right.expressions], [...left.fields, ...right.fields]));
+    }
+  }
+  return canonicalizeTerms(product);
+}
+
+/** The term without label requirements on `keys`; field requirements are not label keys and stay. Pure. */
+function withoutKeys(source: Term, keys: ReadonlySet<string>): Term {
+  if (!source.expressions.some((requirement) => keys.has(requirement.key))) return source;
+  return term(
+    source.expressions.filter((requirement) => !keys.has(requirement.key)),
+    source.fields,
+  );
+}
+
+/**
+ * True when the selector term matches the Pod term: every requirement of the selector term has a
+ * requirement in the Pod term with the same key, operator and set of values (the Pod term may hold more).
+ */
+function termContains(podTerm: Term, selectorTerm: Term): boolean {
+  if (selectorTerm.ids.size > podTerm.ids.size) return false;
+  for (const id of selectorTerm.ids) if (!podTerm.ids.has(id)) return false;
+  return true;
+}
+
+/** True when some selector term matches some Pod term (terms are ORed on both sides). */
+function requiredMatches(podTerms: readonly Term[], selectorTerms: readonly Term[]): boolean {
+  return selectorTerms.some((selectorTerm) => podTerms.some((podTerm) => termContains(podTerm, selectorTerm)));
+}
+
+/** True when every configured preference has a Pod preference of the same weight whose term it matches. */
+function preferredMatches(podPreferences: readonly Preference[], selectorPreferences: readonly Preference[]): boolean {
+  return selectorPreferences.every((wanted) =>
+    podPreferences.some((present) => present.weight === wanted.weight && termContains(present.term, wanted.term)),
+  );
+}
+
+/** Appends preferences, dropping any identical (weight and requirement set) to one already present. Pure. */
+function appendPreferences(current: readonly Preference[], added: readonly Preference[]): readonly Preference[] {
+  const seen = new Set(current.map((item) => item.id));
+  const result = [...current];
+  for (const item of added) {
+    if (seen.has(item.id)) continue;
+    seen.add(item.id);
+    result.push(item);
+  }
+  return result;
+}
+
+/** Drops empty terms when other terms exist: an empty term matches no node, so under OR it adds nothing. */
+function dropEmptyTerms(terms: readonly Term[]): readonly Term[] {
+  const nonEmpty = terms.filter((candidate) => !isEmptyTerm(candidate));
+  return nonEmpty.length === terms.length ? terms : nonEmpty;
+}
+
+export {
+  canonicalizeTerms,
+  productSize,
+  andTerms,
+  withoutKeys,
+  termContains,
+  requiredMatches,
+  preferredMatches,
+  appendPreferences,
+  dropEmptyTerms,
+};

@@ -1,0 +1,136 @@
+import type { Requirement, Term } from './requirements.ts';
+
+/** A node as the scheduler sees it for node affinity: its name (matchFields) and its labels. */
+export interface NodeView {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+const INTEGER = /^[+-]?\d+$/;
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+// The scheduler parses Gt/Lt operands and label values with strconv.ParseInt(s, 10, 64); anything else never matches.
+function parseInt64(value: string | undefined): bigint | undefined {
+  if (value === undefined || !INTEGER.test(value)) return undefined;
+  const parsed = BigInt(value);
+  return parsed < INT64_MIN || parsed > INT64_MAX ? undefined : parsed;
+}
+
+function requirementMatches(requirement: Requirement, value: string | undefined): boolean {
+  switch (requirement.operator) {
+    case 'In':
+      return value !== undefined && requirement.values.includes(value);
+    case 'NotIn':
+      return value === undefined || !requirement.values.includes(value);
+    case 'Exists':
+      return value !== undefined;
+    case 'DoesNotExist':
+      return value === undefined;
+    case 'Gt':
+    case 'Lt': {
+      const label = parseInt64(value);
+      const bound = requirement.values.length === 1 ? parseInt64(requirement.values[0]) : undefined;
+      if (label === undefined || bound === undefined) return false;
+      return requirement.operator === 'Gt' ? label > bound : label < bound;
+    }
+    default:
+      return false;
+  }
+}
+
+/** Kubernetes semantics of one term on one node: all requirements ANDed; an empty term selects no node. */
+function termMatchesNode(candidate: Term, node: NodeView): boolean {
+  if (candidate.ids.size === 0) return false;
+  return (
+    candidate.expressions.every((requirement) => requirementMatches(requirement, node.labels[requirement.key])) &&
+    candidate.fields.every((requirement) => requirement.key === 'metadata.name' && requirementMatches(requirement, node.name))
+  );
+}
+
+/** Kubernetes semantics of a required selector: undefined selects every node, otherwise terms are ORed. */
+function selectorMatchesNode(terms: readonly Term[] | undefined, node: NodeView): boolean {
+  return terms === undefined || terms.some((candidate) => termMatchesNode(candidate, node));
+}
+
+interface KeyConstraint {
+  mustExist: boolean;
+  mustNotExist: boolean;
+  allowed: Set<string> | undefined;
+  excluded: Set<string>;
+  above: bigint | undefined;
+  below: bigint | undefined;
+  unparsable: boolean;
+}
+
+/**
+ * True when some node could satisfy every label requirement of the term (field requirements are
+ * assumed satisfiable). Detects disjoint In sets, In against DoesNotExist, Exists against
+ * DoesNotExist, In values all excluded by NotIn or outside Gt/Lt, and empty integer ranges.
+ */
+function termCanMatchSomeNode(candidate: Term): boolean {
+  if (candidate.ids.size === 0) return false;
+  const constraints = new Map<string, KeyConstraint>();
+  for (const requirement of candidate.expressions) {
+    let constraint = constraints.get(requirement.key);
+    if (constraint === undefined) {
+      constraint = { mustExist: false, mustNotExist: false, allowed: undefined, excluded: new Set(), above: undefined, below: undefined, unparsable: false };
+      constraints.set(requirement.key, constraint);
+    }
+    narrow(constraint, requirement);
+  }
+  for (const constraint of constraints.values()) if (!satisfiable(constraint)) return false;
+  return true;
+}
+
+function narrow(constraint: KeyConstraint, requirement: Requirement): void {
+  switch (requirement.operator) {
+    case 'In': {
+      constraint.mustExist = true;
+      const values = new Set(requirement.values);
+      constraint.allowed = constraint.allowed === undefined ? values : new Set([...constraint.allowed].filter((value) => values.has(value)));
+      break;
+    }
+    case 'NotIn':
+      for (const value of requirement.values) constraint.excluded.add(value);
+      break;
+    case 'Exists':
+      constraint.mustExist = true;
+      break;
+    case 'DoesNotExist':
+      constraint.mustNotExist = true;
+      break;
+    case 'Gt':
+    case 'Lt': {
+      constraint.mustExist = true;
+      const bound = requirement.values.length === 1 ? parseInt64(requirement.values[0]) : undefined;
+      if (bound === undefined) constraint.unparsable = true;
+      else if (requirement.operator === 'Gt') constraint.above = constraint.above === undefined || bound > constraint.above ? bound : constraint.above;
+      else constraint.below = constraint.below === undefined || bound < constraint.below ? bound : constraint.below;
+      break;
+    }
+    default:
+      constraint.unparsable = true;
+  }
+}
+
+function withinRange(constraint: KeyConstraint, value: string): boolean {
+  if (constraint.above === undefined && constraint.below === undefined) return true;
+  const parsed = parseInt64(value);
+  if (parsed === undefined) return false;
+  return (constraint.above === undefined || parsed > constraint.above) && (constraint.below === undefined || parsed < constraint.below);
+}
+
+function satisfiable(constraint: KeyConstraint): boolean {
+  if (constraint.unparsable) return false;
+  if (constraint.mustExist && constraint.mustNotExist) return false;
+  if (constraint.allowed !== undefined) {
+    return [...constraint.allowed].some((value) => !constraint.excluded.has(value) && withinRange(constraint, value));
+  }
+  const low = constraint.above ?? INT64_MIN - 1n;
+  const high = constraint.below ?? INT64_MAX + 1n;
+  // A label value such as "007" or "+7" also parses as 7, so NotIn can never exclude a whole non-empty range.
+  return constraint.above === undefined && constraint.below === undefined ? true : high - low > 1n;
+}
+
+export { termMatchesNode, selectorMatchesNode, termCanMatchSomeNode };
