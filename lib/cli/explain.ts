@@ -1,0 +1,85 @@
+import { parseArgs } from 'node:util';
+import { stringify } from 'yaml';
+import { compileRuleSet, mutatePod, type MutationOutcome } from '../engine/index.ts';
+import { MalformedInputError } from '../errors/index.ts';
+import type { Pod } from '../kubernetes/index.ts';
+import { parseResourceDocuments } from '../rules/index.ts';
+import { lineDiff } from './diff.ts';
+import { readInput, writeLine, type CliStreams } from './io.ts';
+import { loadRulesReportingInvalid } from './review.ts';
+
+/** The fields rules may change, as one document for the before/after diff. */
+function schedulingView(pod: Pod): string {
+  const spec = pod.spec ?? {};
+  const view = {
+    metadata: { annotations: pod.metadata?.annotations },
+    spec: {
+      nodeSelector: spec.nodeSelector,
+      tolerations: spec.tolerations,
+      affinity: spec.affinity?.nodeAffinity === undefined ? undefined : { nodeAffinity: spec.affinity.nodeAffinity },
+      topologySpreadConstraints: spec.topologySpreadConstraints,
+    },
+  };
+  return stringify(view).trimEnd();
+}
+
+function describeOutcome(pod: Pod, outcome: MutationOutcome): string[] {
+  const metadata = pod.metadata ?? {};
+  const { workload } = outcome;
+  const lines = [`Pod ${workload.namespace}/${metadata.name || metadata.generateName || '(unnamed)'} (workload ${workload.kind} ${workload.name})`];
+  if (outcome.skipReason !== undefined) return [...lines, `  skipped: ${outcome.skipReason}`];
+  const matched = outcome.evaluations.filter((item) => item.outcome === 'matched');
+  const missed = outcome.evaluations.filter((item) => item.outcome === 'not-matched');
+  const disabled = outcome.evaluations.filter((item) => item.outcome === 'disabled');
+  lines.push(matched.length === 0 ? '  matched: none' : '  matched, in application order:');
+  for (const item of matched) lines.push(`    ${item.rule}`);
+  if (missed.length > 0) lines.push('  not matched (first dimension that failed):');
+  for (const item of missed) lines.push(`    ${item.rule}: ${item.failure?.dimension}: ${item.failure?.reason}`);
+  if (disabled.length > 0) lines.push(`  disabled (spec.enable is not true): ${disabled.map((item) => item.rule).join(', ')}`);
+  if (outcome.denial !== undefined) {
+    lines.push(`  denied: ${outcome.denial.message}`);
+    return lines;
+  }
+  lines.push(`  result: ${outcome.decision}${outcome.patch.length > 0 ? ` (${outcome.patch.length} patch operations)` : ''}`);
+  if (outcome.patch.length > 0) {
+    lines.push('  changes to the scheduling fields (- before, + after):');
+    for (const line of lineDiff(schedulingView(pod), schedulingView(outcome.pod))) lines.push(`    ${line}`);
+  }
+  for (const warning of outcome.warnings) lines.push(`  warning: ${warning}`);
+  return lines;
+}
+
+function podsFrom(resources: readonly unknown[], source: string): Pod[] {
+  return resources.map((resource, index) => {
+    const kind = (resource as { kind?: unknown } | null)?.kind;
+    if (typeof resource !== 'object' || resource === null || (kind !== undefined && kind !== 'Pod')) {
+      throw new MalformedInputError(`${source}: document ${index + 1} is not a Pod (kind ${JSON.stringify(kind)})`);
+    }
+    return resource as Pod;
+  });
+}
+
+/**
+ * `podmutation explain --rules PATH... POD`: for each Pod (a manifest or a List), which rules
+ * matched, the first failing dimension of each that did not, and the resulting change.
+ */
+export async function explainCommand(args: readonly string[], streams: CliStreams): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    options: { rules: { type: 'string', multiple: true }, namespace: { type: 'string', short: 'n' } },
+    allowPositionals: true,
+  });
+  if (positionals.length > 1) throw new MalformedInputError('explain takes one POD file (or - for standard input)');
+  const loaded = await loadRulesReportingInvalid(values.rules ?? [], streams);
+  const ruleSet = compileRuleSet(loaded.rules);
+  const source = positionals[0] ?? '-';
+  const pods = podsFrom(parseResourceDocuments(await readInput(source, streams), source), source);
+  if (pods.length === 0) throw new MalformedInputError(`${source}: no Pod found`);
+  pods.forEach((pod, index) => {
+    const namespace = pod.metadata?.namespace || values.namespace || 'default';
+    const outcome = mutatePod(pod, namespace, ruleSet, { requestUid: typeof pod.metadata?.uid === 'string' ? pod.metadata.uid : `explain-${index}` });
+    if (index > 0) writeLine(streams.stdout, '');
+    for (const line of describeOutcome(pod, outcome)) writeLine(streams.stdout, line);
+  });
+  return 0;
+}
