@@ -1,0 +1,9 @@
+import { compileRuleSet, matchRule, podFacts, type RuleSet } from '../../lib/engine/index.ts';
+import { rule } from '../support/builders.ts';
+
+/** A rule set of one rule with the given spec. */
+export function rulesFor(spec: Record<string, unknown>): RuleSet {
+  return compileRuleSet([rule('under-test', spec)]);
+}
+
+export { matchRule, podFacts };

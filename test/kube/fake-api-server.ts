@@ -1,0 +1,451 @@
+/**
+ * An in-test Kubernetes API server for podmutations.agent.cloudpilot.ai over HTTPS with a freshly generated CA.
+ * It serves the cluster-scoped list with limit/continue pagination over consistent snapshots, applies JSON merge
+ * patches to the status subresource, checks bearer tokens, and injects faults (status codes, hangs, resets, raw bodies).
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generate } from 'selfsigned';
+import { stringify } from 'yaml';
+
+const GROUP = 'agent.cloudpilot.ai';
+const VERSION = 'v1alpha1';
+const COLLECTION_PATH = `/apis/${GROUP}/${VERSION}/podmutations`;
+const STATUS_PATH = new RegExp(`^${COLLECTION_PATH}/([^/]+)/status$`);
+const MERGE_PATCH = 'application/merge-patch+json';
+
+type Json = Record<string, unknown>;
+
+type RequestKind = 'list' | 'continue' | 'patch';
+
+/** A CA and a server certificate signed by it, all PEM. */
+interface TestCertificates {
+  readonly caPem: string;
+  readonly caKeyPem: string;
+  readonly certPem: string;
+  readonly keyPem: string;
+}
+
+/** An injected misbehaviour for the next matching requests. */
+type FakeFault =
+  | { readonly kind: 'status'; readonly code: number; readonly reason?: string; readonly message?: string }
+  | { readonly kind: 'hang' }
+  | { readonly kind: 'reset' }
+  | { readonly kind: 'raw'; readonly body: string; readonly contentType?: string; readonly code?: number };
+
+interface FaultScope {
+  /** How many requests the fault answers; default: every request until clearFaults(). */
+  readonly times?: number;
+  /** Which requests: list calls, only list calls that carry a continue token, status patches, or all (default). */
+  readonly on?: RequestKind | 'any';
+}
+
+/** One request as the server saw it (token omitted; see `tokens`). */
+interface RecordedRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly query: Readonly<Record<string, string>>;
+}
+
+/** A status PATCH that passed authentication and fault injection. */
+interface RecordedStatusPatch {
+  readonly name: string;
+  readonly path: string;
+  readonly contentType: string | undefined;
+  readonly query: Readonly<Record<string, string>>;
+  readonly body: unknown;
+}
+
+/** What a test puts into the fake cluster; the server fills in the rest of metadata. */
+interface PodMutationInput {
+  readonly metadata: { readonly name: string; readonly labels?: Readonly<Record<string, string>>; readonly annotations?: Readonly<Record<string, string>> };
+  readonly spec?: unknown;
+}
+
+interface FakeApiServerOptions {
+  /** The bearer token the server accepts; default: a random one, see `token`. */
+  readonly token?: string;
+  /** Overrides token checking, e.g. to accept EKS tokens; gets the bearer token without "Bearer ". */
+  readonly acceptToken?: (token: string) => boolean;
+  /** Certificates to serve; default: a new CA and a certificate for 127.0.0.1 and localhost. */
+  readonly certificates?: TestCertificates;
+}
+
+interface FakeApiServer {
+  /** https://127.0.0.1:<port> */
+  readonly url: string;
+  readonly caPem: string;
+  readonly token: string;
+  /** Current resourceVersion of the fake etcd. */
+  readonly resourceVersion: string;
+  readonly requests: readonly RecordedRequest[];
+  readonly statusPatches: readonly RecordedStatusPatch[];
+  /** Every bearer token presented, in order. */
+  readonly tokens: readonly string[];
+  /** Creates or replaces a PodMutation; bumps resourceVersion, and generation when the spec changes. */
+  put(resource: PodMutationInput): Json;
+  /** Deletes a PodMutation; bumps resourceVersion. */
+  remove(name: string): void;
+  get(name: string): Json | undefined;
+  names(): string[];
+  fail(fault: FakeFault, scope?: FaultScope): void;
+  /** The next `times` requests that carry a continue token get 410 Gone (expired token). */
+  expireContinueTokens(times?: number): void;
+  clearFaults(): void;
+  close(): Promise<void>;
+}
+
+/** Generates a throwaway CA and a server certificate for 127.0.0.1 / localhost signed by it. */
+async function createTestCertificates(): Promise<TestCertificates> {
+  const notBeforeDate = new Date(Date.now() - 60_000);
+  const notAfterDate = new Date(Date.now() + 24 * 3600_000);
+  const ca = await generate([{ name: 'commonName', value: 'fake-kubernetes-ca' }], {
+    keyType: 'ec',
+    algorithm: 'sha256',
+    notBeforeDate,
+    notAfterDate,
+    extensions: [
+      { name: 'basicConstraints', cA: true, critical: true },
+      { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
+    ],
+  });
+  const leaf = await generate([{ name: 'commonName', value: 'kube-apiserver' }], {
+    keyType: 'ec',
+    algorithm: 'sha256',
+    notBeforeDate,
+    notAfterDate,
+    ca: { key: ca.private, cert: ca.cert },
+    extensions: [
+      { name: 'basicConstraints', cA: false },
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
+      { name: 'extKeyUsage', serverAuth: true },
+      { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }, { type: 2, value: 'localhost' }] },
+    ],
+  });
+  return { caPem: ca.cert, caKeyPem: ca.private, certPem: leaf.cert, keyPem: leaf.private };
+}
+
+/** Starts the fake API server on 127.0.0.1 with an ephemeral port. */
+async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<FakeApiServer> {
+  const certificates = options.certificates ?? (await createTestCertificates());
+  const token = options.token ?? `fake-token-${randomUUID()}`;
+  const acceptToken = options.acceptToken ?? ((presented: string) => presented === token);
+  const objects = new Map<string, Json>();
+  const snapshots = new Map<string, { readonly resourceVersion: string; readonly items: readonly Json[] }>();
+  const requests: RecordedRequest[] = [];
+  const statusPatches: RecordedStatusPatch[] = [];
+  const tokens: string[] = [];
+  let faults: { fault: FakeFault; remaining: number; on: RequestKind | 'any' }[] = [];
+  let expiredContinues = 0;
+  let revision = 1;
+
+  const bump = (): string => {
+    revision += 1;
+    return String(revision);
+  };
+
+  const takeFault = (kind: RequestKind): FakeFault | undefined => {
+    const matches = (on: RequestKind | 'any'): boolean => on === 'any' || on === kind || (on === 'list' && kind === 'continue');
+    const entry = faults.find((candidate) => candidate.remaining > 0 && matches(candidate.on));
+    if (entry === undefined) return undefined;
+    entry.remaining -= 1;
+    return entry.fault;
+  };
+
+  const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const url = new URL(request.url ?? '/', 'https://fake');
+    const query = Object.fromEntries(url.searchParams);
+    requests.push({ method: request.method ?? '', path: url.pathname, query });
+    const body = await readBody(request);
+
+    const authorization = request.headers.authorization ?? '';
+    const presented = authorization.startsWith('Bearer ') ? authorization.slice('Bearer '.length) : '';
+    tokens.push(presented);
+    if (!acceptToken(presented)) return sendStatus(response, 401, 'Unauthorized', 'Unauthorized');
+
+    const statusMatch = STATUS_PATH.exec(url.pathname);
+    const kind = requestKind(request.method, url.pathname, query, statusMatch !== null);
+    if (kind === undefined) return sendStatus(response, 404, 'NotFound', 'the server could not find the requested resource');
+
+    const fault = takeFault(kind);
+    if (fault !== undefined) {
+      if (fault.kind === 'hang') return; // never answered; close() destroys the socket
+      if (fault.kind === 'reset') {
+        request.socket.destroy();
+        return;
+      }
+      if (fault.kind === 'raw') {
+        response.writeHead(fault.code ?? 200, { 'content-type': fault.contentType ?? 'application/json' });
+        response.end(fault.body);
+        return;
+      }
+      return sendStatus(response, fault.code, fault.reason ?? 'InternalError', fault.message ?? `injected ${fault.code}`);
+    }
+
+    if (kind !== 'patch') return serveList(query, response);
+    const name = decodeURIComponent(statusMatch![1] ?? '');
+    return servePatch(name, url.pathname, request.headers['content-type'], query, body, response);
+  };
+
+  const serveList = (query: Record<string, string>, response: ServerResponse): void => {
+    const limit = Number(query['limit'] ?? '0');
+    let snapshotId: string;
+    let offset: number;
+    const continueToken = query['continue'];
+    if (continueToken === undefined || continueToken === '') {
+      snapshotId = randomUUID();
+      const items = [...objects.values()].sort((a, b) => nameOf(a).localeCompare(nameOf(b))).map((item) => structuredClone(item));
+      snapshots.set(snapshotId, { resourceVersion: String(revision), items });
+      offset = 0;
+    } else {
+      const decoded = decodeContinue(continueToken);
+      if (decoded === undefined || !snapshots.has(decoded.snapshotId)) {
+        return sendStatus(response, 400, 'BadRequest', 'continue key is not valid');
+      }
+      if (expiredContinues > 0) {
+        expiredContinues -= 1;
+        return sendStatus(
+          response,
+          410,
+          'Expired',
+          'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.',
+        );
+      }
+      ({ snapshotId, offset } = decoded);
+    }
+    const snapshot = snapshots.get(snapshotId)!;
+    const end = limit > 0 ? Math.min(offset + limit, snapshot.items.length) : snapshot.items.length;
+    const metadata: Json = { resourceVersion: snapshot.resourceVersion };
+    if (end < snapshot.items.length) {
+      metadata['continue'] = encodeContinue({ snapshotId, offset: end });
+      metadata['remainingItemCount'] = snapshot.items.length - end;
+    }
+    sendJson(response, 200, {
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind: 'PodMutationList',
+      metadata,
+      items: snapshot.items.slice(offset, end),
+    });
+  };
+
+  const servePatch = (
+    name: string,
+    path: string,
+    contentType: string | undefined,
+    query: Record<string, string>,
+    rawBody: string,
+    response: ServerResponse,
+  ): void => {
+    let body: unknown;
+    try {
+      body = JSON.parse(rawBody);
+    } catch {
+      return sendStatus(response, 400, 'BadRequest', 'the patch body is not JSON');
+    }
+    statusPatches.push({ name, path, contentType, query, body });
+    if (contentType?.split(';')[0]?.trim() !== MERGE_PATCH) {
+      return sendStatus(response, 415, 'UnsupportedMediaType', `the body of the request was in an unknown format: ${contentType}`);
+    }
+    const stored = objects.get(name);
+    if (stored === undefined) {
+      return sendStatus(response, 404, 'NotFound', `podmutations.${GROUP} "${name}" not found`);
+    }
+    // The status subresource ignores every change outside .status.
+    const patched = mergePatch(structuredClone(stored), body) as Json;
+    const updated: Json = { ...stored, metadata: { ...(stored['metadata'] as Json), resourceVersion: bump() } };
+    if (patched['status'] === undefined) delete updated['status'];
+    else updated['status'] = patched['status'];
+    objects.set(name, updated);
+    sendJson(response, 200, updated);
+  };
+
+  const server: Server = createServer({ key: certificates.keyPem, cert: certificates.certPem }, (request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      response.destroy(error instanceof Error ? error : new Error(String(error)));
+    });
+  });
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `https://127.0.0.1:${port}`,
+    caPem: certificates.caPem,
+    token,
+    get resourceVersion() {
+      return String(revision);
+    },
+    requests,
+    statusPatches,
+    tokens,
+    put(resource: PodMutationInput): Json {
+      const existing = objects.get(resource.metadata.name);
+      const existingMetadata = (existing?.['metadata'] ?? {}) as Json;
+      const specChanged = existing === undefined || JSON.stringify(existing['spec']) !== JSON.stringify(resource.spec);
+      const previousGeneration = typeof existingMetadata['generation'] === 'number' ? existingMetadata['generation'] : 0;
+      const stored: Json = {
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: 'PodMutation',
+        metadata: {
+          ...structuredClone(resource.metadata),
+          uid: existingMetadata['uid'] ?? randomUUID(),
+          creationTimestamp: existingMetadata['creationTimestamp'] ?? new Date().toISOString(),
+          generation: specChanged ? previousGeneration + 1 : previousGeneration,
+          resourceVersion: bump(),
+        },
+        ...(resource.spec === undefined ? {} : { spec: structuredClone(resource.spec) }),
+        ...(existing?.['status'] === undefined ? {} : { status: existing['status'] }),
+      };
+      objects.set(resource.metadata.name, stored);
+      return structuredClone(stored);
+    },
+    remove(name: string): void {
+      if (objects.delete(name)) bump();
+    },
+    get(name: string): Json | undefined {
+      const stored = objects.get(name);
+      return stored === undefined ? undefined : structuredClone(stored);
+    },
+    names(): string[] {
+      return [...objects.keys()].sort();
+    },
+    fail(fault: FakeFault, scope: FaultScope = {}): void {
+      faults.push({ fault, remaining: scope.times ?? Infinity, on: scope.on ?? 'any' });
+    },
+    expireContinueTokens(times = 1): void {
+      expiredContinues += times;
+    },
+    clearFaults(): void {
+      faults = [];
+      expiredContinues = 0;
+    },
+    async close(): Promise<void> {
+      for (const socket of sockets) socket.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+interface KubeconfigOverrides {
+  /** Default: the server's token. */
+  readonly token?: string;
+  /** Default: the server's CA. */
+  readonly caPem?: string;
+  /** Default: the server's URL. */
+  readonly server?: string;
+  readonly contextName?: string;
+}
+
+/** The YAML of a kubeconfig for the fake server: its URL, CA data and a bearer token. */
+function kubeconfigFor(server: Pick<FakeApiServer, 'url' | 'caPem' | 'token'>, overrides: KubeconfigOverrides = {}): string {
+  const contextName = overrides.contextName ?? 'fake';
+  return stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [
+      {
+        name: 'fake-cluster',
+        cluster: {
+          server: overrides.server ?? server.url,
+          'certificate-authority-data': Buffer.from(overrides.caPem ?? server.caPem).toString('base64'),
+        },
+      },
+    ],
+    users: [{ name: 'fake-user', user: { token: overrides.token ?? server.token } }],
+    contexts: [{ name: contextName, context: { cluster: 'fake-cluster', user: 'fake-user' } }],
+    'current-context': contextName,
+  });
+}
+
+/** Writes kubeconfigFor(server) to a new temporary folder and returns the file's path. */
+function writeKubeconfig(server: Pick<FakeApiServer, 'url' | 'caPem' | 'token'>, overrides: KubeconfigOverrides = {}): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'fake-kubeconfig-')), 'config');
+  writeFileSync(path, kubeconfigFor(server, overrides), { mode: 0o600 });
+  return path;
+}
+
+function requestKind(
+  method: string | undefined,
+  path: string,
+  query: Record<string, string>,
+  isStatusPath: boolean,
+): RequestKind | undefined {
+  if (method === 'GET' && path === COLLECTION_PATH) return query['continue'] ? 'continue' : 'list';
+  if (method === 'PATCH' && isStatusPath) return 'patch';
+  return undefined;
+}
+
+/** RFC 7386 JSON merge patch. */
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (!isJsonObject(patch)) return structuredClone(patch);
+  const result: Json = isJsonObject(target) ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete result[key];
+    else result[key] = mergePatch(result[key], value);
+  }
+  return result;
+}
+
+function isJsonObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function nameOf(object: Json): string {
+  return String((object['metadata'] as Json | undefined)?.['name'] ?? '');
+}
+
+function encodeContinue(position: { snapshotId: string; offset: number }): string {
+  return Buffer.from(JSON.stringify(position)).toString('base64url');
+}
+
+function decodeContinue(token: string): { snapshotId: string; offset: number } | undefined {
+  try {
+    const decoded = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { snapshotId?: unknown; offset?: unknown };
+    if (typeof decoded.snapshotId !== 'string' || typeof decoded.offset !== 'number') return undefined;
+    return { snapshotId: decoded.snapshotId, offset: decoded.offset };
+  } catch {
+    return undefined;
+  }
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+function sendJson(response: ServerResponse, code: number, body: unknown): void {
+  response.writeHead(code, { 'content-type': 'application/json' });
+  response.end(JSON.stringify(body));
+}
+
+/** A metav1.Status failure body, as the API server sends with every error. */
+function sendStatus(response: ServerResponse, code: number, reason: string, message: string): void {
+  sendJson(response, code, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });
+}
+
+export { startFakeApiServer, createTestCertificates, kubeconfigFor, writeKubeconfig };
+export type {
+  FakeApiServer,
+  FakeApiServerOptions,
+  FakeFault,
+  FaultScope,
+  PodMutationInput,
+  RecordedRequest,
+  RecordedStatusPatch,
+  TestCertificates,
+  KubeconfigOverrides,
+};

@@ -1,0 +1,285 @@
+import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { RuleSnapshot } from '../../lib/api/index.ts';
+import { ConfigurationError, StoreError } from '../../lib/errors/index.ts';
+import {
+  createDynamoClient,
+  createSnapshotCache,
+  createSnapshotStore,
+  type SnapshotCache,
+  type SnapshotStore,
+} from '../../lib/store/index.ts';
+import {
+  closedEndpoint,
+  contentOf,
+  countingClient,
+  countsSince,
+  createFreshTable,
+  freshClusterId,
+  partSortKey,
+  ruleAdding,
+  startLink,
+  startTestDynamo,
+  type CommandCounts,
+  type Link,
+  type TestDynamo,
+} from './support.ts';
+
+const START = Date.parse('2026-12-01T10:00:00.000Z');
+const REFRESH_SECONDS = 30;
+const MAX_STALE_SECONDS = 300;
+
+let dynamo: TestDynamo;
+let tableName: string;
+let publisherClient: DynamoDBClient;
+let publisher: SnapshotStore;
+const cleanups: (() => Promise<void> | void)[] = [];
+
+beforeAll(async () => {
+  dynamo = await startTestDynamo();
+  tableName = await createFreshTable(dynamo.endpoint);
+  publisherClient = createDynamoClient({ endpoint: dynamo.endpoint });
+  publisher = createSnapshotStore({ client: publisherClient, tableName });
+});
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+afterAll(async () => {
+  publisherClient.destroy();
+  await dynamo.close();
+});
+
+/** The served value in these tests: the rule names of the snapshot. */
+function ruleNames(snapshot: RuleSnapshot): readonly string[] {
+  return snapshot.rules.map((rule) => rule.name);
+}
+
+interface Harness {
+  readonly cache: SnapshotCache<readonly string[]>;
+  readonly clusterId: string;
+  readonly counts: () => CommandCounts;
+  readonly link: Link;
+  advance(seconds: number): void;
+}
+
+/** A cache reading through a cuttable link with one attempt per call, on a fake clock. */
+async function harness(
+  options: { compile?: (snapshot: RuleSnapshot) => readonly string[]; clusterId?: string } = {},
+): Promise<Harness> {
+  const link = await startLink(dynamo.endpoint);
+  const { client, counts } = countingClient({ endpoint: link.endpoint, maxAttempts: 1, requestTimeoutMs: 1_000 });
+  cleanups.push(() => client.destroy(), () => link.close());
+  let now = START;
+  const clusterId = options.clusterId ?? freshClusterId();
+  const cache = createSnapshotCache({
+    store: createSnapshotStore({ client, tableName }),
+    clusterId,
+    refreshSeconds: REFRESH_SECONDS,
+    maxStaleSeconds: MAX_STALE_SECONDS,
+    compile: options.compile ?? ruleNames,
+    clock: () => now,
+  });
+  return { cache, clusterId, counts, link, advance: (seconds) => void (now += seconds * 1000) };
+}
+
+describe('cold start', () => {
+  it('rejects with a StoreError when the store is unreachable', async () => {
+    const client = createDynamoClient({ endpoint: await closedEndpoint(), maxAttempts: 1, requestTimeoutMs: 500 });
+    cleanups.push(() => client.destroy());
+    const cache = createSnapshotCache({
+      store: createSnapshotStore({ client, tableName }),
+      clusterId: freshClusterId(),
+      refreshSeconds: REFRESH_SECONDS,
+      maxStaleSeconds: MAX_STALE_SECONDS,
+      compile: ruleNames,
+    });
+
+    await expect(cache.get()).rejects.toThrow(/DynamoDB GetItem on table ".*" for cluster ".*" failed/);
+  });
+
+  it('rejects with a StoreError when nothing was published yet', async () => {
+    const { cache, clusterId } = await harness();
+
+    await expect(cache.get()).rejects.toThrow(`no rule snapshot has been published for cluster "${clusterId}"`);
+  });
+
+  it('serves the compiled snapshot with its provenance', async () => {
+    const clusterId = freshClusterId();
+    const outcome = await publisher.publish(clusterId, contentOf([ruleAdding('a'), ruleAdding('b')]));
+    const { cache } = await harness({ clusterId });
+
+    expect(await cache.get()).toEqual({
+      value: ['a', 'b'],
+      version: 1,
+      contentHash: outcome.contentHash,
+      syncedAt: '2026-12-01T10:00:00.000Z',
+      ageSeconds: 0,
+      stale: false,
+    });
+  });
+});
+
+describe('refreshing', () => {
+  async function warmHarness(): Promise<Harness> {
+    const clusterId = freshClusterId();
+    await publisher.publish(clusterId, contentOf([ruleAdding('first')]));
+    const warm = await harness({ clusterId });
+    await warm.cache.get();
+    return warm;
+  }
+
+  it('does no I/O while the value is younger than refreshSeconds', async () => {
+    const { cache, counts, advance } = await warmHarness();
+    const before = counts();
+    advance(REFRESH_SECONDS - 1);
+
+    const served = await cache.get();
+
+    expect(countsSince(before, counts())).toEqual({});
+    expect(served.ageSeconds).toBe(REFRESH_SECONDS - 1);
+  });
+
+  it('costs exactly one GetItem when the version has not changed', async () => {
+    const { cache, counts, advance } = await warmHarness();
+    const before = counts();
+    advance(REFRESH_SECONDS);
+
+    const served = await cache.get();
+
+    expect(countsSince(before, counts())).toEqual({ GetItemCommand: 1 });
+    expect([served.ageSeconds, served.stale]).toEqual([0, false]);
+  });
+
+  it('loads and compiles a newer version', async () => {
+    const { cache, clusterId, advance } = await warmHarness();
+    await publisher.publish(clusterId, contentOf([ruleAdding('second')]));
+    advance(REFRESH_SECONDS);
+
+    const served = await cache.get();
+
+    expect([served.version, served.value]).toEqual([2, ['second']]);
+  });
+
+  it('shares one refresh among concurrent gets', async () => {
+    const { cache, clusterId, counts, advance } = await warmHarness();
+    await publisher.publish(clusterId, contentOf([ruleAdding('second')]));
+    const before = counts();
+    advance(REFRESH_SECONDS);
+
+    const served = await Promise.all(Array.from({ length: 10 }, () => cache.get()));
+
+    expect(countsSince(before, counts())).toEqual({ GetItemCommand: 1, QueryCommand: 1 });
+    expect(served.map((snapshot) => snapshot.version)).toEqual(served.map(() => 2));
+    expect(cache.stats()).toEqual({ refreshes: 2, reloads: 2, refreshFailures: 0, consecutiveFailures: 0 });
+  });
+});
+
+describe('refresh failures', () => {
+  async function warmHarness(compile?: (snapshot: RuleSnapshot) => readonly string[]): Promise<Harness> {
+    const clusterId = freshClusterId();
+    await publisher.publish(clusterId, contentOf([ruleAdding('good')]));
+    const warm = await harness({ clusterId, ...(compile ? { compile } : {}) });
+    await warm.cache.get();
+    return warm;
+  }
+
+  it('serves the last good value marked stale when the store goes down', async () => {
+    const { cache, link, advance } = await warmHarness();
+    link.cut();
+    advance(REFRESH_SECONDS);
+
+    const served = await cache.get();
+
+    expect([served.value, served.stale, served.ageSeconds]).toEqual([['good'], true, REFRESH_SECONDS]);
+    expect(served.refreshError).toBeInstanceOf(StoreError);
+    expect(cache.stats()).toMatchObject({ refreshFailures: 1, consecutiveFailures: 1 });
+  });
+
+  it('rejects once the value is older than maxStaleSeconds with the store still down', async () => {
+    const { cache, link, advance } = await warmHarness();
+    link.cut();
+    advance(REFRESH_SECONDS);
+    await cache.get();
+    advance(MAX_STALE_SECONDS - REFRESH_SECONDS + 1);
+
+    await expect(cache.get()).rejects.toThrow(
+      /rules of cluster ".*" were last confirmed 301 s ago, above the maximum staleness of 300 s; last refresh failed: DynamoDB GetItem/,
+    );
+  });
+
+  it('waits refreshSeconds before retrying a failed refresh', async () => {
+    const { cache, link, counts, advance } = await warmHarness();
+    link.cut();
+    advance(REFRESH_SECONDS);
+    await cache.get();
+    const before = counts();
+    advance(REFRESH_SECONDS - 1);
+
+    await cache.get();
+
+    expect(countsSince(before, counts())).toEqual({});
+  });
+
+  it('is fresh again after the store comes back', async () => {
+    const { cache, link, advance } = await warmHarness();
+    link.cut();
+    advance(REFRESH_SECONDS);
+    await cache.get();
+    link.restore();
+    advance(REFRESH_SECONDS);
+
+    const served = await cache.get();
+
+    expect([served.stale, served.ageSeconds, served.refreshError]).toEqual([false, 0, undefined]);
+  });
+
+  it('keeps the last good value when compiling a newer snapshot throws', async () => {
+    const { cache, clusterId, advance } = await warmHarness((snapshot) => {
+      if (snapshot.version > 1) throw new Error('rule "bad" does not compile');
+      return ruleNames(snapshot);
+    });
+    await publisher.publish(clusterId, contentOf([ruleAdding('bad')]));
+    advance(REFRESH_SECONDS);
+
+    const served = await cache.get();
+
+    expect([served.value, served.version, served.stale]).toEqual([['good'], 1, true]);
+    expect(served.refreshError?.message).toMatch(/compiling snapshot version 2 of cluster ".*" failed: rule "bad" does not compile/);
+  });
+
+  it('keeps the last good value when a newer snapshot is corrupted', async () => {
+    const { cache, clusterId, advance } = await warmHarness();
+    await publisher.publish(clusterId, contentOf([ruleAdding('newer')]));
+    const pointer = await publisher.readPointer(clusterId);
+    await publisherClient.send(
+      new UpdateItemCommand({
+        TableName: tableName,
+        Key: { pk: { S: `cluster#${clusterId}` }, sk: { S: partSortKey(2, pointer!.publishId, 0) } },
+        UpdateExpression: 'SET body = :body',
+        ExpressionAttributeValues: { ':body': { B: new Uint8Array([1, 2, 3]) } },
+      }),
+    );
+    advance(REFRESH_SECONDS);
+
+    const served = await cache.get();
+
+    expect([served.value, served.version, served.stale]).toEqual([['good'], 1, true]);
+    expect(served.refreshError?.message).toMatch(/snapshot version 2 .* is unusable: part 0 of 1 is corrupted/);
+  });
+});
+
+describe('cache options', () => {
+  it('rejects a maximum staleness shorter than the refresh interval', () => {
+    expect(() =>
+      createSnapshotCache({
+        store: publisher,
+        clusterId: 'default',
+        refreshSeconds: 30,
+        maxStaleSeconds: 10,
+        compile: ruleNames,
+      }),
+    ).toThrow(ConfigurationError);
+  });
+});

@@ -1,0 +1,83 @@
+import type { DynamoDBClient, PutItemCommandInput } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RuleSnapshot } from '../../lib/api/index.ts';
+import { createDynamoClient, createSnapshotStore, type SnapshotContent } from '../../lib/store/index.ts';
+import { createFreshTable, freshClusterId, largeContent, startTestDynamo, type TestDynamo } from './support.ts';
+
+let dynamo: TestDynamo;
+let tableName: string;
+let client: DynamoDBClient;
+
+beforeAll(async () => {
+  dynamo = await startTestDynamo();
+  tableName = await createFreshTable(dynamo.endpoint);
+  client = createDynamoClient({ endpoint: dynamo.endpoint });
+});
+
+afterAll(async () => {
+  client.destroy();
+  await dynamo.close();
+});
+
+function contentPart(snapshot: RuleSnapshot): SnapshotContent {
+  const { rules, invalid, resourceVersion, syncedAt } = snapshot;
+  return { rules, invalid, resourceVersion, syncedAt };
+}
+
+describe('readers during publishes', () => {
+  it('reads exactly one published multi-part snapshot every time while publishes run', async () => {
+    // Small parts so every snapshot spans about ten items and a mix would be possible if publishing were not atomic.
+    const store = createSnapshotStore({ client, tableName, partBytes: 1024 });
+    const clusterId = freshClusterId();
+    const contents = Array.from({ length: 6 }, () => largeContent(12_000, 3));
+    const published = new Map<string, SnapshotContent>();
+    const first = await store.publish(clusterId, contents[0]!);
+    published.set(first.contentHash, contents[0]!);
+    const reads: RuleSnapshot[] = [];
+    let publishing = true;
+    const reader = async (): Promise<void> => {
+      while (publishing) {
+        const snapshot = await store.read(clusterId);
+        if (snapshot !== undefined) reads.push(snapshot);
+      }
+    };
+    const readers = [reader(), reader(), reader()];
+
+    for (const content of contents.slice(1)) {
+      const outcome = await store.publish(clusterId, content);
+      published.set(outcome.contentHash, content);
+    }
+    publishing = false;
+    await Promise.all(readers);
+
+    expect(new Set(reads.map((snapshot) => snapshot.version)).size).toBeGreaterThan(1);
+    for (const snapshot of reads) expect(contentPart(snapshot)).toEqual(published.get(snapshot.contentHash));
+  });
+
+  it('gives a reader the old snapshot when it reads between the parts and the pointer switch', async () => {
+    const clusterId = freshClusterId();
+    const reader = createSnapshotStore({ client, tableName });
+    const [old, next] = [largeContent(12_000, 3), largeContent(12_000, 3)];
+    const publisherClient = createDynamoClient({ endpoint: dynamo.endpoint });
+    const readsBeforeSwitch: (RuleSnapshot | undefined)[] = [];
+    publisherClient.middlewareStack.add(
+      (nextHandler, context) => async (args) => {
+        const input = args.input as Partial<PutItemCommandInput>;
+        if (context.commandName === 'PutItemCommand' && input.Item?.sk?.S === 'pointer') {
+          readsBeforeSwitch.push(await reader.read(clusterId));
+        }
+        return nextHandler(args);
+      },
+      { step: 'initialize', name: 'readBeforePointerSwitch' },
+    );
+    const publisher = createSnapshotStore({ client: publisherClient, tableName, partBytes: 1024 });
+    await publisher.publish(clusterId, old);
+
+    await publisher.publish(clusterId, next);
+
+    expect(readsBeforeSwitch[0]).toBeUndefined();
+    expect(readsBeforeSwitch[1] && contentPart(readsBeforeSwitch[1])).toEqual(old);
+    expect(contentPart((await reader.read(clusterId))!)).toEqual(next);
+    publisherClient.destroy();
+  });
+});

@@ -1,0 +1,412 @@
+import { createHash } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
+import {
+  DeleteItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  UpdateItemCommand,
+  type AttributeValue,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MalformedInputError, StoreError } from '../../lib/errors/index.ts';
+import {
+  EXPIRES_AT_ATTRIBUTE,
+  createDynamoClient,
+  createSnapshotStore,
+  type SnapshotStore,
+} from '../../lib/store/index.ts';
+import {
+  contentOf,
+  countingClient,
+  countsSince,
+  createFreshTable,
+  freshClusterId,
+  itemBytes,
+  largeContent,
+  partSortKey,
+  ruleAdding,
+  startTestDynamo,
+  type TestDynamo,
+} from './support.ts';
+
+type Item = Record<string, AttributeValue>;
+
+const NOW = Date.parse('2026-12-01T10:00:00.000Z');
+
+let dynamo: TestDynamo;
+let tableName: string;
+let raw: DynamoDBClient;
+
+beforeAll(async () => {
+  dynamo = await startTestDynamo();
+  tableName = await createFreshTable(dynamo.endpoint);
+  raw = createDynamoClient({ endpoint: dynamo.endpoint });
+});
+
+afterAll(async () => {
+  raw.destroy();
+  await dynamo.close();
+});
+
+function storeWith(options: { partBytes?: number; retentionSeconds?: number } = {}): SnapshotStore {
+  return createSnapshotStore({ client: raw, tableName, clock: () => NOW, ...options });
+}
+
+async function itemsUnder(clusterId: string, prefix: string): Promise<Item[]> {
+  const items: Item[] = [];
+  let startKey: Item | undefined;
+  do {
+    const page = await raw.send(
+      new QueryCommand({
+        TableName: tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': { S: `cluster#${clusterId}` }, ':prefix': { S: prefix } },
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    items.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey !== undefined);
+  return items;
+}
+
+async function currentPointer(store: SnapshotStore, clusterId: string) {
+  const pointer = await store.readPointer(clusterId);
+  if (pointer === undefined) throw new Error('test setup: nothing published');
+  return pointer;
+}
+
+describe('publishing and reading snapshots', () => {
+  it('reads back the published content as version 1 with its content hash', async () => {
+    const store = storeWith();
+    const clusterId = freshClusterId();
+    const content = contentOf([ruleAdding('spot-first', { team: 'a' })]);
+
+    const outcome = await store.publish(clusterId, content);
+
+    expect(outcome).toEqual({
+      published: true,
+      version: 1,
+      contentHash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+      supersededParts: 0,
+    });
+    expect(await store.read(clusterId)).toEqual({ ...content, version: 1, contentHash: outcome.contentHash });
+  });
+
+  it('assigns version 2 to a second, different publish', async () => {
+    const store = storeWith();
+    const clusterId = freshClusterId();
+    await store.publish(clusterId, contentOf([ruleAdding('a')]));
+
+    const outcome = await store.publish(clusterId, contentOf([ruleAdding('a'), ruleAdding('b')]));
+
+    expect(outcome.version).toBe(2);
+    expect((await store.read(clusterId))?.rules.map((rule) => rule.name)).toEqual(['a', 'b']);
+  });
+
+  it('reads nothing for a cluster that never published', async () => {
+    expect(await storeWith().read(freshClusterId())).toBeUndefined();
+  });
+
+  it('writes nothing when the same content is published again with its keys in another order', async () => {
+    const { client, counts } = countingClient({ endpoint: dynamo.endpoint });
+    const store = createSnapshotStore({ client, tableName });
+    const clusterId = freshClusterId();
+    const first = await store.publish(clusterId, contentOf([ruleAdding('a', { x: '1', y: '2' })]));
+    const reordered = {
+      syncedAt: '2026-12-01T10:00:30.000Z',
+      resourceVersion: '101',
+      invalid: [],
+      rules: [
+        {
+          mutationAdd: { nodeSelector: { 'example.com/pool': 'general' }, annotations: { y: '2', x: '1' } },
+          mutationRemove: {},
+          workloadSelector: { namespaces: ['apps'] },
+          priority: 0,
+          enable: true,
+          name: 'a',
+        },
+      ],
+    };
+    const before = counts();
+
+    const second = await store.publish(clusterId, reordered);
+
+    expect(second).toEqual({ published: false, version: 1, contentHash: first.contentHash, supersededParts: 0 });
+    expect(countsSince(before, counts())).toEqual({ GetItemCommand: 1 });
+    client.destroy();
+  });
+
+  it('keeps the snapshots of two clusters in one table apart', async () => {
+    const store = storeWith();
+    const [east, west] = [freshClusterId(), freshClusterId()];
+    await store.publish(east, contentOf([ruleAdding('east-rule')]));
+    await store.publish(east, contentOf([ruleAdding('east-rule-2')]));
+    await store.publish(west, contentOf([ruleAdding('west-rule')]));
+
+    const [eastSnapshot, westSnapshot] = await Promise.all([store.read(east), store.read(west)]);
+
+    expect([eastSnapshot?.version, eastSnapshot?.rules[0]?.name]).toEqual([2, 'east-rule-2']);
+    expect([westSnapshot?.version, westSnapshot?.rules[0]?.name]).toEqual([1, 'west-rule']);
+  });
+
+  it('round-trips a snapshot over 1 MB through several part items each under 400 KB', async () => {
+    const store = storeWith();
+    const clusterId = freshClusterId();
+    const content = largeContent(1_200_000, 40);
+
+    const outcome = await store.publish(clusterId, content);
+
+    const parts = await itemsUnder(clusterId, 'snapshot#');
+    expect(parts.length).toBeGreaterThanOrEqual(3);
+    for (const part of parts) expect(itemBytes(part)).toBeLessThan(400_000);
+    expect(await store.read(clusterId)).toEqual({ ...content, version: 1, contentHash: outcome.contentHash });
+  });
+
+  it('rejects a cluster id that cannot be embedded in a key', async () => {
+    await expect(storeWith().read('bad id#1')).rejects.toThrow(MalformedInputError);
+  });
+
+  it('rejects content whose syncedAt is not a time', async () => {
+    const content = { ...contentOf([]), syncedAt: 'yesterday' };
+    await expect(storeWith().publish(freshClusterId(), content)).rejects.toThrow(/syncedAt is "yesterday"; expected an ISO-8601 time/);
+  });
+});
+
+describe('publish races', () => {
+  it('fails a stale publisher with a StoreError and leaves the winner as the pointer', async () => {
+    const clusterId = freshClusterId();
+    const winner = storeWith();
+    let raced = false;
+    const { client } = countingClient({ endpoint: dynamo.endpoint });
+    // After the stale publisher has read the pointer, another publisher completes the same version.
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const result = await next(args);
+        if (context.commandName === 'GetItemCommand' && !raced) {
+          raced = true;
+          await winner.publish(clusterId, contentOf([ruleAdding('winner')]));
+        }
+        return result;
+      },
+      { step: 'initialize', name: 'raceAfterPointerRead' },
+    );
+    const stale = createSnapshotStore({ client, tableName, clock: () => NOW });
+
+    await expect(stale.publish(clusterId, contentOf([ruleAdding('stale')]))).rejects.toThrow(
+      /another publisher won: the pointer of cluster ".*" .* is already at version 1 or later/,
+    );
+    expect((await winner.read(clusterId))?.rules.map((rule) => rule.name)).toEqual(['winner']);
+    client.destroy();
+  });
+
+  it('lets the parts of a lost publish expire', async () => {
+    const clusterId = freshClusterId();
+    const winner = storeWith();
+    let raced = false;
+    const { client } = countingClient({ endpoint: dynamo.endpoint });
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const result = await next(args);
+        if (context.commandName === 'GetItemCommand' && !raced) {
+          raced = true;
+          await winner.publish(clusterId, contentOf([ruleAdding('winner')]));
+        }
+        return result;
+      },
+      { step: 'initialize', name: 'raceAfterPointerRead' },
+    );
+    const stale = createSnapshotStore({ client, tableName, clock: () => NOW, retentionSeconds: 60 });
+    await expect(stale.publish(clusterId, contentOf([ruleAdding('stale')]))).rejects.toThrow(StoreError);
+    const winnerPointer = await currentPointer(winner, clusterId);
+
+    const parts = await itemsUnder(clusterId, 'snapshot#');
+
+    const losing = parts.filter((part) => part.publishId?.S !== winnerPointer.publishId);
+    expect(losing.length).toBeGreaterThan(0);
+    expect(losing.map((part) => part[EXPIRES_AT_ATTRIBUTE]?.N)).toEqual(losing.map(() => String(NOW / 1000 + 60)));
+    client.destroy();
+  });
+});
+
+describe('superseded snapshots', () => {
+  it('gives the parts of the superseded version a TTL and leaves the current parts without one', async () => {
+    const store = storeWith({ partBytes: 1024, retentionSeconds: 600 });
+    const clusterId = freshClusterId();
+    await store.publish(clusterId, largeContent(3000, 2));
+
+    const outcome = await store.publish(clusterId, largeContent(3000, 2));
+
+    const first = await itemsUnder(clusterId, 'snapshot#0000000001#');
+    const second = await itemsUnder(clusterId, 'snapshot#0000000002#');
+    expect(outcome.supersededParts).toBe(first.length);
+    expect(first.map((part) => part[EXPIRES_AT_ATTRIBUTE]?.N)).toEqual(first.map(() => String(NOW / 1000 + 600)));
+    expect(second.length).toBeGreaterThan(1);
+    expect(second.filter((part) => part[EXPIRES_AT_ATTRIBUTE] !== undefined)).toEqual([]);
+  });
+
+  it('lets a reader that read the old pointer finish reading after a newer publish', async () => {
+    const store = storeWith();
+    const clusterId = freshClusterId();
+    const old = contentOf([ruleAdding('old')]);
+    await store.publish(clusterId, old);
+    const oldPointer = await currentPointer(store, clusterId);
+    await store.publish(clusterId, contentOf([ruleAdding('new')]));
+
+    const snapshot = await store.readSnapshot(clusterId, oldPointer);
+
+    expect(snapshot).toEqual({ ...old, version: 1, contentHash: oldPointer.contentHash });
+  });
+});
+
+describe('reading a damaged snapshot', () => {
+  async function publishThreeParts(): Promise<{ store: SnapshotStore; clusterId: string; publishId: string }> {
+    const store = storeWith({ partBytes: 1024 });
+    const clusterId = freshClusterId();
+    await store.publish(clusterId, largeContent(3300, 1));
+    const pointer = await currentPointer(store, clusterId);
+    expect(pointer.partCount).toBe(3);
+    return { store, clusterId, publishId: pointer.publishId };
+  }
+
+  function partKey(clusterId: string, publishId: string, part: number): Item {
+    return { pk: { S: `cluster#${clusterId}` }, sk: { S: partSortKey(1, publishId, part) } };
+  }
+
+  it('rejects a part whose body was altered, naming the part', async () => {
+    const { store, clusterId, publishId } = await publishThreeParts();
+    await raw.send(
+      new UpdateItemCommand({
+        TableName: tableName,
+        Key: partKey(clusterId, publishId, 1),
+        UpdateExpression: 'SET body = :body',
+        ExpressionAttributeValues: { ':body': { B: new Uint8Array(1024).fill(7) } },
+      }),
+    );
+
+    await expect(store.read(clusterId)).rejects.toThrow(
+      /snapshot version 1 of cluster ".*" .* is unusable: part 1 of 3 is corrupted: its body does not match its digest/,
+    );
+  });
+
+  it('rejects a snapshot with a missing part, naming the part', async () => {
+    const { store, clusterId, publishId } = await publishThreeParts();
+    await raw.send(new DeleteItemCommand({ TableName: tableName, Key: partKey(clusterId, publishId, 2) }));
+
+    await expect(store.read(clusterId)).rejects.toThrow(/is unusable: part 2 of 3 is missing/);
+  });
+
+  it('rejects a snapshot with an extra part', async () => {
+    const { store, clusterId, publishId } = await publishThreeParts();
+    const [part] = await itemsUnder(clusterId, partSortKey(1, publishId, 0));
+    await raw.send(
+      new PutItemCommand({
+        TableName: tableName,
+        Item: { ...part, ...partKey(clusterId, publishId, 3), part: { N: '3' } },
+      }),
+    );
+
+    await expect(store.read(clusterId)).rejects.toThrow(/is unusable: unexpected part 3; the pointer names 3 parts/);
+  });
+
+  it('rejects a part rewritten with a consistent digest when the parts no longer decompress', async () => {
+    const { store, clusterId, publishId } = await publishThreeParts();
+    const garbage = new Uint8Array(1024).fill(42);
+    await raw.send(
+      new UpdateItemCommand({
+        TableName: tableName,
+        Key: partKey(clusterId, publishId, 0),
+        UpdateExpression: 'SET body = :body, partDigest = :digest',
+        ExpressionAttributeValues: {
+          ':body': { B: garbage },
+          ':digest': { S: `sha256:${createHash('sha256').update(garbage).digest('hex')}` },
+        },
+      }),
+    );
+
+    await expect(store.read(clusterId)).rejects.toThrow(/is unusable: the reassembled parts are not valid gzip data/);
+  });
+
+  it('rejects a pointer whose version is not a number', async () => {
+    const store = storeWith();
+    const clusterId = freshClusterId();
+    await raw.send(
+      new PutItemCommand({
+        TableName: tableName,
+        Item: { pk: { S: `cluster#${clusterId}` }, sk: { S: 'pointer' }, version: { S: 'seven' } },
+      }),
+    );
+
+    await expect(store.read(clusterId)).rejects.toThrow(
+      /pointer of cluster ".*" in table ".*" is malformed: version must be a number attribute holding a positive integer/,
+    );
+  });
+
+  it('rejects intact parts whose content is not a snapshot', async () => {
+    const store = storeWith();
+    const clusterId = freshClusterId();
+    const body = gzipSync(Buffer.from(JSON.stringify({ rules: 'all of them', invalid: [] })));
+    const contentHash = `sha256:${'0'.repeat(64)}`;
+    const publishId = '0123456789abcdef';
+    const shared = { version: { N: '1' }, partCount: { N: '1' }, contentHash: { S: contentHash }, publishId: { S: publishId } };
+    await raw.send(
+      new PutItemCommand({
+        TableName: tableName,
+        Item: {
+          ...partKey(clusterId, publishId, 0),
+          ...shared,
+          part: { N: '0' },
+          partDigest: { S: `sha256:${createHash('sha256').update(body).digest('hex')}` },
+          body: { B: body },
+        },
+      }),
+    );
+    await raw.send(
+      new PutItemCommand({ TableName: tableName, Item: { pk: { S: `cluster#${clusterId}` }, sk: { S: 'pointer' }, ...shared } }),
+    );
+
+    await expect(store.read(clusterId)).rejects.toThrow(/is unusable: content.rules must be an array/);
+  });
+});
+
+describe('sync status', () => {
+  it('has no sync status before the first recorded sync', async () => {
+    expect(await storeWith().readSyncStatus(freshClusterId())).toBeUndefined();
+  });
+
+  it('keeps the last success time when a later sync fails', async () => {
+    const store = storeWith();
+    const clusterId = freshClusterId();
+    await store.recordSync(clusterId, { at: '2026-12-01T10:00:00.000Z', outcome: { status: 'published', version: 4 } });
+
+    await store.recordSync(clusterId, {
+      at: '2026-12-01T10:00:30.000Z',
+      outcome: { status: 'failed', error: 'listing PodMutations failed: 503' },
+    });
+
+    expect(await store.readSyncStatus(clusterId)).toEqual({
+      lastAttemptAt: '2026-12-01T10:00:30.000Z',
+      lastStatus: 'failed',
+      lastSuccessAt: '2026-12-01T10:00:00.000Z',
+      lastVersion: 4,
+      lastError: 'listing PodMutations failed: 503',
+    });
+  });
+
+  it('clears the last error when a sync succeeds again', async () => {
+    const store = storeWith();
+    const clusterId = freshClusterId();
+    await store.recordSync(clusterId, { at: '2026-12-01T10:00:00.000Z', outcome: { status: 'failed', error: 'timeout' } });
+
+    await store.recordSync(clusterId, { at: '2026-12-01T10:00:30.000Z', outcome: { status: 'unchanged', version: 4 } });
+
+    expect(await store.readSyncStatus(clusterId)).toEqual({
+      lastAttemptAt: '2026-12-01T10:00:30.000Z',
+      lastStatus: 'unchanged',
+      lastSuccessAt: '2026-12-01T10:00:30.000Z',
+      lastVersion: 4,
+    });
+  });
+});
