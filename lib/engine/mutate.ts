@@ -86,7 +86,9 @@ function removeNodeAffinity(affinity: AffinitySelector, rule: CompiledRule): Aff
   const required = affinity.required.map((term) => withoutKeys(term, keys));
   // A required term that had requirements and is left with none would select no node: clear the whole required selector.
   const emptied = required.some((term, index) => isEmptyTerm(term) && !isEmptyTerm(affinity.required![index]!));
-  return { required: emptied ? undefined : required, preferred };
+  if (emptied) return { required: undefined, preferred };
+  // Terms that were empty on the incoming Pod add nothing under OR.
+  return { required: dropEmptyTerms(required), preferred };
 }
 
 function addRequired(state: SchedulingState, rule: CompiledRule, current: readonly Term[] | undefined, added: readonly Term[]): StepResult | readonly Term[] {

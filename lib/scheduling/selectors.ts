@@ -1,4 +1,4 @@
-import { isEmptyTerm, term, type Preference, type Term } from './requirements.ts';
+import { isEmptyTerm, term, type Preference, type Requirement, type Term } from './requirements.ts';
 
 /**
  * Canonicalizes an OR of terms: identical terms collapse to the first, and a term whose requirement
@@ -64,11 +64,25 @@ function productSize(current: readonly Term[], added: readonly Term[]): number {
 function andTerms(current: readonly Term[], added: readonly Term[]): readonly Term[] {
   const product: Term[] = [];
   for (const left of current) {
-    for (const right of added) {
-      product.push(term([...left.expressions, ...right.expressions], [...left.fields, ...right.fields]));
-    }
+    for (const right of added) product.push(combineTerms(left, right));
   }
   return canonicalizeTerms(product);
+}
+
+/**
+ * AND of two terms: the current term's requirements, then the added term's. A requirement on both
+ * sides collapses to one at the added position (keeping the current spelling of its values), so
+ * applying the same addition again yields the same order.
+ */
+function combineTerms(left: Term, right: Term): Term {
+  const shared = new Map<string, Requirement>();
+  for (const requirement of [...left.expressions, ...left.fields]) if (right.ids.has(requirement.id)) shared.set(requirement.id, requirement);
+  const keep = (requirement: Requirement) => !shared.has(requirement.id);
+  const spell = (requirement: Requirement) => shared.get(requirement.id) ?? requirement;
+  return term(
+    [...left.expressions.filter(keep), ...right.expressions.map(spell)],
+    [...left.fields.filter(keep), ...right.fields.map(spell)],
+  );
 }
 
 /** The term without label requirements on `keys`; field requirements are not label keys and stay. Pure. */
@@ -117,7 +131,8 @@ function appendPreferences(current: readonly Preference[], added: readonly Prefe
 /** Drops empty terms when other terms exist: an empty term matches no node, so under OR it adds nothing. */
 function dropEmptyTerms(terms: readonly Term[]): readonly Term[] {
   const nonEmpty = terms.filter((candidate) => !isEmptyTerm(candidate));
-  return nonEmpty.length === terms.length ? terms : nonEmpty;
+  // A selector of only empty terms matches no node; keep it so, rather than turn it into "no selector".
+  return nonEmpty.length === terms.length || nonEmpty.length === 0 ? terms : nonEmpty;
 }
 
 export {
