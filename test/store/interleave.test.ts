@@ -41,7 +41,8 @@ describe('readers during publishes', () => {
         if (snapshot !== undefined) reads.push(snapshot);
       }
     };
-    const readers = [reader(), reader(), reader()];
+    const failedReads: unknown[] = [];
+    const readers = [reader(), reader(), reader()].map((running) => running.catch((error: unknown) => failedReads.push(error)));
 
     for (const content of contents.slice(1)) {
       const outcome = await store.publish(clusterId, content);
@@ -50,6 +51,7 @@ describe('readers during publishes', () => {
     publishing = false;
     await Promise.all(readers);
 
+    expect(failedReads).toEqual([]);
     expect(new Set(reads.map((snapshot) => snapshot.version)).size).toBeGreaterThan(1);
     for (const snapshot of reads) expect(contentPart(snapshot)).toEqual(published.get(snapshot.contentHash));
   });

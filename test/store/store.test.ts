@@ -8,12 +8,14 @@ import {
   type AttributeValue,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MalformedInputError, StoreError } from '../../lib/errors/index.ts';
 import {
   EXPIRES_AT_ATTRIBUTE,
   createDynamoClient,
   createSnapshotStore,
+  createSnapshotTable,
   type SnapshotStore,
 } from '../../lib/store/index.ts';
 import {
@@ -70,6 +72,13 @@ async function itemsUnder(clusterId: string, prefix: string): Promise<Item[]> {
     startKey = page.LastEvaluatedKey;
   } while (startKey !== undefined);
   return items;
+}
+
+/** The same JSON value with the keys of every object inserted in reverse order. */
+function reverseKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(reverseKeys);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(Object.entries(value).reverse().map(([key, field]) => [key, reverseKeys(field)]));
 }
 
 async function currentPointer(store: SnapshotStore, clusterId: string) {
@@ -139,6 +148,23 @@ describe('publishing and reading snapshots', () => {
     client.destroy();
   });
 
+  it('treats any content with its object keys reordered as unchanged', async () => {
+    const store = storeWith();
+    const annotations = fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }), fc.string({ maxLength: 20 }), { maxKeys: 6 });
+    await fc.assert(
+      fc.asyncProperty(fc.array(annotations, { minLength: 1, maxLength: 4 }), async (annotationSets) => {
+        const clusterId = freshClusterId();
+        const content = contentOf(annotationSets.map((set, index) => ruleAdding(`rule-${index}`, set)));
+        const first = await store.publish(clusterId, content);
+
+        const second = await store.publish(clusterId, reverseKeys(content) as typeof content);
+
+        expect([second.published, second.contentHash]).toEqual([false, first.contentHash]);
+      }),
+      { numRuns: 25 },
+    );
+  });
+
   it('keeps the snapshots of two clusters in one table apart', async () => {
     const store = storeWith();
     const [east, west] = [freshClusterId(), freshClusterId()];
@@ -163,6 +189,10 @@ describe('publishing and reading snapshots', () => {
     expect(parts.length).toBeGreaterThanOrEqual(3);
     for (const part of parts) expect(itemBytes(part)).toBeLessThan(400_000);
     expect(await store.read(clusterId)).toEqual({ ...content, version: 1, contentHash: outcome.contentHash });
+  });
+
+  it('accepts creating a table that already exists', async () => {
+    await expect(createSnapshotTable(raw, tableName)).resolves.toBeUndefined();
   });
 
   it('rejects a cluster id that cannot be embedded in a key', async () => {
@@ -340,7 +370,7 @@ describe('reading a damaged snapshot', () => {
     );
 
     await expect(store.read(clusterId)).rejects.toThrow(
-      /pointer of cluster ".*" in table ".*" is malformed: version must be a number attribute holding a positive integer/,
+      /pointer of cluster ".*" in table ".*" is malformed: version must be a number attribute holding an integer from 1 to 9999999999/,
     );
   });
 

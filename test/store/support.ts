@@ -7,10 +7,10 @@ import type { NormalizedRule } from '../../lib/api/index.ts';
 import {
   createDynamoClient,
   createSnapshotTable,
-  startEmbeddedDynamo,
   type DynamoClientOptions,
   type SnapshotContent,
 } from '../../lib/store/index.ts';
+import { startEmbeddedDynamo } from '../../lib/store/embedded/index.ts';
 
 /** A DynamoDB endpoint for one test file: DYNAMODB_ENDPOINT when set, else dynalite started in-process. */
 interface TestDynamo {

@@ -1,0 +1,46 @@
+import { createSnapshotCache } from './cache.ts';
+import { readStoreConfig } from './config.ts';
+import { createDynamoClient, createSnapshotTable } from './dynamo.ts';
+import { EXPIRES_AT_ATTRIBUTE } from './layout.ts';
+import { createSnapshotStore } from './store.ts';
+import type { SnapshotCacheOptions } from './cache.ts';
+import type { DynamoClientOptions } from './dynamo.ts';
+import type { SnapshotStoreOptions } from './store.ts';
+import type {
+  CachedSnapshot,
+  PublishOutcome,
+  SnapshotCache,
+  SnapshotCacheStats,
+  SnapshotContent,
+  SnapshotPointer,
+  SnapshotStore,
+  StoreConfig,
+  SyncOutcome,
+  SyncRecord,
+  SyncStatus,
+} from './types.ts';
+
+export {
+  createDynamoClient,
+  createSnapshotTable,
+  createSnapshotStore,
+  createSnapshotCache,
+  readStoreConfig,
+  EXPIRES_AT_ATTRIBUTE,
+};
+export type {
+  DynamoClientOptions,
+  SnapshotStoreOptions,
+  SnapshotCacheOptions,
+  SnapshotStore,
+  SnapshotContent,
+  SnapshotPointer,
+  PublishOutcome,
+  SyncOutcome,
+  SyncRecord,
+  SyncStatus,
+  SnapshotCache,
+  SnapshotCacheStats,
+  CachedSnapshot,
+  StoreConfig,
+};

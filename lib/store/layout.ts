@@ -1,0 +1,51 @@
+/** Key layout of the rules table; see the doc comment of store.ts for the full item layout. */
+
+/** Partition key attribute (S): `cluster#<clusterId>`. */
+const PARTITION_KEY = 'pk';
+/** Sort key attribute (S): `pointer`, `sync`, `snapshot#...`, later `placement#...`. */
+const SORT_KEY = 'sk';
+/** TTL attribute (N, epoch seconds) set on superseded snapshot parts; the table's TimeToLiveSpecification names it. */
+const EXPIRES_AT_ATTRIBUTE = 'expiresAt';
+
+const POINTER_SORT_KEY = 'pointer';
+const SYNC_SORT_KEY = 'sync';
+
+/** Zero-padding keeps the parts of one snapshot sorted by version and part index. */
+const VERSION_DIGITS = 10;
+const PART_DIGITS = 5;
+const MAX_VERSION = 10 ** VERSION_DIGITS - 1;
+const MAX_PARTS = 10 ** PART_DIGITS - 1;
+
+/** Cluster ids as EKS names clusters, plus dots; the id is embedded verbatim in every partition key. */
+const CLUSTER_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
+function clusterPartition(clusterId: string): string {
+  return `cluster#${clusterId}`;
+}
+
+function versionPrefix(version: number): string {
+  return `snapshot#${String(version).padStart(VERSION_DIGITS, '0')}#`;
+}
+
+function partsPrefix(version: number, publishId: string): string {
+  return `${versionPrefix(version)}${publishId}#`;
+}
+
+function partSortKey(version: number, publishId: string, part: number): string {
+  return `${partsPrefix(version, publishId)}${String(part).padStart(PART_DIGITS, '0')}`;
+}
+
+export {
+  PARTITION_KEY,
+  SORT_KEY,
+  EXPIRES_AT_ATTRIBUTE,
+  POINTER_SORT_KEY,
+  SYNC_SORT_KEY,
+  MAX_VERSION,
+  MAX_PARTS,
+  CLUSTER_ID_PATTERN,
+  clusterPartition,
+  versionPrefix,
+  partsPrefix,
+  partSortKey,
+};

@@ -1,0 +1,469 @@
+/**
+ * The DynamoDB rule store. One table with string keys pk (HASH) and sk (RANGE); every pk is
+ * `cluster#<clusterId>`, so one table serves several clusters. Items under one pk:
+ *
+ *   sk `pointer`  the current snapshot: version (N), publishId (S), partCount (N), contentHash (S),
+ *                 publishedAt (S, ISO-8601). Written last, with a condition that only moves the version forward.
+ *   sk `snapshot#<version, 10 digits>#<publishId>#<part, 5 digits>`  one part of a snapshot: version (N),
+ *                 publishId (S), part (N, from 0), partCount (N), contentHash (S), partDigest (S, sha256 of body),
+ *                 body (B, a slice, 256 KiB by default, of the gzipped canonical JSON of
+ *                 { rules, invalid, resourceVersion, syncedAt }), expiresAt (N, epoch seconds) once superseded.
+ *   sk `sync`     the last sync: lastAttemptAt (S), lastStatus (S), lastSuccessAt (S), lastVersion (N), lastError (S).
+ *   sk `placement#...`  reserved for placement policies.
+ *
+ * Publishing writes the parts first, then switches the pointer; readers read the pointer, then Query the parts
+ * it names with ConsistentRead, so they see the old or the new snapshot, never a mix. No transactions are used.
+ * contentHash is `sha256:<hex>` of the canonical JSON (object keys sorted) of { rules, invalid }.
+ * After a switch, every part of the previous version (any publishId, so also parts of crashed or losing
+ * publishers) gets expiresAt = now + retention; nothing is deleted, so a reader that read the old pointer finishes.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  ConditionalCheckFailedException,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  UpdateItemCommand,
+  type AttributeValue,
+  type DynamoDBClient,
+  type UpdateItemCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import type { RuleSnapshot } from '../api/index.ts';
+import { ConfigurationError, MalformedInputError, StoreError } from '../errors/index.ts';
+import { contentHashOf, decodeContent, encodeContent, partDigestOf } from './codec.ts';
+import {
+  CLUSTER_ID_PATTERN,
+  EXPIRES_AT_ATTRIBUTE,
+  MAX_PARTS,
+  MAX_VERSION,
+  PARTITION_KEY,
+  POINTER_SORT_KEY,
+  SORT_KEY,
+  SYNC_SORT_KEY,
+  clusterPartition,
+  partSortKey,
+  partsPrefix,
+  versionPrefix,
+} from './layout.ts';
+import type {
+  PublishOutcome,
+  SnapshotContent,
+  SnapshotPointer,
+  SnapshotStore,
+  SyncRecord,
+  SyncStatus,
+} from './types.ts';
+
+/** Options of a store over one table. */
+interface SnapshotStoreOptions {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+  /** Epoch milliseconds; drives expiresAt and publishedAt. */
+  readonly clock?: () => number;
+  /** Bytes of gzipped content per part item (default 256 KiB, at most 350,000 to stay clear of the 400 KB item limit). */
+  readonly partBytes?: number;
+  /** How long superseded parts stay readable before their TTL (default 900 s). */
+  readonly retentionSeconds?: number;
+}
+
+type Item = Record<string, AttributeValue>;
+
+const DEFAULT_PART_BYTES = 256 * 1024;
+// The rest of a part item (keys, hashes, numbers) stays under 1 KB, so 350,000 bytes of body is far from 400 KB.
+const MAX_PART_BYTES = 350_000;
+const MIN_PART_BYTES = 1_024;
+const DEFAULT_RETENTION_SECONDS = 900;
+const PART_WRITE_CONCURRENCY = 4;
+const MAX_SYNC_ERROR_CHARS = 1_000;
+const PUBLISH_ID_PATTERN = /^[0-9a-f]{16}$/;
+const CONTENT_HASH_PATTERN = /^sha256:[0-9a-f]{64}$/;
+const ISO_TIME_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** The integer in a number attribute, or undefined when the attribute is missing, not a number or not an integer. */
+function integerAttribute(item: Item, name: string): number | undefined {
+  const text = item[name]?.N;
+  const value = text === undefined ? Number.NaN : Number(text);
+  return Number.isSafeInteger(value) ? value : undefined;
+}
+
+function isoTime(text: string, what: string): string {
+  if (!ISO_TIME_PATTERN.test(text) || Number.isNaN(Date.parse(text))) {
+    throw new MalformedInputError(`${what} is "${text}"; expected an ISO-8601 time`);
+  }
+  return text;
+}
+
+function checkedClusterId(clusterId: string): string {
+  if (!CLUSTER_ID_PATTERN.test(clusterId)) {
+    throw new MalformedInputError(
+      `cluster id "${clusterId}" is invalid; expected 1 to 100 letters, digits, ".", "_" or "-", starting with a letter or digit`,
+    );
+  }
+  return clusterId;
+}
+
+function integerOption(value: number | undefined, option: string, fallback: number, minimum: number, maximum: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < minimum || value > maximum) {
+    throw new ConfigurationError(`snapshot store option ${option} is ${value}; expected an integer from ${minimum} to ${maximum}`);
+  }
+  return value;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The pointer in an item, or what is wrong with it. */
+function parsePointer(item: Item): SnapshotPointer | string {
+  const version = integerAttribute(item, 'version');
+  if (version === undefined || version < 1 || version > MAX_VERSION) {
+    return `version must be a number attribute holding an integer from 1 to ${MAX_VERSION}`;
+  }
+  const partCount = integerAttribute(item, 'partCount');
+  if (partCount === undefined || partCount < 1 || partCount > MAX_PARTS) {
+    return `partCount must be a number attribute holding an integer from 1 to ${MAX_PARTS}`;
+  }
+  const publishId = item.publishId?.S;
+  if (publishId === undefined || !PUBLISH_ID_PATTERN.test(publishId)) {
+    return 'publishId must be a string attribute of 16 lowercase hex digits';
+  }
+  const contentHash = item.contentHash?.S;
+  if (contentHash === undefined || !CONTENT_HASH_PATTERN.test(contentHash)) {
+    return 'contentHash must be a string attribute of the form sha256:<64 hex digits>';
+  }
+  return { version, publishId, partCount, contentHash };
+}
+
+/** The body of a part if its attributes agree with the pointer, else what disagrees. */
+function partBody(item: Item, pointer: SnapshotPointer, part: number): Uint8Array | string {
+  const where = `part ${part} of ${pointer.partCount}`;
+  if (integerAttribute(item, 'version') !== pointer.version) return `${where} does not record version ${pointer.version}`;
+  if (integerAttribute(item, 'partCount') !== pointer.partCount) {
+    return `${where} does not record a part count of ${pointer.partCount}`;
+  }
+  if (item.contentHash?.S !== pointer.contentHash) return `${where} does not record content hash ${pointer.contentHash}`;
+  const body = item.body?.B;
+  if (body === undefined) return `${where} has no binary body`;
+  if (item.partDigest?.S !== partDigestOf(body)) return `${where} is corrupted: its body does not match its digest`;
+  return body;
+}
+
+/** A store of rule snapshots in one DynamoDB table; see the item layout above. */
+function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
+  const { client, tableName } = options;
+  const clock = options.clock ?? Date.now;
+  const partBytes = integerOption(options.partBytes, 'partBytes', DEFAULT_PART_BYTES, MIN_PART_BYTES, MAX_PART_BYTES);
+  const retentionSeconds = integerOption(options.retentionSeconds, 'retentionSeconds', DEFAULT_RETENTION_SECONDS, 1, 30 * 24 * 3600);
+
+  async function call<T>(operation: string, clusterId: string, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      throw new StoreError(
+        `DynamoDB ${operation} on table "${tableName}" for cluster "${clusterId}" failed: ${messageOf(error)}`,
+        { cause: error, context: { tableName, clusterId, operation } },
+      );
+    }
+  }
+
+  function unusable(clusterId: string, version: number, problem: string, cause?: unknown): StoreError {
+    return new StoreError(`snapshot version ${version} of cluster "${clusterId}" in table "${tableName}" is unusable: ${problem}`, {
+      cause,
+      context: { tableName, clusterId, version, problem },
+    });
+  }
+
+  function key(clusterId: string, sortKey: string): Item {
+    return { [PARTITION_KEY]: { S: clusterPartition(clusterId) }, [SORT_KEY]: { S: sortKey } };
+  }
+
+  async function getPointer(clusterId: string, consistent: boolean): Promise<SnapshotPointer | undefined> {
+    const { Item: item } = await call('GetItem', clusterId, () =>
+      client.send(
+        new GetItemCommand({ TableName: tableName, Key: key(clusterId, POINTER_SORT_KEY), ConsistentRead: consistent }),
+      ),
+    );
+    if (item === undefined) return undefined;
+    const pointer = parsePointer(item);
+    if (typeof pointer === 'string') {
+      throw new StoreError(`pointer of cluster "${clusterId}" in table "${tableName}" is malformed: ${pointer}`, {
+        context: { tableName, clusterId, problem: pointer },
+      });
+    }
+    return pointer;
+  }
+
+  /** Every item whose sort key starts with prefix; keysOnly projects the keys and the TTL attribute. */
+  async function queryAll(clusterId: string, prefix: string, keysOnly: boolean): Promise<Item[]> {
+    const items: Item[] = [];
+    let startKey: Item | undefined;
+    do {
+      const page = await call('Query', clusterId, () =>
+        client.send(
+          new QueryCommand({
+            TableName: tableName,
+            KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+            ExpressionAttributeNames: {
+              '#pk': PARTITION_KEY,
+              '#sk': SORT_KEY,
+              ...(keysOnly ? { '#ttl': EXPIRES_AT_ATTRIBUTE } : {}),
+            },
+            ExpressionAttributeValues: { ':pk': { S: clusterPartition(clusterId) }, ':prefix': { S: prefix } },
+            ...(keysOnly ? { ProjectionExpression: '#pk, #sk, #ttl' } : {}),
+            // Parts were written before the pointer; a consistent read guarantees all of them are visible.
+            ConsistentRead: true,
+            ExclusiveStartKey: startKey,
+          }),
+        ),
+      );
+      items.push(...(page.Items ?? []));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey !== undefined);
+    return items;
+  }
+
+  /** Gives the parts under these keys a TTL; parts already expiring keep their earlier time. */
+  async function expire(clusterId: string, keys: readonly Item[]): Promise<number> {
+    const expiresAt = String(Math.floor(clock() / 1000) + retentionSeconds);
+    for (let start = 0; start < keys.length; start += PART_WRITE_CONCURRENCY) {
+      await Promise.all(
+        keys.slice(start, start + PART_WRITE_CONCURRENCY).map((partKey) =>
+          call('UpdateItem', clusterId, () =>
+            client.send(
+              new UpdateItemCommand({
+                TableName: tableName,
+                Key: partKey,
+                UpdateExpression: 'SET #ttl = :expiresAt',
+                // Never recreate a part that has already expired and been deleted.
+                ConditionExpression: 'attribute_exists(#pk)',
+                ExpressionAttributeNames: { '#ttl': EXPIRES_AT_ATTRIBUTE, '#pk': PARTITION_KEY },
+                ExpressionAttributeValues: { ':expiresAt': { N: expiresAt } },
+              }),
+            ),
+          ).catch((error: unknown) => {
+            if (!(error instanceof StoreError && error.cause instanceof ConditionalCheckFailedException)) throw error;
+          }),
+        ),
+      );
+    }
+    return keys.length;
+  }
+
+  /** Marks every part of the superseded version (any publish id, so orphans of crashed publishers too). */
+  async function expireSuperseded(clusterId: string, version: number): Promise<number> {
+    const items = await queryAll(clusterId, versionPrefix(version), true);
+    const live = items.filter((item) => item[EXPIRES_AT_ATTRIBUTE] === undefined);
+    return expire(
+      clusterId,
+      live.map((item) => ({ [PARTITION_KEY]: item[PARTITION_KEY]!, [SORT_KEY]: item[SORT_KEY]! })),
+    );
+  }
+
+  async function writeParts(clusterId: string, pointer: SnapshotPointer, parts: readonly Uint8Array[]): Promise<Item[]> {
+    const keys = parts.map((_, part) => key(clusterId, partSortKey(pointer.version, pointer.publishId, part)));
+    for (let start = 0; start < parts.length; start += PART_WRITE_CONCURRENCY) {
+      await Promise.all(
+        parts.slice(start, start + PART_WRITE_CONCURRENCY).map((body, offset) =>
+          call('PutItem', clusterId, () =>
+            client.send(
+              new PutItemCommand({
+                TableName: tableName,
+                Item: {
+                  ...keys[start + offset],
+                  version: { N: String(pointer.version) },
+                  publishId: { S: pointer.publishId },
+                  part: { N: String(start + offset) },
+                  partCount: { N: String(pointer.partCount) },
+                  contentHash: { S: pointer.contentHash },
+                  partDigest: { S: partDigestOf(body) },
+                  body: { B: body },
+                },
+              }),
+            ),
+          ),
+        ),
+      );
+    }
+    return keys;
+  }
+
+  async function switchPointer(clusterId: string, pointer: SnapshotPointer): Promise<void> {
+    try {
+      await client.send(
+        new PutItemCommand({
+          TableName: tableName,
+          Item: {
+            ...key(clusterId, POINTER_SORT_KEY),
+            version: { N: String(pointer.version) },
+            publishId: { S: pointer.publishId },
+            partCount: { N: String(pointer.partCount) },
+            contentHash: { S: pointer.contentHash },
+            publishedAt: { S: new Date(clock()).toISOString() },
+          },
+          ConditionExpression: 'attribute_not_exists(#pk) OR #version < :version',
+          ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#version': 'version' },
+          ExpressionAttributeValues: { ':version': { N: String(pointer.version) } },
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) {
+        throw new StoreError(
+          `another publisher won: the pointer of cluster "${clusterId}" in table "${tableName}" is already at version ${pointer.version} or later`,
+          { cause: error, context: { tableName, clusterId, version: pointer.version } },
+        );
+      }
+      throw new StoreError(
+        `DynamoDB PutItem of the pointer on table "${tableName}" for cluster "${clusterId}" failed: ${messageOf(error)}`,
+        { cause: error, context: { tableName, clusterId, operation: 'PutItem', version: pointer.version } },
+      );
+    }
+  }
+
+  async function publish(clusterId: string, content: SnapshotContent): Promise<PublishOutcome> {
+    checkedClusterId(clusterId);
+    isoTime(content.syncedAt, 'syncedAt');
+    const contentHash = contentHashOf(content);
+    const current = await getPointer(clusterId, true);
+    if (current?.contentHash === contentHash) {
+      return { published: false, version: current.version, contentHash, supersededParts: 0 };
+    }
+    const version = (current?.version ?? 0) + 1;
+    if (version > MAX_VERSION) throw new StoreError(`cluster "${clusterId}" has reached the last snapshot version ${MAX_VERSION}`);
+    let parts: readonly Uint8Array[];
+    try {
+      parts = encodeContent(content, partBytes);
+    } catch (error) {
+      throw new StoreError(`snapshot of cluster "${clusterId}" cannot be stored: ${messageOf(error)}`, {
+        cause: error,
+        context: { clusterId },
+      });
+    }
+    if (parts.length > MAX_PARTS) {
+      throw new StoreError(`snapshot of cluster "${clusterId}" needs ${parts.length} parts, above the limit of ${MAX_PARTS}`);
+    }
+    const pointer: SnapshotPointer = {
+      version,
+      publishId: randomBytes(8).toString('hex'),
+      partCount: parts.length,
+      contentHash,
+    };
+    const keys = await writeParts(clusterId, pointer, parts);
+    try {
+      await switchPointer(clusterId, pointer);
+    } catch (error) {
+      // The losing parts were never visible to readers; let them expire rather than linger.
+      await expire(clusterId, keys).catch(() => undefined);
+      throw error;
+    }
+    if (current === undefined) return { published: true, version, contentHash, supersededParts: 0 };
+    try {
+      const supersededParts = await expireSuperseded(clusterId, current.version);
+      return { published: true, version, contentHash, supersededParts };
+    } catch (error) {
+      const cleanupError =
+        error instanceof StoreError ? error : new StoreError(messageOf(error), { cause: error, context: { clusterId } });
+      return { published: true, version, contentHash, supersededParts: 0, cleanupError };
+    }
+  }
+
+  async function readPointer(clusterId: string): Promise<SnapshotPointer | undefined> {
+    checkedClusterId(clusterId);
+    return getPointer(clusterId, false);
+  }
+
+  async function readSnapshot(clusterId: string, pointer: SnapshotPointer): Promise<RuleSnapshot> {
+    checkedClusterId(clusterId);
+    const items = await queryAll(clusterId, partsPrefix(pointer.version, pointer.publishId), false);
+    const bodies: (Uint8Array | undefined)[] = Array.from({ length: pointer.partCount }, () => undefined);
+    for (const item of items) {
+      const part = integerAttribute(item, 'part');
+      if (part === undefined || part < 0) {
+        throw unusable(clusterId, pointer.version, `item ${item[SORT_KEY]?.S} has no part index`);
+      }
+      if (part >= pointer.partCount) {
+        throw unusable(clusterId, pointer.version, `unexpected part ${part}; the pointer names ${pointer.partCount} parts`);
+      }
+      if (item[SORT_KEY]?.S !== partSortKey(pointer.version, pointer.publishId, part) || bodies[part] !== undefined) {
+        throw unusable(clusterId, pointer.version, `item ${item[SORT_KEY]?.S} claims to be part ${part}`);
+      }
+      const body = partBody(item, pointer, part);
+      if (typeof body === 'string') throw unusable(clusterId, pointer.version, body);
+      bodies[part] = body;
+    }
+    const missing = bodies.findIndex((body) => body === undefined);
+    if (missing !== -1) {
+      throw unusable(clusterId, pointer.version, `part ${missing} of ${pointer.partCount} is missing`);
+    }
+    const decoded = decodeContent(bodies as Uint8Array[]);
+    if ('problem' in decoded) throw unusable(clusterId, pointer.version, decoded.problem, decoded.cause);
+    const actualHash = contentHashOf(decoded.content);
+    if (actualHash !== pointer.contentHash) {
+      throw unusable(clusterId, pointer.version, `content hashes to ${actualHash}, but the pointer says ${pointer.contentHash}`);
+    }
+    const { rules, invalid, resourceVersion, syncedAt } = decoded.content;
+    return { rules, invalid, resourceVersion, syncedAt, contentHash: pointer.contentHash, version: pointer.version };
+  }
+
+  async function read(clusterId: string): Promise<RuleSnapshot | undefined> {
+    const pointer = await readPointer(clusterId);
+    return pointer === undefined ? undefined : readSnapshot(clusterId, pointer);
+  }
+
+  async function recordSync(clusterId: string, record: SyncRecord): Promise<void> {
+    checkedClusterId(clusterId);
+    const at = isoTime(record.at, 'sync time');
+    const { outcome } = record;
+    const update: Pick<UpdateItemCommandInput, 'UpdateExpression' | 'ExpressionAttributeValues'> =
+      outcome.status === 'failed'
+        ? {
+            UpdateExpression: 'SET lastAttemptAt = :at, lastStatus = :status, lastError = :error',
+            ExpressionAttributeValues: {
+              ':at': { S: at },
+              ':status': { S: outcome.status },
+              ':error': { S: outcome.error.slice(0, MAX_SYNC_ERROR_CHARS) },
+            },
+          }
+        : {
+            UpdateExpression:
+              'SET lastAttemptAt = :at, lastStatus = :status, lastSuccessAt = :at, lastVersion = :version REMOVE lastError',
+            ExpressionAttributeValues: {
+              ':at': { S: at },
+              ':status': { S: outcome.status },
+              ':version': { N: String(outcome.version) },
+            },
+          };
+    await call('UpdateItem', clusterId, () =>
+      client.send(new UpdateItemCommand({ TableName: tableName, Key: key(clusterId, SYNC_SORT_KEY), ...update })),
+    );
+  }
+
+  async function readSyncStatus(clusterId: string): Promise<SyncStatus | undefined> {
+    checkedClusterId(clusterId);
+    const { Item: item } = await call('GetItem', clusterId, () =>
+      client.send(new GetItemCommand({ TableName: tableName, Key: key(clusterId, SYNC_SORT_KEY) })),
+    );
+    if (item === undefined) return undefined;
+    const lastAttemptAt = item.lastAttemptAt?.S;
+    const lastStatus = item.lastStatus?.S;
+    if (lastAttemptAt === undefined || (lastStatus !== 'published' && lastStatus !== 'unchanged' && lastStatus !== 'failed')) {
+      throw new StoreError(
+        `sync item of cluster "${clusterId}" in table "${tableName}" is malformed: expected lastAttemptAt and a lastStatus of published, unchanged or failed`,
+        { context: { tableName, clusterId } },
+      );
+    }
+    const lastVersion = item.lastVersion?.N;
+    return {
+      lastAttemptAt,
+      lastStatus,
+      ...(item.lastSuccessAt?.S === undefined ? {} : { lastSuccessAt: item.lastSuccessAt.S }),
+      ...(lastVersion === undefined ? {} : { lastVersion: Number(lastVersion) }),
+      ...(item.lastError?.S === undefined ? {} : { lastError: item.lastError.S }),
+    };
+  }
+
+  return { publish, readPointer, readSnapshot, read, recordSync, readSyncStatus };
+}
+
+export { createSnapshotStore };
+export type { SnapshotStoreOptions };

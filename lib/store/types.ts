@@ -1,0 +1,116 @@
+import type { RuleSnapshot } from '../api/index.ts';
+import type { StoreError } from '../errors/index.ts';
+
+/** What a publisher hands the store: a RuleSnapshot without the hash and version the store assigns. */
+type SnapshotContent = Omit<RuleSnapshot, 'contentHash' | 'version'>;
+
+/** The pointer item: which published snapshot is current for a cluster. */
+interface SnapshotPointer {
+  readonly version: number;
+  /** Random id of the publish that wrote the parts; concurrent publishers of one version never share parts. */
+  readonly publishId: string;
+  readonly partCount: number;
+  readonly contentHash: string;
+}
+
+/** Result of `publish`: the current version and hash, and whether this call made them current. */
+interface PublishOutcome {
+  readonly published: boolean;
+  readonly version: number;
+  readonly contentHash: string;
+  /** Parts of superseded snapshots newly given a TTL (0 when unchanged). */
+  readonly supersededParts: number;
+  /** Set when marking superseded parts failed; the publish itself succeeded and those parts stay until a later sweep. */
+  readonly cleanupError?: StoreError;
+}
+
+/** How one sync ended. `error` is a message for operators and must hold no secrets. */
+type SyncOutcome =
+  | { readonly status: 'published' | 'unchanged'; readonly version: number }
+  | { readonly status: 'failed'; readonly error: string };
+
+/** One sync attempt: when it ran (ISO-8601) and how it ended. */
+interface SyncRecord {
+  readonly at: string;
+  readonly outcome: SyncOutcome;
+}
+
+/** The sync item: the last attempt and the last success, so staleness can be seen and alarmed on. */
+interface SyncStatus {
+  readonly lastAttemptAt: string;
+  readonly lastStatus: SyncOutcome['status'];
+  readonly lastSuccessAt?: string;
+  readonly lastVersion?: number;
+  /** Message of the last attempt when it failed; cleared by the next success. */
+  readonly lastError?: string;
+}
+
+/** The rule store of one table; every operation is scoped to a cluster id. */
+interface SnapshotStore {
+  /** Publishes content as the next version unless its hash equals the current one; atomic for readers. */
+  publish(clusterId: string, content: SnapshotContent): Promise<PublishOutcome>;
+  /** The current pointer in exactly one eventually consistent GetItem; undefined when nothing was published. */
+  readPointer(clusterId: string): Promise<SnapshotPointer | undefined>;
+  /** Reads and verifies the snapshot a pointer names; any missing, extra or corrupted part is a StoreError. */
+  readSnapshot(clusterId: string, pointer: SnapshotPointer): Promise<RuleSnapshot>;
+  /** readPointer then readSnapshot; undefined when nothing was published. */
+  read(clusterId: string): Promise<RuleSnapshot | undefined>;
+  /** Records one sync attempt in the cluster's sync item. */
+  recordSync(clusterId: string, record: SyncRecord): Promise<void>;
+  /** The cluster's sync item; undefined before the first recorded sync. */
+  readSyncStatus(clusterId: string): Promise<SyncStatus | undefined>;
+}
+
+/** What the cache serves: the compiled value and the provenance of the snapshot it came from. */
+interface CachedSnapshot<T> {
+  readonly value: T;
+  readonly version: number;
+  readonly contentHash: string;
+  readonly syncedAt: string;
+  /** Seconds since the snapshot was last confirmed current by a successful read of the pointer. */
+  readonly ageSeconds: number;
+  /** True while the last refresh failed and the last good value is served. */
+  readonly stale: boolean;
+  /** The failure of the last refresh, while stale. */
+  readonly refreshError?: StoreError;
+}
+
+/** Counters of a snapshot cache since it was created. */
+interface SnapshotCacheStats {
+  /** Successful refreshes, including the first load. */
+  readonly refreshes: number;
+  /** Refreshes that found a new pointer and loaded and compiled its snapshot. */
+  readonly reloads: number;
+  readonly refreshFailures: number;
+  readonly consecutiveFailures: number;
+}
+
+/** A module-scope cache of one cluster's compiled snapshot. */
+interface SnapshotCache<T> {
+  /** The current value, refreshed when older than refreshSeconds; rejects with StoreError when no usable value exists. */
+  get(): Promise<CachedSnapshot<T>>;
+  stats(): SnapshotCacheStats;
+}
+
+/** Store settings read from the environment. */
+interface StoreConfig {
+  readonly tableName: string;
+  readonly clusterId: string;
+  readonly endpoint?: string;
+  readonly refreshSeconds: number;
+  readonly maxStaleSeconds: number;
+}
+
+export type {
+  SnapshotContent,
+  SnapshotPointer,
+  PublishOutcome,
+  SyncOutcome,
+  SyncRecord,
+  SyncStatus,
+  SnapshotStore,
+  CachedSnapshot,
+  SnapshotCacheStats,
+  SnapshotCache,
+  StoreConfig,
+};
