@@ -1,3 +1,25 @@
+import { isInt64, labelValueProblem, qualifiedNameProblem } from './syntax.ts';
+import {
+  APPLIED_ANNOTATION,
+  LIMITS,
+  POD_MUTATION_API_VERSION,
+  POD_MUTATION_KIND,
+  PRODUCT_ANNOTATION_PREFIX,
+  RESERVED_KEYS,
+  type InvalidRule,
+  type MutationAdd,
+  type MutationRemove,
+  type NodeAffinityRemoval,
+  type NormalizedRule,
+  type PodMutation,
+  type PodMutationSpec,
+  type RuleIssue,
+  type RuleSnapshot,
+  type RuleVerdict,
+  type WorkloadSelector,
+} from './types.ts';
+import { describeIssues, ruleToResource, validatePodMutation } from './validate.ts';
+
 export {
   POD_MUTATION_API_VERSION,
   POD_MUTATION_KIND,
@@ -5,7 +27,13 @@ export {
   APPLIED_ANNOTATION,
   RESERVED_KEYS,
   LIMITS,
-} from './types.ts';
+  validatePodMutation,
+  describeIssues,
+  ruleToResource,
+  qualifiedNameProblem,
+  labelValueProblem,
+  isInt64,
+};
 export type {
   WorkloadSelector,
   NodeAffinityRemoval,
@@ -18,6 +46,4 @@ export type {
   InvalidRule,
   RuleVerdict,
   RuleSnapshot,
-} from './types.ts';
-export { validatePodMutation, describeIssues } from './validate.ts';
-export { qualifiedNameProblem, labelValueProblem, isInt64 } from './syntax.ts';
+};

@@ -508,3 +508,19 @@ export function validatePodMutation(resource: unknown): RuleVerdict {
 export function describeIssues(invalid: { readonly name: string; readonly issues: readonly { field: string; reason: string }[] }): string[] {
   return invalid.issues.map((issue) => `PodMutation "${invalid.name}": ${issue.field === '' ? '(resource)' : issue.field}: ${issue.reason}`);
 }
+
+/** The PodMutation resource a normalized rule stands for (the inverse of normalization). Pure. */
+export function ruleToResource(rule: NormalizedRule): Record<string, unknown> {
+  return {
+    apiVersion: POD_MUTATION_API_VERSION,
+    kind: POD_MUTATION_KIND,
+    metadata: rule.generation === undefined ? { name: rule.name } : { name: rule.name, generation: rule.generation },
+    spec: {
+      enable: rule.enable,
+      priority: rule.priority,
+      workloadSelector: rule.workloadSelector,
+      mutationRemove: rule.mutationRemove,
+      mutationAdd: rule.mutationAdd,
+    },
+  };
+}

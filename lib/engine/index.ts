@@ -9,12 +9,13 @@ import {
   type RuleEvaluation,
   type StepResult,
 } from './mutate.ts';
-import { compileRuleSet, type AffinitySelector, type CompiledRule, type RuleSet } from './rules.ts';
+import { compileRuleSet, compileSnapshotRules, type AffinitySelector, type CompiledRule, type RuleSet } from './rules.ts';
 import { currentNodeAffinity, INITIAL_STATE, podWithState, type SchedulingState } from './state.ts';
 import { resolveWorkload, type Workload } from './workload.ts';
 
 export {
   compileRuleSet,
+  compileSnapshotRules,
   mutatePod,
   applyRule,
   matchRule,

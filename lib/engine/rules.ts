@@ -1,4 +1,5 @@
-import type { NormalizedRule } from '../api/index.ts';
+import { describeIssues, ruleToResource, validatePodMutation, type NormalizedRule } from '../api/index.ts';
+import { StoreError } from '../errors/index.ts';
 import type { LabelSelectorRequirement, NodeAffinity, Toleration } from '../kubernetes/index.ts';
 import { preferenceFromKubernetes, termFromKubernetes, type Preference, type Term } from '../scheduling/index.ts';
 
@@ -96,4 +97,23 @@ function byApplicationOrder(left: CompiledRule, right: CompiledRule): number {
 /** Compiles validated rules into a rule set in application order. Pure; names must be unique. */
 export function compileRuleSet(rules: readonly NormalizedRule[]): RuleSet {
   return { rules: rules.map(compileRule).sort(byApplicationOrder) };
+}
+
+/**
+ * Compiles the rules of a snapshot read from the store, validating each again first: a store
+ * holding a rule the validator rejects is corrupted, and nothing of it is served.
+ */
+export function compileSnapshotRules(rules: readonly NormalizedRule[]): RuleSet {
+  const revalidated = rules.map((rule) => {
+    const verdict = validatePodMutation(ruleToResource(rule));
+    if (!verdict.valid) {
+      throw new StoreError(`snapshot rule "${verdict.invalid.name}" fails validation: ${describeIssues(verdict.invalid).join('; ')}`, {
+        context: { rule: verdict.invalid.name },
+      });
+    }
+    return verdict.rule;
+  });
+  const names = new Set(revalidated.map((rule) => rule.name));
+  if (names.size !== revalidated.length) throw new StoreError('snapshot holds two rules of the same name');
+  return compileRuleSet(revalidated);
 }

@@ -1,0 +1,79 @@
+import { ConfigurationError } from '../errors/index.ts';
+
+/** Where the sync finds the cluster and its credentials. */
+type ClusterConfig =
+  /** EKS: endpoint and CA from DescribeCluster, token from the function's own IAM identity. */
+  | { readonly mode: 'eks'; readonly clusterName: string; readonly region: string }
+  /** A kubeconfig stored as the SecretString of a Secrets Manager secret; `region` is the secret's region. */
+  | { readonly mode: 'kubeconfigSecret'; readonly secretArn: string; readonly region: string; readonly context?: string }
+  /** A kubeconfig file on disk (workstation use). */
+  | { readonly mode: 'kubeconfigFile'; readonly path: string; readonly context?: string }
+  /** The YAML text of a kubeconfig. */
+  | { readonly mode: 'kubeconfigText'; readonly text: string; readonly context?: string };
+
+type Environment = Readonly<Record<string, string | undefined>>;
+
+// EKS cluster names: 1-100 characters, start with a letter or digit (CreateCluster API reference).
+const EKS_CLUSTER_NAME = /^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$/;
+const AWS_REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
+const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:([a-z]{2}(?:-[a-z]+)+-\d+):\d{12}:secret:.+$/;
+
+/** Reads the cluster access mode from the environment: CLUSTER_NAME (+ AWS_REGION) for EKS, or KUBECONFIG_SECRET_ARN; exactly one. */
+function readClusterConfig(env: Environment): ClusterConfig {
+  const clusterName = setting(env, 'CLUSTER_NAME');
+  const secretArn = setting(env, 'KUBECONFIG_SECRET_ARN');
+  if (clusterName !== undefined && secretArn !== undefined) {
+    throw new ConfigurationError(
+      'CLUSTER_NAME and KUBECONFIG_SECRET_ARN are both set; set CLUSTER_NAME for EKS access or KUBECONFIG_SECRET_ARN for a kubeconfig, not both',
+      { context: { variables: ['CLUSTER_NAME', 'KUBECONFIG_SECRET_ARN'] } },
+    );
+  }
+  if (clusterName !== undefined) return readEksConfig(env, clusterName);
+  if (secretArn !== undefined) return readSecretConfig(secretArn);
+  throw new ConfigurationError(
+    'neither CLUSTER_NAME nor KUBECONFIG_SECRET_ARN is set; set CLUSTER_NAME (with AWS_REGION) for EKS access or KUBECONFIG_SECRET_ARN for a kubeconfig in Secrets Manager',
+    { context: { variables: ['CLUSTER_NAME', 'KUBECONFIG_SECRET_ARN'] } },
+  );
+}
+
+function readEksConfig(env: Environment, clusterName: string): ClusterConfig {
+  if (!EKS_CLUSTER_NAME.test(clusterName)) {
+    throw new ConfigurationError(
+      `CLUSTER_NAME "${clusterName}" is not an EKS cluster name (1-100 letters, digits, "-" or "_", starting with a letter or digit)`,
+      { context: { variable: 'CLUSTER_NAME' } },
+    );
+  }
+  const region = setting(env, 'AWS_REGION');
+  if (region === undefined) {
+    throw new ConfigurationError('AWS_REGION is not set; EKS mode (CLUSTER_NAME) needs the cluster\'s region', {
+      context: { variable: 'AWS_REGION' },
+    });
+  }
+  if (!AWS_REGION.test(region)) {
+    throw new ConfigurationError(`AWS_REGION "${region}" is not an AWS region name such as us-east-1`, {
+      context: { variable: 'AWS_REGION' },
+    });
+  }
+  return { mode: 'eks', clusterName, region };
+}
+
+function readSecretConfig(secretArn: string): ClusterConfig {
+  const match = SECRET_ARN.exec(secretArn);
+  const region = match?.[1];
+  if (region === undefined) {
+    throw new ConfigurationError(
+      `KUBECONFIG_SECRET_ARN "${secretArn}" is not a Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>)`,
+      { context: { variable: 'KUBECONFIG_SECRET_ARN' } },
+    );
+  }
+  return { mode: 'kubeconfigSecret', secretArn, region };
+}
+
+/** A variable's trimmed value; empty counts as unset (deploy templates often render unset variables as ""). */
+function setting(env: Environment, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
+export { readClusterConfig };
+export type { ClusterConfig };

@@ -1,0 +1,224 @@
+import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DescribeClusterCommand, EKSClient } from '@aws-sdk/client-eks';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { defaultProvider } from '@aws-sdk/credential-provider-node';
+import { KubeConfig } from '@kubernetes/client-node';
+import { ConfigurationError } from '../errors/index.ts';
+import type { ClusterConfig } from './config.ts';
+import { createEksTokenProvider, type AwsCredentialsProvider, type Clock } from './eks-token.ts';
+import { clusterError, innermostMessage, type ClusterFailureReason, type ClusterOperation } from './failure.ts';
+
+/** A KubeConfig ready for requests, and the API server it points at. */
+interface Connection {
+  readonly kubeConfig: KubeConfig;
+  readonly server: string;
+}
+
+/** AWS-side collaborators of a connection; tests pass SDK clients pointed at loopback fakes. */
+interface ConnectionDependencies {
+  readonly eksClient?: EKSClient;
+  readonly secretsManagerClient?: SecretsManagerClient;
+  /** Credentials that sign EKS tokens; default: the SDK's Node provider chain (the Lambda role). */
+  readonly credentials?: AwsCredentialsProvider;
+  readonly clock?: Clock;
+  readonly tokenReuseMs?: number;
+  /** Per-request timeout of the AWS clients this module creates itself. */
+  readonly requestTimeoutMs: number;
+}
+
+const EKS_USER = 'podmutation-sync-eks-token';
+
+/** A cluster configuration that needs no network: a kubeconfig file or text. */
+type LocalClusterConfig = Extract<ClusterConfig, { mode: 'kubeconfigFile' | 'kubeconfigText' }>;
+
+/** A configuration that is resolved over the network: a kubeconfig secret or an EKS cluster. */
+type RemoteClusterConfig = Exclude<ClusterConfig, LocalClusterConfig>;
+
+/** Loads and checks a local kubeconfig now; throws ConfigurationError naming the problem. */
+function connectLocal(config: LocalClusterConfig): Connection {
+  return config.mode === 'kubeconfigFile'
+    ? kubeconfigFileConnection(config.path, config.context)
+    : kubeconfigConnection(config.text, 'the kubeconfig text', config.context);
+}
+
+/** Fetches the kubeconfig secret or describes the EKS cluster, and builds the connection. */
+async function connectRemote(config: RemoteClusterConfig, dependencies: ConnectionDependencies): Promise<Connection> {
+  if (config.mode === 'eks') return eksConnection(config.clusterName, config.region, dependencies);
+  const text = await readKubeconfigSecret(config.secretArn, config.region, dependencies);
+  return kubeconfigConnection(text, `the kubeconfig in secret ${config.secretArn}`, config.context);
+}
+
+/** Loads and checks a kubeconfig file; relative certificate paths resolve against the file's folder, as kubectl does. */
+function kubeconfigFileConnection(path: string, context: string | undefined): Connection {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigurationError(`cannot read kubeconfig file ${path}: ${innermostMessage(error)}`, {
+      cause: error,
+      context: { path },
+    });
+  }
+  const connection = kubeconfigConnection(text, `kubeconfig file ${path}`, context);
+  connection.kubeConfig.makePathsAbsolute(dirname(path));
+  return connection;
+}
+
+/** Parses kubeconfig YAML and checks that its current context names a cluster reached over verified TLS. */
+function kubeconfigConnection(text: string, origin: string, context: string | undefined): Connection {
+  const kubeConfig = new KubeConfig();
+  try {
+    kubeConfig.loadFromString(text);
+  } catch (error) {
+    if (error instanceof Error && error.name === 'YAMLException') {
+      // js-yaml's message quotes the offending lines, which may hold a token: keep only its reason and position.
+      const { reason, mark } = error as Error & { reason?: string; mark?: { line?: number } };
+      const line = mark?.line === undefined ? '' : ` at line ${mark.line + 1}`;
+      throw new ConfigurationError(`${origin} is not valid YAML: ${reason ?? 'parse error'}${line}`);
+    }
+    throw new ConfigurationError(`${origin} is not a kubeconfig: ${innermostMessage(error)}`, { cause: error });
+  }
+  if (context !== undefined) {
+    if (kubeConfig.getContextObject(context) === null) {
+      throw new ConfigurationError(`${origin} has no context "${context}"`, { context: { kubeContext: context } });
+    }
+    kubeConfig.setCurrentContext(context);
+  }
+  const contextName = kubeConfig.getCurrentContext();
+  if (!contextName) throw new ConfigurationError(`${origin} has no current-context; set one or choose a context`);
+  const cluster = kubeConfig.getCurrentCluster();
+  if (cluster === null) {
+    throw new ConfigurationError(`${origin}: context "${contextName}" names a cluster that is not defined`);
+  }
+  if (kubeConfig.getCurrentUser() === null) {
+    throw new ConfigurationError(`${origin}: context "${contextName}" names a user that is not defined`);
+  }
+  if (!cluster.server.startsWith('https://')) {
+    throw new ConfigurationError(
+      `${origin}: cluster "${cluster.name}" server must be an https:// URL, got "${cluster.server}"`,
+    );
+  }
+  if (cluster.skipTLSVerify) {
+    throw new ConfigurationError(
+      `${origin}: cluster "${cluster.name}" sets insecure-skip-tls-verify; the sync only talks to an API server it can verify (give certificate-authority-data)`,
+    );
+  }
+  return { kubeConfig, server: cluster.server };
+}
+
+/** GetSecretValue's SecretString: the kubeconfig YAML. */
+async function readKubeconfigSecret(
+  secretArn: string,
+  region: string,
+  dependencies: ConnectionDependencies,
+): Promise<string> {
+  const client =
+    dependencies.secretsManagerClient ??
+    new SecretsManagerClient({ region, requestHandler: { requestTimeout: dependencies.requestTimeoutMs } });
+  const operation: ClusterOperation = {
+    action: `reading the kubeconfig secret ${secretArn}`,
+    notFoundHint: 'the secret does not exist',
+    target: `Secrets Manager in ${region}`,
+    context: { secretArn },
+  };
+  let secretString: string | undefined;
+  try {
+    ({ SecretString: secretString } = await client.send(new GetSecretValueCommand({ SecretId: secretArn })));
+  } catch (error) {
+    throw awsFailure(operation, error, 'the sync role lacks secretsmanager:GetSecretValue (or kms:Decrypt) on the secret');
+  }
+  if (secretString === undefined || secretString.trim() === '') {
+    throw clusterError(
+      operation,
+      'configuration',
+      'the secret has no SecretString; store the kubeconfig YAML as the secret string',
+    );
+  }
+  return secretString;
+}
+
+/** Describes the EKS cluster and builds a KubeConfig whose every request carries a current EKS token. */
+async function eksConnection(
+  clusterName: string,
+  region: string,
+  dependencies: ConnectionDependencies,
+): Promise<Connection> {
+  const client =
+    dependencies.eksClient ?? new EKSClient({ region, requestHandler: { requestTimeout: dependencies.requestTimeoutMs } });
+  const operation: ClusterOperation = {
+    action: `describing EKS cluster ${clusterName}`,
+    notFoundHint: `there is no EKS cluster "${clusterName}" in ${region}`,
+    target: `EKS in ${region}`,
+    context: { clusterName, region },
+  };
+  let endpoint: string | undefined;
+  let caData: string | undefined;
+  let status: string | undefined;
+  try {
+    const { cluster } = await client.send(new DescribeClusterCommand({ name: clusterName }));
+    endpoint = cluster?.endpoint;
+    caData = cluster?.certificateAuthority?.data;
+    status = cluster?.status;
+  } catch (error) {
+    throw awsFailure(operation, error, 'the sync role lacks eks:DescribeCluster on the cluster');
+  }
+  if (endpoint === undefined || caData === undefined || !endpoint.startsWith('https://')) {
+    throw clusterError(
+      operation,
+      'configuration',
+      `the cluster has no https endpoint or certificate authority yet (status ${status ?? 'unknown'})`,
+      { context: { status } },
+    );
+  }
+  const tokens = createEksTokenProvider({
+    clusterName,
+    region,
+    credentials: dependencies.credentials ?? defaultProvider(),
+    clock: dependencies.clock,
+    reuseForMs: dependencies.tokenReuseMs,
+  });
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions({
+    clusters: [{ name: clusterName, server: endpoint, caData, skipTLSVerify: false }],
+    users: [{ name: EKS_USER }],
+    contexts: [{ name: clusterName, cluster: clusterName, user: EKS_USER }],
+    currentContext: clusterName,
+  });
+  // client-node asks the authenticator on every request, so each request carries the provider's current token.
+  kubeConfig.addAuthenticator({
+    isAuthProvider: (user) => user.name === EKS_USER,
+    applyAuthentication: async (_user, options) => {
+      options.headers = { ...options.headers, Authorization: `Bearer ${await tokens.token()}` };
+    },
+  });
+  return { kubeConfig, server: endpoint };
+}
+
+/** Maps an AWS SDK error to a ClusterError reason. */
+function awsFailure(operation: ClusterOperation, error: unknown, forbiddenHint: string): Error {
+  const name = error instanceof Error ? error.name : 'Error';
+  const status = (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
+  const reason = awsReason(name, status);
+  const hint =
+    reason === 'forbidden' ? ` (${forbiddenHint})` : reason === 'notFound' ? ` (${operation.notFoundHint})` : '';
+  return clusterError(operation, reason, `${name}: ${innermostMessage(error)}${hint}`, {
+    cause: error,
+    context: status === undefined ? { awsError: name } : { awsError: name, status },
+  });
+}
+
+function awsReason(name: string, status: number | undefined): ClusterFailureReason {
+  if (name === 'AccessDeniedException' || status === 403) return 'forbidden';
+  if (name === 'ResourceNotFoundException' || status === 404) return 'notFound';
+  if (['UnrecognizedClientException', 'InvalidClientTokenId', 'ExpiredTokenException'].includes(name) || status === 401) {
+    return 'unauthorized';
+  }
+  if (name === 'TimeoutError' || name === 'AbortError') return 'timeout';
+  if (status === undefined) return 'network';
+  if (status >= 500 || status === 429) return 'server';
+  return 'rejected';
+}
+
+export { connectLocal, connectRemote };
+export type { Connection, ConnectionDependencies, LocalClusterConfig, RemoteClusterConfig };

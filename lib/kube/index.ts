@@ -1,0 +1,33 @@
+/**
+ * Cluster access for the sync: list podmutations.agent.cloudpilot.ai and patch their status through
+ * @kubernetes/client-node, with kubeconfig or EKS IAM authentication. Only the sync bundle imports this folder.
+ */
+import { readClusterConfig, type ClusterConfig } from './config.ts';
+import {
+  createEksTokenProvider,
+  presignEksToken,
+  type AwsCredentials,
+  type AwsCredentialsProvider,
+  type Clock,
+  type EksTokenProvider,
+  type EksTokenProviderOptions,
+  type EksTokenRequest,
+} from './eks-token.ts';
+import type { ClusterFailureReason } from './failure.ts';
+import type { PodMutationList } from './list.ts';
+import { createPodMutationSource, type PodMutationSource, type PodMutationSourceOptions } from './source.ts';
+
+export { createPodMutationSource, readClusterConfig, presignEksToken, createEksTokenProvider };
+export type {
+  PodMutationSource,
+  PodMutationSourceOptions,
+  PodMutationList,
+  ClusterConfig,
+  ClusterFailureReason,
+  AwsCredentials,
+  AwsCredentialsProvider,
+  Clock,
+  EksTokenProvider,
+  EksTokenProviderOptions,
+  EksTokenRequest,
+};

@@ -1,0 +1,122 @@
+import { ClusterError } from '../errors/index.ts';
+import { clusterError, type ClusterOperation } from './failure.ts';
+
+/** A complete list of podmutations: every item of every page, and the list's resourceVersion. */
+interface PodMutationList {
+  readonly items: readonly unknown[];
+  readonly resourceVersion: string;
+}
+
+/** One checked page of a paginated list; `continueToken` is undefined on the last page. */
+interface ListPage {
+  readonly items: readonly unknown[];
+  readonly resourceVersion: string;
+  readonly continueToken: string | undefined;
+}
+
+/** Fetches one page; rejects with a ClusterError (reason "gone" when the continue token expired). */
+type PageFetcher = (continueToken: string | undefined) => Promise<unknown>;
+
+interface ListLimits {
+  /** How many times an expired continue token (410) restarts the list from the beginning. */
+  readonly maxRestarts: number;
+  /** Upper bound on pages in one list, so a server that keeps answering with a continue token cannot loop forever. */
+  readonly maxPages: number;
+}
+
+/** Lists every page, restarting from the first page when a continue token expires; never returns a partial list. */
+async function collectList(
+  fetchPage: PageFetcher,
+  limits: ListLimits,
+  operation: ClusterOperation,
+): Promise<PodMutationList> {
+  let lastExpiry: ClusterError | undefined;
+  for (let attempt = 0; attempt <= limits.maxRestarts; attempt += 1) {
+    const outcome = await collectOnce(fetchPage, limits, operation);
+    if (outcome.kind === 'complete') return outcome.list;
+    lastExpiry = outcome.error;
+  }
+  throw clusterError(
+    operation,
+    'gone',
+    `the list continue token expired ${limits.maxRestarts + 1} times in a row; gave up after ${limits.maxRestarts} restarts`,
+    { cause: lastExpiry, context: { restarts: limits.maxRestarts } },
+  );
+}
+
+type ListOutcome =
+  | { readonly kind: 'complete'; readonly list: PodMutationList }
+  | { readonly kind: 'expired'; readonly error: ClusterError };
+
+async function collectOnce(fetchPage: PageFetcher, limits: ListLimits, operation: ClusterOperation): Promise<ListOutcome> {
+  const items: unknown[] = [];
+  const seenTokens = new Set<string>();
+  let continueToken: string | undefined;
+  for (let pageIndex = 0; pageIndex < limits.maxPages; pageIndex += 1) {
+    let body: unknown;
+    try {
+      body = await fetchPage(continueToken);
+    } catch (error) {
+      // A 410 on the first page is not an expired token; only a continued list can be restarted.
+      if (continueToken !== undefined && isGone(error)) return { kind: 'expired', error };
+      throw error;
+    }
+    const page = parseListPage(body, pageIndex, operation);
+    items.push(...page.items);
+    if (page.continueToken === undefined) {
+      const list = Object.freeze({ items: Object.freeze(items), resourceVersion: page.resourceVersion });
+      return { kind: 'complete', list };
+    }
+    if (seenTokens.has(page.continueToken)) {
+      const detail = `page ${pageIndex + 1} repeats an earlier continue token; the list would never end`;
+      throw clusterError(operation, 'malformed', detail);
+    }
+    seenTokens.add(page.continueToken);
+    continueToken = page.continueToken;
+  }
+  throw clusterError(operation, 'malformed', `the list did not end within ${limits.maxPages} pages`, {
+    context: { maxPages: limits.maxPages },
+  });
+}
+
+/** Checks the shape the sync relies on: a list object, its metadata.resourceVersion, items with metadata.name. */
+function parseListPage(body: unknown, pageIndex: number, operation: ClusterOperation): ListPage {
+  const where = `page ${pageIndex + 1} of the list`;
+  const malformed = (problem: string): ClusterError =>
+    clusterError(operation, 'malformed', `${where} ${problem}`, { context: { page: pageIndex + 1 } });
+  if (!isRecord(body)) throw malformed(`is not a JSON object (got ${kindOf(body)})`);
+  const metadata = body['metadata'];
+  if (!isRecord(metadata)) throw malformed('has no list metadata');
+  const resourceVersion = metadata['resourceVersion'];
+  if (typeof resourceVersion !== 'string' || resourceVersion === '') {
+    throw malformed('has no metadata.resourceVersion');
+  }
+  const continueToken = metadata['continue'];
+  if (continueToken !== undefined && typeof continueToken !== 'string') {
+    throw malformed(`has a metadata.continue that is not a string (got ${kindOf(continueToken)})`);
+  }
+  const items = body['items'];
+  if (!Array.isArray(items)) throw malformed(`has an items field that is not an array (got ${kindOf(items)})`);
+  items.forEach((item: unknown, index) => {
+    const name = isRecord(item) && isRecord(item['metadata']) ? item['metadata']['name'] : undefined;
+    if (typeof name !== 'string' || name === '') throw malformed(`has items[${index}] without metadata.name`);
+  });
+  return { items, resourceVersion, continueToken: continueToken === '' ? undefined : continueToken };
+}
+
+function isGone(error: unknown): error is ClusterError {
+  return error instanceof ClusterError && error.context['reason'] === 'gone';
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value;
+}
+
+export { collectList };
+export type { PodMutationList };

@@ -1,0 +1,100 @@
+import jsonPatch from 'fast-json-patch';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { answerAdmissionReview, summarizeVerdict } from '../../lib/admission/index.ts';
+import { compileRuleSet, type RuleSet } from '../../lib/engine/index.ts';
+import { loadRuleFiles } from '../../lib/rules/index.ts';
+import { EXAMPLES, fixtureText } from '../support/fixtures.ts';
+
+let ruleSet: RuleSet;
+beforeAll(async () => {
+  ruleSet = compileRuleSet((await loadRuleFiles([EXAMPLES])).rules);
+});
+
+function answer(fixture: string) {
+  const text = fixtureText(`reviews/${fixture}`);
+  const { body, verdict } = answerAdmissionReview(text, ruleSet);
+  return { request: JSON.parse(text).request, response: JSON.parse(body), verdict, body };
+}
+
+function patched(request: { object: unknown }, patch: string): any {
+  const operations = JSON.parse(Buffer.from(patch, 'base64').toString('utf8'));
+  return jsonPatch.applyPatch(structuredClone(request.object), operations, true, false).newDocument;
+}
+
+describe('answerAdmissionReview on real AdmissionReviews', () => {
+  it('answers a Deployment Pod on the legacy pool with the reference migration, as a base64 JSONPatch', () => {
+    const { request, response } = answer('deployment-legacy-pool.json');
+    expect(response).toMatchObject({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: request.uid, allowed: true, patchType: 'JSONPatch' } });
+    const pod = patched(request, response.response.patch);
+    expect(pod.metadata.annotations).toEqual({
+      'kubectl.kubernetes.io/restartedAt': '2026-11-30T09:12:44Z',
+      'example.com/migration': 'merged-pool',
+      'podmutation.agent.cloudpilot.ai/applied': 'migrate-legacy-pool',
+    });
+    expect(pod.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms).toEqual([
+      { matchExpressions: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] }, { key: 'example.com/node-pool', operator: 'In', values: ['merged'] }] },
+    ]);
+    expect(pod.spec.affinity.podAntiAffinity).toEqual(request.object.spec.affinity.podAntiAffinity);
+  });
+
+  it('creates metadata.annotations for a CronJob Pod that has none, and swaps its nodeSelector', () => {
+    const { request, response } = answer('cronjob-pod.json');
+    const pod = patched(request, response.response.patch);
+    expect(pod.metadata.annotations).toEqual({ 'podmutation.agent.cloudpilot.ai/applied': 'batch-to-spot-pool' });
+    expect(pod.spec.nodeSelector).toEqual({ 'kubernetes.io/os': 'linux', 'example.com/node-pool': 'batch-spot' });
+    expect(pod.spec.tolerations.at(-1)).toEqual({ key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule' });
+  });
+
+  it.each([
+    ['a Pod UPDATE', 'pod-update.json', 'operation UPDATE is not CREATE'],
+    ['a ConfigMap CREATE', 'configmap-create.json', 'resource ConfigMap is not a Pod'],
+    ['a DaemonSet-owned Pod', 'daemonset-pod.json', 'DaemonSet-owned Pods are not mutated'],
+  ])('allows %s with no patch', (_, fixture, reason) => {
+    const { request, response, verdict } = answer(fixture);
+    expect(response).toEqual({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: request.uid, allowed: true } });
+    expect(verdict.skipReason).toBe(reason);
+  });
+
+  it.each([
+    ['a wrong apiVersion', 'malformed-v1beta1.json', 'AdmissionReview apiVersion must be admission.k8s.io/v1 (got "admission.k8s.io/v1beta1")'],
+    ['no request.uid', 'malformed-no-uid.json', 'AdmissionReview request.uid must be a non-empty string'],
+  ])('rejects a review with %s as malformed', (_, fixture, message) => {
+    expect(() => answerAdmissionReview(fixtureText(`reviews/${fixture}`), ruleSet)).toThrow(message);
+  });
+
+  it('rejects text that is not JSON as malformed', () => {
+    expect(() => answerAdmissionReview('{"apiVersion":', ruleSet)).toThrow(/AdmissionReview is not valid JSON/);
+  });
+
+  it('denies with allowed false, status code 400 and the rule and limit in the message', async () => {
+    const wide = (await loadRuleFiles([EXAMPLES])).rules.map((rule) => rule.name === 'migrate-legacy-pool'
+      ? { ...rule, mutationRemove: {}, mutationAdd: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: Array.from({ length: 64 }, (_, i) => ({ matchExpressions: [{ key: 'example.com/z', operator: 'In', values: [`z${i}`] }] })) } } } }
+      : rule);
+    const review = JSON.parse(fixtureText('reviews/deployment-legacy-pool.json'));
+    review.request.object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms.push(
+      ...Array.from({ length: 64 }, (_, i) => ({ matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['legacy'] }, { key: 'example.com/y', operator: 'In', values: [`y${i}`] }] })),
+    );
+    const response = JSON.parse(answerAdmissionReview(JSON.stringify(review), compileRuleSet(wide)).body).response;
+    expect(response).toEqual({
+      uid: review.request.uid,
+      allowed: false,
+      status: { code: 400, message: 'PodMutation "migrate-legacy-pool": intermediate required terms before canonicalization would be 4160, above the limit of 4096' },
+    });
+  });
+
+  it('summarizes a verdict without the Pod body', () => {
+    const { verdict } = answer('deployment-legacy-pool.json');
+    const summary = summarizeVerdict(verdict);
+    expect(summary).toEqual({
+      uid: '705ab4f5-6393-11e8-b7cc-42010a800002',
+      namespace: 'production',
+      pod: 'checkout-7d9f8b6c5d-',
+      workloadKind: 'Deployment',
+      workloadName: 'checkout',
+      decision: 'mutated',
+      rules: ['migrate-legacy-pool'],
+      patchOperations: 3,
+      warnings: 0,
+    });
+  });
+});

@@ -1,0 +1,121 @@
+import { describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { answerAdmissionReview } from '../../lib/admission/index.ts';
+import { compileRuleSet } from '../../lib/engine/index.ts';
+import { loadRuleFiles } from '../../lib/rules/index.ts';
+import { runPodmutation } from '../support/cli.ts';
+import { EXAMPLES, fixturePath, fixtureText } from '../support/fixtures.ts';
+
+const REVIEWS = ['deployment-legacy-pool.json', 'cronjob-pod.json', 'pod-update.json', 'daemonset-pod.json'];
+
+async function libraryAnswer(fixture: string): Promise<string> {
+  const ruleSet = compileRuleSet((await loadRuleFiles([EXAMPLES])).rules);
+  return answerAdmissionReview(fixtureText(`reviews/${fixture}`), ruleSet).body;
+}
+
+describe('podmutation review', () => {
+  it('prints byte for byte the response the engine (and so the Lambda) produces', async () => {
+    const run = await runPodmutation(['review', '--rules', EXAMPLES, fixturePath('reviews/deployment-legacy-pool.json')]);
+    expect(run).toEqual({ code: 0, stdout: `${await libraryAnswer('deployment-legacy-pool.json')}\n`, stderr: '' });
+  });
+
+  it('answers NDJSON from standard input with one line per input line', async () => {
+    const input = REVIEWS.map((fixture) => JSON.stringify(JSON.parse(fixtureText(`reviews/${fixture}`)))).join('\n');
+    const run = await runPodmutation(['review', '--rules', EXAMPLES, '-'], `${input}\n`);
+    expect(run.code).toBe(0);
+    expect(run.stdout.trimEnd().split('\n')).toEqual(await Promise.all(REVIEWS.map(libraryAnswer)));
+  });
+
+  it('reads an AdmissionReview written as YAML', async () => {
+    const yaml = stringify(JSON.parse(fixtureText('reviews/cronjob-pod.json')));
+    const run = await runPodmutation(['review', '--rules', EXAMPLES], yaml);
+    expect(run.stdout).toBe(`${await libraryAnswer('cronjob-pod.json')}\n`);
+  });
+
+  it('skips invalid rules with a line each on stderr and still answers', async () => {
+    const run = await runPodmutation(['review', '--rules', fixturePath('rules/invalid'), fixturePath('reviews/deployment-legacy-pool.json')]);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain('invalid rule skipped: PodMutation "force-spot": spec.mutationAdd.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key');
+    const response = JSON.parse(run.stdout).response;
+    const patch = JSON.parse(Buffer.from(response.patch, 'base64').toString());
+    expect(patch).toContainEqual({ op: 'add', path: '/metadata/annotations/podmutation.agent.cloudpilot.ai~1applied', value: 'tag-team' });
+  });
+
+  it.each([
+    ['a review that is not JSON or YAML', '{"apiVersion": [', /podmutation review: -: not valid JSON or YAML/],
+    ['a review with the wrong apiVersion', fixtureText('reviews/malformed-v1beta1.json'), /apiVersion must be admission.k8s.io\/v1/],
+  ])('exits 2 with a clear message for %s', async (_, input, message) => {
+    const run = await runPodmutation(['review', '--rules', EXAMPLES], input);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(message);
+    expect(run.stdout).toBe('');
+  });
+
+  it('exits 2 when two rules share a name, naming both files', async () => {
+    const run = await runPodmutation(['review', '--rules', fixturePath('rules/duplicates'), fixturePath('reviews/pod-update.json')]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/PodMutation "same-name" is defined more than once \(.*a\.yaml, .*b\.yaml\)/);
+  });
+
+  it('exits 2 on an NDJSON line that is not a review, after answering the others', async () => {
+    const good = JSON.stringify(JSON.parse(fixtureText('reviews/pod-update.json')));
+    const run = await runPodmutation(['review', '--rules', EXAMPLES], `${good}\n{"kind":"x"}\n`);
+    expect(run.code).toBe(2);
+    expect(run.stdout.trimEnd().split('\n')).toHaveLength(1);
+    expect(run.stderr).toContain('-:2: AdmissionReview apiVersion must be admission.k8s.io/v1');
+  });
+});
+
+describe('podmutation validate', () => {
+  it('reports every example rule as valid and exits 0', async () => {
+    const run = await runPodmutation(['validate', EXAMPLES]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^valid {4}migrate-legacy-pool /m);
+    expect(run.stdout.trimEnd().split('\n').at(-1)).toBe('4 valid, 0 invalid');
+  });
+
+  it('reports an invalid rule with its field path and reason, and exits 1', async () => {
+    const run = await runPodmutation(['validate', fixturePath('rules/invalid/reserved-key.yaml')]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('invalid  force-spot');
+    expect(run.stdout).toContain('"karpenter.sh/capacity-type" is reserved');
+    expect(run.stdout).toMatch(/^valid {4}tag-team /m);
+  });
+
+  it('exits 2 for a path that does not exist', async () => {
+    const run = await runPodmutation(['validate', '/nonexistent/rules']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('rules path /nonexistent/rules cannot be read: ENOENT');
+  });
+});
+
+describe('podmutation explain', () => {
+  it('shows, for each Pod of a List, the matched rules, the first failing dimension of the others, and the change', async () => {
+    const run = await runPodmutation(['explain', '--rules', EXAMPLES, fixturePath('pods/pod-list.json')]);
+    expect(run.code).toBe(0);
+    const [checkout, report] = run.stdout.split('\n\n');
+    expect(checkout).toContain('Pod production/checkout-7d9f8b6c5d-x7k2p (workload Deployment checkout)');
+    expect(checkout).toContain('    migrate-legacy-pool\n');
+    expect(checkout).toContain('batch-to-spot-pool: namespaces: namespace "production" is not listed');
+    expect(checkout).toContain('disabled (spec.enable is not true): retire-old-zone-taint');
+    expect(checkout).toContain('-                   - legacy');
+    expect(checkout).toContain('+                   - merged');
+    expect(report).toContain('Pod batch/nightly-report-29434560-q8w4z (workload CronJob nightly-report)');
+    expect(report).toContain('+     example.com/node-pool: batch-spot');
+  });
+
+  it('exits 2 when the input is not a Pod', async () => {
+    const run = await runPodmutation(['explain', '--rules', EXAMPLES, fixturePath('reviews/configmap-create.json')]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('is not a Pod');
+  });
+});
+
+describe('podmutation usage', () => {
+  it('exits 2 on an unknown command and lists the commands', async () => {
+    const run = await runPodmutation(['frobnicate']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('unknown command "frobnicate"');
+    expect(run.stderr).toContain('review');
+  });
+});
