@@ -1,0 +1,48 @@
+/**
+ * The PodMutation corpus under test/infra/corpus: real YAML files, one resource each.
+ *   valid/       accepted by both enforcement points;
+ *   invalid/     rejected by both; each names the CRD rejection it exercises in a `# crd: FIELD: MESSAGE` line;
+ *   exceptions/  accepted by the CRD, rejected by the validator (checks Kubernetes cannot express);
+ *   bounds/      rejected by the CRD, accepted by the validator (bounds the CRD adds for its CEL cost).
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parse, parseAllDocuments } from 'yaml';
+import type { CustomResourceDefinition } from './structural-schema.ts';
+
+/** One corpus file: its name, the decoded resource and, for invalid files, the expected CRD rejection. */
+export interface CorpusEntry {
+  readonly file: string;
+  readonly resource: unknown;
+  readonly expectedRejection?: string;
+}
+
+const corpusRoot = new URL('./corpus/', import.meta.url);
+
+/** Loads every file of one corpus folder, sorted by name. */
+export function loadCorpus(folder: 'valid' | 'invalid' | 'exceptions' | 'bounds'): CorpusEntry[] {
+  const directory = new URL(`${folder}/`, corpusRoot);
+  return readdirSync(directory)
+    .filter((file) => file.endsWith('.yaml'))
+    .sort()
+    .map((file) => {
+      const text = readFileSync(new URL(file, directory), 'utf8');
+      const expectedRejection = /^# crd: (.+)$/m.exec(text)?.[1];
+      return { file, resource: parse(text) as unknown, ...(expectedRejection === undefined ? {} : { expectedRejection }) };
+    });
+}
+
+/** Reads and decodes a manifest of infra/ (multi-document files give every document). */
+export function loadInfraManifest(name: 'crd.yaml' | 'rbac.yaml'): unknown[] {
+  const path = fileURLToPath(new URL(`../../infra/${name}`, import.meta.url));
+  return parseAllDocuments(readFileSync(path, 'utf8')).map((document) => {
+    if (document.errors.length > 0) throw new Error(`infra/${name}: ${document.errors[0]!.message}`);
+    return document.toJS() as unknown;
+  });
+}
+
+/** The CRD of infra/crd.yaml. */
+export function loadCrd(): CustomResourceDefinition {
+  const [crd] = loadInfraManifest('crd.yaml');
+  return crd as CustomResourceDefinition;
+}

@@ -1,0 +1,162 @@
+/**
+ * One contract, two enforcement points: the API server (infra/crd.yaml, emulated with its schema
+ * and CEL rules) and the project's validator must give the same verdict on every corpus file,
+ * except for the named tables below.
+ */
+import { describe, expect, it } from 'vitest';
+import { validatePodMutation, type RuleIssue } from '../../lib/api/index.ts';
+import { loadCorpus, loadCrd, type CorpusEntry } from './corpus.ts';
+import { createCrdAdmission, type SchemaNode } from './structural-schema.ts';
+
+const crd = loadCrd();
+const admit = createCrdAdmission(crd);
+const schema = crd.spec.versions[0]!.schema.openAPIV3Schema;
+
+function validatorIssues(entry: CorpusEntry): readonly RuleIssue[] {
+  const verdict = validatePodMutation(entry.resource);
+  return verdict.valid ? [] : verdict.invalid.issues;
+}
+
+function allRules(node: SchemaNode): string[] {
+  return [
+    ...(node['x-kubernetes-validations'] ?? []).map(({ rule }) => rule),
+    ...Object.values(node.properties ?? {}).flatMap(allRules),
+    ...(node.items === undefined ? [] : allRules(node.items)),
+    ...(node.additionalProperties === undefined ? [] : allRules(node.additionalProperties)),
+  ];
+}
+
+/**
+ * Checks Kubernetes cannot express in a CRD schema: the API server accepts these resources, the
+ * validator rejects them, and the sync reports them as Accepted=False. Names are not in this table:
+ * the API server keys resources by name, so a cluster never holds two rules of one name (files
+ * given to the CLI are checked for duplicates by the rule loader, not by validatePodMutation).
+ */
+const NOT_EXPRESSIBLE: Readonly<Record<string, string>> = {
+  'misspelt-field.yaml':
+    'unknown fields are pruned during decoding, before validation, and only warned about (fieldValidation Warn); the validator rejects them because a misspelt selector would widen the match',
+  'match-fields-null.yaml':
+    'a null in a non-nullable field is dropped during decoding, so the rule forbidding matchFields never sees it',
+  'invalid-node-selector-key.yaml':
+    'structural schemas cannot constrain map keys, and a per-key regular expression over a map the validator leaves unbounded exceeds the per-rule CEL cost budget',
+  'invalid-annotation-key.yaml': 'structural schemas cannot constrain map keys (as above)',
+  'invalid-match-labels-key.yaml': 'structural schemas cannot constrain map keys (as above)',
+  'key-prefix-too-long.yaml':
+    'the 253-character limit of the DNS prefix of a qualified name cannot be written as a pattern; the schema bounds the whole key (317) and the name part (63)',
+};
+
+/**
+ * Bounds the CRD adds so that the API server can bound the cost of the CEL rules below them
+ * (apiextensions multiplies a rule's cost by the number of nodes it may run on); the validator has
+ * no such bound, so it accepts these resources. Each is far beyond realistic rules.
+ */
+const CRD_ONLY_BOUNDS: Readonly<Record<string, string>> = {
+  'too-many-tolerations-to-match.yaml': 'tolerationsMatch has maxItems 64 so that its three toleration rules can be costed',
+  'too-many-tolerations-to-add.yaml': 'mutationAdd.tolerations has maxItems 64 so that its three toleration rules can be costed',
+  'too-many-affinity-keys-to-remove.yaml': 'mutationRemove.nodeAffinity.keys has maxItems 64 so that its reserved-key rule can be costed',
+  'too-many-node-selector-keys-to-remove.yaml': 'mutationRemove.nodeSelector.keys has maxItems 64 so that its reserved-key rule can be costed',
+  'long-zero-padded-integer.yaml':
+    'requirement values have maxLength 63 (the label value limit, which the API server also applies to Pod required terms) so that the regular expressions on them can be costed',
+};
+
+describe('valid PodMutations', () => {
+  const valid = loadCorpus('valid');
+
+  it('include the complete example of the API reference', () => {
+    expect(valid.map(({ file }) => file)).toContain('migrate-legacy-pool.yaml');
+  });
+
+  it.each(valid.map((entry) => [entry.file, entry] as const))('%s is accepted by the CRD and by the validator', (_file, entry) => {
+    expect(admit(entry.resource).errors).toEqual([]);
+    expect(validatorIssues(entry)).toEqual([]);
+  });
+});
+
+describe('invalid PodMutations', () => {
+  const invalid = loadCorpus('invalid');
+
+  it.each(invalid.map((entry) => [entry.file, entry] as const))('%s is rejected by the CRD for the reason it names', (_file, entry) => {
+    expect(entry.expectedRejection, 'the file names its CRD rejection in a "# crd:" line').toBeDefined();
+    const rejections = admit(entry.resource).errors.map(({ field, message }) => `${field}: ${message}`);
+    expect(rejections.some((rejection) => rejection.includes(entry.expectedRejection!)), rejections.join('\n')).toBe(true);
+  });
+
+  it.each(invalid.map((entry) => [entry.file, entry] as const))('%s is rejected by the validator at the field the CRD rejects', (_file, entry) => {
+    const crdFields = admit(entry.resource).errors.map(({ field }) => field);
+    const issueFields = validatorIssues(entry).map(({ field }) => field);
+    expect(issueFields.length).toBeGreaterThan(0);
+    const sameField = crdFields.some((crdField) =>
+      issueFields.some((issue) => issue === crdField || issue.startsWith(`${crdField}.`) || issue.startsWith(`${crdField}[`)),
+    );
+    expect(sameField, `CRD: ${crdFields.join(', ')}; validator: ${issueFields.join(', ')}`).toBe(true);
+  });
+
+  it('exercise every CEL rule of the CRD', () => {
+    const rejectingRules = new Set(invalid.flatMap((entry) => admit(entry.resource).errors.flatMap(({ rule }) => (rule === undefined ? [] : [rule]))));
+    const unexercised = [...new Set(allRules(schema))].filter((rule) => !rejectingRules.has(rule));
+    expect(unexercised).toEqual([]);
+  });
+});
+
+describe('checks Kubernetes cannot express in the CRD', () => {
+  const exceptions = loadCorpus('exceptions');
+
+  it('are exactly the files of the exceptions corpus', () => {
+    expect(exceptions.map(({ file }) => file)).toEqual(Object.keys(NOT_EXPRESSIBLE).sort());
+  });
+
+  it.each(exceptions.map((entry) => [entry.file, entry] as const))('%s is accepted by the CRD and rejected by the validator', (file, entry) => {
+    expect(NOT_EXPRESSIBLE[file]).toBeDefined();
+    expect(admit(entry.resource).errors).toEqual([]);
+    expect(validatorIssues(entry).length).toBeGreaterThan(0);
+  });
+});
+
+describe('bounds only the CRD has', () => {
+  const bounds = loadCorpus('bounds');
+
+  it('are exactly the files of the bounds corpus', () => {
+    expect(bounds.map(({ file }) => file)).toEqual(Object.keys(CRD_ONLY_BOUNDS).sort());
+  });
+
+  it.each(bounds.map((entry) => [entry.file, entry] as const))('%s is rejected by the CRD and accepted by the validator', (file, entry) => {
+    expect(CRD_ONLY_BOUNDS[file]).toBeDefined();
+    expect(admit(entry.resource).accepted).toBe(false);
+    expect(validatorIssues(entry)).toEqual([]);
+  });
+});
+
+describe('the API server emulation', () => {
+  const rule = { apiVersion: 'agent.cloudpilot.ai/v1alpha1', kind: 'PodMutation', metadata: { name: 'r' } };
+
+  it('applies the schema defaults of enable and priority before the CEL rules run', () => {
+    const probe = createCrdAdmission({
+      ...crd,
+      spec: {
+        ...crd.spec,
+        versions: [
+          {
+            ...crd.spec.versions[0]!,
+            schema: {
+              openAPIV3Schema: {
+                ...schema,
+                'x-kubernetes-validations': [{ rule: 'self.spec.enable == false && self.spec.priority == 0', message: 'defaults missing' }],
+              },
+            },
+          },
+        ],
+      },
+    });
+    expect(probe({ ...rule, spec: { mutationAdd: { annotations: { 'example.com/a': 'b' } } } }).errors).toEqual([]);
+  });
+
+  it('evaluates rules with self bound to the node they are attached to', () => {
+    const verdict = admit({ ...rule, spec: { mutationRemove: { nodeAffinity: { keys: ['example.com/a', 'karpenter.sh/capacity-type'] } } } });
+    expect(verdict.errors.map(({ field }) => field)).toEqual(['spec.mutationRemove.nodeAffinity.keys[1]']);
+  });
+
+  it('refuses a CRD that uses a schema keyword it does not emulate', () => {
+    const widened = { ...crd, spec: { ...crd.spec, versions: [{ ...crd.spec.versions[0]!, schema: { openAPIV3Schema: { ...schema, maxProperties: 3 } } }] } };
+    expect(() => createCrdAdmission(widened as never)).toThrow(/maxProperties/);
+  });
+});
