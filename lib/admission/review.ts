@@ -77,7 +77,7 @@ export function reviewAdmission(request: AdmissionRequest, ruleSet: RuleSet, man
   const pod = request.object as Pod;
   // request.namespace is the safe source: the object's may still be empty at admission time.
   const namespace = request.namespace || pod.metadata?.namespace || '';
-  const outcome = mutatePod(pod, namespace, ruleSet, { requestUid: request.uid }, managedSteps);
+  const outcome = mutatePod(pod, namespace, ruleSet, { requestUid: request.uid }, { managedSteps });
   return {
     request,
     decision: outcome.decision,

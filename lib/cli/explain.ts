@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import { compileRuleSet, mutatePod, type MutationOutcome } from '../engine/index.ts';
+import { compileRuleSet, describeMismatch, mutatePod, type MutationOutcome } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
 import type { Pod } from '../kubernetes/index.ts';
 import { parseResourceDocuments } from '../rules/index.ts';
@@ -32,10 +32,10 @@ function describeOutcome(pod: Pod, outcome: MutationOutcome): string[] {
   const missed = outcome.evaluations.filter((item) => item.outcome === 'not-matched');
   const disabled = outcome.evaluations.filter((item) => item.outcome === 'disabled');
   lines.push(matched.length === 0 ? '  matched: none' : '  matched, in application order:');
-  for (const item of matched) lines.push(`    ${item.rule}`);
+  for (const item of matched) lines.push(`    ${item.rule.name}`);
   if (missed.length > 0) lines.push('  not matched (first dimension that failed):');
-  for (const item of missed) lines.push(`    ${item.rule}: ${item.failure?.dimension}: ${item.failure?.reason}`);
-  if (disabled.length > 0) lines.push(`  disabled (spec.enable is not true): ${disabled.map((item) => item.rule).join(', ')}`);
+  for (const item of missed) lines.push(`    ${item.rule.name}: ${item.failed}: ${describeMismatch(item.rule, outcome.facts, item.failed!)}`);
+  if (disabled.length > 0) lines.push(`  disabled (spec.enable is not true): ${disabled.map((item) => item.rule.name).join(', ')}`);
   if (outcome.denial !== undefined) {
     lines.push(`  denied: ${outcome.denial.message}`);
     return lines;
@@ -77,7 +77,7 @@ export async function explainCommand(args: readonly string[], streams: CliStream
   if (pods.length === 0) throw new MalformedInputError(`${source}: no Pod found`);
   pods.forEach((pod, index) => {
     const namespace = pod.metadata?.namespace || values.namespace || 'default';
-    const outcome = mutatePod(pod, namespace, ruleSet, { requestUid: typeof pod.metadata?.uid === 'string' ? pod.metadata.uid : `explain-${index}` });
+    const outcome = mutatePod(pod, namespace, ruleSet, { requestUid: typeof pod.metadata?.uid === 'string' ? pod.metadata.uid : `explain-${index}` }, { explain: true });
     if (index > 0) writeLine(streams.stdout, '');
     for (const line of describeOutcome(pod, outcome)) writeLine(streams.stdout, line);
   });

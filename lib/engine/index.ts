@@ -1,10 +1,11 @@
-import { matchRule, podFacts, tolerationPresent, type MatchFailure, type PodFacts } from './match.ts';
+import { describeMismatch, matchRule, podFacts, tolerationPresent, type MatchDimension, type PodFacts } from './match.ts';
 import {
   applyRule,
   mutatePod,
   type Decision,
   type ManagedStep,
   type MutationContext,
+  type MutationOptions,
   type MutationOutcome,
   type RuleEvaluation,
   type StepResult,
@@ -19,6 +20,7 @@ export {
   mutatePod,
   applyRule,
   matchRule,
+  describeMismatch,
   podFacts,
   resolveWorkload,
   currentNodeAffinity,
@@ -36,7 +38,8 @@ export type {
   MutationOutcome,
   RuleEvaluation,
   StepResult,
-  MatchFailure,
+  MatchDimension,
+  MutationOptions,
   PodFacts,
   SchedulingState,
   Workload,

@@ -15,7 +15,7 @@ import {
   withoutKeys,
   type Term,
 } from '../scheduling/index.ts';
-import { matchRule, podFacts, type MatchFailure, type PodFacts } from './match.ts';
+import { matchRule, podFacts, type MatchDimension, type PodFacts } from './match.ts';
 import type { AffinitySelector, CompiledRule, RuleSet } from './rules.ts';
 import { currentNodeAffinity, INITIAL_STATE, podWithState, sameAffinity, type SchedulingState } from './state.ts';
 import type { Workload } from './workload.ts';
@@ -37,11 +37,18 @@ export interface MutationContext {
   readonly requestUid: string;
 }
 
-/** How one rule fared against the Pod. */
+/** How one rule fared against the Pod (recorded only when asked to explain). */
 export interface RuleEvaluation {
-  readonly rule: string;
+  readonly rule: CompiledRule;
   readonly outcome: 'matched' | 'disabled' | 'not-matched';
-  readonly failure?: MatchFailure;
+  readonly failed?: MatchDimension;
+}
+
+/** What the engine runs besides the customer rules, and whether it records every rule's evaluation. */
+export interface MutationOptions {
+  readonly managedSteps?: readonly ManagedStep[];
+  /** Record every rule's evaluation (for `explain`); off on the admission hot path. */
+  readonly explain?: boolean;
 }
 
 /** What the engine decided for one Pod. */
@@ -56,7 +63,9 @@ export interface MutationOutcome {
   /** The JSON Patch from the incoming Pod to `pod`; empty when nothing changed. */
   readonly patch: readonly JsonPatchOperation[];
   readonly applied: readonly string[];
+  /** Every rule's evaluation in application order; empty unless `explain` was asked for. */
   readonly evaluations: readonly RuleEvaluation[];
+  readonly facts: PodFacts;
   readonly warnings: readonly string[];
   readonly denial?: LimitExceededError;
   readonly skipReason?: string;
@@ -140,7 +149,8 @@ function applyNodeAffinity(state: SchedulingState, rule: CompiledRule, facts: Po
 }
 
 function tolerationIdentity(toleration: Toleration): string {
-  return JSON.stringify([toleration.key ?? '', toleration.operator || 'Equal', toleration.value ?? '', toleration.effect ?? '', toleration.tolerationSeconds ?? null]);
+  // As in Kubernetes, an absent operator means Equal.
+  return `${toleration.key ?? ''}\u0000${toleration.operator || 'Equal'}\u0000${toleration.value ?? ''}\u0000${toleration.effect ?? ''}\u0000${toleration.tolerationSeconds ?? ''}`;
 }
 
 function applyMaps(state: SchedulingState, rule: CompiledRule, facts: PodFacts): SchedulingState {
@@ -213,10 +223,11 @@ export function mutatePod(
   namespace: string,
   ruleSet: RuleSet,
   context: MutationContext,
-  managedSteps: readonly ManagedStep[] = [],
+  options: MutationOptions = {},
 ): MutationOutcome {
+  const { managedSteps = [], explain = false } = options;
   const facts = podFacts(pod, namespace);
-  const base = { workload: facts.workload, pod, patch: [] as readonly JsonPatchOperation[], warnings: [] as readonly string[] };
+  const base = { workload: facts.workload, facts, pod, patch: [] as readonly JsonPatchOperation[], warnings: [] as readonly string[] };
   if (isDaemonSetPod(pod)) {
     return { ...base, decision: 'skipped', applied: [], evaluations: [], skipReason: 'DaemonSet-owned Pods are not mutated' };
   }
@@ -225,14 +236,12 @@ export function mutatePod(
   const matched: CompiledRule[] = [];
   for (const rule of ruleSet.rules) {
     if (!rule.enabled) {
-      evaluations.push({ rule: rule.name, outcome: 'disabled' });
+      if (explain) evaluations.push({ rule, outcome: 'disabled' });
       continue;
     }
-    const failure = matchRule(rule, facts);
-    if (failure === undefined) {
-      matched.push(rule);
-      evaluations.push({ rule: rule.name, outcome: 'matched' });
-    } else evaluations.push({ rule: rule.name, outcome: 'not-matched', failure });
+    const failed = matchRule(rule, facts);
+    if (failed === undefined) matched.push(rule);
+    if (explain) evaluations.push(failed === undefined ? { rule, outcome: 'matched' } : { rule, outcome: 'not-matched', failed });
   }
   const denied = (denial: LimitExceededError): MutationOutcome => ({ ...base, decision: 'denied', applied: [], evaluations, denial });
   if (matched.length > 0) {

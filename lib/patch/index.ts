@@ -7,6 +7,7 @@ interface JsonPatchOperation {
 
 /** Escapes one object key as an RFC 6901 reference token ("~" as "~0", "/" as "~1"). */
 function escapePointerToken(key: string): string {
+  if (!key.includes('~') && !key.includes('/')) return key;
   return key.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
@@ -35,10 +36,14 @@ function diffInto(operations: JsonPatchOperation[], path: string, before: unknow
     operations.push({ op: 'replace', path, value: after });
     return;
   }
-  for (const key of Object.keys(before)) {
-    if (!Object.hasOwn(after, key)) operations.push({ op: 'remove', path: `${path}/${escapePointerToken(key)}` });
+  for (const key in before) {
+    if (Object.hasOwn(before, key) && !Object.hasOwn(after, key)) operations.push({ op: 'remove', path: `${path}/${escapePointerToken(key)}` });
   }
-  for (const [key, value] of Object.entries(after)) {
+  for (const key in after) {
+    if (!Object.hasOwn(after, key)) continue;
+    const value = after[key];
+    // Unchanged subtrees are shared with the original, so identity settles most members without building a path.
+    if (before[key] === value && value !== undefined) continue;
     const childPath = `${path}/${escapePointerToken(key)}`;
     // A missing parent is created whole by one add, never written into.
     if (!Object.hasOwn(before, key)) operations.push({ op: 'add', path: childPath, value });

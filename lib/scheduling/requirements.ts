@@ -60,6 +60,18 @@ function term(expressions: readonly Requirement[], fields: readonly Requirement[
   return { expressions: keptExpressions, fields: keptFields, ids, id: [...ids].sort().join(TERM_SEPARATOR) };
 }
 
+/** AND of two terms that share no requirement: their lists concatenated, left first. */
+function disjointUnion(left: Term, right: Term): Term {
+  const ids = new Set(left.ids);
+  for (const id of right.ids) ids.add(id);
+  return {
+    expressions: right.expressions.length === 0 ? left.expressions : left.expressions.concat(right.expressions),
+    fields: right.fields.length === 0 ? left.fields : left.fields.concat(right.fields),
+    ids,
+    id: [...ids].sort().join(TERM_SEPARATOR),
+  };
+}
+
 function collapse(requirements: readonly Requirement[], seen: Set<string>): readonly Requirement[] {
   let kept: Requirement[] | undefined;
   requirements.forEach((requirement, index) => {
@@ -121,6 +133,7 @@ function requirementCount(source: Term): number {
 
 export {
   labelRequirement,
+  disjointUnion,
   fieldRequirement,
   term,
   isEmptyTerm,

@@ -96,7 +96,7 @@ describe('podmutation explain', () => {
     const [checkout, report] = run.stdout.split('\n\n');
     expect(checkout).toContain('Pod production/checkout-7d9f8b6c5d-x7k2p (workload Deployment checkout)');
     expect(checkout).toContain('    migrate-legacy-pool\n');
-    expect(checkout).toContain('batch-to-spot-pool: namespaces: namespace "production" is not listed');
+    expect(checkout).toContain('batch-to-spot-pool: namespaces: namespace "production" is not one of batch, analytics');
     expect(checkout).toContain('disabled (spec.enable is not true): retire-old-zone-taint');
     expect(checkout).toContain('-                   - legacy');
     expect(checkout).toContain('+                   - merged');

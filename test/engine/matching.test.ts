@@ -32,12 +32,12 @@ describe('workloadSelector dimensions', () => {
     ['tolerationsMatch treats an absent operator on the Pod as Equal', { tolerationsMatch: [{ key: 'example.com/gpu', operator: 'Equal', value: 'true' }] }, pod({ tolerations: [{ key: 'example.com/gpu', value: 'true' }] }), undefined],
     ['every present dimension must match ("Selector dimensions are ANDed together")', { namespaces: ['production'], kinds: ['Job'] }, pod(), 'kinds'],
   ])('%s', (_, selector, input, failedDimension) => {
-    expect(failure(selector, input)?.dimension).toBe(failedDimension);
+    expect(failure(selector, input)).toBe(failedDimension);
   });
 });
 
 describe('nodeAffinityMatch', () => {
-  const match = (selector: Record<string, unknown>, input: ReturnType<typeof pod>) => failure({ nodeAffinityMatch: selector }, input)?.dimension;
+  const match = (selector: Record<string, unknown>, input: ReturnType<typeof pod>) => failure({ nodeAffinityMatch: selector }, input);
 
   it.each([
     ['the selector term may be a subset of the Pod term ("The selector term may be a subset of the Pod term")', required(termOf(pool('legacy'))), [termOf(pool('legacy'), zone('z1'))], undefined],

@@ -186,9 +186,9 @@ describe('processing model', () => {
 
   it('does not apply a rule without enable: true ("enable ... default false")', () => {
     const disabled = rule('off', { enable: false, mutationAdd: { annotations: { 'example.com/x': 'y' } } });
-    const outcome = run(pod(), rules(disabled));
+    const outcome = mutatePod(pod(), 'production', rules(disabled), context, { explain: true });
     expect(outcome.decision).toBe('unchanged');
-    expect(outcome.evaluations).toEqual([{ rule: 'off', outcome: 'disabled' }]);
+    expect(outcome.evaluations.map((item) => [item.rule.name, item.outcome])).toEqual([['off', 'disabled']]);
   });
 
   it('never mutates DaemonSet-owned Pods ("DaemonSet-owned Pods are not mutated")', () => {

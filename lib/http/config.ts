@@ -1,0 +1,84 @@
+/** Typed reading of the admission function's environment. */
+import { ConfigurationError } from '../errors/index.ts';
+import { readStoreConfig, type StoreConfig } from '../store/index.ts';
+import { checkedToken, type TokenSourceConfig } from './token.ts';
+
+type Environment = Readonly<Record<string, string | undefined>>;
+
+/** The admission function's settings. */
+interface AdmissionConfig {
+  readonly store: StoreConfig;
+  readonly token: TokenSourceConfig;
+  readonly maxBodyBytes: number;
+}
+
+/** 3 MiB: a Pod is at most about 1.5 MiB, and an AdmissionReview of a CREATE carries it once. */
+const DEFAULT_MAX_BODY_BYTES = 3 * 1024 * 1024;
+// Lambda's synchronous request payload limit is 6 MB; a larger body could never arrive.
+const MAX_BODY_BYTES_LIMIT = 6 * 1024 * 1024;
+const MIN_BODY_BYTES = 1024;
+const SECRET_ARN_PATTERN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$/;
+
+function optional(env: Environment, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function readTokenConfig(env: Environment): TokenSourceConfig {
+  const secretArn = optional(env, 'WEBHOOK_TOKEN_SECRET_ARN');
+  const token = optional(env, 'WEBHOOK_TOKEN');
+  if (secretArn !== undefined && token !== undefined) {
+    throw new ConfigurationError('WEBHOOK_TOKEN_SECRET_ARN and WEBHOOK_TOKEN are both set; expected exactly one of them', {
+      context: { variable: 'WEBHOOK_TOKEN' },
+    });
+  }
+  if (secretArn !== undefined) {
+    if (!SECRET_ARN_PATTERN.test(secretArn)) {
+      throw new ConfigurationError(
+        `WEBHOOK_TOKEN_SECRET_ARN is "${secretArn}"; expected a Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>)`,
+        { context: { variable: 'WEBHOOK_TOKEN_SECRET_ARN' } },
+      );
+    }
+    return { kind: 'secret', secretArn };
+  }
+  if (token !== undefined) return { kind: 'literal', token: checkedToken(token, 'WEBHOOK_TOKEN') };
+  throw new ConfigurationError('neither WEBHOOK_TOKEN_SECRET_ARN nor WEBHOOK_TOKEN is set; expected exactly one of them', {
+    context: { variable: 'WEBHOOK_TOKEN_SECRET_ARN' },
+  });
+}
+
+function readMaxBodyBytes(env: Environment): number {
+  const text = optional(env, 'MAX_BODY_BYTES');
+  if (text === undefined) return DEFAULT_MAX_BODY_BYTES;
+  const value = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < MIN_BODY_BYTES || value > MAX_BODY_BYTES_LIMIT) {
+    throw new ConfigurationError(
+      `MAX_BODY_BYTES is "${text}"; expected a whole number of bytes from ${MIN_BODY_BYTES} to ${MAX_BODY_BYTES_LIMIT}`,
+      { context: { variable: 'MAX_BODY_BYTES' } },
+    );
+  }
+  return value;
+}
+
+/**
+ * Reads the admission function's configuration; fails fast with a ConfigurationError naming the variable.
+ *
+ * - RULES_TABLE (required): DynamoDB table of rule snapshots.
+ * - CLUSTER_ID (default "default"): cluster whose snapshot is served; the key prefix in the table.
+ * - DYNAMODB_ENDPOINT (optional): a local DynamoDB URL (dynalite, DynamoDB Local) instead of AWS.
+ * - RULES_REFRESH_SECONDS (default 30): age after which the cached snapshot's pointer is re-read.
+ * - RULES_MAX_STALE_SECONDS (default max(300, refresh)): how long the last snapshot is served while refreshes
+ *   fail; past it every admission answers HTTP 500 so the webhook's failurePolicy decides.
+ * - WEBHOOK_TOKEN_SECRET_ARN: Secrets Manager secret holding the path token (the whole SecretString, or the
+ *   "token" field of a JSON SecretString); read once per container. Needs secretsmanager:GetSecretValue on it.
+ * - WEBHOOK_TOKEN: the path token itself, for local runs. Exactly one of the two token variables must be set;
+ *   a token is 32 to 512 URL-safe characters.
+ * - MAX_BODY_BYTES (default 3145728, 3 MiB): largest request body accepted, decoded; larger answers 413.
+ * - POWERTOOLS_SERVICE_NAME, POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_LOG_LEVEL: read by Powertools itself.
+ */
+function readAdmissionConfig(env: Environment): AdmissionConfig {
+  return { store: readStoreConfig(env), token: readTokenConfig(env), maxBodyBytes: readMaxBodyBytes(env) };
+}
+
+export { readAdmissionConfig, DEFAULT_MAX_BODY_BYTES };
+export type { AdmissionConfig };

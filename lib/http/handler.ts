@@ -1,0 +1,228 @@
+/** The HTTP contract of the admission endpoint, over API Gateway HTTP API (payload 2.0) events. */
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { answerAdmissionReview, summarizeVerdict } from '../admission/index.ts';
+import type { RuleSet } from '../engine/index.ts';
+import { MalformedInputError } from '../errors/index.ts';
+import type { CachedSnapshot } from '../store/index.ts';
+import { DEFAULT_MAX_BODY_BYTES } from './config.ts';
+import { createTokenComparer } from './token.ts';
+
+/** Structured log fields; never a token, a raw path or a Pod body. */
+type LogFields = Readonly<Record<string, unknown>>;
+
+/** The logging the handler needs; satisfied by @aws-lambda-powertools/logger's Logger. */
+interface AdmissionLogger {
+  info(message: string, fields: LogFields): void;
+  warn(message: string, fields: LogFields): void;
+  error(message: string, fields: LogFields): void;
+}
+
+/** CloudWatch units the handler emits. */
+type AdmissionMetricUnit = 'Count' | 'Seconds';
+
+/** The metrics the handler needs; satisfied by @aws-lambda-powertools/metrics' Metrics (flushed by its middleware). */
+interface AdmissionMetrics {
+  addMetric(name: string, unit: AdmissionMetricUnit, value: number): unknown;
+}
+
+/** What the handler depends on; every adapter is injected so tests run it against real stores. */
+interface AdmissionHandlerDeps {
+  /** The snapshot cache of lib/store; rejects when no usable rules exist (cold start with the store down, too stale). */
+  readonly rules: { get(): Promise<CachedSnapshot<RuleSet>> };
+  /** The expected path token. */
+  readonly expectedToken: () => Promise<string>;
+  readonly logger: AdmissionLogger;
+  readonly metrics: AdmissionMetrics;
+  /** Largest decoded body accepted (default 3 MiB). */
+  readonly maxBodyBytes?: number;
+  /** Monotonic milliseconds, for durationMs (default performance.now). */
+  readonly clock?: () => number;
+}
+
+/** An API Gateway HTTP API handler: one event in, one structured result out; never throws. */
+type AdmissionHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
+
+// The route template is logged in place of the path, which carries the token.
+const ROUTE = 'POST /admit/{token}';
+const JSON_HEADERS = { 'content-type': 'application/json' } as const;
+const TOKEN_IN_PATH = /\/admit\/([^/]+)\/?$/;
+
+function errorBody(error: string, message: string): string {
+  return JSON.stringify({ error, message });
+}
+
+function errorResult(statusCode: number, body: string, headers: Readonly<Record<string, string>> = JSON_HEADERS) {
+  return { statusCode, headers: { ...headers }, body, isBase64Encoded: false };
+}
+
+const FORBIDDEN_BODY = errorBody('Forbidden', 'the request is not authorized');
+const METHOD_NOT_ALLOWED_BODY = errorBody('MethodNotAllowed', 'only POST is allowed on /admit/{token}');
+const INTERNAL_ERROR_BODY = errorBody('InternalError', 'the webhook could not evaluate the request');
+
+/** A header value by lower-case name; API Gateway lower-cases names in payload 2.0, hand-built events may not. */
+function headerValue(event: APIGatewayProxyEventV2, name: string): string | undefined {
+  const headers = event.headers ?? {};
+  const exact = headers[name];
+  if (exact !== undefined) return exact;
+  for (const key of Object.keys(headers)) if (key.toLowerCase() === name) return headers[key];
+  return undefined;
+}
+
+/** True for application/json with no charset or a UTF-8 one (RFC 8259: JSON exchanged between systems is UTF-8). */
+function isJsonContentType(value: string | undefined): boolean {
+  if (value === undefined) return false;
+  const [mediaType = '', ...parameters] = value.split(';');
+  if (mediaType.trim().toLowerCase() !== 'application/json') return false;
+  return parameters.every((parameter) => {
+    const [name = '', parameterValue = ''] = parameter.split('=');
+    if (name.trim().toLowerCase() !== 'charset') return true;
+    return /^"?utf-8"?$/i.test(parameterValue.trim());
+  });
+}
+
+function presentedToken(event: APIGatewayProxyEventV2): string | undefined {
+  const fromRoute = event.pathParameters?.token;
+  if (fromRoute !== undefined && fromRoute !== '') return fromRoute;
+  return TOKEN_IN_PATH.exec(event.rawPath ?? '')?.[1];
+}
+
+type DecodedBody = { readonly text: string } | { readonly tooLarge: number };
+
+/**
+ * The body as text, or its (lower bound of) size when above the limit. Raw lengths that already prove the body too
+ * big are rejected before any decoding: a UTF-16 code unit is at least one UTF-8 byte, four base64 characters are
+ * at least three bytes minus two of padding.
+ */
+function decodeBody(event: APIGatewayProxyEventV2, maxBytes: number): DecodedBody {
+  const raw = event.body ?? '';
+  if (event.isBase64Encoded) {
+    const lowerBound = Math.floor(raw.length / 4) * 3 - 2;
+    if (lowerBound > maxBytes) return { tooLarge: lowerBound };
+    const bytes = Buffer.from(raw, 'base64');
+    if (bytes.length > maxBytes) return { tooLarge: bytes.length };
+    return { text: bytes.toString('utf8') };
+  }
+  if (raw.length > maxBytes) return { tooLarge: raw.length };
+  const size = Buffer.byteLength(raw, 'utf8');
+  return size > maxBytes ? { tooLarge: size } : { text: raw };
+}
+
+/** An error's name and message for a log line; V8's JSON syntax messages quote the input, so they are left out. */
+function loggableError(error: unknown): { readonly errorName: string; readonly errorMessage: string } {
+  if (!(error instanceof Error)) return { errorName: 'Error', errorMessage: String(error) };
+  if (error instanceof MalformedInputError && error.cause instanceof SyntaxError) {
+    return { errorName: error.name, errorMessage: 'AdmissionReview is not valid JSON' };
+  }
+  return { errorName: error.name, errorMessage: error.message };
+}
+
+function threeDecimals(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
+
+/**
+ * The admission endpoint. Checks in order: method (405, Allow: POST), path token (403, constant-time), body size
+ * (413), content type (415), rules (500 when none are usable: never "allowed" without rules), AdmissionReview
+ * (400 MalformedInputError), then answers 200 with answerAdmissionReview's body byte for byte. Logs one line and
+ * emits metrics per request: Admissions, Mutations, Denials, StaleRules, RulesAgeSeconds for answered reviews,
+ * Rejected for 4xx, Errors for 500.
+ */
+function createAdmissionHandler(deps: AdmissionHandlerDeps): AdmissionHandler {
+  const { rules, expectedToken, logger, metrics } = deps;
+  const maxBodyBytes = deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const clock = deps.clock ?? (() => performance.now());
+  const tokenMatches = createTokenComparer();
+
+  function rejected(started: number, statusCode: number, reason: string, body: string, headers?: Readonly<Record<string, string>>) {
+    metrics.addMetric('Rejected', 'Count', 1);
+    logger.warn('admission request rejected', { route: ROUTE, status: statusCode, reason, durationMs: threeDecimals(clock() - started) });
+    return errorResult(statusCode, body, headers);
+  }
+
+  function failed(started: number, reason: string, error: unknown) {
+    metrics.addMetric('Errors', 'Count', 1);
+    logger.error('admission failed', {
+      route: ROUTE,
+      status: 500,
+      decision: 'error',
+      reason,
+      ...loggableError(error),
+      durationMs: threeDecimals(clock() - started),
+    });
+    return errorResult(500, INTERNAL_ERROR_BODY);
+  }
+
+  return async (event) => {
+    const started = clock();
+    if (event.requestContext?.http?.method !== 'POST') {
+      return rejected(started, 405, 'method not allowed', METHOD_NOT_ALLOWED_BODY, { ...JSON_HEADERS, allow: 'POST' });
+    }
+
+    let expected: string;
+    try {
+      expected = await expectedToken();
+    } catch (error) {
+      return failed(started, 'webhook token unavailable', error);
+    }
+    const token = presentedToken(event);
+    if (!tokenMatches(token, expected)) {
+      return rejected(started, 403, token === undefined ? 'missing token' : 'wrong token', FORBIDDEN_BODY);
+    }
+
+    const body = decodeBody(event, maxBodyBytes);
+    if ('tooLarge' in body) {
+      const message = `request body is at least ${body.tooLarge} bytes, above the limit of ${maxBodyBytes} bytes`;
+      return rejected(started, 413, 'body too large', errorBody('PayloadTooLarge', message));
+    }
+    const contentType = headerValue(event, 'content-type');
+    if (!isJsonContentType(contentType)) {
+      const message = `content-type must be application/json (got ${contentType === undefined ? 'none' : JSON.stringify(contentType)})`;
+      return rejected(started, 415, 'unsupported content type', errorBody('UnsupportedMediaType', message));
+    }
+
+    let snapshot: CachedSnapshot<RuleSet>;
+    try {
+      snapshot = await rules.get();
+    } catch (error) {
+      return failed(started, 'rules unavailable', error);
+    }
+
+    let answer: ReturnType<typeof answerAdmissionReview>;
+    try {
+      answer = answerAdmissionReview(body.text, snapshot.value);
+    } catch (error) {
+      if (error instanceof MalformedInputError) {
+        metrics.addMetric('Rejected', 'Count', 1);
+        logger.warn('admission request rejected', {
+          route: ROUTE,
+          status: 400,
+          reason: 'malformed AdmissionReview',
+          ...loggableError(error),
+          durationMs: threeDecimals(clock() - started),
+        });
+        return errorResult(400, errorBody(error.name, error.message));
+      }
+      return failed(started, 'evaluation failed', error);
+    }
+
+    const summary = summarizeVerdict(answer.verdict);
+    metrics.addMetric('Admissions', 'Count', 1);
+    if (summary.decision === 'mutated') metrics.addMetric('Mutations', 'Count', 1);
+    if (summary.decision === 'denied') metrics.addMetric('Denials', 'Count', 1);
+    if (snapshot.stale) metrics.addMetric('StaleRules', 'Count', 1);
+    metrics.addMetric('RulesAgeSeconds', 'Seconds', snapshot.ageSeconds);
+    logger.info('admission', {
+      route: ROUTE,
+      status: 200,
+      ...summary,
+      snapshotVersion: snapshot.version,
+      cacheAgeSeconds: threeDecimals(snapshot.ageSeconds),
+      stale: snapshot.stale,
+      durationMs: threeDecimals(clock() - started),
+    });
+    return { statusCode: 200, headers: { ...JSON_HEADERS }, body: answer.body, isBase64Encoded: false };
+  };
+}
+
+export { createAdmissionHandler };
+export type { AdmissionHandler, AdmissionHandlerDeps, AdmissionLogger, AdmissionMetrics, AdmissionMetricUnit, LogFields };

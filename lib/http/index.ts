@@ -1,0 +1,29 @@
+/** The admission endpoint's HTTP contract, its token source and its configuration; independent of middy and Lambda. */
+import { readAdmissionConfig, DEFAULT_MAX_BODY_BYTES } from './config.ts';
+import { createAdmissionHandler } from './handler.ts';
+import { checkedToken, createTokenSource, generateToken } from './token.ts';
+import type { AdmissionConfig } from './config.ts';
+import type {
+  AdmissionHandler,
+  AdmissionHandlerDeps,
+  AdmissionLogger,
+  AdmissionMetrics,
+  AdmissionMetricUnit,
+  LogFields,
+} from './handler.ts';
+import type { SecretReader, TokenSource, TokenSourceConfig, TokenSourceOptions } from './token.ts';
+
+export { createAdmissionHandler, createTokenSource, checkedToken, generateToken, readAdmissionConfig, DEFAULT_MAX_BODY_BYTES };
+export type {
+  AdmissionConfig,
+  AdmissionHandler,
+  AdmissionHandlerDeps,
+  AdmissionLogger,
+  AdmissionMetrics,
+  AdmissionMetricUnit,
+  LogFields,
+  SecretReader,
+  TokenSource,
+  TokenSourceConfig,
+  TokenSourceOptions,
+};

@@ -1,0 +1,134 @@
+/** The webhook's path token: where the expected value comes from, and the constant-time comparison. */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { GetSecretValueCommand, SecretsManagerClient, type GetSecretValueCommandOutput } from '@aws-sdk/client-secrets-manager';
+import { ConfigurationError } from '../errors/index.ts';
+
+/** Where the expected token is read from: a Secrets Manager secret (deployed) or a literal value (local runs). */
+type TokenSourceConfig =
+  | { readonly kind: 'secret'; readonly secretArn: string }
+  | { readonly kind: 'literal'; readonly token: string };
+
+/** The one Secrets Manager call a token source makes; satisfied by SecretsManagerClient. */
+interface SecretReader {
+  send(command: GetSecretValueCommand): Promise<GetSecretValueCommandOutput>;
+}
+
+/** Options of a token source; a reader is created from the SDK's default chain when none is given. */
+interface TokenSourceOptions {
+  readonly secrets?: SecretReader;
+}
+
+/** The expected token; the first successful read is kept for the life of the container. */
+type TokenSource = () => Promise<string>;
+
+// Unreserved URL characters only, so the token travels in a path without encoding; 32 characters is the
+// shortest accepted (a generated token is 43: 32 random bytes in base64url).
+const TOKEN_PATTERN = /^[A-Za-z0-9._~-]{32,512}$/;
+const TOKEN_FORM = '32 to 512 URL-safe characters (letters, digits, ".", "_", "~" or "-")';
+
+/** The token if it has the accepted form; `where` names its origin in the error. */
+function checkedToken(token: string, where: string): string {
+  if (!TOKEN_PATTERN.test(token)) {
+    // The value itself is never put in the message: it may be a real secret with a typo.
+    throw new ConfigurationError(`${where} holds a token of ${token.length} characters that is not of the form ${TOKEN_FORM}`, {
+      context: { source: where },
+    });
+  }
+  return token;
+}
+
+/** The token in a SecretString: the whole string, or the `token` field of a JSON object (console key/value secrets). */
+function tokenInSecret(secret: string, secretArn: string): string {
+  const text = secret.trim();
+  if (text.startsWith('{')) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (error) {
+      throw new ConfigurationError(`secret ${secretArn} looks like JSON but does not parse; expected a token or {"token": "..."}`, {
+        cause: error,
+        context: { secretArn },
+      });
+    }
+    const token = (parsed as { token?: unknown } | null)?.token;
+    if (typeof token !== 'string') {
+      throw new ConfigurationError(`secret ${secretArn} is a JSON object without a string "token" field; expected a token or {"token": "..."}`, {
+        context: { secretArn },
+      });
+    }
+    return checkedToken(token, `secret ${secretArn}`);
+  }
+  return checkedToken(text, `secret ${secretArn}`);
+}
+
+async function readSecretToken(reader: SecretReader, secretArn: string): Promise<string> {
+  let output: GetSecretValueCommandOutput;
+  try {
+    output = await reader.send(new GetSecretValueCommand({ SecretId: secretArn }));
+  } catch (error) {
+    throw new ConfigurationError(`reading the webhook token from secret ${secretArn} failed: ${(error as Error).message}`, {
+      cause: error,
+      context: { secretArn },
+    });
+  }
+  if (output.SecretString === undefined) {
+    throw new ConfigurationError(`secret ${secretArn} has no SecretString; expected the token as a string secret`, {
+      context: { secretArn },
+    });
+  }
+  return tokenInSecret(output.SecretString, secretArn);
+}
+
+/**
+ * The expected-token source of a configuration. A secret is read on first use and then kept; a failed read is not
+ * kept, so the next request retries. Rejects with ConfigurationError naming the secret (never the token).
+ */
+function createTokenSource(config: TokenSourceConfig, options: TokenSourceOptions = {}): TokenSource {
+  if (config.kind === 'literal') {
+    const token = Promise.resolve(checkedToken(config.token, 'the configured token'));
+    return () => token;
+  }
+  const { secretArn } = config;
+  let reader = options.secrets;
+  let cached: Promise<string> | undefined;
+  return () => {
+    if (cached === undefined) {
+      reader ??= new SecretsManagerClient({});
+      cached = readSecretToken(reader, secretArn);
+      cached.catch(() => {
+        cached = undefined;
+      });
+    }
+    return cached;
+  };
+}
+
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+/**
+ * A comparer of presented tokens against expected ones in constant time: both are hashed with SHA-256 first, so
+ * neither the content nor the length of the expected token shows in the timing. The last expected digest is reused.
+ */
+function createTokenComparer(): (presented: string | undefined, expected: string) => boolean {
+  let expectedText: string | undefined;
+  let expectedDigest: Buffer = Buffer.alloc(0);
+  return (presented, expected) => {
+    if (expected !== expectedText) {
+      expectedText = expected;
+      expectedDigest = sha256(expected);
+    }
+    // A missing token is compared too (as ""), so it costs the same as a wrong one.
+    const matches = timingSafeEqual(sha256(presented ?? ''), expectedDigest);
+    return matches && presented !== undefined;
+  };
+}
+
+/** A fresh random token: 32 bytes in base64url (43 characters). */
+function generateToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+export { createTokenSource, createTokenComparer, checkedToken, generateToken, TOKEN_FORM };
+export type { TokenSourceConfig, TokenSourceOptions, TokenSource, SecretReader };
