@@ -23,6 +23,8 @@ export const LIMITS = Object.freeze({
   configuredPreferredTerms: 64,
   configuredExpressionsPerTerm: 64,
   configuredValuesPerExpression: 64,
+  /** Tolerations and key lists in one rule; the CRD needs this bound to keep its CEL cost within budget. */
+  configuredListItems: 64,
   combinedRequiredTerms: 64,
   combinedPreferredTerms: 64,
   combinedRequirementsPerTerm: 64,

@@ -102,7 +102,10 @@ function labelMap(value: unknown, path: string, issues: IssueList, reservedAllow
   return map;
 }
 
-function nodeSelectorRequirement(value: unknown, path: string, issues: IssueList): NodeSelectorRequirement | undefined {
+/** Where a term sits: Kubernetes validates the values of required terms as label values, not those of preferred ones. */
+type TermPlacement = 'required' | 'preferred';
+
+function nodeSelectorRequirement(value: unknown, path: string, issues: IssueList, placement: TermPlacement): NodeSelectorRequirement | undefined {
   if (!expectObject(value, path, issues)) return undefined;
   rejectUnknownFields(value, ['key', 'operator', 'values'], path, issues);
   const { key, operator } = value;
@@ -134,15 +137,18 @@ function nodeSelectorRequirement(value: unknown, path: string, issues: IssueList
       break;
     default:
       if (values.length !== 1) issues.add(`${path}.values`, `operator ${operator} needs exactly one value`);
-      else if (!isInt64(values[0]!)) {
-        issues.add(`${path}.values[0]`, `operator ${operator} needs an integer value (got ${JSON.stringify(values[0])})`);
+      else if (!isInt64(values[0]!) || values[0]!.length > 63) {
+        issues.add(`${path}.values[0]`, `operator ${operator} needs a 64-bit integer value of at most 63 characters (got ${JSON.stringify(values[0])})`);
+      } else if (placement === 'required' && labelValueProblem(values[0]!) !== undefined) {
+        // The API server validates every value of a required term as a label value: a signed operand would make the Pod fail creation.
+        issues.add(`${path}.values[0]`, `a required term's ${operator} value must be a label value, so it cannot carry a sign (got ${JSON.stringify(values[0])})`);
       }
   }
   if (typeof key !== 'string') return undefined;
   return values.length === 0 ? { key, operator } : { key, operator, values };
 }
 
-function nodeSelectorTerm(value: unknown, path: string, issues: IssueList): NodeSelectorTerm | undefined {
+function nodeSelectorTerm(value: unknown, path: string, issues: IssueList, placement: TermPlacement): NodeSelectorTerm | undefined {
   if (!expectObject(value, path, issues)) return undefined;
   rejectUnknownFields(value, ['matchExpressions', 'matchFields'], path, issues);
   if (value.matchFields !== undefined) {
@@ -163,7 +169,7 @@ function nodeSelectorTerm(value: unknown, path: string, issues: IssueList): Node
       `has ${expressions.length} requirements, above the limit of ${LIMITS.configuredExpressionsPerTerm}`,
     );
   }
-  const requirements = expressions.map((item, index) => nodeSelectorRequirement(item, `${path}.matchExpressions[${index}]`, issues));
+  const requirements = expressions.map((item, index) => nodeSelectorRequirement(item, `${path}.matchExpressions[${index}]`, issues, placement));
   return { matchExpressions: requirements.filter((item): item is NodeSelectorRequirement => item !== undefined) };
 }
 
@@ -174,7 +180,7 @@ function preferredTerm(value: unknown, path: string, issues: IssueList): Preferr
   if (typeof weight !== 'number' || !Number.isInteger(weight) || weight < 1 || weight > 100) {
     issues.add(`${path}.weight`, `must be an integer from 1 to 100 (got ${JSON.stringify(weight)})`);
   }
-  const preference = nodeSelectorTerm(value.preference, `${path}.preference`, issues);
+  const preference = nodeSelectorTerm(value.preference, `${path}.preference`, issues, 'preferred');
   if (preference === undefined || typeof weight !== 'number') return undefined;
   return { weight, preference };
 }
@@ -202,7 +208,7 @@ function nodeAffinity(value: unknown, path: string, issues: IssueList): NodeAffi
         if (terms.length > LIMITS.configuredRequiredTerms) {
           issues.add(`${requiredPath}.nodeSelectorTerms`, `has ${terms.length} terms, above the limit of ${LIMITS.configuredRequiredTerms}`);
         }
-        const parsed = terms.map((term, index) => nodeSelectorTerm(term, `${requiredPath}.nodeSelectorTerms[${index}]`, issues));
+        const parsed = terms.map((term, index) => nodeSelectorTerm(term, `${requiredPath}.nodeSelectorTerms[${index}]`, issues, 'required'));
         result.requiredDuringSchedulingIgnoredDuringExecution = {
           nodeSelectorTerms: parsed.filter((term): term is NodeSelectorTerm => term !== undefined),
         };
@@ -270,6 +276,7 @@ function tolerationList(value: unknown, path: string, issues: IssueList): Tolera
     issues.add(path, 'must be a list of tolerations');
     return undefined;
   }
+  if (value.length > LIMITS.configuredListItems) issues.add(path, `has ${value.length} tolerations, above the limit of ${LIMITS.configuredListItems}`);
   return value
     .map((item, index) => toleration(item, `${path}[${index}]`, issues))
     .filter((item): item is Toleration => item !== undefined);
@@ -360,6 +367,7 @@ function keyList(value: unknown, path: string, issues: IssueList, reservedAllowe
     issues.add(`${path}.keys`, 'must be a list of at least one label key');
     return undefined;
   }
+  if (value.keys.length > LIMITS.configuredListItems) issues.add(`${path}.keys`, `has ${value.keys.length} keys, above the limit of ${LIMITS.configuredListItems}`);
   return stringList(value.keys, `${path}.keys`, issues, (key) => labelKeyProblem(key, reservedAllowed));
 }
 
@@ -384,6 +392,7 @@ function mutationRemove(value: unknown, path: string, issues: IssueList): Mutati
       } else if (!Array.isArray(keys) || keys.length === 0) {
         issues.add(`${affinityPath}.keys`, 'must be a list of at least one label key');
       } else {
+        if (keys.length > LIMITS.configuredListItems) issues.add(`${affinityPath}.keys`, `has ${keys.length} keys, above the limit of ${LIMITS.configuredListItems}`);
         remove.nodeAffinity = { keys: stringList(keys, `${affinityPath}.keys`, issues, (key) => labelKeyProblem(key, false)) ?? [] };
       }
     }

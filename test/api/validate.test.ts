@@ -20,7 +20,8 @@ describe('validatePodMutation accepts', () => {
       mutationRemove: { nodeAffinity: { keys: ['example.com/node-pool'] } },
       mutationAdd: { annotations: { 'example.com/migration': 'merged-pool' }, nodeAffinity: required(termOf(req('example.com/node-pool', 'In', 'merged'))) },
     }],
-    ['Gt with a signed integer ("Gt and Lt need exactly one value that parses as an integer, sign allowed")', affinity('Gt', ['-3'])],
+    ['Gt with a signed integer in a preferred term ("Gt and Lt need exactly one value that parses as an integer, sign allowed")', { mutationAdd: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 1, preference: termOf(req('example.com/gen', 'Gt', '-3')) }] } } }],
+    ['Lt with an unsigned integer in a required term', affinity('Lt', ['10'])],
     ['Exists with no values', affinity('Exists')],
     ['a label value that is empty ("value: at most 63 ... may be empty")', affinity('In', [''])],
     ['all: false beside keys ("all: false counts as absent")', { mutationRemove: { nodeAffinity: { keys: ['example.com/pool'], all: false } } }],
@@ -52,6 +53,7 @@ describe('validatePodMutation rejects, naming the field path', () => {
     ['Exists with values ("Exists and DoesNotExist need none")', affinity('Exists', ['x']), 'spec.mutationAdd.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values'],
     ['Gt with two values', affinity('Gt', ['1', '2']), 'spec.mutationAdd.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values'],
     ['Lt with a value that is not an integer ("the API server does not check this; we do")', affinity('Lt', ['1.5']), 'spec.mutationAdd.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values[0]'],
+    ['Gt with a signed integer in a required term, which the API server rejects as a label value', affinity('Gt', ['-3']), 'spec.mutationAdd.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values[0]'],
     ['an unknown operator', affinity('Like', ['x']), 'spec.mutationAdd.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator'],
     ['a weight of 0 ("preferred weights 1..100")', { mutationAdd: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 0, preference: termOf(req('a', 'Exists')) }] } } }, 'spec.mutationAdd.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight'],
     ['a weight of 101', { mutationAdd: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 101, preference: termOf(req('a', 'Exists')) }] } } }, 'spec.mutationAdd.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight'],
@@ -82,6 +84,8 @@ describe('validatePodMutation rejects, naming the field path', () => {
     ['65 preferred terms', { mutationAdd: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: Array.from({ length: 65 }, (_, i) => ({ weight: 1, preference: termOf(req('a', 'In', `v${i}`)) })) } } }, 'has 65 terms, above the limit of 64'],
     ['65 expressions in one term', { mutationAdd: { nodeAffinity: required(termOf(...Array.from({ length: 65 }, (_, i) => req(`k${i}`, 'Exists')))) } }, 'has 65 requirements, above the limit of 64'],
     ['65 values in one expression', affinity('In', Array.from({ length: 65 }, (_, i) => `v${i}`)), 'has 65 values, above the limit of 64'],
+    ['65 tolerations', { mutationAdd: { tolerations: Array.from({ length: 65 }, (_, i) => ({ key: `example.com/t${i}`, operator: 'Exists' })) } }, 'has 65 tolerations, above the limit of 64'],
+    ['65 removed node affinity keys', { mutationRemove: { nodeAffinity: { keys: Array.from({ length: 65 }, (_, i) => `example.com/k${i}`) } } }, 'has 65 keys, above the limit of 64'],
     ['65 values in a nodeAffinityMatch expression ("in nodeAffinityMatch as well as in mutationAdd.nodeAffinity")', { workloadSelector: { nodeAffinityMatch: required(termOf(req('a', 'In', ...Array.from({ length: 65 }, (_, i) => `v${i}`)))) }, ...annotate }, 'has 65 values, above the limit of 64'],
   ])('a configuration with %s, stating the limit', (_, spec, reason) => {
     expect(issuesOf(spec as Record<string, unknown>).map((issue) => issue.reason)).toContain(reason);
