@@ -1,4 +1,4 @@
-import { isInt64, labelValueProblem, qualifiedNameProblem } from './syntax.ts';
+import { isDns1123Label, isDns1123Subdomain, isInt64, labelValueProblem, qualifiedNameProblem } from './syntax.ts';
 import {
   APPLIED_ANNOTATION,
   LIMITS,
@@ -33,6 +33,8 @@ export {
   qualifiedNameProblem,
   labelValueProblem,
   isInt64,
+  isDns1123Label,
+  isDns1123Subdomain,
 };
 export type {
   WorkloadSelector,

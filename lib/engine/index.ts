@@ -1,13 +1,16 @@
 import { describeMismatch, matchRule, podFacts, tolerationPresent, type MatchDimension, type PodFacts } from './match.ts';
 import {
+  andRequiredAffinity,
   applyRule,
   mutatePod,
+  warn,
   type Decision,
   type ManagedStep,
   type MutationContext,
   type MutationOptions,
   type MutationOutcome,
   type RuleEvaluation,
+  type StepOwner,
   type StepResult,
 } from './mutate.ts';
 import { compileRuleSet, compileSnapshotRules, type AffinitySelector, type CompiledRule, type RuleSet } from './rules.ts';
@@ -19,6 +22,8 @@ export {
   compileSnapshotRules,
   mutatePod,
   applyRule,
+  andRequiredAffinity,
+  warn,
   matchRule,
   describeMismatch,
   podFacts,
@@ -38,6 +43,7 @@ export type {
   MutationOutcome,
   RuleEvaluation,
   StepResult,
+  StepOwner,
   MatchDimension,
   MutationOptions,
   PodFacts,

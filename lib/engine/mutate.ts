@@ -76,7 +76,8 @@ const WHOLE_SUBTREES: ReadonlySet<string> = new Set(['/spec/affinity/nodeAffinit
 const MAX_WARNINGS = 4;
 const MAX_WARNING_LENGTH = 255;
 
-function warn(state: SchedulingState, message: string): SchedulingState {
+/** Adds an AdmissionReview warning to the state (at most a few, each under 256 characters). Pure. */
+export function warn(state: SchedulingState, message: string): SchedulingState {
   if (state.warnings.length >= MAX_WARNINGS) return state;
   const text = message.length > MAX_WARNING_LENGTH ? `${message.slice(0, MAX_WARNING_LENGTH - 1)}…` : message;
   return { ...state, warnings: [...state.warnings, text] };
@@ -100,52 +101,70 @@ function removeNodeAffinity(affinity: AffinitySelector, rule: CompiledRule): Aff
   return { required: dropEmptyTerms(required), preferred };
 }
 
-function addRequired(state: SchedulingState, rule: CompiledRule, current: readonly Term[] | undefined, added: readonly Term[]): StepResult | readonly Term[] {
-  if (current === undefined) return canonicalizeTerms(added);
-  const usable = dropEmptyTerms(current);
-  if (usable.every(isEmptyTerm)) {
-    // Every term selects no node; an AND must not broaden that, so the selector stays and we warn.
-    return {
-      state: warn(state, `PodMutation "${rule.name}": the Pod's required node affinity has only empty terms and matches no node; left unchanged`),
-    };
+/** Who is changing the Pod, for denials and warnings: a customer rule or a managed step. */
+export interface StepOwner {
+  readonly name: string;
+  readonly subject: string;
+}
+
+function ruleOwner(rule: CompiledRule): StepOwner {
+  return { name: rule.name, subject: `PodMutation "${rule.name}"` };
+}
+
+function exceeded(owner: StepOwner, limit: string, actual: number, maximum: number): StepResult {
+  return { denied: new LimitExceededError(owner.name, limit, actual, maximum, owner.subject) };
+}
+
+/**
+ * ANDs `added` into the state's required node affinity: the added terms when there is none,
+ * else the canonicalized Cartesian product, within the runtime limits (a denial otherwise). Pure.
+ */
+export function andRequiredAffinity(state: SchedulingState, facts: PodFacts, owner: StepOwner, added: readonly Term[]): StepResult {
+  const affinity = currentNodeAffinity(state, facts);
+  let combined: readonly Term[];
+  if (affinity.required === undefined) combined = canonicalizeTerms(added);
+  else {
+    const usable = dropEmptyTerms(affinity.required);
+    if (usable.every(isEmptyTerm)) {
+      // Every term selects no node; an AND must not broaden that, so the selector stays and we warn.
+      return { state: warn(state, `${owner.subject}: the Pod's required node affinity has only empty terms and matches no node; left unchanged`) };
+    }
+    const intermediate = productSize(usable, added);
+    if (intermediate > LIMITS.intermediateRequiredTerms) {
+      return exceeded(owner, 'intermediate required terms before canonicalization', intermediate, LIMITS.intermediateRequiredTerms);
+    }
+    combined = andTerms(usable, added);
   }
-  const intermediate = productSize(usable, added);
-  if (intermediate > LIMITS.intermediateRequiredTerms) {
-    return { denied: new LimitExceededError(rule.name, 'intermediate required terms before canonicalization', intermediate, LIMITS.intermediateRequiredTerms) };
+  if (combined.length > LIMITS.combinedRequiredTerms) {
+    return exceeded(owner, 'required node selector terms after combining', combined.length, LIMITS.combinedRequiredTerms);
   }
-  return andTerms(usable, added);
+  const widest = Math.max(...combined.map(requirementCount));
+  if (widest > LIMITS.combinedRequirementsPerTerm) {
+    return exceeded(owner, 'requirements in one combined required term', widest, LIMITS.combinedRequirementsPerTerm);
+  }
+  return { state: { ...state, nodeAffinity: { ...affinity, required: combined } } };
 }
 
 function applyNodeAffinity(state: SchedulingState, rule: CompiledRule, facts: PodFacts): StepResult {
-  const touchesAffinity = rule.remove.nodeAffinityAll || rule.remove.nodeAffinityKeys.size > 0 || rule.add.nodeAffinity !== undefined;
-  if (!touchesAffinity) return { state };
-  let affinity = currentNodeAffinity(state, facts);
-  if (rule.remove.nodeAffinityAll || rule.remove.nodeAffinityKeys.size > 0) affinity = removeNodeAffinity(affinity, rule);
-  const added = rule.add.nodeAffinity;
   let next = state;
+  if (rule.remove.nodeAffinityAll || rule.remove.nodeAffinityKeys.size > 0) {
+    next = { ...next, nodeAffinity: removeNodeAffinity(currentNodeAffinity(next, facts), rule) };
+  }
+  const added = rule.add.nodeAffinity;
   if (added?.required !== undefined) {
-    const combined = addRequired(state, rule, affinity.required, added.required);
-    if ('denied' in combined) return combined;
-    if ('state' in combined) next = combined.state;
-    else {
-      if (combined.length > LIMITS.combinedRequiredTerms) {
-        return { denied: new LimitExceededError(rule.name, 'required node selector terms after combining', combined.length, LIMITS.combinedRequiredTerms) };
-      }
-      const widest = Math.max(...combined.map(requirementCount));
-      if (widest > LIMITS.combinedRequirementsPerTerm) {
-        return { denied: new LimitExceededError(rule.name, 'requirements in one combined required term', widest, LIMITS.combinedRequirementsPerTerm) };
-      }
-      affinity = { ...affinity, required: combined };
-    }
+    const result = andRequiredAffinity(next, facts, ruleOwner(rule), added.required);
+    if ('denied' in result) return result;
+    next = result.state;
   }
   if (added !== undefined && added.preferred.length > 0) {
+    const affinity = currentNodeAffinity(next, facts);
     const preferred = appendPreferences(affinity.preferred, added.preferred);
     if (preferred.length > LIMITS.combinedPreferredTerms) {
-      return { denied: new LimitExceededError(rule.name, 'preferred node affinity terms after combining', preferred.length, LIMITS.combinedPreferredTerms) };
+      return exceeded(ruleOwner(rule), 'preferred node affinity terms after combining', preferred.length, LIMITS.combinedPreferredTerms);
     }
-    affinity = { ...affinity, preferred };
+    next = { ...next, nodeAffinity: { ...affinity, preferred } };
   }
-  return { state: { ...next, nodeAffinity: affinity } };
+  return { state: next };
 }
 
 function tolerationIdentity(toleration: Toleration): string {

@@ -54,8 +54,9 @@ class LimitExceededError extends PodMutationError {
   readonly actual: number;
   readonly maximum: number;
 
-  constructor(rule: string, limit: string, actual: number, maximum: number) {
-    super(`PodMutation "${rule}": ${limit} would be ${actual}, above the limit of ${maximum}`, {
+  /** `subject` names who exceeded the limit in the message: the rule by default, or a managed step. */
+  constructor(rule: string, limit: string, actual: number, maximum: number, subject = `PodMutation "${rule}"`) {
+    super(`${subject}: ${limit} would be ${actual}, above the limit of ${maximum}`, {
       context: { rule, limit, actual, maximum },
     });
     this.rule = rule;

@@ -2,8 +2,7 @@
  * The PodMutation corpus under test/infra/corpus: real YAML files, one resource each.
  *   valid/       accepted by both enforcement points;
  *   invalid/     rejected by both; each names the CRD rejection it exercises in a `# crd: FIELD: MESSAGE` line;
- *   exceptions/  accepted by the CRD, rejected by the validator (checks Kubernetes cannot express);
- *   bounds/      rejected by the CRD, accepted by the validator (bounds the CRD adds for its CEL cost).
+ *   exceptions/  accepted by the CRD, rejected by the validator (checks Kubernetes cannot express).
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +19,7 @@ export interface CorpusEntry {
 const corpusRoot = new URL('./corpus/', import.meta.url);
 
 /** Loads every file of one corpus folder, sorted by name. */
-export function loadCorpus(folder: 'valid' | 'invalid' | 'exceptions' | 'bounds'): CorpusEntry[] {
+export function loadCorpus(folder: 'valid' | 'invalid' | 'exceptions'): CorpusEntry[] {
   const directory = new URL(`${folder}/`, corpusRoot);
   return readdirSync(directory)
     .filter((file) => file.endsWith('.yaml'))

@@ -1,7 +1,7 @@
 /**
  * One contract, two enforcement points: the API server (infra/crd.yaml, emulated with its schema
  * and CEL rules) and the project's validator must give the same verdict on every corpus file,
- * except for the named tables below.
+ * except for the table of checks Kubernetes cannot express below.
  */
 import { describe, expect, it } from 'vitest';
 import { validatePodMutation, type RuleIssue } from '../../lib/api/index.ts';
@@ -43,20 +43,6 @@ const NOT_EXPRESSIBLE: Readonly<Record<string, string>> = {
   'invalid-match-labels-key.yaml': 'structural schemas cannot constrain map keys (as above)',
   'key-prefix-too-long.yaml':
     'the 253-character limit of the DNS prefix of a qualified name cannot be written as a pattern; the schema bounds the whole key (317) and the name part (63)',
-};
-
-/**
- * Bounds the CRD adds so that the API server can bound the cost of the CEL rules below them
- * (apiextensions multiplies a rule's cost by the number of nodes it may run on); the validator has
- * no such bound, so it accepts these resources. Each is far beyond realistic rules.
- */
-const CRD_ONLY_BOUNDS: Readonly<Record<string, string>> = {
-  'too-many-tolerations-to-match.yaml': 'tolerationsMatch has maxItems 64 so that its three toleration rules can be costed',
-  'too-many-tolerations-to-add.yaml': 'mutationAdd.tolerations has maxItems 64 so that its three toleration rules can be costed',
-  'too-many-affinity-keys-to-remove.yaml': 'mutationRemove.nodeAffinity.keys has maxItems 64 so that its reserved-key rule can be costed',
-  'too-many-node-selector-keys-to-remove.yaml': 'mutationRemove.nodeSelector.keys has maxItems 64 so that its reserved-key rule can be costed',
-  'long-zero-padded-integer.yaml':
-    'requirement values have maxLength 63 (the label value limit, which the API server also applies to Pod required terms) so that the regular expressions on them can be costed',
 };
 
 describe('valid PodMutations', () => {
@@ -109,20 +95,6 @@ describe('checks Kubernetes cannot express in the CRD', () => {
     expect(NOT_EXPRESSIBLE[file]).toBeDefined();
     expect(admit(entry.resource).errors).toEqual([]);
     expect(validatorIssues(entry).length).toBeGreaterThan(0);
-  });
-});
-
-describe('bounds only the CRD has', () => {
-  const bounds = loadCorpus('bounds');
-
-  it('are exactly the files of the bounds corpus', () => {
-    expect(bounds.map(({ file }) => file)).toEqual(Object.keys(CRD_ONLY_BOUNDS).sort());
-  });
-
-  it.each(bounds.map((entry) => [entry.file, entry] as const))('%s is rejected by the CRD and accepted by the validator', (file, entry) => {
-    expect(CRD_ONLY_BOUNDS[file]).toBeDefined();
-    expect(admit(entry.resource).accepted).toBe(false);
-    expect(validatorIssues(entry)).toEqual([]);
   });
 });
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { LIMITS, PRODUCT_ANNOTATION_PREFIX, RESERVED_KEYS } from '../../lib/api/index.ts';
 import { COST_LIMITS, estimateRuleCosts } from './cel-cost.ts';
 import { loadCrd } from './corpus.ts';
-import type { SchemaNode } from './structural-schema.ts';
+import type { SchemaNode, ValidationRule } from './structural-schema.ts';
 
 const crd = loadCrd() as ReturnType<typeof loadCrd> & {
   readonly metadata: { readonly name: string };
@@ -35,10 +35,34 @@ function withoutDescriptions(node: SchemaNode): unknown {
   return JSON.parse(JSON.stringify(node, (key, value: unknown) => (key === 'description' ? undefined : value)));
 }
 
+/** The node without descriptions and without the given CEL rules. */
+function withoutDescriptionsAndRules(node: SchemaNode, rules: readonly string[]): unknown {
+  return JSON.parse(
+    JSON.stringify(node, (key, value: unknown) => {
+      if (key === 'description') return undefined;
+      if (key === 'x-kubernetes-validations') return (value as ValidationRule[]).filter(({ rule }) => !rules.includes(rule));
+      return value;
+    }),
+  );
+}
+
+function rulesAt(path: string): string[] {
+  return at(path)['x-kubernetes-validations']?.map(({ rule }) => rule) ?? [];
+}
+
 const REQUIRED = 'requiredDuringSchedulingIgnoredDuringExecution';
 const PREFERRED = 'preferredDuringSchedulingIgnoredDuringExecution';
 const AFFINITIES = ['spec.workloadSelector.nodeAffinityMatch', 'spec.mutationAdd.nodeAffinity'];
-const TERMS = AFFINITIES.flatMap((affinity) => [`${affinity}.${REQUIRED}.nodeSelectorTerms[]`, `${affinity}.${PREFERRED}[].preference`]);
+const REQUIRED_TERMS = AFFINITIES.map((affinity) => `${affinity}.${REQUIRED}.nodeSelectorTerms[]`);
+const PREFERRED_TERMS = AFFINITIES.map((affinity) => `${affinity}.${PREFERRED}[].preference`);
+const TERMS = [...REQUIRED_TERMS, ...PREFERRED_TERMS];
+const LISTS_OF_CONFIGURED_ITEMS = [
+  'spec.workloadSelector.tolerationsMatch',
+  'spec.mutationAdd.tolerations',
+  'spec.mutationRemove.nodeAffinity.keys',
+  'spec.mutationRemove.nodeSelector.keys',
+  'spec.mutationRemove.tolerations.keys',
+];
 
 describe('the PodMutation CRD', () => {
   it('is named podmutations.agent.cloudpilot.ai, cluster-scoped, with the short name pm', () => {
@@ -92,6 +116,10 @@ describe('the PodMutation CRD', () => {
     }
   });
 
+  it('declares the configured list limit as maxItems on every toleration list and key list', () => {
+    for (const list of LISTS_OF_CONFIGURED_ITEMS) expect(at(list).maxItems, list).toBe(LIMITS.configuredListItems);
+  });
+
   it('bounds preferred weights to 1..100', () => {
     for (const affinity of AFFINITIES) {
       expect(at(`${affinity}.${PREFERRED}[].weight`)).toMatchObject({ type: 'integer', minimum: 1, maximum: 100 });
@@ -109,9 +137,19 @@ describe('the PodMutation CRD', () => {
     }
   });
 
-  it('uses one node selector term schema in all four places', () => {
-    const [first, ...others] = TERMS.map(at);
-    for (const other of others) expect(other).toEqual(first);
+  it('uses one node selector term schema for both required selectors and one for both preferred lists', () => {
+    for (const terms of [REQUIRED_TERMS, PREFERRED_TERMS]) {
+      const [first, ...others] = terms.map(at);
+      for (const other of others) expect(other).toEqual(first);
+    }
+  });
+
+  it('gives required terms one requirement rule more than preferred terms and no other difference but descriptions', () => {
+    // Kubernetes validates the values of a Pod's required terms as label values, not those of preferred ones.
+    const preferredRules = rulesAt(`${PREFERRED_TERMS[0]}.matchExpressions[]`);
+    const requiredOnly = rulesAt(`${REQUIRED_TERMS[0]}.matchExpressions[]`).filter((rule) => !preferredRules.includes(rule));
+    expect(requiredOnly).toHaveLength(1);
+    expect(withoutDescriptionsAndRules(at(REQUIRED_TERMS[0]!), requiredOnly)).toEqual(withoutDescriptions(at(PREFERRED_TERMS[0]!)));
   });
 
   it('uses one node affinity schema for matching and adding, apart from descriptions', () => {

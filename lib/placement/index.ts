@@ -1,0 +1,25 @@
+import { parseCapacityFlavour, parsePlacementPolicy, workloadKey } from './policy.ts';
+import { createPlacementStep, diversityChoice } from './step.ts';
+import {
+  CAPACITY_ANNOTATION,
+  CAPACITY_LABELS,
+  DEFAULT_SPOT_PERCENT,
+  INSTANCE_TYPE_KEY,
+  type CapacityChoice,
+  type CapacityFlavour,
+  type PlacementMode,
+  type PlacementPolicy,
+} from './types.ts';
+
+export {
+  createPlacementStep,
+  diversityChoice,
+  parsePlacementPolicy,
+  parseCapacityFlavour,
+  workloadKey,
+  CAPACITY_ANNOTATION,
+  CAPACITY_LABELS,
+  DEFAULT_SPOT_PERCENT,
+  INSTANCE_TYPE_KEY,
+};
+export type { CapacityChoice, CapacityFlavour, PlacementMode, PlacementPolicy };

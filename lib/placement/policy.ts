@@ -1,0 +1,44 @@
+import { isDns1123Label, isDns1123Subdomain } from '../api/index.ts';
+import { MalformedInputError } from '../errors/index.ts';
+import { CAPACITY_LABELS, DEFAULT_SPOT_PERCENT, type CapacityFlavour, type PlacementMode, type PlacementPolicy } from './types.ts';
+
+const MODES: readonly PlacementMode[] = ['Spot', 'NonSpot', 'Diversity'];
+const KNOWN_FIELDS = ['namespace', 'kind', 'name', 'mode', 'spotPercent'];
+
+/**
+ * Validates a placement policy from untyped input (a file, a CLI flag set, a store item). Throws a
+ * MalformedInputError naming the workload and the field; returns the policy with defaults applied.
+ */
+export function parsePlacementPolicy(input: unknown, source = 'placement policy'): PlacementPolicy {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new MalformedInputError(`${source} must be an object`);
+  const value = input as Record<string, unknown>;
+  const { namespace, kind, name, mode, spotPercent } = value;
+  const where = `${source} ${String(namespace)}/${String(kind)}/${String(name)}`;
+  const fail = (field: string, reason: string): never => {
+    throw new MalformedInputError(`${where}: ${field}: ${reason}`, { context: { field } });
+  };
+  for (const field of Object.keys(value)) if (!KNOWN_FIELDS.includes(field)) fail(field, `unknown field; expected one of ${KNOWN_FIELDS.join(', ')}`);
+  if (typeof namespace !== 'string' || !isDns1123Label(namespace)) fail('namespace', 'must be a namespace name (DNS-1123 label)');
+  if (typeof kind !== 'string' || !/^[A-Z][A-Za-z0-9]*$/.test(kind)) fail('kind', 'must be a workload kind such as Deployment, StatefulSet, CronJob');
+  if (typeof name !== 'string' || !isDns1123Subdomain(name)) fail('name', 'must be a workload name (DNS-1123 subdomain)');
+  if (typeof mode !== 'string' || !MODES.includes(mode as PlacementMode)) fail('mode', `must be one of ${MODES.join(', ')} (got ${JSON.stringify(mode)})`);
+  if (spotPercent !== undefined) {
+    if (mode !== 'Diversity') fail('spotPercent', 'is only used with mode Diversity');
+    if (typeof spotPercent !== 'number' || !Number.isInteger(spotPercent) || spotPercent < 0 || spotPercent > 100) {
+      fail('spotPercent', `must be an integer from 0 to 100 (got ${JSON.stringify(spotPercent)})`);
+    }
+  }
+  const policy = { namespace, kind, name, mode } as PlacementPolicy;
+  return mode === 'Diversity' ? { ...policy, spotPercent: (spotPercent as number | undefined) ?? DEFAULT_SPOT_PERCENT } : policy;
+}
+
+/** Checks a capacity flavour name, failing with the accepted names. */
+export function parseCapacityFlavour(value: string): CapacityFlavour {
+  if (Object.hasOwn(CAPACITY_LABELS, value)) return value as CapacityFlavour;
+  throw new MalformedInputError(`capacity flavour must be one of ${Object.keys(CAPACITY_LABELS).join(', ')} (got ${JSON.stringify(value)})`);
+}
+
+/** The lookup key of a workload. */
+export function workloadKey(namespace: string, kind: string, name: string): string {
+  return `${namespace}/${kind}/${name}`;
+}

@@ -1,0 +1,76 @@
+import { andRequiredAffinity, type ManagedStep, type MutationContext, type PodFacts, type SchedulingState, type StepResult } from '../engine/index.ts';
+import { labelRequirement, term } from '../scheduling/index.ts';
+import { workloadKey } from './policy.ts';
+import {
+  CAPACITY_ANNOTATION,
+  CAPACITY_LABELS,
+  DEFAULT_SPOT_PERCENT,
+  INSTANCE_TYPE_KEY,
+  type CapacityChoice,
+  type CapacityFlavour,
+  type PlacementPolicy,
+} from './types.ts';
+
+// FNV-1a: a fast, well-spread hash; the request uid it reads is random per admission, so buckets come out uniform.
+function bucketOf(seed: string): number {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < seed.length; index += 1) {
+    hash ^= seed.charCodeAt(index);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % 100;
+}
+
+/**
+ * The capacity a Diversity Pod gets: the choice it already carries (so a second pass never flips it),
+ * else Spot for `spotPercent` of the hash buckets of its admission request.
+ */
+export function diversityChoice(facts: PodFacts, spotPercent: number, requestUid: string): CapacityChoice {
+  const recorded = facts.pod.metadata?.annotations?.[CAPACITY_ANNOTATION];
+  if (recorded === 'spot' || recorded === 'on-demand') return recorded;
+  return bucketOf(requestUid) < spotPercent ? 'spot' : 'on-demand';
+}
+
+function withInstanceTypeSpread(state: SchedulingState, facts: PodFacts): SchedulingState {
+  const current = state.topologySpreadConstraints ?? facts.pod.spec?.topologySpreadConstraints ?? [];
+  const labels = facts.pod.metadata?.labels;
+  const spreadsAlready = current.some((constraint) => (constraint as { topologyKey?: unknown }).topologyKey === INSTANCE_TYPE_KEY);
+  // Without labels there is nothing to select the workload's Pods by, so no spread is added.
+  if (spreadsAlready || labels === undefined || Object.keys(labels).length === 0) return state;
+  const constraint = { maxSkew: 1, topologyKey: INSTANCE_TYPE_KEY, whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: labels } };
+  return { ...state, topologySpreadConstraints: [...current, constraint] };
+}
+
+function withCapacityAnnotation(state: SchedulingState, facts: PodFacts, choice: CapacityChoice): SchedulingState {
+  const annotations = state.annotations ?? facts.pod.metadata?.annotations ?? {};
+  if (annotations[CAPACITY_ANNOTATION] === choice) return state;
+  return { ...state, annotations: { ...annotations, [CAPACITY_ANNOTATION]: choice } };
+}
+
+/**
+ * The managed capacity placement step: for a workload with a policy, ANDs the flavour's capacity
+ * requirement into every required term (creating the selector when there is none); Diversity also
+ * records the choice and spreads across instance types. Runs after every customer rule.
+ */
+export function createPlacementStep(options: { readonly flavour: CapacityFlavour; readonly policies: readonly PlacementPolicy[] }): ManagedStep {
+  const label = CAPACITY_LABELS[options.flavour];
+  const byWorkload = new Map(options.policies.map((policy) => [workloadKey(policy.namespace, policy.kind, policy.name), policy]));
+  const requirementTerm = (choice: CapacityChoice) => [term([labelRequirement(label.key, 'In', [choice === 'spot' ? label.spot : label.onDemand])])];
+  return {
+    // Not a valid PodMutation name, so it can never be mistaken for a customer rule in the applied annotation.
+    name: 'managed:capacity',
+    apply(state: SchedulingState, facts: PodFacts, context: MutationContext): StepResult | undefined {
+      const { workload } = facts;
+      const policy = byWorkload.get(workloadKey(workload.namespace, workload.kind, workload.name));
+      if (policy === undefined) return undefined;
+      const owner = { name: `managed:${policy.mode}`, subject: `managed capacity placement (${policy.mode})` };
+      const choice: CapacityChoice =
+        policy.mode === 'Spot' ? 'spot'
+        : policy.mode === 'NonSpot' ? 'on-demand'
+        : diversityChoice(facts, policy.spotPercent ?? DEFAULT_SPOT_PERCENT, context.requestUid);
+      const result = andRequiredAffinity(state, facts, owner, requirementTerm(choice));
+      if ('denied' in result || policy.mode !== 'Diversity') return result;
+      return { state: withInstanceTypeSpread(withCapacityAnnotation(result.state, facts, choice), facts) };
+    },
+  };
+}

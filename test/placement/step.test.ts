@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { APPLIED_ANNOTATION } from '../../lib/api/index.ts';
+import { mutatePod, type RuleSet } from '../../lib/engine/index.ts';
+import type { Pod } from '../../lib/kubernetes/index.ts';
+import { CAPACITY_ANNOTATION, createPlacementStep, parsePlacementPolicy, type CapacityFlavour, type PlacementPolicy } from '../../lib/placement/index.ts';
+import { pod, req, required, rule, rules, termOf } from '../support/builders.ts';
+
+const deployment = (overrides: Partial<PlacementPolicy> = {}): PlacementPolicy =>
+  parsePlacementPolicy({ namespace: 'production', kind: 'Deployment', name: 'web', mode: 'Spot', ...overrides });
+const webPod = (options: Parameters<typeof pod>[0] = {}) => pod({ labels: { app: 'web', 'pod-template-hash': '5d8f7c9b4' }, ...options });
+
+function place(input: Pod, policy: PlacementPolicy, options: { flavour?: CapacityFlavour; ruleSet?: RuleSet; uid?: string } = {}) {
+  const step = createPlacementStep({ flavour: options.flavour ?? 'karpenter', policies: [policy] });
+  return mutatePod(input, 'production', options.ruleSet ?? rules(), { requestUid: options.uid ?? 'uid-1' }, { managedSteps: [step] });
+}
+
+const requiredOf = (result: Pod) => result.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+
+describe('managed capacity placement', () => {
+  it.each([
+    ['karpenter', 'Spot', 'karpenter.sh/capacity-type', 'spot'],
+    ['karpenter', 'NonSpot', 'karpenter.sh/capacity-type', 'on-demand'],
+    ['eks', 'Spot', 'eks.amazonaws.com/capacityType', 'SPOT'],
+    ['eks', 'NonSpot', 'eks.amazonaws.com/capacityType', 'ON_DEMAND'],
+    ['gke', 'Spot', 'cloud.google.com/gke-provisioning', 'spot'],
+    ['gke', 'NonSpot', 'cloud.google.com/gke-provisioning', 'standard'],
+  ] as const)('with flavour %s and mode %s creates a required selector on %s In [%s]', (flavour, mode, key, value) => {
+    const outcome = place(webPod(), deployment({ mode }), { flavour });
+    expect(requiredOf(outcome.pod)).toEqual([termOf(req(key, 'In', value))]);
+  });
+
+  it('ANDs the requirement into every required term', () => {
+    const outcome = place(webPod({ required: [termOf(req('zone', 'In', 'a')), termOf(req('zone', 'In', 'b'))] }), deployment());
+    expect(requiredOf(outcome.pod)).toEqual([
+      termOf(req('zone', 'In', 'a'), req('karpenter.sh/capacity-type', 'In', 'spot')),
+      termOf(req('zone', 'In', 'b'), req('karpenter.sh/capacity-type', 'In', 'spot')),
+    ]);
+  });
+
+  it('runs after every customer rule, so it survives mutationRemove.nodeAffinity.all: true ("It is therefore still present after mutationRemove.nodeAffinity.all: true")', () => {
+    const removeAll = rules(rule('drop-affinity', { mutationRemove: { nodeAffinity: { all: true } } }));
+    const outcome = place(webPod({ required: [termOf(req('example.com/pool', 'In', 'legacy'))] }), deployment(), { ruleSet: removeAll });
+    expect(requiredOf(outcome.pod)).toEqual([termOf(req('karpenter.sh/capacity-type', 'In', 'spot'))]);
+    expect(outcome.pod.metadata?.annotations?.[APPLIED_ANNOTATION]).toBe('drop-affinity,managed:capacity');
+  });
+
+  it('keeps the capacity requirement when a rule removes other keys', () => {
+    const swap = rules(rule('swap-pool', { mutationRemove: { nodeAffinity: { keys: ['example.com/pool'] } }, mutationAdd: { nodeAffinity: required(termOf(req('example.com/pool', 'In', 'merged'))) } }));
+    const outcome = place(webPod({ required: [termOf(req('example.com/pool', 'In', 'legacy'))] }), deployment({ mode: 'NonSpot' }), { ruleSet: swap });
+    expect(requiredOf(outcome.pod)).toEqual([termOf(req('example.com/pool', 'In', 'merged'), req('karpenter.sh/capacity-type', 'In', 'on-demand'))]);
+  });
+
+  it('is idempotent: a second pass over its own output changes nothing', () => {
+    for (const mode of ['Spot', 'NonSpot', 'Diversity'] as const) {
+      const first = place(webPod({ required: [termOf(req('zone', 'In', 'a'))] }), deployment({ mode }), { uid: 'first' });
+      const second = place(first.pod, deployment({ mode }), { uid: 'another-request' });
+      expect(second.patch).toEqual([]);
+    }
+  });
+
+  it('leaves workloads without a policy alone', () => {
+    const outcome = place(webPod({ owner: { kind: 'StatefulSet', name: 'db' } }), deployment());
+    expect(outcome.decision).toBe('unchanged');
+  });
+
+  it('denies when the capacity requirement would exceed a limit, naming the managed step', () => {
+    const wide = webPod({ required: [termOf(...Array.from({ length: 64 }, (_, index) => req(`example.com/k${index}`, 'Exists')))] });
+    const outcome = place(wide, deployment());
+    expect(outcome.denial?.message).toBe('managed capacity placement (Spot): requirements in one combined required term would be 65, above the limit of 64');
+  });
+});
+
+describe('Diversity', () => {
+  const diversity = (spotPercent: number) => deployment({ mode: 'Diversity', spotPercent });
+
+  it('places spotPercent of many Pods on Spot, within a few percent', () => {
+    for (const spotPercent of [20, 50, 80]) {
+      const total = 4000;
+      let spot = 0;
+      for (let index = 0; index < total; index += 1) {
+        const outcome = place(webPod(), diversity(spotPercent), { uid: randomUUID() });
+        if (outcome.pod.metadata?.annotations?.[CAPACITY_ANNOTATION] === 'spot') spot += 1;
+      }
+      expect(Math.abs((100 * spot) / total - spotPercent)).toBeLessThan(3);
+    }
+  });
+
+  it('records the choice and honours it when the Pod already carries it, so a second pass never flips it', () => {
+    const outcome = place(webPod({ annotations: { [CAPACITY_ANNOTATION]: 'on-demand' } }), diversity(100));
+    expect(requiredOf(outcome.pod)).toEqual([termOf(req('karpenter.sh/capacity-type', 'In', 'on-demand'))]);
+  });
+
+  it('spreads across instance types with the Pod\'s own labels as the selector', () => {
+    const outcome = place(webPod(), diversity(50));
+    expect(outcome.pod.spec?.topologySpreadConstraints).toEqual([
+      { maxSkew: 1, topologyKey: 'node.kubernetes.io/instance-type', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { app: 'web', 'pod-template-hash': '5d8f7c9b4' } } },
+    ]);
+  });
+
+  it('adds no spread when the Pod already has one on the instance-type key', () => {
+    const own = { maxSkew: 2, topologyKey: 'node.kubernetes.io/instance-type', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'web' } } };
+    const input = webPod();
+    const withSpread = { ...input, spec: { ...input.spec, topologySpreadConstraints: [own] } } as Pod;
+    expect(place(withSpread, diversity(50)).pod.spec?.topologySpreadConstraints).toEqual([own]);
+  });
+});
+
+describe('parsePlacementPolicy', () => {
+  it('defaults spotPercent to 50 for Diversity', () => {
+    expect(parsePlacementPolicy({ namespace: 'a', kind: 'Deployment', name: 'b', mode: 'Diversity' }).spotPercent).toBe(50);
+  });
+
+  it.each([
+    [{ namespace: 'a', kind: 'Deployment', name: 'b', mode: 'Cheap' }, 'placement policy a/Deployment/b: mode: must be one of Spot, NonSpot, Diversity (got "Cheap")'],
+    [{ namespace: 'a', kind: 'Deployment', name: 'b', mode: 'Diversity', spotPercent: 120 }, 'placement policy a/Deployment/b: spotPercent: must be an integer from 0 to 100 (got 120)'],
+    [{ namespace: 'a', kind: 'Deployment', name: 'b', mode: 'Spot', spotPercent: 20 }, 'placement policy a/Deployment/b: spotPercent: is only used with mode Diversity'],
+    [{ namespace: 'Bad_NS', kind: 'Deployment', name: 'b', mode: 'Spot' }, 'placement policy Bad_NS/Deployment/b: namespace: must be a namespace name (DNS-1123 label)'],
+    [{ namespace: 'a', kind: 'deployment', name: 'b', mode: 'Spot' }, 'placement policy a/deployment/b: kind: must be a workload kind such as Deployment, StatefulSet, CronJob'],
+    [{ namespace: 'a', kind: 'Deployment', name: 'b', mode: 'Spot', weight: 3 }, 'placement policy a/Deployment/b: weight: unknown field; expected one of namespace, kind, name, mode, spotPercent'],
+  ])('rejects %j with a clear message', (input, message) => {
+    expect(() => parsePlacementPolicy(input)).toThrow(message);
+  });
+});
