@@ -6,6 +6,7 @@ import type { Pod } from '../kubernetes/index.ts';
 import { parseResourceDocuments } from '../rules/index.ts';
 import { lineDiff } from './diff.ts';
 import { readInput, writeLine, type CliStreams } from './io.ts';
+import { PLACEMENT_OPTIONS, placementSteps } from './placements.ts';
 import { loadRulesReportingInvalid } from './review.ts';
 
 /** The fields rules may change, as one document for the before/after diff. */
@@ -66,18 +67,19 @@ function podsFrom(resources: readonly unknown[], source: string): Pod[] {
 export async function explainCommand(args: readonly string[], streams: CliStreams): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...args],
-    options: { rules: { type: 'string', multiple: true }, namespace: { type: 'string', short: 'n' } },
+    options: { rules: { type: 'string', multiple: true }, namespace: { type: 'string', short: 'n' }, ...PLACEMENT_OPTIONS },
     allowPositionals: true,
   });
   if (positionals.length > 1) throw new MalformedInputError('explain takes one POD file (or - for standard input)');
   const loaded = await loadRulesReportingInvalid(values.rules ?? [], streams);
   const ruleSet = compileRuleSet(loaded.rules);
+  const managedSteps = await placementSteps(values, streams);
   const source = positionals[0] ?? '-';
   const pods = podsFrom(parseResourceDocuments(await readInput(source, streams), source), source);
   if (pods.length === 0) throw new MalformedInputError(`${source}: no Pod found`);
   pods.forEach((pod, index) => {
     const namespace = pod.metadata?.namespace || values.namespace || 'default';
-    const outcome = mutatePod(pod, namespace, ruleSet, { requestUid: typeof pod.metadata?.uid === 'string' ? pod.metadata.uid : `explain-${index}` }, { explain: true });
+    const outcome = mutatePod(pod, namespace, ruleSet, { requestUid: typeof pod.metadata?.uid === 'string' ? pod.metadata.uid : `explain-${index}` }, { explain: true, managedSteps });
     if (index > 0) writeLine(streams.stdout, '');
     for (const line of describeOutcome(pod, outcome)) writeLine(streams.stdout, line);
   });

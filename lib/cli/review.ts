@@ -5,6 +5,7 @@ import { compileRuleSet } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
 import { loadRuleFiles, type LoadedRules } from '../rules/index.ts';
 import { parseSingleDocument, readInput, writeLine, type CliStreams } from './io.ts';
+import { PLACEMENT_OPTIONS, placementSteps } from './placements.ts';
 
 /** Loads rules for a command, reporting each invalid rule on stderr (they are skipped). */
 export async function loadRulesReportingInvalid(paths: readonly string[], streams: CliStreams): Promise<LoadedRules> {
@@ -35,12 +36,13 @@ function looksLikeNdjson(text: string): boolean {
 export async function reviewCommand(args: readonly string[], streams: CliStreams): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...args],
-    options: { rules: { type: 'string', multiple: true } },
+    options: { rules: { type: 'string', multiple: true }, ...PLACEMENT_OPTIONS },
     allowPositionals: true,
   });
   if (positionals.length > 1) throw new MalformedInputError('review takes at most one input FILE (or - for standard input)');
   const loaded = await loadRulesReportingInvalid(values.rules ?? [], streams);
   const ruleSet = compileRuleSet(loaded.rules);
+  const managedSteps = await placementSteps(values, streams);
   const source = positionals[0] ?? '-';
   const text = await readInput(source, streams);
   if (looksLikeNdjson(text)) {
@@ -48,7 +50,7 @@ export async function reviewCommand(args: readonly string[], streams: CliStreams
     text.split('\n').forEach((line, index) => {
       if (line.trim() === '') return;
       try {
-        writeLine(streams.stdout, answerAdmissionReview(line, ruleSet).body);
+        writeLine(streams.stdout, answerAdmissionReview(line, ruleSet, managedSteps).body);
       } catch (error) {
         if (!(error instanceof MalformedInputError)) throw error;
         malformed += 1;
@@ -58,6 +60,6 @@ export async function reviewCommand(args: readonly string[], streams: CliStreams
     return malformed === 0 ? 0 : 2;
   }
   const review = parseSingleDocument(text, source);
-  writeLine(streams.stdout, answerAdmissionReview(JSON.stringify(review), ruleSet).body);
+  writeLine(streams.stdout, answerAdmissionReview(JSON.stringify(review), ruleSet, managedSteps).body);
   return 0;
 }

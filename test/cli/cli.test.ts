@@ -119,3 +119,31 @@ describe('podmutation usage', () => {
     expect(run.stderr).toContain('review');
   });
 });
+
+describe('podmutation --placements', () => {
+  const placements = fixturePath('../../examples/placements.yaml');
+
+  it('runs the managed capacity step after the rules in review', async () => {
+    const run = await runPodmutation(['review', '--rules', EXAMPLES, '--placements', placements, '--capacity-flavour', 'eks', fixturePath('reviews/cronjob-pod.json')]);
+    expect(run.code).toBe(0);
+    const patch = JSON.parse(Buffer.from(JSON.parse(run.stdout).response.patch, 'base64').toString());
+    expect(patch).toContainEqual({
+      op: 'add',
+      path: '/spec/affinity',
+      value: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'eks.amazonaws.com/capacityType', operator: 'In', values: ['SPOT'] }] }] } } },
+    });
+  });
+
+  it('shows the managed step in explain', async () => {
+    const run = await runPodmutation(['explain', '--rules', EXAMPLES, '--placements', placements, fixturePath('pods/pod-list.json')]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('podmutation.agent.cloudpilot.ai/applied: migrate-legacy-pool,managed:capacity');
+    expect(run.stdout).toContain('topologyKey: node.kubernetes.io/instance-type');
+  });
+
+  it('exits 2 for an unknown capacity flavour', async () => {
+    const run = await runPodmutation(['review', '--rules', EXAMPLES, '--placements', placements, '--capacity-flavour', 'azure', fixturePath('reviews/cronjob-pod.json')]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('capacity flavour must be one of karpenter, eks, gke (got "azure")');
+  });
+});

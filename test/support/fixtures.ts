@@ -14,4 +14,4 @@ export function fixtureText(relative: string): string {
 }
 
 /** Path of the repository's examples folder. */
-export const EXAMPLES = fileURLToPath(new URL('../../examples/', import.meta.url));
+export const EXAMPLES = fileURLToPath(new URL('../../examples/rules/', import.meta.url));
