@@ -1,0 +1,33 @@
+/**
+ * The sync Lambda, scheduled every minute by EventBridge: wiring only, the logic lives in lib/sync.
+ * Module scope holds the configuration, the cluster source and the store, so they live as long as the container
+ * (the EKS description, kubeconfig secret and token are cached by the source).
+ */
+import { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy from '@middy/core';
+import { createPodMutationSource } from '../../lib/kube/index.ts';
+import { createDynamoClient, createSnapshotStore } from '../../lib/store/index.ts';
+import { createSyncHandler, readSyncConfig, syncOnce } from '../../lib/sync/index.ts';
+
+const config = readSyncConfig(process.env);
+const logger = new Logger();
+const metrics = new Metrics();
+
+const source = createPodMutationSource(config.cluster);
+const store = createSnapshotStore({
+  client: createDynamoClient(config.store.endpoint === undefined ? {} : { endpoint: config.store.endpoint }),
+  tableName: config.store.tableName,
+});
+
+/** The Lambda entry point: a scheduled event syncs every SYNC_INTERVAL_SECONDS for a minute, any other event once. */
+export const handler = middy(
+  createSyncHandler({
+    intervalSeconds: config.intervalSeconds,
+    syncOnce: () => syncOnce({ source, store, clusterId: config.store.clusterId, logger, metrics }),
+  }),
+)
+  .use(injectLambdaContext(logger))
+  .use(logMetrics(metrics));

@@ -1,0 +1,46 @@
+/** Typed reading of the sync function's environment. */
+import { ConfigurationError } from '../errors/index.ts';
+import { readClusterConfig, type ClusterConfig } from '../kube/index.ts';
+import { readStoreConfig, type StoreConfig } from '../store/index.ts';
+
+type Environment = Readonly<Record<string, string | undefined>>;
+
+/** The sync function's settings. */
+interface SyncConfig {
+  /** Seconds between the starts of consecutive syncs within one invocation. */
+  readonly intervalSeconds: number;
+  readonly store: StoreConfig;
+  readonly cluster: ClusterConfig;
+}
+
+const DEFAULT_INTERVAL_SECONDS = 30;
+// At least 5 s keeps the API server load trivial; at most 60 s, the schedule's own period.
+const MIN_INTERVAL_SECONDS = 5;
+const MAX_INTERVAL_SECONDS = 60;
+
+function readIntervalSeconds(env: Environment): number {
+  const text = env['SYNC_INTERVAL_SECONDS']?.trim();
+  if (text === undefined || text === '') return DEFAULT_INTERVAL_SECONDS;
+  const value = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < MIN_INTERVAL_SECONDS || value > MAX_INTERVAL_SECONDS) {
+    throw new ConfigurationError(
+      `SYNC_INTERVAL_SECONDS is "${text}"; expected a whole number of seconds from ${MIN_INTERVAL_SECONDS} to ${MAX_INTERVAL_SECONDS}`,
+      { context: { variable: 'SYNC_INTERVAL_SECONDS' } },
+    );
+  }
+  return value;
+}
+
+/**
+ * Reads the sync function's configuration; fails fast with a ConfigurationError naming the variable.
+ *
+ * - SYNC_INTERVAL_SECONDS (default 30, 5 to 60): cadence of syncs within one scheduled invocation.
+ * - RULES_TABLE, CLUSTER_ID, DYNAMODB_ENDPOINT: the store (see readStoreConfig).
+ * - CLUSTER_NAME with AWS_REGION (EKS), or KUBECONFIG_SECRET_ARN: the cluster (see readClusterConfig).
+ */
+function readSyncConfig(env: Environment): SyncConfig {
+  return { intervalSeconds: readIntervalSeconds(env), store: readStoreConfig(env), cluster: readClusterConfig(env) };
+}
+
+export { readSyncConfig };
+export type { SyncConfig };

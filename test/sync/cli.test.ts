@@ -1,0 +1,96 @@
+import { PassThrough } from 'node:stream';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../lib/cli/index.ts';
+import { createDynamoClient, createSnapshotStore } from '../../lib/store/index.ts';
+import { startFakeApiServer, writeKubeconfig, type FakeApiServer } from '../kube/fake-api-server.ts';
+import { runPodmutation } from '../support/cli.ts';
+import { freshClusterId, startTestDynamo, type TestDynamo } from '../store/support.ts';
+import { invalidSpec, resetCluster, validSpec } from './support.ts';
+
+let server: FakeApiServer;
+let dynamo: TestDynamo;
+let kubeconfig: string;
+
+beforeAll(async () => {
+  server = await startFakeApiServer();
+  dynamo = await startTestDynamo();
+  kubeconfig = writeKubeconfig(server);
+});
+
+afterAll(async () => {
+  await server.close();
+  await dynamo.close();
+});
+
+afterEach(() => {
+  resetCluster(server);
+});
+
+/** Runs the CLI in this process, for usage errors that never reach the cluster (spawning costs seconds). */
+async function runInProcess(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  const code = await runCli(args, { stdin: new PassThrough(), stdout, stderr });
+  return { code, stdout: out, stderr: err };
+}
+
+function syncArgs(tableName: string, clusterId: string): string[] {
+  return ['sync', '--once', '--kubeconfig', kubeconfig, '--table', tableName, '--dynamodb-endpoint', dynamo.endpoint, '--cluster-id', clusterId];
+}
+
+describe('podmutation sync', () => {
+  it('syncs once into a new local table, prints the report as one JSON line and exits 0', async () => {
+    server.put({ metadata: { name: 'alpha-pool' }, spec: validSpec() });
+    server.put({ metadata: { name: 'broken' }, spec: invalidSpec() });
+    const tableName = `podmutation-cli-${freshClusterId()}`;
+    const clusterId = freshClusterId();
+
+    const run = await runPodmutation(syncArgs(tableName, clusterId));
+
+    expect(run.code).toBe(0);
+    const lines = run.stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ outcome: 'published', resources: 2, valid: 1, invalid: 1, version: 1, statusPatched: 2 });
+    const client = createDynamoClient({ endpoint: dynamo.endpoint });
+    const snapshot = await createSnapshotStore({ client, tableName }).read(clusterId);
+    client.destroy();
+    expect(snapshot).toMatchObject({ version: 1, rules: [expect.objectContaining({ name: 'alpha-pool' })], invalid: [expect.objectContaining({ name: 'broken' })] });
+  });
+
+  it('exits 1 with a failed report and the cause on stderr when the sync fails', async () => {
+    server.fail({ kind: 'status', code: 403, reason: 'Forbidden' }, { on: 'list' });
+
+    const run = await runPodmutation(syncArgs(`podmutation-cli-${freshClusterId()}`, freshClusterId()));
+
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stdout)).toMatchObject({ outcome: 'failed', failedStep: 'list', error: expect.stringContaining('403 Forbidden') });
+    expect(run.stderr).toContain('"level":"ERROR"');
+    expect(run.stderr).not.toContain(server.token);
+  });
+
+  it('refuses to run without --once and points to serve for a continuous sync', async () => {
+    const run = await runInProcess(['sync', '--kubeconfig', kubeconfig]);
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('podmutation sync: sync needs --once');
+    expect(run.stderr).toContain('podmutation serve --kubeconfig FILE');
+  });
+
+  it('exits 2 naming the flag when the cluster id is malformed', async () => {
+    const run = await runInProcess([...syncArgs('podmutation-rules', 'ok'), '--cluster-id', 'bad/id']);
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--cluster-id is "bad/id"; expected 1 to 100 letters');
+  });
+
+  it('exits 2 naming the file when the kubeconfig cannot be read', async () => {
+    const run = await runInProcess(['sync', '--once', '--kubeconfig', '/nonexistent/kubeconfig']);
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('cannot read kubeconfig file /nonexistent/kubeconfig');
+  });
+});

@@ -1,0 +1,100 @@
+/**
+ * The deployed entry point, functions/sync/index.ts, wired from its environment: the kubeconfig comes from a
+ * Secrets Manager stand-in, the rules go to a real DynamoDB, logs and EMF metrics are read from the console.
+ */
+import type { Context } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createSnapshotStore } from '../../lib/store/index.ts';
+import { kubeconfigFor } from '../kube/fake-api-server.ts';
+import { startFakeAws, type FakeAws } from '../kube/fake-aws.ts';
+import { createFreshTable, freshClusterId } from '../store/support.ts';
+import { startSyncWorld, validSpec, type SyncWorld } from './support.ts';
+
+const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:podmutation-kubeconfig-AbCdEf';
+
+let world: SyncWorld;
+let aws: FakeAws;
+let tableName: string;
+const clusterId = freshClusterId();
+const printed: string[] = [];
+
+function lambdaContext(remainingMs: number): Context {
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: 'podmutation-sync',
+    functionVersion: '$LATEST',
+    invokedFunctionArn: 'arn:aws:lambda:eu-west-1:123456789012:function:podmutation-sync',
+    memoryLimitInMB: '256',
+    awsRequestId: 'c0ffee00-0000-4000-8000-000000000001',
+    logGroupName: '/aws/lambda/podmutation-sync',
+    logStreamName: 'test',
+    getRemainingTimeInMillis: () => remainingMs,
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+beforeAll(async () => {
+  world = await startSyncWorld();
+  aws = await startFakeAws();
+  aws.secrets.set(SECRET_ARN, kubeconfigFor(world.server));
+  tableName = await createFreshTable(world.dynamo.endpoint);
+  for (const method of ['log', 'info', 'warn', 'error', 'debug'] as const) {
+    vi.spyOn(console, method).mockImplementation((...args: unknown[]) => {
+      printed.push(args.map(String).join(' '));
+    });
+  }
+  vi.stubEnv('RULES_TABLE', tableName);
+  vi.stubEnv('CLUSTER_ID', clusterId);
+  vi.stubEnv('DYNAMODB_ENDPOINT', world.dynamo.endpoint);
+  vi.stubEnv('KUBECONFIG_SECRET_ARN', SECRET_ARN);
+  vi.stubEnv('AWS_ENDPOINT_URL_SECRETS_MANAGER', aws.url);
+  vi.stubEnv('AWS_REGION', 'eu-west-1');
+  vi.stubEnv('AWS_ACCESS_KEY_ID', 'AKIDFAKEAWS');
+  vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'fake-aws-secret');
+  // Dev mode sends logs and EMF to the global console, where the test reads them; metrics stay enabled.
+  vi.stubEnv('POWERTOOLS_DEV', 'true');
+  vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
+  vi.stubEnv('POWERTOOLS_METRICS_NAMESPACE', 'podmutation');
+  vi.stubEnv('POWERTOOLS_SERVICE_NAME', 'podmutation-sync');
+});
+
+afterAll(async () => {
+  vi.unstubAllEnvs();
+  vi.restoreAllMocks();
+  await aws.close();
+  await world.close();
+});
+
+describe('the sync Lambda entry point', () => {
+  it('syncs once on a manual invocation, returns the report and flushes the metrics', async () => {
+    world.server.put({ metadata: { name: 'alpha-pool' }, spec: validSpec() });
+    const { handler } = await import('../../functions/sync/index.ts');
+
+    const result = await handler({}, lambdaContext(70_000));
+
+    expect(result).toMatchObject({ outcome: 'published', resources: 1, valid: 1, version: 1 });
+    const snapshot = await createSnapshotStore({ client: world.client, tableName }).read(clusterId);
+    expect(snapshot?.rules.map((rule) => rule.name)).toEqual(['alpha-pool']);
+    expect(aws.calls.getSecretValue).toBe(1);
+    const emf = printed.map((line) => JSON.parse(line) as Record<string, unknown>).find((entry) => '_aws' in entry);
+    expect(emf).toMatchObject({ RulesSynced: 1, RulesInvalid: 0, SyncErrors: 0, SnapshotPublished: 1, service: 'podmutation-sync' });
+    const logLine = printed.find((line) => line.includes('sync published a new snapshot'));
+    expect(JSON.parse(logLine ?? '{}')).toMatchObject({
+      level: 'INFO',
+      function_request_id: 'c0ffee00-0000-4000-8000-000000000001',
+      outcome: 'published',
+      resources: 1,
+    });
+  });
+
+  it('reuses the kubeconfig read at the first invocation on the next one', async () => {
+    const { handler } = await import('../../functions/sync/index.ts');
+
+    const result = await handler({}, lambdaContext(70_000));
+
+    expect(result).toMatchObject({ outcome: 'unchanged', version: 1 });
+    expect(aws.calls.getSecretValue).toBe(1);
+  });
+});

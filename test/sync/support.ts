@@ -1,0 +1,144 @@
+/** Test support for the sync: the fake API server and a real DynamoDB, recording logger and metrics, rule specs. */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { createPodMutationSource, type PodMutationSource, type PodMutationSourceOptions } from '../../lib/kube/index.ts';
+import { createDynamoClient, createSnapshotStore, type SnapshotStore } from '../../lib/store/index.ts';
+import { syncOnce, type SyncDependencies, type SyncLogFields, type SyncLogger, type SyncMetrics, type SyncReport } from '../../lib/sync/index.ts';
+import { kubeconfigFor, startFakeApiServer, type FakeApiServer, type KubeconfigOverrides } from '../kube/fake-api-server.ts';
+import { createFreshTable, freshClusterId, startTestDynamo, type TestDynamo } from '../store/support.ts';
+
+/** One logged line. */
+interface LogEntry {
+  readonly level: 'info' | 'warn' | 'error';
+  readonly message: string;
+  readonly fields: SyncLogFields;
+}
+
+/** One emitted metric value. */
+interface MetricEntry {
+  readonly name: string;
+  readonly unit: string;
+  readonly value: number;
+}
+
+/** A logger and metrics that keep what they are given. */
+interface Recorder {
+  readonly logger: SyncLogger;
+  readonly metrics: SyncMetrics;
+  readonly logs: LogEntry[];
+  readonly emitted: MetricEntry[];
+}
+
+function createRecorder(): Recorder {
+  const logs: LogEntry[] = [];
+  const emitted: MetricEntry[] = [];
+  const log = (level: LogEntry['level']) => (message: string, fields: SyncLogFields) => {
+    logs.push({ level, message, fields });
+  };
+  return {
+    logger: { info: log('info'), warn: log('warn'), error: log('error') },
+    metrics: { addMetric: (name, unit, value) => emitted.push({ name, unit, value }) },
+    logs,
+    emitted,
+  };
+}
+
+/** The fake cluster and a real table shared by one test file. */
+interface SyncWorld {
+  readonly server: FakeApiServer;
+  readonly dynamo: TestDynamo;
+  readonly tableName: string;
+  readonly client: DynamoDBClient;
+  readonly store: SnapshotStore;
+  /** A source through the real client-node; small pages so every list spans several requests. */
+  source(options?: PodMutationSourceOptions, kubeconfig?: KubeconfigOverrides): PodMutationSource;
+  close(): Promise<void>;
+}
+
+const SOURCE_DEFAULTS: PodMutationSourceOptions = { pageSize: 2, requestTimeoutMs: 400, maxListRestarts: 1 };
+
+async function startSyncWorld(): Promise<SyncWorld> {
+  const server = await startFakeApiServer();
+  const dynamo = await startTestDynamo();
+  const tableName = await createFreshTable(dynamo.endpoint);
+  const client = createDynamoClient({ endpoint: dynamo.endpoint });
+  return {
+    server,
+    dynamo,
+    tableName,
+    client,
+    store: createSnapshotStore({ client, tableName }),
+    source: (options = {}, kubeconfig = {}) =>
+      createPodMutationSource({ mode: 'kubeconfigText', text: kubeconfigFor(server, kubeconfig) }, { ...SOURCE_DEFAULTS, ...options }),
+    async close() {
+      client.destroy();
+      await server.close();
+      await dynamo.close();
+    },
+  };
+}
+
+/** A clock that stands still until advanced; epoch milliseconds. */
+interface ManualClock {
+  (): number;
+  advance(milliseconds: number): void;
+}
+
+function manualClock(start = Date.parse('2026-12-01T10:00:00.000Z')): ManualClock {
+  let now = start;
+  const clock = (() => now) as ManualClock;
+  clock.advance = (milliseconds) => {
+    now += milliseconds;
+  };
+  return clock;
+}
+
+/** A sync of one fresh cluster id in the world, with its recorder. */
+interface SyncSubject {
+  readonly clusterId: string;
+  readonly recorder: Recorder;
+  sync(overrides?: Partial<SyncDependencies>): Promise<SyncReport>;
+}
+
+function syncSubject(world: SyncWorld, defaults: Partial<SyncDependencies> = {}): SyncSubject {
+  const clusterId = freshClusterId();
+  const recorder = createRecorder();
+  const source = world.source();
+  return {
+    clusterId,
+    recorder,
+    sync: (overrides = {}) =>
+      syncOnce({
+        source,
+        store: world.store,
+        clusterId,
+        logger: recorder.logger,
+        metrics: recorder.metrics,
+        ...defaults,
+        ...overrides,
+      }),
+  };
+}
+
+/** Removes every object and fault from the fake cluster. */
+function resetCluster(server: FakeApiServer): void {
+  server.clearFaults();
+  for (const name of server.names()) server.remove(name);
+}
+
+/** A spec the validator accepts. */
+function validSpec(pool = 'general', extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    enable: true,
+    workloadSelector: { namespaces: ['apps'] },
+    mutationAdd: { nodeSelector: { 'example.com/pool': pool } },
+    ...extra,
+  };
+}
+
+/** A spec the validator rejects at spec.priority. */
+function invalidSpec(): Record<string, unknown> {
+  return { ...validSpec(), priority: 'high' };
+}
+
+export { startSyncWorld, manualClock, syncSubject, resetCluster, validSpec, invalidSpec };
+export type { SyncWorld, ManualClock, SyncSubject };
