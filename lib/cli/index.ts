@@ -2,6 +2,8 @@ import { PodMutationError } from '../errors/index.ts';
 import { explainCommand } from './explain.ts';
 import { writeLine, type CliStreams } from './io.ts';
 import { reviewCommand } from './review.ts';
+import { serveCommand } from './serve.ts';
+import { syncCommand } from './sync.ts';
 import { validateCommand } from './validate.ts';
 
 type Command = (args: readonly string[], streams: CliStreams) => Promise<number>;
@@ -10,6 +12,10 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   review: reviewCommand,
   validate: validateCommand,
   explain: explainCommand,
+  serve: serveCommand,
+  sync: syncCommand,
+  // Loaded on use: the AWS SDK it needs would slow every other command's start.
+  'webhook-config': async (args, streams) => (await import('./webhook-config.ts')).webhookConfigCommand(args, streams),
 };
 
 const USAGE = `usage: podmutation <command> [options]
@@ -17,7 +23,13 @@ const USAGE = `usage: podmutation <command> [options]
 commands:
   review   --rules PATH [--rules PATH ...] [FILE|-]   answer AdmissionReviews (JSON, YAML or NDJSON) as the webhook does
   validate PATH...                                   check PodMutation files; exit 1 if any rule is invalid
-  explain  --rules PATH [--rules PATH ...] [POD|-]    show which rules match a Pod (or a List) and what they change`;
+  explain  --rules PATH [--rules PATH ...] [POD|-]    show which rules match a Pod (or a List) and what they change
+  serve    --rules PATH [--rules PATH ...] [--port N] [--host H] [--token T] [--tls-cert F --tls-key F]
+           [--watch] [--refresh S] [--cluster-id ID]      run the webhook locally (default http://127.0.0.1:8080)
+  sync     --once --kubeconfig FILE [--context NAME] [--table T] [--dynamodb-endpoint URL] [--cluster-id ID]
+           [--region R]                                   sync the cluster's PodMutations into the table once; exit 1 if it failed
+  webhook-config --url BASE (--token T | --token-secret ARN) [--failure-policy Ignore|Fail] [--timeout S] [--name N]
+                                                          print the MutatingWebhookConfiguration for the deployed endpoint`;
 
 /**
  * Runs the podmutation CLI and returns its exit code: 0 success, 1 invalid rules (validate),

@@ -90,8 +90,8 @@ type DecodedBody = { readonly text: string } | { readonly tooLarge: number };
 
 /**
  * The body as text, or its (lower bound of) size when above the limit. Raw lengths that already prove the body too
- * big are rejected before any decoding: a UTF-16 code unit is at least one UTF-8 byte, four base64 characters are
- * at least three bytes minus two of padding.
+ * big are rejected before any decoding: a UTF-16 code unit is at least one UTF-8 byte, and four characters of
+ * API Gateway's base64 (no line breaks) are three bytes, less at most two of padding at the end.
  */
 function decodeBody(event: APIGatewayProxyEventV2, maxBytes: number): DecodedBody {
   const raw = event.body ?? '';

@@ -1,5 +1,5 @@
 /** The webhook's path token: where the expected value comes from, and the constant-time comparison. */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { GetSecretValueCommand, SecretsManagerClient, type GetSecretValueCommandOutput } from '@aws-sdk/client-secrets-manager';
 import { ConfigurationError } from '../errors/index.ts';
 
@@ -104,7 +104,8 @@ function createTokenSource(config: TokenSourceConfig, options: TokenSourceOption
 }
 
 function sha256(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest();
+  // The one-shot hash is measurably cheaper than createHash().update().digest() on this per-request path.
+  return hash('sha256', text, 'buffer');
 }
 
 /**

@@ -1,0 +1,50 @@
+import { parseArgs } from 'node:util';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { MalformedInputError } from '../errors/index.ts';
+import { createTokenSource } from '../http/index.ts';
+import { WEBHOOK_DEFAULTS, webhookConfigurationYaml, type FailurePolicy } from '../webhook/index.ts';
+import type { CliStreams } from './io.ts';
+
+// A secret ARN names its region (arn:aws:secretsmanager:<region>:...), so no AWS_REGION is needed to read it.
+function regionOfArn(arn: string): string {
+  const region = arn.split(':')[3];
+  if (!arn.startsWith('arn:') || region === undefined || region === '') {
+    throw new MalformedInputError(`--token-secret must be a Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>), got ${JSON.stringify(arn)}`);
+  }
+  return region;
+}
+
+/**
+ * `podmutation webhook-config --url BASE (--token T | --token-secret ARN) [--failure-policy Ignore|Fail]
+ * [--timeout S] [--name N]`: prints the MutatingWebhookConfiguration for the deployed endpoint.
+ */
+export async function webhookConfigCommand(args: readonly string[], streams: CliStreams): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    options: {
+      url: { type: 'string' },
+      token: { type: 'string' },
+      'token-secret': { type: 'string' },
+      'failure-policy': { type: 'string', default: WEBHOOK_DEFAULTS.failurePolicy },
+      timeout: { type: 'string', default: String(WEBHOOK_DEFAULTS.timeoutSeconds) },
+      name: { type: 'string', default: WEBHOOK_DEFAULTS.name },
+    },
+    allowPositionals: false,
+  });
+  if (positionals.length > 0) throw new MalformedInputError('webhook-config takes no positional arguments');
+  if (values.url === undefined) throw new MalformedInputError('webhook-config needs --url BASE (the WebhookBaseUrl output of the deployment)');
+  if ((values.token === undefined) === (values['token-secret'] === undefined)) {
+    throw new MalformedInputError('webhook-config needs exactly one of --token T or --token-secret ARN');
+  }
+  const failurePolicy = values['failure-policy'];
+  if (failurePolicy !== 'Ignore' && failurePolicy !== 'Fail') throw new MalformedInputError(`--failure-policy must be Ignore or Fail (got ${JSON.stringify(failurePolicy)})`);
+  const timeoutSeconds = Number(values.timeout);
+  const secretArn = values['token-secret'];
+  const token = secretArn === undefined
+    ? values.token!
+    : await createTokenSource({ kind: 'secret', secretArn }, { secrets: new SecretsManagerClient({ region: regionOfArn(secretArn) }) })();
+  streams.stdout.write(
+    webhookConfigurationYaml({ url: values.url, token, failurePolicy: failurePolicy as FailurePolicy, timeoutSeconds, name: values.name! }),
+  );
+  return 0;
+}

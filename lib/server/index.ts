@@ -1,0 +1,8 @@
+/** The local webhook server (`podmutation serve`) and its rule sources. */
+import { startLocalServer } from './server.ts';
+import { createFileRuleSource } from './source.ts';
+import type { LocalServer, LocalServerOptions, TlsFiles } from './server.ts';
+import type { FileRuleSourceOptions, RulePublication, RuleSource } from './source.ts';
+
+export { startLocalServer, createFileRuleSource };
+export type { LocalServer, LocalServerOptions, TlsFiles, RuleSource, RulePublication, FileRuleSourceOptions };

@@ -1,0 +1,245 @@
+/**
+ * The local webhook server: Node HTTP(S) in front of the same admission handler the Lambda runs, with the same
+ * snapshot store and cache over an embedded DynamoDB, so local and deployed behaviour are one code path.
+ */
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { describeIssues } from '../api/index.ts';
+import { compileSnapshotRules } from '../engine/index.ts';
+import { ConfigurationError } from '../errors/index.ts';
+import { checkedToken, createAdmissionHandler, generateToken, DEFAULT_MAX_BODY_BYTES } from '../http/index.ts';
+import type { AdmissionHandler, AdmissionLogger, AdmissionMetrics } from '../http/index.ts';
+import { createDynamoClient, createSnapshotCache, createSnapshotStore, createSnapshotTable } from '../store/index.ts';
+import type { SnapshotStore } from '../store/index.ts';
+import { startEmbeddedDynamo, type EmbeddedDynamo } from '../store/embedded/index.ts';
+import { requestHead, toHttpApiEvent, writeHttpApiResult } from './event.ts';
+import type { RulePublication, RuleSource } from './source.ts';
+
+/** PEM certificate chain and private key for HTTPS. */
+interface TlsFiles {
+  readonly cert: string | Buffer;
+  readonly key: string | Buffer;
+}
+
+/** Options of the local server; everything but the rule source has a default. */
+interface LocalServerOptions {
+  readonly rules: RuleSource;
+  /** Default 127.0.0.1. */
+  readonly host?: string;
+  /** Default 8443 with TLS, else 8080; 0 picks a free port. */
+  readonly port?: number;
+  /** The path token; a random 32-byte base64url token when absent. */
+  readonly token?: string;
+  readonly tls?: TlsFiles;
+  /** Republish when the rule source signals a change. */
+  readonly watch?: boolean;
+  /** Cache refresh interval in seconds, as RULES_REFRESH_SECONDS (default 30; fractions allowed). */
+  readonly refreshSeconds?: number;
+  /** Default "default", as CLUSTER_ID. */
+  readonly clusterId?: string;
+  readonly maxBodyBytes?: number;
+  /** The admission log; discarded when absent. */
+  readonly logger?: AdmissionLogger;
+  /** Messages for the operator: publications, invalid rules, failed republications. */
+  readonly report?: (line: string) => void;
+}
+
+/** A running local server. */
+interface LocalServer {
+  /** The URL for clientConfig.url of a MutatingWebhookConfiguration; it carries the token. */
+  readonly url: string;
+  readonly token: string;
+  /** Stops watching, the HTTP server and the embedded DynamoDB; idempotent. */
+  close(): Promise<void>;
+}
+
+const TABLE_NAME = 'podmutation-rules';
+const DEFAULT_HOST = '127.0.0.1';
+const DEFAULT_HTTP_PORT = 8080;
+const DEFAULT_HTTPS_PORT = 8443;
+const DEFAULT_REFRESH_SECONDS = 30;
+// The embedded store cannot go away under the server, so staleness only matters if it is somehow wedged.
+const MIN_MAX_STALE_SECONDS = 300;
+
+const DISCARDED_LOG: AdmissionLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+// Local runs have no CloudWatch; the deployed function flushes the same calls as EMF.
+const DISCARDED_METRICS: AdmissionMetrics = { addMetric: () => undefined };
+
+/** The body, keeping at most limit + 1 bytes (enough for the handler to answer 413) while draining the rest. */
+function readCappedBody(request: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let kept = 0;
+    request.on('data', (chunk: Buffer) => {
+      const room = limit + 1 - kept;
+      if (room <= 0) return;
+      const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
+      chunks.push(part);
+      kept += part.length;
+    });
+    request.on('end', () => resolve(Buffer.concat(chunks, kept)));
+    request.on('error', reject);
+  });
+}
+
+function requestListener(handler: AdmissionHandler, maxBodyBytes: number, logger: AdmissionLogger) {
+  return (request: IncomingMessage, response: ServerResponse): void => {
+    const head = requestHead(request);
+    readCappedBody(request, maxBodyBytes)
+      .then((body) => handler(toHttpApiEvent(head, body, new Date())))
+      .then((result) => writeHttpApiResult(response, result))
+      .catch((error: unknown) => {
+        // The handler never throws; this is a broken connection or a bug in the adapter.
+        logger.error('local server request failed', { errorName: (error as Error).name, errorMessage: (error as Error).message });
+        if (!response.headersSent) {
+          writeHttpApiResult(response, {
+            statusCode: 500,
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ error: 'InternalError', message: 'the local server could not handle the request' }),
+          });
+        } else response.destroy();
+      });
+  };
+}
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const fail = (error: Error): void =>
+      reject(new ConfigurationError(`the local server cannot listen on ${host}:${port}: ${error.message}`, { cause: error }));
+    server.once('error', fail);
+    server.listen(port, host, () => {
+      server.off('error', fail);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+function describePublication(publication: RulePublication, source: RuleSource): string {
+  const { outcome } = publication;
+  const counts = `${publication.rules} valid, ${publication.invalid.length} invalid`;
+  return outcome.published
+    ? `published snapshot version ${outcome.version} from ${source.description} (${counts})`
+    : `rules from ${source.description} are unchanged; snapshot version ${outcome.version} stays current (${counts})`;
+}
+
+function invalidRuleLines(publication: RulePublication): string[] {
+  return publication.invalid.flatMap((invalid) => describeIssues(invalid).map((line) => `invalid rule skipped: ${line}`));
+}
+
+/** Publishes at start, then on every change; changes during a publication are folded into one more run. */
+function createRepublisher(source: RuleSource, store: SnapshotStore, clusterId: string, report: (line: string) => void) {
+  let running: Promise<void> | undefined;
+  let again = false;
+  async function run(): Promise<void> {
+    do {
+      again = false;
+      try {
+        const publication = await source.publishRules(store, clusterId);
+        for (const line of invalidRuleLines(publication)) report(line);
+        report(describePublication(publication, source));
+      } catch (error) {
+        report(`rules not republished, the last published snapshot stays current: ${(error as Error).message}`);
+      }
+    } while (again);
+  }
+  return {
+    republish(): void {
+      if (running !== undefined) {
+        again = true;
+        return;
+      }
+      running = run().finally(() => {
+        running = undefined;
+      });
+    },
+    settled: (): Promise<void> => running ?? Promise.resolve(),
+  };
+}
+
+function urlHost(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/**
+ * Starts the local webhook server: publishes the source's rules into an embedded DynamoDB, serves POST
+ * /admit/{token} through createAdmissionHandler over the same snapshot cache the Lambda uses, and with `watch`
+ * republishes on change (served once the cache refreshes). Rejects, leaving nothing running, when the first
+ * publication or listening fails.
+ */
+async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
+  const token = options.token === undefined ? generateToken() : checkedToken(options.token, 'the token option');
+  const host = options.host ?? DEFAULT_HOST;
+  const port = options.port ?? (options.tls === undefined ? DEFAULT_HTTP_PORT : DEFAULT_HTTPS_PORT);
+  const clusterId = options.clusterId ?? 'default';
+  const refreshSeconds = options.refreshSeconds ?? DEFAULT_REFRESH_SECONDS;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const logger = options.logger ?? DISCARDED_LOG;
+  const report = options.report ?? (() => undefined);
+
+  const cleanups: (() => Promise<void> | void)[] = [];
+  const cleanUp = async (): Promise<void> => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  };
+  try {
+    const dynamo: EmbeddedDynamo = await startEmbeddedDynamo();
+    cleanups.push(() => dynamo.close());
+    const client = createDynamoClient({ endpoint: dynamo.endpoint });
+    cleanups.push(() => client.destroy());
+    await createSnapshotTable(client, TABLE_NAME);
+    const store = createSnapshotStore({ client, tableName: TABLE_NAME });
+
+    const first = await options.rules.publishRules(store, clusterId);
+    for (const line of invalidRuleLines(first)) report(line);
+    report(describePublication(first, options.rules));
+
+    const cache = createSnapshotCache({
+      store,
+      clusterId,
+      refreshSeconds,
+      maxStaleSeconds: Math.max(MIN_MAX_STALE_SECONDS, refreshSeconds),
+      compile: (snapshot) => compileSnapshotRules(snapshot.rules),
+      onRefreshFailure: (error) => report(`rule refresh failed, serving the last snapshot: ${error.message}`),
+    });
+    const handler = createAdmissionHandler({
+      rules: cache,
+      expectedToken: () => Promise.resolve(token),
+      logger,
+      metrics: DISCARDED_METRICS,
+      maxBodyBytes,
+    });
+
+    const listener = requestListener(handler, maxBodyBytes, logger);
+    const server = options.tls === undefined ? createHttpServer(listener) : createHttpsServer({ ...options.tls }, listener);
+    const boundPort = await listen(server, port, host);
+    cleanups.push(() => closeServer(server));
+
+    if (options.watch === true) {
+      const republisher = createRepublisher(options.rules, store, clusterId, report);
+      const stopWatching = options.rules.watch(() => republisher.republish());
+      cleanups.push(() => republisher.settled());
+      cleanups.push(stopWatching);
+    }
+
+    const scheme = options.tls === undefined ? 'http' : 'https';
+    let closing: Promise<void> | undefined;
+    return {
+      url: `${scheme}://${urlHost(host)}:${boundPort}/admit/${token}`,
+      token,
+      close: () => (closing ??= cleanUp()),
+    };
+  } catch (error) {
+    await cleanUp();
+    throw error;
+  }
+}
+
+export { startLocalServer };
+export type { LocalServer, LocalServerOptions, TlsFiles };

@@ -1,0 +1,88 @@
+/** Rule sources of the local server: where the published rules come from (files now, a cluster later). */
+import { watch as watchFileSystem, statSync, type FSWatcher } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
+import type { InvalidRule, NormalizedRule } from '../api/index.ts';
+import { loadRuleFiles } from '../rules/index.ts';
+import type { PublishOutcome, SnapshotStore } from '../store/index.ts';
+
+/** What one publication of a rule source did. */
+interface RulePublication {
+  readonly rules: number;
+  readonly invalid: readonly InvalidRule[];
+  readonly outcome: PublishOutcome;
+}
+
+/** Where the local server's rules come from; called at start and on every change it signals. */
+interface RuleSource {
+  /** For the start message, e.g. "files examples/". */
+  readonly description: string;
+  /** Reads the rules and publishes them as one snapshot of the cluster. */
+  publishRules(store: Pick<SnapshotStore, 'publish'>, clusterId: string): Promise<RulePublication>;
+  /** Calls onChange (debounced) whenever the rules may have changed, until the returned stop function runs. */
+  watch(onChange: () => void): () => void;
+}
+
+/** Options of a file rule source. */
+interface FileRuleSourceOptions {
+  /** Quiet time after the last file event before onChange runs (default 100 ms; editors write in bursts). */
+  readonly debounceMs?: number;
+  /** Epoch milliseconds, for syncedAt. */
+  readonly clock?: () => number;
+}
+
+function byName<T extends { readonly name: string }>(left: T, right: T): number {
+  return left.name < right.name ? -1 : left.name > right.name ? 1 : 0;
+}
+
+/** Watches one rule path: a directory recursively, a file through its directory (editors replace files on save). */
+function watchRulePath(path: string, onEvent: () => void): FSWatcher {
+  const absolute = resolve(path);
+  const watcher = statSync(absolute).isDirectory()
+    ? watchFileSystem(absolute, { recursive: true, persistent: false }, onEvent)
+    : watchFileSystem(dirname(absolute), { persistent: false }, (_event, file) => {
+        if (file === null || file === basename(absolute)) onEvent();
+      });
+  // A watched folder that disappears is reported on the next publication, which fails to read it.
+  watcher.on('error', onEvent);
+  return watcher;
+}
+
+/**
+ * Rules read from PodMutation files and directories with loadRuleFiles: valid rules sorted by name, invalid ones
+ * with their reasons, resourceVersion "" and syncedAt now. Throws what loadRuleFiles throws (unreadable path,
+ * bad YAML, duplicate names) and publishes nothing then.
+ */
+function createFileRuleSource(paths: readonly string[], options: FileRuleSourceOptions = {}): RuleSource {
+  const debounceMs = options.debounceMs ?? 100;
+  const clock = options.clock ?? Date.now;
+  return {
+    description: `files ${paths.join(', ')}`,
+    async publishRules(store, clusterId) {
+      const loaded = await loadRuleFiles(paths);
+      const rules: NormalizedRule[] = [...loaded.rules].sort(byName);
+      const invalid: InvalidRule[] = [...loaded.invalid].sort(byName);
+      const outcome = await store.publish(clusterId, {
+        rules,
+        invalid,
+        resourceVersion: '',
+        syncedAt: new Date(clock()).toISOString(),
+      });
+      return { rules: rules.length, invalid, outcome };
+    },
+    watch(onChange) {
+      let timer: NodeJS.Timeout | undefined;
+      const schedule = (): void => {
+        clearTimeout(timer);
+        timer = setTimeout(onChange, debounceMs);
+      };
+      const watchers = paths.map((path) => watchRulePath(path, schedule));
+      return () => {
+        clearTimeout(timer);
+        for (const watcher of watchers) watcher.close();
+      };
+    },
+  };
+}
+
+export { createFileRuleSource };
+export type { RuleSource, RulePublication, FileRuleSourceOptions };

@@ -1,0 +1,100 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDynamoClient, createSnapshotStore } from '../../lib/store/index.ts';
+import { admissionBundleProblems, buildFunctions, type FunctionBundle } from '../../scripts/build.ts';
+import { fixtureText } from '../support/fixtures.ts';
+import { admissionEvent, exampleContent, TOKEN } from '../http/support.ts';
+import { createFreshTable, freshClusterId, startTestDynamo, type TestDynamo } from '../store/support.ts';
+
+// Invokes the bundle's handler as the Lambda runtime would: require it, call handler(event, context), print the result.
+const INVOKE = `
+const { handler } = require(process.argv[1]);
+const event = JSON.parse(require('node:fs').readFileSync(0, 'utf8'));
+const context = { functionName: 'admission', functionVersion: '$LATEST', awsRequestId: 'req-1', memoryLimitInMB: '512',
+  invokedFunctionArn: 'arn:aws:lambda:eu-west-1:123456789012:function:admission', getRemainingTimeInMillis: () => 10000 };
+handler(event, context).then((result) => console.log('RESULT ' + JSON.stringify(result)));
+`;
+
+let outdir: string;
+let bundles: FunctionBundle[];
+let admission: FunctionBundle;
+
+beforeAll(async () => {
+  outdir = await mkdtemp(join(tmpdir(), 'podmutation-build-'));
+  bundles = await buildFunctions({ outdir });
+  admission = bundles.find((bundle) => bundle.name === 'admission')!;
+}, 60_000);
+
+afterAll(async () => {
+  await rm(outdir, { recursive: true, force: true });
+});
+
+describe('npm run build', () => {
+  it('bundles the admission function into dist/admission/index.js', () => {
+    expect(admission).toBeDefined();
+    expect(admission.outfile).toBe(join(outdir, 'admission', 'index.js'));
+    expect(admission.bytes).toBeGreaterThan(0);
+  });
+
+  it('leaves @kubernetes/client-node out of the admission bundle', () => {
+    expect(admission.inputs.some((input) => input.includes('lib/engine/'))).toBe(true);
+    expect(admission.inputs.filter((input) => input.includes('node_modules/@kubernetes/client-node/'))).toEqual([]);
+  });
+
+  it('finds no problem with the admission bundle: no forbidden package, within 600 KB', () => {
+    expect(admissionBundleProblems(admission)).toEqual([]);
+  });
+
+  it('reports a bundle that contains the Kubernetes client', () => {
+    const problems = admissionBundleProblems({ ...admission, inputs: [...admission.inputs, 'node_modules/@kubernetes/client-node/dist/index.js'] });
+
+    expect(problems).toEqual([expect.stringMatching(/^contains @kubernetes\/client-node \(1 files/)]);
+  });
+
+  describe('the built admission bundle', () => {
+    let dynamo: TestDynamo;
+
+    beforeAll(async () => {
+      dynamo = await startTestDynamo();
+    });
+
+    afterAll(async () => {
+      await dynamo.close();
+    });
+
+    it('loads in plain Node and answers a review through middy and Powertools, emitting EMF metrics', async () => {
+      const tableName = await createFreshTable(dynamo.endpoint);
+      const clusterId = freshClusterId();
+      const client = createDynamoClient({ endpoint: dynamo.endpoint });
+      await createSnapshotStore({ client, tableName }).publish(clusterId, await exampleContent());
+      client.destroy();
+      const child = spawn(process.execPath, ['-e', INVOKE, admission.outfile], {
+        env: {
+          PATH: process.env.PATH,
+          RULES_TABLE: tableName,
+          CLUSTER_ID: clusterId,
+          DYNAMODB_ENDPOINT: dynamo.endpoint,
+          WEBHOOK_TOKEN: TOKEN,
+          AWS_REGION: 'eu-west-1',
+          POWERTOOLS_METRICS_NAMESPACE: 'podmutation-test',
+          POWERTOOLS_SERVICE_NAME: 'admission',
+        },
+      });
+      let stdout = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+      child.stdin.end(JSON.stringify(admissionEvent({ body: fixtureText('reviews/deployment-legacy-pool.json') })));
+      const [code] = (await once(child, 'exit')) as [number | null];
+
+      const result = JSON.parse(/^RESULT (.*)$/m.exec(stdout)?.[1] ?? 'null');
+      expect(code).toBe(0);
+      expect(result).toMatchObject({ statusCode: 200 });
+      expect(JSON.parse(result.body).response.patchType).toBe('JSONPatch');
+      expect(stdout).toMatch(/"message":"admission".*"function_request_id":"req-1"/);
+      expect(stdout).toMatch(/"_aws":\{.*"Name":"Admissions"/);
+    });
+  });
+});

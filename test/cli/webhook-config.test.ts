@@ -1,0 +1,67 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { startFakeAws, type FakeAws } from '../kube/fake-aws.ts';
+import { runPodmutation } from '../support/cli.ts';
+
+const TOKEN = 'Jx3vQ9nT2rK7mW4pL8sD1fG6hB5cV0zXaYbEeUuIi_o';
+const BASE = 'https://abc123.execute-api.eu-west-1.amazonaws.com';
+
+describe('podmutation webhook-config', () => {
+  it('prints a MutatingWebhookConfiguration pointing at BASE/admit/TOKEN with the safe defaults', async () => {
+    const run = await runPodmutation(['webhook-config', '--url', BASE, '--token', TOKEN]);
+    expect(run.code).toBe(0);
+    const [webhook] = parse(run.stdout).webhooks;
+    expect(webhook).toMatchObject({
+      clientConfig: { url: `${BASE}/admit/${TOKEN}` },
+      admissionReviewVersions: ['v1'],
+      sideEffects: 'None',
+      failurePolicy: 'Ignore',
+      timeoutSeconds: 5,
+      reinvocationPolicy: 'Never',
+    });
+  });
+
+  it('takes --failure-policy Fail and --timeout', async () => {
+    const run = await runPodmutation(['webhook-config', '--url', BASE, '--token', TOKEN, '--failure-policy', 'Fail', '--timeout', '10']);
+    expect(parse(run.stdout).webhooks[0]).toMatchObject({ failurePolicy: 'Fail', timeoutSeconds: 10 });
+  });
+
+  it.each([
+    [['--url', 'http://insecure.example.com', '--token', TOKEN], /https/],
+    [['--url', `${BASE}?x=1`, '--token', TOKEN], /query/],
+    [['--url', BASE, '--token', TOKEN, '--timeout', '31'], /timeout/i],
+    [['--url', BASE], /exactly one of --token T or --token-secret ARN/],
+    [['--url', BASE, '--token', TOKEN, '--failure-policy', 'Maybe'], /--failure-policy must be Ignore or Fail/],
+  ])('refuses %j with exit 2', async (args, message) => {
+    const run = await runPodmutation(['webhook-config', ...args]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(message);
+    expect(run.stderr).not.toContain(TOKEN);
+  });
+
+  describe('with --token-secret', () => {
+    let aws: FakeAws;
+    const arn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:podmutation-webhook-token-AbCdEf';
+    beforeAll(async () => {
+      aws = await startFakeAws();
+      aws.secrets.set(arn, TOKEN);
+    });
+    afterAll(() => aws.close());
+
+    it('reads the token from Secrets Manager', async () => {
+      const bin = fileURLToPath(new URL('../../bin/podmutation.mjs', import.meta.url));
+      const env = { ...process.env, AWS_ENDPOINT_URL_SECRETS_MANAGER: aws.url, AWS_ACCESS_KEY_ID: 'AKIDTEST', AWS_SECRET_ACCESS_KEY: 'secret', AWS_EC2_METADATA_DISABLED: 'true' };
+      const stdout = await new Promise<string>((resolve, reject) => {
+        const child = spawn(process.execPath, [bin, 'webhook-config', '--url', BASE, '--token-secret', arn], { env });
+        let out = '';
+        child.stdout.on('data', (chunk) => (out += chunk));
+        child.on('error', reject);
+        child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`exit ${code}`))));
+      });
+      expect(parse(stdout).webhooks[0].clientConfig.url).toBe(`${BASE}/admit/${TOKEN}`);
+      expect(aws.calls.getSecretValue).toBe(1);
+    });
+  });
+});

@@ -1,0 +1,159 @@
+/** Test support for the HTTP handler: events, a recording logger and metrics, and rules in a real DynamoDB. */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import jsonPatch from 'fast-json-patch';
+import { compileSnapshotRules, type RuleSet } from '../../lib/engine/index.ts';
+import type { AdmissionLogger, AdmissionMetrics, LogFields } from '../../lib/http/index.ts';
+import { loadRuleFiles } from '../../lib/rules/index.ts';
+import { createSnapshotCache, type SnapshotCache, type SnapshotStore } from '../../lib/store/index.ts';
+import { EXAMPLES } from '../support/fixtures.ts';
+
+const TOKEN = 'test-token-Zm9vYmFyYmF6cXV4cXV1eGNvcmdl';
+
+interface LogRecord {
+  readonly level: 'info' | 'warn' | 'error';
+  readonly message: string;
+  readonly fields: LogFields;
+}
+
+/** A logger that keeps every line. */
+function recordingLogger(): AdmissionLogger & { readonly records: LogRecord[] } {
+  const records: LogRecord[] = [];
+  const record = (level: LogRecord['level']) => (message: string, fields: LogFields) => {
+    records.push({ level, message, fields });
+  };
+  return { records, info: record('info'), warn: record('warn'), error: record('error') };
+}
+
+/** Metrics that sum what was added, by name. */
+function recordingMetrics(): AdmissionMetrics & { readonly totals: Map<string, number> } {
+  const totals = new Map<string, number>();
+  return {
+    totals,
+    addMetric(name, _unit, value) {
+      totals.set(name, (totals.get(name) ?? 0) + value);
+    },
+  };
+}
+
+interface EventOptions {
+  readonly method?: string;
+  /** The path token; undefined leaves it out of both the path and pathParameters. */
+  readonly token?: string | undefined;
+  readonly body?: string;
+  readonly base64?: boolean;
+  readonly contentType?: string | undefined;
+  /** Leave pathParameters out, as a hand-built or proxied event might. */
+  readonly rawPathOnly?: boolean;
+}
+
+/** An API Gateway HTTP API v2 event for /admit/{token}, shaped as API Gateway sends it. */
+function admissionEvent(options: EventOptions = {}): APIGatewayProxyEventV2 {
+  const method = options.method ?? 'POST';
+  const token = 'token' in options ? options.token : TOKEN;
+  const contentType = 'contentType' in options ? options.contentType : 'application/json';
+  const body = options.body;
+  const encoded = body === undefined ? undefined : options.base64 === true ? Buffer.from(body).toString('base64') : body;
+  return {
+    version: '2.0',
+    routeKey: 'ANY /admit/{token}',
+    rawPath: token === undefined ? '/admit/' : `/admit/${token}`,
+    rawQueryString: '',
+    headers: { host: 'abc123.execute-api.eu-west-1.amazonaws.com', ...(contentType === undefined ? {} : { 'content-type': contentType }) },
+    ...(token === undefined || options.rawPathOnly === true ? {} : { pathParameters: { token } }),
+    requestContext: {
+      accountId: '123456789012',
+      apiId: 'abc123',
+      domainName: 'abc123.execute-api.eu-west-1.amazonaws.com',
+      domainPrefix: 'abc123',
+      http: { method, path: '/admit/x', protocol: 'HTTP/1.1', sourceIp: '192.0.2.10', userAgent: 'kube-apiserver-admission' },
+      requestId: 'request-1',
+      routeKey: 'ANY /admit/{token}',
+      stage: '$default',
+      time: '01/Dec/2026:10:00:00 +0000',
+      timeEpoch: Date.parse('2026-12-01T10:00:00Z'),
+    },
+    ...(encoded === undefined ? {} : { body: encoded }),
+    isBase64Encoded: options.base64 === true,
+  };
+}
+
+/** The example rules, valid ones only, sorted by name, as a publisher stores them. */
+async function exampleContent() {
+  const loaded = await loadRuleFiles([EXAMPLES]);
+  return {
+    rules: [...loaded.rules].sort((left, right) => (left.name < right.name ? -1 : 1)),
+    invalid: loaded.invalid,
+    resourceVersion: '',
+    syncedAt: '2026-12-01T10:00:00.000Z',
+  };
+}
+
+/** The admission cache over a store, compiling with the engine as the Lambda does. */
+function ruleCache(
+  store: Pick<SnapshotStore, 'readPointer' | 'readSnapshot'>,
+  clusterId: string,
+  options: { readonly clock?: () => number; readonly refreshSeconds?: number; readonly maxStaleSeconds?: number } = {},
+): SnapshotCache<RuleSet> {
+  return createSnapshotCache({
+    store,
+    clusterId,
+    refreshSeconds: options.refreshSeconds ?? 30,
+    maxStaleSeconds: options.maxStaleSeconds ?? 300,
+    compile: (snapshot) => compileSnapshotRules(snapshot.rules),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+  });
+}
+
+/** The object of a review after applying the response's base64 JSON Patch strictly. */
+function patchedObject(review: { request: { object: unknown } }, patch: string): any {
+  const operations = JSON.parse(Buffer.from(patch, 'base64').toString('utf8'));
+  return jsonPatch.applyPatch(structuredClone(review.request.object), operations, true, false).newDocument;
+}
+
+/** A loopback Secrets Manager that answers GetSecretValue (JSON 1.1) from a map, counting calls. */
+async function startFakeSecretsManager(secrets: Map<string, string>) {
+  let calls = 0;
+  let failing = false;
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      calls += 1;
+      const send = (status: number, body: unknown): void => {
+        response.writeHead(status, { 'content-type': 'application/x-amz-json-1.1' });
+        response.end(JSON.stringify(body));
+      };
+      const { SecretId: secretId } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { SecretId: string };
+      if (failing) return send(500, { __type: 'InternalServiceError', message: 'service unavailable' });
+      const secret = secrets.get(secretId);
+      if (secret === undefined) return send(400, { __type: 'ResourceNotFoundException', message: "Secrets Manager can't find the specified secret." });
+      return send(200, { ARN: secretId, Name: 'webhook-token', SecretString: secret });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    calls: () => calls,
+    fail: (value: boolean) => {
+      failing = value;
+    },
+    client: () =>
+      new SecretsManagerClient({
+        endpoint: `http://127.0.0.1:${port}`,
+        region: 'eu-west-1',
+        credentials: { accessKeyId: 'AKIDTEST', secretAccessKey: 'test-secret' },
+        maxAttempts: 1,
+      }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+export { TOKEN, recordingLogger, recordingMetrics, admissionEvent, exampleContent, ruleCache, patchedObject, startFakeSecretsManager };
+export type { LogRecord, EventOptions };

@@ -1,0 +1,181 @@
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { request as httpsRequest } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generate } from 'selfsigned';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createFileRuleSource, startLocalServer, type LocalServer, type LocalServerOptions } from '../../lib/server/index.ts';
+import { EXAMPLES, fixturePath, fixtureText } from '../support/fixtures.ts';
+
+const REVIEW = fixtureText('reviews/deployment-legacy-pool.json');
+const TOKEN = 'server-test-token-0123456789abcdefghijkl';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function serve(options: Partial<LocalServerOptions> = {}): Promise<LocalServer> {
+  const server = await startLocalServer({ rules: createFileRuleSource([EXAMPLES]), port: 0, token: TOKEN, ...options });
+  cleanups.push(() => server.close());
+  return server;
+}
+
+async function copyOfExamples(): Promise<string> {
+  const folder = await mkdtemp(join(tmpdir(), 'podmutation-serve-'));
+  cleanups.push(() => rm(folder, { recursive: true, force: true }));
+  await cp(EXAMPLES, folder, { recursive: true });
+  return folder;
+}
+
+function post(url: string, body: string | Uint8Array, contentType = 'application/json'): Promise<Response> {
+  return fetch(url, { method: 'POST', headers: { 'content-type': contentType }, body });
+}
+
+describe('startLocalServer over HTTP', () => {
+  it('prints a webhook URL on 127.0.0.1 that carries the token', async () => {
+    const server = await serve();
+
+    expect(server.url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:\\d+/admit/${TOKEN}$`));
+    expect(server.token).toBe(TOKEN);
+  });
+
+  it('generates a 32-byte base64url token when none is given', async () => {
+    const server = await serve({ token: undefined });
+
+    expect(server.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(server.url.endsWith(`/admit/${server.token}`)).toBe(true);
+  });
+
+  it('answers a valid review with the mutation of the example rules', async () => {
+    const server = await serve();
+
+    const response = await post(server.url, REVIEW);
+
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    const { response: answer } = (await response.json()) as { response: { uid: string; patchType: string } };
+    expect(answer).toMatchObject({ uid: JSON.parse(REVIEW).request.uid, patchType: 'JSONPatch' });
+  });
+
+  it('answers 403 for a wrong token', async () => {
+    const server = await serve();
+
+    const response = await post(server.url.replace(TOKEN, `${TOKEN.slice(0, -1)}x`), REVIEW);
+
+    expect(response.status).toBe(403);
+  });
+
+  it('answers 400 for a garbage body', async () => {
+    const server = await serve();
+
+    const response = await post(server.url, 'garbage{');
+
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: 'MalformedInputError' });
+  });
+
+  it('answers 413 for a body above the default 3 MiB limit', async () => {
+    const server = await serve();
+
+    const response = await post(server.url, 'x'.repeat(3 * 1024 * 1024 + 1));
+
+    expect(response.status).toBe(413);
+  });
+
+  it('answers 415 for a binary body, which reaches the handler base64-encoded', async () => {
+    const server = await serve();
+
+    const response = await post(server.url, new Uint8Array([0xff, 0xfe, 0x00, 0x01]), 'application/octet-stream');
+
+    expect(response.status).toBe(415);
+  });
+
+  it('answers 405 with Allow: POST for a GET', async () => {
+    const server = await serve();
+
+    const response = await fetch(server.url);
+
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('POST');
+  });
+
+  it('reports invalid rules with their reasons and publishes the valid ones', async () => {
+    const lines: string[] = [];
+    const server = await serve({
+      rules: createFileRuleSource([EXAMPLES, fixturePath('rules/invalid')]),
+      report: (line) => lines.push(line),
+    });
+
+    const response = await post(server.url, REVIEW);
+
+    expect(response.status).toBe(200);
+    expect(lines.some((line) => line.startsWith('invalid rule skipped: PodMutation "force-spot": '))).toBe(true);
+    expect(lines.at(-1)).toMatch(/^published snapshot version 1 from files .* \(5 valid, 1 invalid\)$/);
+  });
+
+  it('rejects when the rule files cannot be read, leaving nothing listening', async () => {
+    await expect(startLocalServer({ rules: createFileRuleSource(['/nonexistent/rules']), port: 0 })).rejects.toThrow(
+      'rules path /nonexistent/rules cannot be read: ENOENT',
+    );
+  });
+});
+
+describe('startLocalServer with --watch', () => {
+  it('serves the changed rules after a rule file changes and the cache refreshes', async () => {
+    const folder = await copyOfExamples();
+    const server = await serve({ rules: createFileRuleSource([folder], { debounceMs: 50 }), watch: true, refreshSeconds: 0.2 });
+    const before = (await (await post(server.url, REVIEW)).json()) as { response: { patch?: string } };
+    expect(before.response.patch).toBeDefined();
+
+    const file = join(folder, 'migrate-legacy-pool.yaml');
+    await writeFile(file, (await readFile(file, 'utf8')).replace('enable: true', 'enable: false'));
+
+    await expect
+      .poll(async () => ((await (await post(server.url, REVIEW)).json()) as { response: { patch?: string } }).response.patch, {
+        timeout: 5_000,
+        interval: 100,
+      })
+      .toBeUndefined();
+  });
+
+  it('keeps serving the last rules when a changed file no longer parses', async () => {
+    const folder = await copyOfExamples();
+    const lines: string[] = [];
+    const server = await serve({
+      rules: createFileRuleSource([folder], { debounceMs: 50 }),
+      watch: true,
+      refreshSeconds: 0.2,
+      report: (line) => lines.push(line),
+    });
+
+    await writeFile(join(folder, 'migrate-legacy-pool.yaml'), 'spec: [unclosed');
+    await expect.poll(() => lines.some((line) => line.startsWith('rules not republished')), { timeout: 5_000 }).toBe(true);
+
+    const response = (await (await post(server.url, REVIEW)).json()) as { response: { patch?: string } };
+    expect(response.response.patch).toBeDefined();
+  });
+});
+
+describe('startLocalServer over HTTPS', () => {
+  it('serves the webhook with the given certificate', async () => {
+    const pems = await generate([{ name: 'commonName', value: '127.0.0.1' }], {
+      keyType: 'ec',
+      algorithm: 'sha256',
+      extensions: [{ name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] }],
+    });
+    const server = await serve({ tls: { cert: pems.cert, key: pems.private } });
+
+    const status = await new Promise<number | undefined>((resolve, reject) => {
+      const request = httpsRequest(server.url, { method: 'POST', ca: pems.cert, headers: { 'content-type': 'application/json' } }, (response) => {
+        response.resume();
+        resolve(response.statusCode);
+      });
+      request.on('error', reject);
+      request.end(REVIEW);
+    });
+
+    expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/admit\//);
+    expect(status).toBe(200);
+  });
+});
