@@ -137,7 +137,7 @@ function autocannon(url: string, connections: number, durationSeconds: number): 
   const bin = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
   // One second of warm-up at the same concurrency first, so JIT compilation is not counted as latency.
   const args = [bin, '--json', '--no-progress', '-c', String(connections), '-d', String(durationSeconds)];
-  args.push('--warmup', '[', '-c', String(connections), '-d', '1', ']');
+  args.push('--warmup', '[', '-c', String(connections), '-d', '3', ']');
   args.push('-m', 'POST', '-H', 'content-type=application/json', '-i', REVIEW_FILE, url);
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], timeout: RUN_TIMEOUT_MS });

@@ -30,10 +30,10 @@ function jsonEqual(left: unknown, right: unknown): boolean {
 }
 
 function diffInto(operations: JsonPatchOperation[], path: string, before: unknown, after: unknown, atomic: ReadonlySet<string>): void {
-  if (jsonEqual(before, after)) return;
+  if (before === after) return;
   // Arrays and the listed subtrees are replaced whole: index operations are fragile against concurrent edits.
   if (!isPlainObject(before) || !isPlainObject(after) || atomic.has(path)) {
-    operations.push({ op: 'replace', path, value: after });
+    if (!jsonEqual(before, after)) operations.push({ op: 'replace', path, value: after });
     return;
   }
   for (const key in before) {
