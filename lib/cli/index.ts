@@ -24,8 +24,9 @@ commands:
   review   --rules PATH [--rules PATH ...] [FILE|-]   answer AdmissionReviews (JSON, YAML or NDJSON) as the webhook does
   validate PATH...                                   check PodMutation files; exit 1 if any rule is invalid
   explain  --rules PATH [--rules PATH ...] [POD|-]    show which rules match a Pod (or a List) and what they change
-  serve    --rules PATH [--rules PATH ...] [--port N] [--host H] [--token T] [--tls-cert F --tls-key F]
-           [--watch] [--refresh S] [--cluster-id ID]      run the webhook locally (default http://127.0.0.1:8080)
+  serve    (--rules PATH [--rules PATH ...] [--watch] | --kubeconfig FILE [--context NAME] [--sync-interval S])
+           [--port N] [--host H] [--token T] [--tls-cert F --tls-key F] [--refresh S] [--cluster-id ID]
+                                                          run the webhook locally (default http://127.0.0.1:8080)
   sync     --once --kubeconfig FILE [--context NAME] [--table T] [--dynamodb-endpoint URL] [--cluster-id ID]
            [--region R]                                   sync the cluster's PodMutations into the table once; exit 1 if it failed
   webhook-config --url BASE (--token T | --token-secret ARN) [--failure-policy Ignore|Fail] [--timeout S] [--name N]

@@ -3,7 +3,7 @@ import type { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { MalformedInputError } from '../errors/index.ts';
 import type { AdmissionLogger, LogFields } from '../http/index.ts';
-import type { TlsFiles } from '../server/index.ts';
+import type { RuleSource, TlsFiles } from '../server/index.ts';
 import { writeLine, type CliStreams } from './io.ts';
 
 const SHUTDOWN_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
@@ -22,11 +22,31 @@ function portOption(text: string | undefined): number | undefined {
   return port;
 }
 
-function refreshOption(text: string | undefined): number | undefined {
+function secondsOption(text: string | undefined, flag: string): number | undefined {
   if (text === undefined) return undefined;
   const seconds = /^\d+(\.\d+)?$/.test(text) ? Number(text) : Number.NaN;
-  if (!(seconds > 0) || seconds > 86_400) throw new MalformedInputError(`--refresh is "${text}"; expected a number of seconds above 0, at most 86400`);
+  if (!(seconds > 0) || seconds > 86_400) throw new MalformedInputError(`${flag} is "${text}"; expected a number of seconds above 0, at most 86400`);
   return seconds;
+}
+
+/** The rule source of the command: rule files, or the cluster of a kubeconfig synced as the sync Lambda does. */
+async function ruleSource(
+  paths: readonly string[],
+  kubeconfig: { path: string; context?: string; intervalSeconds: number } | undefined,
+  streams: CliStreams,
+): Promise<RuleSource> {
+  const { createClusterRuleSource, createFileRuleSource } = await import('../server/index.ts');
+  if (kubeconfig === undefined) return createFileRuleSource(paths);
+  const { createPodMutationSource } = await import('../kube/index.ts');
+  const config = kubeconfig.context === undefined
+    ? { mode: 'kubeconfigFile' as const, path: kubeconfig.path }
+    : { mode: 'kubeconfigFile' as const, path: kubeconfig.path, context: kubeconfig.context };
+  return createClusterRuleSource({
+    source: createPodMutationSource(config),
+    intervalSeconds: kubeconfig.intervalSeconds,
+    description: `cluster of kubeconfig ${kubeconfig.path}`,
+    logger: jsonLineLogger(streams.stderr),
+  });
 }
 
 async function readPem(path: string, flag: string): Promise<string> {
@@ -57,10 +77,11 @@ function shutdownSignal(): Promise<NodeJS.Signals> {
 }
 
 /**
- * `podmutation serve --rules PATH... [--port N] [--host H] [--token T] [--tls-cert F --tls-key F] [--watch]
- * [--refresh S] [--cluster-id ID]`: the local webhook server. Prints the webhook URL on stdout (the one place the
- * token is shown), admission log lines on stdout, rule publications and invalid rules on stderr; runs until
- * SIGINT or SIGTERM, then exits 0.
+ * `podmutation serve (--rules PATH... [--watch] | --kubeconfig FILE [--context NAME] [--sync-interval S]) [--port N]
+ * [--host H] [--token T] [--tls-cert F --tls-key F] [--refresh S] [--cluster-id ID]`: the local webhook server, with
+ * rule files or a cluster (synced in-process by the sync function's code) as its rule source. Prints the webhook URL
+ * on stdout (the one place the token is shown), admission log lines on stdout, rule publications, sync log lines and
+ * invalid rules on stderr; runs until SIGINT or SIGTERM, then exits 0.
  */
 export async function serveCommand(args: readonly string[], streams: CliStreams): Promise<number> {
   const { values } = parseArgs({
@@ -75,29 +96,40 @@ export async function serveCommand(args: readonly string[], streams: CliStreams)
       watch: { type: 'boolean', default: false },
       refresh: { type: 'string' },
       'cluster-id': { type: 'string' },
+      kubeconfig: { type: 'string' },
+      context: { type: 'string' },
+      'sync-interval': { type: 'string' },
     },
     allowPositionals: false,
   });
   const paths = values.rules ?? [];
-  if (paths.length === 0) throw new MalformedInputError('at least one --rules PATH is required');
+  const kubeconfig = values.kubeconfig;
+  if ((paths.length === 0) === (kubeconfig === undefined)) {
+    throw new MalformedInputError('serve needs --rules PATH (rule files) or --kubeconfig FILE (the cluster as the rule source), not both');
+  }
+  if (kubeconfig === undefined && (values.context !== undefined || values['sync-interval'] !== undefined)) {
+    throw new MalformedInputError('--context and --sync-interval go with --kubeconfig');
+  }
+  const syncIntervalSeconds = secondsOption(values['sync-interval'], '--sync-interval') ?? 30;
   const port = portOption(values.port);
-  const refreshSeconds = refreshOption(values.refresh);
+  const refreshSeconds = secondsOption(values.refresh, '--refresh');
   const tls = await tlsOption(values['tls-cert'], values['tls-key']);
   // Loaded here, not at the top: the embedded DynamoDB and the AWS SDK add about 0.2 s to every other command.
-  const [{ createFileRuleSource, startLocalServer }, { checkedToken }] = await Promise.all([
-    import('../server/index.ts'),
-    import('../http/index.ts'),
-  ]);
+  const [{ startLocalServer }, { checkedToken }] = await Promise.all([import('../server/index.ts'), import('../http/index.ts')]);
   const token = values.token === undefined ? undefined : checkedToken(values.token, '--token');
+  const cluster = kubeconfig === undefined
+    ? undefined
+    : { path: kubeconfig, intervalSeconds: syncIntervalSeconds, ...(values.context === undefined ? {} : { context: values.context }) };
   const server = await startLocalServer({
-    rules: createFileRuleSource(paths),
+    rules: await ruleSource(paths, cluster, streams),
     ...(values.host === undefined ? {} : { host: values.host }),
     ...(port === undefined ? {} : { port }),
     ...(token === undefined ? {} : { token }),
     ...(tls === undefined ? {} : { tls }),
     ...(refreshSeconds === undefined ? {} : { refreshSeconds }),
     ...(values['cluster-id'] === undefined ? {} : { clusterId: values['cluster-id'] }),
-    watch: values.watch,
+    // The cluster is polled on its sync interval; files are watched only when asked.
+    watch: values.watch || cluster !== undefined,
     logger: jsonLineLogger(streams.stdout),
     report: (line) => writeLine(streams.stderr, line),
   });

@@ -1,4 +1,4 @@
-/** Rule sources of the local server: where the published rules come from (files now, a cluster later). */
+/** Rule sources of the local server: where the published rules come from (files, or a cluster in cluster-source.ts). */
 import { watch as watchFileSystem, statSync, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import type { InvalidRule, NormalizedRule } from '../api/index.ts';
@@ -9,7 +9,7 @@ import type { PublishOutcome, SnapshotStore } from '../store/index.ts';
 interface RulePublication {
   readonly rules: number;
   readonly invalid: readonly InvalidRule[];
-  readonly outcome: PublishOutcome;
+  readonly outcome: Pick<PublishOutcome, 'published' | 'version'>;
 }
 
 /** Where the local server's rules come from; called at start and on every change it signals. */
@@ -17,7 +17,7 @@ interface RuleSource {
   /** For the start message, e.g. "files examples/". */
   readonly description: string;
   /** Reads the rules and publishes them as one snapshot of the cluster. */
-  publishRules(store: Pick<SnapshotStore, 'publish'>, clusterId: string): Promise<RulePublication>;
+  publishRules(store: Pick<SnapshotStore, 'publish' | 'recordSync'>, clusterId: string): Promise<RulePublication>;
   /** Calls onChange (debounced) whenever the rules may have changed, until the returned stop function runs. */
   watch(onChange: () => void): () => void;
 }

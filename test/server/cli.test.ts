@@ -55,11 +55,11 @@ describe('podmutation serve', () => {
     expect(code).toBe(0);
   });
 
-  it('exits 2 naming the flag when no --rules is given', async () => {
+  it('exits 2 naming the flags when neither --rules nor --kubeconfig is given', async () => {
     const { code, errors } = await runServe([]);
 
     expect(code).toBe(2);
-    expect(errors).toContain('podmutation serve: at least one --rules PATH is required');
+    expect(errors).toContain('podmutation serve: serve needs --rules PATH (rule files) or --kubeconfig FILE (the cluster as the rule source), not both');
   });
 
   it('exits 2 when only one of --tls-cert and --tls-key is given', async () => {

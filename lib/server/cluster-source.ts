@@ -1,0 +1,57 @@
+/** The cluster as the local server's rule source: the sync function's own code, run in-process on an interval. */
+import { ClusterError } from '../errors/index.ts';
+import type { PodMutationSource } from '../kube/index.ts';
+import { buildSnapshotContent, syncOnce, type SyncLogger } from '../sync/index.ts';
+import type { RuleSource } from './source.ts';
+
+/** Options of a cluster rule source. */
+interface ClusterRuleSourceOptions {
+  readonly source: PodMutationSource;
+  /** Seconds between syncs once the server runs (the Lambda's SYNC_INTERVAL_SECONDS). */
+  readonly intervalSeconds: number;
+  /** For the start message, e.g. "cluster of kubeconfig ~/.kube/config". */
+  readonly description: string;
+  /** The sync's log (one line per sync, as the Lambda's); discarded when absent. */
+  readonly logger?: SyncLogger;
+  /** Epoch milliseconds. */
+  readonly clock?: () => number;
+}
+
+const DISCARDED_SYNC_LOG: SyncLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+const DISCARDED_METRICS = { addMetric: () => undefined };
+
+/**
+ * Rules synced from a cluster exactly as the sync Lambda does it (syncOnce: list, validate, publish only what
+ * changed, write Accepted status back); `watch` ticks every intervalSeconds. A failed sync publishes nothing and
+ * rejects, so the last snapshot stays current.
+ */
+function createClusterRuleSource(options: ClusterRuleSourceOptions): RuleSource {
+  const clock = options.clock ?? Date.now;
+  return {
+    description: options.description,
+    async publishRules(store, clusterId) {
+      let listed: Awaited<ReturnType<PodMutationSource['listPodMutations']>> | undefined;
+      // Keep the list the sync read, to report its invalid rules the way the file source does.
+      const source: PodMutationSource = {
+        listPodMutations: async () => (listed = await options.source.listPodMutations()),
+        patchStatus: (name, status) => options.source.patchStatus(name, status),
+      };
+      const report = await syncOnce({ source, store, clusterId, logger: options.logger ?? DISCARDED_SYNC_LOG, metrics: DISCARDED_METRICS, clock });
+      if (report.outcome === 'failed' || listed === undefined || report.version === undefined) {
+        throw new ClusterError(`syncing from the ${options.description} failed: ${report.error ?? 'no list was read'}`, {
+          context: { step: report.failedStep },
+        });
+      }
+      const { invalid } = buildSnapshotContent(listed, clock());
+      return { rules: report.valid, invalid, outcome: { published: report.outcome === 'published', version: report.version } };
+    },
+    watch(onChange) {
+      const timer = setInterval(onChange, options.intervalSeconds * 1000);
+      timer.unref();
+      return () => clearInterval(timer);
+    },
+  };
+}
+
+export { createClusterRuleSource };
+export type { ClusterRuleSourceOptions };

@@ -1,0 +1,98 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { startFakeApiServer, writeKubeconfig, type FakeApiServer } from '../kube/fake-api-server.ts';
+import { fixtureText } from '../support/fixtures.ts';
+
+const BIN = fileURLToPath(new URL('../../bin/podmutation.mjs', import.meta.url));
+const REVIEW = fixtureText('reviews/deployment-legacy-pool.json');
+const SYNC_INTERVAL_SECONDS = 0.5;
+const REFRESH_SECONDS = 0.5;
+// "within one sync interval plus one refresh", plus room for a loaded CI machine.
+const REFLECTED_WITHIN_MS = (SYNC_INTERVAL_SECONDS + REFRESH_SECONDS) * 1000 + 4000;
+const migrateLegacyPool = parse(fixtureText('../../examples/rules/migrate-legacy-pool.yaml'));
+
+let cluster: FakeApiServer;
+let serve: ChildProcessWithoutNullStreams;
+let url: string;
+
+async function appliedRules(): Promise<string | undefined> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: REVIEW });
+  expect(response.status).toBe(200);
+  const { response: answer } = await response.json();
+  if (answer.patch === undefined) return undefined;
+  const patch = JSON.parse(Buffer.from(answer.patch, 'base64').toString('utf8')) as { path: string; value: unknown }[];
+  return patch.find((operation) => operation.path === '/metadata/annotations/podmutation.agent.cloudpilot.ai~1applied')?.value as string;
+}
+
+/** Polls the webhook until `expected` holds, and says how long that took. */
+async function reflected(expected: (applied: string | undefined) => boolean): Promise<number> {
+  const started = Date.now();
+  while (Date.now() - started < REFLECTED_WITHIN_MS) {
+    if (expected(await appliedRules())) return Date.now() - started;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`the webhook did not reflect the change within ${REFLECTED_WITHIN_MS} ms`);
+}
+
+beforeAll(async () => {
+  cluster = await startFakeApiServer();
+  cluster.put(migrateLegacyPool);
+  serve = spawn(process.execPath, [BIN, 'serve', '--kubeconfig', writeKubeconfig(cluster), '--port', '0',
+    '--sync-interval', String(SYNC_INTERVAL_SECONDS), '--refresh', String(REFRESH_SECONDS)]);
+  url = await new Promise<string>((resolve, reject) => {
+    let output = '';
+    serve.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+      const match = /webhook URL \(clientConfig\.url of a MutatingWebhookConfiguration\): (\S+)/.exec(output);
+      if (match !== null) resolve(match[1]!);
+    });
+    serve.on('exit', (code) => reject(new Error(`serve exited with ${code}`)));
+  });
+});
+
+afterAll(async () => {
+  serve.kill('SIGTERM');
+  await cluster.close();
+});
+
+describe('podmutation serve --kubeconfig', () => {
+  it('applies the rules the cluster holds', async () => {
+    expect(await appliedRules()).toBe('migrate-legacy-pool');
+  });
+
+  it('writes the Accepted status back to the cluster, as the sync Lambda does', () => {
+    const patch = cluster.statusPatches.find((item) => item.name === 'migrate-legacy-pool');
+    expect(patch?.body).toMatchObject({ status: { conditions: [{ type: 'Accepted', status: 'True', reason: 'Valid' }] } });
+  });
+
+  it('reflects a rule added in the cluster within one sync interval plus one refresh', async () => {
+    cluster.put({ metadata: { name: 'tag-checkout' }, spec: { enable: true, priority: 200, workloadSelector: { namespaces: ['production'] }, mutationAdd: { annotations: { 'example.com/team': 'payments' } } } });
+    await reflected((applied) => applied === 'migrate-legacy-pool,tag-checkout');
+  });
+
+  it('reflects a changed rule', async () => {
+    cluster.put({ metadata: { name: 'tag-checkout' }, spec: { enable: true, priority: 1, workloadSelector: { namespaces: ['production'] }, mutationAdd: { annotations: { 'example.com/team': 'payments' } } } });
+    await reflected((applied) => applied === 'tag-checkout,migrate-legacy-pool');
+  });
+
+  it('reflects a disabled rule', async () => {
+    cluster.put({ metadata: { name: 'tag-checkout' }, spec: { enable: false, workloadSelector: { namespaces: ['production'] }, mutationAdd: { annotations: { 'example.com/team': 'payments' } } } });
+    await reflected((applied) => applied === 'migrate-legacy-pool');
+  });
+
+  it('reflects a deleted rule', async () => {
+    cluster.remove('migrate-legacy-pool');
+    await reflected((applied) => applied === undefined);
+  });
+
+  it('keeps serving the last rules while the cluster answers errors', async () => {
+    cluster.put(migrateLegacyPool);
+    await reflected((applied) => applied === 'migrate-legacy-pool');
+    cluster.fail({ kind: 'status', code: 500 });
+    await new Promise((resolve) => setTimeout(resolve, (SYNC_INTERVAL_SECONDS + REFRESH_SECONDS) * 2000));
+    expect(await appliedRules()).toBe('migrate-legacy-pool');
+    cluster.clearFaults();
+  });
+});
