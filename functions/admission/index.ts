@@ -1,6 +1,7 @@
 /**
  * The admission Lambda behind API Gateway (HTTP API, payload 2.0): wiring only, the contract lives in lib/http.
- * Module scope holds the configuration, clients and rule cache, so they live as long as the container.
+ * Module scope holds the configuration, clients and the cache of rules and placement policies, so they live as long
+ * as the container.
  * Never import lib/kube or @kubernetes/client-node here: the admission bundle excludes them.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
@@ -8,23 +9,23 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
-import { compileSnapshotRules } from '../../lib/engine/index.ts';
-import { createAdmissionHandler, createTokenSource, readAdmissionConfig } from '../../lib/http/index.ts';
-import { createDynamoClient, createSnapshotCache, createSnapshotStore } from '../../lib/store/index.ts';
+import { createAdmissionHandler, createAdmissionRulesCache, createTokenSource, readAdmissionConfig } from '../../lib/http/index.ts';
+import { createDynamoClient, createPlacementStore, createSnapshotStore } from '../../lib/store/index.ts';
 
 const config = readAdmissionConfig(process.env);
 const logger = new Logger();
 const metrics = new Metrics();
 
 const client = createDynamoClient(config.store.endpoint === undefined ? {} : { endpoint: config.store.endpoint });
-const rules = createSnapshotCache({
-  store: createSnapshotStore({ client, tableName: config.store.tableName }),
+const rules = createAdmissionRulesCache({
+  snapshots: createSnapshotStore({ client, tableName: config.store.tableName }),
+  placements: createPlacementStore({ client, tableName: config.store.tableName }),
   clusterId: config.store.clusterId,
   refreshSeconds: config.store.refreshSeconds,
   maxStaleSeconds: config.store.maxStaleSeconds,
-  compile: (snapshot) => compileSnapshotRules(snapshot.rules),
+  capacityFlavour: config.capacityFlavour,
   onRefreshFailure: (error) =>
-    logger.warn('rule refresh failed; serving the last snapshot', { errorName: error.name, errorMessage: error.message }),
+    logger.warn('rule refresh failed; serving the last rules and placements', { errorName: error.name, errorMessage: error.message }),
 });
 
 /** The Lambda entry point: the HTTP admission handler with the Lambda context in logs and EMF metrics flushed per call. */

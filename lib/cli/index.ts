@@ -14,8 +14,9 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   explain: explainCommand,
   serve: serveCommand,
   sync: syncCommand,
-  // Loaded on use: the AWS SDK it needs would slow every other command's start.
+  // Loaded on use: the AWS SDK they need would slow every other command's start.
   'webhook-config': async (args, streams) => (await import('./webhook-config.ts')).webhookConfigCommand(args, streams),
+  placement: async (args, streams) => (await import('./placement.ts')).placementCommand(args, streams),
 };
 
 const USAGE = `usage: podmutation <command> [options]
@@ -26,11 +27,16 @@ commands:
   explain  --rules PATH [--rules PATH ...] [POD|-]    show which rules match a Pod (or a List) and what they change
   serve    (--rules PATH [--rules PATH ...] [--watch] | --kubeconfig FILE [--context NAME] [--sync-interval S])
            [--port N] [--host H] [--token T] [--tls-cert F --tls-key F] [--refresh S] [--cluster-id ID]
+           [--placements FILE [--capacity-flavour karpenter|eks|gke]]
                                                           run the webhook locally (default http://127.0.0.1:8080)
   sync     --once --kubeconfig FILE [--context NAME] [--table T] [--dynamodb-endpoint URL] [--cluster-id ID]
            [--region R]                                   sync the cluster's PodMutations into the table once; exit 1 if it failed
   webhook-config --url BASE (--token T | --token-secret ARN) [--failure-policy Ignore|Fail] [--timeout S] [--name N]
-                                                          print the MutatingWebhookConfiguration for the deployed endpoint`;
+                                                          print the MutatingWebhookConfiguration for the deployed endpoint
+  placement set --namespace NS --kind KIND --name NAME --mode Spot|NonSpot|Diversity [--spot-percent P]
+           | get|delete --namespace NS --kind KIND --name NAME | list
+           [--table T] [--dynamodb-endpoint URL] [--cluster-id ID] [--region R]
+                                                          manage the operator's placement policies in the table (list prints YAML)`;
 
 /**
  * Runs the podmutation CLI and returns its exit code: 0 success, 1 invalid rules (validate),

@@ -1,6 +1,6 @@
 import type { ManagedStep } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
-import { createPlacementStep, parseCapacityFlavour, parsePlacementPolicy, workloadKey, type PlacementPolicy } from '../placement/index.ts';
+import { createPlacementStep, parseCapacityFlavour, parsePlacementPolicy, workloadKey, type CapacityFlavour, type PlacementPolicy } from '../placement/index.ts';
 import { parseSingleDocument, readInput, type CliStreams } from './io.ts';
 
 /** The `--placements FILE` and `--capacity-flavour` options shared by review and explain. */
@@ -10,14 +10,14 @@ export const PLACEMENT_OPTIONS = {
 } as const;
 
 /**
- * Reads a placement file (YAML or JSON: a list of policies, or `{ policies: [...] }`) into the
- * managed step; no file means no managed step. Duplicate workloads are malformed input.
+ * Reads a placement file (YAML or JSON: a list of policies, or `{ policies: [...] }`) with its capacity flavour;
+ * undefined when no file was given. Duplicate workloads are malformed input.
  */
-export async function placementSteps(
+export async function readPlacementFile(
   values: { placements?: string; 'capacity-flavour'?: string },
   streams: CliStreams,
-): Promise<readonly ManagedStep[]> {
-  if (values.placements === undefined) return [];
+): Promise<{ readonly flavour: CapacityFlavour; readonly policies: readonly PlacementPolicy[] } | undefined> {
+  if (values.placements === undefined) return undefined;
   const flavour = parseCapacityFlavour(values['capacity-flavour'] ?? 'karpenter');
   const document = parseSingleDocument(await readInput(values.placements, streams), values.placements);
   const list = Array.isArray(document) ? document : (document as { policies?: unknown } | null)?.policies;
@@ -29,5 +29,14 @@ export async function placementSteps(
     if (seen.has(key)) throw new MalformedInputError(`${values.placements}: workload ${key} has more than one placement policy`);
     seen.add(key);
   }
-  return [createPlacementStep({ flavour, policies })];
+  return { flavour, policies };
+}
+
+/** The managed step of a placement file for review and explain; no file means no managed step. */
+export async function placementSteps(
+  values: { placements?: string; 'capacity-flavour'?: string },
+  streams: CliStreams,
+): Promise<readonly ManagedStep[]> {
+  const file = await readPlacementFile(values, streams);
+  return file === undefined ? [] : [createPlacementStep(file)];
 }

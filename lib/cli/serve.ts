@@ -5,6 +5,7 @@ import { MalformedInputError } from '../errors/index.ts';
 import type { AdmissionLogger, LogFields } from '../http/index.ts';
 import type { RuleSource, TlsFiles } from '../server/index.ts';
 import { writeLine, type CliStreams } from './io.ts';
+import { PLACEMENT_OPTIONS, readPlacementFile } from './placements.ts';
 
 const SHUTDOWN_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 
@@ -78,7 +79,8 @@ function shutdownSignal(): Promise<NodeJS.Signals> {
 
 /**
  * `podmutation serve (--rules PATH... [--watch] | --kubeconfig FILE [--context NAME] [--sync-interval S]) [--port N]
- * [--host H] [--token T] [--tls-cert F --tls-key F] [--refresh S] [--cluster-id ID]`: the local webhook server, with
+ * [--host H] [--token T] [--tls-cert F --tls-key F] [--refresh S] [--cluster-id ID] [--placements FILE
+ * [--capacity-flavour F]]`: the local webhook server, with
  * rule files or a cluster (synced in-process by the sync function's code) as its rule source. Prints the webhook URL
  * on stdout (the one place the token is shown), admission log lines on stdout, rule publications, sync log lines and
  * invalid rules on stderr; runs until SIGINT or SIGTERM, then exits 0.
@@ -99,6 +101,7 @@ export async function serveCommand(args: readonly string[], streams: CliStreams)
       kubeconfig: { type: 'string' },
       context: { type: 'string' },
       'sync-interval': { type: 'string' },
+      ...PLACEMENT_OPTIONS,
     },
     allowPositionals: false,
   });
@@ -114,6 +117,7 @@ export async function serveCommand(args: readonly string[], streams: CliStreams)
   const port = portOption(values.port);
   const refreshSeconds = secondsOption(values.refresh, '--refresh');
   const tls = await tlsOption(values['tls-cert'], values['tls-key']);
+  const placements = await readPlacementFile(values, streams);
   // Loaded here, not at the top: the embedded DynamoDB and the AWS SDK add about 0.2 s to every other command.
   const [{ startLocalServer }, { checkedToken }] = await Promise.all([import('../server/index.ts'), import('../http/index.ts')]);
   const token = values.token === undefined ? undefined : checkedToken(values.token, '--token');
@@ -130,6 +134,7 @@ export async function serveCommand(args: readonly string[], streams: CliStreams)
     ...(values['cluster-id'] === undefined ? {} : { clusterId: values['cluster-id'] }),
     // The cluster is polled on its sync interval; files are watched only when asked.
     watch: values.watch || cluster !== undefined,
+    ...(placements === undefined ? {} : { placements: placements.policies, capacityFlavour: placements.flavour }),
     logger: jsonLineLogger(streams.stdout),
     report: (line) => writeLine(streams.stderr, line),
   });

@@ -1,5 +1,6 @@
 /** Typed reading of the admission function's environment. */
 import { ConfigurationError } from '../errors/index.ts';
+import { CAPACITY_LABELS, type CapacityFlavour } from '../placement/index.ts';
 import { readStoreConfig, type StoreConfig } from '../store/index.ts';
 import { checkedToken, type TokenSourceConfig } from './token.ts';
 
@@ -10,6 +11,8 @@ interface AdmissionConfig {
   readonly store: StoreConfig;
   readonly token: TokenSourceConfig;
   readonly maxBodyBytes: number;
+  /** Whose capacity label the managed placement step writes: the cluster's node provisioner. */
+  readonly capacityFlavour: CapacityFlavour;
 }
 
 /** 3 MiB: a Pod is at most about 1.5 MiB, and an AdmissionReview of a CREATE carries it once. */
@@ -60,6 +63,16 @@ function readMaxBodyBytes(env: Environment): number {
   return value;
 }
 
+function readCapacityFlavour(env: Environment): CapacityFlavour {
+  const value = optional(env, 'CAPACITY_FLAVOUR') ?? 'karpenter';
+  if (!Object.hasOwn(CAPACITY_LABELS, value)) {
+    throw new ConfigurationError(`CAPACITY_FLAVOUR is "${value}"; expected one of ${Object.keys(CAPACITY_LABELS).join(', ')}`, {
+      context: { variable: 'CAPACITY_FLAVOUR' },
+    });
+  }
+  return value as CapacityFlavour;
+}
+
 /**
  * Reads the admission function's configuration; fails fast with a ConfigurationError naming the variable.
  *
@@ -74,10 +87,17 @@ function readMaxBodyBytes(env: Environment): number {
  * - WEBHOOK_TOKEN: the path token itself, for local runs. Exactly one of the two token variables must be set;
  *   a token is 32 to 512 URL-safe characters.
  * - MAX_BODY_BYTES (default 3145728, 3 MiB): largest request body accepted, decoded; larger answers 413.
+ * - CAPACITY_FLAVOUR (default karpenter): karpenter, eks or gke, the capacity label placement policies write
+ *   (karpenter.sh/capacity-type, eks.amazonaws.com/capacityType, cloud.google.com/gke-provisioning).
  * - POWERTOOLS_SERVICE_NAME, POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_LOG_LEVEL: read by Powertools itself.
  */
 function readAdmissionConfig(env: Environment): AdmissionConfig {
-  return { store: readStoreConfig(env), token: readTokenConfig(env), maxBodyBytes: readMaxBodyBytes(env) };
+  return {
+    store: readStoreConfig(env),
+    token: readTokenConfig(env),
+    maxBodyBytes: readMaxBodyBytes(env),
+    capacityFlavour: readCapacityFlavour(env),
+  };
 }
 
 export { readAdmissionConfig, DEFAULT_MAX_BODY_BYTES };

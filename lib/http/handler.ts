@@ -1,10 +1,10 @@
 /** The HTTP contract of the admission endpoint, over API Gateway HTTP API (payload 2.0) events. */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { answerAdmissionReview, summarizeVerdict } from '../admission/index.ts';
-import type { RuleSet } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
 import type { CachedSnapshot } from '../store/index.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './config.ts';
+import type { AdmissionRules } from './rules.ts';
 import { createTokenComparer } from './token.ts';
 
 /** Structured log fields; never a token, a raw path or a Pod body. */
@@ -27,8 +27,11 @@ interface AdmissionMetrics {
 
 /** What the handler depends on; every adapter is injected so tests run it against real stores. */
 interface AdmissionHandlerDeps {
-  /** The snapshot cache of lib/store; rejects when no usable rules exist (cold start with the store down, too stale). */
-  readonly rules: { get(): Promise<CachedSnapshot<RuleSet>> };
+  /**
+   * The admission cache (createAdmissionRulesCache): rules and managed steps; rejects when no usable rules exist
+   * (cold start with the store down, too stale).
+   */
+  readonly rules: { get(): Promise<CachedSnapshot<AdmissionRules>> };
   /** The expected path token. */
   readonly expectedToken: () => Promise<string>;
   readonly logger: AdmissionLogger;
@@ -180,7 +183,7 @@ function createAdmissionHandler(deps: AdmissionHandlerDeps): AdmissionHandler {
       return rejected(started, 415, 'unsupported content type', errorBody('UnsupportedMediaType', message));
     }
 
-    let snapshot: CachedSnapshot<RuleSet>;
+    let snapshot: CachedSnapshot<AdmissionRules>;
     try {
       snapshot = await rules.get();
     } catch (error) {
@@ -189,7 +192,7 @@ function createAdmissionHandler(deps: AdmissionHandlerDeps): AdmissionHandler {
 
     let answer: ReturnType<typeof answerAdmissionReview>;
     try {
-      answer = answerAdmissionReview(body.text, snapshot.value);
+      answer = answerAdmissionReview(body.text, snapshot.value, snapshot.value.managedSteps);
     } catch (error) {
       if (error instanceof MalformedInputError) {
         metrics.addMetric('Rejected', 'Count', 1);
@@ -216,6 +219,7 @@ function createAdmissionHandler(deps: AdmissionHandlerDeps): AdmissionHandler {
       status: 200,
       ...summary,
       snapshotVersion: snapshot.version,
+      ...(snapshot.placementVersion === undefined ? {} : { placementVersion: snapshot.placementVersion }),
       cacheAgeSeconds: threeDecimals(snapshot.ageSeconds),
       stale: snapshot.stale,
       durationMs: threeDecimals(clock() - started),

@@ -6,11 +6,11 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { describeIssues } from '../api/index.ts';
-import { compileSnapshotRules } from '../engine/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
-import { checkedToken, createAdmissionHandler, generateToken, DEFAULT_MAX_BODY_BYTES } from '../http/index.ts';
+import { checkedToken, createAdmissionHandler, createAdmissionRulesCache, generateToken, DEFAULT_MAX_BODY_BYTES } from '../http/index.ts';
 import type { AdmissionHandler, AdmissionLogger, AdmissionMetrics } from '../http/index.ts';
-import { createDynamoClient, createSnapshotCache, createSnapshotStore, createSnapshotTable } from '../store/index.ts';
+import type { CapacityFlavour, PlacementPolicy } from '../placement/index.ts';
+import { createDynamoClient, createPlacementStore, createSnapshotStore, createSnapshotTable } from '../store/index.ts';
 import type { SnapshotStore } from '../store/index.ts';
 import { startEmbeddedDynamo, type EmbeddedDynamo } from '../store/embedded/index.ts';
 import { requestHead, toHttpApiEvent, writeHttpApiResult } from './event.ts';
@@ -43,6 +43,10 @@ interface LocalServerOptions {
   readonly logger?: AdmissionLogger;
   /** Messages for the operator: publications, invalid rules, failed republications. */
   readonly report?: (line: string) => void;
+  /** Placement policies published into the embedded store, applied by the managed capacity step. */
+  readonly placements?: readonly PlacementPolicy[];
+  /** As CAPACITY_FLAVOUR; default karpenter. */
+  readonly capacityFlavour?: CapacityFlavour;
 }
 
 /** A running local server. */
@@ -200,12 +204,19 @@ async function startLocalServer(options: LocalServerOptions): Promise<LocalServe
     for (const line of invalidRuleLines(first)) report(line);
     report(describePublication(first, options.rules));
 
-    const cache = createSnapshotCache({
-      store,
+    const placementStore = createPlacementStore({ client, tableName: TABLE_NAME });
+    if (options.placements !== undefined && options.placements.length > 0) {
+      await placementStore.replacePlacements(clusterId, options.placements);
+      report(`published ${options.placements.length} placement policies`);
+    }
+
+    const cache = createAdmissionRulesCache({
+      snapshots: store,
+      placements: placementStore,
       clusterId,
       refreshSeconds,
       maxStaleSeconds: Math.max(MIN_MAX_STALE_SECONDS, refreshSeconds),
-      compile: (snapshot) => compileSnapshotRules(snapshot.rules),
+      capacityFlavour: options.capacityFlavour ?? 'karpenter',
       onRefreshFailure: (error) => report(`rule refresh failed, serving the last snapshot: ${error.message}`),
     });
     const handler = createAdmissionHandler({

@@ -1,27 +1,50 @@
-/** The admission-side cache: one cluster's compiled snapshot in module scope, refreshed on demand. */
+/** The admission-side cache: one cluster's compiled snapshot (and placement policies) in module scope, refreshed on demand. */
 import type { RuleSnapshot } from '../api/index.ts';
 import { ConfigurationError, StoreError } from '../errors/index.ts';
-import type { CachedSnapshot, SnapshotCache, SnapshotCacheStats, SnapshotPointer, SnapshotStore } from './types.ts';
+import type { PlacementPolicy } from '../placement/index.ts';
+import type {
+  CachedSnapshot,
+  PlacementStore,
+  PlacementVersion,
+  SnapshotCache,
+  SnapshotCacheStats,
+  SnapshotStore,
+} from './types.ts';
 
 /** Options of a snapshot cache; maxStaleSeconds must be at least refreshSeconds. */
 interface SnapshotCacheOptions<T> {
   readonly store: Pick<SnapshotStore, 'readPointer' | 'readSnapshot'>;
+  /** Placement policies refreshed on the same schedule as the snapshot; without it compile always gets none. */
+  readonly placements?: Pick<PlacementStore, 'readPlacementVersion' | 'readPlacements'>;
   readonly clusterId: string;
   readonly refreshSeconds: number;
   readonly maxStaleSeconds: number;
-  /** Turns a snapshot into what the caller serves; a throw counts as a failed refresh. */
-  readonly compile: (snapshot: RuleSnapshot) => T;
+  /** Turns a snapshot and the placement policies into what the caller serves; a throw counts as a failed refresh. */
+  readonly compile: (snapshot: RuleSnapshot, placements: readonly PlacementPolicy[]) => T;
   /** Epoch milliseconds. */
   readonly clock?: () => number;
   /** Called once per failed refresh while the last good value is still served (for logs and metrics). */
   readonly onRefreshFailure?: (error: StoreError) => void;
 }
 
+/** The placement set a value was compiled with; version 0 and no hash when none is set. */
+interface LoadedPlacements {
+  readonly version: number;
+  readonly contentHash: string | undefined;
+  readonly policies: readonly PlacementPolicy[];
+}
+
 interface Loaded<T> {
   readonly value: T;
-  readonly version: number;
-  readonly contentHash: string;
-  readonly syncedAt: string;
+  /** Kept so that a change of the placements alone recompiles without reading the snapshot again. */
+  readonly snapshot: RuleSnapshot;
+  readonly placements: LoadedPlacements;
+}
+
+const NO_PLACEMENTS: LoadedPlacements = { version: 0, contentHash: undefined, policies: [] };
+
+function samePlacements(current: PlacementVersion | undefined, loaded: LoadedPlacements): boolean {
+  return current === undefined ? loaded.version === 0 : current.version === loaded.version && current.contentHash === loaded.contentHash;
 }
 
 function secondsOption(value: number, option: string): number {
@@ -40,12 +63,14 @@ function asStoreError(error: unknown, clusterId: string): StoreError {
 }
 
 /**
- * A cache that loads the snapshot on first use, then re-reads only the pointer once the value is older than
- * refreshSeconds (one GetItem when unchanged). Concurrent gets share one refresh. On a failed refresh it serves
- * the last good value marked stale until maxStaleSeconds since the last successful refresh, then rejects.
+ * A cache that loads the snapshot (and the placement policies, when given a placement store) on first use, then
+ * re-reads only the pointer and the placement version once the value is older than refreshSeconds: one GetItem,
+ * or two in parallel with placements, when nothing changed. Whatever changed is read again and the value
+ * recompiled. Concurrent gets share one refresh. On a failed refresh (of either) it serves the last good value
+ * marked stale until maxStaleSeconds since the last successful refresh, then rejects. No placements set means none.
  */
 function createSnapshotCache<T>(options: SnapshotCacheOptions<T>): SnapshotCache<T> {
-  const { store, clusterId, compile, onRefreshFailure } = options;
+  const { store, placements, clusterId, compile, onRefreshFailure } = options;
   const clock = options.clock ?? Date.now;
   const refreshMs = secondsOption(options.refreshSeconds, 'refreshSeconds') * 1000;
   const maxStaleMs = secondsOption(options.maxStaleSeconds, 'maxStaleSeconds') * 1000;
@@ -65,33 +90,48 @@ function createSnapshotCache<T>(options: SnapshotCacheOptions<T>): SnapshotCache
   let refreshFailures = 0;
   let consecutiveFailures = 0;
 
-  async function load(pointer: SnapshotPointer): Promise<Loaded<T>> {
-    const snapshot = await store.readSnapshot(clusterId, pointer);
-    let value: T;
+  /** The set behind a version just read; none set needs no second read. */
+  async function readPlacementSet(current: PlacementVersion | undefined): Promise<LoadedPlacements> {
+    if (current === undefined) return NO_PLACEMENTS;
+    const set = await placements?.readPlacements(clusterId);
+    return set === undefined ? NO_PLACEMENTS : { version: set.version, contentHash: set.contentHash, policies: set.policies };
+  }
+
+  function compiled(snapshot: RuleSnapshot, placementSet: LoadedPlacements): Loaded<T> {
     try {
-      value = compile(snapshot);
+      return { value: compile(snapshot, placementSet.policies), snapshot, placements: placementSet };
     } catch (error) {
+      const withPlacements = placements === undefined ? '' : ` with placement version ${placementSet.version}`;
       throw new StoreError(
-        `compiling snapshot version ${snapshot.version} of cluster "${clusterId}" failed: ${(error as Error).message}`,
-        { cause: error, context: { clusterId, version: snapshot.version } },
+        `compiling snapshot version ${snapshot.version}${withPlacements} of cluster "${clusterId}" failed: ${(error as Error).message}`,
+        { cause: error, context: { clusterId, version: snapshot.version, placementVersion: placementSet.version } },
       );
     }
-    return { value, version: snapshot.version, contentHash: snapshot.contentHash, syncedAt: snapshot.syncedAt };
   }
 
   async function refresh(): Promise<void> {
     const startedAt = clock();
     attemptedAt = startedAt;
     try {
-      const pointer = await store.readPointer(clusterId);
+      const [pointer, placementVersion] = await Promise.all([
+        store.readPointer(clusterId),
+        placements?.readPlacementVersion(clusterId),
+      ]);
       if (pointer === undefined) {
         throw new StoreError(`no rule snapshot has been published for cluster "${clusterId}"`, {
           context: { clusterId },
         });
       }
       // Any change reloads, not only a higher version: a recreated table restarts its versions at 1.
-      if (loaded === undefined || pointer.version !== loaded.version || pointer.contentHash !== loaded.contentHash) {
-        loaded = await load(pointer);
+      const snapshotChanged =
+        loaded === undefined || pointer.version !== loaded.snapshot.version || pointer.contentHash !== loaded.snapshot.contentHash;
+      const placementsChanged = placements !== undefined && (loaded === undefined || !samePlacements(placementVersion, loaded.placements));
+      if (snapshotChanged || placementsChanged) {
+        const [snapshot, placementSet] = await Promise.all([
+          snapshotChanged ? store.readSnapshot(clusterId, pointer) : loaded!.snapshot,
+          placementsChanged ? readPlacementSet(placementVersion) : (loaded?.placements ?? NO_PLACEMENTS),
+        ]);
+        loaded = compiled(snapshot, placementSet);
         reloads += 1;
       }
       confirmedAt = startedAt;
@@ -114,14 +154,15 @@ function createSnapshotCache<T>(options: SnapshotCacheOptions<T>): SnapshotCache
       const reason = lastFailure === undefined ? '' : `; last refresh failed: ${lastFailure.message}`;
       throw new StoreError(
         `rules of cluster "${clusterId}" were last confirmed ${Math.round(ageMs / 1000)} s ago, above the maximum staleness of ${maxStaleMs / 1000} s${reason}`,
-        { cause: lastFailure, context: { clusterId, version: current.version, ageSeconds: ageMs / 1000 } },
+        { cause: lastFailure, context: { clusterId, version: current.snapshot.version, ageSeconds: ageMs / 1000 } },
       );
     }
     return {
       value: current.value,
-      version: current.version,
-      contentHash: current.contentHash,
-      syncedAt: current.syncedAt,
+      version: current.snapshot.version,
+      contentHash: current.snapshot.contentHash,
+      syncedAt: current.snapshot.syncedAt,
+      ...(placements === undefined ? {} : { placementVersion: current.placements.version }),
       ageSeconds: ageMs / 1000,
       stale: lastFailure !== undefined,
       ...(lastFailure === undefined ? {} : { refreshError: lastFailure }),

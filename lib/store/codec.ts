@@ -124,4 +124,4 @@ function contentProblem(value: unknown): string | undefined {
   return undefined;
 }
 
-export { contentHashOf, partDigestOf, encodeContent, decodeContent };
+export { canonicalJson, contentHashOf, partDigestOf, encodeContent, decodeContent };

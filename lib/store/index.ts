@@ -2,12 +2,18 @@ import { createSnapshotCache } from './cache.ts';
 import { readStoreConfig } from './config.ts';
 import { createDynamoClient, createSnapshotTable } from './dynamo.ts';
 import { EXPIRES_AT_ATTRIBUTE } from './layout.ts';
+import { createPlacementStore } from './placements.ts';
 import { createSnapshotStore } from './store.ts';
 import type { SnapshotCacheOptions } from './cache.ts';
 import type { DynamoClientOptions } from './dynamo.ts';
+import type { PlacementStoreOptions } from './placements.ts';
 import type { SnapshotStoreOptions } from './store.ts';
 import type {
   CachedSnapshot,
+  PlacementSet,
+  PlacementStore,
+  PlacementVersion,
+  PlacementWrite,
   PublishOutcome,
   SnapshotCache,
   SnapshotCacheStats,
@@ -24,6 +30,7 @@ export {
   createDynamoClient,
   createSnapshotTable,
   createSnapshotStore,
+  createPlacementStore,
   createSnapshotCache,
   readStoreConfig,
   EXPIRES_AT_ATTRIBUTE,
@@ -31,6 +38,7 @@ export {
 export type {
   DynamoClientOptions,
   SnapshotStoreOptions,
+  PlacementStoreOptions,
   SnapshotCacheOptions,
   SnapshotStore,
   SnapshotContent,
@@ -39,6 +47,10 @@ export type {
   SyncOutcome,
   SyncRecord,
   SyncStatus,
+  PlacementStore,
+  PlacementSet,
+  PlacementVersion,
+  PlacementWrite,
   SnapshotCache,
   SnapshotCacheStats,
   CachedSnapshot,

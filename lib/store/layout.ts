@@ -2,13 +2,15 @@
 
 /** Partition key attribute (S): `cluster#<clusterId>`. */
 const PARTITION_KEY = 'pk';
-/** Sort key attribute (S): `pointer`, `sync`, `snapshot#...`, later `placement#...`. */
+/** Sort key attribute (S): `pointer`, `sync`, `snapshot#...`, `placement#set`. */
 const SORT_KEY = 'sk';
 /** TTL attribute (N, epoch seconds) set on superseded snapshot parts; the table's TimeToLiveSpecification names it. */
 const EXPIRES_AT_ATTRIBUTE = 'expiresAt';
 
 const POINTER_SORT_KEY = 'pointer';
 const SYNC_SORT_KEY = 'sync';
+/** The one item holding every placement policy of a cluster. */
+const PLACEMENT_SORT_KEY = 'placement#set';
 
 /** Zero-padding keeps the parts of one snapshot sorted by version and part index. */
 const VERSION_DIGITS = 10;
@@ -41,6 +43,7 @@ export {
   EXPIRES_AT_ATTRIBUTE,
   POINTER_SORT_KEY,
   SYNC_SORT_KEY,
+  PLACEMENT_SORT_KEY,
   MAX_VERSION,
   MAX_PARTS,
   CLUSTER_ID_PATTERN,

@@ -9,7 +9,8 @@
  *                 body (B, a slice, 256 KiB by default, of the gzipped canonical JSON of
  *                 { rules, invalid, resourceVersion, syncedAt }), expiresAt (N, epoch seconds) once superseded.
  *   sk `sync`     the last sync: lastAttemptAt (S), lastStatus (S), lastSuccessAt (S), lastVersion (N), lastError (S).
- *   sk `placement#...`  reserved for placement policies.
+ *   sk `placement#set`  every placement policy of the cluster: version (N), contentHash (S, sha256 of policies),
+ *                 policies (S, canonical JSON array sorted by workload), updatedAt (S); see placements.ts.
  *
  * Publishing writes the parts first, then switches the pointer; readers read the pointer, then Query the parts
  * it names with ConsistentRead, so they see the old or the new snapshot, never a mix. No transactions are used.
@@ -24,15 +25,14 @@ import {
   PutItemCommand,
   QueryCommand,
   UpdateItemCommand,
-  type AttributeValue,
   type DynamoDBClient,
   type UpdateItemCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import type { RuleSnapshot } from '../api/index.ts';
 import { ConfigurationError, MalformedInputError, StoreError } from '../errors/index.ts';
 import { contentHashOf, decodeContent, encodeContent, partDigestOf } from './codec.ts';
+import { CONTENT_HASH_PATTERN, checkedClusterId, integerAttribute, messageOf, type Item } from './items.ts';
 import {
-  CLUSTER_ID_PATTERN,
   EXPIRES_AT_ATTRIBUTE,
   MAX_PARTS,
   MAX_VERSION,
@@ -66,8 +66,6 @@ interface SnapshotStoreOptions {
   readonly retentionSeconds?: number;
 }
 
-type Item = Record<string, AttributeValue>;
-
 const DEFAULT_PART_BYTES = 256 * 1024;
 // The rest of a part item (keys, hashes, numbers) stays under 1 KB, so 350,000 bytes of body is far from 400 KB.
 const MAX_PART_BYTES = 350_000;
@@ -76,15 +74,7 @@ const DEFAULT_RETENTION_SECONDS = 900;
 const PART_WRITE_CONCURRENCY = 4;
 const MAX_SYNC_ERROR_CHARS = 1_000;
 const PUBLISH_ID_PATTERN = /^[0-9a-f]{16}$/;
-const CONTENT_HASH_PATTERN = /^sha256:[0-9a-f]{64}$/;
 const ISO_TIME_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
-
-/** The integer in a number attribute, or undefined when the attribute is missing, not a number or not an integer. */
-function integerAttribute(item: Item, name: string): number | undefined {
-  const text = item[name]?.N;
-  const value = text === undefined ? Number.NaN : Number(text);
-  return Number.isSafeInteger(value) ? value : undefined;
-}
 
 function isoTime(text: string, what: string): string {
   if (!ISO_TIME_PATTERN.test(text) || Number.isNaN(Date.parse(text))) {
@@ -93,25 +83,12 @@ function isoTime(text: string, what: string): string {
   return text;
 }
 
-function checkedClusterId(clusterId: string): string {
-  if (!CLUSTER_ID_PATTERN.test(clusterId)) {
-    throw new MalformedInputError(
-      `cluster id "${clusterId}" is invalid; expected 1 to 100 letters, digits, ".", "_" or "-", starting with a letter or digit`,
-    );
-  }
-  return clusterId;
-}
-
 function integerOption(value: number | undefined, option: string, fallback: number, minimum: number, maximum: number): number {
   if (value === undefined) return fallback;
   if (!Number.isInteger(value) || value < minimum || value > maximum) {
     throw new ConfigurationError(`snapshot store option ${option} is ${value}; expected an integer from ${minimum} to ${maximum}`);
   }
   return value;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** The pointer in an item, or what is wrong with it. */

@@ -1,5 +1,6 @@
 import type { RuleSnapshot } from '../api/index.ts';
 import type { StoreError } from '../errors/index.ts';
+import type { PlacementPolicy } from '../placement/index.ts';
 
 /** What a publisher hands the store: a RuleSnapshot without the hash and version the store assigns. */
 type SnapshotContent = Omit<RuleSnapshot, 'contentHash' | 'version'>;
@@ -61,12 +62,51 @@ interface SnapshotStore {
   readSyncStatus(clusterId: string): Promise<SyncStatus | undefined>;
 }
 
+/** Which placement set is current for a cluster: its version (from 1, moving on every change) and content hash. */
+interface PlacementVersion {
+  readonly version: number;
+  readonly contentHash: string;
+}
+
+/** Every placement policy of a cluster, sorted by workload (namespace, kind, name), with its version. */
+interface PlacementSet extends PlacementVersion {
+  readonly policies: readonly PlacementPolicy[];
+  /** ISO-8601 time of the write that made this version. */
+  readonly updatedAt: string;
+}
+
+/** Result of a placement write: whether it changed the set, and the set's version after it (0 when none exists). */
+interface PlacementWrite {
+  readonly changed: boolean;
+  readonly version: number;
+}
+
+/** The placement policies of one table; every operation is scoped to a cluster id. */
+interface PlacementStore {
+  /** Adds or replaces the policy of its workload; unchanged (no write) when the same policy is already set. */
+  setPlacement(clusterId: string, policy: PlacementPolicy): Promise<PlacementWrite>;
+  /** Removes the workload's policy; `changed` is false when it had none. */
+  deletePlacement(clusterId: string, namespace: string, kind: string, name: string): Promise<PlacementWrite>;
+  /** Replaces the whole set in one write (for publishing a file); duplicate workloads are malformed input. */
+  replacePlacements(clusterId: string, policies: readonly PlacementPolicy[]): Promise<PlacementWrite>;
+  /** The workload's policy from a consistent read; undefined when it has none. */
+  getPlacement(clusterId: string, namespace: string, kind: string, name: string): Promise<PlacementPolicy | undefined>;
+  /** Every policy of the cluster from a consistent read, sorted by workload; empty when none are set. */
+  listPlacements(clusterId: string): Promise<readonly PlacementPolicy[]>;
+  /** The current version in one eventually consistent GetItem projecting only the version; undefined when none was set. */
+  readPlacementVersion(clusterId: string): Promise<PlacementVersion | undefined>;
+  /** The whole set from a consistent read, each policy validated again; undefined when none was set. */
+  readPlacements(clusterId: string): Promise<PlacementSet | undefined>;
+}
+
 /** What the cache serves: the compiled value and the provenance of the snapshot it came from. */
 interface CachedSnapshot<T> {
   readonly value: T;
   readonly version: number;
   readonly contentHash: string;
   readonly syncedAt: string;
+  /** Version of the placement set compiled into the value (0 when none is set); present when the cache reads placements. */
+  readonly placementVersion?: number;
   /** Seconds since the snapshot was last confirmed current by a successful read of the pointer. */
   readonly ageSeconds: number;
   /** True while the last refresh failed and the last good value is served. */
@@ -79,7 +119,7 @@ interface CachedSnapshot<T> {
 interface SnapshotCacheStats {
   /** Successful refreshes, including the first load. */
   readonly refreshes: number;
-  /** Refreshes that found a new pointer and loaded and compiled its snapshot. */
+  /** Refreshes that found a new pointer or placement version and loaded and compiled what changed. */
   readonly reloads: number;
   readonly refreshFailures: number;
   readonly consecutiveFailures: number;
@@ -109,6 +149,10 @@ export type {
   SyncRecord,
   SyncStatus,
   SnapshotStore,
+  PlacementVersion,
+  PlacementSet,
+  PlacementWrite,
+  PlacementStore,
   CachedSnapshot,
   SnapshotCacheStats,
   SnapshotCache,

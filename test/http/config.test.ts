@@ -6,12 +6,24 @@ const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:podmuta
 const TOKEN = 'local-token-0123456789abcdefghijklmnop';
 
 describe('readAdmissionConfig', () => {
-  it('reads the store, a secret token source and the default body limit', () => {
+  it('reads the store, a secret token source, the default body limit and the default capacity flavour', () => {
     expect(readAdmissionConfig({ RULES_TABLE: 'podmutation-rules', WEBHOOK_TOKEN_SECRET_ARN: SECRET_ARN })).toEqual({
       store: { tableName: 'podmutation-rules', clusterId: 'default', refreshSeconds: 30, maxStaleSeconds: 300 },
       token: { kind: 'secret', secretArn: SECRET_ARN },
       maxBodyBytes: 3 * 1024 * 1024,
+      capacityFlavour: 'karpenter',
     });
+  });
+
+  it.each(['karpenter', 'eks', 'gke'] as const)('reads CAPACITY_FLAVOUR %s', (flavour) => {
+    expect(readAdmissionConfig({ RULES_TABLE: 'rules', WEBHOOK_TOKEN: TOKEN, CAPACITY_FLAVOUR: flavour }).capacityFlavour).toBe(flavour);
+  });
+
+  it('fails naming CAPACITY_FLAVOUR and the accepted flavours when it is unknown', () => {
+    const read = () => readAdmissionConfig({ RULES_TABLE: 'rules', WEBHOOK_TOKEN: TOKEN, CAPACITY_FLAVOUR: 'aks' });
+
+    expect(read).toThrow(ConfigurationError);
+    expect(read).toThrow('CAPACITY_FLAVOUR is "aks"; expected one of karpenter, eks, gke');
   });
 
   it('reads a literal token and a body limit for local runs', () => {

@@ -2,7 +2,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createAdmissionHandler } from '../../lib/http/index.ts';
 import { ConfigurationError } from '../../lib/errors/index.ts';
-import { createDynamoClient, createSnapshotStore, type SnapshotStore } from '../../lib/store/index.ts';
+import { createDynamoClient, createPlacementStore, createSnapshotStore, type SnapshotStore } from '../../lib/store/index.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import {
   closedEndpoint,
@@ -53,8 +53,9 @@ function handlerReadingFrom(endpoint: string, clusterId: string) {
   let now = START;
   const logger = recordingLogger();
   const metrics = recordingMetrics();
-  const store = createSnapshotStore({ client: readerClient(endpoint), tableName });
-  const cache = ruleCache(store, clusterId, { clock: () => now, refreshSeconds: 30, maxStaleSeconds: 300 });
+  const client = readerClient(endpoint);
+  const stores = { snapshots: createSnapshotStore({ client, tableName }), placements: createPlacementStore({ client, tableName }) };
+  const cache = ruleCache(stores, clusterId, { clock: () => now, refreshSeconds: 30, maxStaleSeconds: 300 });
   const handler = createAdmissionHandler({ rules: cache, expectedToken: async () => TOKEN, logger, metrics });
   return {
     logger,

@@ -3,9 +3,9 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { answerAdmissionReview } from '../../lib/admission/index.ts';
 import { validatePodMutation } from '../../lib/api/index.ts';
-import { compileRuleSet, type RuleSet } from '../../lib/engine/index.ts';
-import { createAdmissionHandler, type AdmissionHandler } from '../../lib/http/index.ts';
-import { createDynamoClient, createSnapshotStore, type SnapshotCache } from '../../lib/store/index.ts';
+import { compileRuleSet } from '../../lib/engine/index.ts';
+import { createAdmissionHandler, type AdmissionHandler, type AdmissionRules } from '../../lib/http/index.ts';
+import { createDynamoClient, createPlacementStore, createSnapshotStore, type SnapshotCache } from '../../lib/store/index.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import { createFreshTable, freshClusterId, startTestDynamo, type TestDynamo } from '../store/support.ts';
 import {
@@ -25,7 +25,7 @@ const SMALL_LIMIT = 16 * 1024;
 
 let dynamo: TestDynamo;
 let client: DynamoDBClient;
-let cache: SnapshotCache<RuleSet>;
+let cache: SnapshotCache<AdmissionRules>;
 let logger: ReturnType<typeof recordingLogger>;
 let metrics: ReturnType<typeof recordingMetrics>;
 let handler: AdmissionHandler;
@@ -38,7 +38,7 @@ beforeAll(async () => {
   const store = createSnapshotStore({ client, tableName });
   const clusterId = freshClusterId();
   await store.publish(clusterId, await exampleContent());
-  cache = ruleCache(store, clusterId);
+  cache = ruleCache({ snapshots: store, placements: createPlacementStore({ client, tableName }) }, clusterId);
 });
 
 afterAll(async () => {

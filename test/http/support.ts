@@ -4,10 +4,16 @@ import type { AddressInfo } from 'node:net';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import jsonPatch from 'fast-json-patch';
-import { compileSnapshotRules, type RuleSet } from '../../lib/engine/index.ts';
-import type { AdmissionLogger, AdmissionMetrics, LogFields } from '../../lib/http/index.ts';
+import {
+  createAdmissionRulesCache,
+  type AdmissionLogger,
+  type AdmissionMetrics,
+  type AdmissionRules,
+  type LogFields,
+} from '../../lib/http/index.ts';
+import type { CapacityFlavour } from '../../lib/placement/index.ts';
 import { loadRuleFiles } from '../../lib/rules/index.ts';
-import { createSnapshotCache, type SnapshotCache, type SnapshotStore } from '../../lib/store/index.ts';
+import type { PlacementStore, SnapshotCache, SnapshotStore } from '../../lib/store/index.ts';
 import { EXAMPLES } from '../support/fixtures.ts';
 
 const TOKEN = 'test-token-Zm9vYmFyYmF6cXV4cXV1eGNvcmdl';
@@ -91,18 +97,29 @@ async function exampleContent() {
   };
 }
 
-/** The admission cache over a store, compiling with the engine as the Lambda does. */
+/** The stores of one table the admission cache reads. */
+interface AdmissionStores {
+  readonly snapshots: Pick<SnapshotStore, 'readPointer' | 'readSnapshot'>;
+  readonly placements: Pick<PlacementStore, 'readPlacementVersion' | 'readPlacements'>;
+}
+
+/** The admission cache over the stores, compiling rules and placements as the Lambda does (flavour karpenter by default). */
 function ruleCache(
-  store: Pick<SnapshotStore, 'readPointer' | 'readSnapshot'>,
+  stores: AdmissionStores,
   clusterId: string,
-  options: { readonly clock?: () => number; readonly refreshSeconds?: number; readonly maxStaleSeconds?: number } = {},
-): SnapshotCache<RuleSet> {
-  return createSnapshotCache({
-    store,
+  options: {
+    readonly clock?: () => number;
+    readonly refreshSeconds?: number;
+    readonly maxStaleSeconds?: number;
+    readonly capacityFlavour?: CapacityFlavour;
+  } = {},
+): SnapshotCache<AdmissionRules> {
+  return createAdmissionRulesCache({
+    ...stores,
     clusterId,
     refreshSeconds: options.refreshSeconds ?? 30,
     maxStaleSeconds: options.maxStaleSeconds ?? 300,
-    compile: (snapshot) => compileSnapshotRules(snapshot.rules),
+    capacityFlavour: options.capacityFlavour ?? 'karpenter',
     ...(options.clock === undefined ? {} : { clock: options.clock }),
   });
 }
@@ -156,4 +173,4 @@ async function startFakeSecretsManager(secrets: Map<string, string>) {
 }
 
 export { TOKEN, recordingLogger, recordingMetrics, admissionEvent, exampleContent, ruleCache, patchedObject, startFakeSecretsManager };
-export type { LogRecord, EventOptions };
+export type { LogRecord, EventOptions, AdmissionStores };

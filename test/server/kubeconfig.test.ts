@@ -20,7 +20,7 @@ let url: string;
 async function appliedRules(): Promise<string | undefined> {
   const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: REVIEW });
   expect(response.status).toBe(200);
-  const { response: answer } = await response.json();
+  const { response: answer } = (await response.json()) as { response: { patch?: string } };
   if (answer.patch === undefined) return undefined;
   const patch = JSON.parse(Buffer.from(answer.patch, 'base64').toString('utf8')) as { path: string; value: unknown }[];
   return patch.find((operation) => operation.path === '/metadata/annotations/podmutation.agent.cloudpilot.ai~1applied')?.value as string;

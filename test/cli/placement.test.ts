@@ -1,0 +1,173 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { runCli } from '../../lib/cli/index.ts';
+import { placementSteps } from '../../lib/cli/placements.ts';
+import { createDynamoClient, createPlacementStore, type PlacementStore } from '../../lib/store/index.ts';
+import { runPodmutation } from '../support/cli.ts';
+import { closedEndpoint, createFreshTable, freshClusterId, startTestDynamo, type TestDynamo } from '../store/support.ts';
+
+let dynamo: TestDynamo;
+let tableName: string;
+let client: DynamoDBClient;
+let store: PlacementStore;
+
+beforeAll(async () => {
+  dynamo = await startTestDynamo();
+  tableName = await createFreshTable(dynamo.endpoint);
+  client = createDynamoClient({ endpoint: dynamo.endpoint });
+  store = createPlacementStore({ client, tableName });
+});
+
+afterAll(async () => {
+  client.destroy();
+  await dynamo.close();
+});
+
+const WEB = { namespace: 'apps', kind: 'Deployment', name: 'web' } as const;
+const WEB_FLAGS = ['--namespace', 'apps', '--kind', 'Deployment', '--name', 'web'];
+
+function placement(action: string, clusterId: string, ...flags: string[]): string[] {
+  return ['placement', action, ...flags, '--table', tableName, '--dynamodb-endpoint', dynamo.endpoint, '--cluster-id', clusterId];
+}
+
+/** Runs the CLI in this process, for cases that need no separate binary (spawning costs about a second). */
+async function runInProcess(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  const code = await runCli(args, { stdin: new PassThrough(), stdout, stderr });
+  return { code, stdout: out, stderr: err };
+}
+
+// Each spawn is a real binary start (about a second, mostly loading TypeScript); they touch separate clusters, so they run at once.
+describe.concurrent('podmutation placement, the binary', () => {
+  it('set stores the policy with its defaults and prints the write as one JSON line', async () => {
+    const clusterId = freshClusterId();
+
+    const run = await runPodmutation(placement('set', clusterId, ...WEB_FLAGS, '--mode', 'Diversity'));
+
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ changed: true, version: 1, policy: { ...WEB, mode: 'Diversity', spotPercent: 50 } });
+    expect(await store.listPlacements(clusterId)).toEqual([{ ...WEB, mode: 'Diversity', spotPercent: 50 }]);
+  });
+
+  it('get prints the policy as YAML', async () => {
+    const clusterId = freshClusterId();
+    await store.setPlacement(clusterId, { ...WEB, mode: 'Diversity', spotPercent: 30 });
+
+    const run = await runPodmutation(placement('get', clusterId, ...WEB_FLAGS));
+
+    expect(run.code).toBe(0);
+    expect(parse(run.stdout)).toEqual({ ...WEB, mode: 'Diversity', spotPercent: 30 });
+  });
+
+  it('list prints every policy, sorted by workload, as a YAML list', async () => {
+    const clusterId = freshClusterId();
+    await store.setPlacement(clusterId, { ...WEB, mode: 'Spot' });
+    await store.setPlacement(clusterId, { namespace: 'apps', kind: 'Deployment', name: 'api', mode: 'NonSpot' });
+
+    const run = await runPodmutation(placement('list', clusterId));
+
+    expect(run.code).toBe(0);
+    expect(parse(run.stdout)).toEqual([
+      { namespace: 'apps', kind: 'Deployment', name: 'api', mode: 'NonSpot' },
+      { ...WEB, mode: 'Spot' },
+    ]);
+  });
+
+  it('delete removes the policy and prints the write as one JSON line', async () => {
+    const clusterId = freshClusterId();
+    await store.setPlacement(clusterId, { ...WEB, mode: 'Spot' });
+
+    const run = await runPodmutation(placement('delete', clusterId, ...WEB_FLAGS));
+
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ changed: true, version: 2, workload: 'apps/Deployment/web' });
+    expect(await store.listPlacements(clusterId)).toEqual([]);
+  });
+
+  it('get of a workload without a policy exits 1 naming the workload and cluster', async () => {
+    const clusterId = freshClusterId();
+
+    const run = await runPodmutation(placement('get', clusterId, ...WEB_FLAGS));
+
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`podmutation placement get: no placement policy for workload apps/Deployment/web in cluster "${clusterId}"`);
+    expect(run.stdout).toBe('');
+  });
+
+  it('set of an invalid policy exits 2 with the validator message and writes nothing', async () => {
+    const clusterId = freshClusterId();
+
+    const run = await runPodmutation(placement('set', clusterId, ...WEB_FLAGS, '--mode', 'Diversity', '--spot-percent', '120'));
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('podmutation placement: placement policy apps/Deployment/web: spotPercent: must be an integer from 0 to 100 (got 120)');
+    expect(await store.readPlacementVersion(clusterId)).toBeUndefined();
+  });
+
+});
+
+describe('podmutation placement, in process', () => {
+  it('delete of a workload without a policy exits 1', async () => {
+    const run = await runInProcess(placement('delete', freshClusterId(), ...WEB_FLAGS));
+
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('podmutation placement delete: no placement policy for workload apps/Deployment/web');
+  });
+
+  it('exits 2 naming the field when get names a workload kind in the wrong form', async () => {
+    const run = await runInProcess(placement('get', freshClusterId(), '--namespace', 'apps', '--kind', 'deployment', '--name', 'web'));
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('workload apps/deployment/web: kind: must be a workload kind such as Deployment');
+  });
+
+  it('exits 2 naming the flags set is missing', async () => {
+    const run = await runInProcess(placement('set', freshClusterId(), '--namespace', 'apps', '--kind', 'Deployment'));
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('podmutation placement: set needs --name, --mode');
+  });
+
+  it('exits 2 when a flag does not belong to the action', async () => {
+    const run = await runInProcess(placement('get', freshClusterId(), ...WEB_FLAGS, '--mode', 'Spot'));
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('podmutation placement: get does not take --mode');
+  });
+
+  it('exits 2 naming the actions when none is given', async () => {
+    const run = await runInProcess(['placement']);
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('expected exactly one action of set, get, list, delete (got none)');
+  });
+
+  it('exits 1 with the store failure when DynamoDB cannot be reached', async () => {
+    const run = await runInProcess(['placement', 'list', '--dynamodb-endpoint', await closedEndpoint()]);
+
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^podmutation placement list: creating DynamoDB table "podmutation-rules" failed/);
+  });
+
+  it('prints a list that review and explain read back as a --placements FILE', async () => {
+    const clusterId = freshClusterId();
+    await store.setPlacement(clusterId, { ...WEB, mode: 'Spot' });
+    const listed = await runInProcess(placement('list', clusterId));
+    const file = join(mkdtempSync(join(tmpdir(), 'placements-')), 'placements.yaml');
+    writeFileSync(file, listed.stdout);
+
+    const steps = await placementSteps({ placements: file }, { stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough() });
+
+    expect(steps.map((step) => step.name)).toEqual(['managed:capacity']);
+  });
+});

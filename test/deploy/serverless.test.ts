@@ -1,0 +1,781 @@
+/**
+ * The deployment: `npm run build` bundles packaged by the real osls CLI, offline and without AWS credentials, for
+ * EKS mode and for kubeconfig mode; the CloudFormation template asserted; the shipped artifacts unpacked and run
+ * with the environment the template gives them, their AWS calls recorded and compared with their roles.
+ */
+import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
+import { mkdir, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { checkedToken, readAdmissionConfig } from '../../lib/http/index.ts';
+import { startEmbeddedDynamo, type EmbeddedDynamo } from '../../lib/store/embedded/index.ts';
+import { createDynamoClient, createSnapshotStore, EXPIRES_AT_ATTRIBUTE } from '../../lib/store/index.ts';
+import { readSyncConfig } from '../../lib/sync/index.ts';
+import { buildFunctions, type FunctionBundle } from '../../scripts/build.ts';
+import { isValidEksToken } from '../kube/eks-token-check.ts';
+import { kubeconfigFor, startFakeApiServer, type FakeApiServer } from '../kube/fake-api-server.ts';
+import { startFakeAws, type FakeAws } from '../kube/fake-aws.ts';
+import { contentOf, ruleAdding } from '../store/support.ts';
+import { admissionReview, pod } from '../support/builders.ts';
+import { embeddedMetrics, invokeShippedHandler, startRecordingRelay, type AwsCall, type Invocation, type RecordingRelay } from './lambda-run.ts';
+import {
+  ROOT,
+  REGION,
+  createServiceFolder,
+  extractZip,
+  filesUnder,
+  packageArgs,
+  packageService,
+  readZip,
+  runOsls,
+  type CliResult,
+  type ZipEntry,
+} from './package.ts';
+import {
+  alarmExpression,
+  alarmMetrics,
+  effectiveTemplate,
+  functionLogGroup,
+  functionRole,
+  logStreamsArn,
+  renderExpression,
+  resource,
+  resourcesOfType,
+  roleGrants,
+  roleStatements,
+  type AlarmMetric,
+  type Template,
+} from './template.ts';
+
+const CLUSTER_NAME = 'ci-cluster';
+const KUBECONFIG_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:podmutation/kubeconfig-AbCdEf';
+const ALARM_TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:podmutation-alarms';
+const EKS_PARAMS = { clusterName: CLUSTER_NAME };
+const KUBECONFIG_PARAMS = {
+  clusterName: CLUSTER_NAME,
+  kubeconfigSecretArn: KUBECONFIG_SECRET_ARN,
+  logRetentionInDays: '7',
+  alarmTopicArn: ALARM_TOPIC_ARN,
+};
+const FUNCTIONS = { admission: 'AdmissionLambdaFunction', sync: 'SyncLambdaFunction' } as const;
+// Stand-ins for what CloudFormation creates: the physical secret ARN the admission function is given.
+const WEBHOOK_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:WebhookTokenSecret-AbCdEf';
+const WEBHOOK_TOKEN = 'Zk3q9XvT0bLm7RcWp2YsN8dHa4JeU6gQ1iKoF5tVzBxC0nMw';
+// The credentials Lambda puts in the environment; the EKS token the sync makes is signed with them.
+const LAMBDA_CREDENTIALS = { AWS_ACCESS_KEY_ID: 'AKIDDEPLOYTEST', AWS_SECRET_ACCESS_KEY: 'deploy-test-secret', AWS_SESSION_TOKEN: 'deploy-test-session' };
+const EKS_CLUSTER_ARN = `arn:\${AWS::Partition}:eks:\${AWS::Region}:\${AWS::AccountId}:cluster/${CLUSTER_NAME}`;
+const ALARMS = ['AdmissionErrorsAlarm', 'Admission5xxAlarm', 'DenialsSpikeAlarm', 'SyncFailuresAlarm', 'RulesStaleAlarm'];
+// What the Lambda service itself does with the execution role, not the code: write the function's log streams.
+const LOG_ACTIONS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
+const DYNAMODB_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'];
+
+/** serverless.yml as written (CloudFormation tags left unresolved), for "as configured" comparisons. */
+interface ServerlessConfig {
+  readonly params: { readonly default: Readonly<Record<string, unknown>> };
+  readonly functions: Readonly<Record<'admission' | 'sync', { readonly memorySize: number; readonly timeout: number }>>;
+}
+
+/** One shipped function run against the stand-ins, and the AWS calls it made. */
+interface FunctionRun {
+  readonly invocation: Invocation;
+  readonly calls: readonly AwsCall[];
+  /** The recorded resource names mapped to the template's rendered ARNs. */
+  readonly arns: Readonly<Record<string, string>>;
+}
+
+/** A setup step's outcome, kept so that one failing run fails only the tests that need it. */
+type Outcome<T> = { readonly value: T } | { readonly error: unknown };
+
+let scratch: string;
+let config: ServerlessConfig;
+let bundles: readonly FunctionBundle[];
+let serviceFolder: string;
+let eksTemplate: Template;
+let kubeconfigTemplate: Template;
+let artifacts: Record<'eks' | 'kubeconfig', Record<'admission' | 'sync', ZipEntry[]>>;
+let withoutClusterName: CliResult;
+let dynamo: EmbeddedDynamo;
+let aws: FakeAws;
+let apiServer: FakeApiServer;
+let relay: RecordingRelay;
+let runs: Record<'admission' | 'eksSync' | 'kubeconfigSync', Outcome<FunctionRun>>;
+
+async function settle<T>(work: Promise<T>): Promise<Outcome<T>> {
+  try {
+    return { value: await work };
+  } catch (error) {
+    return { error };
+  }
+}
+
+function ran(name: keyof typeof runs): FunctionRun {
+  const outcome = runs[name];
+  if ('error' in outcome) throw outcome.error;
+  return outcome.value;
+}
+
+async function readArtifacts(packageFolder: string): Promise<Record<'admission' | 'sync', ZipEntry[]>> {
+  return {
+    admission: readZip(await readFile(join(packageFolder, 'admission.zip'))),
+    sync: readZip(await readFile(join(packageFolder, 'sync.zip'))),
+  };
+}
+
+function properties(template: Template, id: string): Readonly<Record<string, any>> {
+  return resource(template, id).Properties;
+}
+
+/** A function's environment as Lambda would set it: Refs replaced by the physical ids given. */
+function functionEnvironment(template: Template, functionId: string, physicalIds: Readonly<Record<string, string>>): Record<string, string> {
+  const variables = (properties(template, functionId)['Environment']?.Variables ?? {}) as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.entries(variables).map(([name, value]) => {
+      if (typeof value === 'string') return [name, value];
+      const reference = renderExpression(value).match(/^\$\{([A-Za-z0-9]+)\}$/)?.[1];
+      const physical = reference === undefined ? undefined : physicalIds[reference];
+      if (physical === undefined) throw new Error(`${functionId} ${name} is ${JSON.stringify(value)}; no stand-in for it`);
+      return [name, physical];
+    }),
+  );
+}
+
+/** The variables Lambda sets for every function (and the relay as every AWS endpoint). */
+function lambdaEnvironment(functionName: string): Record<string, string> {
+  return {
+    ...LAMBDA_CREDENTIALS,
+    AWS_REGION: REGION,
+    AWS_DEFAULT_REGION: REGION,
+    AWS_LAMBDA_FUNCTION_NAME: functionName,
+    AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+    TZ: ':UTC',
+    AWS_ENDPOINT_URL: relay.url,
+  };
+}
+
+/** A fresh table created from the template's own key schema, holding one published snapshot. */
+async function tableWithSnapshot(template: Template, tableName: string, clusterId: string, ruleName: string): Promise<void> {
+  const table = properties(template, 'RulesTable');
+  const client = createDynamoClient({ endpoint: dynamo.endpoint });
+  await client.send(
+    new CreateTableCommand({
+      TableName: tableName,
+      AttributeDefinitions: table['AttributeDefinitions'],
+      KeySchema: table['KeySchema'],
+      BillingMode: table['BillingMode'],
+    }),
+  );
+  await createSnapshotStore({ client, tableName }).publish(clusterId, contentOf([ruleAdding(ruleName)]));
+  client.destroy();
+}
+
+/** Unpacks an artifact and invokes the function the template declares, recording its AWS calls. */
+async function runShippedFunction(options: {
+  readonly template: Template;
+  readonly name: 'admission' | 'sync';
+  readonly entries: readonly ZipEntry[];
+  readonly physicalIds: Readonly<Record<string, string>>;
+  readonly arns: Readonly<Record<string, string>>;
+  readonly event: unknown;
+}): Promise<FunctionRun> {
+  const functionId = FUNCTIONS[options.name];
+  const lambda = properties(options.template, functionId);
+  const taskRoot = await mkdtemp(join(scratch, `task-${options.name}-`));
+  await extractZip(options.entries, taskRoot);
+  const first = relay.calls.length;
+  const invocation = await invokeShippedHandler({
+    taskRoot,
+    handler: lambda['Handler'],
+    environment: { ...functionEnvironment(options.template, functionId, options.physicalIds), ...lambdaEnvironment(lambda['FunctionName']) },
+    event: options.event,
+    functionName: lambda['FunctionName'],
+    memorySize: lambda['MemorySize'],
+    timeoutSeconds: lambda['Timeout'],
+  });
+  return { invocation, calls: relay.calls.slice(first), arns: options.arns };
+}
+
+/** What a run needed from IAM, as `action on resource` lines in the template's notation. */
+function neededGrants(run: FunctionRun): string[] {
+  const lines = run.calls.map((call) => `${call.action} on ${run.arns[call.resource] ?? `an unexpected resource "${call.resource}"`}`);
+  return [...new Set(lines)].sort();
+}
+
+function logGrants(template: Template, functionId: string): string[] {
+  return LOG_ACTIONS.map((action) => `${action} on ${logStreamsArn(functionLogGroup(template, functionId))}`);
+}
+
+function apiGatewayEvent(token: string, body: string): unknown {
+  return {
+    version: '2.0',
+    routeKey: 'POST /admit/{token}',
+    rawPath: `/admit/${token}`,
+    rawQueryString: 'timeout=5s',
+    headers: { 'content-type': 'application/json', host: 'abc123.execute-api.eu-west-1.amazonaws.com' },
+    pathParameters: { token },
+    requestContext: {
+      accountId: '123456789012',
+      apiId: 'abc123',
+      domainName: 'abc123.execute-api.eu-west-1.amazonaws.com',
+      http: { method: 'POST', path: `/admit/${token}`, protocol: 'HTTP/1.1', sourceIp: '192.0.2.10', userAgent: 'kube-apiserver-admission' },
+      requestId: 'deploy-test-request',
+      routeKey: 'POST /admit/{token}',
+      stage: '$default',
+      time: '01/Dec/2026:10:00:00 +0000',
+      timeEpoch: Date.parse('2026-12-01T10:00:00Z'),
+    },
+    body,
+    isBase64Encoded: false,
+  };
+}
+
+/** What the code emits: the Powertools namespace, each function's service dimension and its metric names. */
+interface MetricsContract {
+  readonly namespace: string;
+  readonly services: Readonly<Record<'admission' | 'sync', string>>;
+  readonly names: Readonly<Record<'admission' | 'sync', ReadonlySet<string>>>;
+}
+
+/** Every addMetric('Name', ...) in a function's library folder (the code exports no list of its metric names). */
+async function metricNamesIn(folder: 'http' | 'sync'): Promise<Set<string>> {
+  const directory = join(ROOT, 'lib', folder);
+  const files = (await readdir(directory)).filter((file) => file.endsWith('.ts'));
+  const sources = await Promise.all(files.map((file) => readFile(join(directory, file), 'utf8')));
+  return new Set(sources.flatMap((source) => [...source.matchAll(/addMetric\(\s*'([A-Za-z0-9]+)'/g)].map((match) => match[1]!)));
+}
+
+/** Powertools puts every metric in POWERTOOLS_METRICS_NAMESPACE with dimension service = POWERTOOLS_SERVICE_NAME. */
+async function metricsContract(template: Template): Promise<MetricsContract> {
+  const variables = (id: string) => properties(template, id)['Environment'].Variables as Record<string, string>;
+  return {
+    namespace: variables(FUNCTIONS.admission)['POWERTOOLS_METRICS_NAMESPACE']!,
+    services: {
+      admission: variables(FUNCTIONS.admission)['POWERTOOLS_SERVICE_NAME']!,
+      sync: variables(FUNCTIONS.sync)['POWERTOOLS_SERVICE_NAME']!,
+    },
+    names: { admission: await metricNamesIn('http'), sync: await metricNamesIn('sync') },
+  };
+}
+
+/** Why a metric is not one this stack produces, or undefined when it is. */
+function metricProblem(metric: AlarmMetric, contract: MetricsContract): string | undefined {
+  const where = `${metric.namespace} ${metric.metricName} ${metric.dimensions.join(',')}`;
+  if (metric.namespace === 'AWS/Lambda') {
+    const ofFunction = Object.values(FUNCTIONS).some((id) => metric.dimensions.join() === `FunctionName=\${${id}}`);
+    return ['Errors', 'Duration', 'Throttles'].includes(metric.metricName) && ofFunction ? undefined : `${where} is not a Lambda metric of this stack`;
+  }
+  if (metric.namespace === 'AWS/ApiGateway') {
+    const ofApi = metric.dimensions.join() === 'ApiId=${HttpApi}';
+    return ['5xx', '4xx', 'Latency', 'IntegrationLatency', 'Count'].includes(metric.metricName) && ofApi ? undefined : `${where} is not an HTTP API metric of this stack`;
+  }
+  if (metric.namespace !== contract.namespace) return `${where}: the functions emit into ${contract.namespace}`;
+  const owner = (['admission', 'sync'] as const).find((name) => metric.dimensions.join() === `service=${contract.services[name]}`);
+  if (owner === undefined) return `${where}: no function emits with these dimensions`;
+  return contract.names[owner].has(metric.metricName) ? undefined : `${where}: the ${owner} function never emits ${metric.metricName}`;
+}
+
+/** The metrics a shipped function printed in embedded metric format, as `namespace name service=...` lines. */
+function printedMetrics(run: FunctionRun): string[] {
+  return embeddedMetrics(run.invocation.lines).flatMap((document) =>
+    document._aws.CloudWatchMetrics.flatMap((directive: any) =>
+      directive.Metrics.map((metric: any) => `${directive.Namespace} ${metric.Name} service=${document.service}`),
+    ),
+  );
+}
+
+/** The variables a configuration reader looks at, observed through a recording environment. */
+function variablesRead(reader: (env: Readonly<Record<string, string | undefined>>) => unknown, env: Readonly<Record<string, string>>): Set<string> {
+  const read = new Set<string>();
+  const recording = new Proxy(env, {
+    get(target, name) {
+      if (typeof name === 'string') read.add(name);
+      return typeof name === 'string' ? target[name] : undefined;
+    },
+  });
+  reader(recording);
+  return read;
+}
+
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'podmutation-deploy-'));
+  serviceFolder = join(scratch, 'service');
+  const home = join(scratch, 'home');
+  await Promise.all([mkdir(serviceFolder), mkdir(home)]);
+  await createServiceFolder(serviceFolder);
+  config = parse(await readFile(join(ROOT, 'serverless.yml'), 'utf8'), { logLevel: 'error' }) as ServerlessConfig;
+  bundles = await buildFunctions({ outdir: join(serviceFolder, 'dist') });
+
+  // One at a time: osls clears and rewrites the service folder's .serverless/ while it packages.
+  eksTemplate = effectiveTemplate(await packageService(serviceFolder, EKS_PARAMS, join(scratch, 'package-eks'), home));
+  kubeconfigTemplate = effectiveTemplate(await packageService(serviceFolder, KUBECONFIG_PARAMS, join(scratch, 'package-kubeconfig'), home));
+  withoutClusterName = await runOsls(serviceFolder, packageArgs({}, join(scratch, 'package-missing')), home);
+  artifacts = {
+    eks: await readArtifacts(join(scratch, 'package-eks')),
+    kubeconfig: await readArtifacts(join(scratch, 'package-kubeconfig')),
+  };
+
+  dynamo = await startEmbeddedDynamo();
+  aws = await startFakeAws();
+  const secretAccessKey = LAMBDA_CREDENTIALS.AWS_SECRET_ACCESS_KEY;
+  apiServer = await startFakeApiServer({
+    acceptToken: (token) => token === apiServer.token || isValidEksToken(token, { clusterName: CLUSTER_NAME, region: REGION, secretAccessKey }),
+  });
+  apiServer.put({
+    metadata: { name: 'prefer-arm64-web' },
+    spec: {
+      enable: true,
+      priority: 200,
+      workloadSelector: { namespaces: ['production'], kinds: ['Deployment'] },
+      mutationAdd: {
+        nodeAffinity: {
+          preferredDuringSchedulingIgnoredDuringExecution: [
+            { weight: 60, preference: { matchExpressions: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['arm64'] }] } },
+          ],
+        },
+      },
+    },
+  });
+  aws.clusters.set(CLUSTER_NAME, { endpoint: apiServer.url, caData: Buffer.from(apiServer.caPem).toString('base64') });
+  aws.secrets.set(WEBHOOK_SECRET_ARN, WEBHOOK_TOKEN);
+  aws.secrets.set(KUBECONFIG_SECRET_ARN, kubeconfigFor(apiServer));
+  relay = await startRecordingRelay({ dynamodb: dynamo.endpoint, other: aws.url });
+
+  // Each run gets its own table holding an earlier snapshot, so a sync publishes and supersedes (every write path).
+  const clusterId: string = properties(eksTemplate, FUNCTIONS.admission)['Environment'].Variables.CLUSTER_ID;
+  const tables = { admission: 'podmutation-ci-RulesTable-ADMISSION', eks: 'podmutation-ci-RulesTable-EKSSYNC', kubeconfig: 'podmutation-ci-RulesTable-KUBECONFIG' };
+  await tableWithSnapshot(eksTemplate, tables.admission, clusterId, 'served-rule');
+  await tableWithSnapshot(eksTemplate, tables.eks, clusterId, 'superseded-rule');
+  await tableWithSnapshot(kubeconfigTemplate, tables.kubeconfig, clusterId, 'superseded-rule');
+
+  const review = JSON.stringify(admissionReview(pod({ namespace: 'production' })));
+  const admission = await settle(runShippedFunction({
+    template: eksTemplate,
+    name: 'admission',
+    entries: artifacts.eks.admission,
+    physicalIds: { RulesTable: tables.admission, WebhookTokenSecret: WEBHOOK_SECRET_ARN },
+    arns: { [tables.admission]: '${RulesTable.Arn}', [WEBHOOK_SECRET_ARN]: '${WebhookTokenSecret}' },
+    event: apiGatewayEvent(WEBHOOK_TOKEN, review),
+  }));
+  // A manual invocation (not an EventBridge event) syncs once instead of for the whole minute.
+  const eksSync = await settle(runShippedFunction({
+    template: eksTemplate,
+    name: 'sync',
+    entries: artifacts.eks.sync,
+    physicalIds: { RulesTable: tables.eks },
+    arns: { [tables.eks]: '${RulesTable.Arn}', [CLUSTER_NAME]: EKS_CLUSTER_ARN },
+    event: {},
+  }));
+  const kubeconfigSync = await settle(runShippedFunction({
+    template: kubeconfigTemplate,
+    name: 'sync',
+    entries: artifacts.kubeconfig.sync,
+    physicalIds: { RulesTable: tables.kubeconfig },
+    arns: { [tables.kubeconfig]: '${RulesTable.Arn}', [KUBECONFIG_SECRET_ARN]: KUBECONFIG_SECRET_ARN },
+    event: {},
+  }));
+  runs = { admission, eksSync, kubeconfigSync };
+}, 120_000);
+
+afterAll(async () => {
+  await relay?.close();
+  await apiServer?.close();
+  await aws?.close();
+  await dynamo?.close();
+  if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
+});
+
+describe('osls package', () => {
+  it('refuses to package without the clusterName parameter, naming where it is needed', () => {
+    expect(withoutClusterName.code).not.toBe(0);
+    expect(withoutClusterName.stdout + withoutClusterName.stderr).toMatch(
+      /Cannot resolve variable at "functions\.sync\.environment\.CLUSTER_NAME[^"]*": Value not found at "param" source/,
+    );
+  });
+});
+
+describe('functions', () => {
+  it('runs both functions on nodejs22.x on arm64', () => {
+    for (const id of Object.values(FUNCTIONS)) {
+      expect(properties(eksTemplate, id)).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'] });
+    }
+  });
+
+  it('points each handler at the handler export of its own bundle', () => {
+    expect(properties(eksTemplate, FUNCTIONS.admission)['Handler']).toBe('dist/admission/index.handler');
+    expect(properties(eksTemplate, FUNCTIONS.sync)['Handler']).toBe('dist/sync/index.handler');
+  });
+
+  it('gives each function the memory and timeout serverless.yml configures', () => {
+    for (const name of ['admission', 'sync'] as const) {
+      expect(properties(eksTemplate, FUNCTIONS[name])).toMatchObject({
+        MemorySize: config.functions[name].memorySize,
+        Timeout: config.functions[name].timeout,
+      });
+    }
+  });
+
+  it('answers admissions in under the 5 s the cluster waits by default', () => {
+    expect(properties(eksTemplate, FUNCTIONS.admission)['Timeout']).toBeLessThan(5);
+  });
+
+  it('reserves exactly one sync instance and gives it at least the minute its window spans', () => {
+    const sync = properties(eksTemplate, FUNCTIONS.sync);
+
+    expect(sync['ReservedConcurrentExecutions']).toBe(1);
+    expect(sync['Timeout']).toBeGreaterThanOrEqual(60);
+  });
+
+  it('drops a failed or throttled sync invocation instead of retrying it behind the next one', () => {
+    const configs = resourcesOfType(eksTemplate, 'AWS::Lambda::EventInvokeConfig').map((id) => properties(eksTemplate, id));
+
+    expect(configs).toEqual([
+      expect.objectContaining({ FunctionName: { Ref: FUNCTIONS.sync }, MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 }),
+    ]);
+  });
+
+  it('sets no variable Lambda reserves for itself', () => {
+    for (const id of Object.values(FUNCTIONS)) {
+      const names = Object.keys(properties(eksTemplate, id)['Environment'].Variables);
+      expect(names.filter((name) => /^(AWS_|LAMBDA_|_)/.test(name))).toEqual([]);
+    }
+  });
+
+  it('sets only variables the function reads: its configuration reader, or Powertools its own', () => {
+    const unread = (env: Record<string, string>, reader: (env: Readonly<Record<string, string | undefined>>) => unknown) => {
+      const read = variablesRead(reader, { ...env, AWS_REGION: REGION });
+      return Object.keys(env).filter((name) => !read.has(name) && !name.startsWith('POWERTOOLS_'));
+    };
+
+    expect(unread(functionEnvironment(eksTemplate, FUNCTIONS.admission, { RulesTable: 'rules', WebhookTokenSecret: WEBHOOK_SECRET_ARN }), readAdmissionConfig)).toEqual([]);
+    expect(unread(functionEnvironment(eksTemplate, FUNCTIONS.sync, { RulesTable: 'rules' }), readSyncConfig)).toEqual([]);
+  });
+
+  it('configures the admission function for the table, the token secret and the cluster id', () => {
+    const env = functionEnvironment(eksTemplate, FUNCTIONS.admission, { RulesTable: 'podmutation-ci-RulesTable-1', WebhookTokenSecret: WEBHOOK_SECRET_ARN });
+
+    expect(readAdmissionConfig(env)).toMatchObject({
+      store: { tableName: 'podmutation-ci-RulesTable-1', clusterId: CLUSTER_NAME },
+      token: { kind: 'secret', secretArn: WEBHOOK_SECRET_ARN },
+    });
+  });
+
+  it('configures the sync for EKS access to the cluster when no kubeconfig secret is given', () => {
+    const env = { ...functionEnvironment(eksTemplate, FUNCTIONS.sync, { RulesTable: 'podmutation-ci-RulesTable-1' }), AWS_REGION: REGION };
+
+    expect(readSyncConfig(env).cluster).toEqual({ mode: 'eks', clusterName: CLUSTER_NAME, region: REGION });
+  });
+
+  it('configures the sync for the kubeconfig secret alone when one is given', () => {
+    const env = { ...functionEnvironment(kubeconfigTemplate, FUNCTIONS.sync, { RulesTable: 'podmutation-ci-RulesTable-1' }), AWS_REGION: REGION };
+
+    expect(readSyncConfig(env).cluster).toMatchObject({ mode: 'kubeconfigSecret', secretArn: KUBECONFIG_SECRET_ARN });
+  });
+});
+
+describe('artifacts', () => {
+  it('ships exactly the files npm run build wrote for each function, byte for byte', async () => {
+    for (const bundle of bundles) {
+      const built = await filesUnder(serviceFolder, join('dist', bundle.name));
+      const shipped = artifacts.eks[bundle.name as 'admission' | 'sync'].map(({ path, size, crc32 }) => ({ path, size, crc32 }));
+
+      expect(shipped).toEqual(built);
+      expect(shipped.map((file) => file.path)).toContain(`dist/${bundle.name}/index.js`);
+    }
+  });
+
+  it('ships the same bundles whatever the parameters', () => {
+    const fingerprint = (entries: readonly ZipEntry[]) => entries.map(({ path, crc32 }) => `${path} ${crc32}`);
+
+    expect(fingerprint(artifacts.kubeconfig.admission)).toEqual(fingerprint(artifacts.eks.admission));
+    expect(fingerprint(artifacts.kubeconfig.sync)).toEqual(fingerprint(artifacts.eks.sync));
+  });
+
+  it('answers an AdmissionReview from the unpacked admission artifact alone', () => {
+    const { result } = ran('admission').invocation;
+
+    expect(result.statusCode).toBe(200);
+    expect(JSON.parse(result.body).response).toMatchObject({ uid: 'b3a1d2c4-0e5f-4a6b-8c7d-9e0f1a2b3c4d', allowed: true });
+  });
+
+  it('publishes a snapshot from the unpacked sync artifact in EKS mode', () => {
+    expect(ran('eksSync').invocation.result).toMatchObject({ outcome: 'published', resources: 1 });
+  });
+
+  it('publishes a snapshot from the unpacked sync artifact in kubeconfig mode', () => {
+    expect(ran('kubeconfigSync').invocation.result).toMatchObject({ outcome: 'published', resources: 1 });
+  });
+});
+
+describe('HTTP API', () => {
+  it('routes POST /admit/{token} to the admission function with payload format 2.0', () => {
+    const routes = resourcesOfType(eksTemplate, 'AWS::ApiGatewayV2::Route').map((id) => properties(eksTemplate, id));
+    const integrationId = renderExpression(routes[0]?.['Target']).match(/^integrations\/\$\{([A-Za-z0-9]+)\}$/)?.[1] ?? '';
+
+    expect(routes.map((route) => route['RouteKey'])).toEqual(['POST /admit/{token}']);
+    expect(properties(eksTemplate, integrationId)).toMatchObject({
+      IntegrationType: 'AWS_PROXY',
+      IntegrationUri: { 'Fn::GetAtt': [FUNCTIONS.admission, 'Arn'] },
+      PayloadFormatVersion: '2.0',
+    });
+  });
+
+  it('lets only API Gateway invoke the admission function', () => {
+    const permissions = resourcesOfType(eksTemplate, 'AWS::Lambda::Permission')
+      .map((id) => properties(eksTemplate, id))
+      .filter((permission) => renderExpression(permission['FunctionName']) === `\${${FUNCTIONS.admission}.Arn}`);
+
+    expect(permissions).toHaveLength(1);
+    expect(permissions[0]).toMatchObject({ Action: 'lambda:InvokeFunction', Principal: 'apigateway.amazonaws.com' });
+    expect(renderExpression(permissions[0]!['SourceArn'])).toBe('arn:${AWS::Partition}:execute-api:${AWS::Region}:${AWS::AccountId}:${HttpApi}/*');
+  });
+});
+
+describe('schedule', () => {
+  it('invokes the sync function every minute', () => {
+    const rules = resourcesOfType(eksTemplate, 'AWS::Events::Rule').map((id) => properties(eksTemplate, id));
+
+    expect(rules).toHaveLength(1);
+    expect(rules[0]).toMatchObject({ ScheduleExpression: 'rate(1 minute)', State: 'ENABLED' });
+    expect(rules[0]!['Targets'].map((target: any) => target.Arn)).toEqual([{ 'Fn::GetAtt': [FUNCTIONS.sync, 'Arn'] }]);
+  });
+});
+
+describe('rules table', () => {
+  it('bills on demand with point-in-time recovery and encryption at rest', () => {
+    expect(properties(eksTemplate, 'RulesTable')).toMatchObject({
+      BillingMode: 'PAY_PER_REQUEST',
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      SSESpecification: { SSEEnabled: true },
+    });
+  });
+
+  it('expires items on the attribute the store writes on superseded parts', () => {
+    expect(properties(eksTemplate, 'RulesTable')['TimeToLiveSpecification']).toEqual({ AttributeName: EXPIRES_AT_ATTRIBUTE, Enabled: true });
+  });
+
+  it('keeps the table and its rules when the stack is deleted or the table replaced', () => {
+    expect(resource(eksTemplate, 'RulesTable')).toMatchObject({ DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+  });
+});
+
+describe('webhook token secret', () => {
+  it('generates a token of a length and alphabet the admission function accepts', () => {
+    const generated = properties(eksTemplate, 'WebhookTokenSecret')['GenerateSecretString'];
+
+    expect(generated).toMatchObject({ ExcludePunctuation: true, IncludeSpace: false });
+    expect(() => checkedToken('a'.repeat(generated.PasswordLength), 'the generated token')).not.toThrow();
+  });
+});
+
+describe('log groups', () => {
+  it('keeps each function\'s logs for the default retention', () => {
+    for (const id of Object.values(FUNCTIONS)) {
+      expect(properties(eksTemplate, functionLogGroup(eksTemplate, id))['RetentionInDays']).toBe(config.params.default['logRetentionInDays']);
+    }
+  });
+
+  it('keeps each function\'s logs for the logRetentionInDays parameter when given', () => {
+    for (const id of Object.values(FUNCTIONS)) {
+      expect(properties(kubeconfigTemplate, functionLogGroup(kubeconfigTemplate, id))['RetentionInDays']).toBe(7);
+    }
+  });
+});
+
+describe('alarms', () => {
+  const metricsOf = (template: Template, id: string) => alarmMetrics(resource(template, id));
+
+  it('has an alarm for admission errors, 5xx answers, a denial spike, sync failures and stale rules', () => {
+    expect(resourcesOfType(eksTemplate, 'AWS::CloudWatch::Alarm')).toEqual([...ALARMS].sort());
+  });
+
+  it('reads only metrics the functions emit, in their namespace and service dimension, or AWS metrics of this stack', async () => {
+    const contract = await metricsContract(eksTemplate);
+    const problems = ALARMS.flatMap((id) => metricsOf(eksTemplate, id).map((metric) => metricProblem(metric, contract)).filter(Boolean));
+
+    expect(problems).toEqual([]);
+  });
+
+  it('counts failed admission invocations and the internal errors the handler answers with 500', async () => {
+    const { services } = await metricsContract(eksTemplate);
+
+    expect(metricsOf(eksTemplate, 'AdmissionErrorsAlarm').map((metric) => `${metric.metricName} ${metric.dimensions}`).sort()).toEqual([
+      `Errors FunctionName=\${${FUNCTIONS.admission}}`,
+      `Errors service=${services.admission}`,
+    ]);
+  });
+
+  it('counts 5xx answers of the webhook endpoint', () => {
+    expect(metricsOf(eksTemplate, 'Admission5xxAlarm')).toMatchObject([{ namespace: 'AWS/ApiGateway', metricName: '5xx', stat: 'Sum' }]);
+  });
+
+  it('counts denials over five minutes', async () => {
+    const { services } = await metricsContract(eksTemplate);
+
+    expect(metricsOf(eksTemplate, 'DenialsSpikeAlarm')).toEqual([
+      expect.objectContaining({ metricName: 'Denials', dimensions: [`service=${services.admission}`], stat: 'Sum', period: 300 }),
+    ]);
+  });
+
+  it('counts failed syncs and failed sync invocations', async () => {
+    const { services } = await metricsContract(eksTemplate);
+
+    expect(metricsOf(eksTemplate, 'SyncFailuresAlarm').map((metric) => `${metric.metricName} ${metric.dimensions}`).sort()).toEqual([
+      `Errors FunctionName=\${${FUNCTIONS.sync}}`,
+      `SyncErrors service=${services.sync}`,
+    ]);
+  });
+
+  it('fires when no sync succeeded for 5 minutes, also when no sync reported at all', () => {
+    const alarm = resource(eksTemplate, 'RulesStaleAlarm');
+    const stats = metricsOf(eksTemplate, 'RulesStaleAlarm').map((metric) => `${metric.id}=${metric.stat}(${metric.metricName}, ${metric.period} s)`);
+
+    expect(stats.sort()).toEqual(['failedSyncs=Sum(SyncErrors, 300 s)', 'syncs=SampleCount(SyncErrors, 300 s)']);
+    expect(alarmExpression(alarm)).toBe('syncs - failedSyncs');
+    expect(alarm.Properties).toMatchObject({ ComparisonOperator: 'LessThanThreshold', Threshold: 1, EvaluationPeriods: 1, TreatMissingData: 'breaching' });
+  });
+
+  it('notifies no one when no alarm topic is given', () => {
+    for (const id of ALARMS) {
+      expect(properties(eksTemplate, id)['AlarmActions']).toBeUndefined();
+    }
+  });
+
+  it('notifies the alarm topic of alarms and recoveries when one is given', () => {
+    for (const id of ALARMS) {
+      expect(properties(kubeconfigTemplate, id)).toMatchObject({ AlarmActions: [ALARM_TOPIC_ARN], OKActions: [ALARM_TOPIC_ARN] });
+    }
+  });
+
+  it('reads the namespace and service dimension the shipped admission bundle prints its metrics with', async () => {
+    const { namespace, services, names } = await metricsContract(eksTemplate);
+    const printed = printedMetrics(ran('admission')).filter((line) => !line.includes(' ColdStart '));
+    const expected = [...names.admission].map((name) => `${namespace} ${name} service=${services.admission}`);
+
+    expect(printed).toContain(`${namespace} Admissions service=${services.admission}`);
+    expect(printed.filter((line) => !expected.includes(line))).toEqual([]);
+  });
+
+  it('reads the namespace and service dimension the shipped sync bundle prints its metrics with', async () => {
+    const { namespace, services, names } = await metricsContract(eksTemplate);
+    const printed = printedMetrics(ran('eksSync'));
+    const expected = [...names.sync].map((name) => `${namespace} ${name} service=${services.sync}`);
+
+    expect(printed).toContain(`${namespace} SyncErrors service=${services.sync}`);
+    expect(printed.filter((line) => !expected.includes(line))).toEqual([]);
+  });
+});
+
+describe('dashboard', () => {
+  const body = (template: Template) => {
+    const dashboard = properties(template, 'Dashboard');
+    return JSON.parse(renderExpression(dashboard['DashboardBody']).replaceAll('${AWS::Region}', REGION));
+  };
+  /** Each widget's metric names, with an expression's id standing for itself. */
+  const widgetMetrics = (template: Template): string[][] =>
+    body(template).widgets.map((widget: any) =>
+      widget.properties.metrics.map((row: any[]) => (typeof row[0] === 'object' ? `expression ${row[0].expression}` : `${row[0]} ${row[1]}`)),
+    );
+
+  it('has a body that parses as JSON once CloudFormation substitutes it', () => {
+    expect(body(eksTemplate).widgets.length).toBeGreaterThanOrEqual(5);
+  });
+
+  it('has widgets for admissions, mutations, denials, latency and sync age', async () => {
+    const { namespace } = await metricsContract(eksTemplate);
+    const widgets = widgetMetrics(eksTemplate);
+    const widgetWith = (...metrics: string[]) => widgets.some((widget) => metrics.every((metric) => widget.includes(metric)));
+
+    expect(widgetWith(`${namespace} Admissions`)).toBe(true);
+    expect(widgetWith(`${namespace} Mutations`)).toBe(true);
+    expect(widgetWith(`${namespace} Denials`)).toBe(true);
+    expect(widgetWith('AWS/Lambda Duration')).toBe(true);
+    expect(widgetWith('expression syncs - failedSyncs', `${namespace} SyncErrors`)).toBe(true);
+  });
+
+  it('reads code metrics only with the service dimension of the function that emits them', async () => {
+    const contract = await metricsContract(eksTemplate);
+    const rows: any[][] = body(eksTemplate).widgets.flatMap((widget: any) => widget.properties.metrics).filter((row: any[]) => typeof row[0] === 'string');
+    const problems = rows
+      .map(([namespace, metricName, ...rest]) => {
+        const dimensions = rest.filter((item) => typeof item === 'string');
+        const pairs = dimensions.flatMap((item, index) => (index % 2 === 0 ? [`${item}=${dimensions[index + 1]}`] : []));
+        return { id: 'widget', namespace, metricName, dimensions: pairs, stat: '', period: 0 };
+      })
+      .map((metric) => metricProblem(metric, contract))
+      .filter(Boolean);
+
+    expect(rows.some((row) => row[0] === contract.namespace)).toBe(true);
+    expect(problems).toEqual([]);
+  });
+});
+
+describe('IAM', () => {
+  const templates = () => ({ eks: eksTemplate, kubeconfig: kubeconfigTemplate });
+
+  it('creates no IAM roles or policies besides the two function roles, and attaches no managed policies', () => {
+    for (const template of Object.values(templates())) {
+      const iam = Object.keys(template.Resources).filter((id) => template.Resources[id]!.Type.startsWith('AWS::IAM::'));
+
+      expect(iam.sort()).toEqual(['AdmissionRole', 'SyncRole']);
+      expect(iam.map((id) => properties(template, id)['ManagedPolicyArns'])).toEqual([undefined, undefined]);
+      expect(Object.values(FUNCTIONS).map((id) => functionRole(template, id))).toEqual(['AdmissionRole', 'SyncRole']);
+    }
+  });
+
+  it('lets only Lambda assume the roles', () => {
+    for (const role of ['AdmissionRole', 'SyncRole']) {
+      expect(properties(eksTemplate, role)['AssumeRolePolicyDocument'].Statement).toEqual([
+        { Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' }, Action: 'sts:AssumeRole' },
+      ]);
+    }
+  });
+
+  it('only allows, with no wildcard action and no wildcard resource but the streams of the function\'s own log group', () => {
+    for (const template of Object.values(templates())) {
+      for (const id of Object.values(FUNCTIONS)) {
+        const ownStreams = logStreamsArn(functionLogGroup(template, id));
+        const statements = roleStatements(template, functionRole(template, id));
+
+        expect(statements.length).toBeGreaterThan(0);
+        for (const statement of statements) {
+          expect(statement).toMatchObject({ effect: 'Allow', otherKeys: [] });
+          expect(statement.actions.filter((action) => action.includes('*'))).toEqual([]);
+          expect(statement.resources.filter((arn) => arn.includes('*') && arn !== ownStreams)).toEqual([]);
+        }
+      }
+    }
+  });
+
+  it('never lets the admission function write the table', () => {
+    const dynamodb = roleGrants(eksTemplate, 'AdmissionRole').filter((grant) => grant.startsWith('dynamodb:'));
+
+    expect(dynamodb.length).toBeGreaterThan(0);
+    expect(dynamodb.filter((grant) => !DYNAMODB_READ_ACTIONS.some((action) => grant.startsWith(`${action} `)))).toEqual([]);
+  });
+
+  it('grants the admission role exactly the AWS calls the shipped admission bundle makes, and its logs', () => {
+    expect(neededGrants(ran('admission'))).toEqual(['dynamodb:GetItem on ${RulesTable.Arn}', 'dynamodb:Query on ${RulesTable.Arn}', 'secretsmanager:GetSecretValue on ${WebhookTokenSecret}']);
+    expect(roleGrants(eksTemplate, 'AdmissionRole')).toEqual([...neededGrants(ran('admission')), ...logGrants(eksTemplate, FUNCTIONS.admission)].sort());
+  });
+
+  it('grants the EKS-mode sync role exactly the AWS calls the shipped sync bundle makes, and its logs', () => {
+    expect(neededGrants(ran('eksSync'))).toContain(`eks:DescribeCluster on ${EKS_CLUSTER_ARN}`);
+    expect(roleGrants(eksTemplate, 'SyncRole')).toEqual([...neededGrants(ran('eksSync')), ...logGrants(eksTemplate, FUNCTIONS.sync)].sort());
+  });
+
+  it('grants the kubeconfig-mode sync role reading its kubeconfig secret instead of describing the cluster', () => {
+    expect(neededGrants(ran('kubeconfigSync'))).toContain(`secretsmanager:GetSecretValue on ${KUBECONFIG_SECRET_ARN}`);
+    expect(roleGrants(kubeconfigTemplate, 'SyncRole')).toEqual([...neededGrants(ran('kubeconfigSync')), ...logGrants(kubeconfigTemplate, FUNCTIONS.sync)].sort());
+  });
+});
+
+describe('outputs', () => {
+  it('outputs the webhook base URL, the table name and the token secret ARN', () => {
+    expect(eksTemplate.Outputs).toMatchObject({
+      WebhookBaseUrl: { Value: { 'Fn::GetAtt': ['HttpApi', 'ApiEndpoint'] } },
+      RulesTableName: { Value: { Ref: 'RulesTable' } },
+      WebhookTokenSecretArn: { Value: { Ref: 'WebhookTokenSecret' } },
+    });
+  });
+});

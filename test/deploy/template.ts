@@ -1,0 +1,260 @@
+/**
+ * Reading a packaged CloudFormation template: the effective template for one parameter set (conditions evaluated,
+ * Fn::If chosen, AWS::NoValue removed), expressions rendered in Fn::Sub notation, IAM grants, alarm metrics.
+ */
+
+/** A parsed template; properties are read loosely here and asserted by the tests. */
+interface Template {
+  readonly Resources: Readonly<Record<string, Resource>>;
+  readonly Outputs: Readonly<Record<string, { readonly Value: unknown; readonly Description?: string }>>;
+  readonly Conditions?: Readonly<Record<string, unknown>>;
+}
+
+interface Resource {
+  readonly Type: string;
+  readonly Properties: Readonly<Record<string, any>>;
+  readonly DependsOn?: string | readonly string[];
+  readonly Condition?: string;
+  readonly DeletionPolicy?: string;
+  readonly UpdateReplacePolicy?: string;
+}
+
+/** One Allow statement of a role, its resources rendered (see renderExpression). */
+interface RoleStatement {
+  readonly policy: string;
+  readonly effect: unknown;
+  readonly actions: readonly string[];
+  readonly resources: readonly string[];
+  /** Keys other than Sid, Effect, Action and Resource (NotAction, NotResource, Condition, Principal...). */
+  readonly otherKeys: readonly string[];
+}
+
+/** One metric an alarm reads, dimensions rendered as `name=value`. */
+interface AlarmMetric {
+  readonly id: string;
+  readonly namespace: string;
+  readonly metricName: string;
+  readonly dimensions: readonly string[];
+  readonly stat: string;
+  readonly period: number;
+}
+
+const NO_VALUE = Symbol('AWS::NoValue');
+
+function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function onlyKey(value: Readonly<Record<string, unknown>>): string | undefined {
+  const keys = Object.keys(value);
+  return keys.length === 1 ? keys[0] : undefined;
+}
+
+/** Evaluates a condition of the Conditions section; parameters are resolved by osls, so only literals remain. */
+function evaluateCondition(expression: unknown, conditions: Readonly<Record<string, unknown>>, seen: readonly string[] = []): boolean {
+  if (!isRecord(expression)) throw new Error(`condition ${JSON.stringify(expression)} is not an intrinsic function`);
+  const [name, argument] = Object.entries(expression)[0] ?? [];
+  const args = Array.isArray(argument) ? argument : [];
+  switch (name) {
+    case 'Fn::Equals': {
+      if (!args.every((value) => typeof value === 'string' || typeof value === 'number')) {
+        throw new Error(`Fn::Equals over ${JSON.stringify(args)}: only literal operands can be evaluated offline`);
+      }
+      return String(args[0]) === String(args[1]);
+    }
+    case 'Fn::Not':
+      return !evaluateCondition(args[0], conditions, seen);
+    case 'Fn::And':
+      return args.every((value) => evaluateCondition(value, conditions, seen));
+    case 'Fn::Or':
+      return args.some((value) => evaluateCondition(value, conditions, seen));
+    case 'Condition': {
+      if (typeof argument !== 'string' || seen.includes(argument)) throw new Error(`condition reference ${String(argument)} is invalid`);
+      return evaluateCondition(conditions[argument], conditions, [...seen, argument]);
+    }
+    default:
+      throw new Error(`condition function ${String(name)} is not supported`);
+  }
+}
+
+/** The template CloudFormation would act on: resources whose condition is false dropped, every Fn::If chosen. */
+function effectiveTemplate(template: Template): Template {
+  const definitions = template.Conditions ?? {};
+  const conditions = new Map(Object.keys(definitions).map((name) => [name, evaluateCondition(definitions[name], definitions)]));
+  const condition = (name: unknown): boolean => {
+    const value = typeof name === 'string' ? conditions.get(name) : undefined;
+    if (value === undefined) throw new Error(`condition ${String(name)} is not defined`);
+    return value;
+  };
+  const resolve = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(resolve).filter((item) => item !== NO_VALUE);
+    if (!isRecord(value)) return value;
+    const key = onlyKey(value);
+    if (key === 'Ref' && value['Ref'] === 'AWS::NoValue') return NO_VALUE;
+    if (key === 'Fn::If') {
+      const [name, whenTrue, whenFalse] = value['Fn::If'] as readonly unknown[];
+      return resolve(condition(name) ? whenTrue : whenFalse);
+    }
+    return Object.fromEntries(
+      Object.entries(value)
+        .map(([name, item]) => [name, resolve(item)] as const)
+        .filter(([, item]) => item !== NO_VALUE),
+    );
+  };
+  const resources = Object.entries(template.Resources).filter(
+    ([, resource]) => resource.Condition === undefined || condition(resource.Condition),
+  );
+  return {
+    Resources: resolve(Object.fromEntries(resources)) as Template['Resources'],
+    Outputs: resolve(template.Outputs ?? {}) as Template['Outputs'],
+  };
+}
+
+/**
+ * An expression as text in Fn::Sub notation: `{Ref: X}` is `${X}`, `{Fn::GetAtt: [X, Y]}` is `${X.Y}`, Fn::Sub
+ * keeps its own text (its variable map substituted), Fn::Join joins; anything else fails.
+ */
+function renderExpression(expression: unknown): string {
+  if (typeof expression === 'string') return expression;
+  if (typeof expression === 'number') return String(expression);
+  if (!isRecord(expression)) throw new Error(`cannot render ${JSON.stringify(expression)}`);
+  const key = onlyKey(expression);
+  const argument = key === undefined ? undefined : expression[key];
+  if (key === 'Ref' && typeof argument === 'string') return `\${${argument}}`;
+  if (key === 'Fn::GetAtt' && Array.isArray(argument)) return `\${${argument.join('.')}}`;
+  if (key === 'Fn::Sub' && typeof argument === 'string') return argument;
+  if (key === 'Fn::Sub' && Array.isArray(argument) && typeof argument[0] === 'string' && isRecord(argument[1])) {
+    const variables = argument[1];
+    return argument[0].replace(/\$\{([^}!]+)\}/g, (whole, name: string) =>
+      Object.hasOwn(variables, name) ? renderExpression(variables[name]) : whole,
+    );
+  }
+  if (key === 'Fn::Join' && Array.isArray(argument) && typeof argument[0] === 'string' && Array.isArray(argument[1])) {
+    return argument[1].map(renderExpression).join(argument[0]);
+  }
+  throw new Error(`cannot render ${JSON.stringify(expression)}`);
+}
+
+function asList(value: unknown): readonly unknown[] {
+  return Array.isArray(value) ? value : [value];
+}
+
+/** The logical ids of resources of a type, sorted. */
+function resourcesOfType(template: Template, type: string): string[] {
+  return Object.keys(template.Resources)
+    .filter((id) => template.Resources[id]!.Type === type)
+    .sort();
+}
+
+function resource(template: Template, id: string): Resource {
+  const found = template.Resources[id];
+  if (found === undefined) throw new Error(`the template has no resource ${id}`);
+  return found;
+}
+
+/** Every policy statement granted to a role: its inline policies and IAM policies attached to it. */
+function roleStatements(template: Template, roleId: string): RoleStatement[] {
+  const documents: { policy: string; document: any }[] = [];
+  for (const policy of resource(template, roleId).Properties['Policies'] ?? []) {
+    documents.push({ policy: `${roleId}/${policy.PolicyName}`, document: policy.PolicyDocument });
+  }
+  for (const id of [...resourcesOfType(template, 'AWS::IAM::Policy'), ...resourcesOfType(template, 'AWS::IAM::ManagedPolicy')]) {
+    const properties = resource(template, id).Properties;
+    const roles = asList(properties['Roles'] ?? []).map(renderExpression);
+    if (roles.includes(`\${${roleId}}`)) documents.push({ policy: id, document: properties['PolicyDocument'] });
+  }
+  return documents.flatMap(({ policy, document }) =>
+    asList(document.Statement).map((statement: any) => ({
+      policy,
+      effect: statement.Effect,
+      actions: asList(statement.Action ?? []).map(String),
+      resources: asList(statement.Resource ?? []).map(renderExpression),
+      otherKeys: Object.keys(statement).filter((key) => !['Sid', 'Effect', 'Action', 'Resource'].includes(key)),
+    })),
+  );
+}
+
+/** A role's grants as sorted `action on resource` lines. */
+function roleGrants(template: Template, roleId: string): string[] {
+  return roleStatements(template, roleId)
+    .flatMap((statement) => statement.actions.flatMap((action) => statement.resources.map((arn) => `${action} on ${arn}`)))
+    .sort();
+}
+
+/** The logical id of the role a function runs as (its Role must be `{Fn::GetAtt: [role, Arn]}`). */
+function functionRole(template: Template, functionId: string): string {
+  const role = renderExpression(resource(template, functionId).Properties['Role']);
+  const match = /^\$\{([A-Za-z0-9]+)\.Arn\}$/.exec(role);
+  if (match?.[1] === undefined) throw new Error(`${functionId} runs as ${role}, not a role of this template`);
+  return match[1];
+}
+
+/** The logical id of the log group Lambda writes a function's logs to (/aws/lambda/<FunctionName>). */
+function functionLogGroup(template: Template, functionId: string): string {
+  const name = `/aws/lambda/${resource(template, functionId).Properties['FunctionName']}`;
+  const id = resourcesOfType(template, 'AWS::Logs::LogGroup').find(
+    (candidate) => resource(template, candidate).Properties['LogGroupName'] === name,
+  );
+  if (id === undefined) throw new Error(`no log group ${name} for ${functionId}`);
+  return id;
+}
+
+/** The ARN of every log stream of a log group, rendered: the only wildcard a role may hold. */
+function logStreamsArn(logGroupId: string): string {
+  return `arn:\${AWS::Partition}:logs:\${AWS::Region}:\${AWS::AccountId}:log-group:\${${logGroupId}}:*`;
+}
+
+function dimensionsOf(dimensions: unknown): string[] {
+  return asList(dimensions ?? []).map((dimension: any) => `${dimension.Name}=${renderExpression(dimension.Value)}`);
+}
+
+/** The metrics an alarm reads: its single metric, or every MetricStat of its metric math. */
+function alarmMetrics(alarm: Resource): AlarmMetric[] {
+  const properties = alarm.Properties;
+  if (properties['Metrics'] === undefined) {
+    return [
+      {
+        id: 'metric',
+        namespace: properties['Namespace'],
+        metricName: properties['MetricName'],
+        dimensions: dimensionsOf(properties['Dimensions']),
+        stat: properties['Statistic'] ?? properties['ExtendedStatistic'],
+        period: properties['Period'],
+      },
+    ];
+  }
+  return (properties['Metrics'] as any[])
+    .filter((query) => query.MetricStat !== undefined)
+    .map((query) => ({
+      id: query.Id,
+      namespace: query.MetricStat.Metric.Namespace,
+      metricName: query.MetricStat.Metric.MetricName,
+      dimensions: dimensionsOf(query.MetricStat.Metric.Dimensions),
+      stat: query.MetricStat.Stat,
+      period: query.MetricStat.Period,
+    }));
+}
+
+/** What an alarm compares: its metric math expression, or the id of its single metric. */
+function alarmExpression(alarm: Resource): string {
+  const queries = alarm.Properties['Metrics'] as any[] | undefined;
+  if (queries === undefined) return 'metric';
+  const returned = queries.filter((query) => query.ReturnData !== false);
+  if (returned.length !== 1) throw new Error(`alarm returns ${returned.length} series; CloudWatch needs exactly one`);
+  return returned[0].Expression ?? returned[0].Id;
+}
+
+export {
+  effectiveTemplate,
+  renderExpression,
+  resourcesOfType,
+  resource,
+  roleStatements,
+  roleGrants,
+  functionRole,
+  functionLogGroup,
+  logStreamsArn,
+  alarmMetrics,
+  alarmExpression,
+};
+export type { Template, Resource, RoleStatement, AlarmMetric };
