@@ -2,8 +2,9 @@ import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { MalformedInputError, StoreError } from '../errors/index.ts';
 import { parsePlacementPolicy, workloadKey, type PlacementPolicy } from '../placement/index.ts';
-import { createDynamoClient, createPlacementStore, createSnapshotTable, type PlacementStore } from '../store/index.ts';
+import { createPlacementStore, type PlacementStore } from '../store/index.ts';
 import { writeLine, type CliStreams } from './io.ts';
+import { STORE_TARGET_OPTIONS, storeTarget, targetClient, type StoreTarget } from './store-target.ts';
 
 type Action = 'set' | 'get' | 'list' | 'delete';
 
@@ -18,58 +19,9 @@ type PlacementRequest =
 /** The flags as parseArgs returns them. */
 type Flags = Readonly<Record<string, string | undefined>>;
 
-/** Where the policies live: the table, its endpoint and region, and the cluster id within it. */
-interface StoreTarget {
-  readonly tableName: string;
-  readonly clusterId: string;
-  readonly endpoint?: string;
-  readonly region?: string;
-}
-
 const ACTIONS: readonly Action[] = ['set', 'get', 'list', 'delete'];
 const WORKLOAD_FLAGS = ['namespace', 'kind', 'name'] as const;
 const POLICY_FLAGS = ['mode', 'spot-percent'] as const;
-
-// The defaults and forms of `podmutation sync` (lib/cli/sync.ts), checked here to name the flag.
-const DEFAULT_TABLE = 'podmutation-rules';
-const DEFAULT_CLUSTER_ID = 'default';
-const TABLE_NAME_PATTERN = /^[A-Za-z0-9_.-]{3,255}$/;
-const CLUSTER_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
-const REGION_PATTERN = /^[a-z]{2}(-[a-z]+)+-\d+$/;
-
-function checked(value: string, pattern: RegExp, flag: string, expected: string): string {
-  if (!pattern.test(value)) throw new MalformedInputError(`--${flag} is "${value}"; expected ${expected}`);
-  return value;
-}
-
-function checkedEndpoint(value: string): string {
-  let protocol = '';
-  try {
-    protocol = new URL(value).protocol;
-  } catch {
-    // Reported below with the expected form.
-  }
-  if (protocol !== 'http:' && protocol !== 'https:') {
-    throw new MalformedInputError(`--dynamodb-endpoint is "${value}"; expected an http:// or https:// URL`);
-  }
-  return value;
-}
-
-function storeTarget(flags: Flags): StoreTarget {
-  const endpoint = flags['dynamodb-endpoint'];
-  const region = flags.region;
-  return {
-    tableName: checked(flags.table ?? DEFAULT_TABLE, TABLE_NAME_PATTERN, 'table', 'a DynamoDB table name (3 to 255 letters, digits, "_", "-" or ".")'),
-    clusterId: checked(
-      flags['cluster-id'] ?? DEFAULT_CLUSTER_ID,
-      CLUSTER_ID_PATTERN,
-      'cluster-id',
-      '1 to 100 letters, digits, ".", "_" or "-", starting with a letter or digit',
-    ),
-    ...(endpoint === undefined ? {} : { endpoint: checkedEndpoint(endpoint) }),
-    ...(region === undefined ? {} : { region: checked(region, REGION_PATTERN, 'region', 'an AWS region such as us-east-1') }),
-  };
-}
 
 /** Fails naming the flags an action needs but did not get, and those it does not take. */
 function checkFlags(action: Action, flags: Flags): void {
@@ -169,10 +121,7 @@ export async function placementCommand(args: readonly string[], streams: CliStre
       name: { type: 'string' },
       mode: { type: 'string' },
       'spot-percent': { type: 'string' },
-      table: { type: 'string' },
-      'dynamodb-endpoint': { type: 'string' },
-      'cluster-id': { type: 'string' },
-      region: { type: 'string' },
+      ...STORE_TARGET_OPTIONS,
     },
     allowPositionals: true,
   });
@@ -182,19 +131,15 @@ export async function placementCommand(args: readonly string[], streams: CliStre
   }
   const request = requestOf(action as Action, values);
   const target = storeTarget(values);
-  const client = createDynamoClient({
-    ...(target.endpoint === undefined ? {} : { endpoint: target.endpoint }),
-    ...(target.region === undefined ? {} : { region: target.region }),
-  });
+  let client: Awaited<ReturnType<typeof targetClient>> | undefined;
   try {
-    // A local DynamoDB starts empty; in AWS the table belongs to the deployed stack and is never created here.
-    if (target.endpoint !== undefined) await createSnapshotTable(client, target.tableName);
+    client = await targetClient(target);
     return await run(request, target, createPlacementStore({ client, tableName: target.tableName }), streams);
   } catch (error) {
     if (!(error instanceof StoreError)) throw error;
     writeLine(streams.stderr, `podmutation placement ${action}: ${error.message}`);
     return 1;
   } finally {
-    client.destroy();
+    client?.destroy();
   }
 }

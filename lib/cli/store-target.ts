@@ -1,0 +1,77 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { MalformedInputError } from '../errors/index.ts';
+import { createDynamoClient, createSnapshotTable } from '../store/index.ts';
+
+/** The flags naming a rules table, as `sync` and `placement` take them. */
+export const STORE_TARGET_OPTIONS = {
+  table: { type: 'string' },
+  'dynamodb-endpoint': { type: 'string' },
+  'cluster-id': { type: 'string' },
+  region: { type: 'string' },
+} as const;
+
+/** Where the rules table is: its name, endpoint and region, and the cluster id within it. */
+export interface StoreTarget {
+  readonly tableName: string;
+  readonly clusterId: string;
+  readonly endpoint?: string;
+  readonly region?: string;
+}
+
+const DEFAULT_TABLE = 'podmutation-rules';
+const DEFAULT_CLUSTER_ID = 'default';
+// The forms readStoreConfig accepts for RULES_TABLE and CLUSTER_ID, checked here to name the flag.
+const TABLE_NAME_PATTERN = /^[A-Za-z0-9_.-]{3,255}$/;
+const CLUSTER_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+const REGION_PATTERN = /^[a-z]{2}(-[a-z]+)+-\d+$/;
+
+function checked(value: string, pattern: RegExp, flag: string, expected: string): string {
+  if (!pattern.test(value)) throw new MalformedInputError(`--${flag} is "${value}"; expected ${expected}`);
+  return value;
+}
+
+function checkedEndpoint(value: string): string {
+  let protocol = '';
+  try {
+    protocol = new URL(value).protocol;
+  } catch {
+    // Reported below with the expected form.
+  }
+  if (protocol !== 'http:' && protocol !== 'https:') {
+    throw new MalformedInputError(`--dynamodb-endpoint is "${value}"; expected an http:// or https:// URL`);
+  }
+  return value;
+}
+
+/** Checks the store flags (defaults: table podmutation-rules, cluster id default), naming the flag that is wrong. */
+export function storeTarget(flags: Readonly<Record<string, unknown>>): StoreTarget {
+  const text = (name: string) => (typeof flags[name] === 'string' ? (flags[name] as string) : undefined);
+  const endpoint = text('dynamodb-endpoint');
+  const region = text('region');
+  return {
+    tableName: checked(text('table') ?? DEFAULT_TABLE, TABLE_NAME_PATTERN, 'table', 'a DynamoDB table name (3 to 255 letters, digits, "_", "-" or ".")'),
+    clusterId: checked(text('cluster-id') ?? DEFAULT_CLUSTER_ID, CLUSTER_ID_PATTERN, 'cluster-id', '1 to 100 letters, digits, ".", "_" or "-", starting with a letter or digit'),
+    ...(endpoint === undefined ? {} : { endpoint: checkedEndpoint(endpoint) }),
+    ...(region === undefined ? {} : { region: checked(region, REGION_PATTERN, 'region', 'an AWS region such as us-east-1') }),
+  };
+}
+
+/**
+ * A DynamoDB client for the target. A local DynamoDB (an explicit endpoint) starts empty, so the table is created
+ * there; in AWS the table belongs to the deployed stack and is never created here.
+ */
+export async function targetClient(target: StoreTarget): Promise<DynamoDBClient> {
+  const client = createDynamoClient({
+    ...(target.endpoint === undefined ? {} : { endpoint: target.endpoint }),
+    ...(target.region === undefined ? {} : { region: target.region }),
+  });
+  if (target.endpoint !== undefined) {
+    try {
+      await createSnapshotTable(client, target.tableName);
+    } catch (error) {
+      client.destroy();
+      throw error;
+    }
+  }
+  return client;
+}
