@@ -1,10 +1,9 @@
 /** Typed reading of the admission function's environment. */
+import { optionalSetting, wholeNumberSetting, type Environment } from '../config/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
 import { CAPACITY_LABELS, type CapacityFlavour } from '../placement/index.ts';
 import { readStoreConfig, type StoreConfig } from '../store/index.ts';
 import { checkedToken, type TokenSourceConfig } from './token.ts';
-
-type Environment = Readonly<Record<string, string | undefined>>;
 
 /** The admission function's settings. */
 interface AdmissionConfig {
@@ -22,14 +21,9 @@ const MAX_BODY_BYTES_LIMIT = 6 * 1024 * 1024;
 const MIN_BODY_BYTES = 1024;
 const SECRET_ARN_PATTERN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$/;
 
-function optional(env: Environment, name: string): string | undefined {
-  const value = env[name];
-  return value === undefined || value === '' ? undefined : value;
-}
-
 function readTokenConfig(env: Environment): TokenSourceConfig {
-  const secretArn = optional(env, 'WEBHOOK_TOKEN_SECRET_ARN');
-  const token = optional(env, 'WEBHOOK_TOKEN');
+  const secretArn = optionalSetting(env, 'WEBHOOK_TOKEN_SECRET_ARN');
+  const token = optionalSetting(env, 'WEBHOOK_TOKEN');
   if (secretArn !== undefined && token !== undefined) {
     throw new ConfigurationError('WEBHOOK_TOKEN_SECRET_ARN and WEBHOOK_TOKEN are both set; expected exactly one of them', {
       context: { variable: 'WEBHOOK_TOKEN' },
@@ -51,20 +45,11 @@ function readTokenConfig(env: Environment): TokenSourceConfig {
 }
 
 function readMaxBodyBytes(env: Environment): number {
-  const text = optional(env, 'MAX_BODY_BYTES');
-  if (text === undefined) return DEFAULT_MAX_BODY_BYTES;
-  const value = /^\d+$/.test(text) ? Number(text) : Number.NaN;
-  if (!Number.isSafeInteger(value) || value < MIN_BODY_BYTES || value > MAX_BODY_BYTES_LIMIT) {
-    throw new ConfigurationError(
-      `MAX_BODY_BYTES is "${text}"; expected a whole number of bytes from ${MIN_BODY_BYTES} to ${MAX_BODY_BYTES_LIMIT}`,
-      { context: { variable: 'MAX_BODY_BYTES' } },
-    );
-  }
-  return value;
+  return wholeNumberSetting(env, 'MAX_BODY_BYTES', { fallback: DEFAULT_MAX_BODY_BYTES, minimum: MIN_BODY_BYTES, maximum: MAX_BODY_BYTES_LIMIT, unit: 'bytes' });
 }
 
 function readCapacityFlavour(env: Environment): CapacityFlavour {
-  const value = optional(env, 'CAPACITY_FLAVOUR') ?? 'karpenter';
+  const value = optionalSetting(env, 'CAPACITY_FLAVOUR') ?? 'karpenter';
   if (!Object.hasOwn(CAPACITY_LABELS, value)) {
     throw new ConfigurationError(`CAPACITY_FLAVOUR is "${value}"; expected one of ${Object.keys(CAPACITY_LABELS).join(', ')}`, {
       context: { variable: 'CAPACITY_FLAVOUR' },

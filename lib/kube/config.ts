@@ -1,3 +1,4 @@
+import { optionalSetting, type Environment } from '../config/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
 
 /** Where the sync finds the cluster and its credentials. */
@@ -11,8 +12,6 @@ type ClusterConfig =
   /** The YAML text of a kubeconfig. */
   | { readonly mode: 'kubeconfigText'; readonly text: string; readonly context?: string };
 
-type Environment = Readonly<Record<string, string | undefined>>;
-
 // EKS cluster names: 1-100 characters, start with a letter or digit (CreateCluster API reference).
 const EKS_CLUSTER_NAME = /^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$/;
 const AWS_REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
@@ -20,8 +19,8 @@ const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:([a-z]{2}(?:-[a-z]+)+-\d+):\d
 
 /** Reads the cluster access mode from the environment: CLUSTER_NAME (+ AWS_REGION) for EKS, or KUBECONFIG_SECRET_ARN; exactly one. */
 function readClusterConfig(env: Environment): ClusterConfig {
-  const clusterName = setting(env, 'CLUSTER_NAME');
-  const secretArn = setting(env, 'KUBECONFIG_SECRET_ARN');
+  const clusterName = optionalSetting(env, 'CLUSTER_NAME');
+  const secretArn = optionalSetting(env, 'KUBECONFIG_SECRET_ARN');
   if (clusterName !== undefined && secretArn !== undefined) {
     throw new ConfigurationError(
       'CLUSTER_NAME and KUBECONFIG_SECRET_ARN are both set; set CLUSTER_NAME for EKS access or KUBECONFIG_SECRET_ARN for a kubeconfig, not both',
@@ -43,7 +42,7 @@ function readEksConfig(env: Environment, clusterName: string): ClusterConfig {
       { context: { variable: 'CLUSTER_NAME' } },
     );
   }
-  const region = setting(env, 'AWS_REGION');
+  const region = optionalSetting(env, 'AWS_REGION');
   if (region === undefined) {
     throw new ConfigurationError('AWS_REGION is not set; EKS mode (CLUSTER_NAME) needs the cluster\'s region', {
       context: { variable: 'AWS_REGION' },
@@ -70,10 +69,6 @@ function readSecretConfig(secretArn: string): ClusterConfig {
 }
 
 /** A variable's trimmed value; empty counts as unset (deploy templates often render unset variables as ""). */
-function setting(env: Environment, name: string): string | undefined {
-  const value = env[name]?.trim();
-  return value === undefined || value === '' ? undefined : value;
-}
 
 export { readClusterConfig };
 export type { ClusterConfig };

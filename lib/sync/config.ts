@@ -1,9 +1,7 @@
 /** Typed reading of the sync function's environment. */
-import { ConfigurationError } from '../errors/index.ts';
+import { wholeNumberSetting, type Environment } from '../config/index.ts';
 import { readClusterConfig, type ClusterConfig } from '../kube/index.ts';
 import { readStoreConfig, type StoreConfig } from '../store/index.ts';
-
-type Environment = Readonly<Record<string, string | undefined>>;
 
 /** The sync function's settings. */
 interface SyncConfig {
@@ -19,16 +17,12 @@ const MIN_INTERVAL_SECONDS = 5;
 const MAX_INTERVAL_SECONDS = 60;
 
 function readIntervalSeconds(env: Environment): number {
-  const text = env['SYNC_INTERVAL_SECONDS']?.trim();
-  if (text === undefined || text === '') return DEFAULT_INTERVAL_SECONDS;
-  const value = /^\d+$/.test(text) ? Number(text) : Number.NaN;
-  if (!Number.isSafeInteger(value) || value < MIN_INTERVAL_SECONDS || value > MAX_INTERVAL_SECONDS) {
-    throw new ConfigurationError(
-      `SYNC_INTERVAL_SECONDS is "${text}"; expected a whole number of seconds from ${MIN_INTERVAL_SECONDS} to ${MAX_INTERVAL_SECONDS}`,
-      { context: { variable: 'SYNC_INTERVAL_SECONDS' } },
-    );
-  }
-  return value;
+  return wholeNumberSetting(env, 'SYNC_INTERVAL_SECONDS', {
+    fallback: DEFAULT_INTERVAL_SECONDS,
+    minimum: MIN_INTERVAL_SECONDS,
+    maximum: MAX_INTERVAL_SECONDS,
+    unit: 'seconds',
+  });
 }
 
 /**
