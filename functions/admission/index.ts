@@ -16,7 +16,14 @@ const config = readAdmissionConfig(process.env);
 const logger = new Logger();
 const metrics = new Metrics();
 
-const client = createDynamoClient(config.store.endpoint === undefined ? {} : { endpoint: config.store.endpoint });
+// A refresh runs on the request path: bounded well inside the function's 3 s and the cluster's 5 s, so a slow store
+// means stale rules served (or a 500 on a cold start), never a timed-out admission.
+const client = createDynamoClient({
+  ...(config.store.endpoint === undefined ? {} : { endpoint: config.store.endpoint }),
+  maxAttempts: 2,
+  connectionTimeoutMs: 500,
+  requestTimeoutMs: 1000,
+});
 const rules = createAdmissionRulesCache({
   snapshots: createSnapshotStore({ client, tableName: config.store.tableName }),
   placements: createPlacementStore({ client, tableName: config.store.tableName }),
