@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { build, type Metafile } from 'esbuild';
+import { build, type BuildOptions, type Metafile } from 'esbuild';
 
 /** One built function. */
 interface FunctionBundle {
@@ -69,17 +69,10 @@ function bundlesOf(metafile: Metafile, root: string, outdir: string, names: read
   });
 }
 
-/** Bundles every function in one esbuild run. */
-async function buildFunctions(options: { readonly root?: string; readonly outdir: string }): Promise<FunctionBundle[]> {
-  const root = options.root ?? ROOT;
-  const outdir = resolve(root, options.outdir);
-  const names = functionNames(root);
-  // Only the folders this build writes are cleared, so leftovers of an earlier layout are not shipped.
-  for (const name of names) rmSync(join(outdir, name), { recursive: true, force: true });
-  const result = await build({
+/** How every Lambda bundle is built; the load-time probe is built the same way. */
+function bundleOptions(root: string): BuildOptions {
+  return {
     absWorkingDir: root,
-    entryPoints: Object.fromEntries(names.map((name) => [`${name}/index`, join(root, 'functions', name, 'index.ts')])),
-    outdir,
     bundle: true,
     platform: 'node',
     target: 'node22',
@@ -91,14 +84,28 @@ async function buildFunctions(options: { readonly root?: string; readonly outdir
     minify: true,
     // Lambda always has its credentials in the environment; the SDK's full default chain is not shipped.
     alias: { '@aws-sdk/credential-provider-node': join(root, 'lib', 'lambda', 'index.ts') },
+    logLevel: 'warning',
+  };
+}
+
+/** Bundles every function in one esbuild run. */
+async function buildFunctions(options: { readonly root?: string; readonly outdir: string }): Promise<FunctionBundle[]> {
+  const root = options.root ?? ROOT;
+  const outdir = resolve(root, options.outdir);
+  const names = functionNames(root);
+  // Only the folders this build writes are cleared, so leftovers of an earlier layout are not shipped.
+  for (const name of names) rmSync(join(outdir, name), { recursive: true, force: true });
+  const result = await build({
+    ...bundleOptions(root),
+    entryPoints: Object.fromEntries(names.map((name) => [`${name}/index`, join(root, 'functions', name, 'index.ts')])),
+    outdir,
     // A separate map file (nothing inline to load), linked so that NODE_OPTIONS=--enable-source-maps finds it.
     sourcemap: 'linked',
     legalComments: 'external',
     metafile: true,
-    logLevel: 'warning',
   });
   for (const name of names) writeFileSync(join(outdir, name, 'package.json'), '{ "type": "commonjs" }\n');
-  return bundlesOf(result.metafile, root, outdir, names);
+  return bundlesOf(result.metafile!, root, outdir, names);
 }
 
 /** The problems of the admission bundle: forbidden packages among its inputs, size above the budget. */
@@ -141,20 +148,7 @@ async function buildSdkFloor(folder: string): Promise<string> {
   const entry = join(folder, 'sdk-floor.mjs');
   writeFileSync(entry, SDK_FLOOR_SOURCE);
   const outfile = join(folder, 'sdk-floor', 'index.js');
-  await build({
-    absWorkingDir: ROOT,
-    entryPoints: [entry],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    target: 'node22',
-    format: 'cjs',
-    mainFields: ['module', 'main'],
-    minify: true,
-    alias: { '@aws-sdk/credential-provider-node': join(ROOT, 'lib', 'lambda', 'index.ts') },
-    nodePaths: [join(ROOT, 'node_modules')],
-    logLevel: 'warning',
-  });
+  await build({ ...bundleOptions(ROOT), entryPoints: [entry], outfile, nodePaths: [join(ROOT, 'node_modules')] });
   writeFileSync(join(folder, 'sdk-floor', 'package.json'), '{ "type": "commonjs" }\n');
   return outfile;
 }
