@@ -2,6 +2,7 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { GetSecretValueCommand, SecretsManagerClient, type GetSecretValueCommandOutput } from '@aws-sdk/client-secrets-manager';
 import { ConfigurationError } from '../errors/index.ts';
+import { WEBHOOK_TOKEN_FORM, WEBHOOK_TOKEN_PATTERN } from '../token/index.ts';
 
 /** Where the expected token is read from: a Secrets Manager secret (deployed) or a literal value (local runs). */
 type TokenSourceConfig =
@@ -21,10 +22,8 @@ interface TokenSourceOptions {
 /** The expected token; the first successful read is kept for the life of the container. */
 type TokenSource = () => Promise<string>;
 
-// Unreserved URL characters only, so the token travels in a path without encoding; 32 characters is the
-// shortest accepted (a generated token is 43: 32 random bytes in base64url).
-const TOKEN_PATTERN = /^[A-Za-z0-9._~-]{32,512}$/;
-const TOKEN_FORM = '32 to 512 URL-safe characters (letters, digits, ".", "_", "~" or "-")';
+const TOKEN_PATTERN = WEBHOOK_TOKEN_PATTERN;
+const TOKEN_FORM = WEBHOOK_TOKEN_FORM;
 
 /** The token if it has the accepted form; `where` names its origin in the error. */
 function checkedToken(token: string, where: string): string {

@@ -1,6 +1,7 @@
 import { Document } from 'yaml';
 import { PRODUCT_ANNOTATION_PREFIX } from '../api/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
+import { WEBHOOK_TOKEN_FORM, WEBHOOK_TOKEN_PATTERN } from '../token/index.ts';
 import type { FailurePolicy, MutatingWebhookConfiguration, WebhookConfigurationOptions } from './types.ts';
 
 /** Defaults applied by `renderWebhookConfiguration` to options left out. */
@@ -14,7 +15,7 @@ const FAILURE_POLICIES: readonly FailurePolicy[] = ['Ignore', 'Fail'];
 // The API server accepts 1..30 seconds (admissionregistration validation).
 const TIMEOUT_RANGE = { minimum: 1, maximum: 30 } as const;
 // 32 characters of even the smallest usual alphabet (hex) carry 128 bits.
-const TOKEN_PATTERN = /^[A-Za-z0-9_-]{32,256}$/;
+const TOKEN_PATTERN = WEBHOOK_TOKEN_PATTERN;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 // The API Gateway route is POST /admit/{token}.
 const ADMISSION_ROUTE = '/admit/';
@@ -86,7 +87,7 @@ function checkedToken(value: unknown): string {
   if (typeof value !== 'string' || !TOKEN_PATTERN.test(value)) {
     const got = typeof value === 'string' ? `${value.length} characters${/^[A-Za-z0-9_-]*$/.test(value) ? '' : ', some outside that alphabet'}` : typeof value;
     throw new ConfigurationError(
-      `webhook token must be 32 to 256 characters from A-Z, a-z, 0-9, "-" and "_" (URL-path-safe; 32 hex characters carry 128 bits, ` +
+      `webhook token must be ${WEBHOOK_TOKEN_FORM} (URL-path-safe; 32 hex characters carry 128 bits, ` +
         `the minimum; generate it randomly, e.g. openssl rand -hex 32) (got ${got})`,
       { context: { option: 'token' } },
     );

@@ -54,7 +54,7 @@ describe('readAdmissionConfig', () => {
   it('fails naming WEBHOOK_TOKEN without echoing it when it is too short', () => {
     const read = () => readAdmissionConfig({ RULES_TABLE: 'rules', WEBHOOK_TOKEN: 'short-secret' });
 
-    expect(read).toThrow(/^WEBHOOK_TOKEN holds a token of 12 characters that is not of the form 32 to 512 URL-safe characters/);
+    expect(read).toThrow(/^WEBHOOK_TOKEN holds a token of 12 characters that is not of the form 32 to 256 characters from A-Z, a-z, 0-9, "-" and "_"/);
     expect(read).not.toThrow(/short-secret/);
   });
 

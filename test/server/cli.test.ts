@@ -73,7 +73,7 @@ describe('podmutation serve', () => {
     const { code, errors } = await runServe(['--rules', EXAMPLES, '--token', 'secret']);
 
     expect(code).toBe(2);
-    expect(errors).toContain('--token holds a token of 6 characters that is not of the form 32 to 512 URL-safe characters');
+    expect(errors).toContain('--token holds a token of 6 characters that is not of the form 32 to 256 characters from A-Z, a-z, 0-9, "-" and "_"');
     expect(errors).not.toContain('secret');
   });
 });
