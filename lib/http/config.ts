@@ -70,7 +70,7 @@ function readCapacityFlavour(env: Environment): CapacityFlavour {
  * - WEBHOOK_TOKEN_SECRET_ARN: Secrets Manager secret holding the path token (the whole SecretString, or the
  *   "token" field of a JSON SecretString); read once per container. Needs secretsmanager:GetSecretValue on it.
  * - WEBHOOK_TOKEN: the path token itself, for local runs. Exactly one of the two token variables must be set;
- *   a token is 32 to 512 URL-safe characters.
+ *   a token is 32 to 256 characters of the base64url alphabet (lib/token).
  * - MAX_BODY_BYTES (default 3145728, 3 MiB): largest request body accepted, decoded; larger answers 413.
  * - CAPACITY_FLAVOUR (default karpenter): karpenter, eks or gke, the capacity label placement policies write
  *   (karpenter.sh/capacity-type, eks.amazonaws.com/capacityType, cloud.google.com/gke-provisioning).
