@@ -46,13 +46,26 @@ export function sameAffinity(left: AffinitySelector, right: AffinitySelector): b
   return sameTerms(left.required, right.required) && samePreferences(left.preferred, right.preferred);
 }
 
-function nodeAffinityToKubernetes(selector: AffinitySelector): NodeAffinity | undefined {
+/**
+ * The node affinity to emit. A half (required or preferred) that no step changed is the Pod's own object, byte for
+ * byte (its duplicate requirements, value order and empty lists included): no field a rule did not ask for is touched.
+ */
+function nodeAffinityToKubernetes(selector: AffinitySelector, facts: PodFacts): NodeAffinity | undefined {
+  const original = facts.pod.spec?.affinity?.nodeAffinity;
   const result: { -readonly [K in keyof NodeAffinity]: NodeAffinity[K] } = {};
-  // Never emit a required selector with no terms: Kubernetes rejects it.
-  if (selector.required !== undefined && selector.required.length > 0) {
+  if (sameTerms(selector.required, facts.nodeAffinity.required)) {
+    if (original?.requiredDuringSchedulingIgnoredDuringExecution !== undefined) {
+      result.requiredDuringSchedulingIgnoredDuringExecution = original.requiredDuringSchedulingIgnoredDuringExecution;
+    }
+  } else if (selector.required !== undefined && selector.required.length > 0) {
+    // Never emit a required selector with no terms: Kubernetes rejects it.
     result.requiredDuringSchedulingIgnoredDuringExecution = { nodeSelectorTerms: selector.required.map(termToKubernetes) };
   }
-  if (selector.preferred.length > 0) {
+  if (samePreferences(selector.preferred, facts.nodeAffinity.preferred)) {
+    if (original?.preferredDuringSchedulingIgnoredDuringExecution !== undefined) {
+      result.preferredDuringSchedulingIgnoredDuringExecution = original.preferredDuringSchedulingIgnoredDuringExecution;
+    }
+  } else if (selector.preferred.length > 0) {
     result.preferredDuringSchedulingIgnoredDuringExecution = selector.preferred.map(preferenceToKubernetes);
   }
   return Object.keys(result).length === 0 ? undefined : result;
@@ -84,7 +97,7 @@ export function podWithState(facts: PodFacts, state: SchedulingState): Pod {
   if (state.tolerations !== undefined) spec = withField(spec, 'tolerations', state.tolerations);
   if (state.topologySpreadConstraints !== undefined) spec = withField(spec, 'topologySpreadConstraints', state.topologySpreadConstraints);
   if (state.nodeAffinity !== undefined && !sameAffinity(state.nodeAffinity, facts.nodeAffinity)) {
-    spec = withField(spec, 'affinity', affinityWith(pod, nodeAffinityToKubernetes(state.nodeAffinity)));
+    spec = withField(spec, 'affinity', affinityWith(pod, nodeAffinityToKubernetes(state.nodeAffinity, facts)));
   }
   if (metadata === pod.metadata && spec === pod.spec) return pod;
   return { ...pod, metadata, spec };

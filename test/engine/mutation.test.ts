@@ -216,3 +216,12 @@ describe('processing model', () => {
     expect(JSON.stringify(run(input, ruleSet).patch)).toBe(JSON.stringify(run(structuredClone(input), ruleSet).patch));
   });
 });
+
+describe('untouched halves of node affinity', () => {
+  it('keeps the Pod\'s own required selector byte for byte when a rule adds only preferred terms', () => {
+    const own = [{}, { matchExpressions: [req('example.com/gen', 'Gt', '4'), req('example.com/gen', 'Gt', '4')] }];
+    const outcome = run(pod({ required: own }), rules(rule('prefer', { mutationAdd: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [preferred(10, pool('a'))] } } })));
+    expect(requiredTerms(outcome.pod)).toBe(own);
+    expect(outcome.patch.map((operation) => operation.path)).toEqual(['/metadata/annotations', '/spec/affinity/nodeAffinity']);
+  });
+});
