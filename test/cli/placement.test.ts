@@ -1,14 +1,13 @@
+import { PassThrough } from 'node:stream';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { runCli } from '../../lib/cli/index.ts';
 import { placementSteps } from '../../lib/cli/placements.ts';
 import { createDynamoClient, createPlacementStore, type PlacementStore } from '../../lib/store/index.ts';
-import { runPodmutation } from '../support/cli.ts';
+import { runPodmutation, runPodmutationInProcess } from '../support/cli.ts';
 import { closedEndpoint, createFreshTable, freshClusterId, startTestDynamo, type TestDynamo } from '../store/support.ts';
 
 let dynamo: TestDynamo;
@@ -35,17 +34,6 @@ function placement(action: string, clusterId: string, ...flags: string[]): strin
   return ['placement', action, ...flags, '--table', tableName, '--dynamodb-endpoint', dynamo.endpoint, '--cluster-id', clusterId];
 }
 
-/** Runs the CLI in this process, for cases that need no separate binary (spawning costs about a second). */
-async function runInProcess(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-  const code = await runCli(args, { stdin: new PassThrough(), stdout, stderr });
-  return { code, stdout: out, stderr: err };
-}
 
 // Each spawn is a real binary start (about a second, mostly loading TypeScript); they touch separate clusters, so they run at once.
 describe.concurrent('podmutation placement, the binary', () => {
@@ -118,42 +106,42 @@ describe.concurrent('podmutation placement, the binary', () => {
 
 describe('podmutation placement, in process', () => {
   it('delete of a workload without a policy exits 1', async () => {
-    const run = await runInProcess(placement('delete', freshClusterId(), ...WEB_FLAGS));
+    const run = await runPodmutationInProcess(placement('delete', freshClusterId(), ...WEB_FLAGS));
 
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('podmutation placement delete: no placement policy for workload apps/Deployment/web');
   });
 
   it('exits 2 naming the field when get names a workload kind in the wrong form', async () => {
-    const run = await runInProcess(placement('get', freshClusterId(), '--namespace', 'apps', '--kind', 'deployment', '--name', 'web'));
+    const run = await runPodmutationInProcess(placement('get', freshClusterId(), '--namespace', 'apps', '--kind', 'deployment', '--name', 'web'));
 
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('workload apps/deployment/web: kind: must be a workload kind such as Deployment');
   });
 
   it('exits 2 naming the flags set is missing', async () => {
-    const run = await runInProcess(placement('set', freshClusterId(), '--namespace', 'apps', '--kind', 'Deployment'));
+    const run = await runPodmutationInProcess(placement('set', freshClusterId(), '--namespace', 'apps', '--kind', 'Deployment'));
 
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('podmutation placement: set needs --name, --mode');
   });
 
   it('exits 2 when a flag does not belong to the action', async () => {
-    const run = await runInProcess(placement('get', freshClusterId(), ...WEB_FLAGS, '--mode', 'Spot'));
+    const run = await runPodmutationInProcess(placement('get', freshClusterId(), ...WEB_FLAGS, '--mode', 'Spot'));
 
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('podmutation placement: get does not take --mode');
   });
 
   it('exits 2 naming the actions when none is given', async () => {
-    const run = await runInProcess(['placement']);
+    const run = await runPodmutationInProcess(['placement']);
 
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('expected exactly one action of set, get, list, delete (got none)');
   });
 
   it('exits 1 with the store failure when DynamoDB cannot be reached', async () => {
-    const run = await runInProcess(['placement', 'list', '--dynamodb-endpoint', await closedEndpoint()]);
+    const run = await runPodmutationInProcess(['placement', 'list', '--dynamodb-endpoint', await closedEndpoint()]);
 
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/^podmutation placement list: creating DynamoDB table "podmutation-rules" failed/);
@@ -162,7 +150,7 @@ describe('podmutation placement, in process', () => {
   it('prints a list that review and explain read back as a --placements FILE', async () => {
     const clusterId = freshClusterId();
     await store.setPlacement(clusterId, { ...WEB, mode: 'Spot' });
-    const listed = await runInProcess(placement('list', clusterId));
+    const listed = await runPodmutationInProcess(placement('list', clusterId));
     const file = join(mkdtempSync(join(tmpdir(), 'placements-')), 'placements.yaml');
     writeFileSync(file, listed.stdout);
 

@@ -205,24 +205,29 @@ describe('publishing and reading snapshots', () => {
   });
 });
 
+/** A client whose first pointer read is followed by `winner` publishing the same version: a lost race, on demand. */
+function clientRacedBy(winner: SnapshotStore, clusterId: string): DynamoDBClient {
+  let raced = false;
+  const { client } = countingClient({ endpoint: dynamo.endpoint });
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const result = await next(args);
+      if (context.commandName === 'GetItemCommand' && !raced) {
+        raced = true;
+        await winner.publish(clusterId, contentOf([ruleAdding('winner')]));
+      }
+      return result;
+    },
+    { step: 'initialize', name: 'raceAfterPointerRead' },
+  );
+  return client;
+}
+
 describe('publish races', () => {
   it('fails a stale publisher with a StoreError and leaves the winner as the pointer', async () => {
     const clusterId = freshClusterId();
     const winner = storeWith();
-    let raced = false;
-    const { client } = countingClient({ endpoint: dynamo.endpoint });
-    // After the stale publisher has read the pointer, another publisher completes the same version.
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        const result = await next(args);
-        if (context.commandName === 'GetItemCommand' && !raced) {
-          raced = true;
-          await winner.publish(clusterId, contentOf([ruleAdding('winner')]));
-        }
-        return result;
-      },
-      { step: 'initialize', name: 'raceAfterPointerRead' },
-    );
+    const client = clientRacedBy(winner, clusterId);
     const stale = createSnapshotStore({ client, tableName, clock: () => NOW });
 
     await expect(stale.publish(clusterId, contentOf([ruleAdding('stale')]))).rejects.toThrow(
@@ -235,19 +240,7 @@ describe('publish races', () => {
   it('lets the parts of a lost publish expire', async () => {
     const clusterId = freshClusterId();
     const winner = storeWith();
-    let raced = false;
-    const { client } = countingClient({ endpoint: dynamo.endpoint });
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        const result = await next(args);
-        if (context.commandName === 'GetItemCommand' && !raced) {
-          raced = true;
-          await winner.publish(clusterId, contentOf([ruleAdding('winner')]));
-        }
-        return result;
-      },
-      { step: 'initialize', name: 'raceAfterPointerRead' },
-    );
+    const client = clientRacedBy(winner, clusterId);
     const stale = createSnapshotStore({ client, tableName, clock: () => NOW, retentionSeconds: 60 });
     await expect(stale.publish(clusterId, contentOf([ruleAdding('stale')]))).rejects.toThrow(StoreError);
     const winnerPointer = await currentPointer(winner, clusterId);

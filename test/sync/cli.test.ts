@@ -1,9 +1,7 @@
-import { PassThrough } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../lib/cli/index.ts';
 import { createDynamoClient, createSnapshotStore } from '../../lib/store/index.ts';
 import { startFakeApiServer, writeKubeconfig, type FakeApiServer } from '../kube/fake-api-server.ts';
-import { runPodmutation } from '../support/cli.ts';
+import { runPodmutation, runPodmutationInProcess } from '../support/cli.ts';
 import { freshClusterId, startTestDynamo, type TestDynamo } from '../store/support.ts';
 import { invalidSpec, resetCluster, validSpec } from './support.ts';
 
@@ -26,17 +24,6 @@ afterEach(() => {
   resetCluster(server);
 });
 
-/** Runs the CLI in this process, for usage errors that never reach the cluster (spawning costs seconds). */
-async function runInProcess(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-  const code = await runCli(args, { stdin: new PassThrough(), stdout, stderr });
-  return { code, stdout: out, stderr: err };
-}
 
 function syncArgs(tableName: string, clusterId: string): string[] {
   return ['sync', '--once', '--kubeconfig', kubeconfig, '--table', tableName, '--dynamodb-endpoint', dynamo.endpoint, '--cluster-id', clusterId];
@@ -73,7 +60,7 @@ describe('podmutation sync', () => {
   });
 
   it('refuses to run without --once and points to serve for a continuous sync', async () => {
-    const run = await runInProcess(['sync', '--kubeconfig', kubeconfig]);
+    const run = await runPodmutationInProcess(['sync', '--kubeconfig', kubeconfig]);
 
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('podmutation sync: sync needs --once');
@@ -81,14 +68,14 @@ describe('podmutation sync', () => {
   });
 
   it('exits 2 naming the flag when the cluster id is malformed', async () => {
-    const run = await runInProcess([...syncArgs('podmutation-rules', 'ok'), '--cluster-id', 'bad/id']);
+    const run = await runPodmutationInProcess([...syncArgs('podmutation-rules', 'ok'), '--cluster-id', 'bad/id']);
 
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('--cluster-id is "bad/id"; expected 1 to 100 letters');
   });
 
   it('exits 2 naming the file when the kubeconfig cannot be read', async () => {
-    const run = await runInProcess(['sync', '--once', '--kubeconfig', '/nonexistent/kubeconfig']);
+    const run = await runPodmutationInProcess(['sync', '--once', '--kubeconfig', '/nonexistent/kubeconfig']);
 
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('cannot read kubeconfig file /nonexistent/kubeconfig');
