@@ -225,3 +225,19 @@ describe('untouched halves of node affinity', () => {
     expect(outcome.patch.map((operation) => operation.path)).toEqual(['/metadata/annotations', '/spec/affinity/nodeAffinity']);
   });
 });
+
+describe('warnings ("each under 256 characters, at most a few per review")', () => {
+  const addPool = (name: string) => rule(name, { mutationAdd: { nodeAffinity: required(termOf(pool('a'))) } });
+
+  it('keeps at most four warnings', () => {
+    const outcome = run(pod({ required: [{}] }), rules(...['w1', 'w2', 'w3', 'w4', 'w5', 'w6'].map(addPool)));
+    expect(outcome.warnings).toHaveLength(4);
+  });
+
+  it('cuts a warning to under 256 characters', () => {
+    const longName = `${'a'.repeat(60)}.${'b'.repeat(60)}.${'c'.repeat(60)}.${'d'.repeat(60)}`;
+    const outcome = run(pod({ required: [{}] }), rules(addPool(longName)));
+    expect(outcome.warnings[0]!.length).toBeLessThan(256);
+    expect(outcome.warnings[0]).toMatch(/…$/);
+  });
+});
