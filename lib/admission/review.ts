@@ -1,6 +1,13 @@
 import { mutatePod, type Decision, type ManagedStep, type MutationOutcome, type RuleSet } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
-import type { AdmissionRequest, AdmissionResponse, AdmissionReviewResponse, Pod } from '../kubernetes/index.ts';
+import { isJsonObject, optionalBoolean, optionalObject, optionalString, previewInput, truncateInput, typeMismatch } from '../json/index.ts';
+import type {
+  AdmissionRequest,
+  AdmissionResponse,
+  AdmissionReviewResponse,
+  GroupVersionKind,
+  GroupVersionResource,
+} from '../kubernetes/index.ts';
 
 const API_VERSION = 'admission.k8s.io/v1';
 
@@ -14,39 +21,69 @@ export interface AdmissionVerdict {
   readonly skipReason?: string;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+function checkedKind(value: unknown, path: string): GroupVersionKind | undefined {
+  const kind = optionalObject(value, path);
+  if (kind === undefined) return undefined;
+  return {
+    group: optionalString(kind.group, `${path}.group`),
+    version: optionalString(kind.version, `${path}.version`),
+    kind: optionalString(kind.kind, `${path}.kind`),
+  };
+}
+
+function checkedResource(value: unknown, path: string): GroupVersionResource | undefined {
+  const resource = optionalObject(value, path);
+  if (resource === undefined) return undefined;
+  return {
+    group: optionalString(resource.group, `${path}.group`),
+    version: optionalString(resource.version, `${path}.version`),
+    resource: optionalString(resource.resource, `${path}.resource`),
+  };
 }
 
 /**
- * Checks that a parsed JSON value is an admission.k8s.io/v1 AdmissionReview with a request and a
- * request.uid, and returns the request. Throws MalformedInputError naming the field otherwise.
+ * The boundary of an AdmissionReview: checks that a parsed JSON value is an admission.k8s.io/v1 AdmissionReview with
+ * a request and a request.uid, and returns the request's fields the webhook reads, each checked (absent or null is
+ * absent, any other wrong type is rejected). request.object is checked by the Pod boundary when it is read. Throws
+ * MalformedInputError naming the field, repeating at most a bounded preview of the input.
  */
 export function parseAdmissionReview(review: unknown): AdmissionRequest {
-  if (!isObject(review)) throw new MalformedInputError('AdmissionReview must be a JSON object');
+  if (!isJsonObject(review)) throw typeMismatch('AdmissionReview', 'an object', review);
   if (review.apiVersion !== API_VERSION) {
-    throw new MalformedInputError(`AdmissionReview apiVersion must be ${API_VERSION} (got ${JSON.stringify(review.apiVersion)})`, {
+    throw new MalformedInputError(`AdmissionReview apiVersion must be ${API_VERSION} (got ${previewInput(review.apiVersion)})`, {
       context: { field: 'apiVersion' },
     });
   }
   if (review.kind !== 'AdmissionReview') {
-    throw new MalformedInputError(`AdmissionReview kind must be AdmissionReview (got ${JSON.stringify(review.kind)})`, { context: { field: 'kind' } });
+    throw new MalformedInputError(`AdmissionReview kind must be AdmissionReview (got ${previewInput(review.kind)})`, { context: { field: 'kind' } });
   }
   const { request } = review;
-  if (!isObject(request)) throw new MalformedInputError('AdmissionReview has no request object', { context: { field: 'request' } });
+  if (!isJsonObject(request)) throw new MalformedInputError('AdmissionReview has no request object', { context: { field: 'request' } });
   if (typeof request.uid !== 'string' || request.uid === '') {
     throw new MalformedInputError('AdmissionReview request.uid must be a non-empty string', { context: { field: 'request.uid' } });
   }
-  return request as AdmissionRequest;
+  const kind = checkedKind(request.kind, 'request.kind');
+  const resource = checkedResource(request.resource, 'request.resource');
+  const dryRun = optionalBoolean(request.dryRun, 'request.dryRun');
+  return {
+    uid: request.uid,
+    ...(kind === undefined ? {} : { kind }),
+    ...(resource === undefined ? {} : { resource }),
+    subResource: optionalString(request.subResource, 'request.subResource'),
+    name: optionalString(request.name, 'request.name'),
+    namespace: optionalString(request.namespace, 'request.namespace'),
+    operation: optionalString(request.operation, 'request.operation'),
+    ...(dryRun === undefined ? {} : { dryRun }),
+    object: request.object,
+  };
 }
 
 function isPodCreate(request: AdmissionRequest): string | undefined {
-  if (request.operation !== 'CREATE') return `operation ${request.operation ?? '(none)'} is not CREATE`;
-  const kind = request.kind;
-  const resource = request.resource;
+  if (request.operation !== 'CREATE') return `operation ${truncateInput(request.operation || '(none)')} is not CREATE`;
+  const { kind, resource } = request;
   const isPod = kind !== undefined ? kind.group === '' && kind.kind === 'Pod' : resource?.group === '' && resource.resource === 'pods';
-  if (!isPod) return `resource ${kind?.kind ?? resource?.resource ?? '(unknown)'} is not a Pod`;
-  if (request.subResource !== undefined && request.subResource !== '') return `subresource ${request.subResource} is not the Pod itself`;
+  if (!isPod) return `resource ${truncateInput(kind?.kind ?? resource?.resource ?? '(unknown)')} is not a Pod`;
+  if (request.subResource !== undefined && request.subResource !== '') return `subresource ${truncateInput(request.subResource)} is not the Pod itself`;
   return undefined;
 }
 
@@ -73,11 +110,9 @@ export function reviewAdmission(request: AdmissionRequest, ruleSet: RuleSet, man
   if (notPodCreate !== undefined) {
     return { request, decision: 'skipped', skipReason: notPodCreate, response: responseEnvelope({ uid: request.uid, allowed: true }) };
   }
-  if (!isObject(request.object)) throw new MalformedInputError('AdmissionReview request.object must be the Pod being created', { context: { field: 'request.object' } });
-  const pod = request.object as Pod;
-  // request.namespace is the safe source: the object's may still be empty at admission time.
-  const namespace = request.namespace || pod.metadata?.namespace || '';
-  const outcome = mutatePod(pod, namespace, ruleSet, { requestUid: request.uid }, { managedSteps });
+  // request.namespace is the safe source: the object's may still be empty at admission time (the Pod boundary falls
+  // back to it only when the request names none).
+  const outcome = mutatePod(request.object, request.namespace ?? '', ruleSet, { requestUid: request.uid }, { managedSteps });
   return {
     request,
     decision: outcome.decision,

@@ -1,4 +1,4 @@
-import type { Pod } from '../kubernetes/index.ts';
+import { truncateInput } from '../json/index.ts';
 import type { AdmissionVerdict } from './review.ts';
 
 /** The fields of one admission log line: identifies the Pod and the decision, never carries its body. */
@@ -16,16 +16,15 @@ export interface AdmissionSummary {
   readonly skipReason?: string;
 }
 
-/** Summarises a verdict for the structured admission log. Pure. */
+/** Summarises a verdict for the structured admission log; client strings are cut to a bounded prefix. Pure. */
 export function summarizeVerdict(verdict: AdmissionVerdict): AdmissionSummary {
   const { request, outcome } = verdict;
-  const object = (typeof request.object === 'object' && request.object !== null ? request.object : {}) as Pod;
-  const metadata = object.metadata ?? {};
+  const workload = outcome?.workload;
   return {
-    uid: request.uid,
-    namespace: request.namespace || metadata.namespace || '',
-    pod: metadata.name || metadata.generateName || request.name || '',
-    ...(outcome === undefined ? {} : { workloadKind: outcome.workload.kind, workloadName: outcome.workload.name }),
+    uid: truncateInput(request.uid),
+    namespace: truncateInput(workload?.namespace ?? request.namespace ?? ''),
+    pod: truncateInput(outcome?.facts.displayName || request.name || ''),
+    ...(workload === undefined ? {} : { workloadKind: truncateInput(workload.kind), workloadName: truncateInput(workload.name) }),
     decision: verdict.decision,
     rules: outcome?.applied ?? [],
     patchOperations: outcome?.patch.length ?? 0,

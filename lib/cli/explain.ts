@@ -25,9 +25,8 @@ function schedulingView(pod: Pod): string {
 }
 
 function describeOutcome(pod: Pod, outcome: MutationOutcome): string[] {
-  const metadata = pod.metadata ?? {};
   const { workload } = outcome;
-  const lines = [`Pod ${workload.namespace}/${metadata.name || metadata.generateName || '(unnamed)'} (workload ${workload.kind} ${workload.name})`];
+  const lines = [`Pod ${workload.namespace}/${outcome.facts.displayName || '(unnamed)'} (workload ${workload.kind} ${workload.name})`];
   if (outcome.skipReason !== undefined) return [...lines, `  skipped: ${outcome.skipReason}`];
   const matched = outcome.evaluations.filter((item) => item.outcome === 'matched');
   const missed = outcome.evaluations.filter((item) => item.outcome === 'not-matched');
@@ -77,11 +76,24 @@ export async function explainCommand(args: readonly string[], streams: CliStream
   const source = positionals[0] ?? '-';
   const pods = podsFrom(parseResourceDocuments(await readInput(source, streams), source), source);
   if (pods.length === 0) throw new MalformedInputError(`${source}: no Pod found`);
+  let rejected = 0;
   pods.forEach((pod, index) => {
-    const namespace = pod.metadata?.namespace || values.namespace || 'default';
-    const outcome = mutatePod(pod, namespace, ruleSet, { requestUid: typeof pod.metadata?.uid === 'string' ? pod.metadata.uid : `explain-${index}` }, { explain: true, managedSteps });
     if (index > 0) writeLine(streams.stdout, '');
+    const where = `${source}: document ${index + 1}`;
+    const uid = pod.metadata?.uid;
+    const context = { requestUid: typeof uid === 'string' ? uid : `explain-${index}` };
+    // A Pod the boundary rejects is reported in its place; the other Pods are still explained.
+    let outcome: MutationOutcome;
+    try {
+      outcome = mutatePod(pod, '', ruleSet, context, { explain: true, managedSteps, source: where, fallbackNamespace: values.namespace || 'default' });
+    } catch (error) {
+      if (!(error instanceof MalformedInputError)) throw error;
+      rejected += 1;
+      writeLine(streams.stdout, `Pod ${where}`);
+      writeLine(streams.stdout, `  rejected: ${error.message}`);
+      return;
+    }
     for (const line of describeOutcome(pod, outcome)) writeLine(streams.stdout, line);
   });
-  return 0;
+  return rejected === 0 ? 0 : 2;
 }

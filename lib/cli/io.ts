@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
-import { parseAllDocuments } from 'yaml';
 import { MalformedInputError } from '../errors/index.ts';
+import { checkNesting } from '../json/index.ts';
+import { parseYamlDocuments } from '../rules/index.ts';
 
 /** The streams a command reads and writes; tests pass their own. */
 export interface CliStreams {
@@ -24,21 +25,25 @@ export async function readInput(path: string | undefined, streams: CliStreams): 
   }
 }
 
-/** Parses one YAML or JSON document; more than one document or a syntax error is malformed input. */
+/**
+ * Parses one YAML or JSON document, nested at most MAX_JSON_DEPTH levels; more than one document, a syntax error or
+ * deeper nesting is malformed input.
+ */
 export function parseSingleDocument(text: string, source: string): unknown {
+  let json: unknown;
   try {
-    return JSON.parse(text);
+    json = JSON.parse(text);
   } catch {
     // Not JSON: read it as YAML below.
   }
-  const documents = parseAllDocuments(text, { prettyErrors: false });
-  const list = Array.isArray(documents) ? documents : [documents];
-  const nonEmpty = list.filter((document) => document.contents !== null || document.errors.length > 0);
-  if (nonEmpty.length === 0) throw new MalformedInputError(`${source}: input is empty`);
-  const first = nonEmpty[0]!;
-  if (first.errors.length > 0) throw new MalformedInputError(`${source}: not valid JSON or YAML: ${first.errors[0]!.message}`);
-  if (nonEmpty.length > 1) throw new MalformedInputError(`${source}: expected one document, found ${nonEmpty.length}`);
-  return first.toJS({ maxAliasCount: 100 });
+  if (json !== undefined) {
+    checkNesting(json, source);
+    return json;
+  }
+  const documents = parseYamlDocuments(text, source);
+  if (documents.length === 0) throw new MalformedInputError(`${source}: input is empty`);
+  if (documents.length > 1) throw new MalformedInputError(`${source}: expected one document, found ${documents.length}`);
+  return documents[0];
 }
 
 /** Writes a line to a stream. */

@@ -2,7 +2,8 @@ import { parseArgs } from 'node:util';
 import { answerAdmissionReview } from '../admission/index.ts';
 import { describeIssues } from '../api/index.ts';
 import { compileRuleSet } from '../engine/index.ts';
-import { MalformedInputError } from '../errors/index.ts';
+import { MalformedInputError, PodMutationError } from '../errors/index.ts';
+import { isJsonObject } from '../json/index.ts';
 import { loadRuleFiles, type LoadedRules } from '../rules/index.ts';
 import { parseSingleDocument, readInput, writeLine, type CliStreams } from './io.ts';
 import { PLACEMENT_OPTIONS, placementSteps } from './placements.ts';
@@ -17,21 +18,43 @@ export async function loadRulesReportingInvalid(paths: readonly string[], stream
   return loaded;
 }
 
-function looksLikeNdjson(text: string): boolean {
-  const lines = text.split('\n').filter((line) => line.trim() !== '');
-  if (lines.length < 2) return false;
+function isJsonObjectLine(line: string): boolean {
+  if (!line.trimStart().startsWith('{')) return false;
   try {
-    JSON.parse(lines[0]!);
-    return true;
+    return isJsonObject(JSON.parse(line));
   } catch {
     return false;
   }
 }
 
 /**
+ * NDJSON: at least two non-empty lines, the text is not one JSON document, and some line is a JSON object of its own.
+ * Any line may then be malformed and is answered as such; a pretty-printed JSON or a YAML review is one document.
+ */
+function looksLikeNdjson(text: string): boolean {
+  const lines = text.split('\n').filter((line) => line.trim() !== '');
+  if (lines.length < 2) return false;
+  try {
+    JSON.parse(text);
+    return false;
+  } catch {
+    return lines.some(isJsonObjectLine);
+  }
+}
+
+/** The answer to a line that could not be reviewed: the HTTP 400 body's shape, plus the line number. */
+function lineErrorAnswer(line: number, error: unknown): { readonly answer: string; readonly message: string } {
+  // Nothing but typed errors leaves the engine; anything else is a bug, still answered without a stack trace.
+  const typed = error instanceof PodMutationError;
+  const name = typed ? error.name : 'InternalError';
+  const message = typed ? error.message : `the review could not be evaluated (${(error as Error)?.name ?? 'error'})`;
+  return { answer: JSON.stringify({ error: name, message, line }), message };
+}
+
+/**
  * `podmutation review --rules PATH... [FILE|-]`: answers one AdmissionReview (JSON or YAML) or
- * NDJSON (one review per line) exactly as the Lambda does. Exit 0 when every input was answered,
- * 2 for malformed input.
+ * NDJSON (one review per line, each answered on its own line) exactly as the Lambda does. Exit 0 when every
+ * input was answered, 2 when any input (any line) was malformed.
  */
 export async function reviewCommand(args: readonly string[], streams: CliStreams): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -46,18 +69,20 @@ export async function reviewCommand(args: readonly string[], streams: CliStreams
   const source = positionals[0] ?? '-';
   const text = await readInput(source, streams);
   if (looksLikeNdjson(text)) {
-    let malformed = 0;
+    // Every line is answered, in order: a review, or an error answer naming the line; one bad line stops nothing.
+    let failed = 0;
     text.split('\n').forEach((line, index) => {
       if (line.trim() === '') return;
       try {
         writeLine(streams.stdout, answerAdmissionReview(line, ruleSet, managedSteps).body);
       } catch (error) {
-        if (!(error instanceof MalformedInputError)) throw error;
-        malformed += 1;
-        writeLine(streams.stderr, `${source}:${index + 1}: ${error.message}`);
+        failed += 1;
+        const { answer, message } = lineErrorAnswer(index + 1, error);
+        writeLine(streams.stdout, answer);
+        writeLine(streams.stderr, `${source}:${index + 1}: ${message}`);
       }
     });
-    return malformed === 0 ? 0 : 2;
+    return failed === 0 ? 0 : 2;
   }
   const review = parseSingleDocument(text, source);
   writeLine(streams.stdout, answerAdmissionReview(JSON.stringify(review), ruleSet, managedSteps).body);

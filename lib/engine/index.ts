@@ -1,4 +1,5 @@
-import { describeMismatch, matchRule, podFacts, tolerationPresent, type MatchDimension, type PodFacts } from './match.ts';
+import { describeMismatch, matchRule, tolerationPresent, type MatchDimension } from './match.ts';
+import { podFacts, type PodFacts } from './pod.ts';
 import {
   andRequiredAffinity,
   applyRule,
@@ -15,7 +16,7 @@ import {
 } from './mutate.ts';
 import { compileRuleSet, compileSnapshotRules, type AffinitySelector, type CompiledRule, type RuleSet } from './rules.ts';
 import { currentNodeAffinity, INITIAL_STATE, podWithState, type SchedulingState } from './state.ts';
-import { resolveWorkload, type Workload } from './workload.ts';
+import { resolveWorkload, type Workload, type WorkloadEvidence } from './workload.ts';
 
 export {
   compileRuleSet,
@@ -49,4 +50,5 @@ export type {
   PodFacts,
   SchedulingState,
   Workload,
+  WorkloadEvidence,
 };

@@ -1,17 +1,7 @@
-import type { LabelSelectorRequirement, Pod, Toleration } from '../kubernetes/index.ts';
-import { preferenceFromKubernetes, preferredMatches, requiredMatches, termFromKubernetes } from '../scheduling/index.ts';
+import type { LabelSelectorRequirement, Toleration } from '../kubernetes/index.ts';
+import { preferredMatches, requiredMatches } from '../scheduling/index.ts';
+import type { PodFacts } from './pod.ts';
 import type { AffinitySelector, CompiledRule } from './rules.ts';
-import { resolveWorkload, type Workload } from './workload.ts';
-
-/** What matching reads of the incoming Pod; the node affinity is parsed on first use only. */
-export interface PodFacts {
-  readonly pod: Pod;
-  readonly workload: Workload;
-  readonly labels: Readonly<Record<string, string>>;
-  readonly nodeSelector: Readonly<Record<string, string>>;
-  readonly tolerations: readonly Toleration[];
-  readonly nodeAffinity: AffinitySelector;
-}
 
 /** The workloadSelector dimension on which a rule stopped matching. */
 export type MatchDimension =
@@ -24,33 +14,6 @@ export type MatchDimension =
   | 'tolerationsMatch'
   | 'nodeAffinityMatch.required'
   | 'nodeAffinityMatch.preferred';
-
-/** Reads the facts of the original incoming Pod. */
-export function podFacts(pod: Pod, namespace: string): PodFacts {
-  let nodeAffinity: AffinitySelector | undefined;
-  const spec = pod.spec ?? {};
-  return {
-    pod,
-    workload: resolveWorkload(pod, namespace),
-    labels: pod.metadata?.labels ?? {},
-    nodeSelector: spec.nodeSelector ?? {},
-    tolerations: spec.tolerations ?? [],
-    get nodeAffinity(): AffinitySelector {
-      nodeAffinity ??= parseNodeAffinity(pod);
-      return nodeAffinity;
-    },
-  };
-}
-
-function parseNodeAffinity(pod: Pod): AffinitySelector {
-  const source = pod.spec?.affinity?.nodeAffinity;
-  const terms = source?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
-  return {
-    // A required selector with no terms is invalid in Kubernetes; treat it as absent rather than match-nothing.
-    required: terms === undefined || terms.length === 0 ? undefined : terms.map(termFromKubernetes),
-    preferred: (source?.preferredDuringSchedulingIgnoredDuringExecution ?? []).map(preferenceFromKubernetes),
-  };
-}
 
 function labelRequirementHolds(requirement: LabelSelectorRequirement, labels: Readonly<Record<string, string>>): boolean {
   const value = Object.hasOwn(labels, requirement.key) ? labels[requirement.key] : undefined;

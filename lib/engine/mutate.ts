@@ -15,7 +15,8 @@ import {
   withoutKeys,
   type Term,
 } from '../scheduling/index.ts';
-import { matchRule, podFacts, type MatchDimension, type PodFacts } from './match.ts';
+import { matchRule, type MatchDimension } from './match.ts';
+import { podFacts, type PodFacts } from './pod.ts';
 import type { AffinitySelector, CompiledRule, RuleSet } from './rules.ts';
 import { currentNodeAffinity, INITIAL_STATE, podWithState, sameAffinity, type SchedulingState } from './state.ts';
 import type { Workload } from './workload.ts';
@@ -44,11 +45,15 @@ export interface RuleEvaluation {
   readonly failed?: MatchDimension;
 }
 
-/** What the engine runs besides the customer rules, and whether it records every rule's evaluation. */
+/** What the engine runs besides the customer rules, whether it records every rule's evaluation, and where the Pod came from. */
 export interface MutationOptions {
   readonly managedSteps?: readonly ManagedStep[];
   /** Record every rule's evaluation (for `explain`); off on the admission hot path. */
   readonly explain?: boolean;
+  /** Where the Pod sits in its input, for the field paths of errors (default "request.object"). */
+  readonly source?: string;
+  /** The namespace when neither the request nor the Pod names one (default ""). */
+  readonly fallbackNamespace?: string;
 }
 
 /** What the engine decided for one Pod. */
@@ -193,7 +198,7 @@ function applyMaps(state: SchedulingState, rule: CompiledRule, facts: PodFacts):
     next = { ...next, tolerations };
   }
   if (add.annotations.length > 0) {
-    const annotations: Record<string, string> = { ...(state.annotations ?? facts.pod.metadata?.annotations ?? {}) };
+    const annotations: Record<string, string> = { ...(state.annotations ?? facts.annotations) };
     for (const [key, value] of add.annotations) annotations[key] = value;
     next = { ...next, annotations };
   }
@@ -208,13 +213,12 @@ export function applyRule(state: SchedulingState, rule: CompiledRule, facts: Pod
 }
 
 function rawLimitDenial(rule: string, facts: PodFacts): LimitExceededError | undefined {
-  const terms = facts.pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
-  if (terms.length > LIMITS.rawRequiredTerms) {
-    return new LimitExceededError(rule, "required node selector terms on the incoming Pod", terms.length, LIMITS.rawRequiredTerms);
+  const { terms, widestTerm } = facts.rawRequired;
+  if (terms > LIMITS.rawRequiredTerms) {
+    return new LimitExceededError(rule, 'required node selector terms on the incoming Pod', terms, LIMITS.rawRequiredTerms);
   }
-  const widest = Math.max(0, ...terms.map((term) => (term.matchExpressions?.length ?? 0) + (term.matchFields?.length ?? 0)));
-  if (widest > LIMITS.rawRequirementsPerTerm) {
-    return new LimitExceededError(rule, 'requirements in one required term on the incoming Pod', widest, LIMITS.rawRequirementsPerTerm);
+  if (widestTerm > LIMITS.rawRequirementsPerTerm) {
+    return new LimitExceededError(rule, 'requirements in one required term on the incoming Pod', widestTerm, LIMITS.rawRequirementsPerTerm);
   }
   return undefined;
 }
@@ -228,26 +232,37 @@ function unsatisfiableTermWarnings(state: SchedulingState, facts: PodFacts): Sch
   return warn(state, `required node affinity term(s) ${listed} of the mutated Pod can match no node (contradictory requirements on one key)`);
 }
 
-function isDaemonSetPod(pod: Pod): boolean {
-  return pod.metadata?.ownerReferences?.some((owner) => owner.controller === true && owner.kind === 'DaemonSet') ?? false;
+/**
+ * The applied annotation after this review: the names already on the Pod, in their order, then the names applied now
+ * that it does not list yet. It records the rules applied over the Pod's life, so a re-review that matches a subset of
+ * them changes nothing (issue #9).
+ */
+function appliedAnnotation(facts: PodFacts, applied: readonly string[]): string {
+  const recorded = facts.annotations[APPLIED_ANNOTATION];
+  if (recorded === undefined || recorded === '') return applied.join(',');
+  const names = recorded.split(',').filter((name) => name !== '');
+  const known = new Set(names);
+  const added = applied.filter((name) => !known.has(name));
+  return added.length === 0 ? recorded : [...names, ...added].join(',');
 }
 
 /**
- * Runs the engine on one incoming Pod: matches every rule against the original Pod, applies the
- * matching enabled rules in order (remove, then add), then the managed steps, and returns the
- * resulting Pod. Pure: the incoming Pod is never edited.
+ * Runs the engine on one incoming Pod, any JSON value: reads it through the Pod boundary (podFacts), matches every
+ * rule against the original Pod, applies the matching enabled rules in order (remove, then add), then the managed
+ * steps, and returns the resulting Pod. Pure: the incoming Pod is never edited. Throws only MalformedInputError,
+ * for a Pod the boundary rejects.
  */
 export function mutatePod(
-  pod: Pod,
+  pod: unknown,
   namespace: string,
   ruleSet: RuleSet,
   context: MutationContext,
   options: MutationOptions = {},
 ): MutationOutcome {
   const { managedSteps = [], explain = false } = options;
-  const facts = podFacts(pod, namespace);
-  const base = { workload: facts.workload, facts, pod, patch: [] as readonly JsonPatchOperation[], warnings: [] as readonly string[] };
-  if (isDaemonSetPod(pod)) {
+  const facts = podFacts(pod, namespace, options.source, options.fallbackNamespace);
+  const base = { workload: facts.workload, facts, pod: facts.pod, patch: [] as readonly JsonPatchOperation[], warnings: [] as readonly string[] };
+  if (facts.daemonSetOwned) {
     return { ...base, decision: 'skipped', applied: [], evaluations: [], skipReason: 'DaemonSet-owned Pods are not mutated' };
   }
   // All rules are matched against the original Pod before any mutation.
@@ -285,15 +300,15 @@ export function mutatePod(
   }
   if (applied.length > 0) {
     state = unsatisfiableTermWarnings(state, facts);
-    const annotations = { ...(state.annotations ?? pod.metadata?.annotations ?? {}), [APPLIED_ANNOTATION]: applied.join(',') };
+    const annotations = { ...(state.annotations ?? facts.annotations), [APPLIED_ANNOTATION]: appliedAnnotation(facts, applied) };
     state = { ...state, annotations };
   }
   const result = podWithState(facts, state);
-  const patch = diffJson(pod, result, WHOLE_SUBTREES);
+  const patch = diffJson(facts.pod, result, WHOLE_SUBTREES);
   return {
     ...base,
     decision: patch.length > 0 ? 'mutated' : 'unchanged',
-    pod: patch.length > 0 ? result : pod,
+    pod: patch.length > 0 ? result : facts.pod,
     patch,
     applied,
     evaluations,

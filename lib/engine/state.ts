@@ -1,6 +1,6 @@
 import type { Affinity, NodeAffinity, Pod, Toleration } from '../kubernetes/index.ts';
 import { preferenceToKubernetes, termToKubernetes, type Preference, type Term } from '../scheduling/index.ts';
-import type { PodFacts } from './match.ts';
+import type { PodFacts } from './pod.ts';
 import type { AffinitySelector } from './rules.ts';
 
 /**
@@ -51,7 +51,7 @@ export function sameAffinity(left: AffinitySelector, right: AffinitySelector): b
  * byte (its duplicate requirements, value order and empty lists included): no field a rule did not ask for is touched.
  */
 function nodeAffinityToKubernetes(selector: AffinitySelector, facts: PodFacts): NodeAffinity | undefined {
-  const original = facts.pod.spec?.affinity?.nodeAffinity;
+  const original = facts.pod.spec?.affinity?.nodeAffinity ?? undefined;
   const result: { -readonly [K in keyof NodeAffinity]: NodeAffinity[K] } = {};
   if (sameTerms(selector.required, facts.nodeAffinity.required)) {
     if (original?.requiredDuringSchedulingIgnoredDuringExecution !== undefined) {
@@ -79,6 +79,7 @@ function withField<T extends object>(source: T, key: string, value: unknown): T 
 }
 
 function affinityWith(pod: Pod, nodeAffinity: NodeAffinity | undefined): Affinity | undefined {
+  // The boundary read a null affinity as absent; an object is built afresh then.
   const affinity = withField(pod.spec?.affinity ?? {}, 'nodeAffinity', nodeAffinity);
   // An affinity container left empty is dropped rather than kept as {}.
   return Object.keys(affinity).length === 0 ? undefined : affinity;
@@ -90,15 +91,16 @@ function affinityWith(pod: Pod, nodeAffinity: NodeAffinity | undefined): Affinit
  */
 export function podWithState(facts: PodFacts, state: SchedulingState): Pod {
   const { pod } = facts;
-  let metadata = pod.metadata ?? {};
-  let spec = pod.spec ?? {};
-  if (state.annotations !== undefined) metadata = withField(metadata, 'annotations', state.annotations);
-  if (state.nodeSelector !== undefined) spec = withField(spec, 'nodeSelector', state.nodeSelector);
-  if (state.tolerations !== undefined) spec = withField(spec, 'tolerations', state.tolerations);
-  if (state.topologySpreadConstraints !== undefined) spec = withField(spec, 'topologySpreadConstraints', state.topologySpreadConstraints);
+  // A null metadata or spec was read as absent by the boundary; it is replaced by an object only when written into.
+  let metadata = pod.metadata;
+  let spec = pod.spec;
+  if (state.annotations !== undefined) metadata = withField(metadata ?? {}, 'annotations', state.annotations);
+  if (state.nodeSelector !== undefined) spec = withField(spec ?? {}, 'nodeSelector', state.nodeSelector);
+  if (state.tolerations !== undefined) spec = withField(spec ?? {}, 'tolerations', state.tolerations);
+  if (state.topologySpreadConstraints !== undefined) spec = withField(spec ?? {}, 'topologySpreadConstraints', state.topologySpreadConstraints);
   if (state.nodeAffinity !== undefined && !sameAffinity(state.nodeAffinity, facts.nodeAffinity)) {
-    spec = withField(spec, 'affinity', affinityWith(pod, nodeAffinityToKubernetes(state.nodeAffinity, facts)));
+    spec = withField(spec ?? {}, 'affinity', affinityWith(pod, nodeAffinityToKubernetes(state.nodeAffinity, facts)));
   }
   if (metadata === pod.metadata && spec === pod.spec) return pod;
-  return { ...pod, metadata, spec };
+  return { ...pod, ...(metadata === pod.metadata ? {} : { metadata }), ...(spec === pod.spec ? {} : { spec }) };
 }

@@ -1,5 +1,3 @@
-import type { Pod } from '../kubernetes/index.ts';
-
 /** The workload a Pod belongs to, resolved from its controller ownerReference. */
 export interface Workload {
   readonly kind: string;
@@ -10,19 +8,26 @@ export interface Workload {
 // The CronJob controller names Jobs <cronjob>-<scheduled time in minutes since the epoch>.
 const CRONJOB_JOB_NAME = /^(.+)-(\d{8,})$/;
 
+/** The parts of a Pod's metadata that name its workload, as the Pod boundary read them. */
+export interface WorkloadEvidence {
+  readonly name: string;
+  readonly generateName: string;
+  readonly labels: Readonly<Record<string, string>>;
+  /** The ownerReference with controller: true, if any. */
+  readonly controller: { readonly kind: string; readonly name: string } | undefined;
+}
+
 /**
  * Resolves the workload of a Pod: Deployment and Argo Rollout through their ReplicaSet's
  * pod-template-hash suffix, CronJob through its Job's name, other owners as they are, and the Pod
  * itself (by name, else generateName) when it has no controller. The namespace is the request's,
  * because a Pod being created may not carry one yet.
  */
-export function resolveWorkload(pod: Pod, namespace: string): Workload {
-  const metadata = pod.metadata ?? {};
-  const controller = metadata.ownerReferences?.find((owner) => owner.controller === true);
+export function resolveWorkload(evidence: WorkloadEvidence, namespace: string): Workload {
+  const { controller, labels } = evidence;
   if (controller === undefined) {
-    return { kind: 'Pod', name: metadata.name || metadata.generateName || '', namespace };
+    return { kind: 'Pod', name: evidence.name || evidence.generateName, namespace };
   }
-  const labels = metadata.labels ?? {};
   if (controller.kind === 'ReplicaSet') {
     const deploymentName = stripHashSuffix(controller.name, labels['pod-template-hash']);
     if (deploymentName !== undefined) return { kind: 'Deployment', name: deploymentName, namespace };

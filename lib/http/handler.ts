@@ -2,6 +2,7 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { answerAdmissionReview, summarizeVerdict } from '../admission/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
+import { previewInput } from '../json/index.ts';
 import type { CachedSnapshot } from '../store/index.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './config.ts';
 import type { AdmissionRules } from './rules.ts';
@@ -48,7 +49,8 @@ type AdmissionHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayPro
 // The route template is logged in place of the path, which carries the token.
 const ROUTE = 'POST /admit/{token}';
 const JSON_HEADERS = { 'content-type': 'application/json' } as const;
-const TOKEN_IN_PATH = /\/admit\/([^/]+)\/?$/;
+// Anchored as the API Gateway route is: /foo/admit/<token> and //admit/<token> carry no token.
+const TOKEN_IN_PATH = /^\/admit\/([^/]+)\/?$/;
 
 function errorBody(error: string, message: string): string {
   return JSON.stringify({ error, message });
@@ -179,7 +181,7 @@ function createAdmissionHandler(deps: AdmissionHandlerDeps): AdmissionHandler {
     }
     const contentType = headerValue(event, 'content-type');
     if (!isJsonContentType(contentType)) {
-      const message = `content-type must be application/json (got ${contentType === undefined ? 'none' : JSON.stringify(contentType)})`;
+      const message = `content-type must be application/json (got ${contentType === undefined ? 'none' : previewInput(contentType)})`;
       return rejected(started, 415, 'unsupported content type', errorBody('UnsupportedMediaType', message));
     }
 

@@ -26,23 +26,23 @@ function bucketOf(seed: string): number {
  * else Spot for `spotPercent` of the hash buckets of its admission request.
  */
 export function diversityChoice(facts: PodFacts, spotPercent: number, requestUid: string): CapacityChoice {
-  const recorded = facts.pod.metadata?.annotations?.[CAPACITY_ANNOTATION];
+  const recorded = facts.annotations[CAPACITY_ANNOTATION];
   if (recorded === 'spot' || recorded === 'on-demand') return recorded;
   return bucketOf(requestUid) < spotPercent ? 'spot' : 'on-demand';
 }
 
 function withInstanceTypeSpread(state: SchedulingState, facts: PodFacts): SchedulingState {
-  const current = state.topologySpreadConstraints ?? facts.pod.spec?.topologySpreadConstraints ?? [];
-  const labels = facts.pod.metadata?.labels;
+  const current: readonly unknown[] = state.topologySpreadConstraints ?? facts.topologySpreadConstraints;
+  const { labels } = facts;
   const spreadsAlready = current.some((constraint) => (constraint as { topologyKey?: unknown }).topologyKey === INSTANCE_TYPE_KEY);
   // Without labels there is nothing to select the workload's Pods by, so no spread is added.
-  if (spreadsAlready || labels === undefined || Object.keys(labels).length === 0) return state;
+  if (spreadsAlready || Object.keys(labels).length === 0) return state;
   const constraint = { maxSkew: 1, topologyKey: INSTANCE_TYPE_KEY, whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: labels } };
   return { ...state, topologySpreadConstraints: [...current, constraint] };
 }
 
 function withCapacityAnnotation(state: SchedulingState, facts: PodFacts, choice: CapacityChoice): SchedulingState {
-  const annotations = state.annotations ?? facts.pod.metadata?.annotations ?? {};
+  const annotations = state.annotations ?? facts.annotations;
   if (annotations[CAPACITY_ANNOTATION] === choice) return state;
   return { ...state, annotations: { ...annotations, [CAPACITY_ANNOTATION]: choice } };
 }

@@ -3,6 +3,7 @@ import { extname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { validatePodMutation, type InvalidRule, type NormalizedRule, type RuleVerdict } from '../api/index.ts';
 import { DuplicateRuleError, MalformedInputError } from '../errors/index.ts';
+import { checkNesting, MAX_JSON_DEPTH, textNestsDeeperThan } from '../json/index.ts';
 
 /** One resource read from a file, with the validator's verdict. */
 interface LoadedRule {
@@ -20,19 +21,36 @@ interface LoadedRules {
 const RULE_FILE_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
 
 /**
+ * Parses YAML (multi-document) or JSON text into its non-empty documents, each checked to nest at most
+ * MAX_JSON_DEPTH levels (the text is checked before the parser recurses into it). Throws MalformedInputError naming
+ * the source and, for a deep document, its position.
+ */
+function parseYamlDocuments(text: string, source: string): unknown[] {
+  if (textNestsDeeperThan(text)) {
+    throw new MalformedInputError(`${source}: nests deeper than ${MAX_JSON_DEPTH} levels`, { context: { source } });
+  }
+  const documents = parseAllDocuments(text, { prettyErrors: false });
+  const values: unknown[] = [];
+  for (const document of Array.isArray(documents) ? documents : [documents]) {
+    if (document.errors.length > 0) {
+      const first = document.errors[0]!;
+      throw new MalformedInputError(`${source}: not valid JSON or YAML: ${first.message}`, { cause: first, context: { source } });
+    }
+    const value: unknown = document.toJS({ maxAliasCount: 100 });
+    if (value === null || value === undefined) continue;
+    checkNesting(value, `${source}: document ${values.length + 1}`);
+    values.push(value);
+  }
+  return values;
+}
+
+/**
  * Parses YAML (multi-document) or JSON text into resources; `List` documents (kind List or
  * PodMutationList) are flattened into their items. Throws MalformedInputError naming the source.
  */
 function parseResourceDocuments(text: string, source: string): unknown[] {
-  const documents = parseAllDocuments(text, { prettyErrors: false });
   const resources: unknown[] = [];
-  for (const document of Array.isArray(documents) ? documents : [documents]) {
-    if (document.errors.length > 0) {
-      const first = document.errors[0]!;
-      throw new MalformedInputError(`${source}: not valid YAML or JSON: ${first.message}`, { cause: first, context: { source } });
-    }
-    const value: unknown = document.toJS({ maxAliasCount: 100 });
-    if (value === null || value === undefined) continue;
+  for (const value of parseYamlDocuments(text, source)) {
     if (typeof value === 'object' && !Array.isArray(value) && typeof (value as { kind?: unknown }).kind === 'string'
       && (value as { kind: string }).kind.endsWith('List') && Array.isArray((value as { items?: unknown }).items)) {
       resources.push(...(value as { items: unknown[] }).items);
@@ -97,5 +115,5 @@ async function loadRuleFiles(paths: readonly string[]): Promise<LoadedRules> {
   return verdictsFor(resources);
 }
 
-export { loadRuleFiles, parseResourceDocuments, verdictsFor };
+export { loadRuleFiles, parseResourceDocuments, parseYamlDocuments, verdictsFor };
 export type { LoadedRule, LoadedRules };

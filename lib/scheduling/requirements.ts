@@ -95,16 +95,19 @@ function preference(weight: number, preferenceTerm: Term): Preference {
   return { weight, term: preferenceTerm, id: `${weight}${TERM_SEPARATOR}${preferenceTerm.id}` };
 }
 
-/** Converts a Kubernetes NodeSelectorTerm into a term (normalising, at the edge). */
-function termFromKubernetes(source: NodeSelectorTerm | undefined): Term {
-  const expressions = (source?.matchExpressions ?? []).map((item) => labelRequirement(item.key, item.operator, item.values ?? []));
-  const fields = (source?.matchFields ?? []).map((item) => fieldRequirement(item.key, item.operator, item.values ?? []));
+/**
+ * Converts a Kubernetes NodeSelectorTerm into a term (normalising, at the edge). The shape must have been checked
+ * (rule validator, Pod boundary); absent or null fields are Go's zero values: empty lists and strings.
+ */
+function termFromKubernetes(source: NodeSelectorTerm | null | undefined): Term {
+  const expressions = (source?.matchExpressions ?? []).map((item) => labelRequirement(item.key ?? '', item.operator ?? '', item.values ?? []));
+  const fields = (source?.matchFields ?? []).map((item) => fieldRequirement(item.key ?? '', item.operator ?? '', item.values ?? []));
   return term(expressions, fields);
 }
 
-/** Converts a Kubernetes PreferredSchedulingTerm into a preference. */
+/** Converts a checked Kubernetes PreferredSchedulingTerm into a preference; an absent weight is Go's zero, 0. */
 function preferenceFromKubernetes(source: PreferredSchedulingTerm): Preference {
-  return preference(source.weight, termFromKubernetes(source.preference));
+  return preference(source.weight ?? 0, termFromKubernetes(source.preference));
 }
 
 function requirementToKubernetes(requirement: Requirement): NodeSelectorRequirement {

@@ -87,6 +87,13 @@ function toHttpApiEvent(head: RequestHead, body: Buffer, now: Date): APIGatewayP
   };
 }
 
+/** True when API Gateway would route the request to the function: exactly POST /admit/{token} (an optional trailing "/"). */
+function isAdmissionRoute(head: RequestHead): boolean {
+  if (head.method !== 'POST') return false;
+  const queryStart = head.url.indexOf('?');
+  return ADMIT_ROUTE.test(queryStart === -1 ? head.url : head.url.slice(0, queryStart));
+}
+
 /** The request head of a Node request. */
 function requestHead(request: IncomingMessage): RequestHead {
   return {
@@ -109,5 +116,5 @@ function writeHttpApiResult(response: ServerResponse, result: APIGatewayProxyStr
   response.end(body);
 }
 
-export { toHttpApiEvent, requestHead, writeHttpApiResult };
+export { toHttpApiEvent, requestHead, isAdmissionRoute, writeHttpApiResult };
 export type { RequestHead };

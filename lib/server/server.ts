@@ -13,7 +13,7 @@ import type { CapacityFlavour, PlacementPolicy } from '../placement/index.ts';
 import { createDynamoClient, createPlacementStore, createSnapshotStore, createSnapshotTable } from '../store/index.ts';
 import type { SnapshotStore } from '../store/index.ts';
 import { startEmbeddedDynamo, type EmbeddedDynamo } from '../store/embedded/index.ts';
-import { requestHead, toHttpApiEvent, writeHttpApiResult } from './event.ts';
+import { isAdmissionRoute, requestHead, toHttpApiEvent, writeHttpApiResult } from './event.ts';
 import type { RulePublication, RuleSource } from './source.ts';
 
 /** PEM certificate chain and private key for HTTPS. */
@@ -66,6 +66,22 @@ const DEFAULT_REFRESH_SECONDS = 30;
 // The embedded store cannot go away under the server, so staleness only matters if it is somehow wedged.
 const MIN_MAX_STALE_SECONDS = 300;
 
+/**
+ * Connection limits, set explicitly rather than left at Node's defaults (a 300 s request timeout, no connection cap):
+ * the API server waits at most 30 s for a webhook, so a client that has not sent its headers within 5 s, or its whole
+ * request within 10 s, is a slow client and is cut. Node checks these every connectionsCheckingInterval.
+ */
+const CONNECTION_LIMITS = Object.freeze({
+  headersTimeout: 5_000,
+  requestTimeout: 10_000,
+  keepAliveTimeout: 5_000,
+  connectionsCheckingInterval: 1_000,
+});
+/** Open connections at most; `npm run load` uses 200. */
+const MAX_CONNECTIONS = 512;
+// API Gateway's answer for a request no route matches.
+const NOT_FOUND = { statusCode: 404, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: 'Not Found' }) };
+
 const DISCARDED_LOG: AdmissionLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 // Local runs have no CloudWatch; the deployed function flushes the same calls as EMF.
 const DISCARDED_METRICS: AdmissionMetrics = { addMetric: () => undefined };
@@ -90,6 +106,12 @@ function readCappedBody(request: IncomingMessage, limit: number): Promise<Buffer
 function requestListener(handler: AdmissionHandler, maxBodyBytes: number, logger: AdmissionLogger) {
   return (request: IncomingMessage, response: ServerResponse): void => {
     const head = requestHead(request);
+    // Only the route API Gateway has reaches the handler; everything else ends here, as it ends at API Gateway.
+    if (!isAdmissionRoute(head)) {
+      request.resume();
+      writeHttpApiResult(response, NOT_FOUND);
+      return;
+    }
     readCappedBody(request, maxBodyBytes)
       .then((body) => handler(toHttpApiEvent(head, body, new Date())))
       .then((result) => writeHttpApiResult(response, result))
@@ -228,7 +250,9 @@ async function startLocalServer(options: LocalServerOptions): Promise<LocalServe
     });
 
     const listener = requestListener(handler, maxBodyBytes, logger);
-    const server = options.tls === undefined ? createHttpServer(listener) : createHttpsServer({ ...options.tls }, listener);
+    const server =
+      options.tls === undefined ? createHttpServer(CONNECTION_LIMITS, listener) : createHttpsServer({ ...CONNECTION_LIMITS, ...options.tls }, listener);
+    server.maxConnections = MAX_CONNECTIONS;
     const boundPort = await listen(server, port, host);
     cleanups.push(() => closeServer(server));
 
@@ -252,5 +276,5 @@ async function startLocalServer(options: LocalServerOptions): Promise<LocalServe
   }
 }
 
-export { startLocalServer };
+export { startLocalServer, CONNECTION_LIMITS, MAX_CONNECTIONS };
 export type { LocalServer, LocalServerOptions, TlsFiles };

@@ -61,7 +61,9 @@ describe('podmutation review', () => {
     const good = JSON.stringify(JSON.parse(fixtureText('reviews/pod-update.json')));
     const run = await runPodmutation(['review', '--rules', EXAMPLES], `${good}\n{"kind":"x"}\n`);
     expect(run.code).toBe(2);
-    expect(run.stdout.trimEnd().split('\n')).toHaveLength(1);
+    const [answer, failure] = run.stdout.trimEnd().split('\n').map((line) => JSON.parse(line));
+    expect(answer.response.uid).toBeDefined();
+    expect(failure).toEqual({ error: 'MalformedInputError', message: expect.stringContaining('apiVersion must be admission.k8s.io/v1'), line: 2 });
     expect(run.stderr).toContain('-:2: AdmissionReview apiVersion must be admission.k8s.io/v1');
   });
 });

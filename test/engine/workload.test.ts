@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { resolveWorkload } from '../../lib/engine/index.ts';
+import { podFacts } from '../../lib/engine/index.ts';
 import type { Pod } from '../../lib/kubernetes/index.ts';
 
 function ownedPod(owner: { kind: string; name: string; controller?: boolean } | undefined, labels: Record<string, string> = {}, name?: string): Pod {
@@ -12,7 +12,7 @@ function ownedPod(owner: { kind: string; name: string; controller?: boolean } | 
   };
 }
 
-describe('resolveWorkload', () => {
+describe('workload resolution', () => {
   it.each([
     ['a ReplicaSet named <name>-<pod-template-hash> resolves to its Deployment', ownedPod({ kind: 'ReplicaSet', name: 'checkout-7d9f8b6c5d' }, { 'pod-template-hash': '7d9f8b6c5d' }), 'Deployment', 'checkout'],
     ['a Deployment name that itself ends in digits keeps them', ownedPod({ kind: 'ReplicaSet', name: 'api-v2-12345678-5d8f7c9b4' }, { 'pod-template-hash': '5d8f7c9b4' }), 'Deployment', 'api-v2-12345678'],
@@ -27,6 +27,6 @@ describe('resolveWorkload', () => {
     ['a Pod without a controller owner or name is named by its generateName', ownedPod(undefined), 'Pod', 'standalone-'],
     ['a non-controller owner reference is ignored', ownedPod({ kind: 'StatefulSet', name: 'postgres', controller: false }, {}, 'postgres-0'), 'Pod', 'postgres-0'],
   ])('%s', (_, input, kind, name) => {
-    expect(resolveWorkload(input, 'production')).toEqual({ kind, name, namespace: 'production' });
+    expect(podFacts(input, 'production').workload).toEqual({ kind, name, namespace: 'production' });
   });
 });

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createFileRuleSource, startLocalServer, type LocalServer, type LocalServerOptions } from '../../lib/server/index.ts';
+import { connect, type Socket } from 'node:net';
+import { CONNECTION_LIMITS, MAX_CONNECTIONS, createFileRuleSource, startLocalServer, type LocalServer, type LocalServerOptions } from '../../lib/server/index.ts';
 import { EXAMPLES, fixturePath, fixtureText } from '../support/fixtures.ts';
 
 const REVIEW = fixtureText('reviews/deployment-legacy-pool.json');
@@ -19,6 +20,23 @@ async function serve(options: Partial<LocalServerOptions> = {}): Promise<LocalSe
   const server = await startLocalServer({ rules: createFileRuleSource([EXAMPLES]), port: 0, token: TOKEN, ...options });
   cleanups.push(() => server.close());
   return server;
+}
+
+/** The status code of a raw HTTP/1.1 request, for request targets fetch() would normalise. */
+function rawStatus(port: number, request: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(request));
+    let text = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => {
+      text += chunk;
+      const match = /^HTTP\/1\.1 (\d{3})/.exec(text);
+      if (match !== null) {
+        socket.destroy();
+        resolve(Number(match[1]));
+      }
+    });
+    socket.on('error', reject);
+  });
 }
 
 async function copyOfExamples(): Promise<string> {
@@ -91,13 +109,50 @@ describe('startLocalServer over HTTP', () => {
     expect(response.status).toBe(415);
   });
 
-  it('answers 405 with Allow: POST for a GET', async () => {
+  it('answers a GET with 404, as API Gateway does for a method its route does not have', async () => {
     const server = await serve();
 
     const response = await fetch(server.url);
 
-    expect(response.status).toBe(405);
-    expect(response.headers.get('allow')).toBe('POST');
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({ message: 'Not Found' });
+  });
+
+  it.each([
+    ['a prefix before /admit/', (token: string) => `/foo/admit/${token}`],
+    ['a doubled leading slash', (token: string) => `//admit/${token}`],
+    ['a segment after the token', (token: string) => `/admit/${token}/more`],
+  ])('answers 404 for a path with %s: the route is anchored', async (_, path) => {
+    const server = await serve();
+    const { port } = new URL(server.url);
+
+    const status = await rawStatus(Number(port), `POST ${path(TOKEN)} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${REVIEW.length}\r\nConnection: close\r\n\r\n${REVIEW}`);
+
+    expect(status).toBe(404);
+  });
+
+  it('answers the route with a trailing slash, as API Gateway does', async () => {
+    const server = await serve();
+
+    const response = await post(`${server.url}/`, REVIEW);
+
+    expect(response.status).toBe(200);
+  });
+
+  it('echoes at most a bounded prefix of a 2 MB apiVersion in the 400 body and the log line', async () => {
+    const records: { fields: Record<string, unknown> }[] = [];
+    const keep = (_message: string, fields: Record<string, unknown>) => records.push({ fields });
+    const server = await serve({ logger: { info: keep, warn: keep, error: keep } });
+    const huge = JSON.stringify({ ...JSON.parse(REVIEW), apiVersion: 'v'.repeat(2 * 1024 * 1024) });
+
+    const response = await post(server.url, huge);
+
+    expect(response.status).toBe(400);
+    const body = await response.text();
+    expect(body.length).toBeLessThan(600);
+    expect(body).toContain('(2097152 characters)');
+    expect(records).toHaveLength(1);
+    expect(JSON.stringify(records[0]!.fields).length).toBeLessThan(1000);
   });
 
   it('reports invalid rules with their reasons and publishes the valid ones', async () => {
@@ -118,6 +173,54 @@ describe('startLocalServer over HTTP', () => {
     await expect(startLocalServer({ rules: createFileRuleSource(['/nonexistent/rules']), port: 0 })).rejects.toThrow(
       'rules path /nonexistent/rules cannot be read: ENOENT',
     );
+  });
+});
+
+describe('startLocalServer connection limits', () => {
+  it('cuts a client that sends its headers one byte every 2 s within seconds, not after Node\'s default 300 s', async () => {
+    const server = await serve();
+    const { port } = new URL(server.url);
+    const started = performance.now();
+    const request = `POST /admit/${TOKEN} HTTP/1.1\r\nHost: x\r\n`;
+    let sent = 0;
+    const socket = connect(Number(port), '127.0.0.1', () => socket.write(request[sent++]!));
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.on('error', () => undefined);
+    // Read what the server sends (its 408), so that its close reaches this end.
+    socket.resume();
+    const drip = setInterval(() => {
+      if (!socket.destroyed) socket.write(request[sent++ % request.length]!);
+    }, 2_000);
+
+    await closed;
+    clearInterval(drip);
+
+    const seconds = (performance.now() - started) / 1000;
+    expect(seconds).toBeGreaterThanOrEqual(CONNECTION_LIMITS.headersTimeout / 1000 - 0.5);
+    expect(seconds).toBeLessThan((CONNECTION_LIMITS.headersTimeout + 2 * CONNECTION_LIMITS.connectionsCheckingInterval) / 1000 + 1);
+  }, 20_000);
+
+  it(`refuses connections beyond ${MAX_CONNECTIONS} open ones`, async () => {
+    const server = await serve();
+    const port = Number(new URL(server.url).port);
+    const open = await Promise.all(
+      Array.from({ length: MAX_CONNECTIONS }, () => new Promise<Socket>((resolve) => {
+        const socket = connect(port, '127.0.0.1', () => resolve(socket));
+      })),
+    );
+    cleanups.push(async () => {
+      for (const socket of open) socket.destroy();
+    });
+
+    const extra = connect(port, '127.0.0.1');
+    extra.on('error', () => undefined);
+    const outcome = await new Promise<string>((resolve) => {
+      extra.on('close', () => resolve('closed'));
+      extra.on('data', () => resolve('answered'));
+      extra.write(`POST /admit/${TOKEN} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n`);
+    });
+
+    expect(outcome).toBe('closed');
   });
 });
 
