@@ -1,3 +1,4 @@
+import { previewInput } from '../json/index.ts';
 import type {
   LabelSelector,
   LabelSelectorRequirement,
@@ -115,7 +116,7 @@ function nodeSelectorRequirement(value: unknown, path: string, issues: IssueList
     if (problem !== undefined) issues.add(`${path}.key`, problem);
   }
   if (typeof operator !== 'string' || !NODE_OPERATORS.has(operator)) {
-    issues.add(`${path}.operator`, `must be one of In, NotIn, Exists, DoesNotExist, Gt, Lt (got ${JSON.stringify(operator)})`);
+    issues.add(`${path}.operator`, `must be one of In, NotIn, Exists, DoesNotExist, Gt, Lt (got ${previewInput(operator)})`);
     return undefined;
   }
   const values = value.values === undefined ? [] : stringList(value.values, `${path}.values`, issues) ?? [];
@@ -138,10 +139,10 @@ function nodeSelectorRequirement(value: unknown, path: string, issues: IssueList
     default:
       if (values.length !== 1) issues.add(`${path}.values`, `operator ${operator} needs exactly one value`);
       else if (!isInt64(values[0]!) || values[0]!.length > 63) {
-        issues.add(`${path}.values[0]`, `operator ${operator} needs a 64-bit integer value of at most 63 characters (got ${JSON.stringify(values[0])})`);
+        issues.add(`${path}.values[0]`, `operator ${operator} needs a 64-bit integer value of at most 63 characters (got ${previewInput(values[0])})`);
       } else if (placement === 'required' && labelValueProblem(values[0]!) !== undefined) {
         // The API server validates every value of a required term as a label value: a signed operand would make the Pod fail creation.
-        issues.add(`${path}.values[0]`, `a required term's ${operator} value must be a label value, so it cannot carry a sign (got ${JSON.stringify(values[0])})`);
+        issues.add(`${path}.values[0]`, `a required term's ${operator} value must be a label value, so it cannot carry a sign (got ${previewInput(values[0])})`);
       }
   }
   if (typeof key !== 'string') return undefined;
@@ -178,7 +179,7 @@ function preferredTerm(value: unknown, path: string, issues: IssueList): Preferr
   rejectUnknownFields(value, ['weight', 'preference'], path, issues);
   const { weight } = value;
   if (typeof weight !== 'number' || !Number.isInteger(weight) || weight < 1 || weight > 100) {
-    issues.add(`${path}.weight`, `must be an integer from 1 to 100 (got ${JSON.stringify(weight)})`);
+    issues.add(`${path}.weight`, `must be an integer from 1 to 100 (got ${previewInput(weight)})`);
   }
   const preference = nodeSelectorTerm(value.preference, `${path}.preference`, issues, 'preferred');
   if (preference === undefined || typeof weight !== 'number') return undefined;
@@ -246,7 +247,7 @@ function toleration(value: unknown, path: string, issues: IssueList): Toleration
   // As in Kubernetes, an absent operator means Equal.
   const effectiveOperator = operator === undefined || operator === '' ? 'Equal' : operator;
   if (typeof effectiveOperator === 'string' && !TOLERATION_OPERATORS.has(effectiveOperator)) {
-    issues.add(`${path}.operator`, `must be Equal, Exists or absent (got ${JSON.stringify(operator)})`);
+    issues.add(`${path}.operator`, `must be Equal, Exists or absent (got ${previewInput(operator)})`);
   }
   if (effectiveOperator === 'Exists' && typeof tolerated === 'string' && tolerated !== '') {
     issues.add(`${path}.value`, 'operator Exists takes no value');
@@ -259,7 +260,7 @@ function toleration(value: unknown, path: string, issues: IssueList): Toleration
     issues.add(`${path}.operator`, 'an empty key requires operator Exists');
   }
   if (typeof effect === 'string' && !TAINT_EFFECTS.has(effect)) {
-    issues.add(`${path}.effect`, `must be empty, NoSchedule, PreferNoSchedule or NoExecute (got ${JSON.stringify(effect)})`);
+    issues.add(`${path}.effect`, `must be empty, NoSchedule, PreferNoSchedule or NoExecute (got ${previewInput(effect)})`);
   }
   if (tolerationSeconds !== undefined) {
     if (typeof tolerationSeconds !== 'number' || !Number.isSafeInteger(tolerationSeconds)) {
@@ -305,7 +306,7 @@ function labelSelector(value: unknown, path: string, issues: IssueList): LabelSe
           if (problem !== undefined) issues.add(`${itemPath}.key`, problem);
         }
         if (typeof operator !== 'string' || !LABEL_OPERATORS.has(operator)) {
-          issues.add(`${itemPath}.operator`, `must be one of In, NotIn, Exists, DoesNotExist (got ${JSON.stringify(operator)})`);
+          issues.add(`${itemPath}.operator`, `must be one of In, NotIn, Exists, DoesNotExist (got ${previewInput(operator)})`);
           return;
         }
         const values = item.values === undefined ? [] : stringList(item.values, `${itemPath}.values`, issues, labelValueProblem) ?? [];
@@ -477,9 +478,9 @@ export function validatePodMutation(resource: unknown): RuleVerdict {
 
   if (!expectObject(resource, '', issues)) return invalid();
   if (resource.apiVersion !== POD_MUTATION_API_VERSION) {
-    issues.add('apiVersion', `must be ${POD_MUTATION_API_VERSION} (got ${JSON.stringify(resource.apiVersion)})`);
+    issues.add('apiVersion', `must be ${POD_MUTATION_API_VERSION} (got ${previewInput(resource.apiVersion)})`);
   }
-  if (resource.kind !== POD_MUTATION_KIND) issues.add('kind', `must be ${POD_MUTATION_KIND} (got ${JSON.stringify(resource.kind)})`);
+  if (resource.kind !== POD_MUTATION_KIND) issues.add('kind', `must be ${POD_MUTATION_KIND} (got ${previewInput(resource.kind)})`);
   if (!isObject(resource.metadata) || typeof resource.metadata.name !== 'string' || resource.metadata.name === '') {
     issues.add('metadata.name', 'is required');
   } else if (!isDns1123Subdomain(resource.metadata.name)) {
@@ -491,7 +492,7 @@ export function validatePodMutation(resource: unknown): RuleVerdict {
   if (spec.enable !== undefined && typeof spec.enable !== 'boolean') issues.add('spec.enable', 'must be a boolean');
   const priority = spec.priority ?? 0;
   if (typeof priority !== 'number' || !Number.isInteger(priority) || priority < INT32_MIN || priority > INT32_MAX) {
-    issues.add('spec.priority', `must be a 32-bit integer (got ${JSON.stringify(spec.priority)})`);
+    issues.add('spec.priority', `must be a 32-bit integer (got ${previewInput(spec.priority)})`);
   }
   const selector = workloadSelector(spec.workloadSelector, 'spec.workloadSelector', issues);
   const remove = mutationRemove(spec.mutationRemove, 'spec.mutationRemove', issues);

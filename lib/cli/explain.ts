@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { compileRuleSet, describeMismatch, mutatePod, type MutationOutcome } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
+import { previewInput } from '../json/index.ts';
 import type { Pod } from '../kubernetes/index.ts';
 import { parseResourceDocuments } from '../rules/index.ts';
 import { lineDiff } from './diff.ts';
@@ -53,7 +54,7 @@ function podsFrom(resources: readonly unknown[], source: string): Pod[] {
   return resources.map((resource, index) => {
     const kind = (resource as { kind?: unknown } | null)?.kind;
     if (typeof resource !== 'object' || resource === null || (kind !== undefined && kind !== 'Pod')) {
-      throw new MalformedInputError(`${source}: document ${index + 1} is not a Pod (kind ${JSON.stringify(kind)})`);
+      throw new MalformedInputError(`${source}: document ${index + 1} is not a Pod (kind ${previewInput(kind)})`);
     }
     return resource as Pod;
   });

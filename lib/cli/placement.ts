@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { MalformedInputError, StoreError } from '../errors/index.ts';
+import { previewInput } from '../json/index.ts';
 import { parsePlacementPolicy, workloadKey, type PlacementPolicy } from '../placement/index.ts';
 import { createPlacementStore, type PlacementStore } from '../store/index.ts';
 import { writeLine, type CliStreams } from './io.ts';
@@ -127,7 +128,7 @@ export async function placementCommand(args: readonly string[], streams: CliStre
   });
   const [action, ...rest] = positionals;
   if (action === undefined || !ACTIONS.includes(action as Action) || rest.length > 0) {
-    throw new MalformedInputError(`expected exactly one action of ${ACTIONS.join(', ')} (got ${positionals.map((word) => JSON.stringify(word)).join(' ') || 'none'})`);
+    throw new MalformedInputError(`expected exactly one action of ${ACTIONS.join(', ')} (got ${positionals.map((word) => previewInput(word)).join(' ') || 'none'})`);
   }
   const request = requestOf(action as Action, values);
   const target = storeTarget(values);

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { MalformedInputError } from '../errors/index.ts';
 import { createTokenSource } from '../http/index.ts';
+import { previewInput } from '../json/index.ts';
 import { WEBHOOK_DEFAULTS, webhookConfigurationYaml, type FailurePolicy } from '../webhook/index.ts';
 import type { CliStreams } from './io.ts';
 
@@ -9,7 +10,7 @@ import type { CliStreams } from './io.ts';
 function regionOfArn(arn: string): string {
   const region = arn.split(':')[3];
   if (!arn.startsWith('arn:') || region === undefined || region === '') {
-    throw new MalformedInputError(`--token-secret must be a Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>), got ${JSON.stringify(arn)}`);
+    throw new MalformedInputError(`--token-secret must be a Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>), got ${previewInput(arn)}`);
   }
   return region;
 }
@@ -37,7 +38,7 @@ export async function webhookConfigCommand(args: readonly string[], streams: Cli
     throw new MalformedInputError('webhook-config needs exactly one of --token T or --token-secret ARN');
   }
   const failurePolicy = values['failure-policy'];
-  if (failurePolicy !== 'Ignore' && failurePolicy !== 'Fail') throw new MalformedInputError(`--failure-policy must be Ignore or Fail (got ${JSON.stringify(failurePolicy)})`);
+  if (failurePolicy !== 'Ignore' && failurePolicy !== 'Fail') throw new MalformedInputError(`--failure-policy must be Ignore or Fail (got ${previewInput(failurePolicy)})`);
   const timeoutSeconds = Number(values.timeout);
   const secretArn = values['token-secret'];
   const token = secretArn === undefined

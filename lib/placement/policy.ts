@@ -1,5 +1,6 @@
 import { isDns1123Label, isDns1123Subdomain } from '../api/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
+import { previewInput } from '../json/index.ts';
 import { CAPACITY_LABELS, DEFAULT_SPOT_PERCENT, type CapacityFlavour, type PlacementMode, type PlacementPolicy } from './types.ts';
 
 const MODES: readonly PlacementMode[] = ['Spot', 'NonSpot', 'Diversity'];
@@ -21,11 +22,11 @@ export function parsePlacementPolicy(input: unknown, source = 'placement policy'
   if (typeof namespace !== 'string' || !isDns1123Label(namespace)) fail('namespace', 'must be a namespace name (DNS-1123 label)');
   if (typeof kind !== 'string' || !/^[A-Z][A-Za-z0-9]*$/.test(kind)) fail('kind', 'must be a workload kind such as Deployment, StatefulSet, CronJob');
   if (typeof name !== 'string' || !isDns1123Subdomain(name)) fail('name', 'must be a workload name (DNS-1123 subdomain)');
-  if (typeof mode !== 'string' || !MODES.includes(mode as PlacementMode)) fail('mode', `must be one of ${MODES.join(', ')} (got ${JSON.stringify(mode)})`);
+  if (typeof mode !== 'string' || !MODES.includes(mode as PlacementMode)) fail('mode', `must be one of ${MODES.join(', ')} (got ${previewInput(mode)})`);
   if (spotPercent !== undefined) {
     if (mode !== 'Diversity') fail('spotPercent', 'is only used with mode Diversity');
     if (typeof spotPercent !== 'number' || !Number.isInteger(spotPercent) || spotPercent < 0 || spotPercent > 100) {
-      fail('spotPercent', `must be an integer from 0 to 100 (got ${JSON.stringify(spotPercent)})`);
+      fail('spotPercent', `must be an integer from 0 to 100 (got ${previewInput(spotPercent)})`);
     }
   }
   const policy = { namespace, kind, name, mode } as PlacementPolicy;
@@ -35,7 +36,7 @@ export function parsePlacementPolicy(input: unknown, source = 'placement policy'
 /** Checks a capacity flavour name, failing with the accepted names. */
 export function parseCapacityFlavour(value: string): CapacityFlavour {
   if (Object.hasOwn(CAPACITY_LABELS, value)) return value as CapacityFlavour;
-  throw new MalformedInputError(`capacity flavour must be one of ${Object.keys(CAPACITY_LABELS).join(', ')} (got ${JSON.stringify(value)})`);
+  throw new MalformedInputError(`capacity flavour must be one of ${Object.keys(CAPACITY_LABELS).join(', ')} (got ${previewInput(value)})`);
 }
 
 /** The lookup key of a workload. */

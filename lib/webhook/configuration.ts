@@ -1,6 +1,7 @@
 import { Document } from 'yaml';
 import { PRODUCT_ANNOTATION_PREFIX } from '../api/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
+import { previewInput } from '../json/index.ts';
 import { WEBHOOK_TOKEN_FORM, WEBHOOK_TOKEN_PATTERN } from '../token/index.ts';
 import type { FailurePolicy, MutatingWebhookConfiguration, WebhookConfigurationOptions } from './types.ts';
 
@@ -48,7 +49,7 @@ function baseUrlProblem(url: string): string | undefined {
 function checkedFailurePolicy(value: unknown): FailurePolicy {
   if (value === undefined) return WEBHOOK_DEFAULTS.failurePolicy;
   if (typeof value === 'string' && (FAILURE_POLICIES as readonly string[]).includes(value)) return value as FailurePolicy;
-  throw new ConfigurationError(`webhook failurePolicy must be Ignore or Fail (got ${JSON.stringify(value)})`, {
+  throw new ConfigurationError(`webhook failurePolicy must be Ignore or Fail (got ${previewInput(value)})`, {
     context: { option: 'failurePolicy' },
   });
 }
@@ -57,7 +58,7 @@ function checkedTimeout(value: unknown): number {
   if (value === undefined) return WEBHOOK_DEFAULTS.timeoutSeconds;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < TIMEOUT_RANGE.minimum || value > TIMEOUT_RANGE.maximum) {
     throw new ConfigurationError(
-      `webhook timeoutSeconds must be a whole number of seconds from ${TIMEOUT_RANGE.minimum} to ${TIMEOUT_RANGE.maximum} (got ${JSON.stringify(value)})`,
+      `webhook timeoutSeconds must be a whole number of seconds from ${TIMEOUT_RANGE.minimum} to ${TIMEOUT_RANGE.maximum} (got ${previewInput(value)})`,
       { context: { option: 'timeoutSeconds' } },
     );
   }
@@ -69,7 +70,7 @@ function checkedName(value: unknown): string {
   // Webhook names must be fully qualified: a DNS subdomain of at least three labels.
   if (typeof value !== 'string' || value.length > 253 || !DNS1123_SUBDOMAIN.test(value) || value.split('.').length < 3) {
     throw new ConfigurationError(
-      `webhook name must be a lowercase DNS subdomain of at least three dot-separated labels, such as ${WEBHOOK_DEFAULTS.name} (got ${JSON.stringify(value)})`,
+      `webhook name must be a lowercase DNS subdomain of at least three dot-separated labels, such as ${WEBHOOK_DEFAULTS.name} (got ${previewInput(value)})`,
       { context: { option: 'name' } },
     );
   }

@@ -44,6 +44,8 @@ describe('podmutation review', () => {
   it.each([
     ['a review that is not JSON or YAML', '{"apiVersion": [', /podmutation review: -: not valid JSON or YAML/],
     ['a review with the wrong apiVersion', fixtureText('reviews/malformed-v1beta1.json'), /apiVersion must be admission.k8s.io\/v1/],
+    ['a YAML review of 10,000 nested flow lists', `apiVersion: admission.k8s.io/v1\nkind: AdmissionReview\nrequest: ${'['.repeat(10_000)}${']'.repeat(10_000)}\n`, /podmutation review: -: nests deeper than 128 levels/],
+    ['a JSON review whose Pod is null', JSON.stringify({ ...JSON.parse(fixtureText('reviews/pod-update.json')), request: { ...JSON.parse(fixtureText('reviews/pod-update.json')).request, operation: 'CREATE', object: null } }), /podmutation review: request\.object: expected an object \(the Pod\), got null/],
   ])('exits 2 with a clear message for %s', async (_, input, message) => {
     const run = await runPodmutation(['review', '--rules', EXAMPLES], input);
     expect(run.code).toBe(2);
@@ -65,6 +67,36 @@ describe('podmutation review', () => {
     expect(answer.response.uid).toBeDefined();
     expect(failure).toEqual({ error: 'MalformedInputError', message: expect.stringContaining('apiVersion must be admission.k8s.io/v1'), line: 2 });
     expect(run.stderr).toContain('-:2: AdmissionReview apiVersion must be admission.k8s.io/v1');
+  });
+});
+
+describe('podmutation review of NDJSON', () => {
+  it('answers every line in order, a failed line with an error answer naming it, and exits 2', async () => {
+    const review = JSON.parse(fixtureText('reviews/deployment-legacy-pool.json'));
+    const good = JSON.stringify(review);
+    const nullToleration = JSON.stringify({ ...review, request: { ...review.request, object: { ...review.request.object, spec: { ...review.request.object.spec, tolerations: [null] } } } });
+    const deep = good.replace('"legacy"', '['.repeat(100_000) + ']'.repeat(100_000));
+
+    const run = await runPodmutation(['review', '--rules', EXAMPLES], [good, nullToleration, '', deep, good].join('\n'));
+
+    expect(run.code).toBe(2);
+    const answers = run.stdout.trimEnd().split('\n').map((line) => JSON.parse(line));
+    expect(answers).toHaveLength(4);
+    expect(answers[0].response.uid).toBe(review.request.uid);
+    expect(answers[1]).toEqual({ error: 'MalformedInputError', message: 'request.object.spec.tolerations[0]: expected an object, got null', line: 2 });
+    expect(answers[2]).toEqual({ error: 'MalformedInputError', message: 'request.object: nests deeper than 128 levels', line: 4 });
+    expect(answers[3]).toEqual(answers[0]);
+    expect(run.stderr).toContain('-:2: request.object.spec.tolerations[0]: expected an object, got null');
+    expect(run.stderr).not.toMatch(/\bat \S+ \(/);
+  });
+
+  it('exits 0 when every line is answered', async () => {
+    const good = JSON.stringify(JSON.parse(fixtureText('reviews/deployment-legacy-pool.json')));
+
+    const run = await runPodmutation(['review', '--rules', EXAMPLES], `${good}\n${good}\n`);
+
+    expect(run.code).toBe(0);
+    expect(run.stdout.trimEnd().split('\n')).toHaveLength(2);
   });
 });
 
