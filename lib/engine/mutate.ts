@@ -99,11 +99,12 @@ function removeNodeAffinity(affinity: AffinitySelector, rule: CompiledRule): Aff
     .map(({ item, term }) => (term === item.term ? item : preference(item.weight, term)));
   if (affinity.required === undefined) return { required: undefined, preferred };
   const required = affinity.required.map((term) => withoutKeys(term, keys));
+  if (required.every((term, index) => term === affinity.required![index])) return { required: affinity.required, preferred };
   // A required term that had requirements and is left with none would select no node: clear the whole required selector.
   const emptied = required.some((term, index) => isEmptyTerm(term) && !isEmptyTerm(affinity.required![index]!));
   if (emptied) return { required: undefined, preferred };
-  // Terms that were empty on the incoming Pod add nothing under OR.
-  return { required: dropEmptyTerms(required), preferred };
+  // The same canonical form an AND reaches, so that a later AND on a second review finds nothing to drop (issue #9).
+  return { required: canonicalizeTerms(required), preferred };
 }
 
 /** Who is changing the Pod, for denials and warnings: a customer rule or a managed step. */

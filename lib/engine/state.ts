@@ -24,26 +24,34 @@ export function currentNodeAffinity(state: SchedulingState, facts: PodFacts): Af
   return state.nodeAffinity ?? facts.nodeAffinity;
 }
 
+/** True when two lists hold the same identities the same number of times, in any order. */
+function sameMultiset(left: readonly { readonly id: string }[], right: readonly { readonly id: string }[]): boolean {
+  if (left === right) return true;
+  if (left.length !== right.length) return false;
+  if (left.every((item, index) => item.id === right[index]!.id)) return true;
+  const counts = new Map<string, number>();
+  for (const item of left) counts.set(item.id, (counts.get(item.id) ?? 0) + 1);
+  for (const item of right) {
+    const count = counts.get(item.id);
+    if (count === undefined || count === 0) return false;
+    counts.set(item.id, count - 1);
+  }
+  return true;
+}
+
+/**
+ * True when two required selectors select alike because they hold the same terms as sets: the order of terms, of
+ * requirements and of values is not part of the selector. A result equal to the Pod's own selector in this sense
+ * keeps the Pod's bytes, so a second review that reaches the same selector by another order emits nothing.
+ */
 function sameTerms(left: readonly Term[] | undefined, right: readonly Term[] | undefined): boolean {
   if (left === right) return true;
-  if (left === undefined || right === undefined || left.length !== right.length) return false;
-  return left.every((item, index) => item.id === right[index]!.id && sameRequirementOrder(item, right[index]!));
+  return left !== undefined && right !== undefined && sameMultiset(left, right);
 }
 
-function sameRequirementOrder(left: Term, right: Term): boolean {
-  return (
-    left.expressions.length === right.expressions.length &&
-    left.expressions.every((item, index) => item === right.expressions[index] || item.id === right.expressions[index]!.id)
-  );
-}
-
-function samePreferences(left: readonly Preference[], right: readonly Preference[]): boolean {
-  return left === right || (left.length === right.length && left.every((item, index) => item.id === right[index]!.id));
-}
-
-/** True when two affinities are the same selector, term for term in the same order. */
+/** True when two affinities are the same selector: the same required terms and the same preferences, as sets. */
 export function sameAffinity(left: AffinitySelector, right: AffinitySelector): boolean {
-  return sameTerms(left.required, right.required) && samePreferences(left.preferred, right.preferred);
+  return sameTerms(left.required, right.required) && sameMultiset(left.preferred, right.preferred);
 }
 
 /**
@@ -61,7 +69,7 @@ function nodeAffinityToKubernetes(selector: AffinitySelector, facts: PodFacts): 
     // Never emit a required selector with no terms: Kubernetes rejects it.
     result.requiredDuringSchedulingIgnoredDuringExecution = { nodeSelectorTerms: selector.required.map(termToKubernetes) };
   }
-  if (samePreferences(selector.preferred, facts.nodeAffinity.preferred)) {
+  if (sameMultiset(selector.preferred, facts.nodeAffinity.preferred)) {
     if (original?.preferredDuringSchedulingIgnoredDuringExecution !== undefined) {
       result.preferredDuringSchedulingIgnoredDuringExecution = original.preferredDuringSchedulingIgnoredDuringExecution;
     }

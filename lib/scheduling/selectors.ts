@@ -1,14 +1,16 @@
 import { disjointUnion, isEmptyTerm, term, type Preference, type Requirement, type Term } from './requirements.ts';
 
 /**
- * Canonicalizes an OR of terms: identical terms collapse to the first, and a term whose requirement
- * set strictly contains another term's set is dropped (it is redundant under OR). Order of the
- * survivors is kept, so the result is deterministic. Pure.
+ * Canonicalizes an OR of terms, the one canonical form of every path that changes required terms (an AND, a key
+ * removal): empty terms are dropped while another term exists (an empty term selects no node, so under OR it adds
+ * nothing), identical terms collapse to the first, and a term whose requirement set strictly contains another
+ * term's set is dropped (it is redundant under OR). Order of the survivors is kept, so the result is deterministic.
+ * Pure.
  */
 function canonicalizeTerms(terms: readonly Term[]): readonly Term[] {
   const distinct: Term[] = [];
   const seen = new Set<string>();
-  for (const candidate of terms) {
+  for (const candidate of dropEmptyTerms(terms)) {
     if (seen.has(candidate.id)) continue;
     seen.add(candidate.id);
     distinct.push(candidate);

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { APPLIED_ANNOTATION } from '../../lib/api/index.ts';
-import { mutatePod, type RuleSet } from '../../lib/engine/index.ts';
+import { compileRuleSet, mutatePod, type RuleSet } from '../../lib/engine/index.ts';
 import type { NodeSelectorTerm, Pod } from '../../lib/kubernetes/index.ts';
+import { loadRuleFiles } from '../../lib/rules/index.ts';
 import { pod, preferred, req, required, rule, rules, termOf } from '../support/builders.ts';
+import { EXAMPLES } from '../support/fixtures.ts';
 
 const context = { requestUid: 'uid-1' };
 
@@ -239,5 +241,53 @@ describe('warnings ("each under 256 characters, at most a few per review")', () 
     const outcome = run(pod({ required: [{}] }), rules(addPool(longName)));
     expect(outcome.warnings[0]!.length).toBeLessThan(256);
     expect(outcome.warnings[0]).toMatch(/…$/);
+  });
+});
+
+describe('a second review of a Pod the webhook mutated (issue #9)', () => {
+  const gen = (value: string) => req('example.com/gen', 'In', value);
+
+  it('reaches the canonical form on removal that a later AND would reach, so the second review changes nothing', () => {
+    const ruleSet = rules(
+      rule('add-pool', { priority: 0, mutationAdd: { nodeAffinity: required(termOf(pool('new'))) } }),
+      rule('drop-gen', { priority: 1, mutationRemove: { nodeAffinity: { keys: ['example.com/gen'] } } }),
+    );
+    const first = run(pod({ required: [termOf(zone('a')), termOf(gen('x'))] }), ruleSet);
+    expect(requiredTerms(first.pod)).toEqual([termOf(pool('new'))]);
+
+    const second = run(first.pod, ruleSet);
+
+    expect(second.patch).toEqual([]);
+  });
+
+  it('keeps the applied rules of the first review in the annotation when the second matches fewer', async () => {
+    const examples = compileRuleSet((await loadRuleFiles([EXAMPLES])).rules);
+    const frontend = pod({
+      labels: { app: 'web', 'app.kubernetes.io/component': 'frontend', 'pod-template-hash': '5d8f7c9b4' },
+      required: [termOf(req('example.com/node-pool', 'In', 'legacy'))],
+    });
+    const first = run(frontend, examples);
+    expect(first.pod.metadata?.annotations?.[APPLIED_ANNOTATION]).toBe('migrate-legacy-pool,prefer-arm64-web');
+
+    const second = run(first.pod, examples);
+
+    expect(second.applied).toEqual(['prefer-arm64-web']);
+    expect(second.patch).toEqual([]);
+  });
+
+  it('appends newly applied rules to the names already recorded, keeping their order', () => {
+    const input = pod({ annotations: { [APPLIED_ANNOTATION]: 'older,b-rule' } });
+    const ruleSet = rules(rule('a-rule', { mutationAdd: { annotations: { 'example.com/a': 'x' } } }), rule('b-rule', { mutationAdd: { annotations: { 'example.com/b': 'y' } } }));
+
+    const outcome = run(input, ruleSet);
+
+    expect(outcome.applied).toEqual(['a-rule', 'b-rule']);
+    expect(outcome.pod.metadata?.annotations?.[APPLIED_ANNOTATION]).toBe('older,b-rule,a-rule');
+  });
+
+  it('keeps a required selector that equals the Pod\'s own as sets, in the Pod\'s own order and spelling', () => {
+    const input = pod({ required: [termOf(zone('b', 'a'), pool('x')), termOf(arch('arm64'), pool('x'))] });
+    const outcome = run(input, rules(rule('r', { mutationAdd: { nodeAffinity: required(termOf(pool('x'))) } })));
+    expect(outcome.pod.spec?.affinity).toBe(input.spec?.affinity);
   });
 });

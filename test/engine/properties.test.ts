@@ -24,20 +24,43 @@ function nodeAffinityOf(pod: Pod): NodeAffinity | undefined {
 }
 
 /**
- * True when a matched rule removes a key that a matched rule adds in a preferred term or a
- * toleration. Preferences and tolerations are lists, not ANDs: on a second pass the removal strips
- * the earlier addition (leaving a residual preference, or moving a toleration to the end) before the
- * add appends it again, so byte-for-byte idempotency cannot hold there under the reference semantics.
+ * The README's exceptions to "a second review changes nothing", exactly. Each follows from the reference's
+ * processing model, in which a review matches and applies rules to the Pod as it arrives:
+ * 1. a matched rule removes a key that a matched rule adds in a preferred term or a toleration: preferences and
+ *    tolerations are lists, not ANDs, so the second removal strips the earlier addition (leaving a residual
+ *    preference, or moving a toleration to the end) before the add appends it again;
+ * 2. the second review matches a rule the first did not: it selects on something an applied rule added;
+ * 3. a rule of the first review that the second no longer matches had removed what another applied rule adds
+ *    (a key, or all node affinity): without its removal, the addition stays.
  */
-function reappliesOwnAdditions(applied: readonly NormalizedRule[]): boolean {
+function documentedException(rules: readonly NormalizedRule[], first: readonly string[], second: readonly string[]): string | undefined {
+  const applied = rules.filter((rule) => first.includes(rule.name));
   const removedAffinityKeys = new Set(applied.flatMap((rule) => rule.mutationRemove.nodeAffinity?.keys ?? []));
   const removedTolerationKeys = new Set(applied.flatMap((rule) => rule.mutationRemove.tolerations?.keys ?? []));
-  return applied.some(
+  const listAdditionRemoved = applied.some(
     (rule) =>
       (rule.mutationAdd.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []).some((entry) =>
         (entry.preference.matchExpressions ?? []).some((requirement) => removedAffinityKeys.has(requirement.key)),
       ) || (rule.mutationAdd.tolerations ?? []).some((toleration) => removedTolerationKeys.has(toleration.key ?? '')),
   );
+  if (listAdditionRemoved) return 'a removal of a key added to a list';
+  if (second.some((name) => !first.includes(name))) return 'a rule matching what another added';
+  const dropped = applied.filter((rule) => !second.includes(rule.name));
+  const undoes = (remover: NormalizedRule, adder: NormalizedRule): boolean => {
+    const { mutationRemove: remove } = remover;
+    const { mutationAdd: add } = adder;
+    const affinityKeys = [add.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [], (add.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []).map((entry) => entry.preference)]
+      .flat()
+      .flatMap((term) => (term.matchExpressions ?? []).map((requirement) => requirement.key));
+    return (
+      (add.nodeAffinity !== undefined && remove.nodeAffinity?.all === true) ||
+      affinityKeys.some((key) => remove.nodeAffinity?.keys?.includes(key) === true) ||
+      Object.keys(add.nodeSelector ?? {}).some((key) => remove.nodeSelector?.keys.includes(key) === true) ||
+      (add.tolerations ?? []).some((toleration) => remove.tolerations?.keys.includes(toleration.key ?? '') === true)
+    );
+  };
+  if (dropped.some((remover) => applied.some((adder) => adder !== remover && undoes(remover, adder)))) return 'a dropped rule that undid an addition';
+  return undefined;
 }
 
 describe('engine properties', () => {
@@ -82,17 +105,17 @@ describe('engine properties', () => {
     );
   });
 
-  it('changes nothing the second time when the same rules match again', () => {
+  it('changes nothing on a second review of the Pod it mutated, but in the README\'s documented exceptions', () => {
     fc.assert(
       fc.property(randomPod, randomRules, (pod, rules) => {
         const first = review(pod, rules);
         fc.pre(first.decision !== 'denied');
-        fc.pre(!reappliesOwnAdditions(rules.filter((rule) => first.applied.includes(rule.name))));
         const second = review(first.pod, rules);
-        fc.pre(JSON.stringify(second.applied) === JSON.stringify(first.applied));
+        fc.pre(documentedException(rules, first.applied, second.applied) === undefined);
         expect(second.patch).toEqual([]);
       }),
-      RUNS,
+      // PROPERTY_RUNS=50000 for a soak run; 2,000 keep the suite fast.
+      { numRuns: Number(process.env.PROPERTY_RUNS ?? 2000) },
     );
   });
 
