@@ -1,3 +1,4 @@
+import { applySnapshotBudget, budgetIssues, byApplicationOrder, ruleCost, type RuleCost } from './budget.ts';
 import { isDns1123Label, isDns1123Subdomain, isInt64, labelValueProblem, qualifiedNameProblem } from './syntax.ts';
 import {
   APPLIED_ANNOTATION,
@@ -6,6 +7,8 @@ import {
   POD_MUTATION_KIND,
   PRODUCT_ANNOTATION_PREFIX,
   RESERVED_KEYS,
+  RULE_BUDGET,
+  SNAPSHOT_BUDGET,
   type InvalidRule,
   type MutationAdd,
   type MutationRemove,
@@ -27,7 +30,13 @@ export {
   APPLIED_ANNOTATION,
   RESERVED_KEYS,
   LIMITS,
+  RULE_BUDGET,
+  SNAPSHOT_BUDGET,
   validatePodMutation,
+  ruleCost,
+  budgetIssues,
+  applySnapshotBudget,
+  byApplicationOrder,
   describeIssues,
   ruleToResource,
   qualifiedNameProblem,
@@ -48,4 +57,5 @@ export type {
   InvalidRule,
   RuleVerdict,
   RuleSnapshot,
+  RuleCost,
 };

@@ -23,8 +23,12 @@ export const LIMITS = Object.freeze({
   configuredPreferredTerms: 64,
   configuredExpressionsPerTerm: 64,
   configuredValuesPerExpression: 64,
-  /** Tolerations and key lists in one rule; the CRD needs this bound to keep its CEL cost within budget. */
+  /** Tolerations, key lists and maps in one rule; the CRD needs this bound to keep its CEL cost within budget. */
   configuredListItems: 64,
+  /** Names in one selector dimension (namespaces, kinds, names). */
+  selectorNames: 256,
+  /** Characters of one annotation value a rule sets. */
+  annotationValueChars: 1024,
   combinedRequiredTerms: 64,
   combinedPreferredTerms: 64,
   combinedRequirementsPerTerm: 64,
@@ -33,8 +37,33 @@ export const LIMITS = Object.freeze({
   rawRequirementsPerTerm: 256,
 });
 
-/** spec.workloadSelector: every present dimension must match; list values are ORed. */
+/**
+ * The per-rule budget (issue #9): one rule may not hold more node-selector and label-selector requirements, or values
+ * across them, than this, and its JSON may not be larger. The CRD enforces the same counts with CEL and bounds every
+ * string, list and map, so that the largest rule the contract admits (539 KiB) serializes within maxBytes; tests build
+ * that rule and check both enforcement points.
+ */
+export const RULE_BUDGET = Object.freeze({
+  maxRequirements: 256,
+  maxValues: 1024,
+  maxBytes: 640 * 1024,
+});
+
+/**
+ * The snapshot budget, derived from the rule budget: the JSON of the rules one snapshot publishes, 16 rules of the
+ * largest size the budget allows (10 MiB; the largest rule the contract admits is 539 KiB, so 19 fit), or about
+ * 17,000 rules of a typical 600 bytes. `npm run bench` measures the cold load and compile of a full one (500 ms target).
+ */
+export const SNAPSHOT_BUDGET = Object.freeze({
+  maxRuleBytes: 16 * RULE_BUDGET.maxBytes,
+});
+
+/**
+ * spec.workloadSelector: every present dimension must match; list values are ORed. At least one dimension is set,
+ * or `all: true` alone selects every Pod (DaemonSet Pods excepted).
+ */
 export interface WorkloadSelector {
+  readonly all?: true;
   readonly namespaces?: readonly string[];
   readonly kinds?: readonly string[];
   readonly names?: readonly string[];

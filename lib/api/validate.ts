@@ -8,6 +8,7 @@ import type {
   PreferredSchedulingTerm,
   Toleration,
 } from '../kubernetes/index.ts';
+import { budgetIssues, ruleCost } from './budget.ts';
 import { isDns1123Label, isDns1123Subdomain, isInt64, labelValueProblem, qualifiedNameProblem } from './syntax.ts';
 import {
   LIMITS,
@@ -32,13 +33,26 @@ const TOLERATION_OPERATORS = new Set(['Equal', 'Exists']);
 const TAINT_EFFECTS = new Set(['', 'NoSchedule', 'PreferNoSchedule', 'NoExecute']);
 const INT32_MIN = -(2 ** 31);
 const INT32_MAX = 2 ** 31 - 1;
+/** Issues kept per rule: enough to fix a rule, few enough to bound a status and a snapshot entry. */
+const MAX_ISSUES = 32;
 
-/** Collects issues under field paths while one resource is validated. */
+/** Collects issues under field paths while one resource is validated; past MAX_ISSUES it only counts them. */
 class IssueList {
   readonly issues: RuleIssue[] = [];
+  private dropped = 0;
 
   add(field: string, reason: string): void {
-    this.issues.push({ field, reason });
+    if (this.issues.length < MAX_ISSUES) this.issues.push({ field, reason });
+    else this.dropped += 1;
+  }
+
+  get count(): number {
+    return this.issues.length + this.dropped;
+  }
+
+  /** The issues, the last one saying how many more were found when some were dropped. */
+  reported(): readonly RuleIssue[] {
+    return this.dropped === 0 ? this.issues : [...this.issues, { field: '', reason: `and ${this.dropped} more issues` }];
   }
 }
 
@@ -86,8 +100,15 @@ function labelKeyProblem(key: string, reservedAllowed: boolean): string | undefi
   return undefined;
 }
 
+/** Reports a map of more than LIMITS.configuredListItems entries. */
+function boundedMap(value: Json, path: string, issues: IssueList, what: string): void {
+  const size = Object.keys(value).length;
+  if (size > LIMITS.configuredListItems) issues.add(path, `has ${size} ${what}, above the limit of ${LIMITS.configuredListItems}`);
+}
+
 function labelMap(value: unknown, path: string, issues: IssueList, reservedAllowed: boolean): Record<string, string> | undefined {
   if (!expectObject(value, path, issues)) return undefined;
+  boundedMap(value, path, issues, 'entries');
   const map: Record<string, string> = {};
   for (const [key, item] of Object.entries(value)) {
     const keyProblem = labelKeyProblem(key, reservedAllowed);
@@ -289,11 +310,18 @@ function labelSelector(value: unknown, path: string, issues: IssueList): LabelSe
   const result: { matchLabels?: Record<string, string>; matchExpressions?: LabelSelectorRequirement[] } = {};
   if (value.matchLabels !== undefined) {
     const matchLabels = labelMap(value.matchLabels, `${path}.matchLabels`, issues, true);
+    if (matchLabels !== undefined && Object.keys(matchLabels).length === 0) {
+      issues.add(`${path}.matchLabels`, 'must hold at least one label; omit it to select on matchExpressions only');
+    }
     if (matchLabels !== undefined) result.matchLabels = matchLabels;
   }
   if (value.matchExpressions !== undefined) {
     if (!Array.isArray(value.matchExpressions)) issues.add(`${path}.matchExpressions`, 'must be a list of requirements');
     else {
+      if (value.matchExpressions.length === 0) issues.add(`${path}.matchExpressions`, 'must hold at least one requirement; omit it to select on matchLabels only');
+      if (value.matchExpressions.length > LIMITS.configuredListItems) {
+        issues.add(`${path}.matchExpressions`, `has ${value.matchExpressions.length} requirements, above the limit of ${LIMITS.configuredListItems}`);
+      }
       result.matchExpressions = [];
       value.matchExpressions.forEach((item: unknown, index: number) => {
         const itemPath = `${path}.matchExpressions[${index}]`;
@@ -310,6 +338,9 @@ function labelSelector(value: unknown, path: string, issues: IssueList): LabelSe
           return;
         }
         const values = item.values === undefined ? [] : stringList(item.values, `${itemPath}.values`, issues, labelValueProblem) ?? [];
+        if (values.length > LIMITS.configuredValuesPerExpression) {
+          issues.add(`${itemPath}.values`, `has ${values.length} values, above the limit of ${LIMITS.configuredValuesPerExpression}`);
+        }
         if ((operator === 'In' || operator === 'NotIn') && values.length === 0) {
           issues.add(`${itemPath}.values`, `operator ${operator} needs at least one value`);
         }
@@ -320,31 +351,55 @@ function labelSelector(value: unknown, path: string, issues: IssueList): LabelSe
       });
     }
   }
+  // A label selector left with nothing (its only content misspelt or pruned) would select every Pod (issue #9).
+  if (value.matchLabels === undefined && value.matchExpressions === undefined) {
+    issues.add(path, 'must set matchLabels or matchExpressions: an empty label selector would select every Pod');
+  }
   return result;
 }
 
+/** The selector dimensions; a selector must set at least one, or say all: true (issue #9). */
+const SELECTOR_DIMENSIONS = ['namespaces', 'kinds', 'names', 'labelSelector', 'nodeAffinityMatch', 'nodeSelectorMatch', 'tolerationsMatch'] as const;
+
+/** A dimension's list of names: at least one, at most LIMITS.selectorNames, each passing `check`. */
+function nameList(value: unknown, path: string, issues: IssueList, what: string, check: (item: string) => string | undefined): string[] | undefined {
+  const items = stringList(value, path, issues, check);
+  if (items === undefined) return undefined;
+  if (items.length === 0) issues.add(path, `must list at least one ${what}; omit it to select any ${what}`);
+  if (items.length > LIMITS.selectorNames) issues.add(path, `has ${items.length} entries, above the limit of ${LIMITS.selectorNames}`);
+  return items;
+}
+
 function workloadSelector(value: unknown, path: string, issues: IssueList): WorkloadSelector {
-  if (value === undefined) return {};
+  if (value === undefined) {
+    issues.add(path, 'is required: set at least one dimension, or all: true to select every Pod');
+    return {};
+  }
   if (!expectObject(value, path, issues)) return {};
-  rejectUnknownFields(
-    value,
-    ['namespaces', 'kinds', 'names', 'labelSelector', 'nodeAffinityMatch', 'nodeSelectorMatch', 'tolerationsMatch'],
-    path,
-    issues,
-  );
+  rejectUnknownFields(value, ['all', ...SELECTOR_DIMENSIONS], path, issues);
+  if (value.all !== undefined && typeof value.all !== 'boolean') issues.add(`${path}.all`, 'must be a boolean');
+  const dimensions = SELECTOR_DIMENSIONS.filter((dimension) => value[dimension] !== undefined);
+  // all: false counts as absent, as mutationRemove.nodeAffinity.all does.
+  if (value.all === true && dimensions.length > 0) {
+    issues.add(`${path}.all`, `all: true selects every Pod and takes no other dimension (got ${dimensions.join(', ')})`);
+  }
+  if (value.all !== true && dimensions.length === 0) {
+    issues.add(path, 'sets no dimension; to select every Pod say all: true (an empty selector, for example one whose only field was misspelt and pruned, selects nothing here)');
+  }
   const selector: { -readonly [K in keyof WorkloadSelector]: WorkloadSelector[K] } = {};
+  if (value.all === true) selector.all = true;
   if (value.namespaces !== undefined) {
-    selector.namespaces = stringList(value.namespaces, `${path}.namespaces`, issues, (namespace) =>
+    selector.namespaces = nameList(value.namespaces, `${path}.namespaces`, issues, 'namespace', (namespace) =>
       isDns1123Label(namespace) ? undefined : `"${namespace}" is not a valid namespace name (DNS-1123 label)`,
     );
   }
   if (value.kinds !== undefined) {
-    selector.kinds = stringList(value.kinds, `${path}.kinds`, issues, (kind) =>
-      /^[A-Za-z][A-Za-z0-9]*$/.test(kind) ? undefined : `"${kind}" is not a valid kind name`,
+    selector.kinds = nameList(value.kinds, `${path}.kinds`, issues, 'kind', (kind) =>
+      kind.length <= 63 && /^[A-Za-z][A-Za-z0-9]*$/.test(kind) ? undefined : `"${kind}" is not a valid kind name (a letter, then letters and digits, at most 63)`,
     );
   }
   if (value.names !== undefined) {
-    selector.names = stringList(value.names, `${path}.names`, issues, (name) =>
+    selector.names = nameList(value.names, `${path}.names`, issues, 'name', (name) =>
       isDns1123Subdomain(name) ? undefined : `"${name}" is not a valid workload name (DNS-1123 subdomain)`,
     );
   }
@@ -353,10 +408,18 @@ function workloadSelector(value: unknown, path: string, issues: IssueList): Work
     selector.nodeAffinityMatch = nodeAffinity(value.nodeAffinityMatch, `${path}.nodeAffinityMatch`, issues);
   }
   if (value.nodeSelectorMatch !== undefined) {
-    selector.nodeSelectorMatch = labelMap(value.nodeSelectorMatch, `${path}.nodeSelectorMatch`, issues, false);
+    const pairs = labelMap(value.nodeSelectorMatch, `${path}.nodeSelectorMatch`, issues, false);
+    if (pairs !== undefined && Object.keys(pairs).length === 0) issues.add(`${path}.nodeSelectorMatch`, 'must hold at least one pair; omit it to select any nodeSelector');
+    selector.nodeSelectorMatch = pairs;
   }
   if (value.tolerationsMatch !== undefined) {
-    selector.tolerationsMatch = tolerationList(value.tolerationsMatch, `${path}.tolerationsMatch`, issues);
+    const tolerations = tolerationList(value.tolerationsMatch, `${path}.tolerationsMatch`, issues);
+    if (tolerations?.length === 0) issues.add(`${path}.tolerationsMatch`, 'must list at least one toleration; omit it to select any tolerations');
+    tolerations?.forEach((item, index) => {
+      // An entry whose fields were all pruned would match any toleration.
+      if (Object.keys(item).length === 0) issues.add(`${path}.tolerationsMatch[${index}]`, 'must set at least one field: an empty entry matches any toleration');
+    });
+    selector.tolerationsMatch = tolerations;
   }
   return dropUndefined(selector);
 }
@@ -411,6 +474,7 @@ function mutationRemove(value: unknown, path: string, issues: IssueList): Mutati
 
 function annotationMap(value: unknown, path: string, issues: IssueList): Record<string, string> | undefined {
   if (!expectObject(value, path, issues)) return undefined;
+  boundedMap(value, path, issues, 'annotations');
   const map: Record<string, string> = {};
   for (const [key, item] of Object.entries(value)) {
     const problem = qualifiedNameProblem(key);
@@ -419,7 +483,12 @@ function annotationMap(value: unknown, path: string, issues: IssueList): Record<
       issues.add(`${path}.${key}`, `annotations under ${PRODUCT_ANNOTATION_PREFIX} are managed by the product`);
     }
     if (typeof item !== 'string') issues.add(`${path}.${key}`, 'value must be a string');
-    else map[key] = item;
+    else {
+      if (item.length > LIMITS.annotationValueChars) {
+        issues.add(`${path}.${key}`, `value has ${item.length} characters, above the limit of ${LIMITS.annotationValueChars}`);
+      }
+      map[key] = item;
+    }
   }
   return map;
 }
@@ -473,7 +542,7 @@ export function validatePodMutation(resource: unknown): RuleVerdict {
     : undefined;
   const invalid = (): RuleVerdict => ({
     valid: false,
-    invalid: generation === undefined ? { name, issues: issues.issues } : { name, generation, issues: issues.issues },
+    invalid: generation === undefined ? { name, issues: issues.reported() } : { name, generation, issues: issues.reported() },
   });
 
   if (!expectObject(resource, '', issues)) return invalid();
@@ -497,10 +566,10 @@ export function validatePodMutation(resource: unknown): RuleVerdict {
   const selector = workloadSelector(spec.workloadSelector, 'spec.workloadSelector', issues);
   const remove = mutationRemove(spec.mutationRemove, 'spec.mutationRemove', issues);
   const add = mutationAdd(spec.mutationAdd, 'spec.mutationAdd', issues);
-  if (issues.issues.length === 0 && !removesSomething(remove) && !addsSomething(add)) {
+  if (issues.count === 0 && !removesSomething(remove) && !addsSomething(add)) {
     issues.add('spec', 'mutationRemove and mutationAdd are both absent or empty; a rule must remove or add something');
   }
-  if (issues.issues.length > 0) return invalid();
+  if (issues.count > 0) return invalid();
 
   const rule: NormalizedRule = {
     name,
@@ -511,6 +580,9 @@ export function validatePodMutation(resource: unknown): RuleVerdict {
     mutationRemove: remove,
     mutationAdd: add,
   };
+  // The budget is checked on the normalized rule, exactly what a snapshot stores and admission compiles.
+  for (const { field, reason } of budgetIssues(ruleCost(rule))) issues.add(field, reason);
+  if (issues.count > 0) return invalid();
   return { valid: true, rule };
 }
 

@@ -1,4 +1,4 @@
-import { describeIssues, ruleToResource, validatePodMutation, type NormalizedRule } from '../api/index.ts';
+import { byApplicationOrder, describeIssues, ruleToResource, validatePodMutation, type NormalizedRule } from '../api/index.ts';
 import { StoreError } from '../errors/index.ts';
 import type { LabelSelectorRequirement, NodeAffinity, Toleration } from '../kubernetes/index.ts';
 import { preferenceFromKubernetes, termFromKubernetes, type Preference, type Term } from '../scheduling/index.ts';
@@ -86,12 +86,6 @@ function compileRule(rule: NormalizedRule): CompiledRule {
       nodeAffinity: affinitySelector(add.nodeAffinity),
     },
   };
-}
-
-function byApplicationOrder(left: CompiledRule, right: CompiledRule): number {
-  if (left.priority !== right.priority) return left.priority - right.priority;
-  // Code-unit order, not locale order, so every machine sorts alike.
-  return left.name < right.name ? -1 : left.name > right.name ? 1 : 0;
 }
 
 /** Compiles validated rules into a rule set in application order. Pure; names must be unique. */

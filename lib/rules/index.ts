@@ -1,7 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { validatePodMutation, type InvalidRule, type NormalizedRule, type RuleVerdict } from '../api/index.ts';
+import { applySnapshotBudget, validatePodMutation, type InvalidRule, type NormalizedRule, type RuleVerdict } from '../api/index.ts';
 import { DuplicateRuleError, MalformedInputError } from '../errors/index.ts';
 import { checkNesting, MAX_JSON_DEPTH, textNestsDeeperThan } from '../json/index.ts';
 
@@ -85,7 +85,7 @@ function resourceName(resource: unknown): string | undefined {
   return typeof name === 'string' && name !== '' ? name : undefined;
 }
 
-/** Validates resources read from their sources; two resources of the same name are a DuplicateRuleError. */
+/** Validates resources read from their sources, within the snapshot budget; two resources of the same name are a DuplicateRuleError. */
 function verdictsFor(resources: readonly { readonly source: string; readonly resource: unknown }[]): LoadedRules {
   const sourcesByName = new Map<string, string[]>();
   for (const { source, resource } of resources) {
@@ -96,7 +96,8 @@ function verdictsFor(resources: readonly { readonly source: string; readonly res
     sourcesByName.set(name, sources);
   }
   for (const [name, sources] of sourcesByName) if (sources.length > 1) throw new DuplicateRuleError(name, sources);
-  const loaded = resources.map(({ source, resource }) => ({ source, verdict: validatePodMutation(resource) }));
+  // The snapshot budget applies to files as it does to a cluster, so the CLI answers as the webhook would.
+  const loaded = applySnapshotBudget(resources.map(({ source, resource }) => ({ source, verdict: validatePodMutation(resource) })));
   return {
     loaded,
     rules: loaded.flatMap(({ verdict }) => (verdict.valid ? [verdict.rule] : [])),

@@ -1,5 +1,5 @@
 /** From one complete cluster list to snapshot content and per-resource verdicts. Pure. */
-import { validatePodMutation, type InvalidRule, type NormalizedRule, type RuleVerdict } from '../api/index.ts';
+import { applySnapshotBudget, validatePodMutation, type InvalidRule, type NormalizedRule, type RuleVerdict } from '../api/index.ts';
 import { DuplicateRuleError, MalformedInputError } from '../errors/index.ts';
 import type { PodMutationList } from '../kube/index.ts';
 import type { SnapshotContent } from '../store/index.ts';
@@ -14,12 +14,13 @@ interface AssessedResource {
 }
 
 /**
- * Validates every item of a list, in list order. Throws MalformedInputError for an item without metadata.name
- * and DuplicateRuleError when a name repeats: either means the list is not one consistent cluster view.
+ * Validates every item of a list, in list order, then applies the snapshot budget (a valid rule that does not fit is
+ * invalid on its own). Throws MalformedInputError for an item without metadata.name and DuplicateRuleError when a
+ * name repeats: either means the list is not one consistent cluster view.
  */
 function assessList(list: PodMutationList): readonly AssessedResource[] {
   const positions = new Map<string, number>();
-  return Object.freeze(
+  return Object.freeze(applySnapshotBudget(
     list.items.map((item, index): AssessedResource => {
       const metadata = isRecord(item) && isRecord(item['metadata']) ? item['metadata'] : undefined;
       const name = metadata?.['name'];
@@ -37,7 +38,7 @@ function assessList(list: PodMutationList): readonly AssessedResource[] {
       const status = isRecord(item) ? item['status'] : undefined;
       return typeof generation === 'number' ? { name, generation, status, verdict } : { name, status, verdict };
     }),
-  );
+  ));
 }
 
 /** Snapshot content of assessed resources: valid rules and invalid ones, each sorted by name (the store hashes arrays in order). */

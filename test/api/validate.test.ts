@@ -33,7 +33,7 @@ describe('validatePodMutation accepts', () => {
   });
 
   it('applies the defaults enable false and priority 0', () => {
-    const verdict = validatePodMutation({ ...podMutation('defaults', annotate), spec: annotate });
+    const verdict = validatePodMutation({ ...podMutation('defaults', annotate), spec: { workloadSelector: { all: true }, ...annotate } });
     expect(verdict.valid && { enable: verdict.rule.enable, priority: verdict.rule.priority }).toEqual({ enable: false, priority: 0 });
   });
 });

@@ -13,8 +13,8 @@ function failure(workloadSelector: Record<string, unknown>, input = pod()) {
 
 describe('workloadSelector dimensions', () => {
   it.each([
-    ['an absent selector matches everything', {}, pod(), undefined],
-    ['an empty list matches everything ("an absent or empty dimension matches everything")', { namespaces: [] }, pod(), undefined],
+    ['all: true matches everything', { all: true }, pod(), undefined],
+    ['an absent dimension matches everything', { kinds: ['Deployment'] }, pod({ namespace: 'anywhere', labels: { 'pod-template-hash': '5d8f7c9b4' } }), undefined],
     ['namespaces are ORed', { namespaces: ['staging', 'production'] }, pod(), undefined],
     ['a namespace not listed fails on namespaces', { namespaces: ['staging'] }, pod(), 'namespaces'],
     ['kinds match the resolved workload', { kinds: ['Deployment'] }, pod({ labels: { 'pod-template-hash': '5d8f7c9b4' } }), undefined],

@@ -111,7 +111,7 @@ function declOf(schema: SchemaNode): Decl {
     case 'object': {
       if (schema.additionalProperties !== undefined) {
         const values = schema.additionalProperties;
-        const maxSize = Math.floor((MAX_REQUEST_BYTES - 2) / (minSerializedSize(values) + 6));
+        const maxSize = schema.maxProperties ?? Math.floor((MAX_REQUEST_BYTES - 2) / (minSerializedSize(values) + 6));
         // Key sizes are not bounded by the schema; assume the worst.
         return { kind: 'map', key: { kind: 'string', maxSize: MAX_REQUEST_BYTES - 2 }, value: declOf(values), maxSize };
       }
@@ -179,7 +179,12 @@ function estimate(expr: Expr | undefined, scope: ReadonlyMap<string, Decl>): Est
       const inner = new Map(scope).set(comprehension.iterVar, iterType).set(comprehension.accuVar, init.type);
       const condition = estimate(comprehension.loopCondition, inner);
       const step = estimate(comprehension.loopStep, inner);
-      const result = estimate(comprehension.result, new Map(scope).set(comprehension.accuVar, init.type));
+      // A macro that builds a list (map, filter) appends to the accumulator once per element: its result holds at most
+      // as many elements as the range times what one step appends.
+      const appended = accumulatedList(comprehension.loopStep, comprehension.accuVar, step.type);
+      const accumulated: Decl | undefined =
+        appended === undefined ? undefined : { kind: 'list', elem: appended.elem, maxSize: sizeOf(range.type) * appended.maxSize };
+      const result = estimate(comprehension.result, new Map(scope).set(comprehension.accuVar, accumulated ?? init.type));
       return { cost: range.cost + init.cost + result.cost + sizeOf(range.type) * (condition.cost + step.cost), type: result.type };
     }
     case 'callExpr':
@@ -187,6 +192,16 @@ function estimate(expr: Expr | undefined, scope: ReadonlyMap<string, Decl>): Est
     default:
       throw new Error(`no cost model for ${kind.case}`);
   }
+}
+
+/** For a loop step `accu + [x]`, the list it appends (its element type and size); else undefined. */
+function accumulatedList(step: Expr | undefined, accuVar: string, stepType: Decl): { elem: Decl; maxSize: number } | undefined {
+  if (step?.exprKind.case !== 'callExpr') return undefined;
+  const call = step.exprKind.value as { function: string; args: readonly Expr[] };
+  const [left, right] = call.args;
+  const isAccu = left?.exprKind.case === 'identExpr' && (left.exprKind.value as { name: string }).name === accuVar;
+  if (call.function !== '_+_' || !isAccu || right?.exprKind.case !== 'listExpr' || stepType.kind !== 'list') return undefined;
+  return { elem: stepType.elem, maxSize: (right.exprKind.value as { elements: readonly Expr[] }).elements.length };
 }
 
 function estimateCall(call: { target?: Expr; function: string; args: readonly Expr[] }, scope: ReadonlyMap<string, Decl>): Estimate {
@@ -220,9 +235,21 @@ function estimateCall(call: { target?: Expr; function: string; args: readonly Ex
     case 'size':
       return { cost: 1 + argCost, type: { kind: 'int' } };
     case '_-_':
-    case '_+_':
-      if (arg(0).type.kind !== 'int') throw new Error(`no cost model for ${call.function} on ${arg(0).type.kind}`);
+    case '_+_': {
+      const left = arg(0).type;
+      const right = arg(1).type;
+      // List concatenation costs one in cel-go; its result is as large as both sides.
+      if (call.function === '_+_' && left.kind === 'list' && right.kind === 'list') {
+        return { cost: 1 + argCost, type: { kind: 'list', elem: right.elem, maxSize: left.maxSize + right.maxSize } };
+      }
+      if (left.kind !== 'int') throw new Error(`no cost model for ${call.function} on ${left.kind}`);
       return { cost: 1 + argCost, type: { kind: 'int' } };
+    }
+    case 'sum': {
+      // Kubernetes' lists library: one step per element of the target.
+      if (target === undefined || target.type.kind !== 'list') throw new Error('sum needs a list target');
+      return { cost: sizeOf(target.type) + argCost, type: { kind: 'int' } };
+    }
     case '_[_]': {
       const container = arg(0).type;
       const type = container.kind === 'list' ? container.elem : container.kind === 'map' ? container.value : { kind: 'dyn' as const };

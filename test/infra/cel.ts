@@ -1,14 +1,21 @@
 /**
  * CEL evaluation as Kubernetes does it, for tests: the standard library plus the strings
- * extension (Kubernetes enables it in every CEL environment), expressions planned once.
+ * extension and the lists library's sum (Kubernetes enables both in every CEL environment),
+ * expressions planned once.
  */
-import { celEnv, isCelError, parse, plan, type CelInput } from '@bufbuild/cel';
+import { CelScalar, celEnv, celMethod, isCelError, listType, parse, plan, type CelInput } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 
 /** The result of one evaluation: a value, or the evaluation error Kubernetes would report. */
 export type CelOutcome = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string };
 
-const environment = celEnv({ funcs: strings });
+// Kubernetes' lists library: <list<int>>.sum(), 0 for an empty list (the CRD's per-rule budget counts with it).
+const sum = celMethod('sum', listType(CelScalar.INT), [], CelScalar.INT, function sumOf() {
+  let total = 0n;
+  for (const item of this) total += item as bigint;
+  return total;
+});
+const environment = celEnv({ funcs: [...strings, sum] });
 const programs = new Map<string, ReturnType<typeof plan>>();
 
 /** Evaluates `expression` with the given variables (already CEL inputs, see `toCelInput`). */

@@ -24,11 +24,14 @@ export interface SchemaNode {
   readonly maxLength?: number;
   readonly minItems?: number;
   readonly maxItems?: number;
+  readonly minProperties?: number;
+  readonly maxProperties?: number;
   readonly minimum?: number;
   readonly maximum?: number;
   readonly 'x-kubernetes-validations'?: readonly ValidationRule[];
   readonly 'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
   readonly 'x-kubernetes-list-map-keys'?: readonly string[];
+  readonly 'x-kubernetes-preserve-unknown-fields'?: boolean;
 }
 
 /** One x-kubernetes-validations entry. */
@@ -45,10 +48,12 @@ export interface CrdError {
   readonly rule?: string;
 }
 
-/** The API server's answer to a create: accepted, or rejected with every error. */
+/** The API server's answer to a create: accepted, or rejected with every error; and the object it would store. */
 export interface CrdVerdict {
   readonly accepted: boolean;
   readonly errors: readonly CrdError[];
+  /** The resource as the API server stores it after decoding: pruned, defaulted, without a sent status. */
+  readonly stored?: Json;
 }
 
 /** The parts of a CustomResourceDefinition the emulation reads. */
@@ -67,8 +72,8 @@ export interface CustomResourceDefinition {
 
 const KNOWN_KEYWORDS = new Set([
   'type', 'description', 'properties', 'additionalProperties', 'items', 'required', 'enum', 'default', 'format',
-  'pattern', 'minLength', 'maxLength', 'minItems', 'maxItems', 'minimum', 'maximum',
-  'x-kubernetes-validations', 'x-kubernetes-list-type', 'x-kubernetes-list-map-keys',
+  'pattern', 'minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties', 'minimum', 'maximum',
+  'x-kubernetes-validations', 'x-kubernetes-list-type', 'x-kubernetes-list-map-keys', 'x-kubernetes-preserve-unknown-fields',
 ]);
 // Numeric formats are informational for custom resources; only string formats are checked.
 const IGNORED_FORMATS = new Set(['int32', 'int64']);
@@ -98,7 +103,11 @@ function assertSupported(schema: SchemaNode, path: string): void {
   if (schema.additionalProperties !== undefined) assertSupported(schema.additionalProperties, `${path}.*`);
 }
 
-/** Drops fields the schema does not declare and nulls of non-nullable fields, as decoding does. */
+/**
+ * Drops fields the schema does not declare and nulls of non-nullable fields, as decoding does. A node with
+ * x-kubernetes-preserve-unknown-fields keeps its undeclared fields as they came; its declared fields are pruned by
+ * their own schemas (the extension does not reach below the node that sets it).
+ */
 function prune(value: unknown, schema: SchemaNode): unknown {
   if (Array.isArray(value)) return schema.items === undefined ? value : value.map((item) => prune(item, schema.items!));
   if (!isObject(value)) return value;
@@ -106,10 +115,15 @@ function prune(value: unknown, schema: SchemaNode): unknown {
     return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, prune(item, schema.additionalProperties!)]));
   }
   if (schema.properties === undefined) return value;
+  const preserve = schema['x-kubernetes-preserve-unknown-fields'] === true;
   const pruned: Json = {};
   for (const [key, item] of Object.entries(value)) {
     const child = schema.properties[key];
-    if (child === undefined || item === null) continue;
+    if (item === null) continue;
+    if (child === undefined) {
+      if (preserve) pruned[key] = item;
+      continue;
+    }
     pruned[key] = prune(item, child);
   }
   return pruned;
@@ -201,6 +215,13 @@ function validateSchema(value: unknown, schema: SchemaNode, path: string, found:
     if (schema.items !== undefined) value.forEach((item, index) => validateSchema(item, schema.items!, `${path}[${index}]`, found));
   }
   if (isObject(value)) {
+    const size = Object.keys(value).length;
+    if (schema.maxProperties !== undefined && size > schema.maxProperties) {
+      found.errors.push({ field: path, message: `must have at most ${schema.maxProperties} properties (maxProperties)` });
+    }
+    if (schema.minProperties !== undefined && size < schema.minProperties) {
+      found.errors.push({ field: path, message: `must have at least ${schema.minProperties} properties (minProperties)` });
+    }
     for (const name of schema.required ?? []) {
       if (value[name] === undefined) found.errors.push({ field: childPath(path, name), message: 'is required' });
     }
@@ -211,13 +232,15 @@ function validateSchema(value: unknown, schema: SchemaNode, path: string, found:
   }
 }
 
-/** Converts a validated node to CEL input, typed by its schema as Kubernetes does (integer fields are int). */
+/**
+ * Converts a validated node to CEL input, typed by its schema as Kubernetes does (integer fields are int). Fields kept
+ * by x-kubernetes-preserve-unknown-fields are not accessible in CEL, so they are left out.
+ */
 function toTypedCel(value: unknown, schema: SchemaNode): CelInput {
   if (Array.isArray(value)) return value.map((item) => toTypedCel(item, schema.items ?? {}));
   if (isObject(value)) {
-    return new Map(
-      Object.entries(value).map(([key, item]) => [key, toTypedCel(item, schema.properties?.[key] ?? schema.additionalProperties ?? {})]),
-    );
+    const declared = Object.entries(value).filter(([key]) => schema.properties === undefined || Object.hasOwn(schema.properties, key));
+    return new Map(declared.map(([key, item]) => [key, toTypedCel(item, schema.properties?.[key] ?? schema.additionalProperties ?? {})]));
   }
   if (typeof value === 'number' && schema.type === 'integer') return BigInt(value);
   return value as CelInput;
@@ -272,6 +295,6 @@ export function createCrdAdmission(crd: CustomResourceDefinition): (resource: un
     validateSchema(object, { ...schema, properties: { ...schema.properties, metadata: {} } }, '', found);
     // Type errors block CEL evaluation; other schema errors are reported alongside CEL errors.
     if (found.typeErrors === 0) validateRules(object, schema, '', errors);
-    return { accepted: errors.length === 0, errors };
+    return { accepted: errors.length === 0, errors, stored: object };
   };
 }

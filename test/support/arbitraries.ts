@@ -135,7 +135,7 @@ export const randomRule = (name: string, options: { selector?: boolean } = {}): 
     .record({
       priority: fc.integer({ min: 0, max: 3 }),
       enable: fc.oneof({ weight: 9, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
-      workloadSelector: options.selector === false ? fc.constant({}) : selectorSpec,
+      workloadSelector: options.selector === false ? fc.constant({ all: true }) : selectorSpec,
       mutationRemove: removeSpec,
       mutationAdd: addSpec,
     })

@@ -2,13 +2,16 @@ import { validatePodMutation, type NormalizedRule, type PodMutationSpec } from '
 import { compileRuleSet, type RuleSet } from '../../lib/engine/index.ts';
 import type { NodeSelectorRequirement, NodeSelectorTerm, Pod, PreferredSchedulingTerm, Toleration } from '../../lib/kubernetes/index.ts';
 
-/** A PodMutation resource with the given spec (enable defaults to true here, for brevity in tests). */
+/**
+ * A PodMutation resource with the given spec. For brevity in tests, enable defaults to true and an absent
+ * workloadSelector to the explicit match-all form, all: true.
+ */
 export function podMutation(name: string, spec: Record<string, unknown>): Record<string, unknown> {
   return {
     apiVersion: 'agent.cloudpilot.ai/v1alpha1',
     kind: 'PodMutation',
     metadata: { name },
-    spec: { enable: true, ...spec },
+    spec: { enable: true, workloadSelector: { all: true }, ...spec },
   };
 }
 

@@ -1,0 +1,71 @@
+/** Issue #9: the per-rule budget and the snapshot budget. */
+import { describe, expect, it } from 'vitest';
+import { applySnapshotBudget, ruleCost, RULE_BUDGET, SNAPSHOT_BUDGET, validatePodMutation, type NormalizedRule, type RuleVerdict } from '../../lib/api/index.ts';
+import { loadCrd } from '../infra/corpus.ts';
+import { createCrdAdmission } from '../infra/structural-schema.ts';
+import { podMutation } from '../support/builders.ts';
+import { largestRule } from '../support/largest-rule.ts';
+
+const admit = createCrdAdmission(loadCrd());
+
+function valid(resource: unknown): NormalizedRule {
+  const verdict = validatePodMutation(resource);
+  if (!verdict.valid) throw new Error(JSON.stringify(verdict.invalid.issues.slice(0, 3)));
+  return verdict.rule;
+}
+
+const requirement = (index: number, values: number) => ({ key: `example.com/k${index}`, operator: 'In', values: Array.from({ length: values }, (_, value) => `v${value}`) });
+const terms = (count: number, perTerm: number, values: number) => ({
+  requiredDuringSchedulingIgnoredDuringExecution: {
+    nodeSelectorTerms: Array.from({ length: count }, (_, term) => ({ matchExpressions: Array.from({ length: perTerm }, (_, index) => requirement(term * perTerm + index, values)) })),
+  },
+});
+
+describe('the per-rule budget', () => {
+  it('admits the largest rule of the contract in the CRD and the validator, and it serializes within the byte budget', () => {
+    const resource = largestRule();
+    expect(admit(resource).errors).toEqual([]);
+    const cost = ruleCost(valid(resource));
+    expect(cost).toMatchObject({ requirements: RULE_BUDGET.maxRequirements, values: RULE_BUDGET.maxValues });
+    expect(cost.bytes).toBeLessThanOrEqual(RULE_BUDGET.maxBytes);
+  });
+
+  it.each([
+    ['one requirement more than the budget', terms(4, 64, 0 + 1).requiredDuringSchedulingIgnoredDuringExecution, { labelSelector: { matchExpressions: [{ key: 'app', operator: 'Exists' }] } }, `the rule holds ${RULE_BUDGET.maxRequirements + 1} requirements (node affinity and label selector), above the per-rule budget of ${RULE_BUDGET.maxRequirements}`],
+    ['one value more than the budget', terms(1, 17, 61).requiredDuringSchedulingIgnoredDuringExecution, {}, `the rule holds 1037 requirement values, above the per-rule budget of ${RULE_BUDGET.maxValues}`],
+  ])('rejects a rule with %s in the validator and the CRD, naming the budget', (_, required, selector, reason) => {
+    const resource = podMutation('over-budget', {
+      workloadSelector: { namespaces: ['production'], ...selector },
+      mutationAdd: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: required } },
+    });
+    const verdict = validatePodMutation(resource);
+    expect(verdict.valid ? [] : verdict.invalid.issues).toContainEqual({ field: 'spec', reason });
+    expect(admit(resource).errors.map((error) => error.field)).toContain('spec');
+  });
+});
+
+describe('the snapshot budget', () => {
+  const small = valid(podMutation('small', { workloadSelector: { namespaces: ['production'] }, mutationAdd: { annotations: { 'example.com/a': 'b' } } }));
+  const big = (index: number) => valid(largestRule(`big-${String(index).padStart(2, '0')}`));
+  const bigRules = Array.from({ length: 20 }, (_, index) => big(index));
+  const fitting = Math.floor(SNAPSHOT_BUDGET.maxRuleBytes / ruleCost(bigRules[0]!).bytes);
+
+  it('publishes rules in application order while they fit, and rejects each later one on its own, naming the budget', () => {
+    const entries = [small, ...[...bigRules].reverse()].map((rule): { verdict: RuleVerdict } => ({ verdict: { valid: true, rule } }));
+
+    const budgeted = applySnapshotBudget(entries);
+
+    const published = budgeted.flatMap(({ verdict }) => (verdict.valid ? [verdict.rule.name] : []));
+    expect(fitting).toBeLessThan(bigRules.length);
+    expect(published).toHaveLength(fitting + 1);
+    expect(published).toContain('small');
+    const rejected = budgeted.flatMap(({ verdict }) => (verdict.valid ? [] : [verdict.invalid]));
+    expect(rejected.map((invalid) => invalid.name)).toEqual(bigRules.slice(fitting).map((rule) => rule.name).reverse());
+    expect(rejected[0]!.issues[0]!.reason).toContain(`the snapshot budget of ${SNAPSHOT_BUDGET.maxRuleBytes} bytes of rules is spent`);
+  });
+
+  it('changes nothing for rules within the budget', () => {
+    const entries = [small, bigRules[0]!].map((rule) => ({ source: 'x', verdict: { valid: true as const, rule } }));
+    expect(applySnapshotBudget(entries)).toEqual(entries);
+  });
+});
