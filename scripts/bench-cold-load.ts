@@ -1,0 +1,22 @@
+// Child process of `npm run bench`: the admission cache's first read in a fresh process, as on a cold start. It reads
+// the snapshot the parent published (pointer, parts, digests, content hash), validates every rule again and compiles
+// it, and prints the milliseconds as JSON. Module loading is left out: `npm run build` measures that.
+import { createAdmissionRulesCache } from '../lib/http/index.ts';
+import { createDynamoClient, createPlacementStore, createSnapshotStore } from '../lib/store/index.ts';
+
+const [endpoint, tableName, clusterId] = process.argv.slice(2);
+if (endpoint === undefined || tableName === undefined || clusterId === undefined) throw new Error('usage: bench-cold-load ENDPOINT TABLE CLUSTER');
+const client = createDynamoClient({ endpoint });
+const cache = createAdmissionRulesCache({
+  snapshots: createSnapshotStore({ client, tableName }),
+  placements: createPlacementStore({ client, tableName }),
+  clusterId,
+  refreshSeconds: 30,
+  maxStaleSeconds: 300,
+  capacityFlavour: 'karpenter',
+});
+const started = performance.now();
+const snapshot = await cache.get();
+const ms = performance.now() - started;
+client.destroy();
+console.log(JSON.stringify({ ms, rules: snapshot.value.rules.length }));
