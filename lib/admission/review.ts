@@ -21,24 +21,15 @@ export interface AdmissionVerdict {
   readonly skipReason?: string;
 }
 
-function checkedKind(value: unknown, path: string): GroupVersionKind | undefined {
-  const kind = optionalObject(value, path);
-  if (kind === undefined) return undefined;
+/** A GroupVersionKind or GroupVersionResource of the request (`name` is "kind" or "resource"); absent or null is undefined. */
+function checkedGroupVersion<N extends 'kind' | 'resource'>(value: unknown, path: string, name: N) {
+  const object = optionalObject(value, path);
+  if (object === undefined) return undefined;
   return {
-    group: optionalString(kind.group, `${path}.group`),
-    version: optionalString(kind.version, `${path}.version`),
-    kind: optionalString(kind.kind, `${path}.kind`),
-  };
-}
-
-function checkedResource(value: unknown, path: string): GroupVersionResource | undefined {
-  const resource = optionalObject(value, path);
-  if (resource === undefined) return undefined;
-  return {
-    group: optionalString(resource.group, `${path}.group`),
-    version: optionalString(resource.version, `${path}.version`),
-    resource: optionalString(resource.resource, `${path}.resource`),
-  };
+    group: optionalString(object.group, `${path}.group`),
+    version: optionalString(object.version, `${path}.version`),
+    [name]: optionalString(object[name], `${path}.${name}`),
+  } as { group: string; version: string } & Record<N, string>;
 }
 
 /**
@@ -62,8 +53,8 @@ export function parseAdmissionReview(review: unknown): AdmissionRequest {
   if (typeof request.uid !== 'string' || request.uid === '') {
     throw new MalformedInputError('AdmissionReview request.uid must be a non-empty string', { context: { field: 'request.uid' } });
   }
-  const kind = checkedKind(request.kind, 'request.kind');
-  const resource = checkedResource(request.resource, 'request.resource');
+  const kind: GroupVersionKind | undefined = checkedGroupVersion(request.kind, 'request.kind', 'kind');
+  const resource: GroupVersionResource | undefined = checkedGroupVersion(request.resource, 'request.resource', 'resource');
   const dryRun = optionalBoolean(request.dryRun, 'request.dryRun');
   return {
     uid: request.uid,

@@ -7,27 +7,13 @@ import { describe, expect, it } from 'vitest';
 import { answerAdmissionReview } from '../../lib/admission/index.ts';
 import { MalformedInputError } from '../../lib/errors/index.ts';
 import { MAX_JSON_DEPTH } from '../../lib/json/index.ts';
-import { rule, rules } from '../support/builders.ts';
+import { rules } from '../support/builders.ts';
 import { fixtureText } from '../support/fixtures.ts';
+import { writeEverything } from './support.ts';
 
 const REVIEW = JSON.parse(fixtureText('reviews/deployment-legacy-pool.json'));
 
-// One rule that reads and writes every scheduling field, so each field of the Pod is read and rewritten.
-const RULES = rules(
-  rule('touch-everything', {
-    workloadSelector: { namespaces: ['production'] },
-    mutationRemove: { nodeAffinity: { keys: ['example.com/gen'] }, tolerations: { keys: ['example.com/old'] }, nodeSelector: { keys: ['example.com/old'] } },
-    mutationAdd: {
-      annotations: { 'example.com/touched': 'yes' },
-      nodeSelector: { 'example.com/pool': 'merged' },
-      tolerations: [{ key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule' }],
-      nodeAffinity: {
-        requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'example.com/pool', operator: 'In', values: ['merged'] }] }] },
-        preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 10, preference: { matchExpressions: [{ key: 'example.com/zone', operator: 'In', values: ['a'] }] } }],
-      },
-    },
-  }),
-);
+const RULES = rules(writeEverything());
 
 type Path = readonly (string | number)[];
 

@@ -10,6 +10,7 @@ import { createAdmissionHandler, type AdmissionRules } from '../../lib/http/inde
 import { createPlacementStep } from '../../lib/placement/index.ts';
 import { rule, rules } from '../support/builders.ts';
 import { fixtureText } from '../support/fixtures.ts';
+import { writeEverything } from './support.ts';
 import { TOKEN, admissionEvent, recordingLogger, recordingMetrics } from '../http/support.ts';
 
 const REVIEW = JSON.parse(fixtureText('reviews/deployment-legacy-pool.json'));
@@ -17,19 +18,7 @@ const REVIEW = JSON.parse(fixtureText('reviews/deployment-legacy-pool.json'));
 // Rules that read every selector dimension and write every field, plus managed placement for the workload.
 const RULES: AdmissionRules = {
   ...rules(
-    rule('write-everything', {
-      workloadSelector: { namespaces: ['production'] },
-      mutationRemove: { nodeAffinity: { keys: ['example.com/node-pool'] }, tolerations: { keys: ['example.com/old'] }, nodeSelector: { keys: ['example.com/old'] } },
-      mutationAdd: {
-        annotations: { 'example.com/touched': 'yes' },
-        nodeSelector: { 'example.com/pool': 'merged' },
-        tolerations: [{ key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule' }],
-        nodeAffinity: {
-          requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'example.com/pool', operator: 'In', values: ['merged'] }] }] },
-          preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 10, preference: { matchExpressions: [{ key: 'example.com/zone', operator: 'In', values: ['a'] }] } }],
-        },
-      },
-    }),
+    writeEverything(),
     rule('read-everything', {
       workloadSelector: {
         labelSelector: { matchExpressions: [{ key: 'app.kubernetes.io/name', operator: 'Exists' }] },

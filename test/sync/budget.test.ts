@@ -1,23 +1,11 @@
 /** Issue #9: one oversized rule cannot stop every rule from syncing. */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SNAPSHOT_BUDGET, ruleCost, validatePodMutation } from '../../lib/api/index.ts';
 import { loadCorpus } from '../infra/corpus.ts';
 import { largestRule } from '../support/largest-rule.ts';
-import { resetCluster, startSyncWorld, syncSubject, validSpec, type SyncWorld } from './support.ts';
+import { syncSubject, useSyncWorld, validSpec } from './support.ts';
 
-let world: SyncWorld;
-
-beforeAll(async () => {
-  world = await startSyncWorld();
-});
-
-afterAll(async () => {
-  await world.close();
-});
-
-afterEach(() => {
-  resetCluster(world.server);
-});
+const world = useSyncWorld();
 
 function acceptedCondition(name: string): { status: string; message: string } {
   const patch = world.server.statusPatches.findLast((candidate) => candidate.name === name);

@@ -4,34 +4,14 @@
  */
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RuleSnapshot } from '../../lib/api/index.ts';
 import type { PodMutationSource } from '../../lib/kube/index.ts';
 import { createSnapshotStore, type SnapshotPointer, type SyncStatus } from '../../lib/store/index.ts';
 import type { FakeApiServer } from '../kube/fake-api-server.ts';
-import {
-  manualClock,
-  resetCluster,
-  startSyncWorld,
-  syncSubject,
-  validSpec,
-  type SyncSubject,
-  type SyncWorld,
-} from './support.ts';
+import { manualClock, syncSubject, useSyncWorld, validSpec, type SyncSubject } from './support.ts';
 
-let world: SyncWorld;
-
-beforeAll(async () => {
-  world = await startSyncWorld();
-});
-
-afterAll(async () => {
-  await world.close();
-});
-
-afterEach(() => {
-  resetCluster(world.server);
-});
+const world = useSyncWorld();
 
 /** Five rules, so a list with pages of two spans three requests. */
 function putGoodRules(server: FakeApiServer): void {

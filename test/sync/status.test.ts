@@ -1,20 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { describeIssues, validatePodMutation } from '../../lib/api/index.ts';
-import { manualClock, resetCluster, startSyncWorld, syncSubject, invalidSpec, validSpec, type SyncWorld } from './support.ts';
+import { invalidSpec, manualClock, syncSubject, useSyncWorld, validSpec } from './support.ts';
 
-let world: SyncWorld;
-
-beforeAll(async () => {
-  world = await startSyncWorld();
-});
-
-afterAll(async () => {
-  await world.close();
-});
-
-afterEach(() => {
-  resetCluster(world.server);
-});
+const world = useSyncWorld();
 
 const T0 = '2026-12-01T10:00:00.000Z';
 const T1 = '2026-12-01T10:00:30.000Z';

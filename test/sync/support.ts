@@ -1,5 +1,6 @@
 /** Test support for the sync: the fake API server and a real DynamoDB, recording logger and metrics, rule specs. */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { createPodMutationSource, type PodMutationSource, type PodMutationSourceOptions } from '../../lib/kube/index.ts';
 import { createDynamoClient, createSnapshotStore, type SnapshotStore } from '../../lib/store/index.ts';
 import { syncOnce, type SyncDependencies, type SyncLogFields, type SyncLogger, type SyncMetrics, type SyncReport } from '../../lib/sync/index.ts';
@@ -125,6 +126,29 @@ function resetCluster(server: FakeApiServer): void {
   for (const name of server.names()) server.remove(name);
 }
 
+/**
+ * The world of one test file: started before its tests, emptied after each, closed after all. The object stands for
+ * the started world (reading it before the tests run throws).
+ */
+function useSyncWorld(): SyncWorld {
+  let world: SyncWorld | undefined;
+  beforeAll(async () => {
+    world = await startSyncWorld();
+  });
+  afterAll(async () => {
+    await world?.close();
+  });
+  afterEach(() => {
+    if (world !== undefined) resetCluster(world.server);
+  });
+  return new Proxy({} as SyncWorld, {
+    get(_target, key) {
+      if (world === undefined) throw new Error('the sync world is started in beforeAll; read it inside a test');
+      return Reflect.get(world, key);
+    },
+  });
+}
+
 /** A spec the validator accepts. */
 function validSpec(pool = 'general', extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -140,5 +164,5 @@ function invalidSpec(): Record<string, unknown> {
   return { ...validSpec(), priority: 'high' };
 }
 
-export { startSyncWorld, manualClock, syncSubject, resetCluster, validSpec, invalidSpec };
+export { startSyncWorld, useSyncWorld, manualClock, syncSubject, resetCluster, validSpec, invalidSpec };
 export type { SyncWorld, ManualClock, SyncSubject };

@@ -1,19 +1,7 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { manualClock, resetCluster, startSyncWorld, syncSubject, invalidSpec, validSpec, type SyncWorld } from './support.ts';
+import { describe, expect, it } from 'vitest';
+import { invalidSpec, manualClock, syncSubject, useSyncWorld, validSpec } from './support.ts';
 
-let world: SyncWorld;
-
-beforeAll(async () => {
-  world = await startSyncWorld();
-});
-
-afterAll(async () => {
-  await world.close();
-});
-
-afterEach(() => {
-  resetCluster(world.server);
-});
+const world = useSyncWorld();
 
 describe('a sync of a healthy cluster', () => {
   it('publishes the valid rules normalized and sorted, the invalid ones with reasons, and the list resourceVersion', async () => {

@@ -3,11 +3,11 @@
  * into the fake cluster exactly as the API server stores them after decoding: with today's CRD, whose spec keeps
  * unknown fields, and with a CRD that prunes them (an older install), which leaves only empty containers behind.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { validatePodMutation } from '../../lib/api/index.ts';
 import { loadCrd } from '../infra/corpus.ts';
 import { createCrdAdmission, type CustomResourceDefinition, type SchemaNode } from '../infra/structural-schema.ts';
-import { resetCluster, startSyncWorld, syncSubject, type SyncWorld } from './support.ts';
+import { syncSubject, useSyncWorld } from './support.ts';
 
 const crd = loadCrd();
 const keeping = createCrdAdmission(crd);
@@ -85,19 +85,7 @@ describe('a typo that is the only content of its container', () => {
 });
 
 describe('the sync of typo rules through the fake API server', () => {
-  let world: SyncWorld;
-
-  beforeAll(async () => {
-    world = await startSyncWorld();
-  });
-
-  afterAll(async () => {
-    await world.close();
-  });
-
-  afterEach(() => {
-    resetCluster(world.server);
-  });
+  const world = useSyncWorld();
 
   it('publishes none of them and writes Accepted=False naming the field, however they were stored', async () => {
     const stored = [
