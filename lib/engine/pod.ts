@@ -7,7 +7,7 @@
  * - rejected: any other type is a MalformedInputError naming the field path, e.g.
  *   `request.object.spec.tolerations[1]: expected an object, got null`. A list element or map value is never null
  *   in a review the API server sends (it encodes the Pod from its typed form), so a null there is rejected too.
- * Nothing is ever stricter than the API server's decoding: a value it would accept is answered, never refused.
+ * Nothing is ever stricter than the API server: a value it would forward to a webhook is answered, never refused.
  */
 import {
   checkNesting,
