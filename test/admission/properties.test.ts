@@ -5,6 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { answerAdmissionReview } from '../../lib/admission/index.ts';
+import { mutatePod } from '../../lib/engine/index.ts';
 import { MalformedInputError } from '../../lib/errors/index.ts';
 import { createAdmissionHandler, type AdmissionRules } from '../../lib/http/index.ts';
 import { createPlacementStep } from '../../lib/placement/index.ts';
@@ -89,6 +90,19 @@ describe('any JSON value at any field the webhook reads', () => {
         expect(JSON.parse(body).response.uid).toBe(REVIEW.request.uid);
       }),
       { numRuns: 3000 },
+    );
+  });
+
+  it('put in place of the whole Pod, gives the engine an outcome or a MalformedInputError, never another error', () => {
+    fc.assert(
+      fc.property(fc.anything(), fc.string(), (pod, namespace) => {
+        try {
+          expect(['mutated', 'unchanged', 'denied', 'skipped']).toContain(mutatePod(pod, namespace, RULES, { requestUid: 'uid' }, { managedSteps: RULES.managedSteps }).decision);
+        } catch (error) {
+          expect(error).toBeInstanceOf(MalformedInputError);
+        }
+      }),
+      { numRuns: 2000 },
     );
   });
 
