@@ -1,7 +1,7 @@
 // Child process of `npm run bench`: the admission cache's first read in a fresh process, as on a cold start. It reads
 // the snapshot the parent published (pointer, parts, digests, content hash), validates every rule again and compiles
 // it, and prints the milliseconds as JSON. Module loading is left out: `npm run build` measures that.
-import { createAdmissionRulesCache } from '../lib/http/index.ts';
+import { createAdmissionRulesCache } from '../lib/endpoint/index.ts';
 import { createDynamoClient, createPlacementStore, createSnapshotStore } from '../lib/store/index.ts';
 
 const [endpoint, tableName, clusterId] = process.argv.slice(2);

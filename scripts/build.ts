@@ -83,7 +83,7 @@ function bundleOptions(root: string): BuildOptions {
     mainFields: ['module', 'main'],
     minify: true,
     // Lambda always has its credentials in the environment; the SDK's full default chain is not shipped.
-    alias: { '@aws-sdk/credential-provider-node': join(root, 'lib', 'lambda', 'index.ts') },
+    alias: { '@aws-sdk/credential-provider-node': join(root, 'functions', 'shims', 'credential-provider.ts') },
     logLevel: 'warning',
   };
 }

@@ -14,9 +14,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import type { LogFields } from '../lib/http/index.ts';
-import { loadRuleFiles } from '../lib/rules/index.ts';
-import { createFileRuleSource, startLocalServer } from '../lib/server/index.ts';
+import type { LogFields } from '../lib/endpoint/index.ts';
+import { loadRuleFiles } from '../lib/rule-files/index.ts';
+import { createFileRuleSource, startLocalServer } from '../lib/local-server/index.ts';
 
 /** What autocannon --json reports that this script prints. */
 interface LoadResult {

@@ -1,15 +1,15 @@
 /**
- * The admission Lambda behind API Gateway (HTTP API, payload 2.0): wiring only, the contract lives in lib/http.
+ * The admission Lambda behind API Gateway (HTTP API, payload 2.0): wiring only, the contract lives in lib/endpoint.
  * Module scope holds the configuration, clients and the cache of rules and placement policies, so they live as long
  * as the container.
- * Never import lib/kube or @kubernetes/client-node here: the admission bundle excludes them.
+ * Never import lib/cluster or @kubernetes/client-node here: the admission bundle excludes them.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
-import { createAdmissionHandler, createAdmissionRulesCache, createTokenSource, readAdmissionConfig } from '../../lib/http/index.ts';
+import { createAdmissionHandler, createAdmissionRulesCache, createTokenSource, readAdmissionConfig } from '../../lib/endpoint/index.ts';
 import { createDynamoClient, createPlacementStore, createSnapshotStore } from '../../lib/store/index.ts';
 
 const config = readAdmissionConfig(process.env);

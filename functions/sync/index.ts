@@ -8,7 +8,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
-import { createPodMutationSource } from '../../lib/kube/index.ts';
+import { createPodMutationSource } from '../../lib/cluster/index.ts';
 import { createDynamoClient, createSnapshotStore } from '../../lib/store/index.ts';
 import { createSyncHandler, readSyncConfig, syncOnce } from '../../lib/sync/index.ts';
 

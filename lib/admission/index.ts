@@ -1,5 +1,16 @@
 import { answerAdmissionReview, parseAdmissionReview, reviewAdmission, type AdmissionVerdict } from './review.ts';
 import { summarizeVerdict, type AdmissionSummary } from './summary.ts';
+import type { GroupVersionKind, GroupVersionResource, AdmissionRequest, Status, AdmissionResponse, AdmissionReviewRequest, AdmissionReviewResponse } from './kubernetes.ts';
 
 export { answerAdmissionReview, parseAdmissionReview, reviewAdmission, summarizeVerdict };
-export type { AdmissionVerdict, AdmissionSummary };
+export type {
+  AdmissionVerdict,
+  AdmissionSummary,
+  GroupVersionKind,
+  GroupVersionResource,
+  AdmissionRequest,
+  Status,
+  AdmissionResponse,
+  AdmissionReviewRequest,
+  AdmissionReviewResponse,
+};

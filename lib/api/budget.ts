@@ -1,5 +1,5 @@
 /** The per-rule budget and the snapshot budget (issue #9): a rule over its budget is invalid on its own. */
-import type { NodeAffinity, NodeSelectorTerm } from '../kubernetes/index.ts';
+import type { NodeAffinity, NodeSelectorTerm } from '../scheduling/index.ts';
 import { RULE_BUDGET, SNAPSHOT_BUDGET, type NormalizedRule, type RuleIssue, type RuleVerdict } from './types.ts';
 
 /** What a rule spends of its budget. */

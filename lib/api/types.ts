@@ -1,4 +1,4 @@
-import type { LabelSelector, NodeAffinity, Toleration } from '../kubernetes/index.ts';
+import type { LabelSelector, NodeAffinity, Toleration } from '../scheduling/index.ts';
 
 /** API group, version and kind of the PodMutation custom resource. */
 export const POD_MUTATION_API_VERSION = 'agent.cloudpilot.ai/v1alpha1';

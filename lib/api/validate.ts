@@ -1,13 +1,5 @@
 import { previewInput } from '../json/index.ts';
-import type {
-  LabelSelector,
-  LabelSelectorRequirement,
-  NodeAffinity,
-  NodeSelectorRequirement,
-  NodeSelectorTerm,
-  PreferredSchedulingTerm,
-  Toleration,
-} from '../kubernetes/index.ts';
+import type { LabelSelector, LabelSelectorRequirement, NodeAffinity, NodeSelectorRequirement, NodeSelectorTerm, PreferredSchedulingTerm, Toleration } from '../scheduling/index.ts';
 import { budgetIssues, ruleCost } from './budget.ts';
 import { isDns1123Label, isDns1123Subdomain, isInt64, labelValueProblem, qualifiedNameProblem } from './syntax.ts';
 import {

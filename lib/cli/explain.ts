@@ -3,11 +3,11 @@ import { stringify } from 'yaml';
 import { compileRuleSet, describeMismatch, mutatePod, type MutationOutcome } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
 import { previewInput } from '../json/index.ts';
-import type { Pod } from '../kubernetes/index.ts';
-import { parseResourceDocuments } from '../rules/index.ts';
+import type { Pod } from '../engine/index.ts';
+import { parseResourceDocuments } from '../rule-files/index.ts';
 import { lineDiff } from './diff.ts';
 import { readInput, writeLine, type CliStreams } from './io.ts';
-import { PLACEMENT_OPTIONS, placementSteps } from './placements.ts';
+import { PLACEMENT_OPTIONS, placementSteps } from './options/placement-file.ts';
 import { loadRulesReportingInvalid } from './review.ts';
 
 /** The fields rules may change, as one document for the before/after diff. */

@@ -5,7 +5,7 @@ import { previewInput } from '../json/index.ts';
 import { parsePlacementPolicy, workloadKey, type PlacementPolicy } from '../placement/index.ts';
 import { createPlacementStore, type PlacementStore } from '../store/index.ts';
 import { writeLine, type CliStreams } from './io.ts';
-import { STORE_TARGET_OPTIONS, storeTarget, targetClient, type StoreTarget } from './store-target.ts';
+import { STORE_TARGET_OPTIONS, storeTarget, targetClient, type StoreTarget } from './options/store-target.ts';
 
 type Action = 'set' | 'get' | 'list' | 'delete';
 

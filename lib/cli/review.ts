@@ -4,9 +4,9 @@ import { describeIssues } from '../api/index.ts';
 import { compileRuleSet } from '../engine/index.ts';
 import { MalformedInputError, PodMutationError } from '../errors/index.ts';
 import { isJsonObject } from '../json/index.ts';
-import { loadRuleFiles, type LoadedRules } from '../rules/index.ts';
+import { loadRuleFiles, type LoadedRules } from '../rule-files/index.ts';
 import { parseSingleDocument, readInput, writeLine, type CliStreams } from './io.ts';
-import { PLACEMENT_OPTIONS, placementSteps } from './placements.ts';
+import { PLACEMENT_OPTIONS, placementSteps } from './options/placement-file.ts';
 
 /** Loads rules for a command, reporting each invalid rule on stderr (they are skipped). */
 export async function loadRulesReportingInvalid(paths: readonly string[], streams: CliStreams): Promise<LoadedRules> {

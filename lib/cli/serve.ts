@@ -2,10 +2,10 @@ import { readFile } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { MalformedInputError } from '../errors/index.ts';
-import type { AdmissionLogger, LogFields } from '../http/index.ts';
-import type { RuleSource, TlsFiles } from '../server/index.ts';
+import type { AdmissionLogger, LogFields } from '../endpoint/index.ts';
+import type { RuleSource, TlsFiles } from '../local-server/index.ts';
 import { writeLine, type CliStreams } from './io.ts';
-import { PLACEMENT_OPTIONS, readPlacementFile } from './placements.ts';
+import { PLACEMENT_OPTIONS, readPlacementFile } from './options/placement-file.ts';
 
 const SHUTDOWN_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 
@@ -36,9 +36,9 @@ async function ruleSource(
   kubeconfig: { path: string; context?: string; intervalSeconds: number } | undefined,
   streams: CliStreams,
 ): Promise<RuleSource> {
-  const { createClusterRuleSource, createFileRuleSource } = await import('../server/index.ts');
+  const { createClusterRuleSource, createFileRuleSource } = await import('../local-server/index.ts');
   if (kubeconfig === undefined) return createFileRuleSource(paths);
-  const { createPodMutationSource } = await import('../kube/index.ts');
+  const { createPodMutationSource } = await import('../cluster/index.ts');
   const config = kubeconfig.context === undefined
     ? { mode: 'kubeconfigFile' as const, path: kubeconfig.path }
     : { mode: 'kubeconfigFile' as const, path: kubeconfig.path, context: kubeconfig.context };
@@ -119,7 +119,7 @@ export async function serveCommand(args: readonly string[], streams: CliStreams)
   const tls = await tlsOption(values['tls-cert'], values['tls-key']);
   const placements = await readPlacementFile(values, streams);
   // Loaded here, not at the top: the embedded DynamoDB and the AWS SDK add about 0.2 s to every other command.
-  const [{ startLocalServer }, { checkedToken }] = await Promise.all([import('../server/index.ts'), import('../http/index.ts')]);
+  const [{ startLocalServer }, { checkedToken }] = await Promise.all([import('../local-server/index.ts'), import('../endpoint/index.ts')]);
   const token = values.token === undefined ? undefined : checkedToken(values.token, '--token');
   const cluster = kubeconfig === undefined
     ? undefined

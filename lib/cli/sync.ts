@@ -1,10 +1,10 @@
 import { parseArgs } from 'node:util';
 import { MalformedInputError } from '../errors/index.ts';
-import { createPodMutationSource } from '../kube/index.ts';
+import { createPodMutationSource } from '../cluster/index.ts';
 import { createSnapshotStore } from '../store/index.ts';
 import { syncOnce, type SyncLogFields, type SyncLogger, type SyncMetrics } from '../sync/index.ts';
 import { writeLine, type CliStreams } from './io.ts';
-import { STORE_TARGET_OPTIONS, storeTarget, targetClient } from './store-target.ts';
+import { STORE_TARGET_OPTIONS, storeTarget, targetClient } from './options/store-target.ts';
 
 // The report on stdout already says what info would; warnings and errors go to stderr as JSON lines.
 function stderrLogger(streams: CliStreams): SyncLogger {

@@ -1,6 +1,6 @@
 import { describeIssues } from '../api/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
-import { loadRuleFiles } from '../rules/index.ts';
+import { loadRuleFiles } from '../rule-files/index.ts';
 import { writeLine, type CliStreams } from './io.ts';
 
 /**

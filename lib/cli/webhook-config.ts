@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { MalformedInputError } from '../errors/index.ts';
-import { createTokenSource } from '../http/index.ts';
+import { createTokenSource } from '../endpoint/index.ts';
 import { previewInput } from '../json/index.ts';
 import { WEBHOOK_DEFAULTS, webhookConfigurationYaml, type FailurePolicy } from '../webhook/index.ts';
 import type { CliStreams } from './io.ts';

@@ -14,9 +14,10 @@ import {
   type StepOwner,
   type StepResult,
 } from './mutate.ts';
-import { compileRuleSet, compileSnapshotRules, type AffinitySelector, type CompiledRule, type RuleSet } from './rules.ts';
+import { compileRuleSet, compileSnapshotRules, type AffinitySelector, type CompiledRule, type RuleSet } from './compile.ts';
 import { currentNodeAffinity, INITIAL_STATE, podWithState, type SchedulingState } from './state.ts';
 import { resolveWorkload, type Workload, type WorkloadEvidence } from './workload.ts';
+import type { Affinity, OwnerReference, ObjectMeta, PodSpec, Pod } from './kubernetes.ts';
 
 export {
   compileRuleSet,
@@ -51,4 +52,9 @@ export type {
   SchedulingState,
   Workload,
   WorkloadEvidence,
+  Affinity,
+  OwnerReference,
+  ObjectMeta,
+  PodSpec,
+  Pod,
 };

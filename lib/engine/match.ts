@@ -1,7 +1,7 @@
-import type { LabelSelectorRequirement, Toleration } from '../kubernetes/index.ts';
+import type { LabelSelectorRequirement, Toleration } from '../scheduling/index.ts';
 import { preferredMatches, requiredMatches } from '../scheduling/index.ts';
 import type { PodFacts } from './pod.ts';
-import type { AffinitySelector, CompiledRule } from './rules.ts';
+import type { AffinitySelector, CompiledRule } from './compile.ts';
 
 /** The workloadSelector dimension on which a rule stopped matching. */
 export type MatchDimension =

@@ -1,6 +1,7 @@
 import { APPLIED_ANNOTATION, LIMITS } from '../api/index.ts';
 import { LimitExceededError } from '../errors/index.ts';
-import type { Pod, Toleration } from '../kubernetes/index.ts';
+import type { Pod } from './kubernetes.ts';
+import type { Toleration } from '../scheduling/index.ts';
 import { diffJson, type JsonPatchOperation } from '../patch/index.ts';
 import {
   andTerms,
@@ -17,7 +18,7 @@ import {
 } from '../scheduling/index.ts';
 import { matchRule, type MatchDimension } from './match.ts';
 import { podFacts, type PodFacts } from './pod.ts';
-import type { AffinitySelector, CompiledRule, RuleSet } from './rules.ts';
+import type { AffinitySelector, CompiledRule, RuleSet } from './compile.ts';
 import { currentNodeAffinity, INITIAL_STATE, podWithState, sameAffinity, type SchedulingState } from './state.ts';
 import type { Workload } from './workload.ts';
 

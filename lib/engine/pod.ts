@@ -22,9 +22,10 @@ import {
   typeMismatch as mismatch,
   type JsonObject,
 } from '../json/index.ts';
-import type { NodeSelectorTerm, Pod, PreferredSchedulingTerm, Toleration } from '../kubernetes/index.ts';
+import type { Pod } from './kubernetes.ts';
+import type { NodeSelectorTerm, PreferredSchedulingTerm, Toleration } from '../scheduling/index.ts';
 import { preferenceFromKubernetes, termFromKubernetes } from '../scheduling/index.ts';
-import type { AffinitySelector } from './rules.ts';
+import type { AffinitySelector } from './compile.ts';
 import { resolveWorkload, type Workload } from './workload.ts';
 
 /** What the engine reads of the incoming Pod, every field checked; node affinity is converted on first use only. */

@@ -1,7 +1,8 @@
-import type { Affinity, NodeAffinity, Pod, Toleration } from '../kubernetes/index.ts';
+import type { Affinity, Pod } from './kubernetes.ts';
+import type { NodeAffinity, Toleration } from '../scheduling/index.ts';
 import { preferenceToKubernetes, termToKubernetes, type Preference, type Term } from '../scheduling/index.ts';
 import type { PodFacts } from './pod.ts';
-import type { AffinitySelector } from './rules.ts';
+import type { AffinitySelector } from './compile.ts';
 
 /**
  * The scheduling fields of a Pod while rules are applied. Immutable: every step returns a new

@@ -26,6 +26,7 @@ import {
   withoutKeys,
 } from './selectors.ts';
 import { selectorMatchesNode, termCanMatchSomeNode, termMatchesNode, type NodeView } from './semantics.ts';
+import type { NodeSelectorRequirement, NodeSelectorTerm, NodeSelector, PreferredSchedulingTerm, NodeAffinity, Toleration, LabelSelectorRequirement, LabelSelector } from './kubernetes.ts';
 
 export {
   labelRequirement,
@@ -51,4 +52,18 @@ export {
   selectorMatchesNode,
   termCanMatchSomeNode,
 };
-export type { Operator, Requirement, Term, Preference, NodeView };
+export type {
+  Operator,
+  Requirement,
+  Term,
+  Preference,
+  NodeView,
+  NodeSelectorRequirement,
+  NodeSelectorTerm,
+  NodeSelector,
+  PreferredSchedulingTerm,
+  NodeAffinity,
+  Toleration,
+  LabelSelectorRequirement,
+  LabelSelector,
+};

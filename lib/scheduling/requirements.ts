@@ -1,4 +1,4 @@
-import type { NodeSelectorRequirement, NodeSelectorTerm, PreferredSchedulingTerm } from '../kubernetes/index.ts';
+import type { NodeSelectorRequirement, NodeSelectorTerm, PreferredSchedulingTerm } from './kubernetes.ts';
 
 /** A node selector operator as Kubernetes defines it. */
 export type Operator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt';

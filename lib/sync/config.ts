@@ -1,6 +1,6 @@
 /** Typed reading of the sync function's environment. */
 import { wholeNumberSetting, type Environment } from '../config/index.ts';
-import { readClusterConfig, type ClusterConfig } from '../kube/index.ts';
+import { readClusterConfig, type ClusterConfig } from '../cluster/index.ts';
 import { readStoreConfig, type StoreConfig } from '../store/index.ts';
 
 /** The sync function's settings. */

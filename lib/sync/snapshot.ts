@@ -1,7 +1,7 @@
 /** From one complete cluster list to snapshot content and per-resource verdicts. Pure. */
 import { applySnapshotBudget, validatePodMutation, type InvalidRule, type NormalizedRule, type RuleVerdict } from '../api/index.ts';
 import { DuplicateRuleError, MalformedInputError } from '../errors/index.ts';
-import type { PodMutationList } from '../kube/index.ts';
+import type { PodMutationList } from '../cluster/index.ts';
 import type { SnapshotContent } from '../store/index.ts';
 
 /** One listed resource: its name and generation, the status it carries now, and the validator's verdict. */

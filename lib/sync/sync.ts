@@ -3,7 +3,7 @@
  * Safety first: any failure before the publish publishes nothing, so the last good snapshot stays current.
  */
 import { ConfigurationError, PodMutationError } from '../errors/index.ts';
-import type { PodMutationList, PodMutationSource } from '../kube/index.ts';
+import type { PodMutationList, PodMutationSource } from '../cluster/index.ts';
 import type { PublishOutcome, SnapshotStore, SyncOutcome } from '../store/index.ts';
 import { assessList, snapshotContentOf, type AssessedResource } from './snapshot.ts';
 import { planStatusUpdates, type StatusUpdate } from './status.ts';

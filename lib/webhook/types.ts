@@ -1,4 +1,4 @@
-import type { LabelSelector } from '../kubernetes/index.ts';
+import type { LabelSelector } from '../scheduling/index.ts';
 
 /** How the API server treats a call that fails: Ignore admits the Pod unchanged, Fail rejects it. */
 export type FailurePolicy = 'Ignore' | 'Fail';

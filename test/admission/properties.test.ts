@@ -7,12 +7,12 @@ import { describe, expect, it } from 'vitest';
 import { answerAdmissionReview } from '../../lib/admission/index.ts';
 import { mutatePod } from '../../lib/engine/index.ts';
 import { MalformedInputError } from '../../lib/errors/index.ts';
-import { createAdmissionHandler, type AdmissionRules } from '../../lib/http/index.ts';
+import { createAdmissionHandler, type AdmissionRules } from '../../lib/endpoint/index.ts';
 import { createPlacementStep } from '../../lib/placement/index.ts';
 import { rule, rules } from '../support/builders.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import { writeEverything } from './support.ts';
-import { TOKEN, admissionEvent, recordingLogger, recordingMetrics } from '../http/support.ts';
+import { TOKEN, admissionEvent, recordingLogger, recordingMetrics } from '../endpoint/support.ts';
 
 const REVIEW = JSON.parse(fixtureText('reviews/deployment-legacy-pool.json'));
 

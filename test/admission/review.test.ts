@@ -2,7 +2,7 @@ import jsonPatch from 'fast-json-patch';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { answerAdmissionReview, summarizeVerdict } from '../../lib/admission/index.ts';
 import { compileRuleSet, type RuleSet } from '../../lib/engine/index.ts';
-import { loadRuleFiles } from '../../lib/rules/index.ts';
+import { loadRuleFiles } from '../../lib/rule-files/index.ts';
 import { EXAMPLES, fixtureText } from '../support/fixtures.ts';
 
 let ruleSet: RuleSet;

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoClient, createSnapshotStore } from '../../lib/store/index.ts';
 import { admissionBundleProblems, buildFunctions, type FunctionBundle } from '../../scripts/build.ts';
 import { fixtureText } from '../support/fixtures.ts';
-import { admissionEvent, exampleContent, TOKEN } from '../http/support.ts';
+import { admissionEvent, exampleContent, TOKEN } from '../endpoint/support.ts';
 import { createFreshTable, freshClusterId, startTestDynamo, type TestDynamo } from '../store/support.ts';
 
 // Invokes the bundle's handler as the Lambda runtime would: require it, call handler(event, context), print the result.

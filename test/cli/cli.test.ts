@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { answerAdmissionReview } from '../../lib/admission/index.ts';
 import { compileRuleSet } from '../../lib/engine/index.ts';
-import { loadRuleFiles } from '../../lib/rules/index.ts';
+import { loadRuleFiles } from '../../lib/rule-files/index.ts';
 import { runPodmutation } from '../support/cli.ts';
 import { EXAMPLES, fixturePath, fixtureText } from '../support/fixtures.ts';
 

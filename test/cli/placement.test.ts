@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { placementSteps } from '../../lib/cli/placements.ts';
+import { placementSteps } from '../../lib/cli/options/placement-file.ts';
 import { createDynamoClient, createPlacementStore, type PlacementStore } from '../../lib/store/index.ts';
 import { runPodmutation, runPodmutationInProcess } from '../support/cli.ts';
 import { closedEndpoint, createFreshTable, freshClusterId, startTestDynamo, type TestDynamo } from '../store/support.ts';

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { startFakeAws, type FakeAws } from '../kube/fake-aws.ts';
+import { startFakeAws, type FakeAws } from '../cluster/fake-aws.ts';
 import { runPodmutation } from '../support/cli.ts';
 
 const TOKEN = 'Jx3vQ9nT2rK7mW4pL8sD1fG6hB5cV0zXaYbEeUuIi_o';

@@ -9,14 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { checkedToken, readAdmissionConfig } from '../../lib/http/index.ts';
+import { checkedToken, readAdmissionConfig } from '../../lib/endpoint/index.ts';
 import { startEmbeddedDynamo, type EmbeddedDynamo } from '../../lib/store/embedded/index.ts';
 import { createDynamoClient, createSnapshotStore, EXPIRES_AT_ATTRIBUTE } from '../../lib/store/index.ts';
 import { readSyncConfig } from '../../lib/sync/index.ts';
 import { buildFunctions, type FunctionBundle } from '../../scripts/build.ts';
-import { isValidEksToken } from '../kube/eks-token-check.ts';
-import { kubeconfigFor, startFakeApiServer, type FakeApiServer } from '../kube/fake-api-server.ts';
-import { startFakeAws, type FakeAws } from '../kube/fake-aws.ts';
+import { isValidEksToken } from '../cluster/eks-token-check.ts';
+import { kubeconfigFor, startFakeApiServer, type FakeApiServer } from '../cluster/fake-api-server.ts';
+import { startFakeAws, type FakeAws } from '../cluster/fake-aws.ts';
 import { contentOf, ruleAdding } from '../store/support.ts';
 import { admissionReview, pod } from '../support/builders.ts';
 import { embeddedMetrics, invokeShippedHandler, startRecordingRelay, type AwsCall, type Invocation, type RecordingRelay } from './lambda-run.ts';
@@ -238,7 +238,7 @@ interface MetricsContract {
 }
 
 /** Every addMetric('Name', ...) in a function's library folder (the code exports no list of its metric names). */
-async function metricNamesIn(folder: 'http' | 'sync'): Promise<Set<string>> {
+async function metricNamesIn(folder: 'endpoint' | 'sync'): Promise<Set<string>> {
   const directory = join(ROOT, 'lib', folder);
   const files = (await readdir(directory)).filter((file) => file.endsWith('.ts'));
   const sources = await Promise.all(files.map((file) => readFile(join(directory, file), 'utf8')));
@@ -254,7 +254,7 @@ async function metricsContract(template: Template): Promise<MetricsContract> {
       admission: variables(FUNCTIONS.admission)['POWERTOOLS_SERVICE_NAME']!,
       sync: variables(FUNCTIONS.sync)['POWERTOOLS_SERVICE_NAME']!,
     },
-    names: { admission: await metricNamesIn('http'), sync: await metricNamesIn('sync') },
+    names: { admission: await metricNamesIn('endpoint'), sync: await metricNamesIn('sync') },
   };
 }
 

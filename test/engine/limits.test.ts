@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mutatePod } from '../../lib/engine/index.ts';
-import type { NodeSelectorTerm, PreferredSchedulingTerm } from '../../lib/kubernetes/index.ts';
+import type { NodeSelectorTerm, PreferredSchedulingTerm } from '../../lib/scheduling/index.ts';
 import { pod, preferred, req, required, rule, rules, termOf } from '../support/builders.ts';
 
 const context = { requestUid: 'uid-limits' };

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { APPLIED_ANNOTATION } from '../../lib/api/index.ts';
 import { compileRuleSet, mutatePod, type RuleSet } from '../../lib/engine/index.ts';
-import type { NodeSelectorTerm, Pod } from '../../lib/kubernetes/index.ts';
-import { loadRuleFiles } from '../../lib/rules/index.ts';
+import type { Pod } from '../../lib/engine/index.ts';
+import type { NodeSelectorTerm } from '../../lib/scheduling/index.ts';
+import { loadRuleFiles } from '../../lib/rule-files/index.ts';
 import { pod, preferred, req, required, rule, rules, termOf } from '../support/builders.ts';
 import { EXAMPLES } from '../support/fixtures.ts';
 

@@ -3,7 +3,8 @@ import jsonPatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
 import { LIMITS, type NormalizedRule } from '../../lib/api/index.ts';
 import { compileRuleSet, mutatePod } from '../../lib/engine/index.ts';
-import type { NodeAffinity, Pod } from '../../lib/kubernetes/index.ts';
+import type { Pod } from '../../lib/engine/index.ts';
+import type { NodeAffinity } from '../../lib/scheduling/index.ts';
 import { selectorMatchesNode, termFromKubernetes, type Term } from '../../lib/scheduling/index.ts';
 import { addedAffinity, randomNode, randomPod, randomRule, randomRules } from '../support/arbitraries.ts';
 

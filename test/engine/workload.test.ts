@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { podFacts } from '../../lib/engine/index.ts';
-import type { Pod } from '../../lib/kubernetes/index.ts';
+import type { Pod } from '../../lib/engine/index.ts';
 
 function ownedPod(owner: { kind: string; name: string; controller?: boolean } | undefined, labels: Record<string, string> = {}, name?: string): Pod {
   return {

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { answerAdmissionReview } from '../../lib/admission/index.ts';
 import { APPLIED_ANNOTATION } from '../../lib/api/index.ts';
 import { compileRuleSet } from '../../lib/engine/index.ts';
-import { createAdmissionHandler, readAdmissionConfig } from '../../lib/http/index.ts';
+import { createAdmissionHandler, readAdmissionConfig } from '../../lib/endpoint/index.ts';
 import { CAPACITY_ANNOTATION, type CapacityFlavour, type PlacementPolicy } from '../../lib/placement/index.ts';
 import {
   createDynamoClient,
@@ -21,7 +21,7 @@ import {
   recordingLogger,
   recordingMetrics,
   ruleCache,
-} from '../http/support.ts';
+} from '../endpoint/support.ts';
 import {
   countingClient,
   countsSince,

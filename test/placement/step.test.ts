@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { APPLIED_ANNOTATION } from '../../lib/api/index.ts';
 import { mutatePod, type RuleSet } from '../../lib/engine/index.ts';
-import type { Pod } from '../../lib/kubernetes/index.ts';
+import type { Pod } from '../../lib/engine/index.ts';
 import { CAPACITY_ANNOTATION, createPlacementStep, parsePlacementPolicy, type CapacityFlavour, type PlacementPolicy } from '../../lib/placement/index.ts';
 import { pod, req, required, rule, rules, termOf } from '../support/builders.ts';
 

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { validatePodMutation, type NormalizedRule } from '../../lib/api/index.ts';
-import type { NodeSelectorRequirement, NodeSelectorTerm, Pod, PreferredSchedulingTerm, Toleration } from '../../lib/kubernetes/index.ts';
+import type { Pod } from '../../lib/engine/index.ts';
+import type { NodeSelectorRequirement, NodeSelectorTerm, PreferredSchedulingTerm, Toleration } from '../../lib/scheduling/index.ts';
 import type { NodeView } from '../../lib/scheduling/index.ts';
 
 // A small key and value space, so random Pods and rules overlap often enough to exercise matching and canonicalization.

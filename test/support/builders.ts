@@ -1,6 +1,7 @@
 import { validatePodMutation, type NormalizedRule, type PodMutationSpec } from '../../lib/api/index.ts';
 import { compileRuleSet, type RuleSet } from '../../lib/engine/index.ts';
-import type { NodeSelectorRequirement, NodeSelectorTerm, Pod, PreferredSchedulingTerm, Toleration } from '../../lib/kubernetes/index.ts';
+import type { Pod } from '../../lib/engine/index.ts';
+import type { NodeSelectorRequirement, NodeSelectorTerm, PreferredSchedulingTerm, Toleration } from '../../lib/scheduling/index.ts';
 
 /**
  * A PodMutation resource with the given spec. For brevity in tests, enable defaults to true and an absent

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoClient, createSnapshotStore } from '../../lib/store/index.ts';
-import { startFakeApiServer, writeKubeconfig, type FakeApiServer } from '../kube/fake-api-server.ts';
+import { startFakeApiServer, writeKubeconfig, type FakeApiServer } from '../cluster/fake-api-server.ts';
 import { runPodmutation, runPodmutationInProcess } from '../support/cli.ts';
 import { freshClusterId, startTestDynamo, type TestDynamo } from '../store/support.ts';
 import { invalidSpec, resetCluster, validSpec } from './support.ts';

@@ -5,8 +5,8 @@
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createSnapshotStore } from '../../lib/store/index.ts';
-import { kubeconfigFor } from '../kube/fake-api-server.ts';
-import { startFakeAws, type FakeAws } from '../kube/fake-aws.ts';
+import { kubeconfigFor } from '../cluster/fake-api-server.ts';
+import { startFakeAws, type FakeAws } from '../cluster/fake-aws.ts';
 import { createFreshTable, freshClusterId } from '../store/support.ts';
 import { startSyncWorld, validSpec, type SyncWorld } from './support.ts';
 

@@ -6,9 +6,9 @@ import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { RuleSnapshot } from '../../lib/api/index.ts';
-import type { PodMutationSource } from '../../lib/kube/index.ts';
+import type { PodMutationSource } from '../../lib/cluster/index.ts';
 import { createSnapshotStore, type SnapshotPointer, type SyncStatus } from '../../lib/store/index.ts';
-import type { FakeApiServer } from '../kube/fake-api-server.ts';
+import type { FakeApiServer } from '../cluster/fake-api-server.ts';
 import { manualClock, syncSubject, useSyncWorld, validSpec, type SyncSubject } from './support.ts';
 
 const world = useSyncWorld();

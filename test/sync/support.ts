@@ -1,10 +1,10 @@
 /** Test support for the sync: the fake API server and a real DynamoDB, recording logger and metrics, rule specs. */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import { createPodMutationSource, type PodMutationSource, type PodMutationSourceOptions } from '../../lib/kube/index.ts';
+import { createPodMutationSource, type PodMutationSource, type PodMutationSourceOptions } from '../../lib/cluster/index.ts';
 import { createDynamoClient, createSnapshotStore, type SnapshotStore } from '../../lib/store/index.ts';
 import { syncOnce, type SyncDependencies, type SyncLogFields, type SyncLogger, type SyncMetrics, type SyncReport } from '../../lib/sync/index.ts';
-import { kubeconfigFor, startFakeApiServer, type FakeApiServer, type KubeconfigOverrides } from '../kube/fake-api-server.ts';
+import { kubeconfigFor, startFakeApiServer, type FakeApiServer, type KubeconfigOverrides } from '../cluster/fake-api-server.ts';
 import { createFreshTable, freshClusterId, startTestDynamo, type TestDynamo } from '../store/support.ts';
 
 /** One logged line. */

@@ -5,7 +5,7 @@ import { MalformedInputError } from '../errors/index.ts';
 import { previewInput } from '../json/index.ts';
 import type { CachedSnapshot } from '../store/index.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './config.ts';
-import type { AdmissionRules } from './rules.ts';
+import type { AdmissionRules } from './admission-rules.ts';
 import { createTokenComparer } from './token.ts';
 
 /** Structured log fields; never a token, a raw path or a Pod body. */

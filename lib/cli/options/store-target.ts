@@ -1,6 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { MalformedInputError } from '../errors/index.ts';
-import { createDynamoClient, createSnapshotTable } from '../store/index.ts';
+import { MalformedInputError } from '../../errors/index.ts';
+import { createDynamoClient, createSnapshotTable } from '../../store/index.ts';
 
 /** The flags naming a rules table, as `sync` and `placement` take them. */
 export const STORE_TARGET_OPTIONS = {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../lib/errors/index.ts';
-import { createTokenSource, generateToken } from '../../lib/http/index.ts';
+import { createTokenSource, generateToken } from '../../lib/endpoint/index.ts';
 import { startFakeSecretsManager } from './support.ts';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:podmutation/webhook-token-AbCdEf';

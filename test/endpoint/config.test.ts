@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../lib/errors/index.ts';
-import { readAdmissionConfig } from '../../lib/http/index.ts';
+import { readAdmissionConfig } from '../../lib/endpoint/index.ts';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:podmutation/webhook-token-AbCdEf';
 const TOKEN = 'local-token-0123456789abcdefghijklmnop';

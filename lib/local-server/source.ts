@@ -2,7 +2,7 @@
 import { watch as watchFileSystem, statSync, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import type { InvalidRule, NormalizedRule } from '../api/index.ts';
-import { loadRuleFiles } from '../rules/index.ts';
+import { loadRuleFiles } from '../rule-files/index.ts';
 import type { PublishOutcome, SnapshotStore } from '../store/index.ts';
 
 /** What one publication of a rule source did. */

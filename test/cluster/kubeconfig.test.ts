@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { ClusterError, ConfigurationError } from '../../lib/errors/index.ts';
-import { createPodMutationSource, type PodMutationSourceOptions } from '../../lib/kube/index.ts';
+import { createPodMutationSource, type PodMutationSourceOptions } from '../../lib/cluster/index.ts';
 import { kubeconfigFor, startFakeApiServer, writeKubeconfig, type FakeApiServer } from './fake-api-server.ts';
 import { startFakeAws, type FakeAws } from './fake-aws.ts';
 

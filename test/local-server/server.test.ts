@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connect, type Socket } from 'node:net';
-import { CONNECTION_LIMITS, MAX_CONNECTIONS, createFileRuleSource, startLocalServer, type LocalServer, type LocalServerOptions } from '../../lib/server/index.ts';
+import { CONNECTION_LIMITS, MAX_CONNECTIONS, createFileRuleSource, startLocalServer, type LocalServer, type LocalServerOptions } from '../../lib/local-server/index.ts';
 import { EXAMPLES, fixturePath, fixtureText } from '../support/fixtures.ts';
 
 const REVIEW = fixtureText('reviews/deployment-legacy-pool.json');

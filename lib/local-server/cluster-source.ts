@@ -1,6 +1,6 @@
 /** The cluster as the local server's rule source: the sync function's own code, run in-process on an interval. */
 import { ClusterError } from '../errors/index.ts';
-import type { PodMutationSource } from '../kube/index.ts';
+import type { PodMutationSource } from '../cluster/index.ts';
 import { buildSnapshotContent, syncOnce, type SyncLogger } from '../sync/index.ts';
 import type { RuleSource } from './source.ts';
 

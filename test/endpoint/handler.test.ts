@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { answerAdmissionReview } from '../../lib/admission/index.ts';
 import { validatePodMutation } from '../../lib/api/index.ts';
 import { compileRuleSet } from '../../lib/engine/index.ts';
-import { createAdmissionHandler, type AdmissionHandler, type AdmissionRules } from '../../lib/http/index.ts';
+import { createAdmissionHandler, type AdmissionHandler, type AdmissionRules } from '../../lib/endpoint/index.ts';
 import { createDynamoClient, createPlacementStore, createSnapshotStore, type SnapshotCache } from '../../lib/store/index.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import { createFreshTable, freshClusterId, startTestDynamo, type TestDynamo } from '../store/support.ts';

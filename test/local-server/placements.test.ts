@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePlacementPolicy } from '../../lib/placement/index.ts';
-import { createFileRuleSource, startLocalServer, type LocalServer } from '../../lib/server/index.ts';
+import { createFileRuleSource, startLocalServer, type LocalServer } from '../../lib/local-server/index.ts';
 import { EXAMPLES, fixtureText } from '../support/fixtures.ts';
 
 let server: LocalServer;

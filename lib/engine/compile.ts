@@ -1,6 +1,6 @@
 import { byApplicationOrder, describeIssues, ruleToResource, validatePodMutation, type NormalizedRule } from '../api/index.ts';
 import { StoreError } from '../errors/index.ts';
-import type { LabelSelectorRequirement, NodeAffinity, Toleration } from '../kubernetes/index.ts';
+import type { LabelSelectorRequirement, NodeAffinity, Toleration } from '../scheduling/index.ts';
 import { preferenceFromKubernetes, termFromKubernetes, type Preference, type Term } from '../scheduling/index.ts';
 
 /** A node affinity in the algebra: required terms (undefined: no required selector) and preferences. */

@@ -10,9 +10,9 @@ import {
   type AdmissionMetrics,
   type AdmissionRules,
   type LogFields,
-} from '../../lib/http/index.ts';
+} from '../../lib/endpoint/index.ts';
 import type { CapacityFlavour } from '../../lib/placement/index.ts';
-import { loadRuleFiles } from '../../lib/rules/index.ts';
+import { loadRuleFiles } from '../../lib/rule-files/index.ts';
 import type { PlacementStore, SnapshotCache, SnapshotStore } from '../../lib/store/index.ts';
 import { EXAMPLES } from '../support/fixtures.ts';
 

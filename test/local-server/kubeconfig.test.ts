@@ -2,7 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { startFakeApiServer, writeKubeconfig, type FakeApiServer } from '../kube/fake-api-server.ts';
+import { startFakeApiServer, writeKubeconfig, type FakeApiServer } from '../cluster/fake-api-server.ts';
 import { fixtureText } from '../support/fixtures.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/podmutation.mjs', import.meta.url));

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterError } from '../../lib/errors/index.ts';
-import { createPodMutationSource, type PodMutationSource } from '../../lib/kube/index.ts';
+import { createPodMutationSource, type PodMutationSource } from '../../lib/cluster/index.ts';
 import { createTestCertificates, kubeconfigFor, startFakeApiServer, type FakeApiServer } from './fake-api-server.ts';
 
 let server: FakeApiServer;

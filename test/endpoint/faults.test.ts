@@ -1,6 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createAdmissionHandler } from '../../lib/http/index.ts';
+import { createAdmissionHandler } from '../../lib/endpoint/index.ts';
 import { ConfigurationError } from '../../lib/errors/index.ts';
 import { createDynamoClient, createPlacementStore, createSnapshotStore, type SnapshotStore } from '../../lib/store/index.ts';
 import { fixtureText } from '../support/fixtures.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../lib/errors/index.ts';
-import { createEksTokenProvider, presignEksToken, type AwsCredentials } from '../../lib/kube/index.ts';
+import { createEksTokenProvider, presignEksToken, type AwsCredentials } from '../../lib/cluster/index.ts';
 import { decodeEksToken, expectedSignature } from './eks-token-check.ts';
 
 const credentials: AwsCredentials = {

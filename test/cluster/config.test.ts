@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../lib/errors/index.ts';
-import { readClusterConfig } from '../../lib/kube/index.ts';
+import { readClusterConfig } from '../../lib/cluster/index.ts';
 
 const secretArn = 'arn:aws:secretsmanager:eu-central-1:123456789012:secret:podmutation/kubeconfig-AbCdEf';
 

@@ -1,7 +1,7 @@
-import type { ManagedStep } from '../engine/index.ts';
-import { MalformedInputError } from '../errors/index.ts';
-import { createPlacementStep, parseCapacityFlavour, parsePlacementPolicy, workloadKey, type CapacityFlavour, type PlacementPolicy } from '../placement/index.ts';
-import { parseSingleDocument, readInput, type CliStreams } from './io.ts';
+import type { ManagedStep } from '../../engine/index.ts';
+import { MalformedInputError } from '../../errors/index.ts';
+import { createPlacementStep, parseCapacityFlavour, parsePlacementPolicy, workloadKey, type CapacityFlavour, type PlacementPolicy } from '../../placement/index.ts';
+import { parseSingleDocument, readInput, type CliStreams } from '../io.ts';
 
 /** The `--placements FILE` and `--capacity-flavour` options shared by review and explain. */
 export const PLACEMENT_OPTIONS = {

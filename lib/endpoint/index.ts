@@ -1,7 +1,7 @@
 /** The admission endpoint's HTTP contract, its token source and its configuration; independent of middy and Lambda. */
 import { readAdmissionConfig, DEFAULT_MAX_BODY_BYTES } from './config.ts';
 import { createAdmissionHandler } from './handler.ts';
-import { compileAdmissionRules, createAdmissionRulesCache } from './rules.ts';
+import { compileAdmissionRules, createAdmissionRulesCache } from './admission-rules.ts';
 import { checkedToken, createTokenSource, generateToken } from './token.ts';
 import type { AdmissionConfig } from './config.ts';
 import type {
@@ -12,7 +12,7 @@ import type {
   AdmissionMetricUnit,
   LogFields,
 } from './handler.ts';
-import type { AdmissionRules, AdmissionRulesCacheOptions } from './rules.ts';
+import type { AdmissionRules, AdmissionRulesCacheOptions } from './admission-rules.ts';
 import type { SecretReader, TokenSource, TokenSourceConfig, TokenSourceOptions } from './token.ts';
 
 export {
