@@ -1,6 +1,6 @@
 import { mutatePod, type Decision, type ManagedStep, type MutationOutcome, type RuleSet } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
-import { isJsonObject, optionalBoolean, optionalObject, optionalString, previewInput, truncateInput, typeMismatch } from '../json/index.ts';
+import { isJsonObject, optionalBoolean, optionalObject, optionalString, previewInput, truncateInput, typeMismatch } from '../values/index.ts';
 import type { AdmissionRequest, AdmissionResponse, AdmissionReviewResponse, GroupVersionKind, GroupVersionResource } from './kubernetes.ts';
 
 const API_VERSION = 'admission.k8s.io/v1';

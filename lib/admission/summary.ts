@@ -1,4 +1,4 @@
-import { truncateInput } from '../json/index.ts';
+import { truncateInput } from '../values/index.ts';
 import type { AdmissionVerdict } from './review.ts';
 
 /** The fields of one admission log line: identifies the Pod and the decision, never carries its body. */

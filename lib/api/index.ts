@@ -1,5 +1,4 @@
 import { applySnapshotBudget, budgetIssues, byApplicationOrder, ruleCost, type RuleCost } from './budget.ts';
-import { isDns1123Label, isDns1123Subdomain, isInt64, labelValueProblem, qualifiedNameProblem } from './syntax.ts';
 import {
   APPLIED_ANNOTATION,
   LIMITS,
@@ -39,11 +38,6 @@ export {
   byApplicationOrder,
   describeIssues,
   ruleToResource,
-  qualifiedNameProblem,
-  labelValueProblem,
-  isInt64,
-  isDns1123Label,
-  isDns1123Subdomain,
 };
 export type {
   WorkloadSelector,

@@ -1,7 +1,6 @@
-import { previewInput } from '../json/index.ts';
+import { isDns1123Label, isDns1123Subdomain, isInt64, labelValueProblem, previewInput, qualifiedNameProblem } from '../values/index.ts';
 import type { LabelSelector, LabelSelectorRequirement, NodeAffinity, NodeSelectorRequirement, NodeSelectorTerm, PreferredSchedulingTerm, Toleration } from '../scheduling/index.ts';
 import { budgetIssues, ruleCost } from './budget.ts';
-import { isDns1123Label, isDns1123Subdomain, isInt64, labelValueProblem, qualifiedNameProblem } from './syntax.ts';
 import {
   LIMITS,
   POD_MUTATION_API_VERSION,

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { compileRuleSet, describeMismatch, mutatePod, type MutationOutcome } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
-import { previewInput } from '../json/index.ts';
+import { previewInput } from '../values/index.ts';
 import type { Pod } from '../engine/index.ts';
 import { parseResourceDocuments } from '../rule-files/index.ts';
 import { lineDiff } from './diff.ts';

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import { MalformedInputError } from '../errors/index.ts';
-import { checkNesting } from '../json/index.ts';
+import { checkNesting } from '../values/index.ts';
 import { parseYamlDocuments } from '../rule-files/index.ts';
 
 /** The streams a command reads and writes; tests pass their own. */

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { MalformedInputError, StoreError } from '../errors/index.ts';
-import { previewInput } from '../json/index.ts';
+import { previewInput } from '../values/index.ts';
 import { parsePlacementPolicy, workloadKey, type PlacementPolicy } from '../placement/index.ts';
 import { createPlacementStore, type PlacementStore } from '../store/index.ts';
 import { writeLine, type CliStreams } from './io.ts';

@@ -3,7 +3,7 @@ import { answerAdmissionReview } from '../admission/index.ts';
 import { describeIssues } from '../api/index.ts';
 import { compileRuleSet } from '../engine/index.ts';
 import { MalformedInputError, PodMutationError } from '../errors/index.ts';
-import { isJsonObject } from '../json/index.ts';
+import { isJsonObject } from '../values/index.ts';
 import { loadRuleFiles, type LoadedRules } from '../rule-files/index.ts';
 import { parseSingleDocument, readInput, writeLine, type CliStreams } from './io.ts';
 import { PLACEMENT_OPTIONS, placementSteps } from './options/placement-file.ts';

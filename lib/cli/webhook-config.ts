@@ -2,16 +2,14 @@ import { parseArgs } from 'node:util';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { MalformedInputError } from '../errors/index.ts';
 import { createTokenSource } from '../endpoint/index.ts';
-import { previewInput } from '../json/index.ts';
+import { previewInput, SECRET_ARN } from '../values/index.ts';
 import { WEBHOOK_DEFAULTS, webhookConfigurationYaml, type FailurePolicy } from '../webhook/index.ts';
 import type { CliStreams } from './io.ts';
 
 // A secret ARN names its region (arn:aws:secretsmanager:<region>:...), so no AWS_REGION is needed to read it.
 function regionOfArn(arn: string): string {
-  const region = arn.split(':')[3];
-  if (!arn.startsWith('arn:') || region === undefined || region === '') {
-    throw new MalformedInputError(`--token-secret must be a Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>), got ${previewInput(arn)}`);
-  }
+  const region = SECRET_ARN.pattern.exec(arn)?.[1];
+  if (region === undefined) throw new MalformedInputError(`--token-secret must be ${SECRET_ARN.form}, got ${previewInput(arn)}`);
   return region;
 }
 

@@ -1,5 +1,6 @@
 import { optionalSetting, type Environment } from '../config/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
+import { AWS_REGION, EKS_CLUSTER_NAME, SECRET_ARN } from '../values/index.ts';
 
 /** Where the sync finds the cluster and its credentials. */
 type ClusterConfig =
@@ -12,10 +13,6 @@ type ClusterConfig =
   /** The YAML text of a kubeconfig. */
   | { readonly mode: 'kubeconfigText'; readonly text: string; readonly context?: string };
 
-// EKS cluster names: 1-100 characters, start with a letter or digit (CreateCluster API reference).
-const EKS_CLUSTER_NAME = /^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$/;
-const AWS_REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
-const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:([a-z]{2}(?:-[a-z]+)+-\d+):\d{12}:secret:.+$/;
 
 /** Reads the cluster access mode from the environment: CLUSTER_NAME (+ AWS_REGION) for EKS, or KUBECONFIG_SECRET_ARN; exactly one. */
 function readClusterConfig(env: Environment): ClusterConfig {
@@ -36,7 +33,7 @@ function readClusterConfig(env: Environment): ClusterConfig {
 }
 
 function readEksConfig(env: Environment, clusterName: string): ClusterConfig {
-  if (!EKS_CLUSTER_NAME.test(clusterName)) {
+  if (!EKS_CLUSTER_NAME.pattern.test(clusterName)) {
     throw new ConfigurationError(
       `CLUSTER_NAME "${clusterName}" is not an EKS cluster name (1-100 letters, digits, "-" or "_", starting with a letter or digit)`,
       { context: { variable: 'CLUSTER_NAME' } },
@@ -48,7 +45,7 @@ function readEksConfig(env: Environment, clusterName: string): ClusterConfig {
       context: { variable: 'AWS_REGION' },
     });
   }
-  if (!AWS_REGION.test(region)) {
+  if (!AWS_REGION.pattern.test(region)) {
     throw new ConfigurationError(`AWS_REGION "${region}" is not an AWS region name such as us-east-1`, {
       context: { variable: 'AWS_REGION' },
     });
@@ -57,7 +54,7 @@ function readEksConfig(env: Environment, clusterName: string): ClusterConfig {
 }
 
 function readSecretConfig(secretArn: string): ClusterConfig {
-  const match = SECRET_ARN.exec(secretArn);
+  const match = SECRET_ARN.pattern.exec(secretArn);
   const region = match?.[1];
   if (region === undefined) {
     throw new ConfigurationError(

@@ -1,7 +1,8 @@
 /** Typed reading of the admission function's environment. */
 import { optionalSetting, wholeNumberSetting, type Environment } from '../config/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
-import { CAPACITY_LABELS, type CapacityFlavour } from '../placement/index.ts';
+import { SECRET_ARN } from '../values/index.ts';
+import { CAPACITY_FLAVOUR_NAMES, isCapacityFlavour, type CapacityFlavour } from '../placement/index.ts';
 import { readStoreConfig, type StoreConfig } from '../store/index.ts';
 import { checkedToken, type TokenSourceConfig } from './token.ts';
 
@@ -19,7 +20,6 @@ const DEFAULT_MAX_BODY_BYTES = 3 * 1024 * 1024;
 // Lambda's synchronous request payload limit is 6 MB; a larger body could never arrive.
 const MAX_BODY_BYTES_LIMIT = 6 * 1024 * 1024;
 const MIN_BODY_BYTES = 1024;
-const SECRET_ARN_PATTERN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$/;
 
 function readTokenConfig(env: Environment): TokenSourceConfig {
   const secretArn = optionalSetting(env, 'WEBHOOK_TOKEN_SECRET_ARN');
@@ -30,9 +30,9 @@ function readTokenConfig(env: Environment): TokenSourceConfig {
     });
   }
   if (secretArn !== undefined) {
-    if (!SECRET_ARN_PATTERN.test(secretArn)) {
+    if (!SECRET_ARN.pattern.test(secretArn)) {
       throw new ConfigurationError(
-        `WEBHOOK_TOKEN_SECRET_ARN is "${secretArn}"; expected a Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>)`,
+        `WEBHOOK_TOKEN_SECRET_ARN is "${secretArn}"; expected ${SECRET_ARN.form}`,
         { context: { variable: 'WEBHOOK_TOKEN_SECRET_ARN' } },
       );
     }
@@ -50,12 +50,12 @@ function readMaxBodyBytes(env: Environment): number {
 
 function readCapacityFlavour(env: Environment): CapacityFlavour {
   const value = optionalSetting(env, 'CAPACITY_FLAVOUR') ?? 'karpenter';
-  if (!Object.hasOwn(CAPACITY_LABELS, value)) {
-    throw new ConfigurationError(`CAPACITY_FLAVOUR is "${value}"; expected one of ${Object.keys(CAPACITY_LABELS).join(', ')}`, {
+  if (!isCapacityFlavour(value)) {
+    throw new ConfigurationError(`CAPACITY_FLAVOUR is "${value}"; expected one of ${CAPACITY_FLAVOUR_NAMES}`, {
       context: { variable: 'CAPACITY_FLAVOUR' },
     });
   }
-  return value as CapacityFlavour;
+  return value;
 }
 
 /**

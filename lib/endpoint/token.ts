@@ -2,7 +2,7 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { GetSecretValueCommand, SecretsManagerClient, type GetSecretValueCommandOutput } from '@aws-sdk/client-secrets-manager';
 import { ConfigurationError } from '../errors/index.ts';
-import { WEBHOOK_TOKEN_FORM, WEBHOOK_TOKEN_PATTERN } from '../token/index.ts';
+import { WEBHOOK_TOKEN_FORM, WEBHOOK_TOKEN_PATTERN } from '../values/index.ts';
 
 /** Where the expected token is read from: a Secrets Manager secret (deployed) or a literal value (local runs). */
 type TokenSourceConfig =

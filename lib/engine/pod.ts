@@ -21,7 +21,7 @@ import {
   stringMap,
   typeMismatch as mismatch,
   type JsonObject,
-} from '../json/index.ts';
+} from '../values/index.ts';
 import type { Pod } from './kubernetes.ts';
 import type { NodeSelectorTerm, PreferredSchedulingTerm, Toleration } from '../scheduling/index.ts';
 import { preferenceFromKubernetes, termFromKubernetes } from '../scheduling/index.ts';

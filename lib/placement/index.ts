@@ -1,4 +1,4 @@
-import { parseCapacityFlavour, parsePlacementPolicy, workloadKey } from './policy.ts';
+import { CAPACITY_FLAVOUR_NAMES, isCapacityFlavour, parseCapacityFlavour, parsePlacementPolicy, workloadKey } from './policy.ts';
 import { createPlacementStep, diversityChoice } from './step.ts';
 import {
   CAPACITY_ANNOTATION,
@@ -16,6 +16,8 @@ export {
   diversityChoice,
   parsePlacementPolicy,
   parseCapacityFlavour,
+  isCapacityFlavour,
+  CAPACITY_FLAVOUR_NAMES,
   workloadKey,
   CAPACITY_ANNOTATION,
   CAPACITY_LABELS,

@@ -1,6 +1,5 @@
-import { isDns1123Label, isDns1123Subdomain } from '../api/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
-import { previewInput } from '../json/index.ts';
+import { isDns1123Label, isDns1123Subdomain, previewInput } from '../values/index.ts';
 import { CAPACITY_LABELS, DEFAULT_SPOT_PERCENT, type CapacityFlavour, type PlacementMode, type PlacementPolicy } from './types.ts';
 
 const MODES: readonly PlacementMode[] = ['Spot', 'NonSpot', 'Diversity'];
@@ -33,10 +32,18 @@ export function parsePlacementPolicy(input: unknown, source = 'placement policy'
   return mode === 'Diversity' ? { ...policy, spotPercent: (spotPercent as number | undefined) ?? DEFAULT_SPOT_PERCENT } : policy;
 }
 
+/** True for a capacity flavour name (karpenter, eks, gke). */
+export function isCapacityFlavour(value: string): value is CapacityFlavour {
+  return Object.hasOwn(CAPACITY_LABELS, value);
+}
+
+/** The capacity flavour names, for messages. */
+export const CAPACITY_FLAVOUR_NAMES: string = Object.keys(CAPACITY_LABELS).join(', ');
+
 /** Checks a capacity flavour name, failing with the accepted names. */
 export function parseCapacityFlavour(value: string): CapacityFlavour {
-  if (Object.hasOwn(CAPACITY_LABELS, value)) return value as CapacityFlavour;
-  throw new MalformedInputError(`capacity flavour must be one of ${Object.keys(CAPACITY_LABELS).join(', ')} (got ${previewInput(value)})`);
+  if (isCapacityFlavour(value)) return value;
+  throw new MalformedInputError(`capacity flavour must be one of ${CAPACITY_FLAVOUR_NAMES} (got ${previewInput(value)})`);
 }
 
 /** The lookup key of a workload. */

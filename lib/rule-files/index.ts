@@ -3,7 +3,7 @@ import { extname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { applySnapshotBudget, validatePodMutation, type InvalidRule, type NormalizedRule, type RuleVerdict } from '../api/index.ts';
 import { DuplicateRuleError, MalformedInputError } from '../errors/index.ts';
-import { checkNesting, MAX_JSON_DEPTH, textNestsDeeperThan } from '../json/index.ts';
+import { checkNesting, MAX_JSON_DEPTH, textNestsDeeperThan } from '../values/index.ts';
 
 /** One resource read from a file, with the validator's verdict. */
 interface LoadedRule {

@@ -1,26 +1,24 @@
 /** Typed reading of the store's environment variables. */
 import { optionalSetting, wholeNumberSetting, type Environment } from '../config/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
-import { CLUSTER_ID_PATTERN } from './layout.ts';
+import { CLUSTER_ID, TABLE_NAME } from '../values/index.ts';
 import type { StoreConfig } from './types.ts';
 
-// DynamoDB table names: 3 to 255 of these characters.
-const TABLE_NAME_PATTERN = /^[A-Za-z0-9_.-]{3,255}$/;
 const MAX_SECONDS = 86_400;
 
 /** Reads RULES_TABLE, CLUSTER_ID, DYNAMODB_ENDPOINT, RULES_REFRESH_SECONDS and RULES_MAX_STALE_SECONDS; fails fast naming the variable. */
 function readStoreConfig(env: Environment): StoreConfig {
   const tableName = optionalSetting(env, 'RULES_TABLE');
-  if (tableName === undefined || !TABLE_NAME_PATTERN.test(tableName)) {
+  if (tableName === undefined || !TABLE_NAME.pattern.test(tableName)) {
     throw new ConfigurationError(
-      `RULES_TABLE is ${tableName === undefined ? 'not set' : `"${tableName}"`}; expected a DynamoDB table name (3 to 255 letters, digits, "_", "-" or ".")`,
+      `RULES_TABLE is ${tableName === undefined ? 'not set' : `"${tableName}"`}; expected ${TABLE_NAME.form}`,
       { context: { variable: 'RULES_TABLE' } },
     );
   }
   const clusterId = optionalSetting(env, 'CLUSTER_ID') ?? 'default';
-  if (!CLUSTER_ID_PATTERN.test(clusterId)) {
+  if (!CLUSTER_ID.pattern.test(clusterId)) {
     throw new ConfigurationError(
-      `CLUSTER_ID is "${clusterId}"; expected 1 to 100 letters, digits, ".", "_" or "-", starting with a letter or digit`,
+      `CLUSTER_ID is "${clusterId}"; expected ${CLUSTER_ID.form}`,
       { context: { variable: 'CLUSTER_ID' } },
     );
   }

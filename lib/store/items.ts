@@ -1,7 +1,7 @@
 /** Attribute reading and argument checks shared by the snapshot and placement adapters of one table. */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { MalformedInputError } from '../errors/index.ts';
-import { CLUSTER_ID_PATTERN } from './layout.ts';
+import { CLUSTER_ID } from '../values/index.ts';
 
 /** A DynamoDB item as the SDK returns it. */
 type Item = Record<string, AttributeValue>;
@@ -17,7 +17,7 @@ function integerAttribute(item: Item, name: string): number | undefined {
 
 /** The cluster id if it can be embedded in a partition key, else a MalformedInputError with the expected form. */
 function checkedClusterId(clusterId: string): string {
-  if (!CLUSTER_ID_PATTERN.test(clusterId)) {
+  if (!CLUSTER_ID.pattern.test(clusterId)) {
     throw new MalformedInputError(
       `cluster id "${clusterId}" is invalid; expected 1 to 100 letters, digits, ".", "_" or "-", starting with a letter or digit`,
     );

@@ -18,8 +18,6 @@ const PART_DIGITS = 5;
 const MAX_VERSION = 10 ** VERSION_DIGITS - 1;
 const MAX_PARTS = 10 ** PART_DIGITS - 1;
 
-/** Cluster ids as EKS names clusters, plus dots; the id is embedded verbatim in every partition key. */
-const CLUSTER_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
 function clusterPartition(clusterId: string): string {
   return `cluster#${clusterId}`;
@@ -46,7 +44,6 @@ export {
   PLACEMENT_SORT_KEY,
   MAX_VERSION,
   MAX_PARTS,
-  CLUSTER_ID_PATTERN,
   clusterPartition,
   versionPrefix,
   partsPrefix,

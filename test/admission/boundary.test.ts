@@ -6,7 +6,7 @@ import jsonPatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
 import { answerAdmissionReview } from '../../lib/admission/index.ts';
 import { MalformedInputError } from '../../lib/errors/index.ts';
-import { MAX_JSON_DEPTH } from '../../lib/json/index.ts';
+import { MAX_JSON_DEPTH } from '../../lib/values/index.ts';
 import { rules } from '../support/builders.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import { writeEverything } from './support.ts';

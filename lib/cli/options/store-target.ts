@@ -1,5 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { MalformedInputError } from '../../errors/index.ts';
+import { AWS_REGION, CLUSTER_ID, TABLE_NAME, type ValueRule } from '../../values/index.ts';
 import { createDynamoClient, createSnapshotTable } from '../../store/index.ts';
 
 /** The flags naming a rules table, as `sync` and `placement` take them. */
@@ -21,12 +22,8 @@ export interface StoreTarget {
 const DEFAULT_TABLE = 'podmutation-rules';
 const DEFAULT_CLUSTER_ID = 'default';
 // The forms readStoreConfig accepts for RULES_TABLE and CLUSTER_ID, checked here to name the flag.
-const TABLE_NAME_PATTERN = /^[A-Za-z0-9_.-]{3,255}$/;
-const CLUSTER_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
-const REGION_PATTERN = /^[a-z]{2}(-[a-z]+)+-\d+$/;
-
-function checked(value: string, pattern: RegExp, flag: string, expected: string): string {
-  if (!pattern.test(value)) throw new MalformedInputError(`--${flag} is "${value}"; expected ${expected}`);
+function checked(value: string, rule: ValueRule, flag: string): string {
+  if (!rule.pattern.test(value)) throw new MalformedInputError(`--${flag} is "${value}"; expected ${rule.form}`);
   return value;
 }
 
@@ -49,10 +46,10 @@ export function storeTarget(flags: Readonly<Record<string, unknown>>): StoreTarg
   const endpoint = text('dynamodb-endpoint');
   const region = text('region');
   return {
-    tableName: checked(text('table') ?? DEFAULT_TABLE, TABLE_NAME_PATTERN, 'table', 'a DynamoDB table name (3 to 255 letters, digits, "_", "-" or ".")'),
-    clusterId: checked(text('cluster-id') ?? DEFAULT_CLUSTER_ID, CLUSTER_ID_PATTERN, 'cluster-id', '1 to 100 letters, digits, ".", "_" or "-", starting with a letter or digit'),
+    tableName: checked(text('table') ?? DEFAULT_TABLE, TABLE_NAME, 'table'),
+    clusterId: checked(text('cluster-id') ?? DEFAULT_CLUSTER_ID, CLUSTER_ID, 'cluster-id'),
     ...(endpoint === undefined ? {} : { endpoint: checkedEndpoint(endpoint) }),
-    ...(region === undefined ? {} : { region: checked(region, REGION_PATTERN, 'region', 'an AWS region such as us-east-1') }),
+    ...(region === undefined ? {} : { region: checked(region, AWS_REGION, 'region') }),
   };
 }
 

@@ -1,4 +1,41 @@
-// Kubernetes name syntax, as in apimachinery's validation package.
+/**
+ * The syntax of every value the product reads: Kubernetes names and label syntax (as in apimachinery's validation
+ * package), and the AWS and deployment identifiers of its configuration. Each rule lives here once.
+ */
+
+/** A value rule: its pattern, and the expected form in words for messages. */
+export interface ValueRule {
+  readonly pattern: RegExp;
+  readonly form: string;
+}
+
+/** A Secrets Manager secret ARN; group 1 is its region (a client reads the secret there, no AWS_REGION needed). */
+export const SECRET_ARN: ValueRule = {
+  pattern: /^arn:aws[a-z-]*:secretsmanager:([a-z]{2}(?:-[a-z]+)+-\d+):\d{12}:secret:[A-Za-z0-9/_+=.@-]+$/,
+  form: 'a Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>)',
+};
+
+/** A DynamoDB table name. */
+export const TABLE_NAME: ValueRule = {
+  pattern: /^[A-Za-z0-9_.-]{3,255}$/,
+  form: 'a DynamoDB table name (3 to 255 letters, digits, "_", "-" or ".")',
+};
+
+/** The cluster id keying a cluster's items in the table: EKS cluster names, plus dots; embedded verbatim in every key. */
+export const CLUSTER_ID: ValueRule = {
+  pattern: /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/,
+  form: '1 to 100 letters, digits, ".", "_" or "-", starting with a letter or digit',
+};
+
+/** An EKS cluster name: 1-100 characters, starting with a letter or digit (CreateCluster API reference). */
+export const EKS_CLUSTER_NAME: ValueRule = {
+  pattern: /^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$/,
+  form: 'an EKS cluster name (1 to 100 letters, digits, "_" or "-", starting with a letter or digit)',
+};
+
+/** An AWS region name. */
+export const AWS_REGION: ValueRule = { pattern: /^[a-z]{2}(-[a-z]+)+-\d+$/, form: 'an AWS region such as eu-west-1' };
+
 const QUALIFIED_NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
