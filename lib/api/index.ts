@@ -9,17 +9,13 @@ import {
   RULE_BUDGET,
   SNAPSHOT_BUDGET,
   type InvalidRule,
-  type MutationAdd,
-  type MutationRemove,
-  type NodeAffinityRemoval,
   type NormalizedRule,
   type PodMutation,
-  type PodMutationSpec,
   type RuleIssue,
   type RuleSnapshot,
   type RuleVerdict,
-  type WorkloadSelector,
 } from './types.ts';
+import { PodMutationSpecSchema, PodMutationStatusSchema, SELECTOR_DIMENSIONS, type MutationAdd, type MutationRemove, type NodeAffinityRemoval, type PodMutationSpec, type PodMutationStatusShape, type WorkloadSelector } from './schema.ts';
 import { describeIssues, ruleToResource, validatePodMutation } from './validate.ts';
 
 export {
@@ -32,6 +28,9 @@ export {
   RULE_BUDGET,
   SNAPSHOT_BUDGET,
   validatePodMutation,
+  PodMutationSpecSchema,
+  PodMutationStatusSchema,
+  SELECTOR_DIMENSIONS,
   ruleCost,
   budgetIssues,
   applySnapshotBudget,
@@ -52,4 +51,5 @@ export type {
   RuleVerdict,
   RuleSnapshot,
   RuleCost,
+  PodMutationStatusShape,
 };

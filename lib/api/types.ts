@@ -1,4 +1,4 @@
-import type { LabelSelector, NodeAffinity, Toleration } from '../scheduling/index.ts';
+import type { MutationAdd, MutationRemove, PodMutationSpec, WorkloadSelector } from './schema.ts';
 
 /** API group, version and kind of the PodMutation custom resource. */
 export const POD_MUTATION_API_VERSION = 'agent.cloudpilot.ai/v1alpha1';
@@ -57,51 +57,6 @@ export const RULE_BUDGET = Object.freeze({
 export const SNAPSHOT_BUDGET = Object.freeze({
   maxRuleBytes: 16 * RULE_BUDGET.maxBytes,
 });
-
-/**
- * spec.workloadSelector: every present dimension must match; list values are ORed. At least one dimension is set,
- * or `all: true` alone selects every Pod (DaemonSet Pods excepted).
- */
-export interface WorkloadSelector {
-  readonly all?: true;
-  readonly namespaces?: readonly string[];
-  readonly kinds?: readonly string[];
-  readonly names?: readonly string[];
-  readonly labelSelector?: LabelSelector;
-  readonly nodeAffinityMatch?: NodeAffinity;
-  readonly nodeSelectorMatch?: Readonly<Record<string, string>>;
-  readonly tolerationsMatch?: readonly Toleration[];
-}
-
-/** spec.mutationRemove.nodeAffinity: exactly one of keys or all: true. */
-export interface NodeAffinityRemoval {
-  readonly keys?: readonly string[];
-  readonly all?: boolean;
-}
-
-/** spec.mutationRemove. */
-export interface MutationRemove {
-  readonly nodeAffinity?: NodeAffinityRemoval;
-  readonly nodeSelector?: { readonly keys: readonly string[] };
-  readonly tolerations?: { readonly keys: readonly string[] };
-}
-
-/** spec.mutationAdd. */
-export interface MutationAdd {
-  readonly annotations?: Readonly<Record<string, string>>;
-  readonly nodeSelector?: Readonly<Record<string, string>>;
-  readonly tolerations?: readonly Toleration[];
-  readonly nodeAffinity?: NodeAffinity;
-}
-
-/** spec of a PodMutation as written by users. */
-export interface PodMutationSpec {
-  readonly enable?: boolean;
-  readonly priority?: number;
-  readonly workloadSelector?: WorkloadSelector;
-  readonly mutationRemove?: MutationRemove;
-  readonly mutationAdd?: MutationAdd;
-}
 
 /** A PodMutation resource (agent.cloudpilot.ai/v1alpha1, cluster-scoped). */
 export interface PodMutation {

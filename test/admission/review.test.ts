@@ -68,7 +68,7 @@ describe('answerAdmissionReview on real AdmissionReviews', () => {
 
   it('denies with allowed false, status code 400 and the rule and limit in the message', async () => {
     const wide = (await loadRuleFiles([EXAMPLES])).rules.map((rule) => rule.name === 'migrate-legacy-pool'
-      ? { ...rule, mutationRemove: {}, mutationAdd: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: Array.from({ length: 64 }, (_, i) => ({ matchExpressions: [{ key: 'example.com/z', operator: 'In', values: [`z${i}`] }] })) } } } }
+      ? { ...rule, mutationRemove: {}, mutationAdd: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: Array.from({ length: 64 }, (_, i) => ({ matchExpressions: [{ key: 'example.com/z', operator: 'In' as const, values: [`z${i}`] }] })) } } } }
       : rule);
     const review = JSON.parse(fixtureText('reviews/deployment-legacy-pool.json'));
     review.request.object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms.push(
