@@ -45,6 +45,14 @@ describe('npm run build', () => {
     expect(admission.inputs.filter((input) => input.includes('node_modules/@kubernetes/client-node/'))).toEqual([]);
   });
 
+  it("compiles the CRD's descriptions and CEL rules out of the declaration the bundle carries", async () => {
+    const { readFile } = await import('node:fs/promises');
+    const text = await readFile(admission.outfile, 'utf8');
+    expect(text).toContain('node-requirement-required');
+    expect(text).not.toContain('Which Pods the rule applies to');
+    expect(text).not.toContain('self.matchFields');
+  });
+
   it('finds no problem with the admission bundle: no forbidden package, within 600 KB', () => {
     expect(admissionBundleProblems(admission)).toEqual([]);
   });
