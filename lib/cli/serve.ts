@@ -2,19 +2,12 @@ import { readFile } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { MalformedInputError } from '../errors/index.ts';
-import type { AdmissionLogger, LogFields } from '../endpoint/index.ts';
 import type { RuleSource, TlsFiles } from '../local-server/index.ts';
+import { jsonLineLogger } from '../observability/index.ts';
 import { writeLine, type CliStreams } from './io.ts';
 import { PLACEMENT_OPTIONS, readPlacementFile } from './options/placement-file.ts';
 
 const SHUTDOWN_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
-
-/** One JSON object per line on a stream, in the shape of the Lambda's Powertools log lines. */
-function jsonLineLogger(stream: Writable): AdmissionLogger {
-  const write = (level: string) => (message: string, fields: LogFields) =>
-    writeLine(stream, JSON.stringify({ level, message, timestamp: new Date().toISOString(), ...fields }));
-  return { info: write('INFO'), warn: write('WARN'), error: write('ERROR') };
-}
 
 function portOption(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;

@@ -2,22 +2,12 @@ import { parseArgs } from 'node:util';
 import { MalformedInputError } from '../errors/index.ts';
 import { createPodMutationSource } from '../cluster/index.ts';
 import { createSnapshotStore } from '../store/index.ts';
-import { syncOnce, type SyncLogFields, type SyncLogger, type SyncMetrics } from '../sync/index.ts';
+import { DISCARDED_METRICS, jsonLineLogger } from '../observability/index.ts';
+import { syncOnce } from '../sync/index.ts';
 import { writeLine, type CliStreams } from './io.ts';
 import { STORE_TARGET_OPTIONS, storeTarget, targetClient } from './options/store-target.ts';
 
-// The report on stdout already says what info would; warnings and errors go to stderr as JSON lines.
-function stderrLogger(streams: CliStreams): SyncLogger {
-  const write = (level: string, message: string, fields: SyncLogFields): void =>
-    writeLine(streams.stderr, JSON.stringify({ level, message, ...fields }));
-  return {
-    info: () => undefined,
-    warn: (message, fields) => write('WARN', message, fields),
-    error: (message, fields) => write('ERROR', message, fields),
-  };
-}
 
-const NO_METRICS: SyncMetrics = { addMetric: () => undefined };
 
 /**
  * `podmutation sync --once --kubeconfig FILE [--context NAME] [--table T] [--dynamodb-endpoint URL] [--cluster-id ID]
@@ -55,8 +45,9 @@ export async function syncCommand(args: readonly string[], streams: CliStreams):
       source,
       store: createSnapshotStore({ client, tableName: target.tableName }),
       clusterId: target.clusterId,
-      logger: stderrLogger(streams),
-      metrics: NO_METRICS,
+      // The report on stdout already says what info would; warnings and errors go to stderr as JSON lines.
+      logger: jsonLineLogger(streams.stderr, ['warn', 'error']),
+      metrics: DISCARDED_METRICS,
     });
     writeLine(streams.stdout, JSON.stringify(report));
     return report.outcome === 'failed' ? 1 : 0;

@@ -2,29 +2,21 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { answerAdmissionReview, summarizeVerdict } from '../admission/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
+import type { LogFields, Logger, MetricUnit, Metrics } from '../observability/index.ts';
 import { previewInput } from '../values/index.ts';
 import type { CachedSnapshot } from '../store/index.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './config.ts';
 import type { AdmissionRules } from './admission-rules.ts';
 import { createTokenComparer } from './token.ts';
 
-/** Structured log fields; never a token, a raw path or a Pod body. */
-type LogFields = Readonly<Record<string, unknown>>;
+/** The logging the handler needs (the product's one Logger). */
+type AdmissionLogger = Logger;
 
-/** The logging the handler needs; satisfied by @aws-lambda-powertools/logger's Logger. */
-interface AdmissionLogger {
-  info(message: string, fields: LogFields): void;
-  warn(message: string, fields: LogFields): void;
-  error(message: string, fields: LogFields): void;
-}
+/** The metrics the handler needs (the product's one Metrics). */
+type AdmissionMetrics = Metrics;
 
 /** CloudWatch units the handler emits. */
-type AdmissionMetricUnit = 'Count' | 'Seconds';
-
-/** The metrics the handler needs; satisfied by @aws-lambda-powertools/metrics' Metrics (flushed by its middleware). */
-interface AdmissionMetrics {
-  addMetric(name: string, unit: AdmissionMetricUnit, value: number): unknown;
-}
+type AdmissionMetricUnit = MetricUnit;
 
 /** What the handler depends on; every adapter is injected so tests run it against real stores. */
 interface AdmissionHandlerDeps {

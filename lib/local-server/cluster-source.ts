@@ -1,7 +1,8 @@
 /** The cluster as the local server's rule source: the sync function's own code, run in-process on an interval. */
 import { ClusterError } from '../errors/index.ts';
 import type { PodMutationSource } from '../cluster/index.ts';
-import { buildSnapshotContent, syncOnce, type SyncLogger } from '../sync/index.ts';
+import { DISCARDED_LOGGER, DISCARDED_METRICS, type Logger } from '../observability/index.ts';
+import { buildSnapshotContent, syncOnce } from '../sync/index.ts';
 import type { RuleSource } from './source.ts';
 
 /** Options of a cluster rule source. */
@@ -12,13 +13,10 @@ interface ClusterRuleSourceOptions {
   /** For the start message, e.g. "cluster of kubeconfig ~/.kube/config". */
   readonly description: string;
   /** The sync's log (one line per sync, as the Lambda's); discarded when absent. */
-  readonly logger?: SyncLogger;
+  readonly logger?: Logger;
   /** Epoch milliseconds. */
   readonly clock?: () => number;
 }
-
-const DISCARDED_SYNC_LOG: SyncLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
-const DISCARDED_METRICS = { addMetric: () => undefined };
 
 /**
  * Rules synced from a cluster exactly as the sync Lambda does it (syncOnce: list, validate, publish only what
@@ -36,7 +34,7 @@ function createClusterRuleSource(options: ClusterRuleSourceOptions): RuleSource 
         listPodMutations: async () => (listed = await options.source.listPodMutations()),
         patchStatus: (name, status) => options.source.patchStatus(name, status),
       };
-      const report = await syncOnce({ source, store, clusterId, logger: options.logger ?? DISCARDED_SYNC_LOG, metrics: DISCARDED_METRICS, clock });
+      const report = await syncOnce({ source, store, clusterId, logger: options.logger ?? DISCARDED_LOGGER, metrics: DISCARDED_METRICS, clock });
       if (report.outcome === 'failed' || listed === undefined || report.version === undefined) {
         throw new ClusterError(`syncing from the ${options.description} failed: ${report.error ?? 'no list was read'}`, {
           context: { step: report.failedStep },

@@ -8,7 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { describeIssues } from '../api/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
 import { checkedToken, createAdmissionHandler, createAdmissionRulesCache, generateToken, DEFAULT_MAX_BODY_BYTES } from '../endpoint/index.ts';
-import type { AdmissionHandler, AdmissionLogger, AdmissionMetrics } from '../endpoint/index.ts';
+import type { AdmissionHandler } from '../endpoint/index.ts';
+import { DISCARDED_LOGGER, DISCARDED_METRICS, type Logger } from '../observability/index.ts';
 import type { CapacityFlavour, PlacementPolicy } from '../placement/index.ts';
 import { createDynamoClient, createPlacementStore, createSnapshotStore, createSnapshotTable } from '../store/index.ts';
 import type { SnapshotStore } from '../store/index.ts';
@@ -40,7 +41,7 @@ interface LocalServerOptions {
   readonly clusterId?: string;
   readonly maxBodyBytes?: number;
   /** The admission log; discarded when absent. */
-  readonly logger?: AdmissionLogger;
+  readonly logger?: Logger;
   /** Messages for the operator: publications, invalid rules, failed republications. */
   readonly report?: (line: string) => void;
   /** Placement policies published into the embedded store, applied by the managed capacity step. */
@@ -82,9 +83,7 @@ const MAX_CONNECTIONS = 512;
 // API Gateway's answer for a request no route matches.
 const NOT_FOUND = { statusCode: 404, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: 'Not Found' }) };
 
-const DISCARDED_LOG: AdmissionLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
-// Local runs have no CloudWatch; the deployed function flushes the same calls as EMF.
-const DISCARDED_METRICS: AdmissionMetrics = { addMetric: () => undefined };
+
 
 /** The body, keeping at most limit + 1 bytes (enough for the handler to answer 413) while draining the rest. */
 function readCappedBody(request: IncomingMessage, limit: number): Promise<Buffer> {
@@ -103,7 +102,7 @@ function readCappedBody(request: IncomingMessage, limit: number): Promise<Buffer
   });
 }
 
-function requestListener(handler: AdmissionHandler, maxBodyBytes: number, logger: AdmissionLogger) {
+function requestListener(handler: AdmissionHandler, maxBodyBytes: number, logger: Logger) {
   return (request: IncomingMessage, response: ServerResponse): void => {
     const head = requestHead(request);
     // Only the route API Gateway has reaches the handler; everything else ends here, as it ends at API Gateway.
@@ -207,7 +206,7 @@ async function startLocalServer(options: LocalServerOptions): Promise<LocalServe
   const clusterId = options.clusterId ?? 'default';
   const refreshSeconds = options.refreshSeconds ?? DEFAULT_REFRESH_SECONDS;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const logger = options.logger ?? DISCARDED_LOG;
+  const logger = options.logger ?? DISCARDED_LOGGER;
   const report = options.report ?? (() => undefined);
 
   const cleanups: (() => Promise<void> | void)[] = [];

@@ -3,28 +3,23 @@
  * Safety first: any failure before the publish publishes nothing, so the last good snapshot stays current.
  */
 import { ConfigurationError, PodMutationError } from '../errors/index.ts';
+import type { LogFields, Logger, MetricUnit, Metrics } from '../observability/index.ts';
 import type { PodMutationList, PodMutationSource } from '../cluster/index.ts';
 import type { PublishOutcome, SnapshotStore, SyncOutcome } from '../store/index.ts';
 import { assessList, snapshotContentOf, type AssessedResource } from './snapshot.ts';
 import { planStatusUpdates, type StatusUpdate } from './status.ts';
 
-/** Structured log fields; never a token or a whole resource. */
-type SyncLogFields = Readonly<Record<string, unknown>>;
+/** Structured log fields of the sync (the product's one LogFields). */
+type SyncLogFields = LogFields;
 
-/** The logging a sync needs; satisfied by @aws-lambda-powertools/logger's Logger. */
-interface SyncLogger {
-  info(message: string, fields: SyncLogFields): void;
-  warn(message: string, fields: SyncLogFields): void;
-  error(message: string, fields: SyncLogFields): void;
-}
+/** The logging a sync needs (the product's one Logger). */
+type SyncLogger = Logger;
 
 /** CloudWatch units the sync emits. */
-type SyncMetricUnit = 'Count' | 'Milliseconds';
+type SyncMetricUnit = MetricUnit;
 
-/** The metrics a sync needs; satisfied by @aws-lambda-powertools/metrics' Metrics (flushed by its middleware). */
-interface SyncMetrics {
-  addMetric(name: string, unit: SyncMetricUnit, value: number): unknown;
-}
+/** The metrics a sync needs (the product's one Metrics). */
+type SyncMetrics = Metrics;
 
 /** What one sync depends on; every adapter is injected so tests run it against a real API server and DynamoDB. */
 interface SyncDependencies {
