@@ -9,7 +9,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import { createPodMutationSource } from '../../lib/cluster/index.ts';
-import { createDynamoClient, createSnapshotStore } from '../../lib/store/index.ts';
+import { createDynamoClient, createSnapshotStore, createSyncRecordStore } from '../../lib/store/index.ts';
 import { createSyncHandler, readSyncConfig, syncOnce } from '../../lib/sync/index.ts';
 
 const config = readSyncConfig(process.env);
@@ -17,16 +17,18 @@ const logger = new Logger();
 const metrics = new Metrics();
 
 const source = createPodMutationSource(config.cluster);
-const store = createSnapshotStore({
+const table = {
   client: createDynamoClient(config.store.endpoint === undefined ? {} : { endpoint: config.store.endpoint }),
   tableName: config.store.tableName,
-});
+};
+const store = createSnapshotStore(table);
+const records = createSyncRecordStore(table);
 
 /** The Lambda entry point: a scheduled event syncs every SYNC_INTERVAL_SECONDS for a minute, any other event once. */
 export const handler = middy(
   createSyncHandler({
     intervalSeconds: config.intervalSeconds,
-    syncOnce: () => syncOnce({ source, store, clusterId: config.store.clusterId, logger, metrics }),
+    syncOnce: () => syncOnce({ source, store, records, clusterId: config.store.clusterId, logger, metrics }),
   }),
 )
   .use(injectLambdaContext(logger))

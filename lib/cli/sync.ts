@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { MalformedInputError } from '../errors/index.ts';
 import { createPodMutationSource } from '../cluster/index.ts';
-import { createSnapshotStore } from '../store/index.ts';
+import { createSnapshotStore, createSyncRecordStore } from '../store/index.ts';
 import { DISCARDED_METRICS, jsonLineLogger } from '../observability/index.ts';
 import { syncOnce } from '../sync/index.ts';
 import { writeLine, type CliStreams } from './io.ts';
@@ -44,6 +44,7 @@ export async function syncCommand(args: readonly string[], streams: CliStreams):
     const report = await syncOnce({
       source,
       store: createSnapshotStore({ client, tableName: target.tableName }),
+      records: createSyncRecordStore({ client, tableName: target.tableName }),
       clusterId: target.clusterId,
       // The report on stdout already says what info would; warnings and errors go to stderr as JSON lines.
       logger: jsonLineLogger(streams.stderr, ['warn', 'error']),

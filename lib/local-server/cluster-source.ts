@@ -27,14 +27,14 @@ function createClusterRuleSource(options: ClusterRuleSourceOptions): RuleSource 
   const clock = options.clock ?? Date.now;
   return {
     description: options.description,
-    async publishRules(store, clusterId) {
+    async publishRules({ snapshots: store, records }, clusterId) {
       let listed: Awaited<ReturnType<PodMutationSource['listPodMutations']>> | undefined;
       // Keep the list the sync read, to report its invalid rules the way the file source does.
       const source: PodMutationSource = {
         listPodMutations: async () => (listed = await options.source.listPodMutations()),
         patchStatus: (name, status) => options.source.patchStatus(name, status),
       };
-      const report = await syncOnce({ source, store, clusterId, logger: options.logger ?? DISCARDED_LOGGER, metrics: DISCARDED_METRICS, clock });
+      const report = await syncOnce({ source, store, records, clusterId, logger: options.logger ?? DISCARDED_LOGGER, metrics: DISCARDED_METRICS, clock });
       if (report.outcome === 'failed' || listed === undefined || report.version === undefined) {
         throw new ClusterError(`syncing from the ${options.description} failed: ${report.error ?? 'no list was read'}`, {
           context: { step: report.failedStep },

@@ -11,11 +11,10 @@ import { checkedToken, createAdmissionHandler, createAdmissionRulesCache, genera
 import type { AdmissionHandler } from '../endpoint/index.ts';
 import { DISCARDED_LOGGER, DISCARDED_METRICS, type Logger } from '../observability/index.ts';
 import type { CapacityFlavour, PlacementPolicy } from '../placement/index.ts';
-import { createDynamoClient, createPlacementStore, createSnapshotStore, createSnapshotTable } from '../store/index.ts';
-import type { SnapshotStore } from '../store/index.ts';
+import { createDynamoClient, createPlacementStore, createSnapshotStore, createSnapshotTable, createSyncRecordStore } from '../store/index.ts';
 import { startEmbeddedDynamo, type EmbeddedDynamo } from '../store/embedded/index.ts';
 import { isAdmissionRoute, requestHead, toHttpApiEvent, writeHttpApiResult } from './event.ts';
-import type { RulePublication, RuleSource } from './source.ts';
+import type { RulePublication, RuleSource, RuleTable } from './source.ts';
 
 /** PEM certificate chain and private key for HTTPS. */
 interface TlsFiles {
@@ -160,14 +159,14 @@ function invalidRuleLines(publication: RulePublication): string[] {
 }
 
 /** Publishes at start, then on every change; changes during a publication are folded into one more run. */
-function createRepublisher(source: RuleSource, store: SnapshotStore, clusterId: string, report: (line: string) => void) {
+function createRepublisher(source: RuleSource, table: RuleTable, clusterId: string, report: (line: string) => void) {
   let running: Promise<void> | undefined;
   let again = false;
   async function run(): Promise<void> {
     do {
       again = false;
       try {
-        const publication = await source.publishRules(store, clusterId);
+        const publication = await source.publishRules(table, clusterId);
         for (const line of invalidRuleLines(publication)) report(line);
         report(describePublication(publication, source));
       } catch (error) {
@@ -220,8 +219,9 @@ async function startLocalServer(options: LocalServerOptions): Promise<LocalServe
     cleanups.push(() => client.destroy());
     await createSnapshotTable(client, TABLE_NAME);
     const store = createSnapshotStore({ client, tableName: TABLE_NAME });
+    const table: RuleTable = { snapshots: store, records: createSyncRecordStore({ client, tableName: TABLE_NAME }) };
 
-    const first = await options.rules.publishRules(store, clusterId);
+    const first = await options.rules.publishRules(table, clusterId);
     for (const line of invalidRuleLines(first)) report(line);
     report(describePublication(first, options.rules));
 
@@ -256,7 +256,7 @@ async function startLocalServer(options: LocalServerOptions): Promise<LocalServe
     cleanups.push(() => closeServer(server));
 
     if (options.watch === true) {
-      const republisher = createRepublisher(options.rules, store, clusterId, report);
+      const republisher = createRepublisher(options.rules, table, clusterId, report);
       const stopWatching = options.rules.watch(() => republisher.republish());
       cleanups.push(() => republisher.settled());
       cleanups.push(stopWatching);

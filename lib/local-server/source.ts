@@ -3,7 +3,7 @@ import { watch as watchFileSystem, statSync, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import type { InvalidRule, NormalizedRule } from '../api/index.ts';
 import { loadRuleFiles } from '../rule-files/index.ts';
-import type { PublishOutcome, SnapshotStore } from '../store/index.ts';
+import type { PublishOutcome, SnapshotStore, SyncRecordStore } from '../store/index.ts';
 
 /** What one publication of a rule source did. */
 interface RulePublication {
@@ -12,12 +12,18 @@ interface RulePublication {
   readonly outcome: Pick<PublishOutcome, 'published' | 'version'>;
 }
 
+/** The embedded table a rule source publishes into: its snapshots, and its sync records (a cluster source's syncs). */
+interface RuleTable {
+  readonly snapshots: Pick<SnapshotStore, 'publish'>;
+  readonly records: Pick<SyncRecordStore, 'recordSync'>;
+}
+
 /** Where the local server's rules come from; called at start and on every change it signals. */
 interface RuleSource {
   /** For the start message, e.g. "files examples/". */
   readonly description: string;
   /** Reads the rules and publishes them as one snapshot of the cluster. */
-  publishRules(store: Pick<SnapshotStore, 'publish' | 'recordSync'>, clusterId: string): Promise<RulePublication>;
+  publishRules(table: RuleTable, clusterId: string): Promise<RulePublication>;
   /** Calls onChange (debounced) whenever the rules may have changed, until the returned stop function runs. */
   watch(onChange: () => void): () => void;
 }
@@ -57,11 +63,11 @@ function createFileRuleSource(paths: readonly string[], options: FileRuleSourceO
   const clock = options.clock ?? Date.now;
   return {
     description: `files ${paths.join(', ')}`,
-    async publishRules(store, clusterId) {
+    async publishRules({ snapshots }, clusterId) {
       const loaded = await loadRuleFiles(paths);
       const rules: NormalizedRule[] = [...loaded.rules].sort(byName);
       const invalid: InvalidRule[] = [...loaded.invalid].sort(byName);
-      const outcome = await store.publish(clusterId, {
+      const outcome = await snapshots.publish(clusterId, {
         rules,
         invalid,
         resourceVersion: '',
@@ -85,4 +91,4 @@ function createFileRuleSource(paths: readonly string[], options: FileRuleSourceO
 }
 
 export { createFileRuleSource };
-export type { RuleSource, RulePublication, FileRuleSourceOptions };
+export type { RuleSource, RulePublication, RuleTable, FileRuleSourceOptions };

@@ -4,10 +4,12 @@ import { createDynamoClient, createSnapshotTable } from './dynamo.ts';
 import { EXPIRES_AT_ATTRIBUTE } from './layout.ts';
 import { createPlacementStore } from './placements.ts';
 import { createSnapshotStore } from './store.ts';
+import { createSyncRecordStore } from './sync-records.ts';
 import type { SnapshotCacheOptions } from './cache.ts';
 import type { DynamoClientOptions } from './dynamo.ts';
 import type { PlacementStoreOptions } from './placements.ts';
 import type { SnapshotStoreOptions } from './store.ts';
+import type { SyncRecordStoreOptions } from './sync-records.ts';
 import type {
   CachedSnapshot,
   PlacementSet,
@@ -21,6 +23,7 @@ import type {
   SnapshotPointer,
   SnapshotStore,
   StoreConfig,
+  SyncRecordStore,
   SyncOutcome,
   SyncRecord,
   SyncStatus,
@@ -30,6 +33,7 @@ export {
   createDynamoClient,
   createSnapshotTable,
   createSnapshotStore,
+  createSyncRecordStore,
   createPlacementStore,
   createSnapshotCache,
   readStoreConfig,
@@ -38,9 +42,11 @@ export {
 export type {
   DynamoClientOptions,
   SnapshotStoreOptions,
+  SyncRecordStoreOptions,
   PlacementStoreOptions,
   SnapshotCacheOptions,
   SnapshotStore,
+  SyncRecordStore,
   SnapshotContent,
   SnapshotPointer,
   PublishOutcome,

@@ -1,18 +1,49 @@
-/** Attribute reading and argument checks shared by the snapshot and placement adapters of one table. */
+/**
+ * Items of the rules table, shared by its adapters: built with util-dynamodb's marshall and read with its unmarshall
+ * (numbers wrapped, so that a corrupted number is reported rather than rounded), and the argument checks of a key.
+ */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { MalformedInputError } from '../errors/index.ts';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { MalformedInputError, StoreError } from '../errors/index.ts';
 import { CLUSTER_ID } from '../values/index.ts';
+import { PARTITION_KEY, SORT_KEY, clusterPartition } from './layout.ts';
 
-/** A DynamoDB item as the SDK returns it. */
+/** A DynamoDB item as the SDK sends and returns it. */
 type Item = Record<string, AttributeValue>;
+
+/** An item's attributes as JavaScript values: strings, wrapped numbers, Uint8Array binaries. */
+type ItemFields = Readonly<Record<string, unknown>>;
 
 const CONTENT_HASH_PATTERN = /^sha256:[0-9a-f]{64}$/;
 
-/** The integer in a number attribute, or undefined when the attribute is missing, not a number or not an integer. */
-function integerAttribute(item: Item, name: string): number | undefined {
-  const text = item[name]?.N;
+/** An item from plain fields (no undefined field is written). */
+function toItem(fields: Readonly<Record<string, unknown>>): Item {
+  return marshall(fields, { removeUndefinedValues: true });
+}
+
+/** The key of one item of a cluster. */
+function itemKey(clusterId: string, sortKey: string): Item {
+  return toItem({ [PARTITION_KEY]: clusterPartition(clusterId), [SORT_KEY]: sortKey });
+}
+
+/** The fields of an item. */
+function fieldsOf(item: Item): ItemFields {
+  return unmarshall(item, { wrapNumbers: true });
+}
+
+/** The integer in a number field, or undefined when the field is missing, not a number or not a safe integer. */
+function integerField(fields: ItemFields, name: string): number | undefined {
+  const field = fields[name];
+  // Wrapped numbers carry their digits as text; a string attribute is not a number.
+  const text = typeof field === 'object' && field !== null && 'value' in field ? String((field as { value: unknown }).value) : undefined;
   const value = text === undefined ? Number.NaN : Number(text);
   return Number.isSafeInteger(value) ? value : undefined;
+}
+
+/** The text of a string field, or undefined. */
+function stringField(fields: ItemFields, name: string): string | undefined {
+  const field = fields[name];
+  return typeof field === 'string' ? field : undefined;
 }
 
 /** The cluster id if it can be embedded in a partition key, else a MalformedInputError with the expected form. */
@@ -25,9 +56,31 @@ function checkedClusterId(clusterId: string): string {
   return clusterId;
 }
 
+const ISO_TIME_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** The time if it is ISO-8601, else a MalformedInputError naming what it is. */
+function isoTime(text: string, what: string): string {
+  if (!ISO_TIME_PATTERN.test(text) || Number.isNaN(Date.parse(text))) {
+    throw new MalformedInputError(`${what} is "${text}"; expected an ISO-8601 time`);
+  }
+  return text;
+}
+
+/** Runs one DynamoDB call; its failure is a StoreError naming the operation, the table and the cluster. */
+async function storeCall<T>(tableName: string, operation: string, clusterId: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    throw new StoreError(`DynamoDB ${operation} on table "${tableName}" for cluster "${clusterId}" failed: ${messageOf(error)}`, {
+      cause: error,
+      context: { tableName, clusterId, operation },
+    });
+  }
+}
+
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-export { CONTENT_HASH_PATTERN, integerAttribute, checkedClusterId, messageOf };
-export type { Item };
+export { CONTENT_HASH_PATTERN, toItem, itemKey, fieldsOf, integerField, stringField, checkedClusterId, isoTime, storeCall, messageOf };
+export type { Item, ItemFields };

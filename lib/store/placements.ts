@@ -20,7 +20,7 @@ import {
 import { ConfigurationError, MalformedInputError, StoreError } from '../errors/index.ts';
 import { parsePlacementPolicy, workloadKey, type PlacementPolicy } from '../placement/index.ts';
 import { canonicalJson } from './codec.ts';
-import { CONTENT_HASH_PATTERN, checkedClusterId, integerAttribute, messageOf, type Item } from './items.ts';
+import { CONTENT_HASH_PATTERN, checkedClusterId, fieldsOf, integerField, itemKey, messageOf, stringField, toItem, type Item } from './items.ts';
 import { PARTITION_KEY, PLACEMENT_SORT_KEY, SORT_KEY, clusterPartition } from './layout.ts';
 import type { PlacementSet, PlacementStore, PlacementVersion, PlacementWrite } from './types.ts';
 
@@ -80,9 +80,10 @@ function duplicateWorkload(policies: readonly PlacementPolicy[]): string | undef
 
 /** The version and hash of an item, or what is wrong with them. */
 function parseVersion(item: Item): PlacementVersion | string {
-  const version = integerAttribute(item, 'version');
+  const fields = fieldsOf(item);
+  const version = integerField(fields, 'version');
   if (version === undefined || version < 1) return 'version must be a number attribute holding an integer of at least 1';
-  const contentHash = item.contentHash?.S;
+  const contentHash = stringField(fields, 'contentHash');
   if (contentHash === undefined || !CONTENT_HASH_PATTERN.test(contentHash)) {
     return 'contentHash must be a string attribute of the form sha256:<64 hex digits>';
   }
@@ -93,11 +94,12 @@ function parseVersion(item: Item): PlacementVersion | string {
 function parseSet(item: Item): PlacementSet | { readonly problem: string; readonly cause?: unknown } {
   const head = parseVersion(item);
   if (typeof head === 'string') return { problem: head };
-  const json = item.policies?.S;
+  const fields = fieldsOf(item);
+  const json = stringField(fields, 'policies');
   if (json === undefined) return { problem: 'policies must be a string attribute holding a JSON array' };
   // Checked before parsing: a mismatch means the item was edited outside the store (or damaged).
   if (hashOf(json) !== head.contentHash) return { problem: `policies do not match contentHash ${head.contentHash}` };
-  const updatedAt = item.updatedAt?.S;
+  const updatedAt = stringField(fields, 'updatedAt');
   if (updatedAt === undefined) return { problem: 'updatedAt must be a string attribute' };
   let value: unknown;
   try {
@@ -147,9 +149,7 @@ function createPlacementStore(options: PlacementStoreOptions): PlacementStore {
     });
   }
 
-  function key(clusterId: string): Item {
-    return { [PARTITION_KEY]: { S: clusterPartition(clusterId) }, [SORT_KEY]: { S: PLACEMENT_SORT_KEY } };
-  }
+  const key = (clusterId: string): Item => itemKey(clusterId, PLACEMENT_SORT_KEY);
 
   /** Canonical form of a set; a StoreError when it would not fit one item. */
   function encode(clusterId: string, policies: readonly PlacementPolicy[]): EncodedSet {
@@ -206,7 +206,7 @@ function createPlacementStore(options: PlacementStoreOptions): PlacementStore {
         : {
             ConditionExpression: '#version = :version',
             ExpressionAttributeNames: { '#version': 'version' },
-            ExpressionAttributeValues: { ':version': { N: String(current.version) } },
+            ExpressionAttributeValues: toItem({ ':version': current.version }),
           };
     try {
       await client.send(
@@ -214,10 +214,12 @@ function createPlacementStore(options: PlacementStoreOptions): PlacementStore {
           TableName: tableName,
           Item: {
             ...key(clusterId),
-            version: { N: String((current?.version ?? 0) + 1) },
-            contentHash: { S: encoded.contentHash },
-            policies: { S: encoded.json },
-            updatedAt: { S: new Date(clock()).toISOString() },
+            ...toItem({
+              version: (current?.version ?? 0) + 1,
+              contentHash: encoded.contentHash,
+              policies: encoded.json,
+              updatedAt: new Date(clock()).toISOString(),
+            }),
           },
           ...condition,
         }),

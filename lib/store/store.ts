@@ -8,7 +8,7 @@
  *                 publishId (S), part (N, from 0), partCount (N), contentHash (S), partDigest (S, sha256 of body),
  *                 body (B, a slice, 256 KiB by default, of the gzipped canonical JSON of
  *                 { rules, invalid, resourceVersion, syncedAt }), expiresAt (N, epoch seconds) once superseded.
- *   sk `sync`     the last sync: lastAttemptAt (S), lastStatus (S), lastSuccessAt (S), lastVersion (N), lastError (S).
+ *   sk `sync`     the last sync (sync-records.ts).
  *   sk `placement#set`  every placement policy of the cluster: version (N), contentHash (S, sha256 of policies),
  *                 policies (S, canonical JSON array sorted by workload), updatedAt (S); see placements.ts.
  *
@@ -31,7 +31,7 @@ import {
 import type { RuleSnapshot } from '../api/index.ts';
 import { ConfigurationError, MalformedInputError, StoreError } from '../errors/index.ts';
 import { contentHashOf, decodeContent, encodeContent, partDigestOf } from './codec.ts';
-import { CONTENT_HASH_PATTERN, checkedClusterId, integerAttribute, messageOf, type Item } from './items.ts';
+import { CONTENT_HASH_PATTERN, checkedClusterId, fieldsOf, integerField, isoTime, itemKey, messageOf, storeCall, stringField, toItem, type Item } from './items.ts';
 import {
   EXPIRES_AT_ATTRIBUTE,
   MAX_PARTS,
@@ -39,7 +39,6 @@ import {
   PARTITION_KEY,
   POINTER_SORT_KEY,
   SORT_KEY,
-  SYNC_SORT_KEY,
   clusterPartition,
   partSortKey,
   partsPrefix,
@@ -50,8 +49,6 @@ import type {
   SnapshotContent,
   SnapshotPointer,
   SnapshotStore,
-  SyncRecord,
-  SyncStatus,
 } from './types.ts';
 
 /** Options of a store over one table. */
@@ -72,16 +69,7 @@ const MAX_PART_BYTES = 350_000;
 const MIN_PART_BYTES = 1_024;
 const DEFAULT_RETENTION_SECONDS = 900;
 const PART_WRITE_CONCURRENCY = 4;
-const MAX_SYNC_ERROR_CHARS = 1_000;
 const PUBLISH_ID_PATTERN = /^[0-9a-f]{16}$/;
-const ISO_TIME_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
-
-function isoTime(text: string, what: string): string {
-  if (!ISO_TIME_PATTERN.test(text) || Number.isNaN(Date.parse(text))) {
-    throw new MalformedInputError(`${what} is "${text}"; expected an ISO-8601 time`);
-  }
-  return text;
-}
 
 function integerOption(value: number | undefined, option: string, fallback: number, minimum: number, maximum: number): number {
   if (value === undefined) return fallback;
@@ -93,19 +81,20 @@ function integerOption(value: number | undefined, option: string, fallback: numb
 
 /** The pointer in an item, or what is wrong with it. */
 function parsePointer(item: Item): SnapshotPointer | string {
-  const version = integerAttribute(item, 'version');
+  const fields = fieldsOf(item);
+  const version = integerField(fields, 'version');
   if (version === undefined || version < 1 || version > MAX_VERSION) {
     return `version must be a number attribute holding an integer from 1 to ${MAX_VERSION}`;
   }
-  const partCount = integerAttribute(item, 'partCount');
+  const partCount = integerField(fields, 'partCount');
   if (partCount === undefined || partCount < 1 || partCount > MAX_PARTS) {
     return `partCount must be a number attribute holding an integer from 1 to ${MAX_PARTS}`;
   }
-  const publishId = item.publishId?.S;
+  const publishId = stringField(fields, 'publishId');
   if (publishId === undefined || !PUBLISH_ID_PATTERN.test(publishId)) {
     return 'publishId must be a string attribute of 16 lowercase hex digits';
   }
-  const contentHash = item.contentHash?.S;
+  const contentHash = stringField(fields, 'contentHash');
   if (contentHash === undefined || !CONTENT_HASH_PATTERN.test(contentHash)) {
     return 'contentHash must be a string attribute of the form sha256:<64 hex digits>';
   }
@@ -115,14 +104,15 @@ function parsePointer(item: Item): SnapshotPointer | string {
 /** The body of a part if its attributes agree with the pointer, else what disagrees. */
 function partBody(item: Item, pointer: SnapshotPointer, part: number): Uint8Array | string {
   const where = `part ${part} of ${pointer.partCount}`;
-  if (integerAttribute(item, 'version') !== pointer.version) return `${where} does not record version ${pointer.version}`;
-  if (integerAttribute(item, 'partCount') !== pointer.partCount) {
+  const fields = fieldsOf(item);
+  if (integerField(fields, 'version') !== pointer.version) return `${where} does not record version ${pointer.version}`;
+  if (integerField(fields, 'partCount') !== pointer.partCount) {
     return `${where} does not record a part count of ${pointer.partCount}`;
   }
-  if (item.contentHash?.S !== pointer.contentHash) return `${where} does not record content hash ${pointer.contentHash}`;
-  const body = item.body?.B;
-  if (body === undefined) return `${where} has no binary body`;
-  if (item.partDigest?.S !== partDigestOf(body)) return `${where} is corrupted: its body does not match its digest`;
+  if (stringField(fields, 'contentHash') !== pointer.contentHash) return `${where} does not record content hash ${pointer.contentHash}`;
+  const { body } = fields;
+  if (!(body instanceof Uint8Array)) return `${where} has no binary body`;
+  if (stringField(fields, 'partDigest') !== partDigestOf(body)) return `${where} is corrupted: its body does not match its digest`;
   return body;
 }
 
@@ -133,16 +123,7 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
   const partBytes = integerOption(options.partBytes, 'partBytes', DEFAULT_PART_BYTES, MIN_PART_BYTES, MAX_PART_BYTES);
   const retentionSeconds = integerOption(options.retentionSeconds, 'retentionSeconds', DEFAULT_RETENTION_SECONDS, 1, 30 * 24 * 3600);
 
-  async function call<T>(operation: string, clusterId: string, run: () => Promise<T>): Promise<T> {
-    try {
-      return await run();
-    } catch (error) {
-      throw new StoreError(
-        `DynamoDB ${operation} on table "${tableName}" for cluster "${clusterId}" failed: ${messageOf(error)}`,
-        { cause: error, context: { tableName, clusterId, operation } },
-      );
-    }
-  }
+  const call = <T>(operation: string, clusterId: string, run: () => Promise<T>) => storeCall(tableName, operation, clusterId, run);
 
   function unusable(clusterId: string, version: number, problem: string, cause?: unknown): StoreError {
     return new StoreError(`snapshot version ${version} of cluster "${clusterId}" in table "${tableName}" is unusable: ${problem}`, {
@@ -151,14 +132,10 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
     });
   }
 
-  function key(clusterId: string, sortKey: string): Item {
-    return { [PARTITION_KEY]: { S: clusterPartition(clusterId) }, [SORT_KEY]: { S: sortKey } };
-  }
-
   async function getPointer(clusterId: string, consistent: boolean): Promise<SnapshotPointer | undefined> {
     const { Item: item } = await call('GetItem', clusterId, () =>
       client.send(
-        new GetItemCommand({ TableName: tableName, Key: key(clusterId, POINTER_SORT_KEY), ConsistentRead: consistent }),
+        new GetItemCommand({ TableName: tableName, Key: itemKey(clusterId, POINTER_SORT_KEY), ConsistentRead: consistent }),
       ),
     );
     if (item === undefined) return undefined;
@@ -186,7 +163,7 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
               '#sk': SORT_KEY,
               ...(keysOnly ? { '#ttl': EXPIRES_AT_ATTRIBUTE } : {}),
             },
-            ExpressionAttributeValues: { ':pk': { S: clusterPartition(clusterId) }, ':prefix': { S: prefix } },
+            ExpressionAttributeValues: toItem({ ':pk': clusterPartition(clusterId), ':prefix': prefix }),
             ...(keysOnly ? { ProjectionExpression: '#pk, #sk, #ttl' } : {}),
             // Parts were written before the pointer; a consistent read guarantees all of them are visible.
             ConsistentRead: true,
@@ -202,7 +179,7 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
 
   /** Gives the parts under these keys a TTL; parts already expiring keep their earlier time. */
   async function expire(clusterId: string, keys: readonly Item[]): Promise<number> {
-    const expiresAt = String(Math.floor(clock() / 1000) + retentionSeconds);
+    const expiresAt = Math.floor(clock() / 1000) + retentionSeconds;
     for (let start = 0; start < keys.length; start += PART_WRITE_CONCURRENCY) {
       await Promise.all(
         keys.slice(start, start + PART_WRITE_CONCURRENCY).map((partKey) =>
@@ -215,7 +192,7 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
                 // Never recreate a part that has already expired and been deleted.
                 ConditionExpression: 'attribute_exists(#pk)',
                 ExpressionAttributeNames: { '#ttl': EXPIRES_AT_ATTRIBUTE, '#pk': PARTITION_KEY },
-                ExpressionAttributeValues: { ':expiresAt': { N: expiresAt } },
+                ExpressionAttributeValues: toItem({ ':expiresAt': expiresAt }),
               }),
             ),
           ).catch((error: unknown) => {
@@ -238,7 +215,7 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
   }
 
   async function writeParts(clusterId: string, pointer: SnapshotPointer, parts: readonly Uint8Array[]): Promise<Item[]> {
-    const keys = parts.map((_, part) => key(clusterId, partSortKey(pointer.version, pointer.publishId, part)));
+    const keys = parts.map((_, part) => itemKey(clusterId, partSortKey(pointer.version, pointer.publishId, part)));
     for (let start = 0; start < parts.length; start += PART_WRITE_CONCURRENCY) {
       await Promise.all(
         parts.slice(start, start + PART_WRITE_CONCURRENCY).map((body, offset) =>
@@ -248,13 +225,15 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
                 TableName: tableName,
                 Item: {
                   ...keys[start + offset],
-                  version: { N: String(pointer.version) },
-                  publishId: { S: pointer.publishId },
-                  part: { N: String(start + offset) },
-                  partCount: { N: String(pointer.partCount) },
-                  contentHash: { S: pointer.contentHash },
-                  partDigest: { S: partDigestOf(body) },
-                  body: { B: body },
+                  ...toItem({
+                    version: pointer.version,
+                    publishId: pointer.publishId,
+                    part: start + offset,
+                    partCount: pointer.partCount,
+                    contentHash: pointer.contentHash,
+                    partDigest: partDigestOf(body),
+                    body,
+                  }),
                 },
               }),
             ),
@@ -271,16 +250,12 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
         new PutItemCommand({
           TableName: tableName,
           Item: {
-            ...key(clusterId, POINTER_SORT_KEY),
-            version: { N: String(pointer.version) },
-            publishId: { S: pointer.publishId },
-            partCount: { N: String(pointer.partCount) },
-            contentHash: { S: pointer.contentHash },
-            publishedAt: { S: new Date(clock()).toISOString() },
+            ...itemKey(clusterId, POINTER_SORT_KEY),
+            ...toItem({ ...pointer, publishedAt: new Date(clock()).toISOString() }),
           },
           ConditionExpression: 'attribute_not_exists(#pk) OR #version < :version',
           ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#version': 'version' },
-          ExpressionAttributeValues: { ':version': { N: String(pointer.version) } },
+          ExpressionAttributeValues: toItem({ ':version': pointer.version }),
         }),
       );
     } catch (error) {
@@ -354,7 +329,7 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
     const items = await queryAll(clusterId, partsPrefix(pointer.version, pointer.publishId), false);
     const bodies: (Uint8Array | undefined)[] = Array.from({ length: pointer.partCount }, () => undefined);
     for (const item of items) {
-      const part = integerAttribute(item, 'part');
+      const part = integerField(fieldsOf(item), 'part');
       if (part === undefined || part < 0) {
         throw unusable(clusterId, pointer.version, `item ${item[SORT_KEY]?.S} has no part index`);
       }
@@ -387,59 +362,7 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
     return pointer === undefined ? undefined : readSnapshot(clusterId, pointer);
   }
 
-  async function recordSync(clusterId: string, record: SyncRecord): Promise<void> {
-    checkedClusterId(clusterId);
-    const at = isoTime(record.at, 'sync time');
-    const { outcome } = record;
-    const update: Pick<UpdateItemCommandInput, 'UpdateExpression' | 'ExpressionAttributeValues'> =
-      outcome.status === 'failed'
-        ? {
-            UpdateExpression: 'SET lastAttemptAt = :at, lastStatus = :status, lastError = :error',
-            ExpressionAttributeValues: {
-              ':at': { S: at },
-              ':status': { S: outcome.status },
-              ':error': { S: outcome.error.slice(0, MAX_SYNC_ERROR_CHARS) },
-            },
-          }
-        : {
-            UpdateExpression:
-              'SET lastAttemptAt = :at, lastStatus = :status, lastSuccessAt = :at, lastVersion = :version REMOVE lastError',
-            ExpressionAttributeValues: {
-              ':at': { S: at },
-              ':status': { S: outcome.status },
-              ':version': { N: String(outcome.version) },
-            },
-          };
-    await call('UpdateItem', clusterId, () =>
-      client.send(new UpdateItemCommand({ TableName: tableName, Key: key(clusterId, SYNC_SORT_KEY), ...update })),
-    );
-  }
-
-  async function readSyncStatus(clusterId: string): Promise<SyncStatus | undefined> {
-    checkedClusterId(clusterId);
-    const { Item: item } = await call('GetItem', clusterId, () =>
-      client.send(new GetItemCommand({ TableName: tableName, Key: key(clusterId, SYNC_SORT_KEY) })),
-    );
-    if (item === undefined) return undefined;
-    const lastAttemptAt = item.lastAttemptAt?.S;
-    const lastStatus = item.lastStatus?.S;
-    if (lastAttemptAt === undefined || (lastStatus !== 'published' && lastStatus !== 'unchanged' && lastStatus !== 'failed')) {
-      throw new StoreError(
-        `sync item of cluster "${clusterId}" in table "${tableName}" is malformed: expected lastAttemptAt and a lastStatus of published, unchanged or failed`,
-        { context: { tableName, clusterId } },
-      );
-    }
-    const lastVersion = item.lastVersion?.N;
-    return {
-      lastAttemptAt,
-      lastStatus,
-      ...(item.lastSuccessAt?.S === undefined ? {} : { lastSuccessAt: item.lastSuccessAt.S }),
-      ...(lastVersion === undefined ? {} : { lastVersion: Number(lastVersion) }),
-      ...(item.lastError?.S === undefined ? {} : { lastError: item.lastError.S }),
-    };
-  }
-
-  return { publish, readPointer, readSnapshot, read, recordSync, readSyncStatus };
+  return { publish, readPointer, readSnapshot, read };
 }
 
 export { createSnapshotStore };

@@ -56,6 +56,10 @@ interface SnapshotStore {
   readSnapshot(clusterId: string, pointer: SnapshotPointer): Promise<RuleSnapshot>;
   /** readPointer then readSnapshot; undefined when nothing was published. */
   read(clusterId: string): Promise<RuleSnapshot | undefined>;
+}
+
+/** The sync records of one table, beside the snapshots; every operation is scoped to a cluster id. */
+interface SyncRecordStore {
   /** Records one sync attempt in the cluster's sync item. */
   recordSync(clusterId: string, record: SyncRecord): Promise<void>;
   /** The cluster's sync item; undefined before the first recorded sync. */
@@ -149,6 +153,7 @@ export type {
   SyncRecord,
   SyncStatus,
   SnapshotStore,
+  SyncRecordStore,
   PlacementVersion,
   PlacementSet,
   PlacementWrite,

@@ -5,7 +5,7 @@
 import { ConfigurationError, PodMutationError } from '../errors/index.ts';
 import type { LogFields, Logger, MetricUnit, Metrics } from '../observability/index.ts';
 import type { PodMutationList, PodMutationSource } from '../cluster/index.ts';
-import type { PublishOutcome, SnapshotStore, SyncOutcome } from '../store/index.ts';
+import type { PublishOutcome, SnapshotStore, SyncOutcome, SyncRecordStore } from '../store/index.ts';
 import { assessList, snapshotContentOf, type AssessedResource } from './snapshot.ts';
 import { planStatusUpdates, type StatusUpdate } from './status.ts';
 
@@ -24,7 +24,9 @@ type SyncMetrics = Metrics;
 /** What one sync depends on; every adapter is injected so tests run it against a real API server and DynamoDB. */
 interface SyncDependencies {
   readonly source: PodMutationSource;
-  readonly store: Pick<SnapshotStore, 'publish' | 'recordSync'>;
+  readonly store: Pick<SnapshotStore, 'publish'>;
+  /** Where each attempt is recorded (the table's sync item). */
+  readonly records: Pick<SyncRecordStore, 'recordSync'>;
   readonly clusterId: string;
   readonly logger: SyncLogger;
   readonly metrics: SyncMetrics;
@@ -180,7 +182,7 @@ async function syncOnce(deps: SyncDependencies): Promise<SyncReport> {
 /** Records the attempt; a failure to record is logged and returned as a message, never thrown. */
 async function record(deps: SyncDependencies, at: string, outcome: SyncOutcome): Promise<string | undefined> {
   try {
-    await deps.store.recordSync(deps.clusterId, { at, outcome });
+    await deps.records.recordSync(deps.clusterId, { at, outcome });
     return undefined;
   } catch (error) {
     deps.logger.error('recording the sync attempt failed; the sync item (last success time) is out of date', {

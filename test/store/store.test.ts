@@ -15,8 +15,10 @@ import {
   EXPIRES_AT_ATTRIBUTE,
   createDynamoClient,
   createSnapshotStore,
+  createSyncRecordStore,
   createSnapshotTable,
   type SnapshotStore,
+  type SyncRecordStore,
 } from '../../lib/store/index.ts';
 import {
   contentOf,
@@ -53,6 +55,10 @@ afterAll(async () => {
 
 function storeWith(options: { partBytes?: number; retentionSeconds?: number } = {}): SnapshotStore {
   return createSnapshotStore({ client: raw, tableName, clock: () => NOW, ...options });
+}
+
+function recordsWith(): SyncRecordStore {
+  return createSyncRecordStore({ client: raw, tableName });
 }
 
 async function itemsUnder(clusterId: string, prefix: string): Promise<Item[]> {
@@ -396,11 +402,11 @@ describe('reading a damaged snapshot', () => {
 
 describe('sync status', () => {
   it('has no sync status before the first recorded sync', async () => {
-    expect(await storeWith().readSyncStatus(freshClusterId())).toBeUndefined();
+    expect(await recordsWith().readSyncStatus(freshClusterId())).toBeUndefined();
   });
 
   it('keeps the last success time when a later sync fails', async () => {
-    const store = storeWith();
+    const store = recordsWith();
     const clusterId = freshClusterId();
     await store.recordSync(clusterId, { at: '2026-12-01T10:00:00.000Z', outcome: { status: 'published', version: 4 } });
 
@@ -419,7 +425,7 @@ describe('sync status', () => {
   });
 
   it('clears the last error when a sync succeeds again', async () => {
-    const store = storeWith();
+    const store = recordsWith();
     const clusterId = freshClusterId();
     await store.recordSync(clusterId, { at: '2026-12-01T10:00:00.000Z', outcome: { status: 'failed', error: 'timeout' } });
 

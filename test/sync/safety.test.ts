@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { RuleSnapshot } from '../../lib/api/index.ts';
 import type { PodMutationSource } from '../../lib/cluster/index.ts';
-import { createSnapshotStore, type SnapshotPointer, type SyncStatus } from '../../lib/store/index.ts';
+import { createSnapshotStore, createSyncRecordStore, type SnapshotPointer, type SyncStatus } from '../../lib/store/index.ts';
 import type { FakeApiServer } from '../cluster/fake-api-server.ts';
 import { manualClock, syncSubject, useSyncWorld, validSpec, type SyncSubject } from './support.ts';
 
@@ -29,7 +29,7 @@ async function storedState(clusterId: string): Promise<StoredState> {
   return {
     pointer: await world.store.readPointer(clusterId),
     snapshot: await world.store.read(clusterId),
-    sync: await world.store.readSyncStatus(clusterId),
+    sync: await world.records.readSyncStatus(clusterId),
   };
 }
 
@@ -193,8 +193,8 @@ describe('a sync that cannot publish', () => {
 
   it('reports a failed publish and logs that recording the attempt failed too', async () => {
     putGoodRules(world.server);
-    const missingTable = createSnapshotStore({ client: world.client, tableName: 'podmutation-no-such-table' });
-    const subject = syncSubject(world, { store: missingTable });
+    const missingTable = { client: world.client, tableName: 'podmutation-no-such-table' };
+    const subject = syncSubject(world, { store: createSnapshotStore(missingTable), records: createSyncRecordStore(missingTable) });
 
     const report = await subject.sync();
 
@@ -231,7 +231,7 @@ describe('a sync that cannot publish', () => {
     const report = await subject.sync();
 
     expect(report).toMatchObject({ outcome: 'published', version: (good.pointer?.version ?? 0) + 1 });
-    const sync = await world.store.readSyncStatus(subject.clusterId);
+    const sync = await world.records.readSyncStatus(subject.clusterId);
     expect(sync).toMatchObject({ lastStatus: 'published', lastSuccessAt: '2026-12-01T10:01:00.000Z' });
     expect(sync?.lastError).toBeUndefined();
   });

@@ -2,7 +2,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { createPodMutationSource, type PodMutationSource, type PodMutationSourceOptions } from '../../lib/cluster/index.ts';
-import { createDynamoClient, createSnapshotStore, type SnapshotStore } from '../../lib/store/index.ts';
+import { createDynamoClient, createSnapshotStore, createSyncRecordStore, type SnapshotStore, type SyncRecordStore } from '../../lib/store/index.ts';
 import { syncOnce, type SyncDependencies, type SyncLogFields, type SyncLogger, type SyncMetrics, type SyncReport } from '../../lib/sync/index.ts';
 import { kubeconfigFor, startFakeApiServer, type FakeApiServer, type KubeconfigOverrides } from '../cluster/fake-api-server.ts';
 import { createFreshTable, freshClusterId, startTestDynamo, type TestDynamo } from '../store/support.ts';
@@ -50,6 +50,7 @@ interface SyncWorld {
   readonly tableName: string;
   readonly client: DynamoDBClient;
   readonly store: SnapshotStore;
+  readonly records: SyncRecordStore;
   /** A source through the real client-node; small pages so every list spans several requests. */
   source(options?: PodMutationSourceOptions, kubeconfig?: KubeconfigOverrides): PodMutationSource;
   close(): Promise<void>;
@@ -68,6 +69,7 @@ async function startSyncWorld(): Promise<SyncWorld> {
     tableName,
     client,
     store: createSnapshotStore({ client, tableName }),
+    records: createSyncRecordStore({ client, tableName }),
     source: (options = {}, kubeconfig = {}) =>
       createPodMutationSource({ mode: 'kubeconfigText', text: kubeconfigFor(server, kubeconfig) }, { ...SOURCE_DEFAULTS, ...options }),
     async close() {
@@ -111,6 +113,7 @@ function syncSubject(world: SyncWorld, defaults: Partial<SyncDependencies> = {})
       syncOnce({
         source,
         store: world.store,
+        records: world.records,
         clusterId,
         logger: recorder.logger,
         metrics: recorder.metrics,

@@ -42,7 +42,7 @@ describe('a sync of a healthy cluster', () => {
     await subject.sync();
 
     expect((await world.store.read(subject.clusterId))?.syncedAt).toBe('2026-12-01T12:00:00.000Z');
-    expect(await world.store.readSyncStatus(subject.clusterId)).toEqual({
+    expect(await world.records.readSyncStatus(subject.clusterId)).toEqual({
       lastAttemptAt: '2026-12-01T12:00:00.000Z',
       lastStatus: 'published',
       lastSuccessAt: '2026-12-01T12:00:00.000Z',
@@ -60,7 +60,7 @@ describe('a sync of a healthy cluster', () => {
 
     expect(report).toMatchObject({ outcome: 'unchanged', version: 1 });
     expect(await world.store.read(subject.clusterId)).toEqual(first);
-    expect((await world.store.readSyncStatus(subject.clusterId))?.lastStatus).toBe('unchanged');
+    expect((await world.records.readSyncStatus(subject.clusterId))?.lastStatus).toBe('unchanged');
   });
 
   it('publishes a new version when a resource is added', async () => {
