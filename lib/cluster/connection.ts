@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DescribeClusterCommand, EKSClient } from '@aws-sdk/client-eks';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ConfigurationError } from '../errors/index.ts';
+import { readSecretString, secretReaderFor, type SecretReader } from '../secrets/index.ts';
 import type { ClusterConfig } from './config.ts';
 import { createEksTokenProvider, type AwsCredentialsProvider, type Clock } from './eks-token.ts';
 import { clusterError, innermostMessage, type ClusterFailureReason, type ClusterOperation } from './failure.ts';
@@ -18,7 +18,7 @@ interface Connection {
 /** AWS-side collaborators of a connection; tests pass SDK clients pointed at loopback fakes. */
 interface ConnectionDependencies {
   readonly eksClient?: EKSClient;
-  readonly secretsManagerClient?: SecretsManagerClient;
+  readonly secretsManagerClient?: SecretReader;
   /** Credentials that sign EKS tokens; default: the SDK's Node provider chain (the Lambda role). */
   readonly credentials?: AwsCredentialsProvider;
   readonly clock?: Clock;
@@ -113,29 +113,19 @@ async function readKubeconfigSecret(
   region: string,
   dependencies: ConnectionDependencies,
 ): Promise<string> {
-  const client =
-    dependencies.secretsManagerClient ??
-    new SecretsManagerClient({ region, requestHandler: { requestTimeout: dependencies.requestTimeoutMs } });
+  const reader = dependencies.secretsManagerClient ?? secretReaderFor(secretArn, { requestTimeoutMs: dependencies.requestTimeoutMs });
   const operation: ClusterOperation = {
     action: `reading the kubeconfig secret ${secretArn}`,
     notFoundHint: 'the secret does not exist',
     target: `Secrets Manager in ${region}`,
     context: { secretArn },
   };
-  let secretString: string | undefined;
-  try {
-    ({ SecretString: secretString } = await client.send(new GetSecretValueCommand({ SecretId: secretArn })));
-  } catch (error) {
-    throw awsFailure(operation, error, 'the sync role lacks secretsmanager:GetSecretValue (or kms:Decrypt) on the secret');
+  const read = await readSecretString(reader, secretArn);
+  if ('failure' in read) throw awsFailure(operation, read.failure, 'the sync role lacks secretsmanager:GetSecretValue (or kms:Decrypt) on the secret');
+  if ('empty' in read) {
+    throw clusterError(operation, 'configuration', 'the secret has no SecretString; store the kubeconfig YAML as the secret string');
   }
-  if (secretString === undefined || secretString.trim() === '') {
-    throw clusterError(
-      operation,
-      'configuration',
-      'the secret has no SecretString; store the kubeconfig YAML as the secret string',
-    );
-  }
-  return secretString;
+  return read.text;
 }
 
 /** Describes the EKS cluster and builds a KubeConfig whose every request carries a current EKS token. */

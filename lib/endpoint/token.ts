@@ -1,18 +1,13 @@
 /** The webhook's path token: where the expected value comes from, and the constant-time comparison. */
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { GetSecretValueCommand, SecretsManagerClient, type GetSecretValueCommandOutput } from '@aws-sdk/client-secrets-manager';
 import { ConfigurationError } from '../errors/index.ts';
+import { readSecretString, secretReaderFor, type SecretReader } from '../secrets/index.ts';
 import { WEBHOOK_TOKEN_FORM, WEBHOOK_TOKEN_PATTERN } from '../values/index.ts';
 
 /** Where the expected token is read from: a Secrets Manager secret (deployed) or a literal value (local runs). */
 type TokenSourceConfig =
   | { readonly kind: 'secret'; readonly secretArn: string }
   | { readonly kind: 'literal'; readonly token: string };
-
-/** The one Secrets Manager call a token source makes; satisfied by SecretsManagerClient. */
-interface SecretReader {
-  send(command: GetSecretValueCommand): Promise<GetSecretValueCommandOutput>;
-}
 
 /** Options of a token source; a reader is created from the SDK's default chain when none is given. */
 interface TokenSourceOptions {
@@ -61,21 +56,19 @@ function tokenInSecret(secret: string, secretArn: string): string {
 }
 
 async function readSecretToken(reader: SecretReader, secretArn: string): Promise<string> {
-  let output: GetSecretValueCommandOutput;
-  try {
-    output = await reader.send(new GetSecretValueCommand({ SecretId: secretArn }));
-  } catch (error) {
-    throw new ConfigurationError(`reading the webhook token from secret ${secretArn} failed: ${(error as Error).message}`, {
-      cause: error,
+  const read = await readSecretString(reader, secretArn);
+  if ('failure' in read) {
+    throw new ConfigurationError(`reading the webhook token from secret ${secretArn} failed: ${(read.failure as Error).message}`, {
+      cause: read.failure,
       context: { secretArn },
     });
   }
-  if (output.SecretString === undefined) {
+  if ('empty' in read) {
     throw new ConfigurationError(`secret ${secretArn} has no SecretString; expected the token as a string secret`, {
       context: { secretArn },
     });
   }
-  return tokenInSecret(output.SecretString, secretArn);
+  return tokenInSecret(read.text, secretArn);
 }
 
 /**
@@ -92,7 +85,7 @@ function createTokenSource(config: TokenSourceConfig, options: TokenSourceOption
   let cached: Promise<string> | undefined;
   return () => {
     if (cached === undefined) {
-      reader ??= new SecretsManagerClient({});
+      reader ??= secretReaderFor(secretArn);
       cached = readSecretToken(reader, secretArn);
       cached.catch(() => {
         cached = undefined;
