@@ -1,8 +1,8 @@
-import { answerAdmissionReview, parseAdmissionReview, reviewAdmission, type AdmissionVerdict } from './review.ts';
+import { answerAdmissionReview, reviewAdmission, type AdmissionVerdict } from './review.ts';
 import { summarizeVerdict, type AdmissionSummary } from './summary.ts';
 import type { GroupVersionKind, GroupVersionResource, AdmissionRequest, Status, AdmissionResponse, AdmissionReviewRequest, AdmissionReviewResponse } from './kubernetes.ts';
 
-export { answerAdmissionReview, parseAdmissionReview, reviewAdmission, summarizeVerdict };
+export { answerAdmissionReview, reviewAdmission, summarizeVerdict };
 export type {
   AdmissionVerdict,
   AdmissionSummary,

@@ -15,7 +15,7 @@ import {
   type RuleSnapshot,
   type RuleVerdict,
 } from './types.ts';
-import { PodMutationSpecSchema, PodMutationStatusSchema, SELECTOR_DIMENSIONS, type MutationAdd, type MutationRemove, type NodeAffinityRemoval, type PodMutationSpec, type PodMutationStatusShape, type WorkloadSelector } from './schema.ts';
+import { PodMutationSpecSchema, PodMutationStatusSchema, type MutationAdd, type MutationRemove, type NodeAffinityRemoval, type PodMutationSpec, type PodMutationStatusShape, type WorkloadSelector } from './schema.ts';
 import { describeIssues, ruleToResource, validatePodMutation } from './validate.ts';
 
 export {
@@ -30,7 +30,6 @@ export {
   validatePodMutation,
   PodMutationSpecSchema,
   PodMutationStatusSchema,
-  SELECTOR_DIMENSIONS,
   ruleCost,
   budgetIssues,
   applySnapshotBudget,

@@ -50,5 +50,5 @@ function createAdmissionRulesCache(options: AdmissionRulesCacheOptions): Snapsho
   });
 }
 
-export { compileAdmissionRules, createAdmissionRulesCache };
+export { createAdmissionRulesCache };
 export type { AdmissionRules, AdmissionRulesCacheOptions };

@@ -1,7 +1,7 @@
 /** The admission endpoint's HTTP contract, its token source and its configuration; independent of middy and Lambda. */
 import { readAdmissionConfig, DEFAULT_MAX_BODY_BYTES } from './config.ts';
 import { createAdmissionHandler } from './handler.ts';
-import { compileAdmissionRules, createAdmissionRulesCache } from './admission-rules.ts';
+import { createAdmissionRulesCache } from './admission-rules.ts';
 import { checkedToken, createTokenSource, generateToken } from './token.ts';
 import type { AdmissionConfig } from './config.ts';
 import type {
@@ -18,7 +18,6 @@ import type { SecretReader, TokenSource, TokenSourceConfig, TokenSourceOptions }
 export {
   createAdmissionHandler,
   createAdmissionRulesCache,
-  compileAdmissionRules,
   createTokenSource,
   checkedToken,
   generateToken,

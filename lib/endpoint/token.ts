@@ -17,14 +17,11 @@ interface TokenSourceOptions {
 /** The expected token; the first successful read is kept for the life of the container. */
 type TokenSource = () => Promise<string>;
 
-const TOKEN_PATTERN = WEBHOOK_TOKEN_PATTERN;
-const TOKEN_FORM = WEBHOOK_TOKEN_FORM;
-
 /** The token if it has the accepted form; `where` names its origin in the error. */
 function checkedToken(token: string, where: string): string {
-  if (!TOKEN_PATTERN.test(token)) {
+  if (!WEBHOOK_TOKEN_PATTERN.test(token)) {
     // The value itself is never put in the message: it may be a real secret with a typo.
-    throw new ConfigurationError(`${where} holds a token of ${token.length} characters that is not of the form ${TOKEN_FORM}`, {
+    throw new ConfigurationError(`${where} holds a token of ${token.length} characters that is not of the form ${WEBHOOK_TOKEN_FORM}`, {
       context: { source: where },
     });
   }
@@ -123,5 +120,5 @@ function generateToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
-export { createTokenSource, createTokenComparer, checkedToken, generateToken, TOKEN_FORM };
+export { createTokenSource, createTokenComparer, checkedToken, generateToken };
 export type { TokenSourceConfig, TokenSourceOptions, TokenSource, SecretReader };

@@ -109,5 +109,3 @@ export function describeMismatch(rule: CompiledRule, facts: PodFacts, dimension:
         : 'a configured preference has no Pod preference of the same weight and term';
   }
 }
-
-export { tolerationPresent };

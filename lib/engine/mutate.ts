@@ -208,7 +208,7 @@ function applyMaps(state: SchedulingState, rule: CompiledRule, facts: PodFacts):
 }
 
 /** Applies one matching rule: mutationRemove, then mutationAdd. Pure. */
-export function applyRule(state: SchedulingState, rule: CompiledRule, facts: PodFacts): StepResult {
+function applyRule(state: SchedulingState, rule: CompiledRule, facts: PodFacts): StepResult {
   const affinity = applyNodeAffinity(state, rule, facts);
   if ('denied' in affinity) return affinity;
   return { state: applyMaps(affinity.state, rule, facts) };

@@ -20,19 +20,6 @@ class MalformedInputError extends PodMutationError {
   override readonly name: string = 'MalformedInputError';
 }
 
-/** A PodMutation that breaks the API contract; `field` is the path of the offending field. */
-class RuleValidationError extends PodMutationError {
-  override readonly name: string = 'RuleValidationError';
-  readonly rule: string;
-  readonly field: string;
-
-  constructor(rule: string, field: string, reason: string, options: { cause?: unknown } = {}) {
-    super(`PodMutation "${rule}": ${field}: ${reason}`, { ...options, context: { rule, field } });
-    this.rule = rule;
-    this.field = field;
-  }
-}
-
 /** Two rules in one rule set share a name; names are the identity of a rule. */
 class DuplicateRuleError extends PodMutationError {
   override readonly name: string = 'DuplicateRuleError';
@@ -84,7 +71,6 @@ class ClusterError extends PodMutationError {
 export {
   PodMutationError,
   MalformedInputError,
-  RuleValidationError,
   DuplicateRuleError,
   LimitExceededError,
   ConfigurationError,

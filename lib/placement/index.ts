@@ -1,5 +1,5 @@
 import { CAPACITY_FLAVOUR_NAMES, isCapacityFlavour, parseCapacityFlavour, parsePlacementPolicy, workloadKey } from './policy.ts';
-import { createPlacementStep, diversityChoice } from './step.ts';
+import { createPlacementStep } from './step.ts';
 import {
   CAPACITY_ANNOTATION,
   CAPACITY_LABELS,
@@ -13,7 +13,6 @@ import {
 
 export {
   createPlacementStep,
-  diversityChoice,
   parsePlacementPolicy,
   parseCapacityFlavour,
   isCapacityFlavour,

@@ -25,7 +25,7 @@ function bucketOf(seed: string): number {
  * The capacity a Diversity Pod gets: the choice it already carries (so a second pass never flips it),
  * else Spot for `spotPercent` of the hash buckets of its admission request.
  */
-export function diversityChoice(facts: PodFacts, spotPercent: number, requestUid: string): CapacityChoice {
+function diversityChoice(facts: PodFacts, spotPercent: number, requestUid: string): CapacityChoice {
   const recorded = facts.annotations[CAPACITY_ANNOTATION];
   if (recorded === 'spot' || recorded === 'on-demand') return recorded;
   return bucketOf(requestUid) < spotPercent ? 'spot' : 'on-demand';

@@ -9,7 +9,6 @@ import {
   term,
   termFromKubernetes,
   termToKubernetes,
-  type Operator,
   type Preference,
   type Requirement,
   type Term,
@@ -22,7 +21,6 @@ import {
   preferredMatches,
   productSize,
   requiredMatches,
-  termContains,
   withoutKeys,
 } from './selectors.ts';
 import { selectorMatchesNode, termCanMatchSomeNode, termMatchesNode, type NodeView } from './semantics.ts';
@@ -43,7 +41,6 @@ export {
   productSize,
   andTerms,
   withoutKeys,
-  termContains,
   requiredMatches,
   preferredMatches,
   appendPreferences,
@@ -53,7 +50,6 @@ export {
   termCanMatchSomeNode,
 };
 export type {
-  Operator,
   Requirement,
   Term,
   Preference,

@@ -1,14 +1,15 @@
 import type { NodeSelectorRequirement, NodeSelectorTerm, PreferredSchedulingTerm } from './kubernetes.ts';
 
-/** A node selector operator as Kubernetes defines it. */
-export type Operator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt';
-
 /**
  * One requirement on a node label (or, for matchFields, a node field). Immutable. `id` is its identity:
  * key, operator and the SET of values, so order and duplicates of values never matter.
  */
 export interface Requirement {
   readonly key: string;
+  /**
+   * Kept verbatim, not narrowed to Kubernetes' six operators: a Pod's term is compared by identity, and
+   * semantics.ts reads an operator it does not know as matching no node, as the scheduler would refuse it.
+   */
   readonly operator: string;
   /** The values as written (order kept for output; identity ignores it). */
   readonly values: readonly string[];

@@ -158,7 +158,6 @@ export {
   productSize,
   andTerms,
   withoutKeys,
-  termContains,
   requiredMatches,
   preferredMatches,
   appendPreferences,

@@ -307,5 +307,5 @@ function createPlacementStore(options: PlacementStoreOptions): PlacementStore {
   return { setPlacement, deletePlacement, replacePlacements, getPlacement, listPlacements, readPlacementVersion, readPlacements };
 }
 
-export { createPlacementStore, MAX_POLICIES_BYTES };
+export { createPlacementStore };
 export type { PlacementStoreOptions };

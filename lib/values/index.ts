@@ -2,11 +2,7 @@
 import {
   checkNesting,
   isJsonObject,
-  jsonTypeName,
   MAX_JSON_DEPTH,
-  MAX_PREVIEW_CHARS,
-  memberPath,
-  nestsDeeperThan,
   objectList,
   optionalBoolean,
   optionalInteger,
@@ -37,15 +33,11 @@ import { WEBHOOK_TOKEN_FORM, WEBHOOK_TOKEN_PATTERN } from './token.ts';
 
 export {
   MAX_JSON_DEPTH,
-  MAX_PREVIEW_CHARS,
   isJsonObject,
-  jsonTypeName,
   previewInput,
   truncateInput,
-  nestsDeeperThan,
   textNestsDeeperThan,
   checkNesting,
-  memberPath,
   typeMismatch,
   optionalObject,
   optionalString,
