@@ -1,16 +1,14 @@
 import { parseArgs } from 'node:util';
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { MalformedInputError } from '../errors/index.ts';
 import { createTokenSource } from '../endpoint/index.ts';
 import { previewInput, SECRET_ARN } from '../values/index.ts';
 import { WEBHOOK_DEFAULTS, webhookConfigurationYaml, type FailurePolicy } from '../webhook/index.ts';
 import type { CliStreams } from './io.ts';
 
-// A secret ARN names its region (arn:aws:secretsmanager:<region>:...), so no AWS_REGION is needed to read it.
-function regionOfArn(arn: string): string {
-  const region = SECRET_ARN.pattern.exec(arn)?.[1];
-  if (region === undefined) throw new MalformedInputError(`--token-secret must be ${SECRET_ARN.form}, got ${previewInput(arn)}`);
-  return region;
+// A secret ARN names its region (arn:aws:secretsmanager:<region>:...), which the secret reader uses: no AWS_REGION needed.
+function checkedSecretArn(arn: string): string {
+  if (!SECRET_ARN.pattern.test(arn)) throw new MalformedInputError(`--token-secret must be ${SECRET_ARN.form}, got ${previewInput(arn)}`);
+  return arn;
 }
 
 /**
@@ -41,7 +39,7 @@ export async function webhookConfigCommand(args: readonly string[], streams: Cli
   const secretArn = values['token-secret'];
   const token = secretArn === undefined
     ? values.token!
-    : await createTokenSource({ kind: 'secret', secretArn }, { secrets: new SecretsManagerClient({ region: regionOfArn(secretArn) }) })();
+    : await createTokenSource({ kind: 'secret', secretArn: checkedSecretArn(secretArn) })();
   streams.stdout.write(
     webhookConfigurationYaml({ url: values.url, token, failurePolicy: failurePolicy as FailurePolicy, timeoutSeconds, name: values.name! }),
   );

@@ -1,5 +1,4 @@
 import type { EKSClient } from '@aws-sdk/client-eks';
-import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import {
   CustomObjectsApi,
   Observable,
@@ -10,6 +9,7 @@ import {
 } from '@kubernetes/client-node';
 import { POD_MUTATION_API_VERSION } from '../api/index.ts';
 import { ClusterError, ConfigurationError } from '../errors/index.ts';
+import type { SecretReader } from '../secrets/index.ts';
 import type { ClusterConfig } from './config.ts';
 import {
   connectLocal,
@@ -47,7 +47,7 @@ interface PodMutationSourceOptions {
   /** fieldManager recorded for status patches; default "podmutation-sync". */
   readonly fieldManager?: string;
   readonly eksClient?: EKSClient;
-  readonly secretsManagerClient?: SecretsManagerClient;
+  readonly secretsManagerClient?: SecretReader;
   /** Credentials that sign EKS tokens; default: the SDK's Node provider chain. */
   readonly credentials?: AwsCredentialsProvider;
   readonly clock?: Clock;
