@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { answerAdmissionReview } from '../lib/admission/index.ts';
+import { answerAdmissionReview, type AdmissionReviewResponse } from '../lib/admission/index.ts';
 import { applySnapshotBudget, ruleCost, SNAPSHOT_BUDGET, validatePodMutation, type NormalizedRule } from '../lib/api/index.ts';
 import { compileRuleSet, type RuleSet } from '../lib/engine/index.ts';
 import { createDynamoClient, createSnapshotStore, createSnapshotTable } from '../lib/store/index.ts';
@@ -55,7 +55,10 @@ function realisticRules(count: number): RuleSet {
 
 /** 64 x 64: a Pod with 64 required terms and a rule adding 64 more, so 4,096 intermediate terms. */
 function worstCase(): { body: string; ruleSet: RuleSet } {
-  const review = JSON.parse(readFileSync(FIXTURE, 'utf8'));
+  // The fixture's Pod has a required node affinity; its terms are replaced.
+  const review = JSON.parse(readFileSync(FIXTURE, 'utf8')) as {
+    request: { object: { spec: { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: unknown[] } } } } } };
+  };
   review.request.object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms = Array.from({ length: 64 }, (_, index) => ({
     matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['legacy'] }, { key: 'topology.kubernetes.io/zone', operator: 'In', values: [`zone-${index}`] }],
   }));
@@ -101,7 +104,7 @@ function measurePair(review: () => void, floor: () => void): { reviewNs: number;
 
 function row(label: string, body: string, ruleSet: RuleSet) {
   const responseBody = answerAdmissionReview(body, ruleSet).body;
-  const response = JSON.parse(responseBody);
+  const response = JSON.parse(responseBody) as AdmissionReviewResponse;
   let sink = 0;
   const { reviewNs, floorNs } = measurePair(
     () => {

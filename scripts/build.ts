@@ -107,7 +107,7 @@ async function buildFunctions(options: { readonly root?: string; readonly outdir
     metafile: true,
   });
   for (const name of names) writeFileSync(join(outdir, name, 'package.json'), '{ "type": "commonjs" }\n');
-  return bundlesOf(result.metafile!, root, outdir, names);
+  return bundlesOf(result.metafile, root, outdir, names);
 }
 
 /** The problems of the admission bundle: forbidden packages among its inputs, size above the budget. */

@@ -32,7 +32,7 @@ export function ruleCost(rule: NormalizedRule): RuleCost {
   const counts: Counts = { requirements: 0, values: 0 };
   addAffinity(counts, rule.workloadSelector.nodeAffinityMatch);
   addAffinity(counts, rule.mutationAdd.nodeAffinity);
-  addTerm(counts, rule.workloadSelector.labelSelector as NodeSelectorTerm | undefined);
+  addTerm(counts, rule.workloadSelector.labelSelector);
   return { ...counts, bytes: Buffer.byteLength(JSON.stringify(rule), 'utf8') };
 }
 

@@ -162,7 +162,7 @@ function validateNode(schema: SchemaNode, value: unknown, path: string, issues: 
 
 /** Validates a value against the declaration's node, adding every issue under `path`. */
 function validateStructure(schema: object, value: unknown, path: string, issues: IssueSink): void {
-  validateNode(schema as SchemaNode, value, path, issues, '');
+  validateNode(schema, value, path, issues, '');
 }
 
 /**
@@ -170,7 +170,7 @@ function validateStructure(schema: object, value: unknown, path: string, issues:
  * absent left out (all: false, an empty list of values). Pure; the input is not edited.
  */
 function normalizeStructure<T>(schema: object, value: T): T {
-  return normalizeNode(schema as SchemaNode, value) as T;
+  return normalizeNode(schema, value) as T;
 }
 
 function isAbsent(schema: SchemaNode, value: unknown): boolean {
@@ -179,7 +179,10 @@ function isAbsent(schema: SchemaNode, value: unknown): boolean {
 }
 
 function normalizeNode(schema: SchemaNode, value: unknown): unknown {
-  if (Array.isArray(value)) return schema.items === undefined ? [...value] : value.map((item) => normalizeNode(schema.items!, item));
+  if (Array.isArray(value)) {
+    const list: readonly unknown[] = value;
+    return schema.items === undefined ? [...list] : list.map((item) => normalizeNode(schema.items!, item));
+  }
   if (!isJsonObject(value)) return value;
   if (schema.additionalProperties !== undefined) return { ...value };
   const result: JsonObject = {};

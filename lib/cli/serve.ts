@@ -1,5 +1,4 @@
 import { readFile } from 'node:fs/promises';
-import type { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { MalformedInputError } from '../errors/index.ts';
 import type { RuleSource, TlsFiles } from '../local-server/index.ts';

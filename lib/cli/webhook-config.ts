@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { MalformedInputError } from '../errors/index.ts';
 import { createTokenSource } from '../endpoint/index.ts';
 import { previewInput, SECRET_ARN } from '../values/index.ts';
-import { WEBHOOK_DEFAULTS, webhookConfigurationYaml, type FailurePolicy } from '../webhook/index.ts';
+import { WEBHOOK_DEFAULTS, webhookConfigurationYaml } from '../webhook/index.ts';
 import type { CliStreams } from './io.ts';
 
 // A secret ARN names its region (arn:aws:secretsmanager:<region>:...), which the secret reader uses: no AWS_REGION needed.
@@ -41,7 +41,7 @@ export async function webhookConfigCommand(args: readonly string[], streams: Cli
     ? values.token!
     : await createTokenSource({ kind: 'secret', secretArn: checkedSecretArn(secretArn) })();
   streams.stdout.write(
-    webhookConfigurationYaml({ url: values.url, token, failurePolicy: failurePolicy as FailurePolicy, timeoutSeconds, name: values.name! }),
+    webhookConfigurationYaml({ url: values.url, token, failurePolicy: failurePolicy, timeoutSeconds, name: values.name }),
   );
   return 0;
 }

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { RequestOptions } from 'node:https';
 import { dirname } from 'node:path';
 import { DescribeClusterCommand, EKSClient } from '@aws-sdk/client-eks';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
@@ -178,7 +179,8 @@ async function eksConnection(
   // client-node asks the authenticator on every request, so each request carries the provider's current token.
   kubeConfig.addAuthenticator({
     isAuthProvider: (user) => user.name === EKS_USER,
-    applyAuthentication: async (_user, options) => {
+    // The declared options type also names ws's ClientOptions, whose types the project does not install.
+    applyAuthentication: async (_user, options: RequestOptions) => {
       options.headers = { ...options.headers, Authorization: `Bearer ${await tokens.token()}` };
     },
   });

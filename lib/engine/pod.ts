@@ -23,7 +23,7 @@ import {
   type JsonObject,
 } from '../values/index.ts';
 import type { Pod } from './kubernetes.ts';
-import type { NodeSelectorTerm, PreferredSchedulingTerm, Toleration } from '../scheduling/index.ts';
+import type { PreferredSchedulingTerm, Toleration } from '../scheduling/index.ts';
 import { preferenceFromKubernetes, termFromKubernetes } from '../scheduling/index.ts';
 import type { AffinitySelector } from './compile.ts';
 import { resolveWorkload, type Workload } from './workload.ts';
@@ -99,7 +99,7 @@ function checkTolerations(value: unknown, path: string): readonly Toleration[] {
     for (const field of ['key', 'operator', 'value', 'effect'] as const) optionalString(toleration[field], `${itemPath}.${field}`);
     optionalInteger(toleration.tolerationSeconds, `${itemPath}.tolerationSeconds`);
   });
-  return tolerations as readonly Toleration[];
+  return tolerations;
 }
 
 interface Controller {
@@ -121,7 +121,7 @@ function controllerOf(metadata: JsonObject | undefined, path: string): Controlle
 
 function affinitySelector(checked: CheckedAffinity): AffinitySelector {
   return {
-    required: checked.required?.map((term) => termFromKubernetes(term as NodeSelectorTerm)),
+    required: checked.required?.map((term) => termFromKubernetes(term)),
     preferred: checked.preferred.map((entry) => preferenceFromKubernetes(entry as unknown as PreferredSchedulingTerm)),
   };
 }
@@ -151,7 +151,7 @@ export function podFacts(pod: unknown, namespace: string, path = 'request.object
   const workload = resolveWorkload({ name, generateName, labels, controller }, namespace || ownNamespace || fallbackNamespace);
   let nodeAffinity: AffinitySelector | undefined;
   return {
-    pod: pod as Pod,
+    pod: pod,
     workload,
     displayName: name || generateName,
     labels,

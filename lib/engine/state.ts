@@ -1,6 +1,6 @@
 import type { Affinity, Pod } from './kubernetes.ts';
 import type { NodeAffinity, Toleration } from '../scheduling/index.ts';
-import { preferenceToKubernetes, termToKubernetes, type Preference, type Term } from '../scheduling/index.ts';
+import { preferenceToKubernetes, termToKubernetes, type Term } from '../scheduling/index.ts';
 import type { PodFacts } from './pod.ts';
 import type { AffinitySelector } from './compile.ts';
 

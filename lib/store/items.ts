@@ -35,7 +35,7 @@ function fieldsOf(item: Item): ItemFields {
 function integerField(fields: ItemFields, name: string): number | undefined {
   const field = fields[name];
   // Wrapped numbers carry their digits as text; a string attribute is not a number.
-  const text = typeof field === 'object' && field !== null && 'value' in field ? String((field as { value: unknown }).value) : undefined;
+  const text = typeof field === 'object' && field !== null && 'value' in field ? String(field.value) : undefined;
   const value = text === undefined ? Number.NaN : Number(text);
   return Number.isSafeInteger(value) ? value : undefined;
 }

@@ -21,7 +21,7 @@ import { ConfigurationError, MalformedInputError, StoreError } from '../errors/i
 import { parsePlacementPolicy, workloadKey, type PlacementPolicy } from '../placement/index.ts';
 import { canonicalJson } from './codec.ts';
 import { CONTENT_HASH_PATTERN, checkedClusterId, fieldsOf, integerField, itemKey, messageOf, stringField, toItem, type Item } from './items.ts';
-import { PARTITION_KEY, PLACEMENT_SORT_KEY, SORT_KEY, clusterPartition } from './layout.ts';
+import { PARTITION_KEY, PLACEMENT_SORT_KEY } from './layout.ts';
 import type { PlacementSet, PlacementStore, PlacementVersion, PlacementWrite } from './types.ts';
 
 /** Options of a placement store over one table. */

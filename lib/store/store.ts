@@ -26,10 +26,9 @@ import {
   QueryCommand,
   UpdateItemCommand,
   type DynamoDBClient,
-  type UpdateItemCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import type { RuleSnapshot } from '../api/index.ts';
-import { ConfigurationError, MalformedInputError, StoreError } from '../errors/index.ts';
+import { ConfigurationError, StoreError } from '../errors/index.ts';
 import { contentHashOf, decodeContent, encodeContent, partDigestOf } from './codec.ts';
 import { CONTENT_HASH_PATTERN, checkedClusterId, fieldsOf, integerField, isoTime, itemKey, messageOf, storeCall, stringField, toItem, type Item } from './items.ts';
 import {

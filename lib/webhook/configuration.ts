@@ -6,7 +6,7 @@ import type { FailurePolicy, MutatingWebhookConfiguration, WebhookConfigurationO
 
 /** Defaults applied by `renderWebhookConfiguration` to options left out. */
 export const WEBHOOK_DEFAULTS = Object.freeze({
-  failurePolicy: 'Ignore' as FailurePolicy,
+  failurePolicy: 'Ignore',
   timeoutSeconds: 5,
   name: 'podmutation.agent.cloudpilot.ai',
 });
@@ -23,7 +23,7 @@ const ADMISSION_ROUTE = '/admit/';
 /** Why `url` cannot be the webhook's base URL, or undefined when it can. Never echoes user info or a query. */
 function baseUrlProblem(url: string): string | undefined {
   if (url.length === 0) return 'is empty; expected https://host[/path]';
-  if (/[\s\u0000-\u001f\u007f]/.test(url)) return 'must not contain whitespace or control characters';
+  if (/[\s\p{Cc}]/u.test(url)) return 'must not contain whitespace or control characters';
   if (url.includes('?')) return 'must not contain a query ("?..."); the API server forbids query parameters in webhook URLs';
   if (url.includes('#')) return 'must not contain a fragment ("#..."); the API server forbids fragments in webhook URLs';
   let parsed: URL;

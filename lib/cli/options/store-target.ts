@@ -42,7 +42,7 @@ function checkedEndpoint(value: string): string {
 
 /** Checks the store flags (defaults: table podmutation-rules, cluster id default), naming the flag that is wrong. */
 export function storeTarget(flags: Readonly<Record<string, unknown>>): StoreTarget {
-  const text = (name: string) => (typeof flags[name] === 'string' ? (flags[name] as string) : undefined);
+  const text = (name: string) => (typeof flags[name] === 'string' ? flags[name] : undefined);
   const endpoint = text('dynamodb-endpoint');
   const region = text('region');
   return {
