@@ -6,13 +6,9 @@
  * tolerations, "exactly one of", and a selector that selects something. "Must remove or add something" and the rule
  * budget are checked on the normalized rule, in validate.ts.
  */
-import { isDns1123Label, isDns1123Subdomain, isInt64, labelValueProblem, qualifiedNameProblem, type JsonObject } from '../values/index.ts';
+import { isDns1123Label, isDns1123Subdomain, isInt64, labelValueProblem, qualifiedNameProblem, type IssueSink, type JsonObject } from '../values/index.ts';
 import { PRODUCT_ANNOTATION_PREFIX, RESERVED_KEYS } from './types.ts';
 
-/** Where a check reports: one issue at a field path. */
-export interface IssueSink {
-  add(field: string, reason: string): void;
-}
 
 type Check = (value: never, path: string, issues: IssueSink) => void;
 

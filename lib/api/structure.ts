@@ -4,8 +4,8 @@
  * integer ranges; then each node's named checks (lib/api/checks.ts). Every issue names its field path. Also the
  * normalization of a valid value: only declared fields, and the values the declaration marks absent left out.
  */
-import { isJsonObject, previewInput, type JsonObject } from '../values/index.ts';
-import { CHECKS, KEY_CHECKS, type IssueSink } from './checks.ts';
+import { isJsonObject, previewInput, type IssueSink, type JsonObject } from '../values/index.ts';
+import { CHECKS, KEY_CHECKS } from './checks.ts';
 
 /** A node of the declaration, as the validator reads it (TypeBox schemas are JSON Schema objects). */
 interface SchemaNode {

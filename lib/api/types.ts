@@ -1,3 +1,4 @@
+import type { Issue } from '../values/index.ts';
 import type { MutationAdd, MutationRemove, PodMutationSpec, WorkloadSelector } from './schema.ts';
 
 /** API group, version and kind of the PodMutation custom resource. */
@@ -82,10 +83,7 @@ export interface NormalizedRule {
 }
 
 /** One problem with a rule: the field path and why it is wrong. */
-export interface RuleIssue {
-  readonly field: string;
-  readonly reason: string;
-}
+export type RuleIssue = Issue;
 
 /** A rule that failed validation: it is never applied, and its reasons are reported. */
 export interface InvalidRule {

@@ -3,35 +3,14 @@
  * (lib/api/schema.ts, run by lib/api/structure.ts with the named checks of lib/api/checks.ts), then what only the
  * normalized rule shows: that it removes or adds something, and the per-rule budget.
  */
-import { previewInput, isDns1123Subdomain, isJsonObject } from '../values/index.ts';
+import { previewInput, isDns1123Subdomain, isJsonObject, IssueList } from '../values/index.ts';
 import { budgetIssues, ruleCost } from './budget.ts';
-import type { IssueSink } from './checks.ts';
 import { PodMutationSpecSchema, type MutationAdd, type MutationRemove, type PodMutationSpec } from './schema.ts';
 import { normalizeStructure, validateStructure } from './structure.ts';
-import { POD_MUTATION_API_VERSION, POD_MUTATION_KIND, type NormalizedRule, type RuleIssue, type RuleVerdict } from './types.ts';
+import { POD_MUTATION_API_VERSION, POD_MUTATION_KIND, type NormalizedRule, type RuleVerdict } from './types.ts';
 
 /** Issues kept per rule: enough to fix a rule, few enough to bound a status and a snapshot entry. */
 const MAX_ISSUES = 32;
-
-/** Collects issues under field paths while one resource is validated; past MAX_ISSUES it only counts them. */
-class IssueList implements IssueSink {
-  readonly issues: RuleIssue[] = [];
-  private dropped = 0;
-
-  add(field: string, reason: string): void {
-    if (this.issues.length < MAX_ISSUES) this.issues.push({ field, reason });
-    else this.dropped += 1;
-  }
-
-  get count(): number {
-    return this.issues.length + this.dropped;
-  }
-
-  /** The issues, the last one saying how many more were found when some were dropped. */
-  reported(): readonly RuleIssue[] {
-    return this.dropped === 0 ? this.issues : [...this.issues, { field: '', reason: `and ${this.dropped} more issues` }];
-  }
-}
 
 function removesSomething(remove: MutationRemove): boolean {
   return remove.nodeAffinity !== undefined || (remove.nodeSelector?.keys.length ?? 0) > 0 || (remove.tolerations?.keys.length ?? 0) > 0;
@@ -59,7 +38,7 @@ function reportedName(resource: unknown): string {
  * (defaults applied, unknown fields rejected). Pure; every issue names its field path.
  */
 export function validatePodMutation(resource: unknown): RuleVerdict {
-  const issues = new IssueList();
+  const issues = new IssueList(MAX_ISSUES);
   const name = reportedName(resource);
   const generation = isJsonObject(resource) && isJsonObject(resource.metadata) && typeof resource.metadata.generation === 'number'
     ? resource.metadata.generation

@@ -1,6 +1,6 @@
 import { optionalSetting, type Environment } from '../config/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
-import { AWS_REGION, EKS_CLUSTER_NAME, SECRET_ARN } from '../values/index.ts';
+import { AWS_REGION, EKS_CLUSTER_NAME, readAll, SECRET_ARN } from '../values/index.ts';
 
 /** Where the sync finds the cluster and its credentials. */
 type ClusterConfig =
@@ -12,7 +12,6 @@ type ClusterConfig =
   | { readonly mode: 'kubeconfigFile'; readonly path: string; readonly context?: string }
   /** The YAML text of a kubeconfig. */
   | { readonly mode: 'kubeconfigText'; readonly text: string; readonly context?: string };
-
 
 /** Reads the cluster access mode from the environment: CLUSTER_NAME (+ AWS_REGION) for EKS, or KUBECONFIG_SECRET_ARN; exactly one. */
 function readClusterConfig(env: Environment): ClusterConfig {
@@ -32,13 +31,22 @@ function readClusterConfig(env: Environment): ClusterConfig {
   );
 }
 
-function readEksConfig(env: Environment, clusterName: string): ClusterConfig {
+function readEksConfig(env: Environment, name: string): ClusterConfig {
+  const { clusterName, region } = readAll({ clusterName: () => checkedClusterName(name), region: () => readRegion(env) }, ConfigurationError);
+  return { mode: 'eks', clusterName, region };
+}
+
+function checkedClusterName(clusterName: string): string {
   if (!EKS_CLUSTER_NAME.pattern.test(clusterName)) {
     throw new ConfigurationError(
       `CLUSTER_NAME "${clusterName}" is not an EKS cluster name (1-100 letters, digits, "-" or "_", starting with a letter or digit)`,
       { context: { variable: 'CLUSTER_NAME' } },
     );
   }
+  return clusterName;
+}
+
+function readRegion(env: Environment): string {
   const region = optionalSetting(env, 'AWS_REGION');
   if (region === undefined) {
     throw new ConfigurationError('AWS_REGION is not set; EKS mode (CLUSTER_NAME) needs the cluster\'s region', {
@@ -50,7 +58,7 @@ function readEksConfig(env: Environment, clusterName: string): ClusterConfig {
       context: { variable: 'AWS_REGION' },
     });
   }
-  return { mode: 'eks', clusterName, region };
+  return region;
 }
 
 function readSecretConfig(secretArn: string): ClusterConfig {
@@ -64,8 +72,5 @@ function readSecretConfig(secretArn: string): ClusterConfig {
   }
   return { mode: 'kubeconfigSecret', secretArn, region };
 }
-
-/** A variable's trimmed value; empty counts as unset (deploy templates often render unset variables as ""). */
-
 export { readClusterConfig };
 export type { ClusterConfig };

@@ -1,7 +1,7 @@
 /** Typed reading of the admission function's environment. */
 import { optionalSetting, wholeNumberSetting, type Environment } from '../config/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
-import { SECRET_ARN } from '../values/index.ts';
+import { readAll, SECRET_ARN } from '../values/index.ts';
 import { CAPACITY_FLAVOUR_NAMES, isCapacityFlavour, type CapacityFlavour } from '../placement/index.ts';
 import { readStoreConfig, type StoreConfig } from '../store/index.ts';
 import { checkedToken, type TokenSourceConfig } from './token.ts';
@@ -59,7 +59,7 @@ function readCapacityFlavour(env: Environment): CapacityFlavour {
 }
 
 /**
- * Reads the admission function's configuration; fails fast with a ConfigurationError naming the variable.
+ * Reads the admission function's configuration; one ConfigurationError names every variable that is wrong.
  *
  * - RULES_TABLE (required): DynamoDB table of rule snapshots.
  * - CLUSTER_ID (default "default"): cluster whose snapshot is served; the key prefix in the table.
@@ -77,12 +77,15 @@ function readCapacityFlavour(env: Environment): CapacityFlavour {
  * - POWERTOOLS_SERVICE_NAME, POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_LOG_LEVEL: read by Powertools itself.
  */
 function readAdmissionConfig(env: Environment): AdmissionConfig {
-  return {
-    store: readStoreConfig(env),
-    token: readTokenConfig(env),
-    maxBodyBytes: readMaxBodyBytes(env),
-    capacityFlavour: readCapacityFlavour(env),
-  };
+  return readAll(
+    {
+      store: () => readStoreConfig(env),
+      token: () => readTokenConfig(env),
+      maxBodyBytes: () => readMaxBodyBytes(env),
+      capacityFlavour: () => readCapacityFlavour(env),
+    },
+    ConfigurationError,
+  );
 }
 
 export { readAdmissionConfig, DEFAULT_MAX_BODY_BYTES };

@@ -1,6 +1,7 @@
 /** Pure encoding of snapshot content: canonical JSON, content hash, gzip parts, and the shape check on read. */
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
+import { isJsonObject, IssueList, type IssueSink } from '../values/index.ts';
 import type { SnapshotContent } from './types.ts';
 
 /** Upper bound of the uncompressed snapshot JSON; also caps gunzip output so a corrupted part cannot exhaust memory. */
@@ -81,47 +82,51 @@ function decodeContent(parts: readonly Uint8Array[]): DecodedContent {
   return problem === undefined ? { content: value as SnapshotContent } : { problem };
 }
 
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+/** Issues kept when content is misshapen: the first few name the damage; the count says how much there is. */
+const MAX_CONTENT_ISSUES = 8;
 
-function ruleProblem(rule: unknown, path: string): string | undefined {
-  if (!isObject(rule)) return `${path} must be an object`;
-  if (typeof rule.name !== 'string' || rule.name === '') return `${path}.name must be a non-empty string`;
-  if (typeof rule.enable !== 'boolean') return `${path}.enable must be a boolean`;
-  if (typeof rule.priority !== 'number') return `${path}.priority must be a number`;
+function checkRule(rule: unknown, path: string, issues: IssueSink): void {
+  if (!isJsonObject(rule)) return issues.add(path, 'must be an object');
+  if (typeof rule.name !== 'string' || rule.name === '') issues.add(`${path}.name`, 'must be a non-empty string');
+  if (typeof rule.enable !== 'boolean') issues.add(`${path}.enable`, 'must be a boolean');
+  if (typeof rule.priority !== 'number') issues.add(`${path}.priority`, 'must be a number');
   for (const field of ['workloadSelector', 'mutationRemove', 'mutationAdd'] as const) {
-    if (!isObject(rule[field])) return `${path}.${field} must be an object`;
+    if (!isJsonObject(rule[field])) issues.add(`${path}.${field}`, 'must be an object');
   }
-  return undefined;
 }
 
-function invalidRuleProblem(invalid: unknown, path: string): string | undefined {
-  if (!isObject(invalid)) return `${path} must be an object`;
-  if (typeof invalid.name !== 'string') return `${path}.name must be a string`;
-  if (!Array.isArray(invalid.issues)) return `${path}.issues must be an array`;
-  const badIssue = invalid.issues.findIndex(
-    (issue: unknown) => !isObject(issue) || typeof issue.field !== 'string' || typeof issue.reason !== 'string',
-  );
-  return badIssue === -1 ? undefined : `${path}.issues[${badIssue}] must be an object with string field and reason`;
+function checkInvalidRule(invalid: unknown, path: string, issues: IssueSink): void {
+  if (!isJsonObject(invalid)) return issues.add(path, 'must be an object');
+  if (typeof invalid.name !== 'string') issues.add(`${path}.name`, 'must be a string');
+  if (!Array.isArray(invalid.issues)) return issues.add(`${path}.issues`, 'must be an array');
+  (invalid.issues as readonly unknown[]).forEach((issue, index) => {
+    if (!isJsonObject(issue) || typeof issue.field !== 'string' || typeof issue.reason !== 'string') {
+      issues.add(`${path}.issues[${index}]`, 'must be an object with string field and reason');
+    }
+  });
 }
 
 /** Structural check of decoded content: the hash proves integrity, this proves it is a snapshot at all. */
+function checkContent(value: unknown, issues: IssueSink): void {
+  if (!isJsonObject(value)) return issues.add('content', 'must be a JSON object');
+  const { rules, invalid } = value;
+  if (!Array.isArray(rules)) issues.add('content.rules', 'must be an array');
+  if (!Array.isArray(invalid)) issues.add('content.invalid', 'must be an array');
+  if (typeof value.resourceVersion !== 'string') issues.add('content.resourceVersion', 'must be a string');
+  if (typeof value.syncedAt !== 'string') issues.add('content.syncedAt', 'must be a string');
+  if (Array.isArray(rules)) (rules as readonly unknown[]).forEach((rule, index) => checkRule(rule, `content.rules[${index}]`, issues));
+  if (Array.isArray(invalid)) (invalid as readonly unknown[]).forEach((rule, index) => checkInvalidRule(rule, `content.invalid[${index}]`, issues));
+}
+
+/** The problems of decoded content in one sentence, or undefined for a snapshot's shape. */
 function contentProblem(value: unknown): string | undefined {
-  if (!isObject(value)) return 'content must be a JSON object';
-  if (!Array.isArray(value.rules)) return 'content.rules must be an array';
-  if (!Array.isArray(value.invalid)) return 'content.invalid must be an array';
-  if (typeof value.resourceVersion !== 'string') return 'content.resourceVersion must be a string';
-  if (typeof value.syncedAt !== 'string') return 'content.syncedAt must be a string';
-  for (const [index, rule] of (value.rules as readonly unknown[]).entries()) {
-    const problem = ruleProblem(rule, `content.rules[${index}]`);
-    if (problem !== undefined) return problem;
-  }
-  for (const [index, rule] of (value.invalid as readonly unknown[]).entries()) {
-    const problem = invalidRuleProblem(rule, `content.invalid[${index}]`);
-    if (problem !== undefined) return problem;
-  }
-  return undefined;
+  const issues = new IssueList(MAX_CONTENT_ISSUES);
+  checkContent(value, issues);
+  if (issues.count === 0) return undefined;
+  return issues
+    .reported()
+    .map((issue) => (issue.field === '' ? issue.reason : `${issue.field} ${issue.reason}`))
+    .join('; ');
 }
 
 export { canonicalJson, contentHashOf, partDigestOf, encodeContent, decodeContent };

@@ -1,13 +1,12 @@
 /** Typed reading of the store's environment variables. */
 import { optionalSetting, wholeNumberSetting, type Environment } from '../config/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
-import { CLUSTER_ID, TABLE_NAME } from '../values/index.ts';
+import { CLUSTER_ID, isHttpUrl, readAll, TABLE_NAME } from '../values/index.ts';
 import type { StoreConfig } from './types.ts';
 
 const MAX_SECONDS = 86_400;
 
-/** Reads RULES_TABLE, CLUSTER_ID, DYNAMODB_ENDPOINT, RULES_REFRESH_SECONDS and RULES_MAX_STALE_SECONDS; fails fast naming the variable. */
-function readStoreConfig(env: Environment): StoreConfig {
+function readTableName(env: Environment): string {
   const tableName = optionalSetting(env, 'RULES_TABLE');
   if (tableName === undefined || !TABLE_NAME.pattern.test(tableName)) {
     throw new ConfigurationError(
@@ -15,6 +14,10 @@ function readStoreConfig(env: Environment): StoreConfig {
       { context: { variable: 'RULES_TABLE' } },
     );
   }
+  return tableName;
+}
+
+function readClusterId(env: Environment): string {
   const clusterId = optionalSetting(env, 'CLUSTER_ID') ?? 'default';
   if (!CLUSTER_ID.pattern.test(clusterId)) {
     throw new ConfigurationError(
@@ -22,12 +25,20 @@ function readStoreConfig(env: Environment): StoreConfig {
       { context: { variable: 'CLUSTER_ID' } },
     );
   }
+  return clusterId;
+}
+
+function readEndpoint(env: Environment): string | undefined {
   const endpoint = optionalSetting(env, 'DYNAMODB_ENDPOINT');
   if (endpoint !== undefined && !isHttpUrl(endpoint)) {
     throw new ConfigurationError(`DYNAMODB_ENDPOINT is "${endpoint}"; expected an http:// or https:// URL`, {
       context: { variable: 'DYNAMODB_ENDPOINT' },
     });
   }
+  return endpoint;
+}
+
+function readFreshness(env: Environment): Pick<StoreConfig, 'refreshSeconds' | 'maxStaleSeconds'> {
   const refreshSeconds = wholeNumberSetting(env, 'RULES_REFRESH_SECONDS', { fallback: 30, minimum: 1, maximum: MAX_SECONDS, unit: 'seconds' });
   // A value may only be served stale after a refresh was due, so the limit cannot be shorter than the interval.
   const maxStaleSeconds = wholeNumberSetting(env, 'RULES_MAX_STALE_SECONDS', {
@@ -36,16 +47,19 @@ function readStoreConfig(env: Environment): StoreConfig {
     maximum: MAX_SECONDS,
     unit: 'seconds',
   });
-  return { tableName, clusterId, ...(endpoint === undefined ? {} : { endpoint }), refreshSeconds, maxStaleSeconds };
+  return { refreshSeconds, maxStaleSeconds };
 }
 
-function isHttpUrl(text: string): boolean {
-  try {
-    const url = new URL(text);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
+/**
+ * Reads RULES_TABLE, CLUSTER_ID, DYNAMODB_ENDPOINT, RULES_REFRESH_SECONDS and RULES_MAX_STALE_SECONDS; one
+ * ConfigurationError names every variable that is wrong.
+ */
+function readStoreConfig(env: Environment): StoreConfig {
+  const { tableName, clusterId, endpoint, freshness } = readAll(
+    { tableName: () => readTableName(env), clusterId: () => readClusterId(env), endpoint: () => readEndpoint(env), freshness: () => readFreshness(env) },
+    ConfigurationError,
+  );
+  return { tableName, clusterId, ...(endpoint === undefined ? {} : { endpoint }), ...freshness };
 }
 
 export { readStoreConfig };

@@ -1,5 +1,7 @@
 /** Typed reading of the sync function's environment. */
 import { wholeNumberSetting, type Environment } from '../config/index.ts';
+import { ConfigurationError } from '../errors/index.ts';
+import { readAll } from '../values/index.ts';
 import { readClusterConfig, type ClusterConfig } from '../cluster/index.ts';
 import { readStoreConfig, type StoreConfig } from '../store/index.ts';
 
@@ -26,14 +28,17 @@ function readIntervalSeconds(env: Environment): number {
 }
 
 /**
- * Reads the sync function's configuration; fails fast with a ConfigurationError naming the variable.
+ * Reads the sync function's configuration; one ConfigurationError names every variable that is wrong.
  *
  * - SYNC_INTERVAL_SECONDS (default 30, 5 to 60): cadence of syncs within one scheduled invocation.
  * - RULES_TABLE, CLUSTER_ID, DYNAMODB_ENDPOINT: the store (see readStoreConfig).
  * - CLUSTER_NAME with AWS_REGION (EKS), or KUBECONFIG_SECRET_ARN: the cluster (see readClusterConfig).
  */
 function readSyncConfig(env: Environment): SyncConfig {
-  return { intervalSeconds: readIntervalSeconds(env), store: readStoreConfig(env), cluster: readClusterConfig(env) };
+  return readAll(
+    { intervalSeconds: () => readIntervalSeconds(env), store: () => readStoreConfig(env), cluster: () => readClusterConfig(env) },
+    ConfigurationError,
+  );
 }
 
 export { readSyncConfig };

@@ -22,6 +22,7 @@ import {
   EKS_CLUSTER_NAME,
   isDns1123Label,
   isDns1123Subdomain,
+  isHttpUrl,
   isInt64,
   labelValueProblem,
   qualifiedNameProblem,
@@ -29,6 +30,7 @@ import {
   TABLE_NAME,
   type ValueRule,
 } from './syntax.ts';
+import { IssueList, issuesOf, readAll, type Issue, type IssueError, type IssueSink } from './issues.ts';
 import { WEBHOOK_TOKEN_FORM, WEBHOOK_TOKEN_PATTERN } from './token.ts';
 
 export {
@@ -51,6 +53,7 @@ export {
   isDns1123Label,
   isDns1123Subdomain,
   isInt64,
+  isHttpUrl,
   SECRET_ARN,
   TABLE_NAME,
   CLUSTER_ID,
@@ -58,5 +61,8 @@ export {
   AWS_REGION,
   WEBHOOK_TOKEN_PATTERN,
   WEBHOOK_TOKEN_FORM,
+  IssueList,
+  issuesOf,
+  readAll,
 };
-export type { JsonObject, ValueRule };
+export type { JsonObject, ValueRule, Issue, IssueError, IssueSink };

@@ -87,3 +87,13 @@ export function isInt64(value: string): boolean {
   const parsed = BigInt(value);
   return parsed >= INT64_MIN && parsed <= INT64_MAX;
 }
+
+/** True for an absolute http:// or https:// URL (a DynamoDB endpoint). */
+export function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}

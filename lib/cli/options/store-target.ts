@@ -1,6 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { MalformedInputError } from '../../errors/index.ts';
-import { AWS_REGION, CLUSTER_ID, TABLE_NAME, type ValueRule } from '../../values/index.ts';
+import { AWS_REGION, CLUSTER_ID, isHttpUrl, readAll, TABLE_NAME, type ValueRule } from '../../values/index.ts';
 import { createDynamoClient, createSnapshotTable } from '../../store/index.ts';
 
 /** The flags naming a rules table, as `sync` and `placement` take them. */
@@ -23,34 +23,34 @@ const DEFAULT_TABLE = 'podmutation-rules';
 const DEFAULT_CLUSTER_ID = 'default';
 // The forms readStoreConfig accepts for RULES_TABLE and CLUSTER_ID, checked here to name the flag.
 function checked(value: string, rule: ValueRule, flag: string): string {
-  if (!rule.pattern.test(value)) throw new MalformedInputError(`--${flag} is "${value}"; expected ${rule.form}`);
+  if (!rule.pattern.test(value)) throw new MalformedInputError(`--${flag} is "${value}"; expected ${rule.form}`, { context: { flag: `--${flag}` } });
   return value;
 }
 
 function checkedEndpoint(value: string): string {
-  let protocol = '';
-  try {
-    protocol = new URL(value).protocol;
-  } catch {
-    // Reported below with the expected form.
-  }
-  if (protocol !== 'http:' && protocol !== 'https:') {
-    throw new MalformedInputError(`--dynamodb-endpoint is "${value}"; expected an http:// or https:// URL`);
+  if (!isHttpUrl(value)) {
+    throw new MalformedInputError(`--dynamodb-endpoint is "${value}"; expected an http:// or https:// URL`, { context: { flag: '--dynamodb-endpoint' } });
   }
   return value;
 }
 
-/** Checks the store flags (defaults: table podmutation-rules, cluster id default), naming the flag that is wrong. */
+/** Checks the store flags (defaults: table podmutation-rules, cluster id default); one error names every wrong flag. */
 export function storeTarget(flags: Readonly<Record<string, unknown>>): StoreTarget {
   const text = (name: string) => (typeof flags[name] === 'string' ? flags[name] : undefined);
-  const endpoint = text('dynamodb-endpoint');
-  const region = text('region');
-  return {
-    tableName: checked(text('table') ?? DEFAULT_TABLE, TABLE_NAME, 'table'),
-    clusterId: checked(text('cluster-id') ?? DEFAULT_CLUSTER_ID, CLUSTER_ID, 'cluster-id'),
-    ...(endpoint === undefined ? {} : { endpoint: checkedEndpoint(endpoint) }),
-    ...(region === undefined ? {} : { region: checked(region, AWS_REGION, 'region') }),
-  };
+  const { tableName, clusterId, endpoint, region } = readAll(
+    {
+      tableName: () => checked(text('table') ?? DEFAULT_TABLE, TABLE_NAME, 'table'),
+      clusterId: () => checked(text('cluster-id') ?? DEFAULT_CLUSTER_ID, CLUSTER_ID, 'cluster-id'),
+      endpoint: () => optional(text('dynamodb-endpoint'), checkedEndpoint),
+      region: () => optional(text('region'), (value) => checked(value, AWS_REGION, 'region')),
+    },
+    MalformedInputError,
+  );
+  return { tableName, clusterId, ...(endpoint === undefined ? {} : { endpoint }), ...(region === undefined ? {} : { region }) };
+}
+
+function optional(value: string | undefined, check: (value: string) => string): string | undefined {
+  return value === undefined ? undefined : check(value);
 }
 
 /**
