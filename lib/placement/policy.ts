@@ -1,22 +1,23 @@
 import { MalformedInputError } from '../errors/index.ts';
-import { isDns1123Label, isDns1123Subdomain, previewInput } from '../values/index.ts';
+import { isDns1123Label, isDns1123Subdomain, IssueList, previewInput } from '../values/index.ts';
 import { CAPACITY_LABELS, DEFAULT_SPOT_PERCENT, type CapacityFlavour, type PlacementMode, type PlacementPolicy } from './types.ts';
 
 const MODES: readonly PlacementMode[] = ['Spot', 'NonSpot', 'Diversity'];
 const KNOWN_FIELDS = ['namespace', 'kind', 'name', 'mode', 'spotPercent'];
+// A policy has five fields; more issues than this are unknown fields of a document that is not a policy at all.
+const MAX_ISSUES = 16;
 
 /**
- * Validates a placement policy from untyped input (a file, a CLI flag set, a store item). Throws a
- * MalformedInputError naming the workload and the field; returns the policy with defaults applied.
+ * Validates a placement policy from untyped input (a file, a CLI flag set, a store item). Throws one
+ * MalformedInputError naming the workload and every wrong field; returns the policy with defaults applied.
  */
 export function parsePlacementPolicy(input: unknown, source = 'placement policy'): PlacementPolicy {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new MalformedInputError(`${source} must be an object`);
   const value = input as Record<string, unknown>;
   const { namespace, kind, name, mode, spotPercent } = value;
   const where = `${source} ${String(namespace)}/${String(kind)}/${String(name)}`;
-  const fail = (field: string, reason: string): never => {
-    throw new MalformedInputError(`${where}: ${field}: ${reason}`, { context: { field } });
-  };
+  const issues = new IssueList(MAX_ISSUES);
+  const fail = (field: string, reason: string): void => issues.add(field, reason);
   for (const field of Object.keys(value)) if (!KNOWN_FIELDS.includes(field)) fail(field, `unknown field; expected one of ${KNOWN_FIELDS.join(', ')}`);
   if (typeof namespace !== 'string' || !isDns1123Label(namespace)) fail('namespace', 'must be a namespace name (DNS-1123 label)');
   if (typeof kind !== 'string' || !/^[A-Z][A-Za-z0-9]*$/.test(kind)) fail('kind', 'must be a workload kind such as Deployment, StatefulSet, CronJob');
@@ -27,6 +28,13 @@ export function parsePlacementPolicy(input: unknown, source = 'placement policy'
     if (typeof spotPercent !== 'number' || !Number.isInteger(spotPercent) || spotPercent < 0 || spotPercent > 100) {
       fail('spotPercent', `must be an integer from 0 to 100 (got ${previewInput(spotPercent)})`);
     }
+  }
+  const [first] = issues.issues;
+  if (first !== undefined) {
+    const listed = issues.reported().map((issue) => (issue.field === '' ? issue.reason : `${issue.field}: ${issue.reason}`));
+    // Each gathered issue reads on its own (workload and field), as readAll lists them when a file has several.
+    const gathered = issues.reported().map((issue, index) => ({ field: issue.field, reason: `${where}: ${listed[index]!}` }));
+    throw new MalformedInputError(`${where}: ${listed.join('; ')}`, { context: { field: first.field, issues: gathered } });
   }
   const policy = { namespace, kind, name, mode } as PlacementPolicy;
   return mode === 'Diversity' ? { ...policy, spotPercent: (spotPercent as number | undefined) ?? DEFAULT_SPOT_PERCENT } : policy;

@@ -1,5 +1,6 @@
 import type { ManagedStep } from '../../engine/index.ts';
 import { MalformedInputError } from '../../errors/index.ts';
+import { readAll } from '../../values/index.ts';
 import { createPlacementStep, parseCapacityFlavour, parsePlacementPolicy, workloadKey, type CapacityFlavour, type PlacementPolicy } from '../../placement/index.ts';
 import { parseSingleDocument, readInput, type CliStreams } from '../io.ts';
 
@@ -22,7 +23,11 @@ export async function readPlacementFile(
   const document = parseSingleDocument(await readInput(values.placements, streams), values.placements);
   const list = Array.isArray(document) ? document : (document as { policies?: unknown } | null)?.policies;
   if (!Array.isArray(list)) throw new MalformedInputError(`${values.placements}: expected a list of placement policies or { policies: [...] }`);
-  const policies: PlacementPolicy[] = list.map((item, index) => parsePlacementPolicy(item, `${values.placements}[${index}]`));
+  // Every policy is checked, so one error lists the wrong fields of all of them.
+  const source = values.placements;
+  const policies: PlacementPolicy[] = Object.values(
+    readAll(Object.fromEntries(list.map((item, index) => [index, () => parsePlacementPolicy(item, `${source}[${index}]`)])), MalformedInputError),
+  );
   const seen = new Set<string>();
   for (const policy of policies) {
     const key = workloadKey(policy.namespace, policy.kind, policy.name);
