@@ -5,6 +5,10 @@
  * (lib/api/checks.ts); shared fragments (a node selector requirement, a term, a node affinity, a toleration) are
  * declared once.
  *
+ * Why TypeBox rather than zod 4: a TypeBox schema is a JSON Schema object at run time, so the CRD is the declaration
+ * itself with `x-kubernetes-*` keys passing through untouched, where zod needs a conversion (toJSONSchema) and
+ * metadata threaded through it; and its named builders tree-shake out of the admission bundle.
+ *
  * Extensions read by the validator and dropped from the CRD: `x-check` (a named check of lib/api/checks.ts),
  * `x-key-check` (the same, run on each key of a map), `x-checked-by-parent` (a value its parent's check validates,
  * so its pattern is the CRD's only), `x-noun` (what a list or map holds, for limit messages), `x-message` (the reason
