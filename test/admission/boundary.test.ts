@@ -5,17 +5,22 @@
 import jsonPatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
 import { answerAdmissionReview } from '../../lib/admission/index.ts';
+import type { Pod } from '../../lib/engine/index.ts';
 import { MalformedInputError } from '../../lib/errors/index.ts';
 import { MAX_JSON_DEPTH } from '../../lib/values/index.ts';
 import { rules } from '../support/builders.ts';
 import { fixtureText } from '../support/fixtures.ts';
+import { decodePatch, parseAnswer } from '../support/reviews.ts';
 import { writeEverything } from './support.ts';
 
-const REVIEW = JSON.parse(fixtureText('reviews/deployment-legacy-pool.json'));
+type Path = readonly (string | number)[];
+
+/** A JSON object or list of the review, indexed by the steps of a Path. */
+type Node = Record<string | number, unknown>;
+
+const REVIEW = JSON.parse(fixtureText('reviews/deployment-legacy-pool.json')) as { readonly request: Node };
 
 const RULES = rules(writeEverything());
-
-type Path = readonly (string | number)[];
 
 /** A copy of the fixture review with the value at `path` (below request) replaced, or deleted for undefined. */
 function reviewWith(path: Path, value: unknown): Record<string, unknown> {
@@ -23,7 +28,7 @@ function reviewWith(path: Path, value: unknown): Record<string, unknown> {
   let node = review.request;
   for (const step of path.slice(0, -1)) {
     node[step] ??= typeof step === 'number' ? [] : {};
-    node = node[step];
+    node = node[step] as Node;
   }
   const last = path.at(-1)!;
   if (value === undefined) delete node[last];
@@ -33,13 +38,13 @@ function reviewWith(path: Path, value: unknown): Record<string, unknown> {
 
 function answer(review: unknown) {
   const { body } = answerAdmissionReview(JSON.stringify(review), RULES);
-  return JSON.parse(body).response as { uid: string; allowed: boolean; patch?: string };
+  return parseAnswer(body).response;
 }
 
 /** The Pod after the answer's patch, applied strictly, with null members dropped (null reads as absent). */
 function admittedPod(review: { request: { object: unknown } }): unknown {
   const response = answer(review);
-  const operations = response.patch === undefined ? [] : JSON.parse(Buffer.from(response.patch, 'base64').toString('utf8'));
+  const operations = response.patch === undefined ? [] : decodePatch(response.patch);
   const patched = jsonPatch.applyPatch(structuredClone(review.request.object), operations, true, false).newDocument;
   return JSON.parse(JSON.stringify(patched, (_key, value: unknown) => (value === null ? undefined : value)));
 }
@@ -72,8 +77,8 @@ describe('a field that is null is read as absent, as the API server decodes it',
   });
 
   it('a Pod sent with required: {} (nodeSelectorTerms: null) gets the added terms as its whole required selector', () => {
-    const pod = admittedPod(reviewWith(REQUIRED, { nodeSelectorTerms: null }) as never) as any;
-    expect(pod.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution).toEqual({
+    const pod = admittedPod(reviewWith(REQUIRED, { nodeSelectorTerms: null }) as never) as Pod;
+    expect(pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution).toEqual({
       nodeSelectorTerms: [{ matchExpressions: [{ key: 'example.com/pool', operator: 'In', values: ['merged'] }] }],
     });
   });

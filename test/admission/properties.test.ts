@@ -11,10 +11,16 @@ import { createAdmissionHandler, type AdmissionRules } from '../../lib/endpoint/
 import { createPlacementStep } from '../../lib/placement/index.ts';
 import { rule, rules } from '../support/builders.ts';
 import { fixtureText } from '../support/fixtures.ts';
+import { parseAnswer } from '../support/reviews.ts';
 import { writeEverything } from './support.ts';
 import { TOKEN, admissionEvent, recordingLogger, recordingMetrics } from '../endpoint/support.ts';
 
-const REVIEW = JSON.parse(fixtureText('reviews/deployment-legacy-pool.json'));
+type Path = readonly (string | number)[];
+
+/** A JSON object or list of the review, indexed by the steps of a Path. */
+type Node = Record<string | number, unknown>;
+
+const REVIEW = JSON.parse(fixtureText('reviews/deployment-legacy-pool.json')) as { readonly request: Node & { readonly uid: string } };
 
 // Rules that read every selector dimension and write every field, plus managed placement for the workload.
 const RULES: AdmissionRules = {
@@ -35,8 +41,6 @@ const RULES: AdmissionRules = {
   ),
   managedSteps: [createPlacementStep({ flavour: 'karpenter', policies: [{ namespace: 'production', kind: 'Deployment', name: 'checkout', mode: 'Diversity', spotPercent: 50 }] })],
 };
-
-type Path = readonly (string | number)[];
 
 const O = ['object'];
 const M = [...O, 'metadata'];
@@ -64,11 +68,11 @@ const FIELDS: readonly Path[] = [
 /** The fixture review as JSON text with `value` at `path` (below request); parents are created as needed. */
 function reviewText(path: Path, value: unknown): string {
   const review = structuredClone(REVIEW);
-  let node = review.request;
+  let node: Node = review.request;
   for (const [index, step] of path.slice(0, -1).entries()) {
     const next = path[index + 1];
     if (typeof node[step] !== 'object' || node[step] === null) node[step] = typeof next === 'number' ? [] : {};
-    node = node[step];
+    node = node[step] as Node;
   }
   node[path.at(-1)!] = value;
   return JSON.stringify(review);
@@ -87,7 +91,7 @@ describe('any JSON value at any field the webhook reads', () => {
           expect(error).toBeInstanceOf(MalformedInputError);
           return;
         }
-        expect(JSON.parse(body).response.uid).toBe(REVIEW.request.uid);
+        expect(parseAnswer(body).response.uid).toBe(REVIEW.request.uid);
       }),
       { numRuns: 3000 },
     );
@@ -108,8 +112,8 @@ describe('any JSON value at any field the webhook reads', () => {
 
   it('gets 200 or 400 from the HTTP handler', async () => {
     const handler = createAdmissionHandler({
-      rules: { get: async () => ({ value: RULES, version: 1, contentHash: 'sha256:0', syncedAt: '2026-12-01T10:00:00.000Z', ageSeconds: 0, stale: false }) },
-      expectedToken: async () => TOKEN,
+      rules: { get: () => Promise.resolve({ value: RULES, version: 1, contentHash: 'sha256:0', syncedAt: '2026-12-01T10:00:00.000Z', ageSeconds: 0, stale: false }) },
+      expectedToken: () => Promise.resolve(TOKEN),
       logger: recordingLogger(),
       metrics: recordingMetrics(),
     });

@@ -1,9 +1,11 @@
 import jsonPatch from 'fast-json-patch';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { answerAdmissionReview, summarizeVerdict } from '../../lib/admission/index.ts';
-import { compileRuleSet, type RuleSet } from '../../lib/engine/index.ts';
+import { compileRuleSet, type Pod, type RuleSet } from '../../lib/engine/index.ts';
 import { loadRuleFiles } from '../../lib/rule-files/index.ts';
+import type { NodeSelectorTerm } from '../../lib/scheduling/index.ts';
 import { EXAMPLES, fixtureText } from '../support/fixtures.ts';
+import { decodePatch, parseAnswer, parseReview } from '../support/reviews.ts';
 
 let ruleSet: RuleSet;
 beforeAll(async () => {
@@ -13,12 +15,19 @@ beforeAll(async () => {
 function answer(fixture: string) {
   const text = fixtureText(`reviews/${fixture}`);
   const { body, verdict } = answerAdmissionReview(text, ruleSet);
-  return { request: JSON.parse(text).request, response: JSON.parse(body), verdict, body };
+  return { request: parseReview(text).request, response: parseAnswer(body), verdict, body };
 }
 
-function patched(request: { object: unknown }, patch: string): any {
-  const operations = JSON.parse(Buffer.from(patch, 'base64').toString('utf8'));
-  return jsonPatch.applyPatch(structuredClone(request.object), operations, true, false).newDocument;
+function patched(request: { object: Pod }, patch: string | undefined): Pod {
+  return jsonPatch.applyPatch(structuredClone(request.object), decodePatch(patch), true, false).newDocument;
+}
+
+/** The part of deployment-legacy-pool.json a test edits: the required node selector terms of its Pod. */
+interface EditableLegacyPoolReview {
+  readonly request: {
+    readonly uid: string;
+    readonly object: { readonly spec: { readonly affinity: { readonly nodeAffinity: { readonly requiredDuringSchedulingIgnoredDuringExecution: { readonly nodeSelectorTerms: NodeSelectorTerm[] } } } } };
+  };
 }
 
 describe('answerAdmissionReview on real AdmissionReviews', () => {
@@ -26,23 +35,23 @@ describe('answerAdmissionReview on real AdmissionReviews', () => {
     const { request, response } = answer('deployment-legacy-pool.json');
     expect(response).toMatchObject({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: request.uid, allowed: true, patchType: 'JSONPatch' } });
     const pod = patched(request, response.response.patch);
-    expect(pod.metadata.annotations).toEqual({
+    expect(pod.metadata?.annotations).toEqual({
       'kubectl.kubernetes.io/restartedAt': '2026-11-30T09:12:44Z',
       'example.com/migration': 'merged-pool',
       'podmutation.agent.cloudpilot.ai/applied': 'migrate-legacy-pool',
     });
-    expect(pod.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms).toEqual([
+    expect(pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms).toEqual([
       { matchExpressions: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] }, { key: 'example.com/node-pool', operator: 'In', values: ['merged'] }] },
     ]);
-    expect(pod.spec.affinity.podAntiAffinity).toEqual(request.object.spec.affinity.podAntiAffinity);
+    expect(pod.spec?.affinity?.podAntiAffinity).toEqual(request.object.spec?.affinity?.podAntiAffinity);
   });
 
   it('creates metadata.annotations for a CronJob Pod that has none, and swaps its nodeSelector', () => {
     const { request, response } = answer('cronjob-pod.json');
     const pod = patched(request, response.response.patch);
-    expect(pod.metadata.annotations).toEqual({ 'podmutation.agent.cloudpilot.ai/applied': 'batch-to-spot-pool' });
-    expect(pod.spec.nodeSelector).toEqual({ 'kubernetes.io/os': 'linux', 'example.com/node-pool': 'batch-spot' });
-    expect(pod.spec.tolerations.at(-1)).toEqual({ key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule' });
+    expect(pod.metadata?.annotations).toEqual({ 'podmutation.agent.cloudpilot.ai/applied': 'batch-to-spot-pool' });
+    expect(pod.spec?.nodeSelector).toEqual({ 'kubernetes.io/os': 'linux', 'example.com/node-pool': 'batch-spot' });
+    expect(pod.spec?.tolerations?.at(-1)).toEqual({ key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule' });
   });
 
   it.each([
@@ -70,11 +79,11 @@ describe('answerAdmissionReview on real AdmissionReviews', () => {
     const wide = (await loadRuleFiles([EXAMPLES])).rules.map((rule) => rule.name === 'migrate-legacy-pool'
       ? { ...rule, mutationRemove: {}, mutationAdd: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: Array.from({ length: 64 }, (_, i) => ({ matchExpressions: [{ key: 'example.com/z', operator: 'In' as const, values: [`z${i}`] }] })) } } } }
       : rule);
-    const review = JSON.parse(fixtureText('reviews/deployment-legacy-pool.json'));
+    const review = JSON.parse(fixtureText('reviews/deployment-legacy-pool.json')) as EditableLegacyPoolReview;
     review.request.object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms.push(
       ...Array.from({ length: 64 }, (_, i) => ({ matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['legacy'] }, { key: 'example.com/y', operator: 'In', values: [`y${i}`] }] })),
     );
-    const response = JSON.parse(answerAdmissionReview(JSON.stringify(review), compileRuleSet(wide)).body).response;
+    const { response } = parseAnswer(answerAdmissionReview(JSON.stringify(review), compileRuleSet(wide)).body);
     expect(response).toEqual({
       uid: review.request.uid,
       allowed: false,

@@ -3,10 +3,12 @@ import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoClient, createSnapshotStore } from '../../lib/store/index.ts';
 import { admissionBundleProblems, buildFunctions, type FunctionBundle } from '../../scripts/build.ts';
 import { fixtureText } from '../support/fixtures.ts';
+import { parseAnswer } from '../support/reviews.ts';
 import { admissionEvent, exampleContent, TOKEN } from '../endpoint/support.ts';
 import { createFreshTable, freshClusterId, startTestDynamo, type TestDynamo } from '../store/support.ts';
 
@@ -97,10 +99,10 @@ describe('npm run build', () => {
       child.stdin.end(JSON.stringify(admissionEvent({ body: fixtureText('reviews/deployment-legacy-pool.json') })));
       const [code] = (await once(child, 'exit')) as [number | null];
 
-      const result = JSON.parse(/^RESULT (.*)$/m.exec(stdout)?.[1] ?? 'null');
+      const result = JSON.parse(/^RESULT (.*)$/m.exec(stdout)?.[1] ?? 'null') as APIGatewayProxyStructuredResultV2 | null;
       expect(code).toBe(0);
       expect(result).toMatchObject({ statusCode: 200 });
-      expect(JSON.parse(result.body).response.patchType).toBe('JSONPatch');
+      expect(parseAnswer(result?.body ?? '').response.patchType).toBe('JSONPatch');
       expect(stdout).toMatch(/"message":"admission".*"function_request_id":"req-1"/);
       expect(stdout).toMatch(/"_aws":\{.*"Name":"Admissions"/);
     });

@@ -1,12 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { answerAdmissionReview } from '../../lib/admission/index.ts';
+import { answerAdmissionReview, type AdmissionReviewResponse } from '../../lib/admission/index.ts';
 import { compileRuleSet } from '../../lib/engine/index.ts';
 import { loadRuleFiles } from '../../lib/rule-files/index.ts';
 import { runPodmutation } from '../support/cli.ts';
 import { EXAMPLES, fixturePath, fixtureText } from '../support/fixtures.ts';
+import { decodePatch, parseAnswer, parseReview } from '../support/reviews.ts';
 
 const REVIEWS = ['deployment-legacy-pool.json', 'cronjob-pod.json', 'pod-update.json', 'daemonset-pod.json'];
+
+/** One line of NDJSON output: an AdmissionReview answer, or an error answer naming the failed line. */
+type OutputLine = Partial<AdmissionReviewResponse> & { readonly error?: string; readonly message?: string; readonly line?: number };
+
+function outputLines(stdout: string): OutputLine[] {
+  return stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as OutputLine);
+}
 
 async function libraryAnswer(fixture: string): Promise<string> {
   const ruleSet = compileRuleSet((await loadRuleFiles([EXAMPLES])).rules);
@@ -36,8 +44,8 @@ describe('podmutation review', () => {
     const run = await runPodmutation(['review', '--rules', fixturePath('rules/invalid'), fixturePath('reviews/deployment-legacy-pool.json')]);
     expect(run.code).toBe(0);
     expect(run.stderr).toContain('invalid rule skipped: PodMutation "force-spot": spec.mutationAdd.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key');
-    const response = JSON.parse(run.stdout).response;
-    const patch = JSON.parse(Buffer.from(response.patch, 'base64').toString());
+    const { response } = parseAnswer(run.stdout);
+    const patch = decodePatch(response.patch);
     expect(patch).toContainEqual({ op: 'add', path: '/metadata/annotations/podmutation.agent.cloudpilot.ai~1applied', value: 'tag-team' });
   });
 
@@ -45,7 +53,7 @@ describe('podmutation review', () => {
     ['a review that is not JSON or YAML', '{"apiVersion": [', /podmutation review: -: not valid JSON or YAML/],
     ['a review with the wrong apiVersion', fixtureText('reviews/malformed-v1beta1.json'), /apiVersion must be admission.k8s.io\/v1/],
     ['a YAML review of 10,000 nested flow lists', `apiVersion: admission.k8s.io/v1\nkind: AdmissionReview\nrequest: ${'['.repeat(10_000)}${']'.repeat(10_000)}\n`, /podmutation review: -: nests deeper than 128 levels/],
-    ['a JSON review whose Pod is null', JSON.stringify({ ...JSON.parse(fixtureText('reviews/pod-update.json')), request: { ...JSON.parse(fixtureText('reviews/pod-update.json')).request, operation: 'CREATE', object: null } }), /podmutation review: request\.object: expected an object \(the Pod\), got null/],
+    ['a JSON review whose Pod is null', JSON.stringify({ ...parseReview(fixtureText('reviews/pod-update.json')), request: { ...parseReview(fixtureText('reviews/pod-update.json')).request, operation: 'CREATE', object: null } }), /podmutation review: request\.object: expected an object \(the Pod\), got null/],
   ])('exits 2 with a clear message for %s', async (_, input, message) => {
     const run = await runPodmutation(['review', '--rules', EXAMPLES], input);
     expect(run.code).toBe(2);
@@ -63,16 +71,16 @@ describe('podmutation review', () => {
     const good = JSON.stringify(JSON.parse(fixtureText('reviews/pod-update.json')));
     const run = await runPodmutation(['review', '--rules', EXAMPLES], `${good}\n{"kind":"x"}\n`);
     expect(run.code).toBe(2);
-    const [answer, failure] = run.stdout.trimEnd().split('\n').map((line) => JSON.parse(line));
-    expect(answer.response.uid).toBeDefined();
-    expect(failure).toEqual({ error: 'MalformedInputError', message: expect.stringContaining('apiVersion must be admission.k8s.io/v1'), line: 2 });
+    const [answer, failure] = outputLines(run.stdout);
+    expect(answer?.response?.uid).toBeDefined();
+    expect(failure).toEqual({ error: 'MalformedInputError', message: expect.stringContaining('apiVersion must be admission.k8s.io/v1') as unknown, line: 2 });
     expect(run.stderr).toContain('-:2: AdmissionReview apiVersion must be admission.k8s.io/v1');
   });
 });
 
 describe('podmutation review of NDJSON', () => {
   it('answers every line in order, a failed line with an error answer naming it, and exits 2', async () => {
-    const review = JSON.parse(fixtureText('reviews/deployment-legacy-pool.json'));
+    const review = parseReview(fixtureText('reviews/deployment-legacy-pool.json'));
     const good = JSON.stringify(review);
     const nullToleration = JSON.stringify({ ...review, request: { ...review.request, object: { ...review.request.object, spec: { ...review.request.object.spec, tolerations: [null] } } } });
     const deep = good.replace('"legacy"', '['.repeat(100_000) + ']'.repeat(100_000));
@@ -80,9 +88,9 @@ describe('podmutation review of NDJSON', () => {
     const run = await runPodmutation(['review', '--rules', EXAMPLES], [good, nullToleration, '', deep, good].join('\n'));
 
     expect(run.code).toBe(2);
-    const answers = run.stdout.trimEnd().split('\n').map((line) => JSON.parse(line));
+    const answers = outputLines(run.stdout);
     expect(answers).toHaveLength(4);
-    expect(answers[0].response.uid).toBe(review.request.uid);
+    expect(answers[0]?.response?.uid).toBe(review.request.uid);
     expect(answers[1]).toEqual({ error: 'MalformedInputError', message: 'request.object.spec.tolerations[0]: expected an object, got null', line: 2 });
     expect(answers[2]).toEqual({ error: 'MalformedInputError', message: 'request.object: nests deeper than 128 levels', line: 4 });
     expect(answers[3]).toEqual(answers[0]);
@@ -160,7 +168,7 @@ describe('podmutation --placements', () => {
   it('runs the managed capacity step after the rules in review', async () => {
     const run = await runPodmutation(['review', '--rules', EXAMPLES, '--placements', placements, '--capacity-flavour', 'eks', fixturePath('reviews/cronjob-pod.json')]);
     expect(run.code).toBe(0);
-    const patch = JSON.parse(Buffer.from(JSON.parse(run.stdout).response.patch, 'base64').toString());
+    const patch = decodePatch(parseAnswer(run.stdout).response.patch);
     expect(patch).toContainEqual({
       op: 'add',
       path: '/spec/affinity',

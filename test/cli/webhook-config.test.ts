@@ -2,17 +2,23 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import type { MutatingWebhookConfiguration } from '../../lib/webhook/index.ts';
 import { startFakeAws, type FakeAws } from '../cluster/fake-aws.ts';
 import { runPodmutation } from '../support/cli.ts';
 
 const TOKEN = 'Jx3vQ9nT2rK7mW4pL8sD1fG6hB5cV0zXaYbEeUuIi_o';
 const BASE = 'https://abc123.execute-api.eu-west-1.amazonaws.com';
 
+/** The MutatingWebhookConfiguration the command printed as YAML. */
+function printedConfiguration(stdout: string): MutatingWebhookConfiguration {
+  return parse(stdout) as MutatingWebhookConfiguration;
+}
+
 describe('podmutation webhook-config', () => {
   it('prints a MutatingWebhookConfiguration pointing at BASE/admit/TOKEN with the safe defaults', async () => {
     const run = await runPodmutation(['webhook-config', '--url', BASE, '--token', TOKEN]);
     expect(run.code).toBe(0);
-    const [webhook] = parse(run.stdout).webhooks;
+    const [webhook] = printedConfiguration(run.stdout).webhooks;
     expect(webhook).toMatchObject({
       clientConfig: { url: `${BASE}/admit/${TOKEN}` },
       admissionReviewVersions: ['v1'],
@@ -25,7 +31,7 @@ describe('podmutation webhook-config', () => {
 
   it('takes --failure-policy Fail and --timeout', async () => {
     const run = await runPodmutation(['webhook-config', '--url', BASE, '--token', TOKEN, '--failure-policy', 'Fail', '--timeout', '10']);
-    expect(parse(run.stdout).webhooks[0]).toMatchObject({ failurePolicy: 'Fail', timeoutSeconds: 10 });
+    expect(printedConfiguration(run.stdout).webhooks[0]).toMatchObject({ failurePolicy: 'Fail', timeoutSeconds: 10 });
   });
 
   it.each([
@@ -60,7 +66,7 @@ describe('podmutation webhook-config', () => {
         child.on('error', reject);
         child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`exit ${code}`))));
       });
-      expect(parse(stdout).webhooks[0].clientConfig.url).toBe(`${BASE}/admit/${TOKEN}`);
+      expect(printedConfiguration(stdout).webhooks[0]?.clientConfig.url).toBe(`${BASE}/admit/${TOKEN}`);
       expect(aws.calls.getSecretValue).toBe(1);
     });
   });

@@ -154,9 +154,9 @@ describe('createEksTokenProvider', () => {
     const provider = createEksTokenProvider({
       clusterName: 'prod-cluster',
       region: 'eu-west-1',
-      credentials: async () => {
+      credentials: () => {
         resolutions += 1;
-        return credentials;
+        return Promise.resolve(credentials);
       },
       clock: () => signingDate,
     });
@@ -172,10 +172,10 @@ describe('createEksTokenProvider', () => {
     const provider = createEksTokenProvider({
       clusterName: 'prod-cluster',
       region: 'eu-west-1',
-      credentials: async () => {
+      credentials: () => {
         calls += 1;
-        if (calls === 1) throw new Error('credentials not ready');
-        return credentials;
+        if (calls === 1) return Promise.reject(new Error('credentials not ready'));
+        return Promise.resolve(credentials);
       },
       clock: () => signingDate,
     });

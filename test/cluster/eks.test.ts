@@ -90,7 +90,7 @@ describe('EKS mode', () => {
     await expect(eksSource('creating-cluster').listPodMutations()).rejects.toMatchObject({
       name: 'ClusterError',
       context: { reason: 'configuration' },
-      message: expect.stringMatching(/no https endpoint or certificate authority yet \(status CREATING\)/),
+      message: expect.stringMatching(/no https endpoint or certificate authority yet \(status CREATING\)/) as unknown,
     });
   });
 

@@ -401,7 +401,7 @@ function isJsonObject(value: unknown): value is Json {
 }
 
 function nameOf(object: Json): string {
-  return String((object['metadata'] as Json | undefined)?.['name'] ?? '');
+  return (object['metadata'] as { readonly name?: string } | undefined)?.name ?? '';
 }
 
 function encodeContinue(position: { snapshotId: string; offset: number }): string {

@@ -204,7 +204,7 @@ describe('kubeconfig from Secrets Manager', () => {
     await expect(secretSource(arn).listPodMutations()).rejects.toMatchObject({
       name: 'ClusterError',
       context: { reason: 'forbidden' },
-      message: expect.stringMatching(/lacks secretsmanager:GetSecretValue/),
+      message: expect.stringMatching(/lacks secretsmanager:GetSecretValue/) as unknown,
     });
   });
 
@@ -215,7 +215,7 @@ describe('kubeconfig from Secrets Manager', () => {
     await expect(secretSource(arn).listPodMutations()).rejects.toMatchObject({
       name: 'ClusterError',
       context: { reason: 'configuration' },
-      message: expect.stringMatching(/the kubeconfig in secret .*insecure.* sets insecure-skip-tls-verify/),
+      message: expect.stringMatching(/the kubeconfig in secret .*insecure.* sets insecure-skip-tls-verify/) as unknown,
     });
   });
 });

@@ -26,8 +26,24 @@ interface RecordingRelay {
 
 /** The result of one invocation and the lines the function printed (Powertools logs and EMF metrics). */
 interface Invocation {
-  readonly result: any;
+  /** What the handler returned, as JSON carries it. */
+  readonly result: unknown;
   readonly lines: readonly string[];
+}
+
+/** A CloudWatch embedded-metric-format document: its metric directives, and dimension and metric values as members. */
+interface EmbeddedMetricDocument {
+  readonly _aws: {
+    readonly Timestamp?: number;
+    readonly CloudWatchMetrics: readonly {
+      readonly Namespace: string;
+      readonly Dimensions?: readonly (readonly string[])[];
+      readonly Metrics: readonly { readonly Name: string; readonly Unit?: string }[];
+    }[];
+  };
+  /** The service dimension Powertools adds to every metric. */
+  readonly service?: string;
+  readonly [member: string]: unknown;
 }
 
 interface InvokeOptions {
@@ -162,13 +178,18 @@ async function invokeShippedHandler(options: InvokeOptions): Promise<Invocation>
   }
 }
 
+/** Whether a parsed line is an embedded-metric-format document: one with _aws.CloudWatchMetrics. */
+function isEmbeddedMetricDocument(value: unknown): value is EmbeddedMetricDocument {
+  return (value as { readonly _aws?: { readonly CloudWatchMetrics?: unknown } } | null)?._aws?.CloudWatchMetrics !== undefined;
+}
+
 /** The CloudWatch embedded-metric-format documents among printed lines. */
-function embeddedMetrics(lines: readonly string[]): any[] {
+function embeddedMetrics(lines: readonly string[]): EmbeddedMetricDocument[] {
   return lines.flatMap((line) => {
     if (!line.startsWith('{')) return [];
     try {
-      const document = JSON.parse(line);
-      return document?._aws?.CloudWatchMetrics === undefined ? [] : [document];
+      const document: unknown = JSON.parse(line);
+      return isEmbeddedMetricDocument(document) ? [document] : [];
     } catch {
       return [];
     }
@@ -176,4 +197,4 @@ function embeddedMetrics(lines: readonly string[]): any[] {
 }
 
 export { startRecordingRelay, invokeShippedHandler, embeddedMetrics };
-export type { AwsCall, RecordingRelay, Invocation, InvokeOptions };
+export type { AwsCall, RecordingRelay, Invocation, InvokeOptions, EmbeddedMetricDocument };

@@ -3,7 +3,8 @@
  * EKS mode and for kubeconfig mode; the CloudFormation template asserted; the shipped artifacts unpacked and run
  * with the environment the template gives them, their AWS calls recorded and compared with their roles.
  */
-import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { mkdir, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +20,7 @@ import { kubeconfigFor, startFakeApiServer, type FakeApiServer } from '../cluste
 import { startFakeAws, type FakeAws } from '../cluster/fake-aws.ts';
 import { contentOf, ruleAdding } from '../store/support.ts';
 import { admissionReview, pod } from '../support/builders.ts';
+import { parseAnswer } from '../support/reviews.ts';
 import { embeddedMetrics, invokeShippedHandler, startRecordingRelay, type AwsCall, type Invocation, type RecordingRelay } from './lambda-run.ts';
 import {
   ROOT,
@@ -46,6 +48,7 @@ import {
   roleGrants,
   roleStatements,
   type AlarmMetric,
+  type PolicyDocument,
   type Template,
 } from './template.ts';
 
@@ -75,6 +78,44 @@ const DYNAMODB_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:B
 interface ServerlessConfig {
   readonly params: { readonly default: Readonly<Record<string, unknown>> };
   readonly functions: Readonly<Record<'admission' | 'sync', { readonly memorySize: number; readonly timeout: number }>>;
+}
+
+/** The properties of an AWS::Lambda::Function these tests read. */
+interface FunctionProperties {
+  readonly Handler: string;
+  readonly FunctionName: string;
+  readonly MemorySize: number;
+  readonly Timeout: number;
+  /** Variable values are literals or expressions (see renderExpression). */
+  readonly Environment?: { readonly Variables?: Readonly<Record<string, unknown>> };
+  readonly [property: string]: unknown;
+}
+
+/** The key schema and billing of an AWS::DynamoDB::Table, as CreateTable takes them. */
+type TableProperties = Pick<CreateTableCommandInput, 'AttributeDefinitions' | 'KeySchema' | 'BillingMode'>;
+
+/** A dashboard body once substituted: each widget's metric rows. */
+interface DashboardBody {
+  readonly widgets: readonly { readonly properties: { readonly metrics: readonly MetricRow[] } }[];
+}
+
+/** The options that end a dashboard metric row, or make up an expression row. */
+interface MetricRowOptions {
+  readonly expression?: string;
+  readonly [option: string]: unknown;
+}
+
+/** A dashboard metric row: `[namespace, name, dimension, value, ..., options?]`, or `[options]` for an expression. */
+type NamedMetricRow = readonly [string, string, ...(string | MetricRowOptions)[]];
+type ExpressionMetricRow = readonly [MetricRowOptions];
+type MetricRow = NamedMetricRow | ExpressionMetricRow;
+
+function isExpressionRow(row: MetricRow): row is ExpressionMetricRow {
+  return typeof row[0] === 'object';
+}
+
+function isNamedRow(row: MetricRow): row is NamedMetricRow {
+  return typeof row[0] === 'string';
 }
 
 /** One shipped function run against the stand-ins, and the AWS calls it made. */
@@ -123,13 +164,31 @@ async function readArtifacts(packageFolder: string): Promise<Record<'admission' 
   };
 }
 
-function properties(template: Template, id: string): Readonly<Record<string, any>> {
+function properties(template: Template, id: string): Readonly<Record<string, unknown>> {
   return resource(template, id).Properties;
+}
+
+function functionProperties(template: Template, functionId: string): FunctionProperties {
+  return properties(template, functionId) as FunctionProperties;
+}
+
+/** A function's Environment.Variables as the template writes them; throws when it sets none. */
+function functionVariables(template: Template, functionId: string): Readonly<Record<string, unknown>> {
+  const variables = functionProperties(template, functionId).Environment?.Variables;
+  if (variables === undefined) throw new Error(`${functionId} sets no environment variables`);
+  return variables;
+}
+
+/** A variable the template sets to a literal string for a function. */
+function literalVariable(template: Template, functionId: string, name: string): string {
+  const value = functionVariables(template, functionId)[name];
+  if (typeof value !== 'string') throw new Error(`${functionId} sets ${name} to ${JSON.stringify(value)}, not a literal string`);
+  return value;
 }
 
 /** A function's environment as Lambda would set it: Refs replaced by the physical ids given. */
 function functionEnvironment(template: Template, functionId: string, physicalIds: Readonly<Record<string, string>>): Record<string, string> {
-  const variables = (properties(template, functionId)['Environment']?.Variables ?? {}) as Record<string, unknown>;
+  const variables = functionProperties(template, functionId).Environment?.Variables ?? {};
   return Object.fromEntries(
     Object.entries(variables).map(([name, value]) => {
       if (typeof value === 'string') return [name, value];
@@ -156,14 +215,14 @@ function lambdaEnvironment(functionName: string): Record<string, string> {
 
 /** A fresh table created from the template's own key schema, holding one published snapshot. */
 async function tableWithSnapshot(template: Template, tableName: string, clusterId: string, ruleName: string): Promise<void> {
-  const table = properties(template, 'RulesTable');
+  const table = properties(template, 'RulesTable') as TableProperties;
   const client = createDynamoClient({ endpoint: dynamo.endpoint });
   await client.send(
     new CreateTableCommand({
       TableName: tableName,
-      AttributeDefinitions: table['AttributeDefinitions'],
-      KeySchema: table['KeySchema'],
-      BillingMode: table['BillingMode'],
+      AttributeDefinitions: table.AttributeDefinitions,
+      KeySchema: table.KeySchema,
+      BillingMode: table.BillingMode,
     }),
   );
   await createSnapshotStore({ client, tableName }).publish(clusterId, contentOf([ruleAdding(ruleName)]));
@@ -180,18 +239,18 @@ async function runShippedFunction(options: {
   readonly event: unknown;
 }): Promise<FunctionRun> {
   const functionId = FUNCTIONS[options.name];
-  const lambda = properties(options.template, functionId);
+  const lambda = functionProperties(options.template, functionId);
   const taskRoot = await mkdtemp(join(scratch, `task-${options.name}-`));
   await extractZip(options.entries, taskRoot);
   const first = relay.calls.length;
   const invocation = await invokeShippedHandler({
     taskRoot,
-    handler: lambda['Handler'],
-    environment: { ...functionEnvironment(options.template, functionId, options.physicalIds), ...lambdaEnvironment(lambda['FunctionName']) },
+    handler: lambda.Handler,
+    environment: { ...functionEnvironment(options.template, functionId, options.physicalIds), ...lambdaEnvironment(lambda.FunctionName) },
     event: options.event,
-    functionName: lambda['FunctionName'],
-    memorySize: lambda['MemorySize'],
-    timeoutSeconds: lambda['Timeout'],
+    functionName: lambda.FunctionName,
+    memorySize: lambda.MemorySize,
+    timeoutSeconds: lambda.Timeout,
   });
   return { invocation, calls: relay.calls.slice(first), arns: options.arns };
 }
@@ -247,12 +306,11 @@ async function metricNamesIn(folder: 'endpoint' | 'sync'): Promise<Set<string>> 
 
 /** Powertools puts every metric in POWERTOOLS_METRICS_NAMESPACE with dimension service = POWERTOOLS_SERVICE_NAME. */
 async function metricsContract(template: Template): Promise<MetricsContract> {
-  const variables = (id: string) => properties(template, id)['Environment'].Variables as Record<string, string>;
   return {
-    namespace: variables(FUNCTIONS.admission)['POWERTOOLS_METRICS_NAMESPACE']!,
+    namespace: literalVariable(template, FUNCTIONS.admission, 'POWERTOOLS_METRICS_NAMESPACE'),
     services: {
-      admission: variables(FUNCTIONS.admission)['POWERTOOLS_SERVICE_NAME']!,
-      sync: variables(FUNCTIONS.sync)['POWERTOOLS_SERVICE_NAME']!,
+      admission: literalVariable(template, FUNCTIONS.admission, 'POWERTOOLS_SERVICE_NAME'),
+      sync: literalVariable(template, FUNCTIONS.sync, 'POWERTOOLS_SERVICE_NAME'),
     },
     names: { admission: await metricNamesIn('endpoint'), sync: await metricNamesIn('sync') },
   };
@@ -278,8 +336,8 @@ function metricProblem(metric: AlarmMetric, contract: MetricsContract): string |
 /** The metrics a shipped function printed in embedded metric format, as `namespace name service=...` lines. */
 function printedMetrics(run: FunctionRun): string[] {
   return embeddedMetrics(run.invocation.lines).flatMap((document) =>
-    document._aws.CloudWatchMetrics.flatMap((directive: any) =>
-      directive.Metrics.map((metric: any) => `${directive.Namespace} ${metric.Name} service=${document.service}`),
+    document._aws.CloudWatchMetrics.flatMap((directive) =>
+      directive.Metrics.map((metric) => `${directive.Namespace} ${metric.Name} service=${document.service}`),
     ),
   );
 }
@@ -342,7 +400,7 @@ beforeAll(async () => {
   relay = await startRecordingRelay({ dynamodb: dynamo.endpoint, other: aws.url });
 
   // Each run gets its own table holding an earlier snapshot, so a sync publishes and supersedes (every write path).
-  const clusterId: string = properties(eksTemplate, FUNCTIONS.admission)['Environment'].Variables.CLUSTER_ID;
+  const clusterId = literalVariable(eksTemplate, FUNCTIONS.admission, 'CLUSTER_ID');
   const tables = { admission: 'podmutation-ci-RulesTable-ADMISSION', eks: 'podmutation-ci-RulesTable-EKSSYNC', kubeconfig: 'podmutation-ci-RulesTable-KUBECONFIG' };
   await tableWithSnapshot(eksTemplate, tables.admission, clusterId, 'served-rule');
   await tableWithSnapshot(eksTemplate, tables.eks, clusterId, 'superseded-rule');
@@ -430,13 +488,13 @@ describe('functions', () => {
     const configs = resourcesOfType(eksTemplate, 'AWS::Lambda::EventInvokeConfig').map((id) => properties(eksTemplate, id));
 
     expect(configs).toEqual([
-      expect.objectContaining({ FunctionName: { Ref: FUNCTIONS.sync }, MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 }),
+      expect.objectContaining({ FunctionName: { Ref: FUNCTIONS.sync }, MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 }) as unknown,
     ]);
   });
 
   it('sets no variable Lambda reserves for itself', () => {
     for (const id of Object.values(FUNCTIONS)) {
-      const names = Object.keys(properties(eksTemplate, id)['Environment'].Variables);
+      const names = Object.keys(functionVariables(eksTemplate, id));
       expect(names.filter((name) => /^(AWS_|LAMBDA_|_)/.test(name))).toEqual([]);
     }
   });
@@ -492,10 +550,10 @@ describe('artifacts', () => {
   });
 
   it('answers an AdmissionReview from the unpacked admission artifact alone', () => {
-    const { result } = ran('admission').invocation;
+    const result = ran('admission').invocation.result as APIGatewayProxyStructuredResultV2;
 
     expect(result.statusCode).toBe(200);
-    expect(JSON.parse(result.body).response).toMatchObject({ uid: 'b3a1d2c4-0e5f-4a6b-8c7d-9e0f1a2b3c4d', allowed: true });
+    expect(parseAnswer(result.body ?? '').response).toMatchObject({ uid: 'b3a1d2c4-0e5f-4a6b-8c7d-9e0f1a2b3c4d', allowed: true });
   });
 
   it('publishes a snapshot from the unpacked sync artifact in EKS mode', () => {
@@ -537,7 +595,7 @@ describe('schedule', () => {
 
     expect(rules).toHaveLength(1);
     expect(rules[0]).toMatchObject({ ScheduleExpression: 'rate(1 minute)', State: 'ENABLED' });
-    expect(rules[0]!['Targets'].map((target: any) => target.Arn)).toEqual([{ 'Fn::GetAtt': [FUNCTIONS.sync, 'Arn'] }]);
+    expect((rules[0]!['Targets'] as readonly { readonly Arn: unknown }[]).map((target) => target.Arn)).toEqual([{ 'Fn::GetAtt': [FUNCTIONS.sync, 'Arn'] }]);
   });
 });
 
@@ -561,7 +619,7 @@ describe('rules table', () => {
 
 describe('webhook token secret', () => {
   it('generates a token of a length and alphabet the admission function accepts', () => {
-    const generated = properties(eksTemplate, 'WebhookTokenSecret')['GenerateSecretString'];
+    const generated = properties(eksTemplate, 'WebhookTokenSecret')['GenerateSecretString'] as { readonly PasswordLength: number };
 
     expect(generated).toMatchObject({ ExcludePunctuation: true, IncludeSpace: false });
     expect(() => checkedToken('a'.repeat(generated.PasswordLength), 'the generated token')).not.toThrow();
@@ -599,7 +657,7 @@ describe('alarms', () => {
   it('counts failed admission invocations and the internal errors the handler answers with 500', async () => {
     const { services } = await metricsContract(eksTemplate);
 
-    expect(metricsOf(eksTemplate, 'AdmissionErrorsAlarm').map((metric) => `${metric.metricName} ${metric.dimensions}`).sort()).toEqual([
+    expect(metricsOf(eksTemplate, 'AdmissionErrorsAlarm').map((metric) => `${metric.metricName} ${metric.dimensions.join(',')}`).sort()).toEqual([
       `Errors FunctionName=\${${FUNCTIONS.admission}}`,
       `Errors service=${services.admission}`,
     ]);
@@ -613,14 +671,14 @@ describe('alarms', () => {
     const { services } = await metricsContract(eksTemplate);
 
     expect(metricsOf(eksTemplate, 'DenialsSpikeAlarm')).toEqual([
-      expect.objectContaining({ metricName: 'Denials', dimensions: [`service=${services.admission}`], stat: 'Sum', period: 300 }),
+      expect.objectContaining({ metricName: 'Denials', dimensions: [`service=${services.admission}`], stat: 'Sum', period: 300 }) as unknown,
     ]);
   });
 
   it('counts failed syncs and failed sync invocations', async () => {
     const { services } = await metricsContract(eksTemplate);
 
-    expect(metricsOf(eksTemplate, 'SyncFailuresAlarm').map((metric) => `${metric.metricName} ${metric.dimensions}`).sort()).toEqual([
+    expect(metricsOf(eksTemplate, 'SyncFailuresAlarm').map((metric) => `${metric.metricName} ${metric.dimensions.join(',')}`).sort()).toEqual([
       `Errors FunctionName=\${${FUNCTIONS.sync}}`,
       `SyncErrors service=${services.sync}`,
     ]);
@@ -669,12 +727,12 @@ describe('alarms', () => {
 describe('dashboard', () => {
   const body = (template: Template) => {
     const dashboard = properties(template, 'Dashboard');
-    return JSON.parse(renderExpression(dashboard['DashboardBody']).replaceAll('${AWS::Region}', REGION));
+    return JSON.parse(renderExpression(dashboard['DashboardBody']).replaceAll('${AWS::Region}', REGION)) as DashboardBody;
   };
   /** Each widget's metric names, with an expression's id standing for itself. */
   const widgetMetrics = (template: Template): string[][] =>
-    body(template).widgets.map((widget: any) =>
-      widget.properties.metrics.map((row: any[]) => (typeof row[0] === 'object' ? `expression ${row[0].expression}` : `${row[0]} ${row[1]}`)),
+    body(template).widgets.map((widget) =>
+      widget.properties.metrics.map((row) => (isExpressionRow(row) ? `expression ${row[0].expression}` : `${row[0]} ${row[1]}`)),
     );
 
   it('has a body that parses as JSON once CloudFormation substitutes it', () => {
@@ -695,7 +753,7 @@ describe('dashboard', () => {
 
   it('reads code metrics only with the service dimension of the function that emits them', async () => {
     const contract = await metricsContract(eksTemplate);
-    const rows: any[][] = body(eksTemplate).widgets.flatMap((widget: any) => widget.properties.metrics).filter((row: any[]) => typeof row[0] === 'string');
+    const rows = body(eksTemplate).widgets.flatMap((widget) => widget.properties.metrics).filter(isNamedRow);
     const problems = rows
       .map(([namespace, metricName, ...rest]) => {
         const dimensions = rest.filter((item) => typeof item === 'string');
@@ -725,7 +783,7 @@ describe('IAM', () => {
 
   it('lets only Lambda assume the roles', () => {
     for (const role of ['AdmissionRole', 'SyncRole']) {
-      expect(properties(eksTemplate, role)['AssumeRolePolicyDocument'].Statement).toEqual([
+      expect((properties(eksTemplate, role)['AssumeRolePolicyDocument'] as PolicyDocument).Statement).toEqual([
         { Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' }, Action: 'sts:AssumeRole' },
       ]);
     }

@@ -12,11 +12,61 @@ interface Template {
 
 interface Resource {
   readonly Type: string;
-  readonly Properties: Readonly<Record<string, any>>;
+  readonly Properties: Readonly<Record<string, unknown>>;
   readonly DependsOn?: string | readonly string[];
   readonly Condition?: string;
   readonly DeletionPolicy?: string;
   readonly UpdateReplacePolicy?: string;
+}
+
+/** An IAM policy document as a template holds it: one statement or a list of them. */
+interface PolicyDocument {
+  readonly Statement: PolicyStatement | readonly PolicyStatement[];
+}
+
+/** An IAM policy statement; Action and Resource are one value or a list, resources possibly expressions. */
+interface PolicyStatement {
+  readonly Sid?: string;
+  readonly Effect?: unknown;
+  readonly Action?: unknown;
+  readonly Resource?: unknown;
+  readonly [key: string]: unknown;
+}
+
+/** An inline policy of an AWS::IAM::Role. */
+interface InlinePolicy {
+  readonly PolicyName: string;
+  readonly PolicyDocument: PolicyDocument;
+}
+
+/** A dimension of a CloudWatch metric; the value may be an expression. */
+interface MetricDimension {
+  readonly Name: string;
+  readonly Value: unknown;
+}
+
+/** One query of an alarm's metric math: a MetricStat, or an expression over other queries. */
+interface MetricDataQuery {
+  readonly Id: string;
+  readonly Expression?: string;
+  readonly ReturnData?: boolean;
+  readonly MetricStat?: {
+    readonly Metric: { readonly Namespace: string; readonly MetricName: string; readonly Dimensions?: readonly MetricDimension[] };
+    readonly Stat: string;
+    readonly Period: number;
+  };
+}
+
+/** The properties of an AWS::CloudWatch::Alarm read here: a single metric, or metric math (Metrics). */
+interface AlarmProperties {
+  readonly Namespace: string;
+  readonly MetricName: string;
+  readonly Dimensions?: readonly MetricDimension[];
+  readonly Statistic?: string;
+  readonly ExtendedStatistic?: string;
+  readonly Period: number;
+  readonly Metrics?: readonly MetricDataQuery[];
+  readonly [property: string]: unknown;
 }
 
 /** One Allow statement of a role, its resources rendered (see renderExpression). */
@@ -35,7 +85,8 @@ interface AlarmMetric {
   readonly namespace: string;
   readonly metricName: string;
   readonly dimensions: readonly string[];
-  readonly stat: string;
+  /** Statistic or ExtendedStatistic of a single-metric alarm; undefined when the alarm names neither. */
+  readonly stat: string | undefined;
   readonly period: number;
 }
 
@@ -135,8 +186,12 @@ function renderExpression(expression: unknown): string {
   throw new Error(`cannot render ${JSON.stringify(expression)}`);
 }
 
-function asList(value: unknown): readonly unknown[] {
-  return Array.isArray(value) ? value : [value];
+function asList<T>(value: T | readonly T[]): readonly T[] {
+  return isList(value) ? value : [value];
+}
+
+function isList<T>(value: T | readonly T[]): value is readonly T[] {
+  return Array.isArray(value);
 }
 
 /** The logical ids of resources of a type, sorted. */
@@ -154,17 +209,17 @@ function resource(template: Template, id: string): Resource {
 
 /** Every policy statement granted to a role: its inline policies and IAM policies attached to it. */
 function roleStatements(template: Template, roleId: string): RoleStatement[] {
-  const documents: { policy: string; document: any }[] = [];
-  for (const policy of resource(template, roleId).Properties['Policies'] ?? []) {
+  const documents: { policy: string; document: PolicyDocument }[] = [];
+  for (const policy of (resource(template, roleId).Properties['Policies'] ?? []) as readonly InlinePolicy[]) {
     documents.push({ policy: `${roleId}/${policy.PolicyName}`, document: policy.PolicyDocument });
   }
   for (const id of [...resourcesOfType(template, 'AWS::IAM::Policy'), ...resourcesOfType(template, 'AWS::IAM::ManagedPolicy')]) {
     const properties = resource(template, id).Properties;
     const roles = asList(properties['Roles'] ?? []).map(renderExpression);
-    if (roles.includes(`\${${roleId}}`)) documents.push({ policy: id, document: properties['PolicyDocument'] });
+    if (roles.includes(`\${${roleId}}`)) documents.push({ policy: id, document: properties['PolicyDocument'] as PolicyDocument });
   }
   return documents.flatMap(({ policy, document }) =>
-    asList(document.Statement).map((statement: any) => ({
+    asList(document.Statement).map((statement) => ({
       policy,
       effect: statement.Effect,
       actions: asList(statement.Action ?? []).map(String),
@@ -191,7 +246,7 @@ function functionRole(template: Template, functionId: string): string {
 
 /** The logical id of the log group Lambda writes a function's logs to (/aws/lambda/<FunctionName>). */
 function functionLogGroup(template: Template, functionId: string): string {
-  const name = `/aws/lambda/${resource(template, functionId).Properties['FunctionName']}`;
+  const name = `/aws/lambda/${String(resource(template, functionId).Properties['FunctionName'])}`;
   const id = resourcesOfType(template, 'AWS::Logs::LogGroup').find(
     (candidate) => resource(template, candidate).Properties['LogGroupName'] === name,
   );
@@ -204,44 +259,47 @@ function logStreamsArn(logGroupId: string): string {
   return `arn:\${AWS::Partition}:logs:\${AWS::Region}:\${AWS::AccountId}:log-group:\${${logGroupId}}:*`;
 }
 
-function dimensionsOf(dimensions: unknown): string[] {
-  return asList(dimensions ?? []).map((dimension: any) => `${dimension.Name}=${renderExpression(dimension.Value)}`);
+function dimensionsOf(dimensions: readonly MetricDimension[] | undefined): string[] {
+  return asList(dimensions ?? []).map((dimension) => `${dimension.Name}=${renderExpression(dimension.Value)}`);
 }
 
 /** The metrics an alarm reads: its single metric, or every MetricStat of its metric math. */
 function alarmMetrics(alarm: Resource): AlarmMetric[] {
-  const properties = alarm.Properties;
-  if (properties['Metrics'] === undefined) {
+  const properties = alarm.Properties as AlarmProperties;
+  if (properties.Metrics === undefined) {
     return [
       {
         id: 'metric',
-        namespace: properties['Namespace'],
-        metricName: properties['MetricName'],
-        dimensions: dimensionsOf(properties['Dimensions']),
-        stat: properties['Statistic'] ?? properties['ExtendedStatistic'],
-        period: properties['Period'],
+        namespace: properties.Namespace,
+        metricName: properties.MetricName,
+        dimensions: dimensionsOf(properties.Dimensions),
+        stat: properties.Statistic ?? properties.ExtendedStatistic,
+        period: properties.Period,
       },
     ];
   }
-  return (properties['Metrics'] as any[])
-    .filter((query) => query.MetricStat !== undefined)
-    .map((query) => ({
-      id: query.Id,
-      namespace: query.MetricStat.Metric.Namespace,
-      metricName: query.MetricStat.Metric.MetricName,
-      dimensions: dimensionsOf(query.MetricStat.Metric.Dimensions),
-      stat: query.MetricStat.Stat,
-      period: query.MetricStat.Period,
-    }));
+  return properties.Metrics.flatMap(({ Id: id, MetricStat: metricStat }) =>
+    metricStat === undefined
+      ? []
+      : [{
+          id,
+          namespace: metricStat.Metric.Namespace,
+          metricName: metricStat.Metric.MetricName,
+          dimensions: dimensionsOf(metricStat.Metric.Dimensions),
+          stat: metricStat.Stat,
+          period: metricStat.Period,
+        }],
+  );
 }
 
 /** What an alarm compares: its metric math expression, or the id of its single metric. */
 function alarmExpression(alarm: Resource): string {
-  const queries = alarm.Properties['Metrics'] as any[] | undefined;
+  const queries = (alarm.Properties as AlarmProperties).Metrics;
   if (queries === undefined) return 'metric';
   const returned = queries.filter((query) => query.ReturnData !== false);
-  if (returned.length !== 1) throw new Error(`alarm returns ${returned.length} series; CloudWatch needs exactly one`);
-  return returned[0].Expression ?? returned[0].Id;
+  const [only] = returned;
+  if (returned.length !== 1 || only === undefined) throw new Error(`alarm returns ${returned.length} series; CloudWatch needs exactly one`);
+  return only.Expression ?? only.Id;
 }
 
 export {
@@ -257,4 +315,4 @@ export {
   alarmMetrics,
   alarmExpression,
 };
-export type { Template, Resource, RoleStatement, AlarmMetric };
+export type { Template, Resource, PolicyDocument, PolicyStatement, RoleStatement, AlarmMetric };

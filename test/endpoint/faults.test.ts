@@ -4,6 +4,7 @@ import { createAdmissionHandler } from '../../lib/endpoint/index.ts';
 import { ConfigurationError } from '../../lib/errors/index.ts';
 import { createDynamoClient, createPlacementStore, createSnapshotStore, type SnapshotStore } from '../../lib/store/index.ts';
 import { fixtureText } from '../support/fixtures.ts';
+import { parseAnswer } from '../support/reviews.ts';
 import {
   closedEndpoint,
   createFreshTable,
@@ -56,7 +57,7 @@ function handlerReadingFrom(endpoint: string, clusterId: string) {
   const client = readerClient(endpoint);
   const stores = { snapshots: createSnapshotStore({ client, tableName }), placements: createPlacementStore({ client, tableName }) };
   const cache = ruleCache(stores, clusterId, { clock: () => now, refreshSeconds: 30, maxStaleSeconds: 300 });
-  const handler = createAdmissionHandler({ rules: cache, expectedToken: async () => TOKEN, logger, metrics });
+  const handler = createAdmissionHandler({ rules: cache, expectedToken: () => Promise.resolve(TOKEN), logger, metrics });
   return {
     logger,
     metrics,
@@ -106,7 +107,7 @@ describe('createAdmissionHandler when rules cannot be read', () => {
       {
         level: 'error',
         message: 'admission failed',
-        fields: expect.objectContaining({ status: 500, decision: 'error', reason: 'rules unavailable', errorName: 'StoreError' }),
+        fields: expect.objectContaining({ status: 500, decision: 'error', reason: 'rules unavailable', errorName: 'StoreError' }) as unknown,
       },
     ]);
   });
@@ -118,7 +119,7 @@ describe('createAdmissionHandler when rules cannot be read', () => {
     const result = await harness.admit();
 
     expect(result.statusCode).toBe(200);
-    expect(JSON.parse(result.body ?? '').response.patchType).toBe('JSONPatch');
+    expect(parseAnswer(result.body ?? '').response.patchType).toBe('JSONPatch');
     expect(harness.metrics.totals.get('StaleRules')).toBe(1);
     expect(harness.logger.records.at(-1)?.fields).toMatchObject({ decision: 'mutated', stale: true });
   });

@@ -1,12 +1,14 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { answerAdmissionReview } from '../../lib/admission/index.ts';
+import { answerAdmissionReview, type AdmissionReviewResponse } from '../../lib/admission/index.ts';
 import { validatePodMutation } from '../../lib/api/index.ts';
 import { compileRuleSet } from '../../lib/engine/index.ts';
 import { createAdmissionHandler, type AdmissionHandler, type AdmissionRules } from '../../lib/endpoint/index.ts';
 import { createDynamoClient, createPlacementStore, createSnapshotStore, type SnapshotCache } from '../../lib/store/index.ts';
+import type { NodeSelectorTerm } from '../../lib/scheduling/index.ts';
 import { fixtureText } from '../support/fixtures.ts';
+import { parseAnswer, parseReview } from '../support/reviews.ts';
 import { createFreshTable, freshClusterId, startTestDynamo, type TestDynamo } from '../store/support.ts';
 import {
   TOKEN,
@@ -49,7 +51,7 @@ afterAll(async () => {
 beforeEach(() => {
   logger = recordingLogger();
   metrics = recordingMetrics();
-  const deps = { rules: cache, expectedToken: async () => TOKEN, logger, metrics };
+  const deps = { rules: cache, expectedToken: () => Promise.resolve(TOKEN), logger, metrics };
   handler = createAdmissionHandler(deps);
   smallLimitHandler = createAdmissionHandler({ ...deps, maxBodyBytes: SMALL_LIMIT });
 });
@@ -58,21 +60,33 @@ function post(body: string, options: EventOptions = {}): Promise<APIGatewayProxy
   return handler(admissionEvent({ body, ...options }));
 }
 
-function jsonBody(result: APIGatewayProxyStructuredResultV2): any {
+function jsonBody(result: APIGatewayProxyStructuredResultV2): unknown {
   return JSON.parse(result.body ?? '');
+}
+
+/** The AdmissionReview a 200 answer carries. */
+function answerBody(result: APIGatewayProxyStructuredResultV2): AdmissionReviewResponse {
+  return parseAnswer(result.body ?? '');
+}
+
+/** The part of deployment-legacy-pool.json a test edits: the required node selector terms of its Pod. */
+interface EditableLegacyPoolReview {
+  readonly request: {
+    readonly object: { readonly spec: { readonly affinity: { readonly nodeAffinity: { readonly requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: NodeSelectorTerm[] } } } } };
+  };
 }
 
 describe('createAdmissionHandler answers 200 with the AdmissionReview response', () => {
   it('mutates a Deployment Pod on the legacy pool with a JSON Patch that applies', async () => {
     const result = await post(DEPLOYMENT_REVIEW);
 
-    const review = JSON.parse(DEPLOYMENT_REVIEW);
-    const { response } = jsonBody(result);
+    const review = parseReview(DEPLOYMENT_REVIEW);
+    const { response } = answerBody(result);
     expect(result.statusCode).toBe(200);
     expect(response).toMatchObject({ uid: review.request.uid, allowed: true, patchType: 'JSONPatch' });
     const pod = patchedObject(review, response.patch);
-    expect(pod.metadata.annotations['podmutation.agent.cloudpilot.ai/applied']).toBe('migrate-legacy-pool');
-    expect(pod.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms).toEqual([
+    expect(pod.metadata?.annotations?.['podmutation.agent.cloudpilot.ai/applied']).toBe('migrate-legacy-pool');
+    expect(pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms).toEqual([
       {
         matchExpressions: [
           { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] },
@@ -97,7 +111,7 @@ describe('createAdmissionHandler answers 200 with the AdmissionReview response',
     const result = await post(UPDATE_REVIEW);
 
     expect(result.statusCode).toBe(200);
-    expect(jsonBody(result).response).toEqual({ uid: JSON.parse(UPDATE_REVIEW).request.uid, allowed: true });
+    expect(answerBody(result).response).toEqual({ uid: parseReview(UPDATE_REVIEW).request.uid, allowed: true });
   });
 
   it('answers a base64-encoded body exactly as the same body in plain text', async () => {
@@ -211,14 +225,14 @@ describe('createAdmissionHandler rejects requests it cannot answer', () => {
   it.each([
     ['a body that is not JSON', 'this is not JSON', /^AdmissionReview is not valid JSON/],
     ['a wrong apiVersion', fixtureText('reviews/malformed-v1beta1.json'), /^AdmissionReview apiVersion must be admission\.k8s\.io\/v1/],
-    ['a wrong kind', JSON.stringify({ ...JSON.parse(DEPLOYMENT_REVIEW), kind: 'Pod' }), /^AdmissionReview kind must be AdmissionReview/],
+    ['a wrong kind', JSON.stringify({ ...parseReview(DEPLOYMENT_REVIEW), kind: 'Pod' }), /^AdmissionReview kind must be AdmissionReview/],
     ['no request', JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' }), /^AdmissionReview has no request object/],
     ['no request.uid', fixtureText('reviews/malformed-no-uid.json'), /^AdmissionReview request\.uid must be a non-empty string/],
   ])('answers 400 with a MalformedInputError for %s', async (_, body, message) => {
     const result = await post(body);
 
     expect(result.statusCode).toBe(400);
-    expect(jsonBody(result)).toEqual({ error: 'MalformedInputError', message: expect.stringMatching(message) });
+    expect(jsonBody(result)).toEqual({ error: 'MalformedInputError', message: expect.stringMatching(message) as unknown });
   });
 });
 
@@ -239,7 +253,7 @@ describe('createAdmissionHandler logs and metrics', () => {
       workloadName: 'checkout',
       decision: 'mutated',
       rules: ['migrate-legacy-pool'],
-      patchOperations: expect.any(Number),
+      patchOperations: expect.any(Number) as unknown,
       snapshotVersion: 1,
       stale: false,
     });
@@ -287,8 +301,8 @@ describe('createAdmissionHandler logs and metrics', () => {
     if (!verdict.valid) throw new Error('the denial test rule must be valid');
     const ruleSet = compileRuleSet([verdict.rule]);
     const snapshot = { value: ruleSet, version: 7, contentHash: 'sha256:test', syncedAt: '2026-12-01T10:00:00.000Z', ageSeconds: 1, stale: false };
-    const denying = createAdmissionHandler({ rules: { get: async () => snapshot }, expectedToken: async () => TOKEN, logger, metrics });
-    const review = JSON.parse(DEPLOYMENT_REVIEW);
+    const denying = createAdmissionHandler({ rules: { get: () => Promise.resolve(snapshot) }, expectedToken: () => Promise.resolve(TOKEN), logger, metrics });
+    const review = JSON.parse(DEPLOYMENT_REVIEW) as EditableLegacyPoolReview;
     // 257 raw required terms on the incoming Pod: above the engine's limit of 256.
     review.request.object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms = Array.from(
       { length: 257 },
@@ -298,7 +312,7 @@ describe('createAdmissionHandler logs and metrics', () => {
     const result = await denying(admissionEvent({ body: JSON.stringify(review) }));
 
     expect(result.statusCode).toBe(200);
-    expect(jsonBody(result).response).toMatchObject({ allowed: false, status: { code: 400 } });
+    expect(answerBody(result).response).toMatchObject({ allowed: false, status: { code: 400 } });
     expect(metrics.totals.get('Denials')).toBe(1);
     expect(logger.records[0]?.fields).toMatchObject({ decision: 'denied', snapshotVersion: 7 });
   });

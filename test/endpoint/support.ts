@@ -15,6 +15,7 @@ import type { CapacityFlavour } from '../../lib/placement/index.ts';
 import { loadRuleFiles } from '../../lib/rule-files/index.ts';
 import type { PlacementStore, SnapshotCache, SnapshotStore } from '../../lib/store/index.ts';
 import { EXAMPLES } from '../support/fixtures.ts';
+import { decodePatch } from '../support/reviews.ts';
 
 const TOKEN = 'test-token-Zm9vYmFyYmF6cXV4cXV1eGNvcmdl';
 
@@ -125,9 +126,8 @@ function ruleCache(
 }
 
 /** The object of a review after applying the response's base64 JSON Patch strictly. */
-function patchedObject(review: { request: { object: unknown } }, patch: string): any {
-  const operations = JSON.parse(Buffer.from(patch, 'base64').toString('utf8'));
-  return jsonPatch.applyPatch(structuredClone(review.request.object), operations, true, false).newDocument;
+function patchedObject<T>(review: { readonly request: { readonly object: T } }, patch: string | undefined): T {
+  return jsonPatch.applyPatch(structuredClone(review.request.object), decodePatch(patch), true, false).newDocument;
 }
 
 /** A loopback Secrets Manager that answers GetSecretValue (JSON 1.1) from a map, counting calls. */

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import jsonPatch from 'fast-json-patch';
+import jsonPatch, { type Operation } from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
 import { LIMITS, type NormalizedRule } from '../../lib/api/index.ts';
 import { compileRuleSet, mutatePod } from '../../lib/engine/index.ts';
@@ -69,7 +69,7 @@ describe('engine properties', () => {
     fc.assert(
       fc.property(randomPod, randomRules, (pod, rules) => {
         const outcome = review(pod, rules);
-        const wire = JSON.parse(JSON.stringify(outcome.patch));
+        const wire = JSON.parse(JSON.stringify(outcome.patch)) as Operation[];
         const patched = jsonPatch.applyPatch(structuredClone(pod), wire, true, false).newDocument;
         expect(patched).toEqual(outcome.pod);
       }),
@@ -85,8 +85,8 @@ describe('engine properties', () => {
         const before = nodeAffinityOf(pod);
         const after = nodeAffinityOf(outcome.pod);
         fc.pre(after !== before && after !== undefined);
-        const required = after!.requiredDuringSchedulingIgnoredDuringExecution;
-        const preferred = after!.preferredDuringSchedulingIgnoredDuringExecution ?? [];
+        const required = after.requiredDuringSchedulingIgnoredDuringExecution;
+        const preferred = after.preferredDuringSchedulingIgnoredDuringExecution ?? [];
         const onlyEmptyOnPod = (before?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []).every((term) => termFromKubernetes(term).ids.size === 0);
         const requiredChanged = JSON.stringify(required) !== JSON.stringify(before?.requiredDuringSchedulingIgnoredDuringExecution);
         if (required !== undefined && requiredChanged) {

@@ -277,7 +277,7 @@ export function estimateRuleCosts(root: SchemaNode): RuleCost[] {
   const costs: RuleCost[] = [];
   const walk = (schema: SchemaNode, path: string, cardinality: number | undefined): void => {
     for (const { rule } of schema['x-kubernetes-validations'] ?? []) {
-      const { cost } = estimate(parse(rule).expr as unknown as Expr, new Map([['self', declOf(schema)]]));
+      const { cost } = estimate(parse(rule).expr, new Map([['self', declOf(schema)]]));
       // Below an unbounded list or map, Kubernetes assumes as many nodes as fit in one request.
       const nodes = cardinality ?? Math.floor(MAX_REQUEST_BYTES / (minSerializedSize(schema) + 1));
       costs.push({ path, rule, cost, cardinality: nodes, total: cost * nodes });

@@ -6,6 +6,7 @@
  * A keyword outside the subset throws, so the CRD cannot silently outgrow this emulation.
  */
 import type { CelInput } from '@bufbuild/cel';
+import { omitKey } from '../support/objects.ts';
 import { evaluateCel } from './cel.ts';
 
 /** A node of a structural schema (the keywords the CRD uses). */
@@ -287,7 +288,7 @@ export function createCrdAdmission(crd: CustomResourceDefinition): (resource: un
       errors.push({ field: 'metadata.name', message: 'must be a lowercase DNS-1123 subdomain of at most 253 characters' });
     }
     // With a status subresource, a create ignores whatever status the client sent.
-    const { status: _ignored, ...sent } = resource;
+    const sent = omitKey(resource, 'status');
     const decoded = applyDefaults(prune(hasStatusSubresource ? sent : resource, schema), schema) as Json;
     // metadata is ObjectMeta, validated above rather than by the CRD schema.
     const object = { ...decoded, metadata: resource.metadata };

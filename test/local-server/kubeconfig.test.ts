@@ -2,7 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { startFakeApiServer, writeKubeconfig, type FakeApiServer } from '../cluster/fake-api-server.ts';
+import { startFakeApiServer, writeKubeconfig, type FakeApiServer, type PodMutationInput } from '../cluster/fake-api-server.ts';
 import { fixtureText } from '../support/fixtures.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/podmutation.mjs', import.meta.url));
@@ -11,7 +11,7 @@ const SYNC_INTERVAL_SECONDS = 0.5;
 const REFRESH_SECONDS = 0.5;
 // "within one sync interval plus one refresh", plus room for a loaded CI machine.
 const REFLECTED_WITHIN_MS = (SYNC_INTERVAL_SECONDS + REFRESH_SECONDS) * 1000 + 4000;
-const migrateLegacyPool = parse(fixtureText('../../examples/rules/migrate-legacy-pool.yaml'));
+const migrateLegacyPool = parse(fixtureText('../../examples/rules/migrate-legacy-pool.yaml')) as PodMutationInput;
 
 let cluster: FakeApiServer;
 let serve: ChildProcessWithoutNullStreams;

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { connect, type Socket } from 'node:net';
 import { CONNECTION_LIMITS, MAX_CONNECTIONS, createFileRuleSource, startLocalServer, type LocalServer, type LocalServerOptions } from '../../lib/local-server/index.ts';
 import { EXAMPLES, fixturePath, fixtureText } from '../support/fixtures.ts';
+import { parseReview } from '../support/reviews.ts';
 
 const REVIEW = fixtureText('reviews/deployment-legacy-pool.json');
 const TOKEN = 'server-test-token-0123456789abcdefghijkl';
@@ -73,7 +74,7 @@ describe('startLocalServer over HTTP', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/json');
     const { response: answer } = (await response.json()) as { response: { uid: string; patchType: string } };
-    expect(answer).toMatchObject({ uid: JSON.parse(REVIEW).request.uid, patchType: 'JSONPatch' });
+    expect(answer).toMatchObject({ uid: parseReview(REVIEW).request.uid, patchType: 'JSONPatch' });
   });
 
   it('answers 403 for a wrong token', async () => {
@@ -208,8 +209,9 @@ describe('startLocalServer connection limits', () => {
         const socket = connect(port, '127.0.0.1', () => resolve(socket));
       })),
     );
-    cleanups.push(async () => {
+    cleanups.push(() => {
       for (const socket of open) socket.destroy();
+      return Promise.resolve();
     });
 
     const extra = connect(port, '127.0.0.1');

@@ -1,4 +1,4 @@
-import jsonPatch from 'fast-json-patch';
+import jsonPatch, { type Operation } from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
 import { diffJson, escapePointerToken } from '../../lib/patch/index.ts';
 
@@ -33,6 +33,6 @@ describe('diffJson', () => {
     const before = { metadata: { annotations: null } };
     const after = { metadata: { annotations: { a: 'b' } } };
     const operations = diffJson(before, after);
-    expect(jsonPatch.applyPatch(structuredClone(before), JSON.parse(JSON.stringify(operations)), true, false).newDocument).toEqual(after);
+    expect(jsonPatch.applyPatch(structuredClone(before), JSON.parse(JSON.stringify(operations)) as Operation[], true, false).newDocument).toEqual(after);
   });
 });

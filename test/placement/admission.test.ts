@@ -1,10 +1,11 @@
 import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { answerAdmissionReview } from '../../lib/admission/index.ts';
+import { answerAdmissionReview, type AdmissionReviewResponse } from '../../lib/admission/index.ts';
 import { APPLIED_ANNOTATION } from '../../lib/api/index.ts';
-import { compileRuleSet } from '../../lib/engine/index.ts';
+import { compileRuleSet, type Pod } from '../../lib/engine/index.ts';
 import { createAdmissionHandler, readAdmissionConfig } from '../../lib/endpoint/index.ts';
 import { CAPACITY_ANNOTATION, type CapacityFlavour, type PlacementPolicy } from '../../lib/placement/index.ts';
+import type { NodeSelectorTerm } from '../../lib/scheduling/index.ts';
 import {
   createDynamoClient,
   createPlacementStore,
@@ -13,6 +14,7 @@ import {
   type SnapshotStore,
 } from '../../lib/store/index.ts';
 import { fixtureText } from '../support/fixtures.ts';
+import { parseReview } from '../support/reviews.ts';
 import {
   TOKEN,
   admissionEvent,
@@ -84,17 +86,20 @@ async function admission(options: { capacityFlavour?: CapacityFlavour; placement
   });
   const logger = recordingLogger();
   const metrics = recordingMetrics();
-  const handler = createAdmissionHandler({ rules: cache, expectedToken: async () => TOKEN, logger, metrics });
+  const handler = createAdmissionHandler({ rules: cache, expectedToken: () => Promise.resolve(TOKEN), logger, metrics });
   const admit = async () => {
     const result = await handler(admissionEvent({ body: REVIEW }));
-    const { response } = JSON.parse(result.body ?? '{}');
-    return { statusCode: result.statusCode, body: result.body, pod: response?.patch === undefined ? undefined : patchedObject(JSON.parse(REVIEW), response.patch) };
+    // A 500 answer carries an error body, with no response.
+    const { response } = JSON.parse(result.body ?? '{}') as Partial<AdmissionReviewResponse>;
+    return { statusCode: result.statusCode, body: result.body, pod: response?.patch === undefined ? undefined : patchedObject(parseReview(REVIEW), response.patch) };
   };
   return { clusterId, cache, counts, link, logger, metrics, admit, advance: (seconds: number) => void (now += seconds * 1000) };
 }
 
-function requiredTerms(pod: any): any[] {
-  return pod.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms;
+function requiredTerms(pod: Pod | undefined): readonly NodeSelectorTerm[] {
+  const terms = pod?.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+  if (terms === undefined) throw new Error('the admitted Pod has no required node selector terms');
+  return terms;
 }
 
 describe('the admission handler applies placement policies from the store', () => {
@@ -106,8 +111,8 @@ describe('the admission handler applies placement policies from the store', () =
 
     const { pod } = await admit();
 
-    expect(requiredTerms(pod)).toEqual([{ matchExpressions: expect.arrayContaining([SPOT]) }]);
-    expect(pod.metadata.annotations[APPLIED_ANNOTATION]).toBe('migrate-legacy-pool,managed:capacity');
+    expect(requiredTerms(pod)).toEqual([{ matchExpressions: expect.arrayContaining([SPOT]) as unknown }]);
+    expect(pod?.metadata?.annotations?.[APPLIED_ANNOTATION]).toBe('migrate-legacy-pool,managed:capacity');
   });
 
   it('keeps serving the placements it has until a refresh is due', async () => {
@@ -118,7 +123,7 @@ describe('the admission handler applies placement policies from the store', () =
 
     const { pod } = await admit();
 
-    expect(pod.metadata.annotations[APPLIED_ANNOTATION]).toBe('migrate-legacy-pool');
+    expect(pod?.metadata?.annotations?.[APPLIED_ANNOTATION]).toBe('migrate-legacy-pool');
   });
 
   it('stops applying a policy after it is deleted and the cache refreshes', async () => {
@@ -129,8 +134,8 @@ describe('the admission handler applies placement policies from the store', () =
 
     const { pod } = await admit();
 
-    expect(requiredTerms(pod)[0].matchExpressions).not.toContainEqual(SPOT);
-    expect(pod.metadata.annotations[APPLIED_ANNOTATION]).toBe('migrate-legacy-pool');
+    expect(requiredTerms(pod)[0]?.matchExpressions).not.toContainEqual(SPOT);
+    expect(pod?.metadata?.annotations?.[APPLIED_ANNOTATION]).toBe('migrate-legacy-pool');
   });
 
   it('answers exactly as the rules alone when the cluster has no placement policies', async () => {
@@ -147,8 +152,8 @@ describe('the admission handler applies placement policies from the store', () =
 
     const { pod } = await admit();
 
-    expect(pod.metadata.annotations[CAPACITY_ANNOTATION]).toBe('spot');
-    expect(requiredTerms(pod)).toEqual([{ matchExpressions: expect.arrayContaining([SPOT]) }]);
+    expect(pod?.metadata?.annotations?.[CAPACITY_ANNOTATION]).toBe('spot');
+    expect(requiredTerms(pod)).toEqual([{ matchExpressions: expect.arrayContaining([SPOT]) as unknown }]);
   });
 
   it('writes eks.amazonaws.com/capacityType SPOT when CAPACITY_FLAVOUR is eks', async () => {
@@ -158,7 +163,7 @@ describe('the admission handler applies placement policies from the store', () =
     const { pod } = await admit();
 
     expect(requiredTerms(pod)).toEqual([
-      { matchExpressions: expect.arrayContaining([{ key: 'eks.amazonaws.com/capacityType', operator: 'In', values: ['SPOT'] }]) },
+      { matchExpressions: expect.arrayContaining([{ key: 'eks.amazonaws.com/capacityType', operator: 'In', values: ['SPOT'] }]) as unknown },
     ]);
   });
 
@@ -212,7 +217,7 @@ describe('refreshing rules and placements together', () => {
     const { statusCode, pod } = await admit();
 
     expect(statusCode).toBe(200);
-    expect(requiredTerms(pod)).toEqual([{ matchExpressions: expect.arrayContaining([SPOT]) }]);
+    expect(requiredTerms(pod)).toEqual([{ matchExpressions: expect.arrayContaining([SPOT]) as unknown }]);
     expect(metrics.totals.get('StaleRules')).toBe(1);
   });
 
@@ -231,7 +236,7 @@ describe('refreshing rules and placements together', () => {
 
     const { pod } = await admit();
 
-    expect(requiredTerms(pod)).toEqual([{ matchExpressions: expect.arrayContaining([SPOT]) }]);
+    expect(requiredTerms(pod)).toEqual([{ matchExpressions: expect.arrayContaining([SPOT]) as unknown }]);
     expect((await cache.get()).refreshError?.message).toMatch(/placement policies of cluster ".*" in table ".*" are unusable/);
   });
 

@@ -61,7 +61,7 @@ interface Harness {
   readonly clusterId: string;
   readonly counts: () => CommandCounts;
   readonly link: Link;
-  advance(seconds: number): void;
+  readonly advance: (seconds: number) => void;
 }
 
 /** A cache reading through a cuttable link with one attempt per call, on a fake clock. */

@@ -115,7 +115,7 @@ describe('placement policies round trip', () => {
 
     expect(await store.readPlacements(clusterId)).toEqual({
       version: 1,
-      contentHash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+      contentHash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) as unknown,
       policies: [policy('web')],
       updatedAt: '2026-12-01T10:00:00.000Z',
     });

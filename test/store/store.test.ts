@@ -104,7 +104,7 @@ describe('publishing and reading snapshots', () => {
     expect(outcome).toEqual({
       published: true,
       version: 1,
-      contentHash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+      contentHash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) as unknown,
       supersededParts: 0,
     });
     expect(await store.read(clusterId)).toEqual({ ...content, version: 1, contentHash: outcome.contentHash });

@@ -20,7 +20,7 @@ interface TestDynamo {
 
 async function startTestDynamo(): Promise<TestDynamo> {
   const external = process.env.DYNAMODB_ENDPOINT;
-  if (external !== undefined && external !== '') return { endpoint: external, close: async () => undefined };
+  if (external !== undefined && external !== '') return { endpoint: external, close: () => Promise.resolve() };
   return startEmbeddedDynamo();
 }
 

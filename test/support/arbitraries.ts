@@ -83,7 +83,7 @@ export const randomPod: fc.Arbitrary<Pod> = fc
         ...(nodeSelector === undefined ? {} : { nodeSelector }),
         ...(tolerations === undefined ? {} : { tolerations }),
       },
-    } as Pod;
+    };
   });
 
 const removeSpec = fc.record(
@@ -162,4 +162,4 @@ export const randomNode: fc.Arbitrary<NodeView> = fc
       { requiredKeys: [] },
     ),
   })
-  .map((node) => ({ name: node.name, labels: node.labels as Record<string, string> }));
+  .map((node) => ({ name: node.name, labels: node.labels }));

@@ -18,7 +18,7 @@ export function podMutation(name: string, spec: Record<string, unknown>): Record
 
 /** A validated rule; throws when the spec is invalid so a test never runs on a silently broken rule. */
 export function rule(name: string, spec: PodMutationSpec | Record<string, unknown>): NormalizedRule {
-  const verdict = validatePodMutation(podMutation(name, spec as Record<string, unknown>));
+  const verdict = validatePodMutation(podMutation(name, spec));
   if (!verdict.valid) throw new Error(`test rule ${name} is invalid: ${JSON.stringify(verdict.invalid.issues)}`);
   return verdict.rule;
 }
@@ -84,7 +84,7 @@ export function pod(options: PodOptions = {}): Pod {
   if (Object.keys(affinity).length > 0) spec.affinity = affinity;
   if (options.nodeSelector !== undefined) spec.nodeSelector = options.nodeSelector;
   if (options.tolerations !== undefined) spec.tolerations = options.tolerations;
-  return { apiVersion: 'v1', kind: 'Pod', metadata, spec } as Pod;
+  return { apiVersion: 'v1', kind: 'Pod', metadata, spec };
 }
 
 /** An AdmissionReview request for a Pod CREATE. */

@@ -54,7 +54,7 @@ describe('podmutation sync', () => {
     const run = await runPodmutation(syncArgs(`podmutation-cli-${freshClusterId()}`, freshClusterId()));
 
     expect(run.code).toBe(1);
-    expect(JSON.parse(run.stdout)).toMatchObject({ outcome: 'failed', failedStep: 'list', error: expect.stringContaining('403 Forbidden') });
+    expect(JSON.parse(run.stdout)).toMatchObject({ outcome: 'failed', failedStep: 'list', error: expect.stringContaining('403 Forbidden') as unknown });
     expect(run.stderr).toContain('"level":"ERROR"');
     expect(run.stderr).not.toContain(server.token);
   });

@@ -146,7 +146,7 @@ describe('a sync whose list fails keeps the last good snapshot', () => {
 
     const report = await subject.sync(brokenSource === undefined ? {} : { source: brokenSource });
 
-    expect(report).toMatchObject({ outcome: 'failed', failedStep: 'list', error: expect.stringMatching(error) });
+    expect(report).toMatchObject({ outcome: 'failed', failedStep: 'list', error: expect.stringMatching(error) as unknown });
     const after = await storedState(subject.clusterId);
     expect(after.pointer).toEqual(good.pointer);
     expect(after.snapshot).toEqual(good.snapshot);
@@ -155,7 +155,7 @@ describe('a sync whose list fails keeps the last good snapshot', () => {
       lastStatus: 'failed',
       lastSuccessAt: good.sync?.lastSuccessAt,
       lastVersion: good.sync?.lastVersion,
-      lastError: expect.stringMatching(error),
+      lastError: expect.stringMatching(error) as unknown,
     });
     expect(subject.recorder.logs.at(-1)).toMatchObject({ level: 'error', fields: { errorReason: reason } });
   });

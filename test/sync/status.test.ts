@@ -160,7 +160,7 @@ describe('status write-back', () => {
     expect(subject.recorder.emitted).toContainEqual({ name: 'StatusWriteErrors', unit: 'Count', value: 1 });
     expect(subject.recorder.logs.find((entry) => entry.level === 'warn')?.fields).toMatchObject({
       statusFailed: 1,
-      failures: [expect.objectContaining({ errorReason: 'server', errorMessage: expect.stringMatching(/500 Internal Server Error/) })],
+      failures: [expect.objectContaining({ errorReason: 'server', errorMessage: expect.stringMatching(/500 Internal Server Error/) as unknown })],
     });
   });
 

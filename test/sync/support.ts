@@ -147,7 +147,7 @@ function useSyncWorld(): SyncWorld {
   return new Proxy({} as SyncWorld, {
     get(_target, key) {
       if (world === undefined) throw new Error('the sync world is started in beforeAll; read it inside a test');
-      return Reflect.get(world, key);
+      return Reflect.get(world, key) as unknown;
     },
   });
 }

@@ -145,7 +145,7 @@ describe('a sync of a healthy cluster', () => {
           durationMs: report.durationMs,
           statusPatched: 2,
           statusFailed: 0,
-        }),
+        }) as unknown,
       },
     ]);
   });

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { validatePodMutation } from '../../lib/api/index.ts';
 import { loadCrd } from '../infra/corpus.ts';
 import { createCrdAdmission, type CustomResourceDefinition, type SchemaNode } from '../infra/structural-schema.ts';
+import { omitKey } from '../support/objects.ts';
 import { syncSubject, useSyncWorld } from './support.ts';
 
 const crd = loadCrd();
@@ -15,7 +16,7 @@ const keeping = createCrdAdmission(crd);
 /** The CRD with every x-kubernetes-preserve-unknown-fields removed: it prunes unknown fields, as before issue #9. */
 function pruningCrd(source: CustomResourceDefinition): CustomResourceDefinition {
   const strip = (node: SchemaNode): SchemaNode => {
-    const { 'x-kubernetes-preserve-unknown-fields': _kept, properties, items, additionalProperties, ...rest } = node;
+    const { properties, items, additionalProperties, ...rest } = omitKey(node, 'x-kubernetes-preserve-unknown-fields');
     return {
       ...rest,
       ...(properties === undefined ? {} : { properties: Object.fromEntries(Object.entries(properties).map(([key, child]) => [key, strip(child)])) }),

@@ -7,11 +7,11 @@ const START = Date.parse('2026-12-01T10:00:00.000Z');
 /** A simulated sync: records when it started (ms since START) and takes `durations[n]` ms of the manual clock. */
 function simulatedSyncs(clock: ManualClock, durations: readonly number[] | number) {
   const starts: number[] = [];
-  const syncOnce = async (): Promise<SyncReport> => {
+  const syncOnce = (): Promise<SyncReport> => {
     const duration = typeof durations === 'number' ? durations : (durations[starts.length] ?? 0);
     starts.push(clock() - START);
     clock.advance(duration);
-    return {
+    return Promise.resolve({
       outcome: 'unchanged',
       startedAt: new Date(clock() - duration).toISOString(),
       resources: 0,
@@ -22,12 +22,13 @@ function simulatedSyncs(clock: ManualClock, durations: readonly number[] | numbe
       statusPatched: 0,
       statusFailed: 0,
       statusSkipped: 0,
-    };
+    });
   };
   const sleeps: number[] = [];
-  const sleep = async (milliseconds: number): Promise<void> => {
+  const sleep = (milliseconds: number): Promise<void> => {
     sleeps.push(milliseconds);
     clock.advance(milliseconds);
+    return Promise.resolve();
   };
   return { syncOnce, sleep, starts, sleeps };
 }
