@@ -3,11 +3,13 @@
  * declaration (lib/api/schema.ts, `x-check` and `x-key-check`) at the node it checks, beside the CEL rule that makes
  * the API server enforce the same, where Kubernetes can express it at all: label-key syntax of map keys and prefix
  * lengths (it cannot), reserved keys, operators and their values, the no-sign Gt/Lt rule in required terms,
- * tolerations, "exactly one of", and a selector that selects something. "Must remove or add something" and the rule
- * budget are checked on the normalized rule, in validate.ts.
+ * tolerations, "exactly one of", and a selector that selects something; then, on the normalized rule, "must remove or
+ * add something" and the rule budget (measured by lib/api/budget.ts).
  */
 import { isDns1123Label, isDns1123Subdomain, isInt64, labelValueProblem, qualifiedNameProblem, type IssueSink, type JsonObject } from '../values/index.ts';
-import { PRODUCT_ANNOTATION_PREFIX, RESERVED_KEYS } from './types.ts';
+import { budgetIssues, ruleCost } from './budget.ts';
+import type { MutationAdd, MutationRemove } from './schema.ts';
+import { PRODUCT_ANNOTATION_PREFIX, RESERVED_KEYS, type NormalizedRule } from './types.ts';
 
 
 type Check = (value: never, path: string, issues: IssueSink) => void;
@@ -138,3 +140,27 @@ export const KEY_CHECKS = {
   },
 } satisfies Record<string, (key: string, path: string, issues: IssueSink) => void>;
 
+function removesSomething(remove: MutationRemove): boolean {
+  return remove.nodeAffinity !== undefined || (remove.nodeSelector?.keys.length ?? 0) > 0 || (remove.tolerations?.keys.length ?? 0) > 0;
+}
+
+function addsSomething(add: MutationAdd): boolean {
+  return (
+    Object.keys(add.annotations ?? {}).length > 0 ||
+    Object.keys(add.nodeSelector ?? {}).length > 0 ||
+    (add.tolerations?.length ?? 0) > 0 ||
+    add.nodeAffinity !== undefined
+  );
+}
+
+/** "A rule must remove or add something", on the normalized spec; false (with the issue added) when it does neither. */
+export function checkRemovesOrAdds(remove: MutationRemove, add: MutationAdd, issues: IssueSink): boolean {
+  if (removesSomething(remove) || addsSomething(add)) return true;
+  issues.add('spec', 'mutationRemove and mutationAdd are both absent or empty; a rule must remove or add something');
+  return false;
+}
+
+/** The per-rule budget, on the normalized rule: exactly what a snapshot stores and admission compiles. */
+export function checkRuleBudget(rule: NormalizedRule, issues: IssueSink): void {
+  for (const { field, reason } of budgetIssues(ruleCost(rule))) issues.add(field, reason);
+}

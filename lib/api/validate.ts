@@ -4,26 +4,13 @@
  * normalized rule shows: that it removes or adds something, and the per-rule budget.
  */
 import { previewInput, isDns1123Subdomain, isJsonObject, IssueList } from '../values/index.ts';
-import { budgetIssues, ruleCost } from './budget.ts';
-import { PodMutationSpecSchema, type MutationAdd, type MutationRemove, type PodMutationSpec } from './schema.ts';
+import { checkRemovesOrAdds, checkRuleBudget } from './checks.ts';
+import { PodMutationSpecSchema, type PodMutationSpec } from './schema.ts';
 import { normalizeStructure, validateStructure } from './structure.ts';
 import { POD_MUTATION_API_VERSION, POD_MUTATION_KIND, type NormalizedRule, type RuleVerdict } from './types.ts';
 
 /** Issues kept per rule: enough to fix a rule, few enough to bound a status and a snapshot entry. */
 const MAX_ISSUES = 32;
-
-function removesSomething(remove: MutationRemove): boolean {
-  return remove.nodeAffinity !== undefined || (remove.nodeSelector?.keys.length ?? 0) > 0 || (remove.tolerations?.keys.length ?? 0) > 0;
-}
-
-function addsSomething(add: MutationAdd): boolean {
-  return (
-    Object.keys(add.annotations ?? {}).length > 0 ||
-    Object.keys(add.nodeSelector ?? {}).length > 0 ||
-    (add.tolerations?.length ?? 0) > 0 ||
-    add.nodeAffinity !== undefined
-  );
-}
 
 /** Name used to report a resource, even an invalid one. */
 function reportedName(resource: unknown): string {
@@ -72,10 +59,7 @@ export function validatePodMutation(resource: unknown): RuleVerdict {
   const normalized = normalizeStructure(PodMutationSpecSchema, spec as PodMutationSpec);
   const remove = normalized.mutationRemove ?? {};
   const add = normalized.mutationAdd ?? {};
-  if (!removesSomething(remove) && !addsSomething(add)) {
-    issues.add('spec', 'mutationRemove and mutationAdd are both absent or empty; a rule must remove or add something');
-    return invalid();
-  }
+  if (!checkRemovesOrAdds(remove, add, issues)) return invalid();
   const rule: NormalizedRule = {
     name,
     ...(generation === undefined ? {} : { generation }),
@@ -85,8 +69,7 @@ export function validatePodMutation(resource: unknown): RuleVerdict {
     mutationRemove: remove,
     mutationAdd: add,
   };
-  // The budget is checked on the normalized rule, exactly what a snapshot stores and admission compiles.
-  for (const { field, reason } of budgetIssues(ruleCost(rule))) issues.add(field, reason);
+  checkRuleBudget(rule, issues);
   if (issues.count > 0) return invalid();
   return { valid: true, rule };
 }
