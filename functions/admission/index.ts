@@ -39,7 +39,13 @@ const rules = createAdmissionRulesCache({
 export const handler = middy(
   createAdmissionHandler({
     rules,
-    expectedToken: createTokenSource(config.token),
+    acceptedTokens: createTokenSource(config.token, {
+      onRefreshFailure: (error) => {
+        // The last good tokens stay accepted; the metric lets an alarm catch a secret that stays unreadable.
+        logger.warn('webhook token refresh failed; keeping the last tokens', { errorName: error.name, errorMessage: error.message });
+        metrics.addMetric('TokenRefreshFailures', 'Count', 1);
+      },
+    }),
     logger,
     metrics,
     maxBodyBytes: config.maxBodyBytes,

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { MalformedInputError } from '../errors/index.ts';
-import { createTokenSource } from '../endpoint/index.ts';
+import { readCurrentToken } from '../endpoint/index.ts';
 import { previewInput, SECRET_ARN } from '../values/index.ts';
 import { WEBHOOK_DEFAULTS, webhookConfigurationYaml } from '../webhook/index.ts';
 import type { CliStreams } from './io.ts';
@@ -37,9 +37,7 @@ export async function webhookConfigCommand(args: readonly string[], streams: Cli
   if (failurePolicy !== 'Ignore' && failurePolicy !== 'Fail') throw new MalformedInputError(`--failure-policy must be Ignore or Fail (got ${previewInput(failurePolicy)})`);
   const timeoutSeconds = Number(values.timeout);
   const secretArn = values['token-secret'];
-  const token = secretArn === undefined
-    ? values.token!
-    : await createTokenSource({ kind: 'secret', secretArn: checkedSecretArn(secretArn) })();
+  const token = secretArn === undefined ? values.token! : await readCurrentToken(checkedSecretArn(secretArn));
   streams.stdout.write(
     webhookConfigurationYaml({ url: values.url, token, failurePolicy: failurePolicy, timeoutSeconds, name: values.name }),
   );

@@ -4,7 +4,7 @@ import { ConfigurationError } from '../errors/index.ts';
 import { readAll, SECRET_ARN } from '../values/index.ts';
 import { CAPACITY_FLAVOUR_NAMES, isCapacityFlavour, type CapacityFlavour } from '../placement/index.ts';
 import { readStoreConfig, type StoreConfig } from '../store/index.ts';
-import { checkedToken, type TokenSourceConfig } from './token.ts';
+import { checkedToken, DEFAULT_TOKEN_REFRESH_SECONDS, type TokenSourceConfig } from './token.ts';
 
 /** The admission function's settings. */
 interface AdmissionConfig {
@@ -20,6 +20,9 @@ const DEFAULT_MAX_BODY_BYTES = 3 * 1024 * 1024;
 // Lambda's synchronous request payload limit is 6 MB; a larger body could never arrive.
 const MAX_BODY_BYTES_LIMIT = 6 * 1024 * 1024;
 const MIN_BODY_BYTES = 1024;
+// At least 10 s keeps Secrets Manager calls negligible; at most an hour bounds how long a removed token stays valid.
+const MIN_TOKEN_REFRESH_SECONDS = 10;
+const MAX_TOKEN_REFRESH_SECONDS = 3600;
 
 function readTokenConfig(env: Environment): TokenSourceConfig {
   const secretArn = optionalSetting(env, 'WEBHOOK_TOKEN_SECRET_ARN');
@@ -36,7 +39,13 @@ function readTokenConfig(env: Environment): TokenSourceConfig {
         { context: { variable: 'WEBHOOK_TOKEN_SECRET_ARN' } },
       );
     }
-    return { kind: 'secret', secretArn };
+    const refreshSeconds = wholeNumberSetting(env, 'TOKEN_REFRESH_SECONDS', {
+      fallback: DEFAULT_TOKEN_REFRESH_SECONDS,
+      minimum: MIN_TOKEN_REFRESH_SECONDS,
+      maximum: MAX_TOKEN_REFRESH_SECONDS,
+      unit: 'seconds',
+    });
+    return { kind: 'secret', secretArn, refreshSeconds };
   }
   if (token !== undefined) return { kind: 'literal', token: checkedToken(token, 'WEBHOOK_TOKEN') };
   throw new ConfigurationError('neither WEBHOOK_TOKEN_SECRET_ARN nor WEBHOOK_TOKEN is set; expected exactly one of them', {
@@ -68,7 +77,9 @@ function readCapacityFlavour(env: Environment): CapacityFlavour {
  * - RULES_MAX_STALE_SECONDS (default max(300, refresh)): how long the last snapshot is served while refreshes
  *   fail; past it every admission answers HTTP 500 so the webhook's failurePolicy decides.
  * - WEBHOOK_TOKEN_SECRET_ARN: Secrets Manager secret holding the path token (the whole SecretString, or the
- *   "token" field of a JSON SecretString); read once per container. Needs secretsmanager:GetSecretValue on it.
+ *   "token" field of a JSON SecretString); re-read every TOKEN_REFRESH_SECONDS. Needs secretsmanager:GetSecretValue on it.
+ * - TOKEN_REFRESH_SECONDS (default 300, 10 to 3600): how often the secret is re-read, so a rotation is picked up and
+ *   a removed AWSPREVIOUS stops being accepted within this bound. Both AWSCURRENT and AWSPREVIOUS are accepted.
  * - WEBHOOK_TOKEN: the path token itself, for local runs. Exactly one of the two token variables must be set;
  *   a token is 32 to 256 characters of the base64url alphabet (lib/token).
  * - MAX_BODY_BYTES (default 3145728, 3 MiB): largest request body accepted, decoded; larger answers 413.

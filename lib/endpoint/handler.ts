@@ -7,7 +7,7 @@ import { previewInput } from '../values/index.ts';
 import type { CachedSnapshot } from '../store/index.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './config.ts';
 import type { AdmissionRules } from './admission-rules.ts';
-import { createTokenComparer } from './token.ts';
+import { createTokenComparer, type TokenSource } from './token.ts';
 
 /** The logging the handler needs (the product's one Logger). */
 type AdmissionLogger = Logger;
@@ -25,8 +25,8 @@ interface AdmissionHandlerDeps {
    * (cold start with the store down, too stale).
    */
   readonly rules: { get(): Promise<CachedSnapshot<AdmissionRules>> };
-  /** The expected path token. */
-  readonly expectedToken: () => Promise<string>;
+  /** The accepted path tokens (createTokenSource): AWSCURRENT, and AWSPREVIOUS while a rotation overlaps. */
+  readonly acceptedTokens: TokenSource;
   readonly logger: AdmissionLogger;
   readonly metrics: AdmissionMetrics;
   /** Largest decoded body accepted (default 3 MiB). */
@@ -125,7 +125,7 @@ function threeDecimals(value: number): number {
  * Rejected for 4xx, Errors for 500.
  */
 function createAdmissionHandler(deps: AdmissionHandlerDeps): AdmissionHandler {
-  const { rules, expectedToken, logger, metrics } = deps;
+  const { rules, acceptedTokens, logger, metrics } = deps;
   const maxBodyBytes = deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const clock = deps.clock ?? (() => performance.now());
   const tokenMatches = createTokenComparer();
@@ -155,14 +155,16 @@ function createAdmissionHandler(deps: AdmissionHandlerDeps): AdmissionHandler {
       return rejected(started, 405, 'method not allowed', METHOD_NOT_ALLOWED_BODY, { ...JSON_HEADERS, allow: 'POST' });
     }
 
-    let expected: string;
+    const token = presentedToken(event);
+    let matches: boolean;
     try {
-      expected = await expectedToken();
+      matches = tokenMatches(token, await acceptedTokens());
+      // A token rotated a moment ago is not known yet: re-read once (the source rate-limits it) before a 403.
+      if (!matches && token !== undefined) matches = tokenMatches(token, await acceptedTokens('mismatch'));
     } catch (error) {
       return failed(started, 'webhook token unavailable', error);
     }
-    const token = presentedToken(event);
-    if (!tokenMatches(token, expected)) {
+    if (!matches) {
       return rejected(started, 403, token === undefined ? 'missing token' : 'wrong token', FORBIDDEN_BODY);
     }
 

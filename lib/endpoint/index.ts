@@ -2,7 +2,7 @@
 import { readAdmissionConfig, DEFAULT_MAX_BODY_BYTES } from './config.ts';
 import { createAdmissionHandler } from './handler.ts';
 import { createAdmissionRulesCache } from './admission-rules.ts';
-import { checkedToken, createTokenSource, generateToken } from './token.ts';
+import { checkedToken, createTokenSource, generateToken, readCurrentToken } from './token.ts';
 import type { AdmissionConfig } from './config.ts';
 import type {
   AdmissionHandler,
@@ -21,6 +21,7 @@ export {
   createTokenSource,
   checkedToken,
   generateToken,
+  readCurrentToken,
   readAdmissionConfig,
   DEFAULT_MAX_BODY_BYTES,
 };

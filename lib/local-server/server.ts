@@ -240,9 +240,11 @@ async function startLocalServer(options: LocalServerOptions): Promise<LocalServe
       capacityFlavour: options.capacityFlavour ?? 'karpenter',
       onRefreshFailure: (error) => report(`rule refresh failed, serving the last snapshot: ${error.message}`),
     });
+    // One array for the server's life: the comparer reuses its digests while the accepted set is the same object.
+    const accepted: Promise<readonly string[]> = Promise.resolve([token]);
     const handler = createAdmissionHandler({
       rules: cache,
-      expectedToken: () => Promise.resolve(token),
+      acceptedTokens: () => accepted,
       logger,
       metrics: DISCARDED_METRICS,
       maxBodyBytes,

@@ -23,11 +23,14 @@ function secretReaderFor(secretArn: string, options: { readonly requestTimeoutMs
   });
 }
 
-/** Reads the secret's SecretString; an empty or missing one is `empty`, a failed call its `failure`. Never throws. */
-async function readSecretString(reader: SecretReader, secretArn: string): Promise<SecretRead> {
+/**
+ * Reads the SecretString of the secret's version with `versionStage` (default AWSCURRENT); an empty or missing
+ * string is `empty`, a failed call its `failure`. Never throws.
+ */
+async function readSecretString(reader: SecretReader, secretArn: string, versionStage?: string): Promise<SecretRead> {
   let output: GetSecretValueCommandOutput;
   try {
-    output = await reader.send(new GetSecretValueCommand({ SecretId: secretArn }));
+    output = await reader.send(new GetSecretValueCommand({ SecretId: secretArn, ...(versionStage === undefined ? {} : { VersionStage: versionStage }) }));
   } catch (failure) {
     return { failure };
   }
@@ -35,5 +38,10 @@ async function readSecretString(reader: SecretReader, secretArn: string): Promis
   return text === undefined || text.trim() === '' ? { empty: true } : { text };
 }
 
-export { readSecretString, secretReaderFor };
+/** True when a read failed because the secret, or the version with the asked stage, does not exist. */
+function isSecretNotFound(failure: unknown): boolean {
+  return failure instanceof Error && failure.name === 'ResourceNotFoundException';
+}
+
+export { readSecretString, secretReaderFor, isSecretNotFound };
 export type { SecretReader, SecretRead };

@@ -113,7 +113,7 @@ describe('any JSON value at any field the webhook reads', () => {
   it('gets 200 or 400 from the HTTP handler', async () => {
     const handler = createAdmissionHandler({
       rules: { get: () => Promise.resolve({ value: RULES, version: 1, contentHash: 'sha256:0', syncedAt: '2026-12-01T10:00:00.000Z', ageSeconds: 0, stale: false }) },
-      expectedToken: () => Promise.resolve(TOKEN),
+      acceptedTokens: () => Promise.resolve([TOKEN]),
       logger: recordingLogger(),
       metrics: recordingMetrics(),
     });

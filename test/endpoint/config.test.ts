@@ -9,7 +9,7 @@ describe('readAdmissionConfig', () => {
   it('reads the store, a secret token source, the default body limit and the default capacity flavour', () => {
     expect(readAdmissionConfig({ RULES_TABLE: 'podmutation-rules', WEBHOOK_TOKEN_SECRET_ARN: SECRET_ARN })).toEqual({
       store: { tableName: 'podmutation-rules', clusterId: 'default', refreshSeconds: 30, maxStaleSeconds: 300 },
-      token: { kind: 'secret', secretArn: SECRET_ARN },
+      token: { kind: 'secret', secretArn: SECRET_ARN, refreshSeconds: 300 },
       maxBodyBytes: 3 * 1024 * 1024,
       capacityFlavour: 'karpenter',
     });

@@ -57,7 +57,7 @@ function handlerReadingFrom(endpoint: string, clusterId: string) {
   const client = readerClient(endpoint);
   const stores = { snapshots: createSnapshotStore({ client, tableName }), placements: createPlacementStore({ client, tableName }) };
   const cache = ruleCache(stores, clusterId, { clock: () => now, refreshSeconds: 30, maxStaleSeconds: 300 });
-  const handler = createAdmissionHandler({ rules: cache, expectedToken: () => Promise.resolve(TOKEN), logger, metrics });
+  const handler = createAdmissionHandler({ rules: cache, acceptedTokens: () => Promise.resolve([TOKEN]), logger, metrics });
   return {
     logger,
     metrics,
@@ -152,7 +152,7 @@ describe('createAdmissionHandler when the expected token cannot be read', () => 
     const logger = recordingLogger();
     const handler = createAdmissionHandler({
       rules: { get: () => Promise.reject(new Error('rules must not be read without a token')) },
-      expectedToken: () => Promise.reject(new ConfigurationError('reading the webhook token from secret arn:... failed')),
+      acceptedTokens: () => Promise.reject(new ConfigurationError('reading the webhook token from secret arn:... failed')),
       logger,
       metrics: recordingMetrics(),
     });

@@ -51,7 +51,7 @@ afterAll(async () => {
 beforeEach(() => {
   logger = recordingLogger();
   metrics = recordingMetrics();
-  const deps = { rules: cache, expectedToken: () => Promise.resolve(TOKEN), logger, metrics };
+  const deps = { rules: cache, acceptedTokens: () => Promise.resolve([TOKEN]), logger, metrics };
   handler = createAdmissionHandler(deps);
   smallLimitHandler = createAdmissionHandler({ ...deps, maxBodyBytes: SMALL_LIMIT });
 });
@@ -301,7 +301,7 @@ describe('createAdmissionHandler logs and metrics', () => {
     if (!verdict.valid) throw new Error('the denial test rule must be valid');
     const ruleSet = compileRuleSet([verdict.rule]);
     const snapshot = { value: ruleSet, version: 7, contentHash: 'sha256:test', syncedAt: '2026-12-01T10:00:00.000Z', ageSeconds: 1, stale: false };
-    const denying = createAdmissionHandler({ rules: { get: () => Promise.resolve(snapshot) }, expectedToken: () => Promise.resolve(TOKEN), logger, metrics });
+    const denying = createAdmissionHandler({ rules: { get: () => Promise.resolve(snapshot) }, acceptedTokens: () => Promise.resolve([TOKEN]), logger, metrics });
     const review = JSON.parse(DEPLOYMENT_REVIEW) as EditableLegacyPoolReview;
     // 257 raw required terms on the incoming Pod: above the engine's limit of 256.
     review.request.object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms = Array.from(

@@ -130,8 +130,18 @@ function patchedObject<T>(review: { readonly request: { readonly object: T } }, 
   return jsonPatch.applyPatch(structuredClone(review.request.object), decodePatch(patch), true, false).newDocument;
 }
 
-/** A loopback Secrets Manager that answers GetSecretValue (JSON 1.1) from a map, counting calls. */
+/** The versions of a fake secret by staging label: AWSCURRENT, and AWSPREVIOUS after a rotation. */
+interface FakeSecretVersions {
+  current: string;
+  previous?: string;
+}
+
+/**
+ * A loopback Secrets Manager that answers GetSecretValue (JSON 1.1) from a map, honouring VersionStage (AWSCURRENT
+ * by default, AWSPREVIOUS after `rotate`, gone after `removePrevious`), counting calls.
+ */
 async function startFakeSecretsManager(secrets: Map<string, string>) {
+  const versions = new Map<string, FakeSecretVersions>([...secrets].map(([id, value]) => [id, { current: value }]));
   let calls = 0;
   let failing = false;
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
@@ -143,19 +153,40 @@ async function startFakeSecretsManager(secrets: Map<string, string>) {
         response.writeHead(status, { 'content-type': 'application/x-amz-json-1.1' });
         response.end(JSON.stringify(body));
       };
-      const { SecretId: secretId } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { SecretId: string };
+      const { SecretId: secretId, VersionStage: stage = 'AWSCURRENT' } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        SecretId: string;
+        VersionStage?: string;
+      };
       if (failing) return send(500, { __type: 'InternalServiceError', message: 'service unavailable' });
-      const secret = secrets.get(secretId);
+      const secret = versions.get(secretId);
       if (secret === undefined) return send(400, { __type: 'ResourceNotFoundException', message: "Secrets Manager can't find the specified secret." });
-      return send(200, { ARN: secretId, Name: 'webhook-token', SecretString: secret });
+      const value = stage === 'AWSCURRENT' ? secret.current : stage === 'AWSPREVIOUS' ? secret.previous : undefined;
+      if (value === undefined) {
+        return send(400, { __type: 'ResourceNotFoundException', message: `Secrets Manager can't find the specified secret value for staging label: ${stage}` });
+      }
+      return send(200, { ARN: secretId, Name: 'webhook-token', SecretString: value, VersionStages: [stage] });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
+  const versionsOf = (id: string): FakeSecretVersions => {
+    const secret = versions.get(id);
+    if (secret === undefined) throw new Error(`no fake secret ${id}`);
+    return secret;
+  };
   return {
     calls: () => calls,
     fail: (value: boolean) => {
       failing = value;
+    },
+    /** PutSecretValue's staging: the new value becomes AWSCURRENT, the old one AWSPREVIOUS. */
+    rotate: (id: string, value: string) => {
+      const secret = versionsOf(id);
+      versions.set(id, { current: value, previous: secret.current });
+    },
+    /** UpdateSecretVersionStage removing AWSPREVIOUS from the old version. */
+    removePrevious: (id: string) => {
+      versions.set(id, { current: versionsOf(id).current });
     },
     client: () =>
       new SecretsManagerClient({

@@ -19,24 +19,27 @@ async function fakeWith(secret: string) {
 
 describe('createTokenSource', () => {
   it('returns a literal token as given', async () => {
-    await expect(createTokenSource({ kind: 'literal', token: TOKEN })()).resolves.toBe(TOKEN);
+    await expect(createTokenSource({ kind: 'literal', token: TOKEN })()).resolves.toEqual([TOKEN]);
   });
 
-  it('reads a secret token with one GetSecretValue per container', async () => {
+  it('reads a secret once per refresh interval, AWSCURRENT and AWSPREVIOUS in one round', async () => {
     const fake = await fakeWith(TOKEN);
-    const source = createTokenSource({ kind: 'secret', secretArn: SECRET_ARN }, { secrets: fake.client() });
+    const clock = { now: 0 };
+    const source = createTokenSource({ kind: 'secret', secretArn: SECRET_ARN, refreshSeconds: 300 }, { secrets: fake.client(), clock: () => clock.now });
 
     const tokens = [await source(), await source(), await source()];
+    clock.now = 299_999;
+    await source();
 
-    expect(tokens).toEqual([TOKEN, TOKEN, TOKEN]);
-    expect(fake.calls()).toBe(1);
+    expect(tokens).toEqual([[TOKEN], [TOKEN], [TOKEN]]);
+    expect(fake.calls()).toBe(2);
   });
 
   it('reads the token field of a JSON key/value secret', async () => {
     const fake = await fakeWith(JSON.stringify({ token: TOKEN }));
     const source = createTokenSource({ kind: 'secret', secretArn: SECRET_ARN }, { secrets: fake.client() });
 
-    await expect(source()).resolves.toBe(TOKEN);
+    await expect(source()).resolves.toEqual([TOKEN]);
   });
 
   it('retries on the next call after a failed read instead of keeping the failure', async () => {
@@ -46,7 +49,7 @@ describe('createTokenSource', () => {
     await expect(source()).rejects.toThrow(ConfigurationError);
     fake.fail(false);
 
-    await expect(source()).resolves.toBe(TOKEN);
+    await expect(source()).resolves.toEqual([TOKEN]);
   });
 
   it('rejects naming the secret when the secret does not exist', async () => {
@@ -54,7 +57,7 @@ describe('createTokenSource', () => {
     cleanups.push(fake.close);
     const source = createTokenSource({ kind: 'secret', secretArn: SECRET_ARN }, { secrets: fake.client() });
 
-    await expect(source()).rejects.toThrow(`reading the webhook token from secret ${SECRET_ARN} failed`);
+    await expect(source()).rejects.toThrow(`reading the webhook token from secret ${SECRET_ARN} (AWSCURRENT) failed`);
   });
 
   it('rejects a secret that is too short to be a token, without echoing it', async () => {

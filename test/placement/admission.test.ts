@@ -86,7 +86,7 @@ async function admission(options: { capacityFlavour?: CapacityFlavour; placement
   });
   const logger = recordingLogger();
   const metrics = recordingMetrics();
-  const handler = createAdmissionHandler({ rules: cache, expectedToken: () => Promise.resolve(TOKEN), logger, metrics });
+  const handler = createAdmissionHandler({ rules: cache, acceptedTokens: () => Promise.resolve([TOKEN]), logger, metrics });
   const admit = async () => {
     const result = await handler(admissionEvent({ body: REVIEW }));
     // A 500 answer carries an error body, with no response.
