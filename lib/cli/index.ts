@@ -29,14 +29,19 @@ commands:
            [--port N] [--host H] [--token T] [--tls-cert F --tls-key F] [--refresh S] [--cluster-id ID]
            [--placements FILE [--capacity-flavour karpenter|eks|gke]]
                                                           run the webhook locally (default http://127.0.0.1:8080)
-  sync     --once --kubeconfig FILE [--context NAME] [--table T] [--dynamodb-endpoint URL] [--cluster-id ID]
-           [--region R]                                   sync the cluster's PodMutations into the table once; exit 1 if it failed
+  sync     --once --kubeconfig FILE [--context NAME] TARGET
+                                                          sync the cluster's PodMutations into the table once; exit 1 if it failed
   webhook-config --url BASE (--token T | --token-secret ARN) [--failure-policy Ignore|Fail] [--timeout S] [--name N]
                                                           print the MutatingWebhookConfiguration for the deployed endpoint
   placement set --namespace NS --kind KIND --name NAME --mode Spot|NonSpot|Diversity [--spot-percent P]
            | get|delete --namespace NS --kind KIND --name NAME | list
-           [--table T] [--dynamodb-endpoint URL] [--cluster-id ID] [--region R]
-                                                          manage the operator's placement policies in the table (list prints YAML)`;
+           TARGET                                         manage the operator's placement policies in the table (list prints YAML)
+
+TARGET, the table sync and placement write to (there is no default in AWS):
+  --stage S [--service NAME] [--region R]   the deployed stack NAME-S (NAME default podmutation): its table and cluster id
+  --table T --cluster-id ID [--region R]    a table and cluster id given directly
+  --dynamodb-endpoint URL [--table T] [--cluster-id ID]
+                                            a local DynamoDB (defaults podmutation-rules and default; the table is created)`;
 
 /**
  * Runs the podmutation CLI and returns its exit code: 0 success, 1 invalid rules (validate),

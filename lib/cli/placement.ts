@@ -5,7 +5,7 @@ import { previewInput } from '../values/index.ts';
 import { parsePlacementPolicy, workloadKey, type PlacementPolicy } from '../placement/index.ts';
 import { createPlacementStore, type PlacementStore } from '../store/index.ts';
 import { writeLine, type CliStreams } from './io.ts';
-import { STORE_TARGET_OPTIONS, storeTarget, targetClient, type StoreTarget } from './options/store-target.ts';
+import { STORE_TARGET_OPTIONS, resolveStoreTarget, targetClient, type StoreTarget } from './options/store-target.ts';
 
 type Action = 'set' | 'get' | 'list' | 'delete';
 
@@ -108,9 +108,9 @@ async function run(request: PlacementRequest, target: StoreTarget, store: Placem
 
 /**
  * `podmutation placement set|get|list|delete [--namespace NS --kind KIND --name NAME] [--mode MODE] [--spot-percent P]
- * [--table T] [--dynamodb-endpoint URL] [--cluster-id ID] [--region R]`: the operator's placement policies in the
- * rules table (default podmutation-rules, cluster id default; created first when --dynamodb-endpoint names a local
- * DynamoDB). set and delete print one JSON line ({changed, version, ...}); get prints the policy and list every
+ * TARGET`: the operator's placement policies in the rules table TARGET names (--stage, --table with --cluster-id,
+ * or --dynamodb-endpoint; see options/store-target.ts; the table is created first only in a local DynamoDB).
+ * set and delete print one JSON line ({changed, version, ...}); get prints the policy and list every
  * policy as YAML. Exit 0 on success, 1 when get or delete finds no policy or the store fails, 2 for invalid input.
  */
 export async function placementCommand(args: readonly string[], streams: CliStreams): Promise<number> {
@@ -131,7 +131,7 @@ export async function placementCommand(args: readonly string[], streams: CliStre
     throw new MalformedInputError(`expected exactly one action of ${ACTIONS.join(', ')} (got ${positionals.map((word) => previewInput(word)).join(' ') || 'none'})`);
   }
   const request = requestOf(action as Action, values);
-  const target = storeTarget(values);
+  const target = await resolveStoreTarget(values);
   let client: Awaited<ReturnType<typeof targetClient>> | undefined;
   try {
     client = await targetClient(target);

@@ -18,6 +18,7 @@ import {
 } from './json.ts';
 import {
   AWS_REGION,
+  CLOUDFORMATION_STACK_NAME,
   CLUSTER_ID,
   EKS_CLUSTER_NAME,
   isDns1123Label,
@@ -27,6 +28,7 @@ import {
   labelValueProblem,
   qualifiedNameProblem,
   SECRET_ARN,
+  SERVERLESS_STAGE,
   TABLE_NAME,
   type ValueRule,
 } from './syntax.ts';
@@ -59,6 +61,8 @@ export {
   CLUSTER_ID,
   EKS_CLUSTER_NAME,
   AWS_REGION,
+  SERVERLESS_STAGE,
+  CLOUDFORMATION_STACK_NAME,
   WEBHOOK_TOKEN_PATTERN,
   WEBHOOK_TOKEN_FORM,
   IssueList,

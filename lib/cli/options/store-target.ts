@@ -1,10 +1,23 @@
+import { CloudFormationClient, DescribeStacksCommand, type DescribeStacksCommandOutput, type Output } from '@aws-sdk/client-cloudformation';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { MalformedInputError } from '../../errors/index.ts';
-import { AWS_REGION, CLUSTER_ID, isHttpUrl, readAll, TABLE_NAME, type ValueRule } from '../../values/index.ts';
+import { ConfigurationError, MalformedInputError } from '../../errors/index.ts';
+import {
+  AWS_REGION,
+  CLOUDFORMATION_STACK_NAME,
+  CLUSTER_ID,
+  isHttpUrl,
+  previewInput,
+  readAll,
+  SERVERLESS_STAGE,
+  TABLE_NAME,
+  type ValueRule,
+} from '../../values/index.ts';
 import { createDynamoClient, createSnapshotTable } from '../../store/index.ts';
 
 /** The flags naming a rules table, as `sync` and `placement` take them. */
 export const STORE_TARGET_OPTIONS = {
+  stage: { type: 'string' },
+  service: { type: 'string' },
   table: { type: 'string' },
   'dynamodb-endpoint': { type: 'string' },
   'cluster-id': { type: 'string' },
@@ -19,8 +32,20 @@ export interface StoreTarget {
   readonly region?: string;
 }
 
-const DEFAULT_TABLE = 'podmutation-rules';
-const DEFAULT_CLUSTER_ID = 'default';
+/** The one CloudFormation call the lookup makes; satisfied by CloudFormationClient. */
+export interface StackReader {
+  send(command: DescribeStacksCommand): Promise<DescribeStacksCommandOutput>;
+}
+
+// Only a local DynamoDB (--dynamodb-endpoint) gets defaults: it starts empty and belongs to nobody else.
+const LOCAL_TABLE = 'podmutation-rules';
+const LOCAL_CLUSTER_ID = 'default';
+// The service of serverless.yml; the Serverless Framework names the stack <service>-<stage>.
+const DEFAULT_SERVICE = 'podmutation';
+// The stack outputs serverless.yml declares for the CLI.
+const TABLE_OUTPUT = 'RulesTableName';
+const CLUSTER_ID_OUTPUT = 'ClusterId';
+
 // The forms readStoreConfig accepts for RULES_TABLE and CLUSTER_ID, checked here to name the flag.
 function checked(value: string, rule: ValueRule, flag: string): string {
   if (!rule.pattern.test(value)) throw new MalformedInputError(`--${flag} is "${value}"; expected ${rule.form}`, { context: { flag: `--${flag}` } });
@@ -34,23 +59,101 @@ function checkedEndpoint(value: string): string {
   return value;
 }
 
-/** Checks the store flags (defaults: table podmutation-rules, cluster id default); one error names every wrong flag. */
-export function storeTarget(flags: Readonly<Record<string, unknown>>): StoreTarget {
+function optional(value: string | undefined, check: (value: string) => string): string | undefined {
+  return value === undefined ? undefined : check(value);
+}
+
+/** The store flags, each checked; one error names every wrong flag. */
+function storeFlags(flags: Readonly<Record<string, unknown>>) {
   const text = (name: string) => (typeof flags[name] === 'string' ? flags[name] : undefined);
-  const { tableName, clusterId, endpoint, region } = readAll(
+  return readAll(
     {
-      tableName: () => checked(text('table') ?? DEFAULT_TABLE, TABLE_NAME, 'table'),
-      clusterId: () => checked(text('cluster-id') ?? DEFAULT_CLUSTER_ID, CLUSTER_ID, 'cluster-id'),
+      stage: () => optional(text('stage'), (value) => checked(value, SERVERLESS_STAGE, 'stage')),
+      service: () => optional(text('service'), (value) => checked(value, SERVERLESS_STAGE, 'service')),
+      tableName: () => optional(text('table'), (value) => checked(value, TABLE_NAME, 'table')),
+      clusterId: () => optional(text('cluster-id'), (value) => checked(value, CLUSTER_ID, 'cluster-id')),
       endpoint: () => optional(text('dynamodb-endpoint'), checkedEndpoint),
       region: () => optional(text('region'), (value) => checked(value, AWS_REGION, 'region')),
     },
     MalformedInputError,
   );
-  return { tableName, clusterId, ...(endpoint === undefined ? {} : { endpoint }), ...(region === undefined ? {} : { region }) };
 }
 
-function optional(value: string | undefined, check: (value: string) => string): string | undefined {
-  return value === undefined ? undefined : check(value);
+/**
+ * Checks the store flags and says where they point, without the network: a local DynamoDB (with defaults), an
+ * explicit table and cluster id, or a deployed stage whose stack outputs name them. There is no default for AWS: a
+ * write without a target would go to a table the deployed admission never reads.
+ */
+export function storeTarget(flags: Readonly<Record<string, unknown>>): StoreTarget | { readonly stack: string; readonly region?: string } {
+  const { stage, service, tableName, clusterId, endpoint, region } = storeFlags(flags);
+  const regionPart = region === undefined ? {} : { region };
+  if (stage !== undefined) {
+    const given = [tableName && '--table', clusterId && '--cluster-id', endpoint && '--dynamodb-endpoint'].filter(Boolean);
+    if (given.length > 0) {
+      throw new MalformedInputError(`--stage reads the table and cluster id from the deployed stack; leave out ${given.join(', ')}`, { context: { flag: '--stage' } });
+    }
+    const stack = `${service ?? DEFAULT_SERVICE}-${stage}`;
+    if (!CLOUDFORMATION_STACK_NAME.pattern.test(stack)) {
+      throw new MalformedInputError(`--service and --stage make the stack name "${stack}"; expected ${CLOUDFORMATION_STACK_NAME.form}`, { context: { flag: '--stage' } });
+    }
+    return { stack, ...regionPart };
+  }
+  if (service !== undefined) throw new MalformedInputError('--service names the stack together with --stage; give --stage too', { context: { flag: '--service' } });
+  if (endpoint !== undefined) return { tableName: tableName ?? LOCAL_TABLE, clusterId: clusterId ?? LOCAL_CLUSTER_ID, endpoint, ...regionPart };
+  if (tableName === undefined || clusterId === undefined) {
+    throw new MalformedInputError(
+      'say which deployment to use: --stage S (and --region R) to read the table and cluster id from the stack podmutation-S, or both --table and --cluster-id; ' +
+        'without --dynamodb-endpoint there is no default table, so nothing is written where admission does not read',
+      { context: { flag: tableName === undefined ? '--table' : '--cluster-id' } },
+    );
+  }
+  return { tableName, clusterId, ...regionPart };
+}
+
+/** The output's value, checked against its rule: outputs are read from AWS and trusted no more than a flag. */
+function outputValue(outputs: readonly Output[], key: string, rule: ValueRule, stack: string): string {
+  const value = outputs.find((output) => output.OutputKey === key)?.OutputValue;
+  if (value === undefined) {
+    throw new ConfigurationError(
+      `stack ${stack} has no output ${key}; deploy the current serverless.yml, or give --table and --cluster-id instead of --stage`,
+      { context: { stack, output: key } },
+    );
+  }
+  if (!rule.pattern.test(value)) {
+    throw new ConfigurationError(`output ${key} of stack ${stack} is ${previewInput(value)}; expected ${rule.form}`, { context: { stack, output: key } });
+  }
+  return value;
+}
+
+/**
+ * The store target of the flags: for --stage, the table and cluster id from the stack's outputs (DescribeStacks in
+ * --region, else the SDK's region). Throws MalformedInputError for the flags, ConfigurationError naming the stack
+ * and region when it cannot be read.
+ */
+export async function resolveStoreTarget(
+  flags: Readonly<Record<string, unknown>>,
+  options: { readonly stacks?: StackReader } = {},
+): Promise<StoreTarget> {
+  const target = storeTarget(flags);
+  if (!('stack' in target)) return target;
+  const { stack, region } = target;
+  const owned = options.stacks === undefined ? new CloudFormationClient(region === undefined ? {} : { region }) : undefined;
+  const client: StackReader = options.stacks ?? owned!;
+  let outputs: readonly Output[];
+  try {
+    const described = await client.send(new DescribeStacksCommand({ StackName: stack }));
+    outputs = described.Stacks?.[0]?.Outputs ?? [];
+  } catch (error) {
+    const where = region === undefined ? "in the SDK's default region (give --region R)" : `in ${region}`;
+    throw new ConfigurationError(`reading stack ${stack} ${where} failed: ${(error as Error).message}`, { cause: error, context: { stack } });
+  } finally {
+    owned?.destroy();
+  }
+  return {
+    tableName: outputValue(outputs, TABLE_OUTPUT, TABLE_NAME, stack),
+    clusterId: outputValue(outputs, CLUSTER_ID_OUTPUT, CLUSTER_ID, stack),
+    ...(region === undefined ? {} : { region }),
+  };
 }
 
 /**
