@@ -9,7 +9,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import { createPodMutationSource } from '../../lib/cluster/index.ts';
-import { createDynamoClient, createSnapshotStore, createSyncRecordStore } from '../../lib/store/index.ts';
+import { createDynamoClient, createSnapshotStore, createSyncLeaseStore, createSyncRecordStore } from '../../lib/store/index.ts';
 import { createSyncHandler, readSyncConfig, syncOnce } from '../../lib/sync/index.ts';
 
 const config = readSyncConfig(process.env);
@@ -23,12 +23,25 @@ const table = {
 };
 const store = createSnapshotStore(table);
 const records = createSyncRecordStore(table);
+const leases = createSyncLeaseStore(table);
 
-/** The Lambda entry point: a scheduled event syncs every SYNC_INTERVAL_SECONDS for a minute, any other event once. */
+/**
+ * The Lambda entry point: a scheduled event syncs every SYNC_INTERVAL_SECONDS for a minute, any other event once.
+ * Each sync takes the sync lease without waiting: while another sync (a CLI) holds it, that sync is skipped.
+ */
 export const handler = middy(
   createSyncHandler({
     intervalSeconds: config.intervalSeconds,
-    syncOnce: () => syncOnce({ source, store, records, clusterId: config.store.clusterId, logger, metrics }),
+    syncOnce: (context) =>
+      syncOnce({
+        source,
+        store,
+        records,
+        lease: { leases, owner: `lambda:${context.awsRequestId ?? 'unknown'}` },
+        clusterId: config.store.clusterId,
+        logger,
+        metrics,
+      }),
   }),
 )
   .use(injectLambdaContext(logger))

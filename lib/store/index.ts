@@ -2,20 +2,24 @@ import { createSnapshotCache } from './cache.ts';
 import { readStoreConfig } from './config.ts';
 import { createDynamoClient, createSnapshotTable } from './dynamo.ts';
 import { EXPIRES_AT_ATTRIBUTE } from './layout.ts';
+import { createSyncLeaseStore } from './lease.ts';
 import { createPlacementStore } from './placements.ts';
 import { createSnapshotStore } from './store.ts';
 import { createSyncRecordStore } from './sync-records.ts';
 import type { SnapshotCacheOptions } from './cache.ts';
 import type { DynamoClientOptions } from './dynamo.ts';
+import type { SyncLeaseStoreOptions } from './lease.ts';
 import type { PlacementStoreOptions } from './placements.ts';
 import type { SnapshotStoreOptions } from './store.ts';
 import type { SyncRecordStoreOptions } from './sync-records.ts';
 import type {
   CachedSnapshot,
+  HeldSyncLease,
   PlacementSet,
   PlacementStore,
   PlacementVersion,
   PlacementWrite,
+  PublishOptions,
   PublishOutcome,
   SnapshotCache,
   SnapshotCacheStats,
@@ -23,6 +27,9 @@ import type {
   SnapshotPointer,
   SnapshotStore,
   StoreConfig,
+  SyncLeaseAcquisition,
+  SyncLeaseState,
+  SyncLeaseStore,
   SyncRecordStore,
   SyncOutcome,
   SyncRecord,
@@ -34,6 +41,7 @@ export {
   createSnapshotTable,
   createSnapshotStore,
   createSyncRecordStore,
+  createSyncLeaseStore,
   createPlacementStore,
   createSnapshotCache,
   readStoreConfig,
@@ -43,16 +51,22 @@ export type {
   DynamoClientOptions,
   SnapshotStoreOptions,
   SyncRecordStoreOptions,
+  SyncLeaseStoreOptions,
   PlacementStoreOptions,
   SnapshotCacheOptions,
   SnapshotStore,
   SyncRecordStore,
   SnapshotContent,
   SnapshotPointer,
+  PublishOptions,
   PublishOutcome,
   SyncOutcome,
   SyncRecord,
   SyncStatus,
+  SyncLeaseStore,
+  SyncLeaseState,
+  SyncLeaseAcquisition,
+  HeldSyncLease,
   PlacementStore,
   PlacementSet,
   PlacementVersion,

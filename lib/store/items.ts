@@ -2,7 +2,7 @@
  * Items of the rules table, shared by its adapters: built with util-dynamodb's marshall and read with its unmarshall
  * (numbers wrapped, so that a corrupted number is reported rather than rounded), and the argument checks of a key.
  */
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { MalformedInputError, StoreError } from '../errors/index.ts';
 import { CLUSTER_ID } from '../values/index.ts';
@@ -78,9 +78,20 @@ async function storeCall<T>(tableName: string, operation: string, clusterId: str
   }
 }
 
+/** Runs one conditional DynamoDB write: true when written, false when its condition failed, else fails as storeCall. */
+async function conditionalCall(tableName: string, operation: string, clusterId: string, run: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await storeCall(tableName, operation, clusterId, run);
+    return true;
+  } catch (error) {
+    if (error instanceof StoreError && error.cause instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}
+
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-export { CONTENT_HASH_PATTERN, toItem, itemKey, fieldsOf, integerField, stringField, checkedClusterId, isoTime, storeCall, messageOf };
+export { CONTENT_HASH_PATTERN, toItem, itemKey, fieldsOf, integerField, stringField, checkedClusterId, isoTime, storeCall, conditionalCall, messageOf };
 export type { Item, ItemFields };

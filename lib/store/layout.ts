@@ -2,13 +2,15 @@
 
 /** Partition key attribute (S): `cluster#<clusterId>`. */
 const PARTITION_KEY = 'pk';
-/** Sort key attribute (S): `pointer`, `sync`, `snapshot#...`, `placement#set`. */
+/** Sort key attribute (S): `pointer`, `sync`, `lease#sync`, `snapshot#...`, `placement#set`. */
 const SORT_KEY = 'sk';
 /** TTL attribute (N, epoch seconds) set on superseded snapshot parts; the table's TimeToLiveSpecification names it. */
 const EXPIRES_AT_ATTRIBUTE = 'expiresAt';
 
 const POINTER_SORT_KEY = 'pointer';
 const SYNC_SORT_KEY = 'sync';
+/** The one sync lease of a cluster: which sync may list and publish now (lease.ts). */
+const LEASE_SORT_KEY = 'lease#sync';
 /** The one item holding every placement policy of a cluster. */
 const PLACEMENT_SORT_KEY = 'placement#set';
 
@@ -17,7 +19,6 @@ const VERSION_DIGITS = 10;
 const PART_DIGITS = 5;
 const MAX_VERSION = 10 ** VERSION_DIGITS - 1;
 const MAX_PARTS = 10 ** PART_DIGITS - 1;
-
 
 function clusterPartition(clusterId: string): string {
   return `cluster#${clusterId}`;
@@ -41,6 +42,7 @@ export {
   EXPIRES_AT_ATTRIBUTE,
   POINTER_SORT_KEY,
   SYNC_SORT_KEY,
+  LEASE_SORT_KEY,
   PLACEMENT_SORT_KEY,
   MAX_VERSION,
   MAX_PARTS,

@@ -3,12 +3,15 @@
  * `cluster#<clusterId>`, so one table serves several clusters. Items under one pk:
  *
  *   sk `pointer`  the current snapshot: version (N), publishId (S), partCount (N), contentHash (S),
- *                 publishedAt (S, ISO-8601). Written last, with a condition that only moves the version forward.
+ *                 publishedAt (S, ISO-8601), listStartedAt (N, epoch ms, when the list behind it started). Written
+ *                 last, with a condition that only moves the version forward and, given a list start, never back
+ *                 to a list that started before the current one's (a pointer without listStartedAt is replaceable).
  *   sk `snapshot#<version, 10 digits>#<publishId>#<part, 5 digits>`  one part of a snapshot: version (N),
  *                 publishId (S), part (N, from 0), partCount (N), contentHash (S), partDigest (S, sha256 of body),
  *                 body (B, a slice, 256 KiB by default, of the gzipped canonical JSON of
  *                 { rules, invalid, resourceVersion, syncedAt }), expiresAt (N, epoch seconds) once superseded.
  *   sk `sync`     the last sync (sync-records.ts).
+ *   sk `lease#sync`  the sync lease: which sync may list and publish now (lease.ts).
  *   sk `placement#set`  every placement policy of the cluster: version (N), contentHash (S, sha256 of policies),
  *                 policies (S, canonical JSON array sorted by workload), updatedAt (S); see placements.ts.
  *
@@ -28,9 +31,22 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import type { RuleSnapshot } from '../api/index.ts';
-import { ConfigurationError, StoreError } from '../errors/index.ts';
+import { ConfigurationError, MalformedInputError, StoreError } from '../errors/index.ts';
 import { contentHashOf, decodeContent, encodeContent, partDigestOf } from './codec.ts';
-import { CONTENT_HASH_PATTERN, checkedClusterId, fieldsOf, integerField, isoTime, itemKey, messageOf, storeCall, stringField, toItem, type Item } from './items.ts';
+import {
+  CONTENT_HASH_PATTERN,
+  checkedClusterId,
+  conditionalCall,
+  fieldsOf,
+  integerField,
+  isoTime,
+  itemKey,
+  messageOf,
+  storeCall,
+  stringField,
+  toItem,
+  type Item,
+} from './items.ts';
 import {
   EXPIRES_AT_ATTRIBUTE,
   MAX_PARTS,
@@ -44,6 +60,7 @@ import {
   versionPrefix,
 } from './layout.ts';
 import type {
+  PublishOptions,
   PublishOutcome,
   SnapshotContent,
   SnapshotPointer,
@@ -97,7 +114,20 @@ function parsePointer(item: Item): SnapshotPointer | string {
   if (contentHash === undefined || !CONTENT_HASH_PATTERN.test(contentHash)) {
     return 'contentHash must be a string attribute of the form sha256:<64 hex digits>';
   }
-  return { version, publishId, partCount, contentHash };
+  // Readers ignore the list start; only publishers order by it, so a damaged one never makes a snapshot unreadable.
+  const listStartedAt = integerField(fields, 'listStartedAt');
+  return { version, publishId, partCount, contentHash, ...(listStartedAt === undefined ? {} : { listStartedAt }) };
+}
+
+function checkedListStart(value: number | undefined): number | undefined {
+  if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) {
+    throw new MalformedInputError(`listStartedAt is ${value}; expected epoch milliseconds`, { context: { field: 'listStartedAt' } });
+  }
+  return value;
+}
+
+function isoOf(epochMs: number): string {
+  return new Date(epochMs).toISOString();
 }
 
 /** The body of a part if its attributes agree with the pointer, else what disagrees. */
@@ -243,7 +273,27 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
     return keys;
   }
 
+  /** The refusal of a publish whose list started before the list of the current snapshot. */
+  function superseded(clusterId: string, current: SnapshotPointer, listStartedAt: number, cause?: unknown): StoreError {
+    const currentStart = isoOf(current.listStartedAt ?? 0);
+    return new StoreError(
+      `a newer list is already published: version ${current.version} of cluster "${clusterId}" in table "${tableName}" comes from a list ` +
+        `started at ${currentStart}, after this one (started at ${isoOf(listStartedAt)}); nothing was published`,
+      {
+        cause,
+        context: { tableName, clusterId, reason: 'superseded', version: current.version, listStartedAt: isoOf(listStartedAt), currentListStartedAt: currentStart },
+      },
+    );
+  }
+
+  /** True when the current pointer's list started after listStartedAt. */
+  function isNewer(current: SnapshotPointer | undefined, listStartedAt: number): current is SnapshotPointer {
+    return current?.listStartedAt !== undefined && current.listStartedAt > listStartedAt;
+  }
+
   async function switchPointer(clusterId: string, pointer: SnapshotPointer): Promise<void> {
+    const { listStartedAt } = pointer;
+    const ordered = listStartedAt !== undefined;
     try {
       await client.send(
         new PutItemCommand({
@@ -252,13 +302,17 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
             ...itemKey(clusterId, POINTER_SORT_KEY),
             ...toItem({ ...pointer, publishedAt: new Date(clock()).toISOString() }),
           },
-          ConditionExpression: 'attribute_not_exists(#pk) OR #version < :version',
-          ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#version': 'version' },
-          ExpressionAttributeValues: toItem({ ':version': pointer.version }),
+          ConditionExpression: ordered
+            ? '(attribute_not_exists(#pk) OR #version < :version) AND (attribute_not_exists(#listStartedAt) OR #listStartedAt <= :listStartedAt)'
+            : 'attribute_not_exists(#pk) OR #version < :version',
+          ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#version': 'version', ...(ordered ? { '#listStartedAt': 'listStartedAt' } : {}) },
+          ExpressionAttributeValues: toItem({ ':version': pointer.version, ':listStartedAt': listStartedAt }),
         }),
       );
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) {
+        const current = await getPointer(clusterId, true).catch(() => undefined);
+        if (listStartedAt !== undefined && isNewer(current, listStartedAt)) throw superseded(clusterId, current, listStartedAt, error);
         throw new StoreError(
           `another publisher won: the pointer of cluster "${clusterId}" in table "${tableName}" is already at version ${pointer.version} or later`,
           { cause: error, context: { tableName, clusterId, version: pointer.version } },
@@ -271,14 +325,58 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
     }
   }
 
-  async function publish(clusterId: string, content: SnapshotContent): Promise<PublishOutcome> {
+  /**
+   * Confirms that the current pointer, of the same content, stands for this list too: its list start moves forward
+   * to this one's, so that a list older than this one cannot replace it later. False when the pointer moved meanwhile.
+   */
+  async function confirmUnchanged(clusterId: string, current: SnapshotPointer, listStartedAt: number | undefined): Promise<boolean> {
+    if (listStartedAt === undefined || (current.listStartedAt !== undefined && current.listStartedAt >= listStartedAt)) return true;
+    return conditionalCall(tableName, 'UpdateItem', clusterId, () =>
+      client.send(
+        new UpdateItemCommand({
+          TableName: tableName,
+          Key: itemKey(clusterId, POINTER_SORT_KEY),
+          UpdateExpression: 'SET #listStartedAt = :listStartedAt',
+          ConditionExpression:
+            '#version = :version AND #publishId = :publishId AND (attribute_not_exists(#listStartedAt) OR #listStartedAt < :listStartedAt)',
+          ExpressionAttributeNames: { '#version': 'version', '#publishId': 'publishId', '#listStartedAt': 'listStartedAt' },
+          ExpressionAttributeValues: toItem({ ':version': current.version, ':publishId': current.publishId, ':listStartedAt': listStartedAt }),
+        }),
+      ),
+    );
+  }
+
+  async function publish(clusterId: string, content: SnapshotContent, options: PublishOptions = {}): Promise<PublishOutcome> {
     checkedClusterId(clusterId);
     isoTime(content.syncedAt, 'syncedAt');
+    const listStartedAt = checkedListStart(options.listStartedAt);
     const contentHash = contentHashOf(content);
-    const current = await getPointer(clusterId, true);
-    if (current?.contentHash === contentHash) {
-      return { published: false, version: current.version, contentHash, supersededParts: 0 };
+    // Confirming unchanged content can race another publisher; the pointer is read again once, then the race is lost.
+    for (let attempt = 1; ; attempt += 1) {
+      const current = await getPointer(clusterId, true);
+      if (current?.contentHash === contentHash) {
+        if (await confirmUnchanged(clusterId, current, listStartedAt)) {
+          return { published: false, version: current.version, contentHash, supersededParts: 0 };
+        }
+        if (attempt === 2) {
+          throw new StoreError(`another publisher won: the pointer of cluster "${clusterId}" in table "${tableName}" moved while this publish confirmed it`, {
+            context: { tableName, clusterId, version: current.version },
+          });
+        }
+        continue;
+      }
+      if (listStartedAt !== undefined && isNewer(current, listStartedAt)) throw superseded(clusterId, current, listStartedAt);
+      return publishNew(clusterId, content, contentHash, current, listStartedAt);
     }
+  }
+
+  async function publishNew(
+    clusterId: string,
+    content: SnapshotContent,
+    contentHash: string,
+    current: SnapshotPointer | undefined,
+    listStartedAt: number | undefined,
+  ): Promise<PublishOutcome> {
     const version = (current?.version ?? 0) + 1;
     if (version > MAX_VERSION) throw new StoreError(`cluster "${clusterId}" has reached the last snapshot version ${MAX_VERSION}`);
     let parts: readonly Uint8Array[];
@@ -298,6 +396,7 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
       publishId: randomBytes(8).toString('hex'),
       partCount: parts.length,
       contentHash,
+      ...(listStartedAt === undefined ? {} : { listStartedAt }),
     };
     const keys = await writeParts(clusterId, pointer, parts);
     try {

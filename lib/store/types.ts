@@ -12,6 +12,18 @@ interface SnapshotPointer {
   readonly publishId: string;
   readonly partCount: number;
   readonly contentHash: string;
+  /** Epoch milliseconds when the list behind this snapshot started; absent for pointers written without one (before the lease, or by rule files). */
+  readonly listStartedAt?: number;
+}
+
+/** How a publish is ordered against the current snapshot. */
+interface PublishOptions {
+  /**
+   * Epoch milliseconds when the list behind the content started, by the lister's clock. A publish of other content
+   * whose list started before the current snapshot's is refused (StoreError, context.reason `superseded`); one of the
+   * same content moves the current snapshot's list start forward. Without it the publish is ordered by version alone.
+   */
+  readonly listStartedAt?: number;
 }
 
 /** Result of `publish`: the current version and hash, and whether this call made them current. */
@@ -49,13 +61,55 @@ interface SyncStatus {
 /** The rule store of one table; every operation is scoped to a cluster id. */
 interface SnapshotStore {
   /** Publishes content as the next version unless its hash equals the current one; atomic for readers. */
-  publish(clusterId: string, content: SnapshotContent): Promise<PublishOutcome>;
+  publish(clusterId: string, content: SnapshotContent, options?: PublishOptions): Promise<PublishOutcome>;
   /** The current pointer in exactly one eventually consistent GetItem; undefined when nothing was published. */
   readPointer(clusterId: string): Promise<SnapshotPointer | undefined>;
   /** Reads and verifies the snapshot a pointer names; any missing, extra or corrupted part is a StoreError. */
   readSnapshot(clusterId: string, pointer: SnapshotPointer): Promise<RuleSnapshot>;
   /** readPointer then readSnapshot; undefined when nothing was published. */
   read(clusterId: string): Promise<RuleSnapshot | undefined>;
+}
+
+/** The cluster's sync lease as stored: who holds it or last held it, and until when (by the holder's clock). */
+interface SyncLeaseState {
+  /** Random id of one acquisition; only it renews or releases the lease. */
+  readonly holderId: string;
+  /** Who took it, for people: `lambda:<request id>`, `cli:<host>:<pid>`. */
+  readonly owner: string;
+  /** ISO-8601 time of the acquisition. */
+  readonly acquiredAt: string;
+  /** ISO-8601 time after which another sync may take the lease; the epoch (1970) once released. */
+  readonly expiresAt: string;
+  /** ISO-8601 time of the release, when the holder released it. */
+  readonly releasedAt?: string;
+  /** How many times the lease was acquired, this holder included. */
+  readonly acquisitions: number;
+}
+
+/** A lease this process holds: what renew and release need. */
+interface HeldSyncLease {
+  readonly clusterId: string;
+  readonly holderId: string;
+  readonly owner: string;
+  /** ISO-8601 time the lease runs out unless renewed, by this holder's clock. */
+  readonly expiresAt: string;
+}
+
+/** Result of `acquire`: the lease, or the state of the lease another sync holds. */
+type SyncLeaseAcquisition =
+  | { readonly acquired: true; readonly lease: HeldSyncLease }
+  | { readonly acquired: false; readonly holder: SyncLeaseState };
+
+/** The sync lease of each cluster in one table: one sync at a time lists and publishes a cluster. */
+interface SyncLeaseStore {
+  /** Takes the lease when it was never taken, was released, or expired by this writer's clock; else names the holder. */
+  acquire(clusterId: string, owner: string): Promise<SyncLeaseAcquisition>;
+  /** Extends a held lease by the lease duration from now; StoreError (context.reason `leaseLost`) when another sync took it. */
+  renew(lease: HeldSyncLease): Promise<HeldSyncLease>;
+  /** Frees a held lease at once; false (and nothing written) when it was no longer this holder's. */
+  release(lease: HeldSyncLease): Promise<boolean>;
+  /** The lease item from a consistent read; undefined when the cluster's lease was never taken. */
+  read(clusterId: string): Promise<SyncLeaseState | undefined>;
 }
 
 /** The sync records of one table, beside the snapshots; every operation is scoped to a cluster id. */
@@ -148,12 +202,17 @@ interface StoreConfig {
 export type {
   SnapshotContent,
   SnapshotPointer,
+  PublishOptions,
   PublishOutcome,
   SyncOutcome,
   SyncRecord,
   SyncStatus,
   SnapshotStore,
   SyncRecordStore,
+  SyncLeaseState,
+  HeldSyncLease,
+  SyncLeaseAcquisition,
+  SyncLeaseStore,
   PlacementVersion,
   PlacementSet,
   PlacementWrite,

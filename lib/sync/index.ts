@@ -1,13 +1,24 @@
 /**
- * The sync core: one cluster list into one rule snapshot, status written back, and the cadence of syncs within
- * one scheduled invocation. Independent of middy and Lambda; the adapters (cluster source, store) are injected.
+ * The sync core: one cluster list into one rule snapshot under the cluster's sync lease, status written back, and
+ * the cadence of syncs within one scheduled invocation. Independent of middy and Lambda; the adapters (cluster
+ * source, store, lease) are injected.
  */
 import { readSyncConfig } from './config.ts';
 import { buildSnapshotContent } from './snapshot.ts';
 import { syncOnce } from './sync.ts';
 import { createSyncHandler, runSyncWindow } from './window.ts';
 import type { SyncConfig } from './config.ts';
-import type { SyncDependencies, SyncLogFields, SyncLogger, SyncMetrics, SyncMetricUnit, SyncReport, SyncStep } from './sync.ts';
+import type {
+  SyncDependencies,
+  SyncLeaseOptions,
+  SyncLogFields,
+  SyncLogger,
+  SyncMetrics,
+  SyncMetricUnit,
+  SyncReport,
+  SyncSkipReason,
+  SyncStep,
+} from './sync.ts';
 import type {
   SyncHandler,
   SyncHandlerOptions,
@@ -20,11 +31,13 @@ export { buildSnapshotContent, syncOnce, runSyncWindow, createSyncHandler, readS
 export type {
   SyncConfig,
   SyncDependencies,
+  SyncLeaseOptions,
   SyncLogFields,
   SyncLogger,
   SyncMetrics,
   SyncMetricUnit,
   SyncReport,
+  SyncSkipReason,
   SyncStep,
   SyncHandler,
   SyncHandlerOptions,

@@ -1,11 +1,12 @@
 /**
- * One sync: list the cluster's PodMutations, publish the snapshot, record the attempt, write statuses back.
- * Safety first: any failure before the publish publishes nothing, so the last good snapshot stays current.
+ * One sync: take the cluster's sync lease, list the cluster's PodMutations, publish the snapshot, record the attempt,
+ * write statuses back, release the lease. Safety first: any failure before the publish publishes nothing, so the
+ * last good snapshot stays current; a sync that finds the lease held, or a newer list already published, is skipped.
  */
-import { ConfigurationError, PodMutationError } from '../errors/index.ts';
+import { ConfigurationError, PodMutationError, StoreError } from '../errors/index.ts';
 import type { LogFields, Logger, MetricUnit, Metrics } from '../observability/index.ts';
 import type { PodMutationList, PodMutationSource } from '../cluster/index.ts';
-import type { PublishOutcome, SnapshotStore, SyncOutcome, SyncRecordStore } from '../store/index.ts';
+import type { HeldSyncLease, PublishOutcome, SnapshotStore, SyncLeaseAcquisition, SyncLeaseStore, SyncOutcome, SyncRecordStore } from '../store/index.ts';
 import { assessList, snapshotContentOf, type AssessedResource } from './snapshot.ts';
 import { planStatusUpdates, type StatusUpdate } from './status.ts';
 
@@ -21,12 +22,27 @@ type SyncMetricUnit = MetricUnit;
 /** The metrics a sync needs (the product's one Metrics). */
 type SyncMetrics = Metrics;
 
+/** The sync lease a sync holds from before its list until after its status writes: one sync at a time per cluster. */
+interface SyncLeaseOptions {
+  readonly leases: Pick<SyncLeaseStore, 'acquire' | 'renew' | 'release'>;
+  /** Who this sync is, for people: `lambda:<request id>`, `cli:<host>:<pid>`. */
+  readonly owner: string;
+  /** How long to wait for a lease another sync holds, in milliseconds (default 0: skip at once). */
+  readonly waitMs?: number;
+  /** Time between attempts while waiting (default 1 000 ms). */
+  readonly pollMs?: number;
+  /** Default: a timer. */
+  readonly sleep?: (milliseconds: number) => Promise<void>;
+}
+
 /** What one sync depends on; every adapter is injected so tests run it against a real API server and DynamoDB. */
 interface SyncDependencies {
   readonly source: PodMutationSource;
   readonly store: Pick<SnapshotStore, 'publish'>;
   /** Where each attempt is recorded (the table's sync item). */
   readonly records: Pick<SyncRecordStore, 'recordSync'>;
+  /** The sync lease; without it (the local server, sole writer of its own table) the sync takes none. */
+  readonly lease?: SyncLeaseOptions;
   readonly clusterId: string;
   readonly logger: SyncLogger;
   readonly metrics: SyncMetrics;
@@ -38,13 +54,18 @@ interface SyncDependencies {
   readonly statusBudgetMs?: number;
 }
 
-/** Where a failed sync stopped. */
-type SyncStep = 'list' | 'validate' | 'publish';
+/** Where a failed sync stopped: taking or renewing the lease, the list, validation or the publish. */
+type SyncStep = 'lease' | 'list' | 'validate' | 'publish';
+
+/** Why a sync was skipped: another sync holds the lease, or a list that started later is already published. */
+type SyncSkipReason = 'leaseHeld' | 'superseded';
 
 /** How one sync ended; one JSON-serialisable object, logged as one line and printed by the CLI. */
 interface SyncReport {
-  readonly outcome: 'published' | 'unchanged' | 'failed';
+  readonly outcome: 'published' | 'unchanged' | 'skipped' | 'failed';
   readonly startedAt: string;
+  /** When the list started (after the lease was taken); the snapshot's syncedAt and list start. */
+  readonly listStartedAt?: string;
   /** Resources in the list (0 when the list failed). */
   readonly resources: number;
   readonly valid: number;
@@ -54,9 +75,15 @@ interface SyncReport {
   /** resourceVersion of the list, when it was read. */
   readonly resourceVersion?: string;
   readonly durationMs: number;
-  /** Why the sync failed (outcome failed), or why recording a successful one failed. */
+  /** Why the sync failed (outcome failed), why recording a successful one failed, or which newer list superseded it. */
   readonly error?: string;
   readonly failedStep?: SyncStep;
+  /** Why the sync published nothing although nothing failed (outcome skipped). */
+  readonly skipReason?: SyncSkipReason;
+  /** The owner of the lease that kept this sync from running (skipReason leaseHeld). */
+  readonly leaseHolder?: string;
+  /** When that lease expires, by its holder's clock (ISO-8601). */
+  readonly leaseExpiresAt?: string;
   /** Status writes that succeeded, failed, or were left for the next sync (budget spent, or the cluster refuses them all). */
   readonly statusPatched: number;
   readonly statusFailed: number;
@@ -71,70 +98,147 @@ interface StatusWriteResult {
 }
 
 const DEFAULT_STATUS_CONCURRENCY = 4;
+const DEFAULT_LEASE_POLL_MS = 1_000;
 const DEFAULT_STATUS_BUDGET_MS = 10_000;
 // Failures that would repeat for every other resource: stop patching instead of sending requests bound to fail.
 const SYSTEMIC_REASONS: ReadonlySet<unknown> = new Set(['unauthorized', 'forbidden', 'network', 'timeout']);
 const LOGGED_STATUS_FAILURES = 10;
 
 /**
- * Runs one sync and reports it; rejects only with ConfigurationError for invalid options. A failed or partial
- * list, a malformed list or a failed publish publishes nothing and records the failure (lastError) without
- * touching the snapshot; a complete list with no items publishes an empty set. Statuses are written only after
- * the publish and never change its outcome.
+ * Runs one sync and reports it; rejects only with ConfigurationError for invalid options. With a lease, the sync
+ * first takes the cluster's sync lease (waiting up to lease.waitMs) and is skipped when another sync holds it; the
+ * lease is renewed before the publish and released at the end. A failed or partial list, a malformed list or a
+ * failed publish publishes nothing and records the failure (lastError) without touching the snapshot; a complete
+ * list with no items publishes an empty set; a list older than the published one is skipped. Statuses are written
+ * only after the publish and never change its outcome.
  */
 async function syncOnce(deps: SyncDependencies): Promise<SyncReport> {
   const clock = deps.clock ?? Date.now;
-  const concurrency = positiveInteger(deps.statusConcurrency, 'statusConcurrency', DEFAULT_STATUS_CONCURRENCY);
-  const budgetMs = positiveInteger(deps.statusBudgetMs, 'statusBudgetMs', DEFAULT_STATUS_BUDGET_MS);
-  const startedMs = clock();
+  const limits = {
+    concurrency: positiveInteger(deps.statusConcurrency, 'statusConcurrency', DEFAULT_STATUS_CONCURRENCY),
+    budgetMs: positiveInteger(deps.statusBudgetMs, 'statusBudgetMs', DEFAULT_STATUS_BUDGET_MS),
+  };
+  const lease = deps.lease === undefined ? undefined : checkedLease(deps.lease);
+  const run = syncRun(deps, clock, clock());
+  if (lease === undefined) return listAndPublish(run, limits, undefined);
+
+  let taken: SyncLeaseAcquisition;
+  try {
+    taken = await takeLease(lease, deps.clusterId, clock);
+  } catch (error) {
+    return run.failed('lease', error);
+  }
+  if (!taken.acquired) {
+    const { holder } = taken;
+    return run.skipped('leaseHeld', 'sync skipped: another sync holds the sync lease of the cluster; the next sync retries', {
+      leaseHolder: holder.owner,
+      leaseExpiresAt: holder.expiresAt,
+    });
+  }
+  const held = { lease: taken.lease };
+  try {
+    return await listAndPublish(run, limits, held);
+  } finally {
+    await releaseLease(deps, lease, held.lease);
+  }
+}
+
+/** One sync's start and the builders of its early outcomes; each is logged once, emitted as metrics and returned. */
+interface SyncRun {
+  readonly deps: SyncDependencies;
+  readonly clock: () => number;
+  readonly startedMs: number;
+  readonly startedAt: string;
+  /** A failed sync, recorded in the sync item. */
+  failed(step: SyncStep, error: unknown, seen?: Partial<SyncReport>): Promise<SyncReport>;
+  /**
+   * A skipped sync: not recorded in the sync item, whose last attempt stays the sync that did run (the holder, or
+   * the newer list). A warning counted in SyncSkipped, not SyncErrors: one is expected whenever two syncs meet, and
+   * the next sync retries.
+   */
+  skipped(reason: SyncSkipReason, message: string, seen: Partial<SyncReport>): SyncReport;
+}
+
+function syncRun(deps: SyncDependencies, clock: () => number, startedMs: number): SyncRun {
   const startedAt = new Date(startedMs).toISOString();
   const base = { startedAt, statusPatched: 0, statusFailed: 0, statusSkipped: 0 };
-
-  const failed = async (step: SyncStep, error: unknown, seen: Partial<SyncReport> = {}): Promise<SyncReport> => {
-    const message = messageOf(error);
-    await record(deps, startedAt, { status: 'failed', error: message });
-    const report: SyncReport = {
-      outcome: 'failed',
-      resources: 0,
-      valid: 0,
-      invalid: 0,
-      ...seen,
-      ...base,
-      durationMs: clock() - startedMs,
-      error: message,
-      failedStep: step,
-    };
-    deps.logger.error('sync failed; nothing was published and the last snapshot stays current', {
-      clusterId: deps.clusterId,
-      ...report,
-      ...errorFields(error),
-    });
-    emitMetrics(deps.metrics, report);
-    return report;
+  const empty = { resources: 0, valid: 0, invalid: 0 };
+  return {
+    deps,
+    clock,
+    startedMs,
+    startedAt,
+    async failed(step, error, seen = {}) {
+      const message = messageOf(error);
+      await record(deps, seen.listStartedAt ?? startedAt, { status: 'failed', error: message });
+      const report: SyncReport = { outcome: 'failed', ...empty, ...seen, ...base, durationMs: clock() - startedMs, error: message, failedStep: step };
+      deps.logger.error('sync failed; nothing was published and the last snapshot stays current', {
+        clusterId: deps.clusterId,
+        ...report,
+        ...errorFields(error),
+      });
+      emitMetrics(deps.metrics, report);
+      return report;
+    },
+    skipped(reason, message, seen) {
+      const report: SyncReport = { outcome: 'skipped', ...empty, ...seen, ...base, durationMs: clock() - startedMs, skipReason: reason };
+      deps.logger.warn(message, { clusterId: deps.clusterId, ...report });
+      emitMetrics(deps.metrics, report);
+      return report;
+    },
   };
+}
+
+/** List, validate, publish, record and write statuses, holding the lease when there is one. */
+async function listAndPublish(
+  run: SyncRun,
+  limits: { readonly concurrency: number; readonly budgetMs: number },
+  held: { lease: HeldSyncLease } | undefined,
+): Promise<SyncReport> {
+  const { deps, clock } = run;
+  // The list starts inside the lease: a sync that waited for it lists what the cluster holds after the holder's publish.
+  const listStartedMs = clock();
+  const listStartedAt = new Date(listStartedMs).toISOString();
 
   let list: PodMutationList;
   try {
     list = await deps.source.listPodMutations();
   } catch (error) {
-    return failed('list', error);
+    return run.failed('list', error, { listStartedAt });
   }
-  const listed = { resources: list.items.length, resourceVersion: list.resourceVersion };
+  const listed = { listStartedAt, resources: list.items.length, resourceVersion: list.resourceVersion };
 
   let resources: readonly AssessedResource[];
   try {
     resources = assessList(list);
   } catch (error) {
-    return failed('validate', error, listed);
+    return run.failed('validate', error, listed);
   }
-  const content = snapshotContentOf(resources, list.resourceVersion, startedMs);
+  const content = snapshotContentOf(resources, list.resourceVersion, listStartedMs);
   const counts = { ...listed, valid: content.rules.length, invalid: content.invalid.length };
+
+  if (held !== undefined && deps.lease !== undefined) {
+    // Renewing proves that no other sync took the lease during the list (its holder id is still ours) and covers the publish.
+    try {
+      held.lease = await deps.lease.leases.renew(held.lease);
+    } catch (error) {
+      return run.failed('lease', error, counts);
+    }
+  }
 
   let outcome: PublishOutcome;
   try {
-    outcome = await deps.store.publish(deps.clusterId, content);
+    outcome = await deps.store.publish(deps.clusterId, content, { listStartedAt: listStartedMs });
   } catch (error) {
-    return failed('publish', error, counts);
+    if (error instanceof StoreError && error.context['reason'] === 'superseded') {
+      const version = error.context['version'];
+      return run.skipped('superseded', 'sync skipped: a list that started after this one is already published', {
+        ...counts,
+        ...(typeof version === 'number' ? { version } : {}),
+        error: error.message,
+      });
+    }
+    return run.failed('publish', error, counts);
   }
   if (outcome.cleanupError !== undefined) {
     deps.logger.warn('published; marking the superseded snapshot for expiry failed, a later publish retries it', {
@@ -144,11 +248,11 @@ async function syncOnce(deps: SyncDependencies): Promise<SyncReport> {
     });
   }
   const status: SyncOutcome['status'] = outcome.published ? 'published' : 'unchanged';
-  const recordError = await record(deps, startedAt, { status, version: outcome.version });
+  const recordError = await record(deps, listStartedAt, { status, version: outcome.version });
 
-  const writes = await writeStatuses(deps, planStatusUpdates(resources, startedAt), {
-    concurrency,
-    deadlineMs: clock() + budgetMs,
+  const writes = await writeStatuses(deps, planStatusUpdates(resources, listStartedAt), {
+    concurrency: limits.concurrency,
+    deadlineMs: clock() + limits.budgetMs,
     clock,
   });
   if (writes.failures.length > 0 || writes.skipped > 0) {
@@ -163,9 +267,9 @@ async function syncOnce(deps: SyncDependencies): Promise<SyncReport> {
   const report: SyncReport = {
     outcome: status,
     ...counts,
-    ...base,
+    startedAt: run.startedAt,
     version: outcome.version,
-    durationMs: clock() - startedMs,
+    durationMs: clock() - run.startedMs,
     statusPatched: writes.patched,
     statusFailed: writes.failures.length,
     statusSkipped: writes.skipped,
@@ -177,6 +281,51 @@ async function syncOnce(deps: SyncDependencies): Promise<SyncReport> {
   });
   emitMetrics(deps.metrics, report);
   return report;
+}
+
+/** Lease options with every default filled in and checked. */
+type CheckedLease = SyncLeaseOptions & Required<Pick<SyncLeaseOptions, 'waitMs' | 'pollMs' | 'sleep'>>;
+
+function checkedLease(lease: SyncLeaseOptions): CheckedLease {
+  const waitMs = lease.waitMs ?? 0;
+  if (!Number.isInteger(waitMs) || waitMs < 0) throw new ConfigurationError(`sync option lease.waitMs is ${waitMs}; expected a whole number of milliseconds`);
+  return {
+    ...lease,
+    waitMs,
+    pollMs: positiveInteger(lease.pollMs, 'lease.pollMs', DEFAULT_LEASE_POLL_MS),
+    sleep: lease.sleep ?? ((milliseconds: number) => new Promise<void>((resolve) => setTimeout(resolve, milliseconds))),
+  };
+}
+
+/** Takes the lease, trying again every pollMs (or when the holder's lease runs out, if sooner) until waitMs has passed. */
+async function takeLease(lease: CheckedLease, clusterId: string, clock: () => number): Promise<SyncLeaseAcquisition> {
+  const deadline = clock() + lease.waitMs;
+  for (;;) {
+    const attempt = await lease.leases.acquire(clusterId, lease.owner);
+    const now = clock();
+    if (attempt.acquired || now >= deadline) return attempt;
+    const untilExpiry = Date.parse(attempt.holder.expiresAt) - now + 1;
+    await lease.sleep(Math.max(1, Math.min(lease.pollMs, deadline - now, untilExpiry)));
+  }
+}
+
+/** Releases the lease; a failure is logged, never thrown: the lease then frees itself when it expires. */
+async function releaseLease(deps: SyncDependencies, lease: SyncLeaseOptions, held: HeldSyncLease): Promise<void> {
+  try {
+    if (!(await lease.leases.release(held))) {
+      deps.logger.warn('the sync lease was taken over before this sync released it; the sync outlasted its lease', {
+        clusterId: deps.clusterId,
+        owner: held.owner,
+      });
+    }
+  } catch (error) {
+    deps.logger.warn('releasing the sync lease failed; it frees itself when it expires', {
+      clusterId: deps.clusterId,
+      owner: held.owner,
+      leaseExpiresAt: held.expiresAt,
+      ...errorFields(error),
+    });
+  }
 }
 
 /** Records the attempt; a failure to record is logged and returned as a message, never thrown. */
@@ -221,11 +370,11 @@ async function writeStatuses(
 }
 
 function emitMetrics(metrics: SyncMetrics, report: SyncReport): void {
-  const failed = report.outcome === 'failed';
-  metrics.addMetric('SyncErrors', 'Count', failed ? 1 : 0);
+  metrics.addMetric('SyncErrors', 'Count', report.outcome === 'failed' ? 1 : 0);
+  metrics.addMetric('SyncSkipped', 'Count', report.outcome === 'skipped' ? 1 : 0);
   metrics.addMetric('SyncDurationMs', 'Milliseconds', report.durationMs);
   metrics.addMetric('SnapshotPublished', 'Count', report.outcome === 'published' ? 1 : 0);
-  if (failed) return;
+  if (report.outcome === 'failed' || report.outcome === 'skipped') return;
   metrics.addMetric('RulesSynced', 'Count', report.valid);
   metrics.addMetric('RulesInvalid', 'Count', report.invalid);
   metrics.addMetric('StatusWriteErrors', 'Count', report.statusFailed);
@@ -250,4 +399,4 @@ function positiveInteger(value: number | undefined, option: string, fallback: nu
 }
 
 export { syncOnce };
-export type { SyncDependencies, SyncLogger, SyncLogFields, SyncMetrics, SyncMetricUnit, SyncReport, SyncStep };
+export type { SyncDependencies, SyncLeaseOptions, SyncLogger, SyncLogFields, SyncMetrics, SyncMetricUnit, SyncReport, SyncSkipReason, SyncStep };

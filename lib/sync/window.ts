@@ -17,11 +17,14 @@ interface SyncWindowOptions {
 /** The part of the Lambda context the handler reads. */
 interface SyncInvocationContext {
   getRemainingTimeInMillis(): number;
+  /** The invocation's request id; the sync names its lease holder after it (`lambda:<request id>`). */
+  readonly awsRequestId?: string;
 }
 
 /** What createSyncHandler needs. */
 interface SyncHandlerOptions {
-  readonly syncOnce: () => Promise<SyncReport>;
+  /** One sync of this invocation; each sync of a window takes and releases the sync lease on its own. */
+  readonly syncOnce: (context: SyncInvocationContext) => Promise<SyncReport>;
   readonly intervalSeconds: number;
   /** Epoch milliseconds (default Date.now). */
   readonly clock?: () => number;
@@ -79,10 +82,10 @@ function createSyncHandler(options: SyncHandlerOptions): SyncHandler {
   const safetyMarginMs = options.safetyMarginMs ?? DEFAULT_SAFETY_MARGIN_MS;
   const windowMs = options.windowMs ?? DEFAULT_WINDOW_MS;
   return async (event, context) => {
-    if (!isScheduledEvent(event)) return options.syncOnce();
+    if (!isScheduledEvent(event)) return options.syncOnce(context);
     const now = clock();
     const deadline = now + Math.min(windowMs, context.getRemainingTimeInMillis() - safetyMarginMs);
-    return runSyncWindow({ syncOnce: options.syncOnce, intervalSeconds: options.intervalSeconds, deadline, clock, sleep });
+    return runSyncWindow({ syncOnce: () => options.syncOnce(context), intervalSeconds: options.intervalSeconds, deadline, clock, sleep });
   };
 }
 

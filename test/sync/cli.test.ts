@@ -1,5 +1,6 @@
+import { hostname } from 'node:os';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createDynamoClient, createSnapshotStore } from '../../lib/store/index.ts';
+import { createDynamoClient, createSnapshotStore, createSnapshotTable, createSyncLeaseStore, type SyncLeaseStore } from '../../lib/store/index.ts';
 import { startFakeApiServer, writeKubeconfig, type FakeApiServer } from '../cluster/fake-api-server.ts';
 import { runPodmutation, runPodmutationInProcess } from '../support/cli.ts';
 import { freshClusterId, startTestDynamo, type TestDynamo } from '../store/support.ts';
@@ -79,5 +80,66 @@ describe('podmutation sync', () => {
 
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('cannot read kubeconfig file /nonexistent/kubeconfig');
+  });
+});
+
+describe('podmutation sync and the sync lease', () => {
+  /** A new local table and a lease store on it (real clock, as the CLI's). */
+  async function tableWithLeases(): Promise<{ tableName: string; clusterId: string; leases: SyncLeaseStore; close(): void }> {
+    const tableName = `podmutation-cli-${freshClusterId()}`;
+    const client = createDynamoClient({ endpoint: dynamo.endpoint });
+    await createSnapshotTable(client, tableName);
+    return { tableName, clusterId: freshClusterId(), leases: createSyncLeaseStore({ client, tableName }), close: () => client.destroy() };
+  }
+
+  it('exits 1 naming the holder and when its lease expires while the Lambda holds the lease, and publishes nothing', async () => {
+    server.put({ metadata: { name: 'alpha-pool' }, spec: validSpec() });
+    const table = await tableWithLeases();
+    const taken = await table.leases.acquire(table.clusterId, 'lambda:c0ffee00-0000-4000-8000-000000000001');
+    const expiresAt = taken.acquired ? taken.lease.expiresAt : 'test setup: the lease was not free';
+
+    const run = await runPodmutationInProcess([...syncArgs(table.tableName, table.clusterId), '--lease-wait', '0']);
+
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      outcome: 'skipped',
+      skipReason: 'leaseHeld',
+      leaseHolder: 'lambda:c0ffee00-0000-4000-8000-000000000001',
+      leaseExpiresAt: expiresAt,
+    });
+    expect(run.stderr).toContain(
+      `podmutation sync: not synced: the sync lease of cluster "${table.clusterId}" is held by lambda:c0ffee00-0000-4000-8000-000000000001 ` +
+        `until ${expiresAt} (waited 0 s); run it again after that time, or with a longer --lease-wait`,
+    );
+    const client = createDynamoClient({ endpoint: dynamo.endpoint });
+    expect(await createSnapshotStore({ client, tableName: table.tableName }).read(table.clusterId)).toBeUndefined();
+    client.destroy();
+    table.close();
+  });
+
+  it('holds the lease as cli:<host>:<pid> and releases it after the sync, so the Lambda can take it at once', async () => {
+    const table = await tableWithLeases();
+
+    const run = await runPodmutationInProcess(syncArgs(table.tableName, table.clusterId));
+
+    expect(run.code).toBe(0);
+    expect(await table.leases.read(table.clusterId)).toMatchObject({ owner: `cli:${hostname()}:${process.pid}`, releasedAt: expect.any(String) as unknown });
+    expect((await table.leases.acquire(table.clusterId, 'lambda:next')).acquired).toBe(true);
+    table.close();
+  });
+
+  it.each(['soon', '-1', '1.5', '601', ''])('exits 2 naming --lease-wait when it is "%s"', async (value) => {
+    const run = await runPodmutationInProcess([...syncArgs('podmutation-rules', 'ok'), `--lease-wait=${value}`]);
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`--lease-wait is "${value}"; expected a whole number of seconds from 0 to 600`);
+  });
+
+  it('names a wrong --lease-wait and a wrong store flag in one error', async () => {
+    const run = await runPodmutationInProcess([...syncArgs('podmutation-rules', 'bad/id'), '--lease-wait', 'soon']);
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('2 problems: --lease-wait is "soon"');
+    expect(run.stderr).toContain('--cluster-id is "bad/id"');
   });
 });

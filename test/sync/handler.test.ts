@@ -4,7 +4,7 @@
  */
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createSnapshotStore } from '../../lib/store/index.ts';
+import { createSnapshotStore, createSyncLeaseStore } from '../../lib/store/index.ts';
 import { kubeconfigFor } from '../cluster/fake-api-server.ts';
 import { startFakeAws, type FakeAws } from '../cluster/fake-aws.ts';
 import { createFreshTable, freshClusterId } from '../store/support.ts';
@@ -96,5 +96,34 @@ describe('the sync Lambda entry point', () => {
 
     expect(result).toMatchObject({ outcome: 'unchanged', version: 1 });
     expect(aws.calls.getSecretValue).toBe(1);
+  });
+
+  it('skips a sync while a CLI sync holds the lease, counting it in SyncSkipped and not in SyncErrors', async () => {
+    const { handler } = await import('../../functions/sync/index.ts');
+    const leases = createSyncLeaseStore({ client: world.client, tableName });
+    const cli = await leases.acquire(clusterId, 'cli:laptop:4242');
+    if (!cli.acquired) throw new Error('test setup: the lease was not free');
+    const printedBefore = printed.length;
+
+    const result = await handler({}, lambdaContext(70_000));
+
+    expect(result).toMatchObject({ outcome: 'skipped', skipReason: 'leaseHeld', leaseHolder: 'cli:laptop:4242' });
+    const lines = printed.slice(printedBefore).map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines.find((entry) => '_aws' in entry)).toMatchObject({ SyncSkipped: 1, SyncErrors: 0, SnapshotPublished: 0 });
+    expect(lines.find((entry) => entry['level'] === 'WARN')).toMatchObject({
+      message: 'sync skipped: another sync holds the sync lease of the cluster; the next sync retries',
+      leaseHolder: 'cli:laptop:4242',
+    });
+    await leases.release(cli.lease);
+  });
+
+  it('holds the lease as lambda:<request id> and releases it after its sync', async () => {
+    const { handler } = await import('../../functions/sync/index.ts');
+
+    const result = await handler({}, lambdaContext(70_000));
+
+    expect(result).toMatchObject({ outcome: 'unchanged', version: 1 });
+    const lease = await createSyncLeaseStore({ client: world.client, tableName }).read(clusterId);
+    expect(lease).toMatchObject({ owner: 'lambda:c0ffee00-0000-4000-8000-000000000001', releasedAt: expect.any(String) as unknown });
   });
 });

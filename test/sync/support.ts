@@ -167,5 +167,5 @@ function invalidSpec(): Record<string, unknown> {
   return { ...validSpec(), priority: 'high' };
 }
 
-export { startSyncWorld, useSyncWorld, manualClock, syncSubject, resetCluster, validSpec, invalidSpec };
-export type { SyncWorld, ManualClock, SyncSubject };
+export { startSyncWorld, useSyncWorld, manualClock, createRecorder, syncSubject, resetCluster, validSpec, invalidSpec };
+export type { SyncWorld, ManualClock, Recorder, SyncSubject };

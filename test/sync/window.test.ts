@@ -125,6 +125,25 @@ describe('the sync handler', () => {
     expect(result).toHaveLength(2);
   });
 
+  it('hands the invocation context to every sync of a window, so each names its lease after the request', async () => {
+    const clock = manualClock(START);
+    const syncs = simulatedSyncs(clock, 1_000);
+    const requestIds: (string | undefined)[] = [];
+    const handler = createSyncHandler({
+      ...syncs,
+      syncOnce: (context) => {
+        requestIds.push(context.awsRequestId);
+        return syncs.syncOnce();
+      },
+      clock,
+      intervalSeconds: 30,
+    });
+
+    await handler(scheduledEvent, { getRemainingTimeInMillis: () => 70_000, awsRequestId: 'req-1' });
+
+    expect(requestIds).toEqual(['req-1', 'req-1']);
+  });
+
   it('shortens the window to the remaining time less the safety margin', async () => {
     const clock = manualClock(START);
     const syncs = simulatedSyncs(clock, 1_000);
