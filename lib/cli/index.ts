@@ -29,8 +29,8 @@ commands:
            [--port N] [--host H] [--token T] [--tls-cert F --tls-key F] [--refresh S] [--cluster-id ID]
            [--placements FILE [--capacity-flavour karpenter|eks|gke]]
                                                           run the webhook locally (default http://127.0.0.1:8080)
-  sync     --once --kubeconfig FILE [--context NAME] TARGET
-                                                          sync the cluster's PodMutations into the table once; exit 1 if it failed
+  sync     --once --kubeconfig FILE [--context NAME] [--lease-wait S] TARGET
+                                                          sync the cluster's PodMutations into the table once; exit 1 if it failed or was skipped
   webhook-config --url BASE (--token T | --token-secret ARN) [--failure-policy Ignore|Fail] [--timeout S] [--name N]
                                                           print the MutatingWebhookConfiguration for the deployed endpoint
   placement set --namespace NS --kind KIND --name NAME --mode Spot|NonSpot|Diversity [--spot-percent P]
