@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
@@ -48,7 +48,6 @@ describe('npm run build', () => {
   });
 
   it("compiles the CRD's descriptions and CEL rules out of the declaration the bundle carries", async () => {
-    const { readFile } = await import('node:fs/promises');
     const text = await readFile(admission.outfile, 'utf8');
     expect(text).toContain('node-requirement-required');
     expect(text).not.toContain('Which Pods the rule applies to');
@@ -57,6 +56,27 @@ describe('npm run build', () => {
 
   it('finds no problem with the admission bundle: no forbidden package, within 600 KB', () => {
     expect(admissionBundleProblems(admission)).toEqual([]);
+  });
+
+  it('writes no source map, which the Lambda runtime would not read', async () => {
+    const files = await readdir(join(outdir, 'admission'));
+
+    expect(files.filter((file) => file.endsWith('.map'))).toEqual([]);
+    expect(await readFile(admission.outfile, 'utf8')).not.toContain('sourceMappingURL');
+  });
+
+  it("names the project's functions in a stack trace from the minified bundle", async () => {
+    // A function without its settings fails while its module loads: the trace CloudWatch would show.
+    const child = spawn(process.execPath, [admission.outfile], { env: { PATH: process.env.PATH } });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    const frames = stderr.split('\n').filter((line) => line.trimStart().startsWith('at ') && line.includes(admission.outfile));
+
+    expect(code).not.toBe(0);
+    expect(stderr).toContain('RULES_TABLE is not set');
+    expect(frames[0]).toMatch(/^\s+at readAll \(/);
+    expect(frames).toContainEqual(expect.stringMatching(/^\s+at readAdmissionConfig \(/));
   });
 
   it('reports a bundle that contains the Kubernetes client', () => {

@@ -1,9 +1,10 @@
 /**
- * Packaging as a user does it, offline: serverless.yml and the `npm run build` bundles in a scratch service folder,
- * the real osls CLI with no AWS credentials, and the zip artifacts read back from their central directory.
+ * Packaging as a user does it, offline: a scratch copy of the project (serverless.yml, its plugin, the build and the
+ * sources it bundles), the real osls CLI with no AWS credentials, which builds before it packages, and the zip
+ * artifacts read back from their central directory.
  */
 import { spawn } from 'node:child_process';
-import { copyFile, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { copyFile, cp, mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { crc32, inflateRawSync } from 'node:zlib';
@@ -33,9 +34,19 @@ const OSLS_CLI = join(ROOT, 'node_modules', 'osls', 'bin', 'serverless.js');
 const STAGE = 'ci';
 const REGION = 'eu-west-1';
 
-/** Copies serverless.yml into a scratch service folder; the bundles go to its dist/. */
+// What packaging and `osls offline` read: the configuration, its plugin, the build and everything it bundles, and the
+// example rules the local profile publishes. node_modules is linked, not copied.
+const SERVICE_FILES = ['serverless.yml', 'package.json', 'tsconfig.json', 'scripts/build.ts'];
+const SERVICE_FOLDERS = ['serverless', 'functions', 'lib', 'examples'];
+
+/** Copies the project into a scratch service folder (without dist/), as a clone of the repository holds it. */
 async function createServiceFolder(folder: string): Promise<void> {
-  await copyFile(join(ROOT, 'serverless.yml'), join(folder, 'serverless.yml'));
+  await mkdir(join(folder, 'scripts'), { recursive: true });
+  await Promise.all([
+    ...SERVICE_FILES.map((file) => copyFile(join(ROOT, file), join(folder, file))),
+    ...SERVICE_FOLDERS.map((name) => cp(join(ROOT, name), join(folder, name), { recursive: true })),
+    symlink(join(ROOT, 'node_modules'), join(folder, 'node_modules'), 'dir'),
+  ]);
 }
 
 /**
@@ -154,5 +165,5 @@ async function extractZip(entries: readonly ZipEntry[], folder: string): Promise
   }
 }
 
-export { ROOT, STAGE, REGION, createServiceFolder, runOsls, packageArgs, packageService, filesUnder, readZip, extractZip };
+export { ROOT, OSLS_CLI, STAGE, REGION, createServiceFolder, offlineEnvironment, runOsls, packageArgs, packageService, filesUnder, readZip, extractZip };
 export type { ShippedFile, ZipEntry, CliResult };

@@ -1,20 +1,21 @@
 /**
- * The deployment: `npm run build` bundles packaged by the real osls CLI, offline and without AWS credentials, for
- * EKS mode and for kubeconfig mode; the CloudFormation template asserted; the shipped artifacts unpacked and run
- * with the environment the template gives them, their AWS calls recorded and compared with their roles.
+ * The deployment: a copy of the project packaged by the real osls CLI (which builds the bundles first), offline and
+ * without AWS credentials, for EKS mode, for kubeconfig mode and for a sync function in a VPC; the CloudFormation
+ * template asserted; the shipped artifacts unpacked and run with the environment the template gives them, their AWS
+ * calls recorded and compared with their roles.
  */
 import { CreateTableCommand, type CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { checkedToken, readAdmissionConfig } from '../../lib/endpoint/index.ts';
 import { startEmbeddedDynamo, type EmbeddedDynamo } from '../../lib/store/embedded/index.ts';
 import { createDynamoClient, createSnapshotStore, EXPIRES_AT_ATTRIBUTE } from '../../lib/store/index.ts';
 import { readSyncConfig } from '../../lib/sync/index.ts';
-import { buildFunctions, type FunctionBundle } from '../../scripts/build.ts';
 import { isValidEksToken } from '../cluster/eks-token-check.ts';
 import { kubeconfigFor, startFakeApiServer, type FakeApiServer } from '../cluster/fake-api-server.ts';
 import { startFakeAws, type FakeAws } from '../cluster/fake-aws.ts';
@@ -56,6 +57,15 @@ const CLUSTER_NAME = 'ci-cluster';
 const KUBECONFIG_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:podmutation/kubeconfig-AbCdEf';
 const ALARM_TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:podmutation-alarms';
 const EKS_PARAMS = { clusterName: CLUSTER_NAME };
+const SUBNET_IDS = ['subnet-0a1b2c3d4e5f60718', 'subnet-0a1b2c3d4e5f60719'];
+const SECURITY_GROUP_IDS = ['sg-0a1b2c3d4e5f6071a'];
+// A cluster with a private endpoint, whose access entries are managed outside the stack.
+const VPC_PARAMS = {
+  clusterName: CLUSTER_NAME,
+  subnetIds: SUBNET_IDS.join(','),
+  securityGroupIds: ` ${SECURITY_GROUP_IDS.join(', ')}`,
+  createAccessEntry: 'false',
+};
 const KUBECONFIG_PARAMS = {
   clusterName: CLUSTER_NAME,
   kubeconfigSecretArn: KUBECONFIG_SECRET_ARN,
@@ -69,6 +79,7 @@ const WEBHOOK_TOKEN = 'Zk3q9XvT0bLm7RcWp2YsN8dHa4JeU6gQ1iKoF5tVzBxC0nMw';
 // The credentials Lambda puts in the environment; the EKS token the sync makes is signed with them.
 const LAMBDA_CREDENTIALS = { AWS_ACCESS_KEY_ID: 'AKIDDEPLOYTEST', AWS_SECRET_ACCESS_KEY: 'deploy-test-secret', AWS_SESSION_TOKEN: 'deploy-test-session' };
 const EKS_CLUSTER_ARN = `arn:\${AWS::Partition}:eks:\${AWS::Region}:\${AWS::AccountId}:cluster/${CLUSTER_NAME}`;
+const EC2_ARN = 'arn:${AWS::Partition}:ec2:${AWS::Region}:${AWS::AccountId}';
 const ALARMS = ['AdmissionErrorsAlarm', 'Admission5xxAlarm', 'DenialsSpikeAlarm', 'SyncFailuresAlarm', 'RulesStaleAlarm'];
 // What the Lambda service itself does with the execution role, not the code: write the function's log streams.
 const LOG_ACTIONS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
@@ -131,12 +142,17 @@ type Outcome<T> = { readonly value: T } | { readonly error: unknown };
 
 let scratch: string;
 let config: ServerlessConfig;
-let bundles: readonly FunctionBundle[];
 let serviceFolder: string;
+let hadDist: boolean;
 let eksTemplate: Template;
 let kubeconfigTemplate: Template;
+let vpcTemplate: Template;
+/** The EKS-mode template as osls wrote it, before conditions are evaluated. */
+let eksPackaged: Template;
 let artifacts: Record<'eks' | 'kubeconfig', Record<'admission' | 'sync', ZipEntry[]>>;
 let withoutClusterName: CliResult;
+let withoutSecurityGroups: CliResult;
+let localStage: CliResult;
 let dynamo: EmbeddedDynamo;
 let aws: FakeAws;
 let apiServer: FakeApiServer;
@@ -362,12 +378,18 @@ beforeAll(async () => {
   await Promise.all([mkdir(serviceFolder), mkdir(home)]);
   await createServiceFolder(serviceFolder);
   config = parse(await readFile(join(ROOT, 'serverless.yml'), 'utf8'), { logLevel: 'error' }) as ServerlessConfig;
-  bundles = await buildFunctions({ outdir: join(serviceFolder, 'dist') });
+  hadDist = existsSync(join(serviceFolder, 'dist'));
 
-  // One at a time: osls clears and rewrites the service folder's .serverless/ while it packages.
-  eksTemplate = effectiveTemplate(await packageService(serviceFolder, EKS_PARAMS, join(scratch, 'package-eks'), home));
+  // One at a time: osls clears and rewrites the service folder's .serverless/ while it packages, and each package
+  // builds dist/ again.
+  eksPackaged = await packageService(serviceFolder, EKS_PARAMS, join(scratch, 'package-eks'), home);
+  eksTemplate = effectiveTemplate(eksPackaged);
   kubeconfigTemplate = effectiveTemplate(await packageService(serviceFolder, KUBECONFIG_PARAMS, join(scratch, 'package-kubeconfig'), home));
+  vpcTemplate = effectiveTemplate(await packageService(serviceFolder, VPC_PARAMS, join(scratch, 'package-vpc'), home));
   withoutClusterName = await runOsls(serviceFolder, packageArgs({}, join(scratch, 'package-missing')), home);
+  const subnetsOnly = { clusterName: CLUSTER_NAME, subnetIds: VPC_PARAMS.subnetIds };
+  withoutSecurityGroups = await runOsls(serviceFolder, packageArgs(subnetsOnly, join(scratch, 'package-subnets-only')), home);
+  localStage = await runOsls(serviceFolder, ['package', '--stage', 'local', '--package', join(scratch, 'package-local')], home);
   artifacts = {
     eks: await readArtifacts(join(scratch, 'package-eks')),
     kubeconfig: await readArtifacts(join(scratch, 'package-kubeconfig')),
@@ -444,11 +466,30 @@ afterAll(async () => {
 });
 
 describe('osls package', () => {
+  it('builds the bundles before it packages them: a copy of the project without dist/ packages', () => {
+    expect(hadDist).toBe(false);
+    for (const name of ['admission', 'sync'] as const) {
+      expect(artifacts.eks[name].map((entry) => entry.path)).toContain(`dist/${name}/index.js`);
+    }
+  });
+
   it('refuses to package without the clusterName parameter, naming where it is needed', () => {
     expect(withoutClusterName.code).not.toBe(0);
     expect(withoutClusterName.stdout + withoutClusterName.stderr).toMatch(
       /Cannot resolve variable at "functions\.sync\.environment\.CLUSTER_NAME[^"]*": Value not found at "param" source/,
     );
+  });
+
+  it('refuses subnetIds without securityGroupIds, naming both', () => {
+    expect(withoutSecurityGroups.code).not.toBe(0);
+    expect(withoutSecurityGroups.stdout + withoutSecurityGroups.stderr).toMatch(
+      /Cannot resolve variable at "functions\.sync\.vpc": subnetIds is set but securityGroupIds is not/,
+    );
+  });
+
+  it('refuses to package the local stage, which is the offline profile', () => {
+    expect(localStage.code).not.toBe(0);
+    expect(localStage.stdout + localStage.stderr).toMatch(/the local stage is the offline profile/);
   });
 });
 
@@ -532,13 +573,14 @@ describe('functions', () => {
 });
 
 describe('artifacts', () => {
-  it('ships exactly the files npm run build wrote for each function, byte for byte', async () => {
-    for (const bundle of bundles) {
-      const built = await filesUnder(serviceFolder, join('dist', bundle.name));
-      const shipped = artifacts.eks[bundle.name as 'admission' | 'sync'].map(({ path, size, crc32 }) => ({ path, size, crc32 }));
+  it('ships exactly the files the build wrote into dist/ for each function, byte for byte, and no source map', async () => {
+    for (const name of ['admission', 'sync'] as const) {
+      const built = await filesUnder(serviceFolder, join('dist', name));
+      const shipped = artifacts.eks[name].map(({ path, size, crc32 }) => ({ path, size, crc32 }));
 
       expect(shipped).toEqual(built);
-      expect(shipped.map((file) => file.path)).toContain(`dist/${bundle.name}/index.js`);
+      expect(shipped.map((file) => file.path)).toContain(`dist/${name}/index.js`);
+      expect(shipped.filter((file) => file.path.endsWith('.map'))).toEqual([]);
     }
   });
 
@@ -684,13 +726,24 @@ describe('alarms', () => {
     ]);
   });
 
-  it('fires when no sync succeeded for 5 minutes, also when no sync reported at all', () => {
+  it('fires when syncs ran for 5 minutes and none succeeded', () => {
     const alarm = resource(eksTemplate, 'RulesStaleAlarm');
     const stats = metricsOf(eksTemplate, 'RulesStaleAlarm').map((metric) => `${metric.id}=${metric.stat}(${metric.metricName}, ${metric.period} s)`);
 
     expect(stats.sort()).toEqual(['failedSyncs=Sum(SyncErrors, 300 s)', 'syncs=SampleCount(SyncErrors, 300 s)']);
     expect(alarmExpression(alarm)).toBe('syncs - failedSyncs');
-    expect(alarm.Properties).toMatchObject({ ComparisonOperator: 'LessThanThreshold', Threshold: 1, EvaluationPeriods: 1, TreatMissingData: 'breaching' });
+    expect(alarm.Properties).toMatchObject({ ComparisonOperator: 'LessThanThreshold', Threshold: 1, EvaluationPeriods: 1 });
+  });
+
+  it('fires no alarm on a new stack before its first sync: no alarm treats missing data as breaching', () => {
+    expect(ALARMS.map((id) => `${id} ${String(properties(eksTemplate, id)['TreatMissingData'])}`)).toEqual(
+      ALARMS.map((id) => `${id} ${id === 'RulesStaleAlarm' ? 'missing' : 'notBreaching'}`),
+    );
+  });
+
+  it('notifies the alarm topic when syncs stop reporting: the stale-rules alarm leaves OK for INSUFFICIENT_DATA', () => {
+    expect(properties(kubeconfigTemplate, 'RulesStaleAlarm')['InsufficientDataActions']).toEqual([ALARM_TOPIC_ARN]);
+    expect(properties(eksTemplate, 'RulesStaleAlarm')['InsufficientDataActions']).toBeUndefined();
   });
 
   it('notifies no one when no alarm topic is given', () => {
@@ -805,6 +858,18 @@ describe('IAM', () => {
     }
   });
 
+  it('in a VPC, adds wildcards only where EC2 takes no narrower resource: Describe actions, and the interfaces Lambda names', () => {
+    const added = roleStatements(vpcTemplate, 'SyncRole').filter((statement) => statement.actions.some((action) => action.startsWith('ec2:')));
+    const wildcards = added.flatMap((statement) => statement.resources.filter((arn) => arn.includes('*')).map((arn) => `${statement.actions.join(',')} on ${arn}`));
+
+    expect(added.every((statement) => statement.effect === 'Allow' && statement.otherKeys.length === 0)).toBe(true);
+    expect(wildcards.sort()).toEqual([
+      `ec2:CreateNetworkInterface on ${EC2_ARN}:network-interface/*`,
+      `ec2:DeleteNetworkInterface,ec2:AssignPrivateIpAddresses,ec2:UnassignPrivateIpAddresses on ${EC2_ARN}:network-interface/*`,
+      'ec2:DescribeNetworkInterfaces,ec2:DescribeSubnets on *',
+    ]);
+  });
+
   it('never lets the admission function write the table', () => {
     const dynamodb = roleGrants(eksTemplate, 'AdmissionRole').filter((grant) => grant.startsWith('dynamodb:'));
 
@@ -829,11 +894,115 @@ describe('IAM', () => {
 });
 
 describe('outputs', () => {
-  it('outputs the webhook base URL, the table name and the token secret ARN', () => {
+  it('outputs the webhook base URL, the table name, the cluster id and the token secret ARN', () => {
     expect(eksTemplate.Outputs).toMatchObject({
       WebhookBaseUrl: { Value: { 'Fn::GetAtt': ['HttpApi', 'ApiEndpoint'] } },
       RulesTableName: { Value: { Ref: 'RulesTable' } },
+      ClusterId: { Value: CLUSTER_NAME },
       WebhookTokenSecretArn: { Value: { Ref: 'WebhookTokenSecret' } },
     });
+  });
+
+  it('outputs the cluster id both functions key their items with', () => {
+    for (const id of Object.values(FUNCTIONS)) {
+      expect(literalVariable(eksTemplate, id, 'CLUSTER_ID')).toBe(eksTemplate.Outputs['ClusterId']?.Value);
+    }
+  });
+});
+
+describe('a sync function in a VPC (subnetIds and securityGroupIds)', () => {
+  /** A function's properties but those named; Code always differs, as each package has its own artifact folder. */
+  const propertiesWithout = (template: Template, functionId: string, ...names: string[]) =>
+    Object.fromEntries(Object.entries(functionProperties(template, functionId)).filter(([name]) => !['Code', ...names].includes(name)));
+
+  it('puts the sync function in the given subnets and security groups', () => {
+    expect(functionProperties(vpcTemplate, FUNCTIONS.sync)['VpcConfig']).toEqual({ SubnetIds: SUBNET_IDS, SecurityGroupIds: SECURITY_GROUP_IDS });
+  });
+
+  it('changes nothing else of the sync function, and nothing of the admission function', () => {
+    expect(propertiesWithout(vpcTemplate, FUNCTIONS.sync, 'VpcConfig')).toEqual(propertiesWithout(eksTemplate, FUNCTIONS.sync));
+    expect(propertiesWithout(vpcTemplate, FUNCTIONS.admission)).toEqual(propertiesWithout(eksTemplate, FUNCTIONS.admission));
+  });
+
+  it('without the parameters, writes no VpcConfig at all, even behind a condition', () => {
+    for (const id of Object.values(FUNCTIONS)) {
+      expect(Object.keys(resource(eksPackaged, id).Properties)).not.toContain('VpcConfig');
+      expect(Object.keys(resource(kubeconfigTemplate, id).Properties)).not.toContain('VpcConfig');
+    }
+  });
+
+  it('grants the sync role exactly the network interface actions Lambda needs on top of its own, none without the parameters', () => {
+    const own = roleGrants(eksTemplate, 'SyncRole');
+    const eni = (action: string, arns: readonly string[]) => arns.map((arn) => `${action} on ${arn}`);
+
+    expect(own.filter((grant) => grant.startsWith('ec2:'))).toEqual([]);
+    expect(roleGrants(vpcTemplate, 'SyncRole').filter((grant) => !own.includes(grant)).sort()).toEqual(
+      [
+        ...eni('ec2:DescribeNetworkInterfaces', ['*']),
+        ...eni('ec2:DescribeSubnets', ['*']),
+        ...eni('ec2:CreateNetworkInterface', [
+          `${EC2_ARN}:network-interface/*`,
+          ...SUBNET_IDS.map((id) => `${EC2_ARN}:subnet/${id}`),
+          ...SECURITY_GROUP_IDS.map((id) => `${EC2_ARN}:security-group/${id}`),
+        ]),
+        ...['ec2:DeleteNetworkInterface', 'ec2:AssignPrivateIpAddresses', 'ec2:UnassignPrivateIpAddresses'].flatMap((action) =>
+          eni(action, [`${EC2_ARN}:network-interface/*`]),
+        ),
+      ].sort(),
+    );
+    expect(roleGrants(vpcTemplate, 'AdmissionRole')).toEqual(roleGrants(eksTemplate, 'AdmissionRole'));
+  });
+});
+
+describe('cluster access (EKS mode)', () => {
+  interface RbacManifest {
+    readonly kind: string;
+    readonly metadata: { readonly name: string; readonly labels?: Readonly<Record<string, string>> };
+    readonly subjects?: readonly { readonly kind: string; readonly name: string }[];
+  }
+
+  const rbacManifests = async (): Promise<RbacManifest[]> =>
+    parseAllDocuments(await readFile(join(ROOT, 'infra', 'rbac.yaml'), 'utf8')).map((document) => document.toJS() as RbacManifest);
+
+  it('applies, with the label selector each mode is given, only the objects that mode uses', async () => {
+    // kubectl's `key!=value`: objects without the label match too.
+    const selected = (manifests: readonly RbacManifest[], excluded: string) =>
+      manifests.filter((manifest) => manifest.metadata.labels?.['podmutation.agent.cloudpilot.ai/access'] !== excluded).map((manifest) => `${manifest.kind}/${manifest.metadata.name}`);
+    const manifests = await rbacManifests();
+
+    expect(selected(manifests, 'kubeconfig')).toEqual(['ClusterRole/podmutation-sync', 'ClusterRoleBinding/podmutation-sync']);
+    expect(selected(manifests, 'eks-access-entry')).toEqual([
+      'Namespace/podmutation-system',
+      'ClusterRole/podmutation-sync',
+      'ServiceAccount/podmutation-sync',
+      'ClusterRoleBinding/podmutation-sync-serviceaccount',
+    ]);
+  });
+
+  it('creates the sync role\'s access entry in the Kubernetes group infra/rbac.yaml binds', async () => {
+    const manifests = await rbacManifests();
+    const groups = manifests.flatMap((manifest) => (manifest.kind === 'ClusterRoleBinding' ? manifest.subjects ?? [] : []))
+      .filter((subject) => subject.kind === 'Group')
+      .map((subject) => subject.name);
+
+    expect(resourcesOfType(eksTemplate, 'AWS::EKS::AccessEntry')).toEqual(['SyncAccessEntry']);
+    expect(properties(eksTemplate, 'SyncAccessEntry')).toEqual({
+      ClusterName: CLUSTER_NAME,
+      PrincipalArn: { 'Fn::GetAtt': ['SyncRole', 'Arn'] },
+      KubernetesGroups: groups,
+      Type: 'STANDARD',
+    });
+  });
+
+  it('starts the schedule only once the access entry exists, so that no scheduled sync runs without access', () => {
+    const [rule] = resourcesOfType(eksTemplate, 'AWS::Events::Rule');
+    const metadata = (resource(eksTemplate, rule!) as { readonly Metadata?: Readonly<Record<string, unknown>> }).Metadata ?? {};
+
+    expect(Object.values(metadata).map(renderExpression)).toContain('${SyncAccessEntry.AccessEntryArn}');
+  });
+
+  it('creates no access entry in kubeconfig mode, nor when createAccessEntry is false', () => {
+    expect(resourcesOfType(kubeconfigTemplate, 'AWS::EKS::AccessEntry')).toEqual([]);
+    expect(resourcesOfType(vpcTemplate, 'AWS::EKS::AccessEntry')).toEqual([]);
   });
 });

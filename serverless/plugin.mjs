@@ -1,0 +1,163 @@
+/**
+ * The project's Serverless plugin (serverless.yml `plugins`):
+ *
+ * - packaging always ships a fresh build: before `osls package` and `osls deploy` create the artifacts, and before
+ *   `osls deploy function` packages one, it runs scripts/build.ts, the build of `npm run build`; it refuses to
+ *   package the stage `local`, the offline profile;
+ * - `${podmutation:...}` variables check parameters no CloudFormation condition can refuse: subnetIds and
+ *   securityGroupIds become the sync function's VPC settings (one without the other fails the package), and
+ *   createAccessEntry must be true or false;
+ * - `osls offline` runs the local profile (serverless/local-profile.ts): the build, an embedded DynamoDB holding the
+ *   rule files, and stand-ins for the CloudFormation references of the environment.
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const BUILD_SCRIPT = fileURLToPath(new URL('../scripts/build.ts', import.meta.url));
+const LOCAL_PROFILE = new URL('./local-profile.ts', import.meta.url).href;
+// Lambda's limits on one function's VPC configuration, and the forms of the ids (Lambda's VpcConfig patterns).
+const MAX_SUBNETS = 16;
+const MAX_SECURITY_GROUPS = 5;
+const SUBNET_ID = /^subnet-([a-z0-9]{8}|[a-z0-9]{17})$/;
+const SECURITY_GROUP_ID = /^sg-([a-z0-9]{8}|[a-z0-9]{17})$/;
+const EC2_ARN_PREFIX = 'arn:${AWS::Partition}:ec2:${AWS::Region}:${AWS::AccountId}';
+
+/**
+ * Runs scripts/build.ts in a child process on the Node that runs osls, as `npm run build` does, writing into the
+ * service's dist/. A child, not an import: the build's exit code, checks and output stay exactly those of
+ * `npm run build`, and the osls process loads no TypeScript to package. The load-time measurement is skipped: it
+ * informs, it never fails a build.
+ */
+function runBuild(serviceDir, ServerlessError) {
+  const tsx = fileURLToPath(import.meta.resolve('tsx/cli'));
+  const args = [tsx, BUILD_SCRIPT, '--outdir', join(serviceDir, 'dist'), '--skip-load-time'];
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd: serviceDir, stdio: ['ignore', 'inherit', 'inherit'] });
+    child.on('error', (error) => reject(new ServerlessError(`the build (scripts/build.ts) could not start: ${error.message}`)));
+    child.on('close', (code, signal) => {
+      if (code === 0) resolve();
+      else reject(new ServerlessError(`the build (scripts/build.ts) failed (${signal ?? `exit code ${code}`}); nothing was packaged`));
+    });
+  });
+}
+
+/** The ids of a comma-separated parameter; every entry must have the given form. */
+function idList(name, text, pattern, max, ServerlessError) {
+  if (text === '') return [];
+  const ids = text.split(',').map((id) => id.trim());
+  const wrong = ids.filter((id) => !pattern.test(id));
+  if (wrong.length > 0) {
+    throw new ServerlessError(`the ${name} parameter holds ${wrong.map((id) => JSON.stringify(id)).join(', ')}; expected comma-separated ids of the form ${pattern.source}`);
+  }
+  if (new Set(ids).size !== ids.length) throw new ServerlessError(`the ${name} parameter names an id twice: "${text}"`);
+  if (ids.length > max) throw new ServerlessError(`the ${name} parameter names ${ids.length} ids; a Lambda function takes at most ${max}`);
+  return ids;
+}
+
+/** The sync function's VPC from the two parameters: none when both are empty, and an error when only one is set. */
+function syncVpc(subnetIdsText, securityGroupIdsText, ServerlessError) {
+  const subnetIds = idList('subnetIds', String(subnetIdsText), SUBNET_ID, MAX_SUBNETS, ServerlessError);
+  const securityGroupIds = idList('securityGroupIds', String(securityGroupIdsText), SECURITY_GROUP_ID, MAX_SECURITY_GROUPS, ServerlessError);
+  if (subnetIds.length === 0 && securityGroupIds.length === 0) return undefined;
+  if (subnetIds.length === 0 || securityGroupIds.length === 0) {
+    const [given, missing] = subnetIds.length === 0 ? ['securityGroupIds', 'subnetIds'] : ['subnetIds', 'securityGroupIds'];
+    throw new ServerlessError(
+      `${given} is set but ${missing} is not: the sync function joins a VPC only with both ` +
+        '(--param="subnetIds=subnet-...,subnet-..." --param="securityGroupIds=sg-..."), or neither to stay outside one',
+    );
+  }
+  return { subnetIds, securityGroupIds };
+}
+
+/** A true/false parameter, as the string a CloudFormation condition compares. */
+function flag(name, value, ServerlessError) {
+  const text = String(value);
+  if (text !== 'true' && text !== 'false') throw new ServerlessError(`the ${name} parameter is "${text}"; expected true or false`);
+  return text;
+}
+
+/** The resources ec2:CreateNetworkInterface needs: new interfaces, and only the given subnets and security groups. */
+function networkInterfaceResources(vpc) {
+  if (vpc === undefined) return [];
+  return [
+    `${EC2_ARN_PREFIX}:network-interface/*`,
+    ...vpc.subnetIds.map((id) => `${EC2_ARN_PREFIX}:subnet/${id}`),
+    ...vpc.securityGroupIds.map((id) => `${EC2_ARN_PREFIX}:security-group/${id}`),
+  ].map((arn) => ({ 'Fn::Sub': arn }));
+}
+
+/** The plugin osls loads from serverless.yml. */
+export default class PodMutationPlugin {
+  #serverless;
+  #options;
+  #log;
+  #localProfile;
+
+  constructor(serverless, options, utils) {
+    this.#serverless = serverless;
+    this.#options = options;
+    this.#log = utils?.log ?? { notice: console.error, info: console.error };
+    const ServerlessError = serverless.classes.Error;
+    const build = () => runBuild(serverless.serviceDir, ServerlessError);
+    const buildToPackage = () => {
+      if (serverless.service.provider.stage === 'local') {
+        throw new ServerlessError('the local stage is the offline profile (osls offline --stage local); package and deploy a stage of a real cluster');
+      }
+      return build();
+    };
+    const startLocalProfile = async () => {
+      await build();
+      await this.#startLocalProfile();
+    };
+    this.hooks = {
+      'before:package:createDeploymentArtifacts': buildToPackage,
+      'before:package:function:package': buildToPackage,
+      // `osls offline` runs the lifecycle offline:start; `osls offline start` runs offline:start:init..end.
+      'before:offline:start': startLocalProfile,
+      'before:offline:start:init': startLocalProfile,
+      'before:offline:start:end': () => this.#localProfile?.close(),
+    };
+    this.configurationVariablesSources = {
+      podmutation: {
+        async resolve({ address, resolveVariable }) {
+          const vpc = async () => syncVpc(await resolveVariable('param:subnetIds'), await resolveVariable('param:securityGroupIds'), ServerlessError);
+          switch (address) {
+            // false keeps the function out of any VPC: no VpcConfig at all.
+            case 'syncVpc':
+              return { value: (await vpc()) ?? false };
+            case 'syncNetworkInterfaceResources':
+              return { value: networkInterfaceResources(await vpc()) };
+            case 'createAccessEntry':
+              return { value: flag('createAccessEntry', await resolveVariable('param:createAccessEntry'), ServerlessError) };
+            default:
+              throw new ServerlessError(
+                `\${podmutation:${address}} is not a variable of serverless/plugin.mjs; expected syncVpc, syncNetworkInterfaceResources or createAccessEntry`,
+              );
+          }
+        },
+      },
+    };
+  }
+
+  async #startLocalProfile() {
+    // Loaded only here: tsx compiles the TypeScript the local profile shares with the local server.
+    const { tsImport } = await import('tsx/esm/api');
+    const { startLocalProfile } = await tsImport(LOCAL_PROFILE, import.meta.url);
+    const service = this.#serverless.service;
+    const offline = service.custom?.['serverless-offline'] ?? {};
+    const host = this.#options.host ?? offline.host ?? 'localhost';
+    const port = this.#options.httpPort ?? offline.httpPort ?? 3000;
+    try {
+      this.#localProfile = await startLocalProfile({
+        service,
+        serviceDir: this.#serverless.serviceDir,
+        settings: service.custom?.localProfile ?? {},
+        baseUrl: `http://${host}:${port}`,
+        report: (line) => this.#log.notice(line),
+      });
+    } catch (error) {
+      throw new this.#serverless.classes.Error(`osls offline: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+}
