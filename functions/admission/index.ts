@@ -9,7 +9,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
-import { createAdmissionHandler, createAdmissionRulesCache, createTokenSource, readAdmissionConfig } from '../../lib/endpoint/index.ts';
+import { createAdmissionHandler, createAdmissionRulesCache, createTokenSource, readAdmissionConfig, tokenRefreshFailureReporter } from '../../lib/endpoint/index.ts';
 import { createDynamoClient, createPlacementStore, createSnapshotStore } from '../../lib/store/index.ts';
 
 const config = readAdmissionConfig(process.env);
@@ -39,13 +39,7 @@ const rules = createAdmissionRulesCache({
 export const handler = middy(
   createAdmissionHandler({
     rules,
-    acceptedTokens: createTokenSource(config.token, {
-      onRefreshFailure: (error) => {
-        // The last good tokens stay accepted; the metric lets an alarm catch a secret that stays unreadable.
-        logger.warn('webhook token refresh failed; keeping the last tokens', { errorName: error.name, errorMessage: error.message });
-        metrics.addMetric('TokenRefreshFailures', 'Count', 1);
-      },
-    }),
+    acceptedTokens: createTokenSource(config.token, { onRefreshFailure: tokenRefreshFailureReporter(logger, metrics) }),
     logger,
     metrics,
     maxBodyBytes: config.maxBodyBytes,

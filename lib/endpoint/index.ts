@@ -2,7 +2,7 @@
 import { readAdmissionConfig, DEFAULT_MAX_BODY_BYTES } from './config.ts';
 import { createAdmissionHandler } from './handler.ts';
 import { createAdmissionRulesCache } from './admission-rules.ts';
-import { checkedToken, createTokenSource, generateToken, readCurrentToken } from './token.ts';
+import { checkedToken, createTokenSource, generateToken, readCurrentToken, tokenRefreshFailureReporter } from './token.ts';
 import type { AdmissionConfig } from './config.ts';
 import type {
   AdmissionHandler,
@@ -22,6 +22,7 @@ export {
   checkedToken,
   generateToken,
   readCurrentToken,
+  tokenRefreshFailureReporter,
   readAdmissionConfig,
   DEFAULT_MAX_BODY_BYTES,
 };

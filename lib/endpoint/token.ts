@@ -1,6 +1,7 @@
 /** The webhook's path token: where the expected value comes from, and the constant-time comparison. */
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ConfigurationError } from '../errors/index.ts';
+import type { Logger, Metrics } from '../observability/index.ts';
 import { isSecretNotFound, readSecretString, secretReaderFor, type SecretRead, type SecretReader } from '../secrets/index.ts';
 import { WEBHOOK_TOKEN_FORM, WEBHOOK_TOKEN_PATTERN } from '../values/index.ts';
 
@@ -193,10 +194,19 @@ function createTokenComparer(): (presented: string | undefined, accepted: readon
   };
 }
 
+/** The onRefreshFailure of the deployed function: a warning (never a token) and one TokenRefreshFailures count. */
+function tokenRefreshFailureReporter(logger: Pick<Logger, 'warn'>, metrics: Pick<Metrics, 'addMetric'>): (error: ConfigurationError) => void {
+  return (error) => {
+    // The last good tokens stay accepted; the metric's alarm catches a secret that stays unreadable.
+    logger.warn('webhook token refresh failed; keeping the last tokens', { errorName: error.name, errorMessage: error.message });
+    metrics.addMetric('TokenRefreshFailures', 'Count', 1);
+  };
+}
+
 /** A fresh random token: 32 bytes in base64url (43 characters). */
 function generateToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
-export { createTokenSource, createTokenComparer, checkedToken, generateToken, readCurrentToken, DEFAULT_TOKEN_REFRESH_SECONDS };
+export { createTokenSource, createTokenComparer, checkedToken, generateToken, readCurrentToken, tokenRefreshFailureReporter, DEFAULT_TOKEN_REFRESH_SECONDS };
 export type { TokenSourceConfig, TokenSourceOptions, TokenSource, SecretReader };

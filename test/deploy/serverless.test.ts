@@ -80,7 +80,7 @@ const WEBHOOK_TOKEN = 'Zk3q9XvT0bLm7RcWp2YsN8dHa4JeU6gQ1iKoF5tVzBxC0nMw';
 const LAMBDA_CREDENTIALS = { AWS_ACCESS_KEY_ID: 'AKIDDEPLOYTEST', AWS_SECRET_ACCESS_KEY: 'deploy-test-secret', AWS_SESSION_TOKEN: 'deploy-test-session' };
 const EKS_CLUSTER_ARN = `arn:\${AWS::Partition}:eks:\${AWS::Region}:\${AWS::AccountId}:cluster/${CLUSTER_NAME}`;
 const EC2_ARN = 'arn:${AWS::Partition}:ec2:${AWS::Region}:${AWS::AccountId}';
-const ALARMS = ['AdmissionErrorsAlarm', 'Admission5xxAlarm', 'DenialsSpikeAlarm', 'SyncFailuresAlarm', 'RulesStaleAlarm'];
+const ALARMS = ['AdmissionErrorsAlarm', 'Admission5xxAlarm', 'DenialsSpikeAlarm', 'TokenRefreshFailuresAlarm', 'SyncFailuresAlarm', 'RulesStaleAlarm'];
 // What the Lambda service itself does with the execution role, not the code: write the function's log streams.
 const LOG_ACTIONS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
 const DYNAMODB_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'];
@@ -715,6 +715,15 @@ describe('alarms', () => {
     expect(metricsOf(eksTemplate, 'DenialsSpikeAlarm')).toEqual([
       expect.objectContaining({ metricName: 'Denials', dimensions: [`service=${services.admission}`], stat: 'Sum', period: 300 }) as unknown,
     ]);
+  });
+
+  it('alarms on token refresh failures that last 15 minutes', async () => {
+    const { services } = await metricsContract(eksTemplate);
+
+    expect(metricsOf(eksTemplate, 'TokenRefreshFailuresAlarm')).toEqual([
+      expect.objectContaining({ metricName: 'TokenRefreshFailures', dimensions: [`service=${services.admission}`], stat: 'Sum', period: 300 }) as unknown,
+    ]);
+    expect(properties(eksTemplate, 'TokenRefreshFailuresAlarm')).toMatchObject({ EvaluationPeriods: 3, DatapointsToAlarm: 3 });
   });
 
   it('counts failed syncs and failed sync invocations', async () => {
