@@ -6,7 +6,7 @@
  *   package the stage `local`, the offline profile;
  * - `${podmutation:...}` variables check parameters no CloudFormation condition can refuse: subnetIds and
  *   securityGroupIds become the sync function's VPC settings (one without the other fails the package), and
- *   createAccessEntry must be true or false;
+ *   createAccessEntry must be true or false, enforcement enforce or audit;
  * - `osls offline` runs the local profile (serverless/local-profile.ts): the build, an embedded DynamoDB holding the
  *   rule files, and stand-ins for the CloudFormation references of the environment.
  */
@@ -70,10 +70,10 @@ function syncVpc(subnetIdsText, securityGroupIdsText, ServerlessError) {
   return { subnetIds, securityGroupIds };
 }
 
-/** A true/false parameter, as the string a CloudFormation condition compares. */
-function flag(name, value, ServerlessError) {
+/** A parameter that must be one of a few words (true/false for a CloudFormation condition, enforce/audit). */
+function choice(name, value, choices, ServerlessError) {
   const text = String(value);
-  if (text !== 'true' && text !== 'false') throw new ServerlessError(`the ${name} parameter is "${text}"; expected true or false`);
+  if (!choices.includes(text)) throw new ServerlessError(`the ${name} parameter is "${text}"; expected ${choices.join(' or ')}`);
   return text;
 }
 
@@ -129,10 +129,13 @@ export default class PodMutationPlugin {
             case 'syncNetworkInterfaceResources':
               return { value: networkInterfaceResources(await vpc()) };
             case 'createAccessEntry':
-              return { value: flag('createAccessEntry', await resolveVariable('param:createAccessEntry'), ServerlessError) };
+              return { value: choice('createAccessEntry', await resolveVariable('param:createAccessEntry'), ['true', 'false'], ServerlessError) };
+            // Checked here as well as at the function's start (ENFORCEMENT): a typo fails the package, not every cold start.
+            case 'enforcement':
+              return { value: choice('enforcement', await resolveVariable('param:enforcement'), ['enforce', 'audit'], ServerlessError) };
             default:
               throw new ServerlessError(
-                `\${podmutation:${address}} is not a variable of serverless/plugin.mjs; expected syncVpc, syncNetworkInterfaceResources or createAccessEntry`,
+                `\${podmutation:${address}} is not a variable of serverless/plugin.mjs; expected syncVpc, syncNetworkInterfaceResources, createAccessEntry or enforcement`,
               );
           }
         },

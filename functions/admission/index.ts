@@ -43,6 +43,7 @@ export const handler = middy(
     logger,
     metrics,
     maxBodyBytes: config.maxBodyBytes,
+    enforcement: config.enforcement,
   }),
 )
   .use(injectLambdaContext(logger))

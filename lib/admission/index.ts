@@ -1,10 +1,11 @@
-import { answerAdmissionReview, reviewAdmission, type AdmissionVerdict } from './review.ts';
+import { answerAdmissionReview, reviewAdmission, type AdmissionVerdict, type ReviewOptions } from './review.ts';
 import { summarizeVerdict, type AdmissionSummary } from './summary.ts';
 import type { GroupVersionKind, GroupVersionResource, AdmissionRequest, Status, AdmissionResponse, AdmissionReviewRequest, AdmissionReviewResponse } from './kubernetes.ts';
 
 export { answerAdmissionReview, reviewAdmission, summarizeVerdict };
 export type {
   AdmissionVerdict,
+  ReviewOptions,
   AdmissionSummary,
   GroupVersionKind,
   GroupVersionResource,

@@ -1,9 +1,12 @@
-import { mutatePod, type Decision, type ManagedStep, type MutationOutcome, type RuleSet } from '../engine/index.ts';
+import { mutatePod, type Decision, type MutationOptions, type MutationOutcome, type RuleSet } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
 import { isJsonObject, optionalBoolean, optionalObject, optionalString, previewInput, truncateInput, typeMismatch } from '../values/index.ts';
 import type { AdmissionRequest, AdmissionResponse, AdmissionReviewResponse, GroupVersionKind, GroupVersionResource } from './kubernetes.ts';
 
 const API_VERSION = 'admission.k8s.io/v1';
+
+/** What a review runs besides the rules: the managed steps, and the deployment's enforcement switch (issue #12). */
+export type ReviewOptions = Pick<MutationOptions, 'managedSteps' | 'enforcement'>;
 
 /** The answer to one AdmissionReview: the response to send and what the engine did (for logs). */
 export interface AdmissionVerdict {
@@ -90,14 +93,14 @@ function responseFor(uid: string, outcome: MutationOutcome): AdmissionResponse {
  * Answers one AdmissionRequest with the engine: Pod CREATEs are mutated, everything else is allowed
  * unchanged. Pure; never edits the request.
  */
-export function reviewAdmission(request: AdmissionRequest, ruleSet: RuleSet, managedSteps: readonly ManagedStep[] = []): AdmissionVerdict {
+export function reviewAdmission(request: AdmissionRequest, ruleSet: RuleSet, options: ReviewOptions = {}): AdmissionVerdict {
   const notPodCreate = isPodCreate(request);
   if (notPodCreate !== undefined) {
     return { request, decision: 'skipped', skipReason: notPodCreate, response: responseEnvelope({ uid: request.uid, allowed: true }) };
   }
   // request.namespace is the safe source: the object's may still be empty at admission time (the Pod boundary falls
   // back to it only when the request names none).
-  const outcome = mutatePod(request.object, request.namespace ?? '', ruleSet, { requestUid: request.uid }, { managedSteps });
+  const outcome = mutatePod(request.object, request.namespace ?? '', ruleSet, { requestUid: request.uid }, options);
   return {
     request,
     decision: outcome.decision,
@@ -114,7 +117,7 @@ export function reviewAdmission(request: AdmissionRequest, ruleSet: RuleSet, man
 export function answerAdmissionReview(
   body: string,
   ruleSet: RuleSet,
-  managedSteps: readonly ManagedStep[] = [],
+  options: ReviewOptions = {},
 ): { readonly body: string; readonly verdict: AdmissionVerdict } {
   let review: unknown;
   try {
@@ -122,6 +125,6 @@ export function answerAdmissionReview(
   } catch (error) {
     throw new MalformedInputError(`AdmissionReview is not valid JSON: ${(error as Error).message}`, { cause: error });
   }
-  const verdict = reviewAdmission(parseAdmissionReview(review), ruleSet, managedSteps);
+  const verdict = reviewAdmission(parseAdmissionReview(review), ruleSet, options);
   return { body: JSON.stringify(verdict.response), verdict };
 }

@@ -1,4 +1,5 @@
 import { truncateInput } from '../values/index.ts';
+import type { AuditedMatch } from '../engine/index.ts';
 import type { AdmissionVerdict } from './review.ts';
 
 /** The fields of one admission log line: identifies the Pod and the decision, never carries its body. */
@@ -9,7 +10,10 @@ export interface AdmissionSummary {
   readonly workloadKind?: string;
   readonly workloadName?: string;
   readonly decision: string;
+  /** The applied rules (enforced customer rules and managed steps), in order. */
   readonly rules: readonly string[];
+  /** The audited rules that matched and what enforcing each would change; absent when none matched. */
+  readonly audited?: readonly AuditedMatch[];
   readonly patchOperations: number;
   readonly warnings: number;
   readonly denial?: string;
@@ -27,6 +31,7 @@ export function summarizeVerdict(verdict: AdmissionVerdict): AdmissionSummary {
     ...(workload === undefined ? {} : { workloadKind: truncateInput(workload.kind), workloadName: truncateInput(workload.name) }),
     decision: verdict.decision,
     rules: outcome?.applied ?? [],
+    ...(outcome === undefined || outcome.audited.length === 0 ? {} : { audited: outcome.audited }),
     patchOperations: outcome?.patch.length ?? 0,
     warnings: outcome?.warnings.length ?? 0,
     ...(outcome?.denial === undefined ? {} : { denial: outcome.denial.message }),

@@ -1,6 +1,10 @@
 import { applySnapshotBudget, budgetIssues, byApplicationOrder, ruleCost, type RuleCost } from './budget.ts';
 import {
   APPLIED_ANNOTATION,
+  AUDITED_ANNOTATION,
+  ENFORCEMENT_ANNOTATION,
+  ENFORCEMENTS,
+  isEnforcement,
   LIMITS,
   POD_MUTATION_API_VERSION,
   POD_MUTATION_KIND,
@@ -8,6 +12,7 @@ import {
   RESERVED_KEYS,
   RULE_BUDGET,
   SNAPSHOT_BUDGET,
+  type Enforcement,
   type InvalidRule,
   type NormalizedRule,
   type PodMutation,
@@ -23,6 +28,10 @@ export {
   POD_MUTATION_KIND,
   PRODUCT_ANNOTATION_PREFIX,
   APPLIED_ANNOTATION,
+  AUDITED_ANNOTATION,
+  ENFORCEMENT_ANNOTATION,
+  ENFORCEMENTS,
+  isEnforcement,
   RESERVED_KEYS,
   LIMITS,
   RULE_BUDGET,
@@ -38,6 +47,7 @@ export {
   ruleToResource,
 };
 export type {
+  Enforcement,
   WorkloadSelector,
   NodeAffinityRemoval,
   MutationRemove,

@@ -27,7 +27,7 @@ import {
   type Static,
   type TSchema,
 } from '@sinclair/typebox';
-import { LIMITS, PRODUCT_ANNOTATION_PREFIX, RESERVED_KEYS, RULE_BUDGET } from './types.ts';
+import { ENFORCEMENT_ANNOTATION, ENFORCEMENTS, LIMITS, PRODUCT_ANNOTATION_PREFIX, RESERVED_KEYS, RULE_BUDGET } from './types.ts';
 
 declare global {
   /**
@@ -614,8 +614,14 @@ export const PodMutationStatusSchema = ObjectSchema(
     ),
     observedGeneration: Optional(Integer({ format: 'int64', minimum: 0, ...(SCHEMA_DOCS ? { description: 'The metadata.generation the sync last validated.' } : {}) })),
     lastSyncTime: Optional(
-      StringSchema({ format: 'date-time', ...(SCHEMA_DOCS ? { description: 'When the sync last wrote this status (it writes only when the verdict or the generation changes).' } : {}) }),
+      StringSchema({ format: 'date-time', ...(SCHEMA_DOCS ? { description: 'When the sync last wrote this status (it writes only when the verdict, the generation or the enforcement changes).' } : {}) }),
     ),
+    enforcement: Optional(
+      StringEnum(ENFORCEMENTS, SCHEMA_DOCS ? { description: `How admission treats the valid rule: enforce applies it, audit only records it (the ${ENFORCEMENT_ANNOTATION} annotation).` } : {}),
+    ),
+    matchedPods: Optional(Integer({ format: 'int64', minimum: 0, ...(SCHEMA_DOCS ? { description: 'Running Pods the rule matches, as of lastReportTime (the sync report, reportIntervalMinutes).' } : {}) })),
+    pendingPods: Optional(Integer({ format: 'int64', minimum: 0, ...(SCHEMA_DOCS ? { description: 'Matched Pods whose scheduling a rollout would still change, as of lastReportTime.' } : {}) })),
+    lastReportTime: Optional(StringSchema({ format: 'date-time', ...(SCHEMA_DOCS ? { description: 'When the sync last computed matchedPods and pendingPods (written when they change).' } : {}) })),
   },
   SCHEMA_DOCS ? { description: 'What the sync last observed about this rule. Written by the sync function; never set it by hand.' } : {},
 );

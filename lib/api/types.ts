@@ -9,6 +9,19 @@ export const POD_MUTATION_KIND = 'PodMutation';
 export const PRODUCT_ANNOTATION_PREFIX = 'podmutation.agent.cloudpilot.ai/';
 /** Annotation listing the applied rules, comma-separated, in application order. */
 export const APPLIED_ANNOTATION = `${PRODUCT_ANNOTATION_PREFIX}applied`;
+/** Annotation on a Pod listing the audited rules that matched it, comma-separated, over the Pod's life (issue #12). */
+export const AUDITED_ANNOTATION = `${PRODUCT_ANNOTATION_PREFIX}audited`;
+/** Annotation on a PodMutation: `enforce` (the default) applies the rule, `audit` evaluates and records it only. */
+export const ENFORCEMENT_ANNOTATION = `${PRODUCT_ANNOTATION_PREFIX}enforcement`;
+
+/** How a rule takes effect, per rule (ENFORCEMENT_ANNOTATION) or for a whole deployment; enforce is the default. */
+export const ENFORCEMENTS = ['enforce', 'audit'] as const;
+export type Enforcement = (typeof ENFORCEMENTS)[number];
+
+/** Whether a string is one of ENFORCEMENTS. */
+export function isEnforcement(value: unknown): value is Enforcement {
+  return value === 'enforce' || value === 'audit';
+}
 
 /** Label keys managed by the product's capacity placement; no customer rule may use them. */
 export const RESERVED_KEYS: ReadonlySet<string> = new Set([
@@ -76,6 +89,8 @@ export interface NormalizedRule {
   readonly name: string;
   readonly generation?: number;
   readonly enable: boolean;
+  /** From ENFORCEMENT_ANNOTATION; `audit` rules are matched and recorded, never applied. */
+  readonly enforcement: Enforcement;
   readonly priority: number;
   readonly workloadSelector: WorkloadSelector;
   readonly mutationRemove: MutationRemove;

@@ -3,11 +3,20 @@
  * (lib/api/schema.ts, run by lib/api/structure.ts with the named checks of lib/api/checks.ts), then what only the
  * normalized rule shows: that it removes or adds something, and the per-rule budget.
  */
-import { previewInput, isDns1123Subdomain, isJsonObject, IssueList } from '../values/index.ts';
+import { previewInput, isDns1123Subdomain, isJsonObject, IssueList, type IssueSink } from '../values/index.ts';
 import { checkRemovesOrAdds, checkRuleBudget } from './checks.ts';
 import { PodMutationSpecSchema, type PodMutationSpec } from './schema.ts';
 import { normalizeStructure, validateStructure } from './structure.ts';
-import { POD_MUTATION_API_VERSION, POD_MUTATION_KIND, type NormalizedRule, type RuleVerdict } from './types.ts';
+import {
+  ENFORCEMENT_ANNOTATION,
+  ENFORCEMENTS,
+  isEnforcement,
+  POD_MUTATION_API_VERSION,
+  POD_MUTATION_KIND,
+  type Enforcement,
+  type NormalizedRule,
+  type RuleVerdict,
+} from './types.ts';
 
 /** Issues kept per rule: enough to fix a rule, few enough to bound a status and a snapshot entry. */
 const MAX_ISSUES = 32;
@@ -18,6 +27,25 @@ function reportedName(resource: unknown): string {
     return resource.metadata.name;
   }
   return '<unnamed>';
+}
+
+/**
+ * The rule's enforcement from its annotation. A value other than enforce or audit is an issue, never a default:
+ * a typo such as "Audit" must not turn a rule meant to be audited into one that changes Pods. The CRD cannot say
+ * this, because CEL on a custom resource does not see metadata.annotations.
+ */
+function readEnforcement(metadata: Record<string, unknown>, issues: IssueSink): Enforcement {
+  const { annotations } = metadata;
+  if (annotations === undefined || annotations === null) return 'enforce';
+  if (!isJsonObject(annotations)) {
+    issues.add('metadata.annotations', 'must be a map of strings');
+    return 'enforce';
+  }
+  const value = annotations[ENFORCEMENT_ANNOTATION];
+  if (value === undefined) return 'enforce';
+  if (isEnforcement(value)) return value;
+  issues.add(`metadata.annotations["${ENFORCEMENT_ANNOTATION}"]`, `must be ${ENFORCEMENTS.join(' or ')} (got ${previewInput(value)})`);
+  return 'enforce';
 }
 
 /**
@@ -48,6 +76,7 @@ export function validatePodMutation(resource: unknown): RuleVerdict {
   } else if (!isDns1123Subdomain(resource.metadata.name)) {
     issues.add('metadata.name', 'must be a lowercase DNS-1123 subdomain of at most 253 characters');
   }
+  const enforcement = isJsonObject(resource.metadata) ? readEnforcement(resource.metadata, issues) : 'enforce';
   const { spec } = resource;
   if (!isJsonObject(spec)) {
     issues.add('spec', 'must be an object');
@@ -64,6 +93,7 @@ export function validatePodMutation(resource: unknown): RuleVerdict {
     name,
     ...(generation === undefined ? {} : { generation }),
     enable: normalized.enable === true,
+    enforcement,
     priority: normalized.priority ?? 0,
     workloadSelector: normalized.workloadSelector,
     mutationRemove: remove,
@@ -84,7 +114,12 @@ export function ruleToResource(rule: NormalizedRule): Record<string, unknown> {
   return {
     apiVersion: POD_MUTATION_API_VERSION,
     kind: POD_MUTATION_KIND,
-    metadata: rule.generation === undefined ? { name: rule.name } : { name: rule.name, generation: rule.generation },
+    metadata: {
+      name: rule.name,
+      ...(rule.generation === undefined ? {} : { generation: rule.generation }),
+      // A snapshot published before issue #12 holds no enforcement; its rules were all enforced.
+      ...(rule.enforcement === 'audit' ? { annotations: { [ENFORCEMENT_ANNOTATION]: rule.enforcement } } : {}),
+    },
     spec: {
       enable: rule.enable,
       priority: rule.priority,

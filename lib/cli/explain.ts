@@ -7,6 +7,7 @@ import type { Pod } from '../engine/index.ts';
 import { parseResourceDocuments } from '../rule-files/index.ts';
 import { lineDiff } from './diff.ts';
 import { readInput, writeLine, type CliStreams } from './io.ts';
+import { auditedLines, ENFORCEMENT_OPTIONS, enforcementOption } from './options/enforcement.ts';
 import { PLACEMENT_OPTIONS, placementSteps } from './options/placement-file.ts';
 import { loadRulesReportingInvalid } from './review.ts';
 
@@ -29,11 +30,14 @@ function describeOutcome(pod: Pod, outcome: MutationOutcome): string[] {
   const { workload } = outcome;
   const lines = [`Pod ${workload.namespace}/${outcome.facts.displayName || '(unnamed)'} (workload ${workload.kind} ${workload.name})`];
   if (outcome.skipReason !== undefined) return [...lines, `  skipped: ${outcome.skipReason}`];
-  const matched = outcome.evaluations.filter((item) => item.outcome === 'matched');
+  const auditedNames = new Set(outcome.audited.map((match) => match.name));
+  const matched = outcome.evaluations.filter((item) => item.outcome === 'matched' && !auditedNames.has(item.rule.name));
   const missed = outcome.evaluations.filter((item) => item.outcome === 'not-matched');
   const disabled = outcome.evaluations.filter((item) => item.outcome === 'disabled');
   lines.push(matched.length === 0 ? '  matched: none' : '  matched, in application order:');
   for (const item of matched) lines.push(`    ${item.rule.name}`);
+  // Audited rules are listed apart: they matched, and none of their changes is in the result below.
+  for (const line of auditedLines(outcome.audited)) lines.push(`  ${line}`);
   if (missed.length > 0) lines.push('  not matched (first dimension that failed):');
   for (const item of missed) lines.push(`    ${item.rule.name}: ${item.failed}: ${describeMismatch(item.rule, outcome.facts, item.failed!)}`);
   if (disabled.length > 0) lines.push(`  disabled (spec.enable is not true): ${disabled.map((item) => item.rule.name).join(', ')}`);
@@ -67,13 +71,14 @@ function podsFrom(resources: readonly unknown[], source: string): Pod[] {
 export async function explainCommand(args: readonly string[], streams: CliStreams): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...args],
-    options: { rules: { type: 'string', multiple: true }, namespace: { type: 'string', short: 'n' }, ...PLACEMENT_OPTIONS },
+    options: { rules: { type: 'string', multiple: true }, namespace: { type: 'string', short: 'n' }, ...PLACEMENT_OPTIONS, ...ENFORCEMENT_OPTIONS },
     allowPositionals: true,
   });
   if (positionals.length > 1) throw new MalformedInputError('explain takes one POD file (or - for standard input)');
   const loaded = await loadRulesReportingInvalid(values.rules ?? [], streams);
   const ruleSet = compileRuleSet(loaded.rules);
   const managedSteps = await placementSteps(values, streams);
+  const enforcement = enforcementOption(values.enforcement);
   const source = positionals[0] ?? '-';
   const pods = podsFrom(parseResourceDocuments(await readInput(source, streams), source), source);
   if (pods.length === 0) throw new MalformedInputError(`${source}: no Pod found`);
@@ -86,7 +91,7 @@ export async function explainCommand(args: readonly string[], streams: CliStream
     // A Pod the boundary rejects is reported in its place; the other Pods are still explained.
     let outcome: MutationOutcome;
     try {
-      outcome = mutatePod(pod, '', ruleSet, context, { explain: true, managedSteps, source: where, fallbackNamespace: values.namespace || 'default' });
+      outcome = mutatePod(pod, '', ruleSet, context, { explain: true, managedSteps, enforcement, source: where, fallbackNamespace: values.namespace || 'default' });
     } catch (error) {
       if (!(error instanceof MalformedInputError)) throw error;
       rejected += 1;

@@ -6,6 +6,7 @@ import { MalformedInputError, PodMutationError } from '../errors/index.ts';
 import { isJsonObject } from '../values/index.ts';
 import { loadRuleFiles, type LoadedRules } from '../rule-files/index.ts';
 import { parseSingleDocument, readInput, writeLine, type CliStreams } from './io.ts';
+import { auditedLines, ENFORCEMENT_OPTIONS, enforcementOption } from './options/enforcement.ts';
 import { PLACEMENT_OPTIONS, placementSteps } from './options/placement-file.ts';
 
 /** Loads rules for a command, reporting each invalid rule on stderr (they are skipped). */
@@ -59,22 +60,28 @@ function lineErrorAnswer(line: number, error: unknown): { readonly answer: strin
 export async function reviewCommand(args: readonly string[], streams: CliStreams): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...args],
-    options: { rules: { type: 'string', multiple: true }, ...PLACEMENT_OPTIONS },
+    options: { rules: { type: 'string', multiple: true }, ...PLACEMENT_OPTIONS, ...ENFORCEMENT_OPTIONS },
     allowPositionals: true,
   });
   if (positionals.length > 1) throw new MalformedInputError('review takes at most one input FILE (or - for standard input)');
   const loaded = await loadRulesReportingInvalid(values.rules ?? [], streams);
   const ruleSet = compileRuleSet(loaded.rules);
-  const managedSteps = await placementSteps(values, streams);
+  const options = { managedSteps: await placementSteps(values, streams), enforcement: enforcementOption(values.enforcement) };
   const source = positionals[0] ?? '-';
   const text = await readInput(source, streams);
+  // stdout carries the responses exactly as the webhook sends them; what audited rules would change goes to stderr.
+  const answer = (body: string, where: string): string => {
+    const answered = answerAdmissionReview(body, ruleSet, options);
+    for (const line of auditedLines(answered.verdict.outcome?.audited ?? [])) writeLine(streams.stderr, `${where}: ${line}`);
+    return answered.body;
+  };
   if (looksLikeNdjson(text)) {
     // Every line is answered, in order: a review, or an error answer naming the line; one bad line stops nothing.
     let failed = 0;
     text.split('\n').forEach((line, index) => {
       if (line.trim() === '') return;
       try {
-        writeLine(streams.stdout, answerAdmissionReview(line, ruleSet, managedSteps).body);
+        writeLine(streams.stdout, answer(line, `${source}:${index + 1}`));
       } catch (error) {
         failed += 1;
         const { answer, message } = lineErrorAnswer(index + 1, error);
@@ -85,6 +92,6 @@ export async function reviewCommand(args: readonly string[], streams: CliStreams
     return failed === 0 ? 0 : 2;
   }
   const review = parseSingleDocument(text, source);
-  writeLine(streams.stdout, answerAdmissionReview(JSON.stringify(review), ruleSet, managedSteps).body);
+  writeLine(streams.stdout, answer(JSON.stringify(review), source));
   return 0;
 }

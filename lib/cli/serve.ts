@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { ENFORCEMENT_OPTIONS, enforcementOption } from './options/enforcement.ts';
 import { MalformedInputError } from '../errors/index.ts';
 import type { RuleSource, TlsFiles } from '../local-server/index.ts';
 import { jsonLineLogger } from '../observability/index.ts';
@@ -94,6 +95,7 @@ export async function serveCommand(args: readonly string[], streams: CliStreams)
       context: { type: 'string' },
       'sync-interval': { type: 'string' },
       ...PLACEMENT_OPTIONS,
+      ...ENFORCEMENT_OPTIONS,
     },
     allowPositionals: false,
   });
@@ -110,6 +112,7 @@ export async function serveCommand(args: readonly string[], streams: CliStreams)
   const refreshSeconds = secondsOption(values.refresh, '--refresh');
   const tls = await tlsOption(values['tls-cert'], values['tls-key']);
   const placements = await readPlacementFile(values, streams);
+  const enforcement = enforcementOption(values.enforcement);
   // Loaded here, not at the top: the embedded DynamoDB and the AWS SDK add about 0.2 s to every other command.
   const [{ startLocalServer }, { checkedToken }] = await Promise.all([import('../local-server/index.ts'), import('../endpoint/index.ts')]);
   const token = values.token === undefined ? undefined : checkedToken(values.token, '--token');
@@ -127,6 +130,7 @@ export async function serveCommand(args: readonly string[], streams: CliStreams)
     // The cluster is polled on its sync interval; files are watched only when asked.
     watch: values.watch || cluster !== undefined,
     ...(placements === undefined ? {} : { placements: placements.policies, capacityFlavour: placements.flavour }),
+    enforcement,
     logger: jsonLineLogger(streams.stdout),
     report: (line) => writeLine(streams.stderr, line),
   });

@@ -4,6 +4,7 @@ import { ConfigurationError } from '../errors/index.ts';
 import { readAll, SECRET_ARN } from '../values/index.ts';
 import { CAPACITY_FLAVOUR_NAMES, isCapacityFlavour, type CapacityFlavour } from '../placement/index.ts';
 import { readStoreConfig, type StoreConfig } from '../store/index.ts';
+import { ENFORCEMENTS, isEnforcement, type Enforcement } from '../api/index.ts';
 import { checkedToken, DEFAULT_TOKEN_REFRESH_SECONDS, type TokenSourceConfig } from './token.ts';
 
 /** The admission function's settings. */
@@ -13,6 +14,8 @@ interface AdmissionConfig {
   readonly maxBodyBytes: number;
   /** Whose capacity label the managed placement step writes: the cluster's node provisioner. */
   readonly capacityFlavour: CapacityFlavour;
+  /** ENFORCEMENT: `audit` audits every customer rule of the deployment (issue #12). */
+  readonly enforcement: Enforcement;
 }
 
 /** 3 MiB: a Pod is at most about 1.5 MiB, and an AdmissionReview of a CREATE carries it once. */
@@ -67,6 +70,14 @@ function readCapacityFlavour(env: Environment): CapacityFlavour {
   return value;
 }
 
+function readEnforcement(env: Environment): Enforcement {
+  const value = optionalSetting(env, 'ENFORCEMENT') ?? 'enforce';
+  if (!isEnforcement(value)) {
+    throw new ConfigurationError(`ENFORCEMENT is "${value}"; expected one of ${ENFORCEMENTS.join(', ')}`, { context: { variable: 'ENFORCEMENT' } });
+  }
+  return value;
+}
+
 /**
  * Reads the admission function's configuration; one ConfigurationError names every variable that is wrong.
  *
@@ -85,6 +96,8 @@ function readCapacityFlavour(env: Environment): CapacityFlavour {
  * - MAX_BODY_BYTES (default 3145728, 3 MiB): largest request body accepted, decoded; larger answers 413.
  * - CAPACITY_FLAVOUR (default karpenter): karpenter, eks or gke, the capacity label placement policies write
  *   (karpenter.sh/capacity-type, eks.amazonaws.com/capacityType, cloud.google.com/gke-provisioning).
+ * - ENFORCEMENT (default enforce): enforce, or audit to evaluate and record every customer rule without changing Pods
+ *   (the stack parameter `enforcement`); each rule can also be audited alone with its enforcement annotation.
  * - POWERTOOLS_SERVICE_NAME, POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_LOG_LEVEL: read by Powertools itself.
  */
 function readAdmissionConfig(env: Environment): AdmissionConfig {
@@ -94,6 +107,7 @@ function readAdmissionConfig(env: Environment): AdmissionConfig {
       token: () => readTokenConfig(env),
       maxBodyBytes: () => readMaxBodyBytes(env),
       capacityFlavour: () => readCapacityFlavour(env),
+      enforcement: () => readEnforcement(env),
     },
     ConfigurationError,
   );

@@ -5,6 +5,7 @@ import { MalformedInputError } from '../errors/index.ts';
 import type { LogFields, Logger, MetricUnit, Metrics } from '../observability/index.ts';
 import { previewInput } from '../values/index.ts';
 import type { CachedSnapshot } from '../store/index.ts';
+import type { Enforcement } from '../api/index.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './config.ts';
 import type { AdmissionRules } from './admission-rules.ts';
 import { createTokenComparer, type TokenSource } from './token.ts';
@@ -31,6 +32,8 @@ interface AdmissionHandlerDeps {
   readonly metrics: AdmissionMetrics;
   /** Largest decoded body accepted (default 3 MiB). */
   readonly maxBodyBytes?: number;
+  /** The deployment's switch (ENFORCEMENT): `audit` audits every customer rule; default enforce, each rule decides. */
+  readonly enforcement?: Enforcement;
   /** Monotonic milliseconds, for durationMs (default performance.now). */
   readonly clock?: () => number;
 }
@@ -125,7 +128,7 @@ function threeDecimals(value: number): number {
  * Rejected for 4xx, Errors for 500.
  */
 function createAdmissionHandler(deps: AdmissionHandlerDeps): AdmissionHandler {
-  const { rules, acceptedTokens, logger, metrics } = deps;
+  const { rules, acceptedTokens, logger, metrics, enforcement } = deps;
   const maxBodyBytes = deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const clock = deps.clock ?? (() => performance.now());
   const tokenMatches = createTokenComparer();
@@ -188,7 +191,7 @@ function createAdmissionHandler(deps: AdmissionHandlerDeps): AdmissionHandler {
 
     let answer: ReturnType<typeof answerAdmissionReview>;
     try {
-      answer = answerAdmissionReview(body.text, snapshot.value, snapshot.value.managedSteps);
+      answer = answerAdmissionReview(body.text, snapshot.value, { managedSteps: snapshot.value.managedSteps, enforcement });
     } catch (error) {
       if (error instanceof MalformedInputError) {
         metrics.addMetric('Rejected', 'Count', 1);
@@ -208,6 +211,7 @@ function createAdmissionHandler(deps: AdmissionHandlerDeps): AdmissionHandler {
     metrics.addMetric('Admissions', 'Count', 1);
     if (summary.decision === 'mutated') metrics.addMetric('Mutations', 'Count', 1);
     if (summary.decision === 'denied') metrics.addMetric('Denials', 'Count', 1);
+    if (summary.audited !== undefined) metrics.addMetric('AuditedMatches', 'Count', summary.audited.length);
     if (snapshot.stale) metrics.addMetric('StaleRules', 'Count', 1);
     metrics.addMetric('RulesAgeSeconds', 'Seconds', snapshot.ageSeconds);
     logger.info('admission', {

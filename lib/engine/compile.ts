@@ -1,4 +1,4 @@
-import { byApplicationOrder, describeIssues, ruleToResource, validatePodMutation, type NormalizedRule } from '../api/index.ts';
+import { byApplicationOrder, describeIssues, ruleToResource, validatePodMutation, type Enforcement, type NormalizedRule } from '../api/index.ts';
 import { StoreError } from '../errors/index.ts';
 import type { LabelSelectorRequirement, NodeAffinity, Toleration } from '../scheduling/index.ts';
 import { preferenceFromKubernetes, termFromKubernetes, type Preference, type Term } from '../scheduling/index.ts';
@@ -14,6 +14,8 @@ export interface CompiledRule {
   readonly name: string;
   readonly priority: number;
   readonly enabled: boolean;
+  /** `audit`: matched and recorded (AuditedMatch), never applied. */
+  readonly enforcement: Enforcement;
   readonly match: {
     readonly namespaces: ReadonlySet<string> | undefined;
     readonly kinds: ReadonlySet<string> | undefined;
@@ -63,6 +65,7 @@ function compileRule(rule: NormalizedRule): CompiledRule {
     name: rule.name,
     priority: rule.priority,
     enabled: rule.enable,
+    enforcement: rule.enforcement,
     match: {
       namespaces: listToSet(selector.namespaces),
       kinds: listToSet(selector.kinds),

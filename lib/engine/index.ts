@@ -3,6 +3,7 @@ import { podFacts, type PodFacts } from './pod.ts';
 import {
   andRequiredAffinity,
   mutatePod,
+  type AuditedMatch,
   type Decision,
   type ManagedStep,
   type MutationContext,
@@ -28,6 +29,7 @@ export {
 };
 export type {
   AffinitySelector,
+  AuditedMatch,
   CompiledRule,
   RuleSet,
   Decision,

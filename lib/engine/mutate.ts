@@ -1,4 +1,4 @@
-import { APPLIED_ANNOTATION, LIMITS } from '../api/index.ts';
+import { APPLIED_ANNOTATION, AUDITED_ANNOTATION, LIMITS, type Enforcement } from '../api/index.ts';
 import { LimitExceededError } from '../errors/index.ts';
 import type { Pod } from './kubernetes.ts';
 import type { Toleration } from '../scheduling/index.ts';
@@ -55,6 +55,20 @@ export interface MutationOptions {
   readonly source?: string;
   /** The namespace when neither the request nor the Pod names one (default ""). */
   readonly fallbackNamespace?: string;
+  /** The deployment's switch (issue #12): `audit` audits every customer rule; `enforce` (default) leaves it to each rule. */
+  readonly enforcement?: Enforcement;
+}
+
+/**
+ * An audited rule that matched: what enforcing it would change, measured on the Pod as the enforced rules before it
+ * left it (the patch operations and the fields they touch), or the denial enforcing it would cause.
+ */
+export interface AuditedMatch {
+  readonly name: string;
+  readonly operations: number;
+  /** The changed Pod fields (nodeSelector, tolerations, nodeAffinity, annotations), in the order of the patch. */
+  readonly fields: readonly string[];
+  readonly denial?: string;
 }
 
 /** What the engine decided for one Pod. */
@@ -68,7 +82,10 @@ export interface MutationOutcome {
   readonly pod: Pod;
   /** The JSON Patch from the incoming Pod to `pod`; empty when nothing changed. */
   readonly patch: readonly JsonPatchOperation[];
+  /** The enforced rules and managed steps applied, in order. */
   readonly applied: readonly string[];
+  /** The audited rules that matched, in application order; none of their changes is in `pod`. */
+  readonly audited: readonly AuditedMatch[];
   /** Every rule's evaluation in application order; empty unless `explain` was asked for. */
   readonly evaluations: readonly RuleEvaluation[];
   readonly facts: PodFacts;
@@ -235,17 +252,32 @@ function unsatisfiableTermWarnings(state: SchedulingState, facts: PodFacts): Sch
 }
 
 /**
- * The applied annotation after this review: the names already on the Pod, in their order, then the names applied now
- * that it does not list yet. It records the rules applied over the Pod's life, so a re-review that matches a subset of
- * them changes nothing (issue #9).
+ * A product annotation listing rule names after this review (the applied one, or the audited one): the names already
+ * on the Pod, in their order, then the names of this review that it does not list yet. It records the rules over the
+ * Pod's life, so a re-review that matches a subset of them changes nothing (issue #9).
  */
-function appliedAnnotation(facts: PodFacts, applied: readonly string[]): string {
-  const recorded = facts.annotations[APPLIED_ANNOTATION];
-  if (recorded === undefined || recorded === '') return applied.join(',');
-  const names = recorded.split(',').filter((name) => name !== '');
-  const known = new Set(names);
-  const added = applied.filter((name) => !known.has(name));
-  return added.length === 0 ? recorded : [...names, ...added].join(',');
+function recordedNames(facts: PodFacts, key: string, names: readonly string[]): string {
+  const recorded = facts.annotations[key];
+  if (recorded === undefined || recorded === '') return names.join(',');
+  const listed = recorded.split(',').filter((name) => name !== '');
+  const known = new Set(listed);
+  const added = names.filter((name) => !known.has(name));
+  return added.length === 0 ? recorded : [...listed, ...added].join(',');
+}
+
+/** The Pod field a patch path changes, named as AuditedMatch.fields names it. */
+function changedField(path: string): string {
+  const [, root, field = '', nested] = path.split('/');
+  if (root === 'spec' && field === 'affinity') return nested ?? 'nodeAffinity';
+  return field === '' ? (root ?? '') : field;
+}
+
+/** What enforcing an audited rule would change on the state the enforced rules before it left. Pure. */
+function auditRule(state: SchedulingState, rule: CompiledRule, facts: PodFacts): AuditedMatch {
+  const result = applyRule(state, rule, facts);
+  if ('denied' in result) return { name: rule.name, operations: 0, fields: [], denial: result.denied.message };
+  const operations = diffJson(podWithState(facts, state), podWithState(facts, result.state), WHOLE_SUBTREES);
+  return { name: rule.name, operations: operations.length, fields: [...new Set(operations.map((operation) => changedField(operation.path)))] };
 }
 
 /**
@@ -262,10 +294,11 @@ export function mutatePod(
   options: MutationOptions = {},
 ): MutationOutcome {
   const { managedSteps = [], explain = false } = options;
+  const auditAll = options.enforcement === 'audit';
   const facts = podFacts(pod, namespace, options.source, options.fallbackNamespace);
   const base = { workload: facts.workload, facts, pod: facts.pod, patch: [] as readonly JsonPatchOperation[], warnings: [] as readonly string[] };
   if (facts.daemonSetOwned) {
-    return { ...base, decision: 'skipped', applied: [], evaluations: [], skipReason: 'DaemonSet-owned Pods are not mutated' };
+    return { ...base, decision: 'skipped', applied: [], audited: [], evaluations: [], skipReason: 'DaemonSet-owned Pods are not mutated' };
   }
   // All rules are matched against the original Pod before any mutation.
   const evaluations: RuleEvaluation[] = [];
@@ -279,14 +312,26 @@ export function mutatePod(
     if (failed === undefined) matched.push(rule);
     if (explain) evaluations.push(failed === undefined ? { rule, outcome: 'matched' } : { rule, outcome: 'not-matched', failed });
   }
-  const denied = (denial: LimitExceededError): MutationOutcome => ({ ...base, decision: 'denied', applied: [], evaluations, denial });
+  const audited: AuditedMatch[] = [];
+  const denied = (denial: LimitExceededError): MutationOutcome => ({ ...base, decision: 'denied', applied: [], audited, evaluations, denial });
+  const isAudited = (rule: CompiledRule): boolean => auditAll || rule.enforcement === 'audit';
   if (matched.length > 0) {
-    const rawDenial = rawLimitDenial(matched[0]!.name, facts);
-    if (rawDenial !== undefined) return denied(rawDenial);
+    const enforced = matched.find((rule) => !isAudited(rule));
+    const rawDenial = rawLimitDenial((enforced ?? matched[0]!).name, facts);
+    if (rawDenial !== undefined) {
+      // Audit never denies: the audited rules record the denial that enforcing them would cause.
+      if (enforced !== undefined) return denied(rawDenial);
+      const would = matched.map((rule) => ({ name: rule.name, operations: 0, fields: [], denial: rawLimitDenial(rule.name, facts)!.message }));
+      return { ...base, decision: 'unchanged', applied: [], audited: would, evaluations };
+    }
   }
   let state = INITIAL_STATE;
   const applied: string[] = [];
   for (const rule of matched) {
+    if (isAudited(rule)) {
+      audited.push(auditRule(state, rule, facts));
+      continue;
+    }
     const result = applyRule(state, rule, facts);
     if ('denied' in result) return denied(result.denied);
     state = result.state;
@@ -302,7 +347,12 @@ export function mutatePod(
   }
   if (applied.length > 0) {
     state = unsatisfiableTermWarnings(state, facts);
-    const annotations = { ...(state.annotations ?? facts.annotations), [APPLIED_ANNOTATION]: appliedAnnotation(facts, applied) };
+    const annotations = { ...(state.annotations ?? facts.annotations), [APPLIED_ANNOTATION]: recordedNames(facts, APPLIED_ANNOTATION, applied) };
+    state = { ...state, annotations };
+  }
+  if (audited.length > 0) {
+    const names = audited.map((match) => match.name);
+    const annotations = { ...(state.annotations ?? facts.annotations), [AUDITED_ANNOTATION]: recordedNames(facts, AUDITED_ANNOTATION, names) };
     state = { ...state, annotations };
   }
   const result = podWithState(facts, state);
@@ -313,6 +363,7 @@ export function mutatePod(
     pod: patch.length > 0 ? result : facts.pod,
     patch,
     applied,
+    audited,
     evaluations,
     warnings: state.warnings,
   };

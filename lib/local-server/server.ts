@@ -5,7 +5,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { describeIssues } from '../api/index.ts';
+import { describeIssues, type Enforcement } from '../api/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
 import { checkedToken, createAdmissionHandler, createAdmissionRulesCache, generateToken, DEFAULT_MAX_BODY_BYTES } from '../endpoint/index.ts';
 import type { AdmissionHandler } from '../endpoint/index.ts';
@@ -47,6 +47,8 @@ interface LocalServerOptions {
   readonly placements?: readonly PlacementPolicy[];
   /** As CAPACITY_FLAVOUR; default karpenter. */
   readonly capacityFlavour?: CapacityFlavour;
+  /** As ENFORCEMENT; default enforce. */
+  readonly enforcement?: Enforcement;
 }
 
 /** A running local server. */
@@ -248,6 +250,7 @@ async function startLocalServer(options: LocalServerOptions): Promise<LocalServe
       logger,
       metrics: DISCARDED_METRICS,
       maxBodyBytes,
+      enforcement: options.enforcement ?? 'enforce',
     });
 
     const listener = requestListener(handler, maxBodyBytes, logger);

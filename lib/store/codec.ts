@@ -1,6 +1,7 @@
 /** Pure encoding of snapshot content: canonical JSON, content hash, gzip parts, and the shape check on read. */
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
+import { ENFORCEMENTS, isEnforcement } from '../api/index.ts';
 import { isJsonObject, IssueList, type IssueSink } from '../values/index.ts';
 import type { SnapshotContent } from './types.ts';
 
@@ -90,6 +91,8 @@ function checkRule(rule: unknown, path: string, issues: IssueSink): void {
   if (typeof rule.name !== 'string' || rule.name === '') issues.add(`${path}.name`, 'must be a non-empty string');
   if (typeof rule.enable !== 'boolean') issues.add(`${path}.enable`, 'must be a boolean');
   if (typeof rule.priority !== 'number') issues.add(`${path}.priority`, 'must be a number');
+  // Absent in snapshots published before issue #12 (every rule enforced); revalidation at compile reads it as enforce.
+  if (rule.enforcement !== undefined && !isEnforcement(rule.enforcement)) issues.add(`${path}.enforcement`, `must be ${ENFORCEMENTS.join(' or ')}`);
   for (const field of ['workloadSelector', 'mutationRemove', 'mutationAdd'] as const) {
     if (!isJsonObject(rule[field])) issues.add(`${path}.${field}`, 'must be an object');
   }

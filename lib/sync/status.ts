@@ -1,5 +1,5 @@
 /** The Accepted condition each PodMutation should carry, and which resources need a status write. Pure. */
-import { describeIssues, type InvalidRule, type RuleVerdict } from '../api/index.ts';
+import { describeIssues, type Enforcement, type InvalidRule, type RuleVerdict } from '../api/index.ts';
 import { isRecord, type AssessedResource } from './snapshot.ts';
 
 /** The Accepted condition as the CRD's status schema describes it (a metav1.Condition). */
@@ -17,6 +17,8 @@ interface PodMutationStatus {
   readonly conditions: readonly unknown[];
   readonly observedGeneration?: number;
   readonly lastSyncTime: string;
+  /** The valid rule's enforcement; null removes a stale one from a rule that is now invalid (JSON merge patch). */
+  readonly enforcement?: Enforcement | null;
 }
 
 /** One status write: the resource and the whole status to merge-patch onto it. */
@@ -61,7 +63,11 @@ function statusUpdateFor(resource: AssessedResource, now: string): StatusUpdate 
   const existing = index === -1 ? undefined : (conditions[index] as Readonly<Record<string, unknown>>);
   const wanted = verdictFields(resource.verdict);
   const { generation } = resource;
+  // An annotation edit does not move metadata.generation, so the enforcement is compared on its own.
+  const enforcement = resource.verdict.valid ? resource.verdict.rule.enforcement : undefined;
+  const currentEnforcement = current['enforcement'] ?? undefined;
   const upToDate =
+    currentEnforcement === enforcement &&
     existing !== undefined &&
     existing['status'] === wanted.status &&
     existing['reason'] === wanted.reason &&
@@ -85,6 +91,7 @@ function statusUpdateFor(resource: AssessedResource, now: string): StatusUpdate 
       conditions: nextConditions,
       ...(generation === undefined ? {} : { observedGeneration: generation }),
       lastSyncTime: now,
+      ...(enforcement !== undefined ? { enforcement } : currentEnforcement === undefined ? {} : { enforcement: null }),
     },
   };
 }

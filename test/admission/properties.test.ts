@@ -86,7 +86,7 @@ describe('any JSON value at any field the webhook reads', () => {
       fc.property(placedValue, ([path, value]) => {
         let body: string;
         try {
-          body = answerAdmissionReview(reviewText(path, value), RULES, RULES.managedSteps).body;
+          body = answerAdmissionReview(reviewText(path, value), RULES, { managedSteps: RULES.managedSteps }).body;
         } catch (error) {
           expect(error).toBeInstanceOf(MalformedInputError);
           return;

@@ -12,6 +12,7 @@ describe('readAdmissionConfig', () => {
       token: { kind: 'secret', secretArn: SECRET_ARN, refreshSeconds: 300 },
       maxBodyBytes: 3 * 1024 * 1024,
       capacityFlavour: 'karpenter',
+      enforcement: 'enforce',
     });
   });
 

@@ -168,7 +168,7 @@ describe('engine properties', () => {
   it('adds preferences without losing any that were there ("Preferred terms are appended and deduplicated")', () => {
     fc.assert(
       fc.property(randomPod, addedAffinity, (pod, affinity) => {
-        const rule = { name: 'pref', enable: true, priority: 0, workloadSelector: {}, mutationRemove: {}, mutationAdd: { nodeAffinity: affinity } as NormalizedRule['mutationAdd'] };
+        const rule: NormalizedRule = { name: 'pref', enable: true, enforcement: 'enforce', priority: 0, workloadSelector: {}, mutationRemove: {}, mutationAdd: { nodeAffinity: affinity } as NormalizedRule['mutationAdd'] };
         const outcome = review(pod, [rule]);
         fc.pre(outcome.decision !== 'denied');
         const ids = (items: NodeAffinity['preferredDuringSchedulingIgnoredDuringExecution']) =>

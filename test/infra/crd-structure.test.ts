@@ -83,11 +83,14 @@ describe('the PodMutation CRD', () => {
     expect(version).toMatchObject({ name: 'v1alpha1', served: true, storage: true, subresources: { status: {} } });
   });
 
-  it('prints Enabled, Priority, Accepted and Age columns', () => {
+  it('prints Enabled, Priority, Accepted, Enforcement, Matched, Pending and Age columns', () => {
     expect(version.additionalPrinterColumns).toEqual([
       expect.objectContaining({ name: 'Enabled', type: 'boolean', jsonPath: '.spec.enable' }),
       expect.objectContaining({ name: 'Priority', type: 'integer', jsonPath: '.spec.priority' }),
       expect.objectContaining({ name: 'Accepted', type: 'string', jsonPath: '.status.conditions[?(@.type=="Accepted")].status' }),
+      expect.objectContaining({ name: 'Enforcement', type: 'string', jsonPath: '.status.enforcement' }),
+      expect.objectContaining({ name: 'Matched', type: 'integer', jsonPath: '.status.matchedPods' }),
+      expect.objectContaining({ name: 'Pending', type: 'integer', jsonPath: '.status.pendingPods' }),
       expect.objectContaining({ name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }),
     ]);
   });

@@ -140,6 +140,7 @@ describe('publishing and reading snapshots', () => {
           mutationRemove: {},
           workloadSelector: { namespaces: ['apps'] },
           priority: 0,
+          enforcement: 'enforce' as const,
           enable: true,
           name: 'a',
         },

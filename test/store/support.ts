@@ -146,6 +146,7 @@ function ruleAdding(name: string, annotations: Readonly<Record<string, string>> 
   return {
     name,
     enable: true,
+    enforcement: 'enforce',
     priority: 0,
     workloadSelector: { namespaces: ['apps'] },
     mutationRemove: {},

@@ -21,6 +21,7 @@ describe('building snapshot content from a cluster list', () => {
         name: 'alpha',
         generation: 3,
         enable: true,
+        enforcement: 'enforce',
         priority: 0,
         workloadSelector: { namespaces: ['apps'] },
         mutationRemove: {},

@@ -37,6 +37,7 @@ describe('status write-back', () => {
             ],
             observedGeneration: 1,
             lastSyncTime: T0,
+            enforcement: 'enforce',
           },
         },
       }),
@@ -92,6 +93,7 @@ describe('status write-back', () => {
       ],
       observedGeneration: 2,
       lastSyncTime: T1,
+      enforcement: 'enforce',
     });
   });
 

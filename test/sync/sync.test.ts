@@ -21,6 +21,7 @@ describe('a sync of a healthy cluster', () => {
         name: 'alpha-pool',
         generation: 1,
         enable: true,
+        enforcement: 'enforce',
         priority: 0,
         workloadSelector: { namespaces: ['apps'] },
         mutationRemove: {},
