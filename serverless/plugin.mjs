@@ -6,7 +6,7 @@
  *   package the stage `local`, the offline profile;
  * - `${podmutation:...}` variables check parameters no CloudFormation condition can refuse: subnetIds and
  *   securityGroupIds become the sync function's VPC settings (one without the other fails the package), and
- *   createAccessEntry must be true or false, enforcement enforce or audit;
+ *   createAccessEntry must be true or false, enforcement enforce or audit, reportIntervalMinutes 0 to 1440;
  * - `osls offline` runs the local profile (serverless/local-profile.ts): the build, an embedded DynamoDB holding the
  *   rule files, and stand-ins for the CloudFormation references of the environment.
  */
@@ -77,6 +77,15 @@ function choice(name, value, choices, ServerlessError) {
   return text;
 }
 
+/** A whole-number parameter within a range, as the string an environment variable holds. */
+function wholeNumber(name, value, minimum, maximum, ServerlessError) {
+  const text = String(value);
+  if (!/^\d+$/.test(text) || Number(text) < minimum || Number(text) > maximum) {
+    throw new ServerlessError(`the ${name} parameter is "${text}"; expected a whole number from ${minimum} to ${maximum}`);
+  }
+  return text;
+}
+
 /** The resources ec2:CreateNetworkInterface needs: new interfaces, and only the given subnets and security groups. */
 function networkInterfaceResources(vpc) {
   if (vpc === undefined) return [];
@@ -133,9 +142,11 @@ export default class PodMutationPlugin {
             // Checked here as well as at the function's start (ENFORCEMENT): a typo fails the package, not every cold start.
             case 'enforcement':
               return { value: choice('enforcement', await resolveVariable('param:enforcement'), ['enforce', 'audit'], ServerlessError) };
+            case 'reportIntervalMinutes':
+              return { value: wholeNumber('reportIntervalMinutes', await resolveVariable('param:reportIntervalMinutes'), 0, 1440, ServerlessError) };
             default:
               throw new ServerlessError(
-                `\${podmutation:${address}} is not a variable of serverless/plugin.mjs; expected syncVpc, syncNetworkInterfaceResources, createAccessEntry or enforcement`,
+                `\${podmutation:${address}} is not a variable of serverless/plugin.mjs; expected syncVpc, syncNetworkInterfaceResources, createAccessEntry, enforcement or reportIntervalMinutes`,
               );
           }
         },

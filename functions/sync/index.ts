@@ -8,9 +8,9 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
-import { createPodMutationSource } from '../../lib/cluster/index.ts';
+import { createPodMutationSource, createWorkloadObjectSource } from '../../lib/cluster/index.ts';
 import { createDynamoClient, createSnapshotStore, createSyncLeaseStore, createSyncRecordStore } from '../../lib/store/index.ts';
-import { createSyncHandler, readSyncConfig, syncOnce } from '../../lib/sync/index.ts';
+import { createSyncHandler, readSyncConfig, syncOnce, type ProgressDependencies } from '../../lib/sync/index.ts';
 
 const config = readSyncConfig(process.env);
 const logger = new Logger();
@@ -24,6 +24,22 @@ const table = {
 const store = createSnapshotStore(table);
 const records = createSyncRecordStore(table);
 const leases = createSyncLeaseStore(table);
+
+// The migration report (REPORT_INTERVAL_MINUTES, off at 0). PendingPods goes out per rule as a single metric with a
+// rule dimension, which Powertools flushes at once with the service dimension kept.
+const progress: ProgressDependencies | undefined =
+  config.reportIntervalMinutes === 0
+    ? undefined
+    : {
+        objects: createWorkloadObjectSource(config.cluster),
+        intervalMinutes: config.reportIntervalMinutes,
+        records,
+        pendingPodsMetric: (rule, pendingPods) => {
+          const single = metrics.singleMetric();
+          single.addDimension('rule', rule);
+          single.addMetric('PendingPods', 'Count', pendingPods);
+        },
+      };
 
 /**
  * The Lambda entry point: a scheduled event syncs every SYNC_INTERVAL_SECONDS for a minute, any other event once.
@@ -41,6 +57,7 @@ export const handler = middy(
         clusterId: config.store.clusterId,
         logger,
         metrics,
+        ...(progress === undefined ? {} : { progress }),
       }),
   }),
 )

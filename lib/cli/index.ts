@@ -17,17 +17,20 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   // Loaded on use: the AWS SDK they need would slow every other command's start.
   'webhook-config': async (args, streams) => (await import('./webhook-config.ts')).webhookConfigCommand(args, streams),
   placement: async (args, streams) => (await import('./placement.ts')).placementCommand(args, streams),
+  report: async (args, streams) => (await import('./report.ts')).reportCommand(args, streams),
 };
 
 const USAGE = `usage: podmutation <command> [options]
 
 commands:
-  review   --rules PATH [--rules PATH ...] [FILE|-]   answer AdmissionReviews (JSON, YAML or NDJSON) as the webhook does
+  review   --rules PATH [--rules PATH ...] [--enforcement enforce|audit] [FILE|-]
+                                                          answer AdmissionReviews (JSON, YAML or NDJSON) as the webhook does
   validate PATH...                                   check PodMutation files; exit 1 if any rule is invalid
-  explain  --rules PATH [--rules PATH ...] [POD|-]    show which rules match a Pod (or a List) and what they change
+  explain  --rules PATH [--rules PATH ...] [--enforcement enforce|audit] [POD|-]
+                                                          show which rules match a Pod (or a List) and what they change
   serve    (--rules PATH [--rules PATH ...] [--watch] | --kubeconfig FILE [--context NAME] [--sync-interval S])
            [--port N] [--host H] [--token T] [--tls-cert F --tls-key F] [--refresh S] [--cluster-id ID]
-           [--placements FILE [--capacity-flavour karpenter|eks|gke]]
+           [--placements FILE [--capacity-flavour karpenter|eks|gke]] [--enforcement enforce|audit]
                                                           run the webhook locally (default http://127.0.0.1:8080)
   sync     --once --kubeconfig FILE [--context NAME] [--lease-wait S] TARGET
                                                           sync the cluster's PodMutations into the table once; exit 1 if it failed or was skipped
@@ -36,6 +39,9 @@ commands:
   placement set --namespace NS --kind KIND --name NAME --mode Spot|NonSpot|Diversity [--spot-percent P]
            | get|delete --namespace NS --kind KIND --name NAME | list
            TARGET                                         manage the operator's placement policies in the table (list prints YAML)
+  report   (--kubeconfig FILE [--context NAME] | --objects FILE) [--rules PATH ...] [--placements FILE]
+           [--namespace NS] [-o table|json] [--restart-commands] [--enforcement enforce|audit]
+                                                          what a rollout would change: each running Pod unaffected, current, pending or denied
 
 TARGET, the table sync and placement write to (there is no default in AWS):
   --stage S [--service NAME] [--region R]   the deployed stack NAME-S (NAME default podmutation): its table and cluster id

@@ -1,6 +1,7 @@
 /**
  * Cluster access for the sync: list podmutations.agent.cloudpilot.ai and patch their status through
- * @kubernetes/client-node, with kubeconfig or EKS IAM authentication. Only the sync bundle imports this folder.
+ * @kubernetes/client-node, with kubeconfig or EKS IAM authentication; and, for the report, list Pods and their
+ * possible controllers page by page. Only the sync bundle imports this folder.
  */
 import { readClusterConfig, type ClusterConfig } from './config.ts';
 import {
@@ -16,11 +17,28 @@ import {
 import type { ClusterFailureReason } from './failure.ts';
 import type { PodMutationList } from './list.ts';
 import { createPodMutationSource, type PodMutationSource, type PodMutationSourceOptions } from './source.ts';
+import {
+  createWorkloadObjectSource,
+  WORKLOAD_OBJECT_KINDS,
+  type WorkloadObjectKind,
+  type WorkloadObjectSource,
+  type WorkloadObjectSourceOptions,
+} from './workload-objects.ts';
 
-export { createPodMutationSource, readClusterConfig, presignEksToken, createEksTokenProvider };
+export {
+  createPodMutationSource,
+  createWorkloadObjectSource,
+  WORKLOAD_OBJECT_KINDS,
+  readClusterConfig,
+  presignEksToken,
+  createEksTokenProvider,
+};
 export type {
   PodMutationSource,
   PodMutationSourceOptions,
+  WorkloadObjectKind,
+  WorkloadObjectSource,
+  WorkloadObjectSourceOptions,
   PodMutationList,
   ClusterConfig,
   ClusterFailureReason,

@@ -1,4 +1,5 @@
 import { ClusterError } from '../errors/index.ts';
+import { hasReason } from './access.ts';
 import { clusterError, type ClusterOperation } from './failure.ts';
 
 /** A complete list of podmutations: every item of every page, and the list's resourceVersion. */
@@ -50,32 +51,43 @@ type ListOutcome =
 
 async function collectOnce(fetchPage: PageFetcher, limits: ListLimits, operation: ClusterOperation): Promise<ListOutcome> {
   const items: unknown[] = [];
+  let resourceVersion = '';
+  let pages = 0;
+  try {
+    for await (const page of listPages(fetchPage, limits.maxPages, operation)) {
+      pages += 1;
+      items.push(...page.items);
+      resourceVersion = page.resourceVersion;
+    }
+  } catch (error) {
+    // A 410 on the first page is not an expired token; only a continued list can be restarted.
+    if (pages > 0 && hasReason(error, 'gone')) return { kind: 'expired', error };
+    throw error;
+  }
+  return { kind: 'complete', list: Object.freeze({ items: Object.freeze(items), resourceVersion }) };
+}
+
+/**
+ * Yields each checked page as it arrives, following continue tokens to the last page. Rejects, before yielding it,
+ * a page that repeats an earlier continue token, and rejects a list that runs past `maxPages`, so a misbehaving
+ * server cannot make a list loop forever.
+ */
+async function* listPages(fetchPage: PageFetcher, maxPages: number, operation: ClusterOperation): AsyncGenerator<ListPage, void> {
   const seenTokens = new Set<string>();
   let continueToken: string | undefined;
-  for (let pageIndex = 0; pageIndex < limits.maxPages; pageIndex += 1) {
-    let body: unknown;
-    try {
-      body = await fetchPage(continueToken);
-    } catch (error) {
-      // A 410 on the first page is not an expired token; only a continued list can be restarted.
-      if (continueToken !== undefined && isGone(error)) return { kind: 'expired', error };
-      throw error;
-    }
-    const page = parseListPage(body, pageIndex, operation);
-    items.push(...page.items);
-    if (page.continueToken === undefined) {
-      const list = Object.freeze({ items: Object.freeze(items), resourceVersion: page.resourceVersion });
-      return { kind: 'complete', list };
-    }
-    if (seenTokens.has(page.continueToken)) {
+  for (let pageIndex = 0; pageIndex < maxPages; pageIndex += 1) {
+    const page = parseListPage(await fetchPage(continueToken), pageIndex, operation);
+    if (page.continueToken !== undefined && seenTokens.has(page.continueToken)) {
       const detail = `page ${pageIndex + 1} repeats an earlier continue token; the list would never end`;
       throw clusterError(operation, 'malformed', detail);
     }
+    yield page;
+    if (page.continueToken === undefined) return;
     seenTokens.add(page.continueToken);
     continueToken = page.continueToken;
   }
-  throw clusterError(operation, 'malformed', `the list did not end within ${limits.maxPages} pages`, {
-    context: { maxPages: limits.maxPages },
+  throw clusterError(operation, 'malformed', `the list did not end within ${maxPages} pages`, {
+    context: { maxPages },
   });
 }
 
@@ -104,10 +116,6 @@ function parseListPage(body: unknown, pageIndex: number, operation: ClusterOpera
   return { items, resourceVersion, continueToken: continueToken === '' ? undefined : continueToken };
 }
 
-function isGone(error: unknown): error is ClusterError {
-  return error instanceof ClusterError && error.context['reason'] === 'gone';
-}
-
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -118,5 +126,5 @@ function kindOf(value: unknown): string {
   return typeof value;
 }
 
-export { collectList };
-export type { PodMutationList };
+export { collectList, listPages };
+export type { ListPage, PageFetcher, PodMutationList };

@@ -1,6 +1,7 @@
 /**
  * The sync records of the rules table: sk `sync` under each cluster's pk holds the last attempt and the last success
- * (lastAttemptAt, lastStatus, lastSuccessAt, lastVersion, lastError), so staleness can be seen and alarmed on.
+ * (lastAttemptAt, lastStatus, lastSuccessAt, lastVersion, lastError), so staleness can be seen and alarmed on, and when
+ * the migration report last ran (lastReportAt).
  */
 import { GetItemCommand, UpdateItemCommand, type DynamoDBClient, type UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { StoreError } from '../errors/index.ts';
@@ -59,16 +60,41 @@ function createSyncRecordStore(options: SyncRecordStoreOptions): SyncRecordStore
     const lastSuccessAt = stringField(fields, 'lastSuccessAt');
     const lastVersion = integerField(fields, 'lastVersion');
     const lastError = stringField(fields, 'lastError');
+    const lastReportAt = stringField(fields, 'lastReportAt');
     return {
       lastAttemptAt,
       lastStatus,
       ...(lastSuccessAt === undefined ? {} : { lastSuccessAt }),
       ...(lastVersion === undefined ? {} : { lastVersion }),
       ...(lastError === undefined ? {} : { lastError }),
+      ...(lastReportAt === undefined ? {} : { lastReportAt }),
     };
   }
 
-  return { recordSync, readSyncStatus };
+  async function recordReport(clusterId: string, at: string): Promise<void> {
+    checkedClusterId(clusterId);
+    const time = isoTime(at, 'report time');
+    await call('UpdateItem', clusterId, () =>
+      client.send(
+        new UpdateItemCommand({
+          TableName: tableName,
+          Key: itemKey(clusterId, SYNC_SORT_KEY),
+          UpdateExpression: 'SET lastReportAt = :at',
+          ExpressionAttributeValues: toItem({ ':at': time }),
+        }),
+      ),
+    );
+  }
+
+  async function readReportTime(clusterId: string): Promise<string | undefined> {
+    checkedClusterId(clusterId);
+    const { Item: item } = await call('GetItem', clusterId, () =>
+      client.send(new GetItemCommand({ TableName: tableName, Key: itemKey(clusterId, SYNC_SORT_KEY), ProjectionExpression: 'lastReportAt' })),
+    );
+    return item === undefined ? undefined : stringField(fieldsOf(item), 'lastReportAt');
+  }
+
+  return { recordSync, readSyncStatus, recordReport, readReportTime };
 }
 
 export { createSyncRecordStore };

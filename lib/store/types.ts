@@ -56,6 +56,8 @@ interface SyncStatus {
   readonly lastVersion?: number;
   /** Message of the last attempt when it failed; cleared by the next success. */
   readonly lastError?: string;
+  /** When the sync last computed the migration report (reportIntervalMinutes); absent while it never did. */
+  readonly lastReportAt?: string;
 }
 
 /** The rule store of one table; every operation is scoped to a cluster id. */
@@ -118,6 +120,10 @@ interface SyncRecordStore {
   recordSync(clusterId: string, record: SyncRecord): Promise<void>;
   /** The cluster's sync item; undefined before the first recorded sync. */
   readSyncStatus(clusterId: string): Promise<SyncStatus | undefined>;
+  /** Records when the sync computed the migration report, so that the next one waits for the interval. */
+  recordReport(clusterId: string, at: string): Promise<void>;
+  /** When the sync last computed the migration report; undefined before the first. */
+  readReportTime(clusterId: string): Promise<string | undefined>;
 }
 
 /** Which placement set is current for a cluster: its version (from 1, moving on every change) and content hash. */

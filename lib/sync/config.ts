@@ -11,6 +11,8 @@ interface SyncConfig {
   readonly intervalSeconds: number;
   readonly store: StoreConfig;
   readonly cluster: ClusterConfig;
+  /** Minutes between migration reports written to the rules' status (issue #12); 0, the default, is off. */
+  readonly reportIntervalMinutes: number;
 }
 
 const DEFAULT_INTERVAL_SECONDS = 30;
@@ -27,16 +29,30 @@ function readIntervalSeconds(env: Environment): number {
   });
 }
 
+// A day at most: progress older than that is no progress report; 0 turns the report off.
+const MAX_REPORT_INTERVAL_MINUTES = 1440;
+
+function readReportIntervalMinutes(env: Environment): number {
+  return wholeNumberSetting(env, 'REPORT_INTERVAL_MINUTES', { fallback: 0, minimum: 0, maximum: MAX_REPORT_INTERVAL_MINUTES, unit: 'minutes' });
+}
+
 /**
  * Reads the sync function's configuration; one ConfigurationError names every variable that is wrong.
  *
  * - SYNC_INTERVAL_SECONDS (default 30, 5 to 60): cadence of syncs within one scheduled invocation.
  * - RULES_TABLE, CLUSTER_ID, DYNAMODB_ENDPOINT: the store (see readStoreConfig).
  * - CLUSTER_NAME with AWS_REGION (EKS), or KUBECONFIG_SECRET_ARN: the cluster (see readClusterConfig).
+ * - REPORT_INTERVAL_MINUTES (default 0, off; up to 1440): how often the sync lists Pods and their owners and writes each
+ *   rule's matchedPods and pendingPods (the stack parameter reportIntervalMinutes). Needs infra/rbac-report.yaml.
  */
 function readSyncConfig(env: Environment): SyncConfig {
   return readAll(
-    { intervalSeconds: () => readIntervalSeconds(env), store: () => readStoreConfig(env), cluster: () => readClusterConfig(env) },
+    {
+      intervalSeconds: () => readIntervalSeconds(env),
+      store: () => readStoreConfig(env),
+      cluster: () => readClusterConfig(env),
+      reportIntervalMinutes: () => readReportIntervalMinutes(env),
+    },
     ConfigurationError,
   );
 }

@@ -8,7 +8,9 @@ import { buildSnapshotContent } from './snapshot.ts';
 import { syncOnce } from './sync.ts';
 import { createSyncHandler, runSyncWindow } from './window.ts';
 import type { SyncConfig } from './config.ts';
+import type { ProgressDependencies } from './progress.ts';
 import type {
+  ProgressReport,
   SyncDependencies,
   SyncLeaseOptions,
   SyncLogFields,
@@ -29,6 +31,8 @@ import type {
 
 export { buildSnapshotContent, syncOnce, runSyncWindow, createSyncHandler, readSyncConfig };
 export type {
+  ProgressDependencies,
+  ProgressReport,
   SyncConfig,
   SyncDependencies,
   SyncLeaseOptions,

@@ -8,7 +8,10 @@ import type { LogFields, Logger, MetricUnit, Metrics } from '../observability/in
 import type { PodMutationList, PodMutationSource } from '../cluster/index.ts';
 import type { HeldSyncLease, PublishOutcome, SnapshotStore, SyncLeaseAcquisition, SyncLeaseStore, SyncOutcome, SyncRecordStore } from '../store/index.ts';
 import { assessList, snapshotContentOf, type AssessedResource } from './snapshot.ts';
-import { planStatusUpdates, type StatusUpdate } from './status.ts';
+import type { NormalizedRule } from '../api/index.ts';
+import { compileRuleSet } from '../engine/index.ts';
+import { computeProgress, pendingMetricRules, planProgressUpdates, progressDue, progressOf, type ProgressDependencies } from './progress.ts';
+import { planStatusUpdates } from './status.ts';
 
 /** Structured log fields of the sync (the product's one LogFields). */
 type SyncLogFields = LogFields;
@@ -52,6 +55,19 @@ interface SyncDependencies {
   readonly statusConcurrency?: number;
   /** No status patch starts later than this long after the publish (default 10 000 ms); the rest wait for the next sync. */
   readonly statusBudgetMs?: number;
+  /** Migration progress on each rule's status every few minutes (reportIntervalMinutes); absent: none. */
+  readonly progress?: ProgressDependencies;
+}
+
+/** What the migration report of a sync did, when one was due. */
+interface ProgressReport {
+  readonly pods: number;
+  readonly pendingPods: number;
+  readonly statusPatched: number;
+  readonly statusFailed: number;
+  readonly durationMs: number;
+  /** Why the report failed; the sync's own outcome never depends on it. */
+  readonly error?: string;
 }
 
 /** Where a failed sync stopped: taking or renewing the lease, the list, validation or the publish. */
@@ -88,6 +104,8 @@ interface SyncReport {
   readonly statusPatched: number;
   readonly statusFailed: number;
   readonly statusSkipped: number;
+  /** The migration report, when one was due after the publish. */
+  readonly progress?: ProgressReport;
 }
 
 /** What the status write-back did. */
@@ -264,6 +282,8 @@ async function listAndPublish(
     });
   }
 
+  const progress = deps.progress === undefined ? undefined : await reportProgress(deps, deps.progress, resources, content.rules, limits);
+
   const report: SyncReport = {
     outcome: status,
     ...counts,
@@ -274,6 +294,7 @@ async function listAndPublish(
     statusFailed: writes.failures.length,
     statusSkipped: writes.skipped,
     ...(recordError === undefined ? {} : { error: recordError }),
+    ...(progress === undefined ? {} : { progress }),
   };
   deps.logger.info(outcome.published ? 'sync published a new snapshot' : 'sync found the snapshot unchanged', {
     clusterId: deps.clusterId,
@@ -281,6 +302,52 @@ async function listAndPublish(
   });
   emitMetrics(deps.metrics, report);
   return report;
+}
+
+/**
+ * The migration report, when due: list Pods and owners, compute what a rollout would change under the rules just
+ * published, write each rule's counts where they changed, record the time. A failure is logged and counted
+ * (ReportErrors) and never changes the sync's outcome; the next sync tries again, since no time was recorded.
+ */
+async function reportProgress(
+  deps: SyncDependencies,
+  progress: ProgressDependencies,
+  resources: readonly AssessedResource[],
+  rules: readonly NormalizedRule[],
+  limits: { readonly concurrency: number; readonly budgetMs: number },
+): Promise<ProgressReport | undefined> {
+  const clock = deps.clock ?? Date.now;
+  const startedMs = clock();
+  try {
+    if (!(await progressDue(progress, deps.clusterId, startedMs))) return undefined;
+    const migration = await computeProgress(progress, compileRuleSet(rules));
+    const reportTime = new Date(startedMs).toISOString();
+    const counts = progressOf(migration);
+    const writes = await writeStatuses(deps, planProgressUpdates(resources, counts, reportTime), {
+      concurrency: limits.concurrency,
+      deadlineMs: clock() + limits.budgetMs,
+      clock,
+    });
+    // Recorded only when every write landed: otherwise the next sync reports again rather than in an interval.
+    if (writes.failures.length === 0 && writes.skipped === 0) await progress.records.recordReport(deps.clusterId, reportTime);
+    for (const [rule, pending] of pendingMetricRules(counts)) progress.pendingPodsMetric?.(rule, pending);
+    deps.metrics.addMetric('ReportErrors', 'Count', 0);
+    deps.metrics.addMetric('PendingPodsTotal', 'Count', migration.totals.pending);
+    return {
+      pods: migration.totals.pods,
+      pendingPods: migration.totals.pending,
+      statusPatched: writes.patched,
+      statusFailed: writes.failures.length,
+      durationMs: clock() - startedMs,
+    };
+  } catch (error) {
+    deps.metrics.addMetric('ReportErrors', 'Count', 1);
+    deps.logger.warn('the migration report failed; rule statuses keep their last progress and the next sync retries', {
+      clusterId: deps.clusterId,
+      ...errorFields(error),
+    });
+    return { pods: 0, pendingPods: 0, statusPatched: 0, statusFailed: 0, durationMs: clock() - startedMs, error: messageOf(error) };
+  }
 }
 
 /** Lease options with every default filled in and checked. */
@@ -345,7 +412,7 @@ async function record(deps: SyncDependencies, at: string, outcome: SyncOutcome):
 /** Patches statuses with bounded concurrency until the deadline; stops early on a failure every patch would share. */
 async function writeStatuses(
   deps: SyncDependencies,
-  updates: readonly StatusUpdate[],
+  updates: readonly { readonly name: string; readonly status: object }[],
   limits: { readonly concurrency: number; readonly deadlineMs: number; readonly clock: () => number },
 ): Promise<StatusWriteResult> {
   const failures: { name: string; error: unknown }[] = [];
@@ -399,4 +466,4 @@ function positiveInteger(value: number | undefined, option: string, fallback: nu
 }
 
 export { syncOnce };
-export type { SyncDependencies, SyncLeaseOptions, SyncLogger, SyncLogFields, SyncMetrics, SyncMetricUnit, SyncReport, SyncSkipReason, SyncStep };
+export type { ProgressReport, SyncDependencies, SyncLeaseOptions, SyncLogger, SyncLogFields, SyncMetrics, SyncMetricUnit, SyncReport, SyncSkipReason, SyncStep };

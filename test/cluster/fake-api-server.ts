@@ -2,6 +2,15 @@
  * An in-test Kubernetes API server for podmutations.agent.cloudpilot.ai over HTTPS with a freshly generated CA.
  * It serves the cluster-scoped list with limit/continue pagination over consistent snapshots, applies JSON merge
  * patches to the status subresource, checks bearer tokens, and injects faults (status codes, hangs, resets, raw bodies).
+ *
+ * It also holds workload objects: `putObjects(items)` stores Pods (v1), ReplicaSets, Deployments, StatefulSets,
+ * DaemonSets (apps/v1), Jobs, CronJobs (batch/v1) and Argo Rollouts (argoproj.io/v1alpha1), each item with apiVersion,
+ * kind, metadata.namespace and metadata.name; `clearObjects()` empties them. Their list endpoints are served
+ * cluster-wide (/api/v1/pods, /apis/apps/v1/replicasets, ...) and per namespace (/api/v1/namespaces/NS/pods, ...)
+ * with the same pagination, list items without apiVersion/kind (as the real API sends them), and a list-level
+ * apiVersion, kind and metadata.resourceVersion. The rollouts collection answers 404 (CRD not installed) until
+ * `setRolloutsInstalled(true)` or the `rolloutsInstalled` option. Faults apply to these lists too; `FaultScope.resource`
+ * narrows a fault to one collection by its plural name ("pods", "replicasets", "podmutations", ...).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -18,6 +27,22 @@ const VERSION = 'v1alpha1';
 const COLLECTION_PATH = `/apis/${GROUP}/${VERSION}/podmutations`;
 const STATUS_PATH = new RegExp(`^${COLLECTION_PATH}/([^/]+)/status$`);
 const MERGE_PATCH = 'application/merge-patch+json';
+// A namespaced or cluster-wide collection: group-version root, optional namespace, plural.
+const WORKLOAD_PATH = /^(\/api\/v1|\/apis\/[^/]+\/[^/]+)(?:\/namespaces\/([^/]+))?\/([^/]+)$/;
+
+/** The workload collections the server holds, by kind. */
+const WORKLOAD_COLLECTIONS = {
+  Pod: { apiVersion: 'v1', plural: 'pods' },
+  ReplicaSet: { apiVersion: 'apps/v1', plural: 'replicasets' },
+  Deployment: { apiVersion: 'apps/v1', plural: 'deployments' },
+  StatefulSet: { apiVersion: 'apps/v1', plural: 'statefulsets' },
+  DaemonSet: { apiVersion: 'apps/v1', plural: 'daemonsets' },
+  Job: { apiVersion: 'batch/v1', plural: 'jobs' },
+  CronJob: { apiVersion: 'batch/v1', plural: 'cronjobs' },
+  Rollout: { apiVersion: 'argoproj.io/v1alpha1', plural: 'rollouts' },
+} as const;
+
+type WorkloadKind = keyof typeof WORKLOAD_COLLECTIONS;
 
 type Json = Record<string, unknown>;
 
@@ -43,6 +68,8 @@ interface FaultScope {
   readonly times?: number;
   /** Which requests: list calls, only list calls that carry a continue token, status patches, or all (default). */
   readonly on?: RequestKind | 'any';
+  /** Only requests for this collection, by plural name ("podmutations", "pods", "replicasets", ...); default: any. */
+  readonly resource?: string;
 }
 
 /** One request as the server saw it (token omitted; see `tokens`). */
@@ -67,6 +94,15 @@ interface PodMutationInput {
   readonly spec?: unknown;
 }
 
+/** A workload object a test puts into the fake cluster; the server fills in uid, creationTimestamp and resourceVersion. */
+interface WorkloadObjectInput {
+  /** One of the kinds above, with its apiVersion (v1 Pod, apps/v1 ReplicaSet, argoproj.io/v1alpha1 Rollout, ...). */
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: { readonly namespace: string; readonly name: string; readonly [field: string]: unknown };
+  readonly [field: string]: unknown;
+}
+
 interface FakeApiServerOptions {
   /** The bearer token the server accepts; default: a random one, see `token`. */
   readonly token?: string;
@@ -74,6 +110,8 @@ interface FakeApiServerOptions {
   readonly acceptToken?: (token: string) => boolean;
   /** Certificates to serve; default: a new CA and a certificate for 127.0.0.1 and localhost. */
   readonly certificates?: TestCertificates;
+  /** Whether the Argo Rollouts CRD is installed, so that rollouts are served; default false (404). */
+  readonly rolloutsInstalled?: boolean;
 }
 
 interface FakeApiServer {
@@ -93,6 +131,12 @@ interface FakeApiServer {
   remove(name: string): void;
   get(name: string): Json | undefined;
   names(): string[];
+  /** Creates or replaces workload objects (by kind, namespace and name); bumps resourceVersion once per object. */
+  putObjects(items: readonly WorkloadObjectInput[]): void;
+  /** Deletes every workload object (not the podmutations); bumps resourceVersion. */
+  clearObjects(): void;
+  /** Installs or removes the Argo Rollouts CRD: while removed, the rollouts collection answers 404. */
+  setRolloutsInstalled(installed: boolean): void;
   fail(fault: FakeFault, scope?: FaultScope): void;
   /** The next `times` requests that carry a continue token get 410 Gone (expired token). */
   expireContinueTokens(times?: number): void;
@@ -136,22 +180,31 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
   const token = options.token ?? `fake-token-${randomUUID()}`;
   const acceptToken = options.acceptToken ?? ((presented: string) => presented === token);
   const objects = new Map<string, Json>();
-  const snapshots = new Map<string, { readonly resourceVersion: string; readonly items: readonly Json[] }>();
+  const snapshots = new Map<string, Snapshot>();
+  // Workload objects by kind, keyed "namespace/name" (the order etcd lists them in), stored without apiVersion and
+  // kind and never mutated in place, so snapshots share them; the sorted arrays are rebuilt after a write.
+  const workloads = new Map<WorkloadKind, Map<string, Json>>();
+  const sortedWorkloads = new Map<WorkloadKind, readonly Json[]>();
   const requests: RecordedRequest[] = [];
   const statusPatches: RecordedStatusPatch[] = [];
   const tokens: string[] = [];
-  let faults: { fault: FakeFault; remaining: number; on: RequestKind | 'any' }[] = [];
+  let faults: { fault: FakeFault; remaining: number; on: RequestKind | 'any'; resource: string | undefined }[] = [];
   let expiredContinues = 0;
   let revision = 1;
+  let rolloutsInstalled = options.rolloutsInstalled ?? false;
 
   const bump = (): string => {
     revision += 1;
     return String(revision);
   };
 
-  const takeFault = (kind: RequestKind): FakeFault | undefined => {
-    const matches = (on: RequestKind | 'any'): boolean => on === 'any' || on === kind || (on === 'list' && kind === 'continue');
-    const entry = faults.find((candidate) => candidate.remaining > 0 && matches(candidate.on));
+  const takeFault = (route: Route): FakeFault | undefined => {
+    const matches = (on: RequestKind | 'any'): boolean =>
+      on === 'any' || on === route.kind || (on === 'list' && route.kind === 'continue');
+    const entry = faults.find(
+      (candidate) =>
+        candidate.remaining > 0 && matches(candidate.on) && (candidate.resource === undefined || candidate.resource === route.resource),
+    );
     if (entry === undefined) return undefined;
     entry.remaining -= 1;
     return entry.fault;
@@ -169,10 +222,10 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
     if (!acceptToken(presented)) return sendStatus(response, 401, 'Unauthorized', 'Unauthorized');
 
     const statusMatch = STATUS_PATH.exec(url.pathname);
-    const kind = requestKind(request.method, url.pathname, query, statusMatch !== null);
-    if (kind === undefined) return sendStatus(response, 404, 'NotFound', 'the server could not find the requested resource');
+    const route = routeOf(request.method, url.pathname, query, statusMatch !== null);
+    if (route === undefined) return sendStatus(response, 404, 'NotFound', 'the server could not find the requested resource');
 
-    const fault = takeFault(kind);
+    const fault = takeFault(route);
     if (fault !== undefined) {
       if (fault.kind === 'hang') return; // never answered; close() destroys the socket
       if (fault.kind === 'reset') {
@@ -187,24 +240,56 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
       return sendStatus(response, fault.code, fault.reason ?? 'InternalError', fault.message ?? `injected ${fault.code}`);
     }
 
-    if (kind !== 'patch') return serveList(query, response);
-    const name = decodeURIComponent(statusMatch![1] ?? '');
-    return servePatch(name, url.pathname, request.headers['content-type'], query, body, response);
+    if (route.kind === 'patch') {
+      const name = decodeURIComponent(statusMatch![1] ?? '');
+      return servePatch(name, url.pathname, request.headers['content-type'], query, body, response);
+    }
+    if (route.workload === undefined) {
+      return serveList(query, response, {
+        path: url.pathname,
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: 'PodMutationList',
+        items: () => [...objects.values()].sort((a, b) => nameOf(a).localeCompare(nameOf(b))).map((item) => structuredClone(item)),
+      });
+    }
+    const { kind, namespace } = route.workload;
+    if (kind === 'Rollout' && !rolloutsInstalled) {
+      return sendStatus(response, 404, 'NotFound', 'the server could not find the requested resource');
+    }
+    return serveList(query, response, {
+      path: url.pathname,
+      apiVersion: WORKLOAD_COLLECTIONS[kind].apiVersion,
+      kind: `${kind}List`,
+      items: () => {
+        const all = sortedOf(kind);
+        return namespace === undefined ? all : all.filter((item) => namespaceOf(item) === namespace);
+      },
+    });
   };
 
-  const serveList = (query: Record<string, string>, response: ServerResponse): void => {
+  const sortedOf = (kind: WorkloadKind): readonly Json[] => {
+    let sorted = sortedWorkloads.get(kind);
+    if (sorted === undefined) {
+      const entries = [...(workloads.get(kind) ?? new Map<string, Json>()).entries()];
+      entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      sorted = entries.map(([, item]) => item);
+      sortedWorkloads.set(kind, sorted);
+    }
+    return sorted;
+  };
+
+  const serveList = (query: Record<string, string>, response: ServerResponse, collection: ListedCollection): void => {
     const limit = Number(query['limit'] ?? '0');
     let snapshotId: string;
     let offset: number;
     const continueToken = query['continue'];
     if (continueToken === undefined || continueToken === '') {
       snapshotId = randomUUID();
-      const items = [...objects.values()].sort((a, b) => nameOf(a).localeCompare(nameOf(b))).map((item) => structuredClone(item));
-      snapshots.set(snapshotId, { resourceVersion: String(revision), items });
+      snapshots.set(snapshotId, { path: collection.path, resourceVersion: String(revision), items: collection.items() });
       offset = 0;
     } else {
       const decoded = decodeContinue(continueToken);
-      if (decoded === undefined || !snapshots.has(decoded.snapshotId)) {
+      if (decoded === undefined || snapshots.get(decoded.snapshotId)?.path !== collection.path) {
         return sendStatus(response, 400, 'BadRequest', 'continue key is not valid');
       }
       if (expiredContinues > 0) {
@@ -226,8 +311,8 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
       metadata['remainingItemCount'] = snapshot.items.length - end;
     }
     sendJson(response, 200, {
-      apiVersion: `${GROUP}/${VERSION}`,
-      kind: 'PodMutationList',
+      apiVersion: collection.apiVersion,
+      kind: collection.kind,
       metadata,
       items: snapshot.items.slice(offset, end),
     });
@@ -318,8 +403,42 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
     names(): string[] {
       return [...objects.keys()].sort();
     },
+    putObjects(items: readonly WorkloadObjectInput[]): void {
+      for (const input of items) {
+        const kind = checkedWorkloadKind(input);
+        const key = `${input.metadata.namespace}/${input.metadata.name}`;
+        let collection = workloads.get(kind);
+        if (collection === undefined) {
+          collection = new Map();
+          workloads.set(kind, collection);
+        }
+        const existingMetadata = (collection.get(key)?.['metadata'] ?? {}) as Json;
+        // The real API leaves apiVersion and kind off list items; the collection implies them.
+        const rest = structuredClone(input) as Json;
+        delete rest['apiVersion'];
+        delete rest['kind'];
+        collection.set(key, {
+          ...rest,
+          metadata: {
+            ...(rest['metadata'] as Json),
+            uid: existingMetadata['uid'] ?? randomUUID(),
+            creationTimestamp: existingMetadata['creationTimestamp'] ?? new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+            resourceVersion: bump(),
+          },
+        });
+        sortedWorkloads.delete(kind);
+      }
+    },
+    clearObjects(): void {
+      workloads.clear();
+      sortedWorkloads.clear();
+      bump();
+    },
+    setRolloutsInstalled(installed: boolean): void {
+      rolloutsInstalled = installed;
+    },
     fail(fault: FakeFault, scope: FaultScope = {}): void {
-      faults.push({ fault, remaining: scope.times ?? Infinity, on: scope.on ?? 'any' });
+      faults.push({ fault, remaining: scope.times ?? Infinity, on: scope.on ?? 'any', resource: scope.resource });
     },
     expireContinueTokens(times = 1): void {
       expiredContinues += times;
@@ -374,15 +493,69 @@ function writeKubeconfig(server: Pick<FakeApiServer, 'url' | 'caPem' | 'token'>,
   return path;
 }
 
-function requestKind(
-  method: string | undefined,
-  path: string,
-  query: Record<string, string>,
-  isStatusPath: boolean,
-): RequestKind | undefined {
-  if (method === 'GET' && path === COLLECTION_PATH) return query['continue'] ? 'continue' : 'list';
-  if (method === 'PATCH' && isStatusPath) return 'patch';
-  return undefined;
+/** What a request is: its kind for fault scopes, the collection it addresses, and for workload lists the kind listed. */
+interface Route {
+  readonly kind: RequestKind;
+  readonly resource: string;
+  readonly workload?: { readonly kind: WorkloadKind; readonly namespace: string | undefined };
+}
+
+/** A list snapshot: the items of one collection at one resourceVersion, and the path its continue tokens belong to. */
+interface Snapshot {
+  readonly path: string;
+  readonly resourceVersion: string;
+  readonly items: readonly Json[];
+}
+
+/** What serveList needs of a collection: its path, list apiVersion and kind, and its items at the start of a list. */
+interface ListedCollection {
+  readonly path: string;
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly items: () => readonly Json[];
+}
+
+// "/api/v1/pods" -> Pod, "/apis/apps/v1/replicasets" -> ReplicaSet, ...
+const WORKLOAD_BY_COLLECTION = new Map<string, WorkloadKind>(
+  Object.entries(WORKLOAD_COLLECTIONS).map(([kind, { apiVersion, plural }]) => [
+    `${apiVersion === 'v1' ? '/api/v1' : `/apis/${apiVersion}`}/${plural}`,
+    kind as WorkloadKind,
+  ]),
+);
+
+function routeOf(method: string | undefined, path: string, query: Record<string, string>, isStatusPath: boolean): Route | undefined {
+  const listKind: RequestKind = query['continue'] ? 'continue' : 'list';
+  if (method === 'GET' && path === COLLECTION_PATH) return { kind: listKind, resource: 'podmutations' };
+  if (method === 'PATCH' && isStatusPath) return { kind: 'patch', resource: 'podmutations' };
+  const match = method === 'GET' ? WORKLOAD_PATH.exec(path) : null;
+  if (match === null) return undefined;
+  const [, root = '', namespace, plural = ''] = match;
+  const kind = WORKLOAD_BY_COLLECTION.get(`${root}/${plural}`);
+  if (kind === undefined) return undefined;
+  return {
+    kind: listKind,
+    resource: plural,
+    workload: { kind, namespace: namespace === undefined ? undefined : decodeURIComponent(namespace) },
+  };
+}
+
+/** The kind of a workload input; throws when the kind, apiVersion or metadata would not be accepted by the API. */
+function checkedWorkloadKind(input: WorkloadObjectInput): WorkloadKind {
+  if (!Object.hasOwn(WORKLOAD_COLLECTIONS, input.kind)) {
+    throw new Error(`fake API server: cannot store kind "${input.kind}"; it holds ${Object.keys(WORKLOAD_COLLECTIONS).join(', ')}`);
+  }
+  const kind = input.kind as WorkloadKind;
+  const expected = WORKLOAD_COLLECTIONS[kind].apiVersion;
+  if (input.apiVersion !== expected) {
+    throw new Error(`fake API server: ${kind} has apiVersion ${expected}, got "${input.apiVersion}"`);
+  }
+  if (typeof input.metadata?.namespace !== 'string' || input.metadata.namespace === '') {
+    throw new Error(`fake API server: ${kind} needs metadata.namespace`);
+  }
+  if (typeof input.metadata.name !== 'string' || input.metadata.name === '') {
+    throw new Error(`fake API server: ${kind} needs metadata.name`);
+  }
+  return kind;
 }
 
 /** RFC 7386 JSON merge patch. */
@@ -398,6 +571,10 @@ function mergePatch(target: unknown, patch: unknown): unknown {
 
 function isJsonObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function namespaceOf(object: Json): string {
+  return (object['metadata'] as { readonly namespace?: string } | undefined)?.namespace ?? '';
 }
 
 function nameOf(object: Json): string {
@@ -444,6 +621,7 @@ export type {
   FakeFault,
   FaultScope,
   PodMutationInput,
+  WorkloadObjectInput,
   RecordedRequest,
   RecordedStatusPatch,
   TestCertificates,

@@ -107,7 +107,10 @@ type TableProperties = Pick<CreateTableCommandInput, 'AttributeDefinitions' | 'K
 
 /** A dashboard body once substituted: each widget's metric rows. */
 interface DashboardBody {
-  readonly widgets: readonly { readonly properties: { readonly metrics: readonly MetricRow[] } }[];
+  readonly widgets: readonly (
+    | { readonly type: 'metric'; readonly properties: { readonly metrics: readonly MetricRow[] } }
+    | { readonly type: 'log'; readonly properties: { readonly title: string; readonly query: string } }
+  )[];
 }
 
 /** The options that end a dashboard metric row, or make up an expression row. */
@@ -792,8 +795,10 @@ describe('dashboard', () => {
     return JSON.parse(renderExpression(dashboard['DashboardBody']).replaceAll('${AWS::Region}', REGION)) as DashboardBody;
   };
   /** Each widget's metric names, with an expression's id standing for itself. */
+  const metricWidgets = (template: Template) => body(template).widgets.flatMap((widget) => (widget.type === 'metric' ? [widget] : []));
+  const logQueries = (template: Template) => body(template).widgets.flatMap((widget) => (widget.type === 'log' ? [widget.properties.query] : []));
   const widgetMetrics = (template: Template): string[][] =>
-    body(template).widgets.map((widget) =>
+    metricWidgets(template).map((widget) =>
       widget.properties.metrics.map((row) => (isExpressionRow(row) ? `expression ${row[0].expression}` : `${row[0]} ${row[1]}`)),
     );
 
@@ -813,9 +818,20 @@ describe('dashboard', () => {
     expect(widgetWith('expression syncs - failedSyncs', `${namespace} SyncErrors`)).toBe(true);
   });
 
+  it('ranks rules by applied and by audited admissions from the admission function log lines, with no per-rule metric', () => {
+    const queries = logQueries(eksTemplate);
+    // The Ref of the function is its name, and Lambda logs to /aws/lambda/<name>.
+    const admissionLog = "SOURCE '/aws/lambda/${AdmissionLambdaFunction}'";
+
+    expect(queries).toHaveLength(2);
+    for (const query of queries) expect(query.startsWith(admissionLog)).toBe(true);
+    expect(queries[0]).toContain('unnest line.rules into rule | stats count(*) as admissions by rule');
+    expect(queries[1]).toContain('unnest line.audited into match | stats count(*) as matches');
+  });
+
   it('reads code metrics only with the service dimension of the function that emits them', async () => {
     const contract = await metricsContract(eksTemplate);
-    const rows = body(eksTemplate).widgets.flatMap((widget) => widget.properties.metrics).filter(isNamedRow);
+    const rows = metricWidgets(eksTemplate).flatMap((widget) => widget.properties.metrics).filter(isNamedRow);
     const problems = rows
       .map(([namespace, metricName, ...rest]) => {
         const dimensions = rest.filter((item) => typeof item === 'string');

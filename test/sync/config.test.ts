@@ -10,7 +10,18 @@ describe('reading the sync configuration', () => {
       intervalSeconds: 30,
       store: { tableName: 'podmutation-rules', clusterId: 'default', refreshSeconds: 30, maxStaleSeconds: 300 },
       cluster: { mode: 'eks', clusterName: 'prod-eu', region: 'eu-west-1' },
+      reportIntervalMinutes: 0,
     });
+  });
+
+  it.each(['0', '1', '15', '1440'])('accepts REPORT_INTERVAL_MINUTES=%s', (value) => {
+    expect(readSyncConfig({ ...EKS_ENV, REPORT_INTERVAL_MINUTES: value }).reportIntervalMinutes).toBe(Number(value));
+  });
+
+  it.each(['1441', '-1', '5m', '1.5'])('rejects REPORT_INTERVAL_MINUTES=%s naming the variable and the range', (value) => {
+    expect(() => readSyncConfig({ ...EKS_ENV, REPORT_INTERVAL_MINUTES: value })).toThrow(
+      `REPORT_INTERVAL_MINUTES is "${value}"; expected a whole number of minutes from 0 to 1440`,
+    );
   });
 
   it('treats an empty SYNC_INTERVAL_SECONDS as unset', () => {

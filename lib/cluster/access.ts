@@ -1,0 +1,212 @@
+import type { EKSClient } from '@aws-sdk/client-eks';
+import {
+  ApiException,
+  HttpMethod,
+  IsomorphicFetchHttpLibrary,
+  Observable,
+  ServerConfiguration,
+  type ConfigurationOptions,
+  type ObservableMiddleware,
+} from '@kubernetes/client-node';
+import { ClusterError, ConfigurationError } from '../errors/index.ts';
+import type { SecretReader } from '../secrets/index.ts';
+import type { ClusterConfig } from './config.ts';
+import { connectLocal, connectRemote, type Connection, type LocalClusterConfig } from './connection.ts';
+import type { AwsCredentialsProvider, Clock } from './eks-token.ts';
+import {
+  classifyRequestFailure,
+  clusterError,
+  innermostMessage,
+  type ClusterFailureReason,
+  type ClusterOperation,
+  type RequestObservation,
+} from './failure.ts';
+
+/** The collaborators every cluster source takes to reach the cluster; every field is optional. */
+interface ConnectionOptions {
+  readonly eksClient?: EKSClient;
+  readonly secretsManagerClient?: SecretReader;
+  /** Credentials that sign EKS tokens; default: the SDK's Node provider chain. */
+  readonly credentials?: AwsCredentialsProvider;
+  readonly clock?: Clock;
+  /** How long one EKS token is reused; default 10 minutes, at most 14. */
+  readonly tokenReuseMs?: number;
+}
+
+/** The configured cluster's connection, resolved once and shared by every request of one source. */
+interface ClusterAccess<C> {
+  /** The client of the current connection; a failed resolution rejects with a ClusterError and is retried next time. */
+  client(action: string): Promise<C>;
+  /** Drops `client` when `error` says the API server refused its credentials, so the next request resolves afresh. */
+  forgetIfUnauthorized(client: C, error: unknown): void;
+  /** Runs one request with the current client, forgetting it on a 401. */
+  run<T>(action: string, request: (client: C) => Promise<T>): Promise<T>;
+}
+
+const HTTP = new IsomorphicFetchHttpLibrary();
+
+/**
+ * Access for the configured cluster. kubeconfig files and texts are checked now (ConfigurationError);
+ * secrets and EKS clusters are resolved on first use and cached for the life of the access (one Lambda
+ * container), except that a failed resolution is retried and a 401 forces a fresh resolution.
+ */
+function createClusterAccess<C>(
+  config: ClusterConfig,
+  options: ConnectionOptions & { readonly requestTimeoutMs: number },
+  toClient: (connection: Connection) => C,
+): ClusterAccess<C> {
+  let load: () => Promise<C>;
+  if (isLocal(config)) {
+    const local = toClient(connectLocal(config));
+    load = () => Promise.resolve(local);
+  } else {
+    const dependencies = {
+      requestTimeoutMs: options.requestTimeoutMs,
+      eksClient: options.eksClient,
+      secretsManagerClient: options.secretsManagerClient,
+      credentials: options.credentials,
+      clock: options.clock,
+      tokenReuseMs: options.tokenReuseMs,
+    };
+    load = async () => toClient(await connectRemote(config, dependencies));
+  }
+  const clients = cachedUntilFailure(load);
+
+  const access: ClusterAccess<C> = {
+    async client(action: string): Promise<C> {
+      try {
+        return await clients.get();
+      } catch (error) {
+        if (error instanceof ClusterError) throw error;
+        const operation: ClusterOperation = { action, notFoundHint: '', target: describeTarget(config) };
+        throw clusterError(operation, 'configuration', innermostMessage(error), { cause: error });
+      }
+    },
+    forgetIfUnauthorized(client: C, error: unknown): void {
+      if (hasReason(error, 'unauthorized')) clients.reset(client);
+    },
+    async run<T>(action: string, request: (client: C) => Promise<T>): Promise<T> {
+      const client = await access.client(action);
+      try {
+        return await request(client);
+      } catch (error) {
+        access.forgetIfUnauthorized(client, error);
+        throw error;
+      }
+    },
+  };
+  return access;
+}
+
+/** Sends one request with a timeout covering the whole exchange, and classifies any failure. */
+async function send<T>(
+  operation: ClusterOperation,
+  timeoutMs: number,
+  call: (options: ConfigurationOptions<ObservableMiddleware>) => Promise<T>,
+): Promise<T> {
+  const observation: RequestObservation = { responded: false, timeoutMs };
+  const middleware: ObservableMiddleware = {
+    pre: (request) => {
+      request.setSignal(AbortSignal.timeout(timeoutMs));
+      return new Observable(Promise.resolve(request));
+    },
+    post: (response) => {
+      observation.responded = true;
+      return new Observable(Promise.resolve(response));
+    },
+  };
+  try {
+    return await call({ middleware: [middleware], middlewareMergeStrategy: 'append' });
+  } catch (error) {
+    throw classifyRequestFailure(operation, error, observation);
+  }
+}
+
+/**
+ * GETs `path` on the connection's API server and returns the JSON body as parsed, without the generated clients'
+ * model deserialisation (which turns timestamps into Dates and drops fields its models do not know). Runs the
+ * middleware of `options` around the exchange as the generated clients do; a non-2xx answer throws ApiException.
+ */
+async function getJson(
+  connection: Connection,
+  path: string,
+  query: Readonly<Record<string, string>>,
+  options: ConfigurationOptions<ObservableMiddleware>,
+): Promise<unknown> {
+  let request = new ServerConfiguration(connection.server, {}).makeRequestContext(path, HttpMethod.GET);
+  request.setHeaderParam('Accept', 'application/json');
+  for (const [name, value] of Object.entries(query)) request.setQueryParam(name, value);
+  await connection.kubeConfig.applySecurityAuthentication(request);
+  const middleware = options.middleware ?? [];
+  for (const step of middleware) request = await step.pre(request).toPromise();
+  let response = await HTTP.send(request).toPromise();
+  for (const step of [...middleware].reverse()) response = await step.post(response).toPromise();
+  const text = await response.body.text();
+  if (response.httpStatusCode < 200 || response.httpStatusCode > 299) {
+    throw new ApiException(response.httpStatusCode, `HTTP ${response.httpStatusCode}`, text, response.headers);
+  }
+  return JSON.parse(text) as unknown;
+}
+
+/** True when `error` is a ClusterError with this `context.reason`. */
+function hasReason(error: unknown, reason: ClusterFailureReason): error is ClusterError {
+  return error instanceof ClusterError && error.context['reason'] === reason;
+}
+
+/** Checks a per-request timeout option: an integer from 1 to 300 000 ms. */
+function checkRequestTimeout(requestTimeoutMs: number): number {
+  if (!Number.isInteger(requestTimeoutMs) || requestTimeoutMs < 1 || requestTimeoutMs > 300_000) {
+    throw new ConfigurationError(`cluster request timeout must be an integer from 1 to 300000 ms, got ${requestTimeoutMs}`);
+  }
+  return requestTimeoutMs;
+}
+
+/** Memoises a successful load; a failed load is not kept, and `reset(value)` drops the value if it is still current. */
+function cachedUntilFailure<T>(load: () => Promise<T>): { get(): Promise<T>; reset(value: T): void } {
+  let current: Promise<T> | undefined;
+  let settled: T | undefined;
+  return {
+    get(): Promise<T> {
+      if (current === undefined) {
+        const attempt = load().then(
+          (value) => {
+            settled = value;
+            return value;
+          },
+          (error: unknown) => {
+            if (current === attempt) current = undefined;
+            throw error;
+          },
+        );
+        current = attempt;
+      }
+      return current;
+    },
+    reset(value: T): void {
+      if (settled === value) {
+        current = undefined;
+        settled = undefined;
+      }
+    },
+  };
+}
+
+function isLocal(config: ClusterConfig): config is LocalClusterConfig {
+  return config.mode === 'kubeconfigFile' || config.mode === 'kubeconfigText';
+}
+
+function describeTarget(config: ClusterConfig): string {
+  switch (config.mode) {
+    case 'eks':
+      return `EKS cluster ${config.clusterName} in ${config.region}`;
+    case 'kubeconfigSecret':
+      return `the kubeconfig in secret ${config.secretArn}`;
+    case 'kubeconfigFile':
+      return `kubeconfig file ${config.path}`;
+    case 'kubeconfigText':
+      return 'the kubeconfig text';
+  }
+}
+
+export { createClusterAccess, send, getJson, hasReason, checkRequestTimeout };
+export type { ClusterAccess, ConnectionOptions };

@@ -1,0 +1,174 @@
+import { ConfigurationError } from '../errors/index.ts';
+import { isDns1123Label } from '../values/index.ts';
+import { checkRequestTimeout, createClusterAccess, getJson, hasReason, send, type ConnectionOptions } from './access.ts';
+import type { ClusterConfig } from './config.ts';
+import { clusterError, type ClusterOperation } from './failure.ts';
+import { listPages } from './list.ts';
+
+/** The kinds report reads, in the order they are listed: owners first, Pods last. */
+type WorkloadObjectKind = 'CronJob' | 'Job' | 'Deployment' | 'Rollout' | 'ReplicaSet' | 'StatefulSet' | 'DaemonSet' | 'Pod';
+
+/** Every WorkloadObjectKind in listing order: a Pod's possible controllers before the Pods. */
+const WORKLOAD_OBJECT_KINDS: readonly WorkloadObjectKind[] = Object.freeze([
+  'CronJob',
+  'Job',
+  'Deployment',
+  'Rollout',
+  'ReplicaSet',
+  'StatefulSet',
+  'DaemonSet',
+  'Pod',
+]);
+
+/** Tuning and collaborators of a WorkloadObjectSource; every field is optional. */
+interface WorkloadObjectSourceOptions extends ConnectionOptions {
+  /** Items per list page (limit); default 500, from 1 to 5000. */
+  readonly pageSize?: number;
+  /** Timeout of each page request, from sending to the end of the body; default 30 000 ms. */
+  readonly requestTimeoutMs?: number;
+}
+
+/** Pods and their possible controllers, read from the cluster one page at a time. */
+interface WorkloadObjectSource {
+  /**
+   * Every object of `kind` (in `namespace`, or all namespaces), one page at a time; each item has apiVersion and
+   * kind set (the API omits them on list items). Rollouts yield nothing when their CRD is not installed; any other
+   * failure rejects with a ClusterError, after the pages already yielded.
+   */
+  pages(kind: WorkloadObjectKind, namespace?: string): AsyncIterable<readonly unknown[]>;
+}
+
+/** Where a kind's collection lives in the API. */
+interface Collection {
+  /** API group; '' is the core group, served under /api. */
+  readonly group: string;
+  readonly version: string;
+  readonly plural: string;
+}
+
+const COLLECTIONS: Readonly<Record<WorkloadObjectKind, Collection>> = {
+  CronJob: { group: 'batch', version: 'v1', plural: 'cronjobs' },
+  Job: { group: 'batch', version: 'v1', plural: 'jobs' },
+  Deployment: { group: 'apps', version: 'v1', plural: 'deployments' },
+  Rollout: { group: 'argoproj.io', version: 'v1alpha1', plural: 'rollouts' },
+  ReplicaSet: { group: 'apps', version: 'v1', plural: 'replicasets' },
+  StatefulSet: { group: 'apps', version: 'v1', plural: 'statefulsets' },
+  DaemonSet: { group: 'apps', version: 'v1', plural: 'daemonsets' },
+  Pod: { group: '', version: 'v1', plural: 'pods' },
+};
+
+// Argo Rollouts is an add-on: a cluster without its CRD simply has no Rollouts.
+const OPTIONAL_KINDS: ReadonlySet<WorkloadObjectKind> = new Set(['Rollout']);
+
+const DEFAULTS = { pageSize: 500, requestTimeoutMs: 30_000 };
+const MAX_PAGE_SIZE = 5000;
+// Kubernetes supports at most 150 000 Pods per cluster; a list still going past a million objects' worth of pages
+// comes from a server that never stops sending continue tokens.
+const MAX_OBJECTS = 1_000_000;
+
+/**
+ * A source of workload objects for the configured cluster, connecting as createPodMutationSource does: kubeconfig
+ * files and texts are checked now (ConfigurationError), secrets and EKS clusters on first use; a 401 forces a fresh
+ * resolution. An out-of-range option throws ConfigurationError.
+ */
+function createWorkloadObjectSource(config: ClusterConfig, options: WorkloadObjectSourceOptions = {}): WorkloadObjectSource {
+  const settings = checkOptions(options);
+  const access = createClusterAccess(config, { ...options, requestTimeoutMs: settings.requestTimeoutMs }, (connection) => connection);
+  const maxPages = Math.ceil(MAX_OBJECTS / settings.pageSize);
+
+  async function* pages(kind: WorkloadObjectKind, namespace?: string): AsyncGenerator<readonly unknown[], void> {
+    if (!Object.hasOwn(COLLECTIONS, kind)) {
+      throw new ConfigurationError(`cannot list "${String(kind)}": the kinds are ${WORKLOAD_OBJECT_KINDS.join(', ')}`);
+    }
+    const collection = COLLECTIONS[kind];
+    if (namespace !== undefined && !isDns1123Label(namespace)) {
+      throw new ConfigurationError(
+        `namespace "${namespace}" is not a namespace name (at most 63 lower-case letters, digits or "-", starting and ending with a letter or digit)`,
+      );
+    }
+    const resource = collection.group === '' ? collection.plural : `${collection.plural}.${collection.group}`;
+    const action = `listing ${resource} ${namespace === undefined ? 'in all namespaces' : `in namespace ${namespace}`}`;
+    const connection = await access.client(action);
+    const operation: ClusterOperation = {
+      action,
+      notFoundHint: OPTIONAL_KINDS.has(kind)
+        ? `the ${kind} CRD (${resource}) was removed during the list`
+        : `the API server does not serve ${resource}`,
+      target: connection.server,
+      context: { operation: 'list', kind, resource, ...(namespace === undefined ? {} : { namespace }) },
+    };
+    const path = collectionPath(collection, namespace);
+    const apiVersion = collection.group === '' ? collection.version : `${collection.group}/${collection.version}`;
+    const fetchPage = (continueToken: string | undefined): Promise<unknown> =>
+      send(operation, settings.requestTimeoutMs, (requestOptions) =>
+        getJson(
+          connection,
+          path,
+          { limit: String(settings.pageSize), ...(continueToken === undefined ? {} : { continue: continueToken }) },
+          requestOptions,
+        ),
+      );
+
+    let delivered = 0;
+    try {
+      for await (const page of listPages(fetchPage, maxPages, operation)) {
+        delivered += 1;
+        yield Object.freeze(page.items.map((item) => ({ ...(item as Record<string, unknown>), apiVersion, kind })));
+      }
+    } catch (error) {
+      access.forgetIfUnauthorized(connection, error);
+      if (delivered === 0 && OPTIONAL_KINDS.has(kind) && hasReason(error, 'notFound')) return;
+      throw explained(error, operation, collection, namespace, delivered);
+    }
+  }
+
+  return { pages };
+}
+
+/** The collection's URL path: core resources under /api, the others under /apis/<group>. */
+function collectionPath(collection: Collection, namespace: string | undefined): string {
+  const root = collection.group === '' ? `/api/${collection.version}` : `/apis/${collection.group}/${collection.version}`;
+  return namespace === undefined ? `${root}/${collection.plural}` : `${root}/namespaces/${namespace}/${collection.plural}`;
+}
+
+/** Rewrites the failures whose generic message would mislead: a missing report permission, an expired token mid-list. */
+function explained(
+  error: unknown,
+  operation: ClusterOperation,
+  collection: Collection,
+  namespace: string | undefined,
+  delivered: number,
+): unknown {
+  if (hasReason(error, 'forbidden')) {
+    const scope = namespace === undefined ? 'in all namespaces' : `in namespace ${namespace}`;
+    const group = collection.group === '' ? '"" (core)' : `"${collection.group}"`;
+    return clusterError(
+      operation,
+      'forbidden',
+      `403 Forbidden: the identity lacks the RBAC permission to list ${collection.plural} ${scope} (verb "list", resource "${collection.plural}", API group ${group}); this permission is optional, grant it to read them`,
+      { cause: error, context: { status: 403, verb: 'list', group: collection.group } },
+    );
+  }
+  if (delivered > 0 && hasReason(error, 'gone')) {
+    // The pages already yielded were consumed; restarting here would hand the caller their objects twice.
+    return clusterError(
+      operation,
+      'gone',
+      `the continue token expired after ${delivered} page${delivered === 1 ? '' : 's'} had been delivered; the list cannot be resumed consistently, so start the listing over`,
+      { cause: error, context: { status: 410, pagesDelivered: delivered } },
+    );
+  }
+  return error;
+}
+
+function checkOptions(options: WorkloadObjectSourceOptions): typeof DEFAULTS {
+  const pageSize = options.pageSize ?? DEFAULTS.pageSize;
+  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
+    throw new ConfigurationError(`list page size must be an integer from 1 to ${MAX_PAGE_SIZE}, got ${pageSize}`);
+  }
+  const requestTimeoutMs = checkRequestTimeout(options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs);
+  return { pageSize, requestTimeoutMs };
+}
+
+export { createWorkloadObjectSource, WORKLOAD_OBJECT_KINDS };
+export type { WorkloadObjectKind, WorkloadObjectSource, WorkloadObjectSourceOptions };

@@ -1,0 +1,200 @@
+/**
+ * The report as a streaming fold: owners are added first and kept (their templates only where a Pod is built from
+ * them); Pods are then folded one at a time into per-workload and per-rule counters and dropped, so memory grows with
+ * the number of workloads, never with the number of Pods.
+ */
+import type { Enforcement } from '../api/index.ts';
+import { mutatePod, podFacts, type CompiledRule, type ManagedStep, type MutationOutcome, type PodFacts, type RuleSet, type Workload } from '../engine/index.ts';
+import { classifyObject, createOwnerIndex, podFromWorkload, readPodIdentity, readWorkloadObject, type PodOrigin } from '../workloads/index.ts';
+import { asAdmitted } from './admitted.ts';
+import { boundedLine, schedulingChange } from './compare.ts';
+import type { MigrationReport, ReportRule, ReportWorkload, Verdict } from './types.ts';
+
+/** What the report runs besides the rules, and which Pods it reads. */
+interface ReportOptions {
+  /** Managed steps run after the rules, as admission runs them (capacity placement). */
+  readonly managedSteps?: readonly ManagedStep[];
+  /** The deployment's switch: `audit` audits every rule (default `enforce`: each rule's own enforcement). */
+  readonly enforcement?: Enforcement;
+  /** Only objects and Pods of this namespace are read; others are ignored. */
+  readonly namespace?: string;
+}
+
+/** The report being built: owners first, then Pods, then the result. */
+interface ReportBuilder {
+  /** Adds a possible owner (any non-Pod object); returns false when it is ignored (another kind, another namespace). */
+  addOwner(object: unknown, path?: string): boolean;
+  /** Folds one running Pod into the report and returns its verdict; undefined for another namespace's and a finished one (Succeeded, Failed). */
+  addPod(pod: unknown, path?: string): Verdict | undefined;
+  /** The report of everything added so far. */
+  result(): MigrationReport;
+}
+
+// Change lines kept per workload: enough to see that Pods differ, bounded whatever the number of Pods.
+const MAX_SAMPLES = 3;
+
+interface WorkloadTally {
+  readonly workload: Workload;
+  pods: number;
+  current: number;
+  pending: number;
+  denied: number;
+  affected: boolean;
+  readonly rules: Set<string>;
+  readonly steps: Set<string>;
+  readonly samples: string[];
+  unsampled: number;
+}
+
+interface RuleTally {
+  readonly rule: CompiledRule;
+  readonly enforcement: Enforcement;
+  matched: number;
+  current: number;
+  pending: number;
+}
+
+// Code-unit order, not localeCompare: the order must not depend on the runtime's locale data.
+function compare(left: string, right: string): number {
+  return left < right ? -1 : left > right ? 1 : 0;
+}
+
+function templatePath(origin: PodOrigin & { readonly origin: 'template' }): string {
+  return origin.workload.template?.path ?? origin.options.referencedTemplate?.template?.path ?? origin.workload.path;
+}
+
+function changeOf(tally: WorkloadTally): string {
+  const more = tally.unsampled === 0 ? [] : [`+${tally.unsampled} more Pods with other changes`];
+  return [...tally.samples, ...more].join(' | ');
+}
+
+/**
+ * A report builder over a rule set: for each running Pod, the Pod a rollout would create (from its workload's current
+ * template, found through the controller ownerReferences; the running Pod itself when there is none), run through
+ * the engine as admission runs it, and compared with the running Pod. Throws MalformedInputError naming the field of
+ * an object or Pod that is not well formed.
+ */
+function createReport(ruleSet: RuleSet, options: ReportOptions = {}): ReportBuilder {
+  const { managedSteps = [], namespace } = options;
+  const auditAll = options.enforcement === 'audit';
+  const owners = createOwnerIndex();
+  const ruleNames = new Set(ruleSet.rules.map((rule) => rule.name));
+  const rules = new Map<string, RuleTally>(
+    ruleSet.rules
+      .filter((rule) => rule.enabled)
+      .map((rule) => [rule.name, { rule, enforcement: auditAll ? 'audit' : rule.enforcement, matched: 0, current: 0, pending: 0 }]),
+  );
+  const workloads = new Map<string, WorkloadTally>();
+  const totals = { pods: 0, unaffected: 0, current: 0, pending: 0, denied: 0 };
+
+  const tallyOf = (workload: Workload): WorkloadTally => {
+    const key = `${workload.namespace}\u0000${workload.kind}\u0000${workload.name}`;
+    let tally = workloads.get(key);
+    if (tally === undefined) {
+      tally = { workload, pods: 0, current: 0, pending: 0, denied: 0, affected: false, rules: new Set(), steps: new Set(), samples: [], unsampled: 0 };
+      workloads.set(key, tally);
+    }
+    return tally;
+  };
+
+  const sample = (tally: WorkloadTally, line: string): void => {
+    if (tally.samples.includes(line)) return;
+    if (tally.samples.length < MAX_SAMPLES) tally.samples.push(line);
+    else tally.unsampled += 1;
+  };
+
+  /** The verdict of a Pod some rule or step concerns: denied, or its change compared with the running Pod. */
+  const verdictOf = (
+    outcome: MutationOutcome,
+    running: PodFacts,
+    enforced: readonly CompiledRule[],
+    source: string,
+  ): { verdict: Exclude<Verdict, 'unaffected'>; line: string } => {
+    if (outcome.decision === 'denied') return { verdict: 'denied', line: boundedLine(`denied: ${outcome.denial?.message ?? 'admission would be denied'}`) };
+    const rollout = outcome.patch.length === 0 ? outcome.facts : podFacts(outcome.pod, outcome.workload.namespace, source);
+    const keys = [...new Set(enforced.flatMap((rule) => rule.add.annotations.map(([key]) => key)))];
+    const line = schedulingChange(rollout, running, keys);
+    return { verdict: line === '' ? 'current' : 'pending', line };
+  };
+
+  return {
+    addOwner(object: unknown, path = 'object'): boolean {
+      const kind = classifyObject(object, path);
+      if (kind === undefined || kind === 'Pod') return false;
+      const workload = readWorkloadObject(object, path);
+      if (namespace !== undefined && (workload.namespace || 'default') !== namespace) return false;
+      owners.add(workload);
+      return true;
+    },
+
+    addPod(pod: unknown, path = 'pod'): Verdict | undefined {
+      const identity = readPodIdentity(pod, path);
+      if (namespace !== undefined && identity.namespace !== namespace) return undefined;
+      // A finished Pod is never scheduled again: no rollout recreates it, so it is no part of what a rollout changes.
+      if (identity.phase === 'Succeeded' || identity.phase === 'Failed') return undefined;
+      totals.pods += 1;
+      const origin = owners.resolve(identity);
+      if (origin.origin === 'daemonset') {
+        totals.unaffected += 1;
+        return 'unaffected';
+      }
+      const running = podFacts(pod, identity.namespace, path);
+      const fromTemplate = origin.origin === 'template';
+      const candidate = fromTemplate ? asAdmitted(podFromWorkload(origin.workload, origin.options), running) : pod;
+      const source = fromTemplate ? templatePath(origin) : path;
+      const requestUid = identity.uid || `${identity.namespace}/${identity.name || identity.generateName}`;
+      const outcome = mutatePod(candidate, identity.namespace, ruleSet, { requestUid }, {
+        managedSteps,
+        explain: true,
+        source,
+        ...(options.enforcement === undefined ? {} : { enforcement: options.enforcement }),
+      });
+      const tally = tallyOf(outcome.workload);
+      tally.pods += 1;
+      const matched = outcome.evaluations.flatMap((evaluation) => (evaluation.outcome === 'matched' ? [evaluation.rule] : []));
+      const steps = outcome.applied.filter((name) => !ruleNames.has(name));
+      if (outcome.decision === 'skipped' || (matched.length === 0 && steps.length === 0 && outcome.decision !== 'denied')) {
+        totals.unaffected += 1;
+        return 'unaffected';
+      }
+      const enforced = matched.filter((rule) => !auditAll && rule.enforcement !== 'audit');
+      const { verdict, line } = verdictOf(outcome, running, enforced, source);
+      tally.affected = true;
+      for (const rule of matched) tally.rules.add(rule.name);
+      for (const step of steps) tally.steps.add(step);
+      if (line !== '') sample(tally, line);
+      tally[verdict] += 1;
+      totals[verdict] += 1;
+      for (const rule of matched) {
+        const counts = rules.get(rule.name)!;
+        counts.matched += 1;
+        // Audited rules change no Pod: only their matches count.
+        if (counts.enforcement === 'enforce' && verdict !== 'denied') counts[verdict] += 1;
+      }
+      return verdict;
+    },
+
+    result(): MigrationReport {
+      const order = new Map(ruleSet.rules.map((rule, index) => [rule.name, index]));
+      const listed: ReportWorkload[] = [...workloads.values()]
+        .filter((tally) => tally.affected)
+        .sort((left, right) => compare(left.workload.namespace, right.workload.namespace) || compare(left.workload.kind, right.workload.kind) || compare(left.workload.name, right.workload.name))
+        .map((tally) => ({
+          namespace: tally.workload.namespace,
+          kind: tally.workload.kind,
+          name: tally.workload.name,
+          pods: tally.pods,
+          current: tally.current,
+          pending: tally.pending,
+          denied: tally.denied,
+          rules: [...[...tally.rules].sort((left, right) => order.get(left)! - order.get(right)!), ...tally.steps],
+          change: changeOf(tally),
+        }));
+      const ruleRows: ReportRule[] = [...rules.values()].map(({ rule, enforcement, matched, current, pending }) => ({ name: rule.name, enforcement, matched, current, pending }));
+      return { rules: ruleRows, workloads: listed, totals: { ...totals } };
+    },
+  };
+}
+
+export { createReport };
+export type { ReportBuilder, ReportOptions };

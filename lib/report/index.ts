@@ -1,0 +1,12 @@
+/**
+ * Pure: what a rollout would change. For each running Pod, the Pod its controller would create from the workload's
+ * current template, run through the engine as admission runs it and compared with the running Pod; folded into
+ * per-rule and per-workload counts with bounded memory, and rendered as JSON, a table or restart commands.
+ */
+import { createReport, type ReportBuilder, type ReportOptions } from './builder.ts';
+import { schedulingChange, MAX_CHANGE_CHARS } from './compare.ts';
+import { renderReportTable, restartCommands } from './render.ts';
+import type { MigrationReport, ReportRule, ReportTotals, ReportWorkload, Verdict } from './types.ts';
+
+export { createReport, schedulingChange, MAX_CHANGE_CHARS, renderReportTable, restartCommands };
+export type { ReportBuilder, ReportOptions, MigrationReport, ReportRule, ReportTotals, ReportWorkload, Verdict };

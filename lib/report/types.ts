@@ -1,0 +1,47 @@
+/** The report's JSON shape (`podmutation report -o json`): stable, documented in README.md. */
+import type { Enforcement } from '../api/index.ts';
+
+/** What a rollout would do to one running Pod. */
+type Verdict = 'unaffected' | 'current' | 'pending' | 'denied';
+
+/** One rule: the Pods it matches as a rollout would create them, and of those the current and pending ones (0 for an audited rule). */
+interface ReportRule {
+  readonly name: string;
+  readonly enforcement: Enforcement;
+  readonly matched: number;
+  readonly current: number;
+  readonly pending: number;
+}
+
+/** One workload that some rule matches: its Pods by verdict, the rules, and one line saying what a rollout would change. */
+interface ReportWorkload {
+  readonly namespace: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly pods: number;
+  readonly current: number;
+  readonly pending: number;
+  readonly denied: number;
+  /** Matched rules in application order, then the managed steps that applied. */
+  readonly rules: readonly string[];
+  /** "" when a rollout changes nothing; else the change (or denial) of a few Pods, bounded in length. */
+  readonly change: string;
+}
+
+/** Every Pod read, by verdict (DaemonSet Pods are unaffected). */
+interface ReportTotals {
+  readonly pods: number;
+  readonly unaffected: number;
+  readonly current: number;
+  readonly pending: number;
+  readonly denied: number;
+}
+
+/** What a rollout of every workload would change: rules in application order, workloads by namespace, kind, name. */
+interface MigrationReport {
+  readonly rules: readonly ReportRule[];
+  readonly workloads: readonly ReportWorkload[];
+  readonly totals: ReportTotals;
+}
+
+export type { MigrationReport, ReportRule, ReportTotals, ReportWorkload, Verdict };

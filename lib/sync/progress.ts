@@ -1,0 +1,107 @@
+/**
+ * Migration progress on each rule's status (issue #12): the counts of the migration report written as
+ * status.matchedPods, status.pendingPods and status.lastReportTime, only for rules whose counts changed. Pure.
+ */
+import { WORKLOAD_OBJECT_KINDS, type WorkloadObjectSource } from '../cluster/index.ts';
+import type { ManagedStep, RuleSet } from '../engine/index.ts';
+import { createReport, type MigrationReport } from '../report/index.ts';
+import type { SyncRecordStore } from '../store/index.ts';
+import { isRecord, type AssessedResource } from './snapshot.ts';
+
+/** What the sync needs to write migration progress (issue #12); without it the sync writes none. */
+interface ProgressDependencies {
+  /** Pods and their owners, listed page by page (createWorkloadObjectSource). */
+  readonly objects: WorkloadObjectSource;
+  /** Minutes between reports (REPORT_INTERVAL_MINUTES, at least 1). */
+  readonly intervalMinutes: number;
+  /** Where the time of the last report is kept, so that every container and the CLI share one interval. */
+  readonly records: Pick<SyncRecordStore, 'readReportTime' | 'recordReport'>;
+  /** The managed steps admission runs after the rules (capacity placement), so that placed Pods read as current. */
+  readonly managedSteps?: () => Promise<readonly ManagedStep[]>;
+  /** Emits PendingPods for one rule (a metric with a rule dimension); called for MAX_PENDING_METRIC_RULES rules at most. */
+  readonly pendingPodsMetric?: (rule: string, pendingPods: number) => void;
+}
+
+/** One rule's counts in a migration report. */
+interface RuleProgress {
+  readonly matchedPods: number;
+  readonly pendingPods: number;
+}
+
+/** One progress write: the counts and the time of the report; null removes the counts of a rule now invalid (merge patch). */
+interface ProgressUpdate {
+  readonly name: string;
+  readonly status:
+    | { readonly matchedPods: number; readonly pendingPods: number; readonly lastReportTime: string }
+    | { readonly matchedPods: null; readonly pendingPods: null; readonly lastReportTime: null };
+}
+
+/**
+ * PendingPods goes to CloudWatch per rule for this many rules at most, those with the most pending Pods: each
+ * metric name and dimension pair is a custom metric billed monthly ($0.30 in us-east-1, 2026), so a cluster with
+ * 1,000 rules would pay $300 a month for a number the status and the report already show; 10 cost $3.
+ */
+const MAX_PENDING_METRIC_RULES = 10;
+
+/**
+ * The progress writes due for a list's resources: a valid rule whose matchedPods or pendingPods differ from the
+ * report's (a rule the report does not name matched nothing), and an invalid rule that still shows counts.
+ */
+function planProgressUpdates(
+  resources: readonly AssessedResource[],
+  progress: ReadonlyMap<string, RuleProgress>,
+  reportTime: string,
+): readonly ProgressUpdate[] {
+  return resources.flatMap((resource): ProgressUpdate[] => {
+    const status = isRecord(resource.status) ? resource.status : {};
+    if (!resource.verdict.valid) {
+      const shown = status['matchedPods'] != null || status['pendingPods'] != null;
+      return shown ? [{ name: resource.name, status: { matchedPods: null, pendingPods: null, lastReportTime: null } }] : [];
+    }
+    const counts = progress.get(resource.name) ?? { matchedPods: 0, pendingPods: 0 };
+    if (status['matchedPods'] === counts.matchedPods && status['pendingPods'] === counts.pendingPods) return [];
+    return [{ name: resource.name, status: { ...counts, lastReportTime: reportTime } }];
+  });
+}
+
+/** The rules whose PendingPods is emitted: the most pending first (then by name), at most MAX_PENDING_METRIC_RULES, none at 0. */
+function pendingMetricRules(progress: ReadonlyMap<string, RuleProgress>): readonly (readonly [string, number])[] {
+  return [...progress]
+    .filter(([, counts]) => counts.pendingPods > 0)
+    .sort(([leftName, left], [rightName, right]) => right.pendingPods - left.pendingPods || (leftName < rightName ? -1 : 1))
+    .slice(0, MAX_PENDING_METRIC_RULES)
+    .map(([name, counts]) => [name, counts.pendingPods] as const);
+}
+
+/** Whether a report is due at `nowMs`: none ran yet, or the last one is at least the interval old. */
+async function progressDue(progress: ProgressDependencies, clusterId: string, nowMs: number): Promise<boolean> {
+  const last = await progress.records.readReportTime(clusterId);
+  return last === undefined || nowMs - Date.parse(last) >= progress.intervalMinutes * 60_000;
+}
+
+/**
+ * The migration report of the cluster's running Pods under `ruleSet`, as `podmutation report` computes it: owners are
+ * listed before Pods, and each page is folded into the report and dropped, so memory is bounded by the page size and
+ * the number of workloads, not by the number of Pods.
+ */
+async function computeProgress(progress: ProgressDependencies, ruleSet: RuleSet): Promise<MigrationReport> {
+  const managedSteps = progress.managedSteps === undefined ? [] : await progress.managedSteps();
+  const report = createReport(ruleSet, { managedSteps });
+  for (const kind of WORKLOAD_OBJECT_KINDS) {
+    for await (const page of progress.objects.pages(kind)) {
+      for (const item of page) {
+        if (kind === 'Pod') report.addPod(item);
+        else report.addOwner(item);
+      }
+    }
+  }
+  return report.result();
+}
+
+/** Each rule's counts in a report; an audited rule's pending is 0, because audit changes no Pod (see lib/report). */
+function progressOf(report: MigrationReport): ReadonlyMap<string, RuleProgress> {
+  return new Map(report.rules.map((rule) => [rule.name, { matchedPods: rule.matched, pendingPods: rule.pending }]));
+}
+
+export { planProgressUpdates, pendingMetricRules, progressDue, computeProgress, progressOf, MAX_PENDING_METRIC_RULES };
+export type { RuleProgress, ProgressUpdate, ProgressDependencies };

@@ -1,0 +1,140 @@
+/** The owner chain of a running Pod, through the controller ownerReferences, to the workload whose template a rollout would use. */
+import { API_GROUPS, isWorkloadKind, type ObjectReference, type PodIdentity, type WorkloadObject } from './objects.ts';
+import type { PodFromWorkloadOptions } from './pod.ts';
+
+/** Where the Pod a rollout would produce comes from. */
+type PodOrigin =
+  /** A workload's current template: give `workload` and `options` to podFromWorkload. */
+  | { readonly origin: 'template'; readonly workload: WorkloadObject; readonly options: PodFromWorkloadOptions }
+  /** A DaemonSet's Pod, which admission never mutates. */
+  | { readonly origin: 'daemonset' }
+  /** The running Pod itself: it has no controller, or a controller (or its owner) that is not known. */
+  | { readonly origin: 'pod'; readonly reason: string };
+
+/** Workload objects by namespace, kind and name, and the resolution of a Pod's owner chain through them. */
+interface OwnerIndex {
+  /** Adds an object; a later object of the same namespace, kind and name replaces the earlier one. */
+  add(object: WorkloadObject): void;
+  /** The object `reference` names in `namespace`, if known (and of the same uid, when both say one). */
+  find(namespace: string, reference: ObjectReference): WorkloadObject | undefined;
+  /** Where the Pod a rollout would create for this running Pod comes from. */
+  resolve(pod: PodIdentity): PodOrigin;
+  /** How many objects the index holds. */
+  readonly size: number;
+}
+
+const DEFAULT_NAMESPACE = 'default';
+
+function keyOf(namespace: string, kind: string, name: string): string {
+  return `${namespace}\u0000${kind}\u0000${name}`;
+}
+
+/**
+ * Whether the template of an object is ever read: a ReplicaSet or Job with a controller makes its Pods from its
+ * owner's template, and a DaemonSet's Pods are skipped; the index drops those templates to hold less.
+ */
+function templateNeeded(object: WorkloadObject): boolean {
+  if (object.kind === 'DaemonSet') return false;
+  return !((object.kind === 'ReplicaSet' || object.kind === 'Job') && object.controller !== undefined);
+}
+
+function groupMatches(reference: ObjectReference, object: WorkloadObject): boolean {
+  const slash = reference.apiVersion.indexOf('/');
+  return reference.apiVersion === '' || (slash >= 0 && reference.apiVersion.slice(0, slash) === API_GROUPS[object.kind]);
+}
+
+/** The hash a running Pod's label carries; a StatefulSet's revision label is `<name>-<hash>`. */
+function labelHash(pod: PodIdentity, label: string, prefix = ''): string | undefined {
+  const value = pod.labels[label];
+  if (value === undefined || value === '' || !value.startsWith(prefix) || value.length === prefix.length) return undefined;
+  return value.slice(prefix.length);
+}
+
+// The CronJob controller names Jobs <cronjob>-<scheduled time in minutes since the epoch>.
+function scheduledTimeOf(job: WorkloadObject, cronJob: WorkloadObject): number | undefined {
+  const suffix = job.name.startsWith(`${cronJob.name}-`) ? job.name.slice(cronJob.name.length + 1) : '';
+  return /^\d{1,15}$/.test(suffix) ? Number(suffix) * 60_000 : undefined;
+}
+
+/** An empty owner index. */
+function createOwnerIndex(): OwnerIndex {
+  const objects = new Map<string, WorkloadObject>();
+
+  const find = (namespace: string, reference: ObjectReference): WorkloadObject | undefined => {
+    if (!isWorkloadKind(reference.kind)) return undefined;
+    const object = objects.get(keyOf(namespace, reference.kind, reference.name));
+    if (object === undefined || !groupMatches(reference, object)) return undefined;
+    // Another uid is another incarnation of the name: the Pod's owner was deleted and recreated, or is not this one.
+    if (reference.uid !== '' && object.uid !== '' && reference.uid !== object.uid) return undefined;
+    return object;
+  };
+
+  const missing = (reference: ObjectReference, namespace: string): PodOrigin => ({
+    origin: 'pod',
+    reason: `its owner ${reference.kind} ${namespace}/${reference.name} is not in the input`,
+  });
+
+  const fromTemplate = (workload: WorkloadObject, options: PodFromWorkloadOptions): PodOrigin => ({ origin: 'template', workload, options });
+
+  const throughReplicaSet = (pod: PodIdentity, replicaSet: WorkloadObject): PodOrigin => {
+    const { namespace } = pod;
+    const owner = replicaSet.controller;
+    if (owner === undefined) return fromTemplate(replicaSet, { namespace });
+    if (owner.kind !== 'Deployment' && owner.kind !== 'Rollout') return { origin: 'pod', reason: `its ReplicaSet is controlled by a ${owner.kind}` };
+    const workload = find(namespace, owner);
+    if (workload === undefined || workload.kind !== owner.kind) return missing(owner, namespace);
+    const hashLabel = owner.kind === 'Deployment' ? 'pod-template-hash' : 'rollouts-pod-template-hash';
+    const hash = labelHash(pod, hashLabel);
+    const options = { namespace, ...(hash === undefined ? {} : { templateHash: hash }) };
+    if (workload.template !== undefined || workload.workloadRef === undefined) return fromTemplate(workload, options);
+    const referenced = find(namespace, workload.workloadRef);
+    if (referenced === undefined || referenced.template === undefined) return missing(workload.workloadRef, namespace);
+    return fromTemplate(workload, { ...options, referencedTemplate: referenced });
+  };
+
+  const throughJob = (pod: PodIdentity, job: WorkloadObject): PodOrigin => {
+    const { namespace } = pod;
+    const owner = job.controller;
+    if (owner === undefined) return fromTemplate(job, { namespace });
+    if (owner.kind !== 'CronJob') return { origin: 'pod', reason: `its Job is controlled by a ${owner.kind}` };
+    const cronJob = find(namespace, owner);
+    if (cronJob === undefined) return missing(owner, namespace);
+    const scheduledTime = scheduledTimeOf(job, cronJob);
+    return fromTemplate(cronJob, { namespace, ...(scheduledTime === undefined ? {} : { scheduledTime }) });
+  };
+
+  return {
+    add(object: WorkloadObject): void {
+      // An object that names no namespace (a manifest) is in the default one, as kubectl would create it.
+      const key = keyOf(object.namespace || DEFAULT_NAMESPACE, object.kind, object.name);
+      objects.set(key, templateNeeded(object) ? object : { ...object, template: undefined });
+    },
+    find,
+    resolve(pod: PodIdentity): PodOrigin {
+      const reference = pod.controller;
+      if (reference === undefined) return { origin: 'pod', reason: 'it has no controller' };
+      if (reference.kind === 'DaemonSet') return { origin: 'daemonset' };
+      const owner = find(pod.namespace, reference);
+      if (owner === undefined || owner.kind !== reference.kind) return missing(reference, pod.namespace);
+      switch (owner.kind) {
+        case 'ReplicaSet':
+          return throughReplicaSet(pod, owner);
+        case 'Job':
+          return throughJob(pod, owner);
+        case 'StatefulSet': {
+          const hash = labelHash(pod, 'controller-revision-hash', `${owner.name}-`);
+          return fromTemplate(owner, { namespace: pod.namespace, podName: pod.name, ...(hash === undefined ? {} : { templateHash: hash }) });
+        }
+        default:
+          // Deployments, Rollouts and CronJobs create Pods through a ReplicaSet or a Job, never directly.
+          return { origin: 'pod', reason: `a ${owner.kind} does not create Pods itself` };
+      }
+    },
+    get size(): number {
+      return objects.size;
+    },
+  };
+}
+
+export { createOwnerIndex };
+export type { OwnerIndex, PodOrigin };

@@ -1,0 +1,302 @@
+/** `podmutation report` (issue #12): what a rollout would change, offline from kubectl's JSON and from a cluster. */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments, stringify } from 'yaml';
+import type { MigrationReport } from '../../lib/report/index.ts';
+import { startFakeApiServer, writeKubeconfig, type FakeApiServer, type PodMutationInput, type WorkloadObjectInput } from '../cluster/fake-api-server.ts';
+import { clusterList, rulePaths, writeTemporary, type KubectlList } from '../report/support.ts';
+import { runPodmutationInProcess } from '../support/cli.ts';
+import { fixturePath } from '../support/fixtures.ts';
+
+let objects: string;
+let list: KubectlList;
+
+beforeAll(async () => {
+  list = await clusterList();
+  objects = writeTemporary('cluster.json', list);
+});
+
+function rulesArgs(migrate: 'as-rolled-out' | 'changed' = 'as-rolled-out'): string[] {
+  return rulePaths(migrate).flatMap((path) => ['--rules', path]);
+}
+
+async function reportJson(args: readonly string[]): Promise<MigrationReport> {
+  const run = await runPodmutationInProcess(['report', ...args, '-o', 'json']);
+  expect(run).toMatchObject({ code: 0, stderr: '' });
+  return JSON.parse(run.stdout) as MigrationReport;
+}
+
+const EXPECTED_JSON: MigrationReport = {
+  rules: [
+    { name: 'tag-payments', enforcement: 'enforce', matched: 1, current: 0, pending: 1 },
+    { name: 'fan-out-zones', enforcement: 'enforce', matched: 2, current: 0, pending: 0 },
+    { name: 'batch-to-spot-pool', enforcement: 'enforce', matched: 1, current: 0, pending: 1 },
+    { name: 'migrate-legacy-pool', enforcement: 'enforce', matched: 5, current: 2, pending: 3 },
+    { name: 'audit-spot-checkout', enforcement: 'audit', matched: 2, current: 0, pending: 0 },
+  ],
+  workloads: [
+    {
+      namespace: 'batch',
+      kind: 'CronJob',
+      name: 'nightly-report',
+      pods: 1,
+      current: 0,
+      pending: 1,
+      denied: 0,
+      rules: ['batch-to-spot-pool'],
+      change: 'nodeSelector: -example.com/node-pool=batch-ondemand +example.com/node-pool=batch-spot; tolerations: +example.com/spot:Exists:NoSchedule',
+    },
+    { namespace: 'production', kind: 'Deployment', name: 'checkout', pods: 2, current: 2, pending: 0, denied: 0, rules: ['migrate-legacy-pool', 'audit-spot-checkout'], change: '' },
+    {
+      namespace: 'production',
+      kind: 'Deployment',
+      name: 'web',
+      pods: 2,
+      current: 0,
+      pending: 2,
+      denied: 0,
+      rules: ['migrate-legacy-pool'],
+      change:
+        'nodeAffinity required: -{example.com/node-pool In [legacy], kubernetes.io/arch In [amd64]} +{example.com/node-pool In [merged], kubernetes.io/arch In [amd64]}; annotations: +example.com/migration=merged-pool',
+    },
+    { namespace: 'production', kind: 'Pod', name: 'toolbox', pods: 1, current: 0, pending: 1, denied: 0, rules: ['tag-payments'], change: 'annotations: +example.com/cost-center=payments' },
+    {
+      namespace: 'production',
+      kind: 'Rollout',
+      name: 'storefront',
+      pods: 1,
+      current: 0,
+      pending: 1,
+      denied: 0,
+      rules: ['migrate-legacy-pool'],
+      change: 'nodeAffinity required: -{example.com/node-pool In [legacy]} +{example.com/node-pool In [merged]}; annotations: +example.com/migration=merged-pool',
+    },
+    {
+      namespace: 'production',
+      kind: 'StatefulSet',
+      name: 'ledger',
+      pods: 2,
+      current: 0,
+      pending: 0,
+      denied: 2,
+      rules: ['fan-out-zones'],
+      change: 'denied: PodMutation "fan-out-zones": required node selector terms after combining would be 72, above the limit of 64',
+    },
+  ],
+  totals: { pods: 11, unaffected: 2, current: 2, pending: 5, denied: 2 },
+};
+
+/** The JSON types of a value's fields, recursively: the shape the README documents. */
+function shapeOf(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(shapeOf);
+  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([key, field]) => [key, shapeOf(field)]));
+  return typeof value;
+}
+
+const RULE_SHAPE = { name: 'string', enforcement: 'string', matched: 'number', current: 'number', pending: 'number' };
+const WORKLOAD_SHAPE = { namespace: 'string', kind: 'string', name: 'string', pods: 'number', current: 'number', pending: 'number', denied: 'number', change: 'string' };
+
+describe('podmutation report --objects', () => {
+  it('prints the documented JSON shape: exactly these keys, in this order, of these types', async () => {
+    const report = await reportJson(['--objects', objects, ...rulesArgs()]);
+
+    expect(Object.keys(report)).toEqual(['rules', 'workloads', 'totals']);
+    for (const rule of report.rules) expect([Object.keys(rule), shapeOf(rule)]).toEqual([Object.keys(RULE_SHAPE), RULE_SHAPE]);
+    for (const workload of report.workloads) {
+      expect(Object.keys(workload)).toEqual(['namespace', 'kind', 'name', 'pods', 'current', 'pending', 'denied', 'rules', 'change']);
+      expect(shapeOf({ ...workload, rules: undefined })).toEqual({ ...WORKLOAD_SHAPE, rules: 'undefined' });
+      expect(workload.rules.every((name) => typeof name === 'string')).toBe(true);
+    }
+    expect(shapeOf(report.totals)).toEqual({ pods: 'number', unaffected: 'number', current: 'number', pending: 'number', denied: 'number' });
+  });
+
+  it('reports every verdict of the fixture cluster: current, pending, denied, unaffected, audited', async () => {
+    expect(await reportJson(['--objects', objects, ...rulesArgs()])).toEqual(EXPECTED_JSON);
+  });
+
+  it('finds the Deployment pending once its rule changed what it adds', async () => {
+    const report = await reportJson(['--objects', objects, ...rulesArgs('changed')]);
+
+    expect(report.workloads.find((item) => item.name === 'checkout')).toMatchObject({ current: 0, pending: 2, change: expect.stringContaining('+{example.com/node-pool In [merged-2024]') as unknown });
+  });
+
+  it('prints the same data as aligned tables by default', async () => {
+    const run = await runPodmutationInProcess(['report', '--objects', objects, ...rulesArgs()]);
+
+    expect(run.code).toBe(0);
+    const lines = run.stdout.trimEnd().split('\n');
+    expect(lines.slice(0, 3)).toEqual([
+      'RULE                 ENFORCEMENT  MATCHED  CURRENT  PENDING',
+      'tag-payments         enforce      1        0        1',
+      'fan-out-zones        enforce      2        0        0',
+    ]);
+    expect(lines).toContain('production  Deployment   checkout        2     2        0        0       migrate-legacy-pool,audit-spot-checkout  -');
+    expect(lines.slice(-2)).toEqual(['PODS  UNAFFECTED  CURRENT  PENDING  DENIED', '11    2           2        5        2']);
+  });
+
+  it('prints the commands that roll out the pending workloads, and what to recreate by hand', async () => {
+    const run = await runPodmutationInProcess(['report', '--objects', objects, ...rulesArgs(), '--restart-commands']);
+
+    expect(run).toEqual({
+      code: 0,
+      stdout: [
+        '# recreate by hand: CronJob batch/nightly-report (1 pending Pod)',
+        'kubectl rollout restart deployment/web -n production',
+        '# recreate by hand: Pod production/toolbox (1 pending Pod)',
+        'kubectl argo rollouts restart storefront -n production',
+        '',
+      ].join('\n'),
+      stderr: '',
+    });
+  });
+
+  it('limits the report to one namespace', async () => {
+    const report = await reportJson(['--objects', objects, ...rulesArgs(), '--namespace', 'batch']);
+
+    expect(report.totals).toEqual({ pods: 1, unaffected: 0, current: 0, pending: 1, denied: 0 });
+  });
+
+  it('reads the objects as YAML documents too', async () => {
+    const yaml = list.items.map((item) => stringify(item)).join('---\n');
+    const report = await reportJson(['--objects', writeTemporary('cluster.yaml', yaml), ...rulesArgs()]);
+
+    expect(report).toEqual(EXPECTED_JSON);
+  });
+
+  it('audits every rule with --enforcement audit', async () => {
+    const report = await reportJson(['--objects', objects, ...rulesArgs(), '--enforcement', 'audit']);
+
+    expect(report.rules.map((rule) => rule.enforcement)).toEqual(['audit', 'audit', 'audit', 'audit', 'audit']);
+  });
+
+  it('skips an invalid rule with a line on stderr and still reports', async () => {
+    const run = await runPodmutationInProcess(['report', '--objects', objects, '--rules', fixturePath('rules/invalid'), '-o', 'json']);
+
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain('invalid rule skipped: PodMutation "force-spot"');
+    expect((JSON.parse(run.stdout) as MigrationReport).totals.pods).toBe(11);
+  });
+});
+
+describe('podmutation report, bad usage and input', () => {
+  it.each([
+    ['--objects without --rules', ['--objects', 'cluster.json'], 'podmutation report: report --objects needs --rules PATH: a file of objects holds no PodMutations'],
+    ['neither --objects nor --kubeconfig', ['--rules', 'r.yaml'], 'podmutation report: report needs --kubeconfig FILE (the cluster) or --objects FILE'],
+    ['both --objects and --kubeconfig', ['--objects', 'a', '--kubeconfig', 'b', '--rules', 'r'], 'podmutation report: report needs --kubeconfig FILE (the cluster) or --objects FILE'],
+    ['--context without --kubeconfig', ['--objects', 'a', '--rules', 'r', '--context', 'c'], 'podmutation report: --context goes with --kubeconfig'],
+    ['an unknown output format', ['--objects', 'a', '--rules', 'r', '-o', 'yaml'], 'podmutation report: -o must be table or json (got "yaml")'],
+    ['--restart-commands with -o json', ['--objects', 'a', '--rules', 'r', '-o', 'json', '--restart-commands'], 'podmutation report: --restart-commands prints shell commands instead of the report'],
+    ['a namespace that is no namespace name', ['--objects', 'a', '--rules', 'r', '--namespace', 'Bad_NS'], 'podmutation report: --namespace "Bad_NS" is not a namespace name'],
+    ['an unknown flag', ['--objects', 'a', '--rules', 'r', '--watch'], "podmutation report: Unknown option '--watch'"],
+  ])('exits 2 for %s', async (_, args, message) => {
+    const run = await runPodmutationInProcess(['report', ...args]);
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(message);
+    expect(run.stdout).toBe('');
+  });
+
+  it('exits 2 naming the field of an object that is not well formed', async () => {
+    const broken = structuredClone(list);
+    const index = broken.items.findIndex((item) => item.kind === 'Deployment');
+    (broken.items[index]!.spec as Record<string, unknown>).template = 'web';
+    const path = writeTemporary('broken.json', broken);
+
+    const run = await runPodmutationInProcess(['report', '--objects', path, ...rulesArgs()]);
+
+    expect(run).toMatchObject({ code: 2, stdout: '' });
+    expect(run.stderr).toBe(`podmutation report: ${path}: items[${index}].spec.template: expected an object (the Pod template), got a string\n`);
+  });
+
+  it('exits 2 naming the field of a running Pod that is not well formed', async () => {
+    const broken = structuredClone(list);
+    (broken.items[2]!.spec as Record<string, unknown>).tolerations = [{ key: 7 }];
+    const path = writeTemporary('broken.json', broken);
+
+    const run = await runPodmutationInProcess(['report', '--objects', path, ...rulesArgs()]);
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(`podmutation report: ${path}: items[2].spec.tolerations[0].key: expected a string, got a number\n`);
+  });
+
+  it('exits 2 naming the document of a YAML stream', async () => {
+    const path = writeTemporary('objects.yaml', 'apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n---\napiVersion: v1\nmetadata: {name: b}\n');
+
+    const run = await runPodmutationInProcess(['report', '--objects', path, ...rulesArgs()]);
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(`podmutation report: ${path}: document 2.kind: expected the kind of the object, got nothing\n`);
+  });
+
+  it('exits 2 for an empty objects file', async () => {
+    const path = writeTemporary('empty.json', '');
+
+    expect(await runPodmutationInProcess(['report', '--objects', path, ...rulesArgs()])).toMatchObject({ code: 2, stderr: `podmutation report: ${path}: input is empty\n` });
+  });
+
+  it('exits 2 when the objects file cannot be read', async () => {
+    const run = await runPodmutationInProcess(['report', '--objects', '/nonexistent/cluster.json', ...rulesArgs()]);
+
+    expect(run).toMatchObject({ code: 2, stderr: 'podmutation report: cannot read /nonexistent/cluster.json: ENOENT\n' });
+  });
+});
+
+describe('podmutation report --kubeconfig', () => {
+  let server: FakeApiServer;
+  let kubeconfig: string;
+
+  /** The fixture's PodMutations as the cluster holds them. */
+  function clusterRules(): PodMutationInput[] {
+    const files = [...readdirSync(fixturePath('report/rules')).map((name) => join(fixturePath('report/rules'), name)), fixturePath('report/migrate-legacy-pool.yaml')];
+    return files.map((file) => parseAllDocuments(readFileSync(file, 'utf8'))[0]!.toJS() as PodMutationInput);
+  }
+
+  beforeAll(async () => {
+    server = await startFakeApiServer({ rolloutsInstalled: true });
+    kubeconfig = writeKubeconfig(server);
+    for (const resource of clusterRules()) server.put(resource);
+    // The fake server gives every object a uid of its own, so the references name their owners by name alone.
+    server.putObjects(
+      list.items.map((item) => {
+        const metadata = item.metadata as { ownerReferences?: Record<string, unknown>[] };
+        const ownerReferences = metadata.ownerReferences?.map((owner) => ({ ...owner, uid: undefined }));
+        return { ...item, metadata: { ...metadata, ...(ownerReferences === undefined ? {} : { ownerReferences }) } } as WorkloadObjectInput;
+      }),
+    );
+  });
+
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it("reports the cluster's objects against the cluster's PodMutations as --objects does against the files", async () => {
+    expect(await reportJson(['--kubeconfig', kubeconfig])).toEqual(EXPECTED_JSON);
+  });
+
+  it('takes the rules from --rules when given', async () => {
+    const report = await reportJson(['--kubeconfig', kubeconfig, ...rulesArgs('changed')]);
+
+    expect(report.workloads.find((item) => item.name === 'checkout')?.pending).toBe(2);
+  });
+
+  it("lists only the namespace's objects with --namespace", async () => {
+    const report = await reportJson(['--kubeconfig', kubeconfig, '--namespace', 'batch']);
+
+    expect(report.totals.pods).toBe(1);
+    expect(server.requests.filter((request) => request.path.endsWith('/pods')).at(-1)?.path).toBe('/api/v1/namespaces/batch/pods');
+  });
+
+  it("skips a cluster PodMutation the sync would reject, saying so on stderr", async () => {
+    server.put({ metadata: { name: 'broken' }, spec: { enable: true, workloadSelector: { namespace: ['production'] }, mutationAdd: { nodeSelector: { a: 'b' } } } });
+    try {
+      const run = await runPodmutationInProcess(['report', '--kubeconfig', kubeconfig, '-o', 'json']);
+
+      expect(run.code).toBe(0);
+      expect(run.stderr).toContain('invalid rule skipped: PodMutation "broken": spec.workloadSelector');
+      expect((JSON.parse(run.stdout) as MigrationReport).rules.map((rule) => rule.name)).not.toContain('broken');
+    } finally {
+      server.remove('broken');
+    }
+  });
+});

@@ -1,0 +1,129 @@
+/**
+ * Migration progress on each rule's status (issue #12): the sync's report through the fake API server (PodMutations,
+ * Pods and owners, paginated) and dynalite; counts written only on change, at most once per interval.
+ */
+import { beforeEach, describe, expect, it } from 'vitest';
+import { createWorkloadObjectSource } from '../../lib/cluster/index.ts';
+import type { ProgressDependencies } from '../../lib/sync/index.ts';
+import { pendingMetricRules } from '../../lib/sync/progress.ts';
+import { kubeconfigFor } from '../cluster/fake-api-server.ts';
+import { manualClock, syncSubject, useSyncWorld, validSpec } from './support.ts';
+
+const world = useSyncWorld();
+
+/** A bare Pod in namespace apps, on the given pool (none: no nodeSelector). */
+function pod(name: string, pool?: string) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'apps', uid: `uid-${name}` },
+    spec: { containers: [{ name: 'app', image: 'app:1' }], ...(pool === undefined ? {} : { nodeSelector: { 'example.com/pool': pool } }) },
+  };
+}
+
+function progress(intervalMinutes = 5, pendingPodsMetric?: ProgressDependencies['pendingPodsMetric']): ProgressDependencies {
+  return {
+    objects: createWorkloadObjectSource({ mode: 'kubeconfigText', text: kubeconfigFor(world.server) }, { pageSize: 2 }),
+    intervalMinutes,
+    records: world.records,
+    ...(pendingPodsMetric === undefined ? {} : { pendingPodsMetric }),
+  };
+}
+
+function statusOf(name: string): Record<string, unknown> {
+  return (world.server.get(name)?.['status'] ?? {}) as Record<string, unknown>;
+}
+
+const podLists = () => world.server.requests.filter((request) => request.path.endsWith('/pods')).length;
+
+beforeEach(() => {
+  world.server.clearObjects();
+  world.server.put({ metadata: { name: 'general-pool' }, spec: validSpec('general') });
+  world.server.putObjects([pod('moved', 'general'), pod('waiting-1'), pod('waiting-2'), { ...pod('elsewhere'), metadata: { name: 'elsewhere', namespace: 'web' } }]);
+});
+
+describe('migration progress on the rules status', () => {
+  it('writes each rule the Pods it matches and those a rollout would still change, with the report time', async () => {
+    const clock = manualClock(Date.parse('2026-12-01T10:00:00.000Z'));
+    const subject = syncSubject(world, { clock, progress: progress() });
+
+    const report = await subject.sync();
+
+    expect(report.progress).toMatchObject({ pods: 4, pendingPods: 2, statusPatched: 1, statusFailed: 0 });
+    expect(statusOf('general-pool')).toMatchObject({ matchedPods: 3, pendingPods: 2, lastReportTime: '2026-12-01T10:00:00.000Z' });
+  });
+
+  it('does not list Pods again before the interval has passed', async () => {
+    const clock = manualClock();
+    const subject = syncSubject(world, { clock, progress: progress(5) });
+    await subject.sync();
+    const listed = podLists();
+
+    clock.advance(4 * 60_000);
+    const report = await subject.sync();
+
+    expect(report.progress).toBeUndefined();
+    expect(podLists()).toBe(listed);
+  });
+
+  it('writes no status at the next interval when the counts did not change', async () => {
+    const clock = manualClock();
+    const subject = syncSubject(world, { clock, progress: progress(5) });
+    await subject.sync();
+
+    clock.advance(5 * 60_000);
+    const report = await subject.sync();
+
+    expect(report.progress).toMatchObject({ pods: 4, statusPatched: 0 });
+    expect(statusOf('general-pool')['lastReportTime']).toBe(new Date(clock() - 5 * 60_000).toISOString());
+  });
+
+  it('counts a Pod as current once it was recreated with the rule applied', async () => {
+    const clock = manualClock();
+    const subject = syncSubject(world, { clock, progress: progress(1) });
+    await subject.sync();
+
+    world.server.putObjects([pod('waiting-1', 'general'), pod('waiting-2', 'general')]);
+    clock.advance(60_000);
+    await subject.sync();
+
+    expect(statusOf('general-pool')).toMatchObject({ matchedPods: 3, pendingPods: 0 });
+  });
+
+  it('keeps the sync published and the counts as they were when listing Pods fails', async () => {
+    const clock = manualClock();
+    const subject = syncSubject(world, { clock, progress: progress(1) });
+    await subject.sync();
+    world.server.fail({ kind: 'status', code: 403 }, { resource: 'pods' });
+
+    clock.advance(60_000);
+    const report = await subject.sync();
+
+    expect(report.outcome).toBe('unchanged');
+    expect(report.progress?.error).toMatch(/pods/);
+    expect(subject.recorder.emitted).toContainEqual({ name: 'ReportErrors', unit: 'Count', value: 1 });
+    expect(statusOf('general-pool')).toMatchObject({ matchedPods: 3, pendingPods: 2 });
+  });
+
+  it('emits PendingPods for the rules with pending Pods', async () => {
+    const emitted: [string, number][] = [];
+    const subject = syncSubject(world, { progress: progress(5, (rule, pending) => emitted.push([rule, pending])) });
+
+    await subject.sync();
+
+    expect(emitted).toEqual([['general-pool', 2]]);
+  });
+});
+
+describe('the rules PendingPods is emitted for', () => {
+  it('are at most ten, the most pending first, and none without pending Pods', () => {
+    const counts = new Map(Array.from({ length: 14 }, (_, index) => [`rule-${String(index).padStart(2, '0')}`, { matchedPods: 20, pendingPods: index % 13 }]));
+
+    const chosen = pendingMetricRules(counts);
+
+    expect(chosen).toHaveLength(10);
+    expect(chosen[0]).toEqual(['rule-12', 12]);
+    expect(chosen.map(([, pending]) => pending)).toEqual([12, 11, 10, 9, 8, 7, 6, 5, 4, 3]);
+    expect(chosen.some(([name]) => name === 'rule-00' || name === 'rule-13')).toBe(false);
+  });
+});
