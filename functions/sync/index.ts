@@ -9,7 +9,8 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import { createPodMutationSource, createWorkloadObjectSource } from '../../lib/cluster/index.ts';
-import { createDynamoClient, createSnapshotStore, createSyncLeaseStore, createSyncRecordStore } from '../../lib/store/index.ts';
+import { createPlacementStep } from '../../lib/placement/index.ts';
+import { createDynamoClient, createPlacementStore, createSnapshotStore, createSyncLeaseStore, createSyncRecordStore } from '../../lib/store/index.ts';
 import { createSyncHandler, readSyncConfig, syncOnce, type ProgressDependencies } from '../../lib/sync/index.ts';
 
 const config = readSyncConfig(process.env);
@@ -24,6 +25,7 @@ const table = {
 const store = createSnapshotStore(table);
 const records = createSyncRecordStore(table);
 const leases = createSyncLeaseStore(table);
+const placements = createPlacementStore(table);
 
 // The migration report (REPORT_INTERVAL_MINUTES, off at 0). PendingPods goes out per rule as a single metric with a
 // rule dimension, which Powertools flushes at once with the service dimension kept.
@@ -34,6 +36,11 @@ const progress: ProgressDependencies | undefined =
         objects: createWorkloadObjectSource(config.cluster),
         intervalMinutes: config.reportIntervalMinutes,
         records,
+        // Managed placement as admission runs it, from the same table, so that placed Pods read as current.
+        managedSteps: async () => {
+          const policies = (await placements.readPlacements(config.store.clusterId))?.policies ?? [];
+          return policies.length === 0 ? [] : [createPlacementStep({ flavour: config.capacityFlavour, policies })];
+        },
         pendingPodsMetric: (rule, pendingPods) => {
           const single = metrics.singleMetric();
           single.addDimension('rule', rule);

@@ -30,5 +30,14 @@ function wholeNumberSetting(
   return value;
 }
 
-export { optionalSetting, wholeNumberSetting };
+/** One of a few words, or `fallback` when unset; the error names the variable and every allowed word. */
+function choiceSetting<T extends string>(env: Environment, name: string, choices: readonly T[], fallback: T): T {
+  const text = optionalSetting(env, name) ?? fallback;
+  if (!(choices as readonly string[]).includes(text)) {
+    throw new ConfigurationError(`${name} is "${text}"; expected one of ${choices.join(', ')}`, { context: { variable: name } });
+  }
+  return text as T;
+}
+
+export { optionalSetting, wholeNumberSetting, choiceSetting };
 export type { Environment };

@@ -1,10 +1,10 @@
 /** Typed reading of the admission function's environment. */
-import { optionalSetting, wholeNumberSetting, type Environment } from '../config/index.ts';
+import { choiceSetting, optionalSetting, wholeNumberSetting, type Environment } from '../config/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
 import { readAll, SECRET_ARN } from '../values/index.ts';
-import { CAPACITY_FLAVOUR_NAMES, isCapacityFlavour, type CapacityFlavour } from '../placement/index.ts';
+import { CAPACITY_FLAVOURS, DEFAULT_CAPACITY_FLAVOUR, type CapacityFlavour } from '../placement/index.ts';
 import { readStoreConfig, type StoreConfig } from '../store/index.ts';
-import { ENFORCEMENTS, isEnforcement, type Enforcement } from '../api/index.ts';
+import { ENFORCEMENTS, type Enforcement } from '../api/index.ts';
 import { checkedToken, DEFAULT_TOKEN_REFRESH_SECONDS, type TokenSourceConfig } from './token.ts';
 
 /** The admission function's settings. */
@@ -61,21 +61,11 @@ function readMaxBodyBytes(env: Environment): number {
 }
 
 function readCapacityFlavour(env: Environment): CapacityFlavour {
-  const value = optionalSetting(env, 'CAPACITY_FLAVOUR') ?? 'karpenter';
-  if (!isCapacityFlavour(value)) {
-    throw new ConfigurationError(`CAPACITY_FLAVOUR is "${value}"; expected one of ${CAPACITY_FLAVOUR_NAMES}`, {
-      context: { variable: 'CAPACITY_FLAVOUR' },
-    });
-  }
-  return value;
+  return choiceSetting(env, 'CAPACITY_FLAVOUR', CAPACITY_FLAVOURS, DEFAULT_CAPACITY_FLAVOUR);
 }
 
 function readEnforcement(env: Environment): Enforcement {
-  const value = optionalSetting(env, 'ENFORCEMENT') ?? 'enforce';
-  if (!isEnforcement(value)) {
-    throw new ConfigurationError(`ENFORCEMENT is "${value}"; expected one of ${ENFORCEMENTS.join(', ')}`, { context: { variable: 'ENFORCEMENT' } });
-  }
-  return value;
+  return choiceSetting(env, 'ENFORCEMENT', ENFORCEMENTS, 'enforce');
 }
 
 /**

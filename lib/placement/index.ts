@@ -1,4 +1,4 @@
-import { CAPACITY_FLAVOUR_NAMES, isCapacityFlavour, parseCapacityFlavour, parsePlacementPolicy, workloadKey } from './policy.ts';
+import { CAPACITY_FLAVOUR_NAMES, CAPACITY_FLAVOURS, DEFAULT_CAPACITY_FLAVOUR, isCapacityFlavour, parseCapacityFlavour, parsePlacementPolicy, workloadKey } from './policy.ts';
 import { createPlacementStep } from './step.ts';
 import {
   CAPACITY_ANNOTATION,
@@ -17,6 +17,8 @@ export {
   parseCapacityFlavour,
   isCapacityFlavour,
   CAPACITY_FLAVOUR_NAMES,
+  CAPACITY_FLAVOURS,
+  DEFAULT_CAPACITY_FLAVOUR,
   workloadKey,
   CAPACITY_ANNOTATION,
   CAPACITY_LABELS,

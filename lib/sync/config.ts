@@ -1,5 +1,6 @@
 /** Typed reading of the sync function's environment. */
-import { wholeNumberSetting, type Environment } from '../config/index.ts';
+import { choiceSetting, wholeNumberSetting, type Environment } from '../config/index.ts';
+import { CAPACITY_FLAVOURS, DEFAULT_CAPACITY_FLAVOUR, type CapacityFlavour } from '../placement/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
 import { readAll } from '../values/index.ts';
 import { readClusterConfig, type ClusterConfig } from '../cluster/index.ts';
@@ -13,6 +14,8 @@ interface SyncConfig {
   readonly cluster: ClusterConfig;
   /** Minutes between migration reports written to the rules' status (issue #12); 0, the default, is off. */
   readonly reportIntervalMinutes: number;
+  /** CAPACITY_FLAVOUR, as the admission function's: the report runs managed placement as admission does. */
+  readonly capacityFlavour: CapacityFlavour;
 }
 
 const DEFAULT_INTERVAL_SECONDS = 30;
@@ -44,6 +47,7 @@ function readReportIntervalMinutes(env: Environment): number {
  * - CLUSTER_NAME with AWS_REGION (EKS), or KUBECONFIG_SECRET_ARN: the cluster (see readClusterConfig).
  * - REPORT_INTERVAL_MINUTES (default 0, off; up to 1440): how often the sync lists Pods and their owners and writes each
  *   rule's matchedPods and pendingPods (the stack parameter reportIntervalMinutes). Needs infra/rbac-report.yaml.
+ * - CAPACITY_FLAVOUR (default karpenter): as the admission function's, for managed placement in that report.
  */
 function readSyncConfig(env: Environment): SyncConfig {
   return readAll(
@@ -52,6 +56,7 @@ function readSyncConfig(env: Environment): SyncConfig {
       store: () => readStoreConfig(env),
       cluster: () => readClusterConfig(env),
       reportIntervalMinutes: () => readReportIntervalMinutes(env),
+      capacityFlavour: () => choiceSetting(env, 'CAPACITY_FLAVOUR', CAPACITY_FLAVOURS, DEFAULT_CAPACITY_FLAVOUR),
     },
     ConfigurationError,
   );

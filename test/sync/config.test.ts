@@ -11,6 +11,7 @@ describe('reading the sync configuration', () => {
       store: { tableName: 'podmutation-rules', clusterId: 'default', refreshSeconds: 30, maxStaleSeconds: 300 },
       cluster: { mode: 'eks', clusterName: 'prod-eu', region: 'eu-west-1' },
       reportIntervalMinutes: 0,
+      capacityFlavour: 'karpenter',
     });
   });
 

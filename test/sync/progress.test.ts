@@ -4,6 +4,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createWorkloadObjectSource } from '../../lib/cluster/index.ts';
+import type { ManagedStep } from '../../lib/engine/index.ts';
 import type { ProgressDependencies } from '../../lib/sync/index.ts';
 import { pendingMetricRules } from '../../lib/sync/progress.ts';
 import { kubeconfigFor } from '../cluster/fake-api-server.ts';
@@ -103,6 +104,31 @@ describe('migration progress on the rules status', () => {
     expect(report.progress?.error).toMatch(/pods/);
     expect(subject.recorder.emitted).toContainEqual({ name: 'ReportErrors', unit: 'Count', value: 1 });
     expect(statusOf('general-pool')).toMatchObject({ matchedPods: 3, pendingPods: 2 });
+  });
+
+  it('runs the managed steps admission runs, so that a Pod they placed reads as current', async () => {
+    // A Deployment's Pod that admission placed on spot: its template does not carry the capacity label.
+    const labels = { app: 'web', 'pod-template-hash': '5d8f7c9b6d' };
+    const template = { metadata: { labels }, spec: { containers: [{ name: 'app', image: 'app:1' }], nodeSelector: { 'example.com/pool': 'general' } } };
+    const owner = (kind: string, name: string) => [{ apiVersion: 'apps/v1', kind, name, controller: true }];
+    world.server.clearObjects();
+    world.server.putObjects([
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'apps' }, spec: { selector: { matchLabels: { app: 'web' } }, template } },
+      { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web-5d8f7c9b6d', namespace: 'apps', labels, ownerReferences: owner('Deployment', 'web') }, spec: { template } },
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'web-5d8f7c9b6d-abcde', namespace: 'apps', labels, ownerReferences: owner('ReplicaSet', 'web-5d8f7c9b6d') },
+        spec: { ...template.spec, nodeSelector: { 'example.com/pool': 'general', 'karpenter.sh/capacity-type': 'spot' } },
+      },
+    ]);
+    const step: ManagedStep = { name: 'managed:capacity', apply: (state, facts) => ({ state: { ...state, nodeSelector: { ...(state.nodeSelector ?? facts.nodeSelector), 'karpenter.sh/capacity-type': 'spot' } } }) };
+
+    const without = await syncSubject(world, { progress: progress() }).sync();
+    const withSteps = await syncSubject(world, { progress: { ...progress(), managedSteps: () => Promise.resolve([step]) } }).sync();
+
+    expect(without.progress).toMatchObject({ pods: 1, pendingPods: 1 });
+    expect(withSteps.progress).toMatchObject({ pods: 1, pendingPods: 0 });
   });
 
   it('emits PendingPods for the rules with pending Pods', async () => {
