@@ -155,6 +155,8 @@ let eksPackaged: Template;
 let artifacts: Record<'eks' | 'kubeconfig', Record<'admission' | 'sync', ZipEntry[]>>;
 let withoutClusterName: CliResult;
 let withoutSecurityGroups: CliResult;
+let typoEnforcement: CliResult;
+let auditTemplate: Template;
 let localStage: CliResult;
 let dynamo: EmbeddedDynamo;
 let aws: FakeAws;
@@ -392,6 +394,10 @@ beforeAll(async () => {
   withoutClusterName = await runOsls(serviceFolder, packageArgs({}, join(scratch, 'package-missing')), home);
   const subnetsOnly = { clusterName: CLUSTER_NAME, subnetIds: VPC_PARAMS.subnetIds };
   withoutSecurityGroups = await runOsls(serviceFolder, packageArgs(subnetsOnly, join(scratch, 'package-subnets-only')), home);
+  auditTemplate = effectiveTemplate(
+    await packageService(serviceFolder, { clusterName: CLUSTER_NAME, enforcement: 'audit', reportIntervalMinutes: '15' }, join(scratch, 'package-audit'), home),
+  );
+  typoEnforcement = await runOsls(serviceFolder, packageArgs({ clusterName: CLUSTER_NAME, enforcement: 'Audit' }, join(scratch, 'package-typo')), home);
   localStage = await runOsls(serviceFolder, ['package', '--stage', 'local', '--package', join(scratch, 'package-local')], home);
   artifacts = {
     eks: await readArtifacts(join(scratch, 'package-eks')),
@@ -488,6 +494,22 @@ describe('osls package', () => {
     expect(withoutSecurityGroups.stdout + withoutSecurityGroups.stderr).toMatch(
       /Cannot resolve variable at "functions\.sync\.vpc": subnetIds is set but securityGroupIds is not/,
     );
+  });
+
+  it('refuses an enforcement other than enforce or audit at packaging, not at every cold start', () => {
+    expect(typoEnforcement.code).not.toBe(0);
+    expect(typoEnforcement.stdout + typoEnforcement.stderr).toMatch(/the enforcement parameter is "Audit"; expected enforce or audit/);
+  });
+
+  it('enforces every rule and writes no migration report by default', () => {
+    expect(literalVariable(eksTemplate, FUNCTIONS.admission, 'ENFORCEMENT')).toBe('enforce');
+    expect(literalVariable(eksTemplate, FUNCTIONS.sync, 'REPORT_INTERVAL_MINUTES')).toBe('0');
+  });
+
+  it('passes the enforcement and reportIntervalMinutes parameters to the functions that read them', () => {
+    expect(literalVariable(auditTemplate, FUNCTIONS.admission, 'ENFORCEMENT')).toBe('audit');
+    expect(literalVariable(auditTemplate, FUNCTIONS.sync, 'REPORT_INTERVAL_MINUTES')).toBe('15');
+    expect(functionVariables(auditTemplate, FUNCTIONS.sync)).not.toHaveProperty('ENFORCEMENT');
   });
 
   it('refuses to package the local stage, which is the offline profile', () => {
