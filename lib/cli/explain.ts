@@ -2,9 +2,9 @@ import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { compileRuleSet, describeMismatch, mutatePod, type MutationOutcome } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
-import { previewInput } from '../values/index.ts';
 import type { Pod } from '../engine/index.ts';
 import { parseResourceDocuments } from '../rule-files/index.ts';
+import { podInputs } from './inputs.ts';
 import { lineDiff } from './diff.ts';
 import { readInput, writeLine, type CliStreams } from './io.ts';
 import { auditedLines, ENFORCEMENT_OPTIONS, enforcementOption } from './options/enforcement.ts';
@@ -54,18 +54,9 @@ function describeOutcome(pod: Pod, outcome: MutationOutcome): string[] {
   return lines;
 }
 
-function podsFrom(resources: readonly unknown[], source: string): Pod[] {
-  return resources.map((resource, index) => {
-    const kind = (resource as { kind?: unknown } | null)?.kind;
-    if (typeof resource !== 'object' || resource === null || (kind !== undefined && kind !== 'Pod')) {
-      throw new MalformedInputError(`${source}: document ${index + 1} is not a Pod (kind ${previewInput(kind)})`);
-    }
-    return resource as Pod;
-  });
-}
-
 /**
- * `podmutation explain --rules PATH... POD`: for each Pod (a manifest or a List), which rules
+ * `podmutation explain --rules PATH... INPUT`: for each Pod of the input (a Pod, an AdmissionReview, a workload manifest,
+ * or a List or YAML stream of them), which rules
  * matched, the first failing dimension of each that did not, and the resulting change.
  */
 export async function explainCommand(args: readonly string[], streams: CliStreams): Promise<number> {
@@ -74,24 +65,25 @@ export async function explainCommand(args: readonly string[], streams: CliStream
     options: { rules: { type: 'string', multiple: true }, namespace: { type: 'string', short: 'n' }, ...PLACEMENT_OPTIONS, ...ENFORCEMENT_OPTIONS },
     allowPositionals: true,
   });
-  if (positionals.length > 1) throw new MalformedInputError('explain takes one POD file (or - for standard input)');
+  if (positionals.length > 1) throw new MalformedInputError('explain takes one INPUT file (or - for standard input)');
   const loaded = await loadRulesReportingInvalid(values.rules ?? [], streams);
   const ruleSet = compileRuleSet(loaded.rules);
   const managedSteps = await placementSteps(values, streams);
   const enforcement = enforcementOption(values.enforcement);
   const source = positionals[0] ?? '-';
-  const pods = podsFrom(parseResourceDocuments(await readInput(source, streams), source), source);
-  if (pods.length === 0) throw new MalformedInputError(`${source}: no Pod found`);
+  const fallbackNamespace = values.namespace || 'default';
+  const { inputs, skipped } = podInputs(parseResourceDocuments(await readInput(source, streams), source), source, fallbackNamespace);
+  for (const line of skipped) writeLine(streams.stderr, line);
+  if (inputs.length === 0) throw new MalformedInputError(`${source}: no Pod found`);
   let rejected = 0;
-  pods.forEach((pod, index) => {
+  inputs.forEach(({ pod, namespace, uid: requestUid, origin: where }, index) => {
     if (index > 0) writeLine(streams.stdout, '');
-    const where = `${source}: document ${index + 1}`;
-    const uid = pod.metadata?.uid;
+    const uid = requestUid ?? pod.metadata?.uid;
     const context = { requestUid: typeof uid === 'string' ? uid : `explain-${index}` };
     // A Pod the boundary rejects is reported in its place; the other Pods are still explained.
     let outcome: MutationOutcome;
     try {
-      outcome = mutatePod(pod, '', ruleSet, context, { explain: true, managedSteps, enforcement, source: where, fallbackNamespace: values.namespace || 'default' });
+      outcome = mutatePod(pod, namespace, ruleSet, context, { explain: true, managedSteps, enforcement, source: where, fallbackNamespace });
     } catch (error) {
       if (!(error instanceof MalformedInputError)) throw error;
       rejected += 1;

@@ -26,8 +26,8 @@ commands:
   review   --rules PATH [--rules PATH ...] [--enforcement enforce|audit] [FILE|-]
                                                           answer AdmissionReviews (JSON, YAML or NDJSON) as the webhook does
   validate PATH...                                   check PodMutation files; exit 1 if any rule is invalid
-  explain  --rules PATH [--rules PATH ...] [--enforcement enforce|audit] [POD|-]
-                                                          show which rules match a Pod (or a List) and what they change
+  explain  --rules PATH [--rules PATH ...] [--enforcement enforce|audit] [INPUT|-]
+                                                          which rules match each Pod of a Pod, AdmissionReview or workload manifest (or a List or YAML stream of them)
   serve    (--rules PATH [--rules PATH ...] [--watch] | --kubeconfig FILE [--context NAME] [--sync-interval S])
            [--port N] [--host H] [--token T] [--tls-cert F --tls-key F] [--refresh S] [--cluster-id ID]
            [--placements FILE [--capacity-flavour karpenter|eks|gke]] [--enforcement enforce|audit]

@@ -146,10 +146,10 @@ describe('podmutation explain', () => {
     expect(report).toContain('+     example.com/node-pool: batch-spot');
   });
 
-  it('exits 2 when the input is not a Pod', async () => {
+  it('exits 2 when the input is an AdmissionReview of something other than a Pod', async () => {
     const run = await runPodmutation(['explain', '--rules', EXAMPLES, fixturePath('reviews/configmap-create.json')]);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('is not a Pod');
+    expect(run.stderr).toContain("the AdmissionReview's request.object is not a Pod (kind \"ConfigMap\")");
   });
 });
 
