@@ -23,7 +23,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
 const USAGE = `usage: podmutation <command> [options]
 
 commands:
-  review   --rules PATH [--rules PATH ...] [--enforcement enforce|audit] [FILE|-]
+  review   --rules PATH [--rules PATH ...] [--enforcement enforce|audit] [--wrap [--namespace NS]] [FILE|-]
                                                           answer AdmissionReviews (JSON, YAML or NDJSON) as the webhook does
   validate PATH...                                   check PodMutation files; exit 1 if any rule is invalid
   explain  --rules PATH [--rules PATH ...] [--enforcement enforce|audit] [INPUT|-]

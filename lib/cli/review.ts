@@ -4,8 +4,9 @@ import { describeIssues } from '../api/index.ts';
 import { compileRuleSet } from '../engine/index.ts';
 import { MalformedInputError, PodMutationError } from '../errors/index.ts';
 import { isJsonObject } from '../values/index.ts';
-import { loadRuleFiles, type LoadedRules } from '../rule-files/index.ts';
+import { loadRuleFiles, parseResourceDocuments, type LoadedRules } from '../rule-files/index.ts';
 import { parseSingleDocument, readInput, writeLine, type CliStreams } from './io.ts';
+import { podInputs, type PodInput } from './inputs.ts';
 import { auditedLines, ENFORCEMENT_OPTIONS, enforcementOption } from './options/enforcement.ts';
 import { PLACEMENT_OPTIONS, placementSteps } from './options/placement-file.ts';
 
@@ -52,18 +53,44 @@ function lineErrorAnswer(line: number, error: unknown): { readonly answer: strin
   return { answer: JSON.stringify({ error: name, message, line }), message };
 }
 
+/** The AdmissionReview the API server sends for the CREATE of an input's Pod (`review --wrap`). */
+function wrappedReview(input: PodInput, index: number, fallbackNamespace: string) {
+  const podNamespace = input.pod.metadata?.namespace;
+  const namespace = input.namespace || (typeof podNamespace === 'string' && podNamespace !== '' ? podNamespace : fallbackNamespace);
+  return {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: input.uid ?? `podmutation-review-${index + 1}`,
+      kind: { group: '', version: 'v1', kind: 'Pod' },
+      resource: { group: '', version: 'v1', resource: 'pods' },
+      operation: 'CREATE',
+      namespace,
+      object: input.pod,
+    },
+  };
+}
+
 /**
  * `podmutation review --rules PATH... [FILE|-]`: answers one AdmissionReview (JSON or YAML) or
  * NDJSON (one review per line, each answered on its own line) exactly as the Lambda does. Exit 0 when every
- * input was answered, 2 when any input (any line) was malformed.
+ * input was answered, 2 when any input (any line) was malformed. With `--wrap`, the input is what explain takes (Pods,
+ * AdmissionReviews, workload manifests, Lists and YAML streams), each Pod answered as a Pod CREATE on its own line.
  */
 export async function reviewCommand(args: readonly string[], streams: CliStreams): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...args],
-    options: { rules: { type: 'string', multiple: true }, ...PLACEMENT_OPTIONS, ...ENFORCEMENT_OPTIONS },
+    options: {
+      rules: { type: 'string', multiple: true },
+      wrap: { type: 'boolean', default: false },
+      namespace: { type: 'string', short: 'n' },
+      ...PLACEMENT_OPTIONS,
+      ...ENFORCEMENT_OPTIONS,
+    },
     allowPositionals: true,
   });
   if (positionals.length > 1) throw new MalformedInputError('review takes at most one input FILE (or - for standard input)');
+  if (values.namespace !== undefined && !values.wrap) throw new MalformedInputError('--namespace goes with --wrap: a review names its own namespace');
   const loaded = await loadRulesReportingInvalid(values.rules ?? [], streams);
   const ruleSet = compileRuleSet(loaded.rules);
   const options = { managedSteps: await placementSteps(values, streams), enforcement: enforcementOption(values.enforcement) };
@@ -75,6 +102,14 @@ export async function reviewCommand(args: readonly string[], streams: CliStreams
     for (const line of auditedLines(answered.verdict.outcome?.audited ?? [])) writeLine(streams.stderr, `${where}: ${line}`);
     return answered.body;
   };
+  if (values.wrap) {
+    // Each Pod the input stands for is sent as the API server sends a Pod CREATE, and answered on its own line.
+    const { inputs, skipped } = podInputs(parseResourceDocuments(text, source), source, values.namespace || 'default');
+    for (const line of skipped) writeLine(streams.stderr, line);
+    if (inputs.length === 0) throw new MalformedInputError(`${source}: no Pod found`);
+    inputs.forEach((input, index) => writeLine(streams.stdout, answer(JSON.stringify(wrappedReview(input, index, values.namespace || 'default')), input.origin)));
+    return 0;
+  }
   if (looksLikeNdjson(text)) {
     // Every line is answered, in order: a review, or an error answer naming the line; one bad line stops nothing.
     let failed = 0;

@@ -92,3 +92,35 @@ describe('explain of inputs as users have them', () => {
     expect(run.stdout).toContain('(workload Deployment checkout)');
   });
 });
+
+describe('review --wrap', () => {
+  it('answers a Deployment manifest as the webhook answers the CREATE of the Pod its controller creates', async () => {
+    const controllerPod = podFromWorkload(readWorkloadObject(DEPLOYMENT, 'deployment'), { namespace: 'production' });
+    const review = { ...REVIEW, request: { ...REVIEW.request, uid: 'podmutation-review-1', namespace: 'production', object: controllerPod } };
+
+    const wrapped = await runPodmutationInProcess(['review', '--rules', EXAMPLES, '--wrap', await file('wrap-deployment.yaml', stringify(DEPLOYMENT))]);
+    const direct = await runPodmutationInProcess(['review', '--rules', EXAMPLES, await file('wrap-review.json', JSON.stringify(review))]);
+
+    expect(wrapped.code).toBe(0);
+    expect(JSON.parse(wrapped.stdout)).toEqual(JSON.parse(direct.stdout));
+    expect((JSON.parse(wrapped.stdout) as { response: { patch?: string } }).response.patch).toBeDefined();
+  });
+
+  it('answers each Pod of a stream on its own line, and skips what creates no Pod', async () => {
+    const service = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'checkout' } };
+    const stream = [DEPLOYMENT, service, POD].map((document) => stringify(document)).join('---\n');
+
+    const run = await runPodmutationInProcess(['review', '--rules', EXAMPLES, '--wrap', '--namespace', 'production', await file('wrap-stream.yaml', stream)]);
+
+    const answers = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { response: { uid: string } });
+    expect(answers.map((answer) => answer.response.uid)).toEqual(['podmutation-review-1', 'podmutation-review-2']);
+    expect(run.stderr).toContain('document 2 (kind "Service") creates no Pod; skipped');
+  });
+
+  it('refuses --namespace without --wrap, since a review names its own namespace', async () => {
+    const run = await runPodmutationInProcess(['review', '--rules', EXAMPLES, '--namespace', 'production', await file('plain.json', REVIEW_TEXT)]);
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--namespace goes with --wrap');
+  });
+});
