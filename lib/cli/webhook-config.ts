@@ -35,6 +35,8 @@ export async function webhookConfigCommand(args: readonly string[], streams: Cli
   }
   const failurePolicy = values['failure-policy'];
   if (failurePolicy !== 'Ignore' && failurePolicy !== 'Fail') throw new MalformedInputError(`--failure-policy must be Ignore or Fail (got ${previewInput(failurePolicy)})`);
+  // The flag's own text in the error: Number("abc") is NaN, which says nothing about what was typed (issue #13).
+  if (!/^\d+$/.test(values.timeout)) throw new MalformedInputError(`--timeout must be a whole number of seconds (got ${previewInput(values.timeout)})`);
   const timeoutSeconds = Number(values.timeout);
   const secretArn = values['token-secret'];
   const token = secretArn === undefined ? values.token! : await readCurrentToken(checkedSecretArn(secretArn));

@@ -38,6 +38,8 @@ describe('podmutation webhook-config', () => {
     [['--url', 'http://insecure.example.com', '--token', TOKEN], /https/],
     [['--url', `${BASE}?x=1`, '--token', TOKEN], /query/],
     [['--url', BASE, '--token', TOKEN, '--timeout', '31'], /timeout/i],
+    [['--url', BASE, '--token', TOKEN, '--timeout', 'abc'], /--timeout must be a whole number of seconds \(got "abc"\)/],
+    [['--url', BASE, '--token', TOKEN, '--timeout', '2.5'], /--timeout must be a whole number of seconds \(got "2\.5"\)/],
     [['--url', BASE], /exactly one of --token T or --token-secret ARN/],
     [['--url', BASE, '--token', TOKEN, '--failure-policy', 'Maybe'], /--failure-policy must be Ignore or Fail/],
   ])('refuses %j with exit 2', async (args, message) => {
