@@ -65,21 +65,10 @@ async function clusterRules(config: KubeconfigFile, streams: CliStreams): Promis
   return content.rules;
 }
 
-/** Folds the cluster's objects page by page: the owner kinds first, the Pods last, as WORKLOAD_OBJECT_KINDS orders them. */
+/** Folds the cluster's objects page by page, as the sync's progress report does (lib/sync foldClusterObjects). */
 async function foldCluster(builder: ReportBuilder, config: KubeconfigFile, namespace: string | undefined): Promise<void> {
-  const { createWorkloadObjectSource, WORKLOAD_OBJECT_KINDS } = await import('../cluster/index.ts');
-  const source = createWorkloadObjectSource(config);
-  for (const kind of WORKLOAD_OBJECT_KINDS) {
-    let index = 0;
-    for await (const page of source.pages(kind, namespace)) {
-      for (const item of page) {
-        const path = `${kind} list item ${index}`;
-        index += 1;
-        if (kind === 'Pod') builder.addPod(item, path);
-        else builder.addOwner(item, path);
-      }
-    }
-  }
+  const [{ createWorkloadObjectSource }, { foldClusterObjects }] = await Promise.all([import('../cluster/index.ts'), import('../sync/index.ts')]);
+  await foldClusterObjects(builder, createWorkloadObjectSource(config), namespace);
 }
 
 /** The checked flags: where the objects come from, and how the report is printed. */

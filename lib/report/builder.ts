@@ -78,7 +78,8 @@ function createReport(ruleSet: RuleSet, options: ReportOptions = {}): ReportBuil
   const { managedSteps = [], namespace } = options;
   const auditAll = options.enforcement === 'audit';
   const owners = createOwnerIndex();
-  const ruleNames = new Set(ruleSet.rules.map((rule) => rule.name));
+  const byName = new Map(ruleSet.rules.map((rule) => [rule.name, rule]));
+  const order = new Map(ruleSet.rules.map((rule, index) => [rule.name, index]));
   const rules = new Map<string, RuleTally>(
     ruleSet.rules
       .filter((rule) => rule.enabled)
@@ -143,16 +144,25 @@ function createReport(ruleSet: RuleSet, options: ReportOptions = {}): ReportBuil
       const candidate = fromTemplate ? asAdmitted(podFromWorkload(origin.workload, origin.options), running) : pod;
       const source = fromTemplate ? templatePath(origin) : path;
       const requestUid = identity.uid || `${identity.namespace}/${identity.name || identity.generateName}`;
-      const outcome = mutatePod(candidate, identity.namespace, ruleSet, { requestUid }, {
-        managedSteps,
-        explain: true,
-        source,
-        ...(options.enforcement === undefined ? {} : { enforcement: options.enforcement }),
-      });
+      const evaluate = (explain: boolean) =>
+        mutatePod(candidate, identity.namespace, ruleSet, { requestUid }, {
+          managedSteps,
+          explain,
+          source,
+          ...(options.enforcement === undefined ? {} : { enforcement: options.enforcement }),
+        });
+      // The applied and audited rules are the matched ones. A denial applies none, so only then is the engine asked to
+      // explain: recording every rule's evaluation for every Pod would allocate rules x Pods objects.
+      let outcome = evaluate(false);
+      if (outcome.decision === 'denied') outcome = evaluate(true);
       const tally = tallyOf(outcome.workload);
       tally.pods += 1;
-      const matched = outcome.evaluations.flatMap((evaluation) => (evaluation.outcome === 'matched' ? [evaluation.rule] : []));
-      const steps = outcome.applied.filter((name) => !ruleNames.has(name));
+      const matched = outcome.decision === 'denied'
+        ? outcome.evaluations.flatMap((evaluation) => (evaluation.outcome === 'matched' ? [evaluation.rule] : []))
+        : [...outcome.applied, ...outcome.audited.map((match) => match.name)]
+            .flatMap((name) => byName.get(name) ?? [])
+            .sort((left, right) => order.get(left.name)! - order.get(right.name)!);
+      const steps = outcome.applied.filter((name) => !byName.has(name));
       if (outcome.decision === 'skipped' || (matched.length === 0 && steps.length === 0 && outcome.decision !== 'denied')) {
         totals.unaffected += 1;
         return 'unaffected';
@@ -175,7 +185,6 @@ function createReport(ruleSet: RuleSet, options: ReportOptions = {}): ReportBuil
     },
 
     result(): MigrationReport {
-      const order = new Map(ruleSet.rules.map((rule, index) => [rule.name, index]));
       const listed: ReportWorkload[] = [...workloads.values()]
         .filter((tally) => tally.affected)
         .sort((left, right) => compare(left.workload.namespace, right.workload.namespace) || compare(left.workload.kind, right.workload.kind) || compare(left.workload.name, right.workload.name))

@@ -4,6 +4,7 @@
  * source, store, lease) are injected.
  */
 import { readSyncConfig } from './config.ts';
+import { foldClusterObjects } from './progress.ts';
 import { buildSnapshotContent } from './snapshot.ts';
 import { syncOnce } from './sync.ts';
 import { createSyncHandler, runSyncWindow } from './window.ts';
@@ -29,7 +30,7 @@ import type {
   SyncWindowOptions,
 } from './window.ts';
 
-export { buildSnapshotContent, syncOnce, runSyncWindow, createSyncHandler, readSyncConfig };
+export { buildSnapshotContent, foldClusterObjects, syncOnce, runSyncWindow, createSyncHandler, readSyncConfig };
 export type {
   ProgressDependencies,
   ProgressReport,

@@ -4,7 +4,7 @@
  */
 import { WORKLOAD_OBJECT_KINDS, type WorkloadObjectSource } from '../cluster/index.ts';
 import type { ManagedStep, RuleSet } from '../engine/index.ts';
-import { createReport, type MigrationReport } from '../report/index.ts';
+import { createReport, type MigrationReport, type ReportBuilder } from '../report/index.ts';
 import type { SyncRecordStore } from '../store/index.ts';
 import { isRecord, type AssessedResource } from './snapshot.ts';
 
@@ -80,21 +80,29 @@ async function progressDue(progress: ProgressDependencies, clusterId: string, no
 }
 
 /**
- * The migration report of the cluster's running Pods under `ruleSet`, as `podmutation report` computes it: owners are
- * listed before Pods, and each page is folded into the report and dropped, so memory is bounded by the page size and
- * the number of workloads, not by the number of Pods.
+ * Folds the cluster's objects into a report page by page, as the sync and `podmutation report --kubeconfig` both do:
+ * the owner kinds first and the Pods last (WORKLOAD_OBJECT_KINDS), each page dropped once folded, so memory is bounded
+ * by the page size and the number of workloads, not by the number of Pods.
  */
-async function computeProgress(progress: ProgressDependencies, ruleSet: RuleSet): Promise<MigrationReport> {
-  const managedSteps = progress.managedSteps === undefined ? [] : await progress.managedSteps();
-  const report = createReport(ruleSet, { managedSteps });
+async function foldClusterObjects(report: ReportBuilder, objects: WorkloadObjectSource, namespace?: string): Promise<void> {
   for (const kind of WORKLOAD_OBJECT_KINDS) {
-    for await (const page of progress.objects.pages(kind)) {
+    let index = 0;
+    for await (const page of objects.pages(kind, namespace)) {
       for (const item of page) {
-        if (kind === 'Pod') report.addPod(item);
-        else report.addOwner(item);
+        const path = `${kind} list item ${index}`;
+        index += 1;
+        if (kind === 'Pod') report.addPod(item, path);
+        else report.addOwner(item, path);
       }
     }
   }
+}
+
+/** The migration report of the cluster's running Pods under `ruleSet`, as `podmutation report` computes it. */
+async function computeProgress(progress: ProgressDependencies, ruleSet: RuleSet): Promise<MigrationReport> {
+  const managedSteps = progress.managedSteps === undefined ? [] : await progress.managedSteps();
+  const report = createReport(ruleSet, { managedSteps });
+  await foldClusterObjects(report, progress.objects);
   return report.result();
 }
 
@@ -103,5 +111,5 @@ function progressOf(report: MigrationReport): ReadonlyMap<string, RuleProgress> 
   return new Map(report.rules.map((rule) => [rule.name, { matchedPods: rule.matched, pendingPods: rule.pending }]));
 }
 
-export { planProgressUpdates, pendingMetricRules, progressDue, computeProgress, progressOf, MAX_PENDING_METRIC_RULES };
+export { planProgressUpdates, pendingMetricRules, progressDue, computeProgress, foldClusterObjects, progressOf, MAX_PENDING_METRIC_RULES };
 export type { RuleProgress, ProgressUpdate, ProgressDependencies };
