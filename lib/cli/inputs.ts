@@ -4,6 +4,7 @@
  * ReplicaSet, Job, CronJob, Argo Rollout, as `kubectl get -o yaml` or `helm template` print them) as the Pod its
  * controller would create from its template.
  */
+import { parseAdmissionReview, type AdmissionRequest } from '../admission/index.ts';
 import type { Pod } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
 import { isJsonObject, previewInput } from '../values/index.ts';
@@ -19,19 +20,21 @@ interface PodInput {
   readonly origin: string;
 }
 
-/** The Pod of one AdmissionReview document; anything but a v1 review with a request.object is refused. */
+/** The Pod of one AdmissionReview document, read through the webhook's own boundary (parseAdmissionReview). */
 function reviewPod(document: Readonly<Record<string, unknown>>, where: string): PodInput {
-  const { request } = document;
-  if (document.apiVersion !== 'admission.k8s.io/v1' || !isJsonObject(request) || !isJsonObject(request.object)) {
-    throw new MalformedInputError(`${where}: an AdmissionReview must be admission.k8s.io/v1 with a request.object`);
+  let request: AdmissionRequest;
+  try {
+    request = parseAdmissionReview(document);
+  } catch (error) {
+    if (error instanceof MalformedInputError) throw new MalformedInputError(`${where}: ${error.message}`, { cause: error });
+    throw error;
   }
-  const objectKind = request.object.kind;
-  if (objectKind !== undefined && objectKind !== 'Pod') {
-    throw new MalformedInputError(`${where}: the AdmissionReview's request.object is not a Pod (kind ${previewInput(objectKind)})`);
+  const { object } = request;
+  if (!isJsonObject(object)) throw new MalformedInputError(`${where}: the AdmissionReview has no request.object`);
+  if (object.kind !== undefined && object.kind !== 'Pod') {
+    throw new MalformedInputError(`${where}: the AdmissionReview's request.object is not a Pod (kind ${previewInput(object.kind)})`);
   }
-  const namespace = typeof request.namespace === 'string' ? request.namespace : '';
-  const uid = typeof request.uid === 'string' ? request.uid : undefined;
-  return { pod: request.object, namespace, uid, origin: `${where} (AdmissionReview ${uid ?? 'without uid'})` };
+  return { pod: object, namespace: request.namespace ?? '', uid: request.uid, origin: `${where} (AdmissionReview ${request.uid})` };
 }
 
 /** The Pods of an input's documents, in order, and the documents of other kinds (a chart's Services), skipped. */
