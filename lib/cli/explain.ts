@@ -1,15 +1,42 @@
-import { parseArgs } from 'node:util';
+import { Option, type Command } from 'commander';
 import { stringify } from 'yaml';
 import { compileRuleSet, describeMismatch, mutatePod, type MutationOutcome } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
 import type { Pod } from '../engine/index.ts';
 import { parseResourceDocuments } from '../rule-files/index.ts';
-import { podInputs } from './inputs.ts';
+import { podInputs, type PodInput } from '../workloads/index.ts';
+import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
 import { lineDiff } from './diff.ts';
-import { readInput, writeLine, type CliStreams } from './io.ts';
-import { auditedLines, ENFORCEMENT_OPTIONS, enforcementOption } from './options/enforcement.ts';
-import { PLACEMENT_OPTIONS, placementSteps } from './options/placement-file.ts';
-import { loadRulesReportingInvalid } from './review.ts';
+import { readInput, writeLine } from './io.ts';
+import { auditedLines, enforcementOf, enforcementOption } from './options/enforcement.ts';
+import { placementOptions, placementSteps, type PlacementFlags } from './options/placement-file.ts';
+import { loadRulesReportingInvalid, rulesOption } from './options/rules.ts';
+import { outputOption, printDocument, type OutputFormat } from './output.ts';
+
+interface ExplainFlags extends PlacementFlags {
+  readonly rules?: string[];
+  readonly namespace?: string;
+  readonly enforcement: string;
+  readonly output: OutputFormat;
+}
+
+/** One Pod of `explain -o json|yaml`: the documented, stable shape (README.md, "The CLI"). */
+interface ExplainedPod {
+  readonly source: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly workload: { readonly kind: string; readonly name: string };
+  readonly decision: MutationOutcome['decision'] | 'rejected';
+  readonly matched: readonly string[];
+  readonly applied: readonly string[];
+  readonly audited: MutationOutcome['audited'];
+  readonly notMatched: readonly { readonly rule: string; readonly dimension: string; readonly reason: string }[];
+  readonly disabled: readonly string[];
+  readonly patch: MutationOutcome['patch'];
+  readonly warnings: readonly string[];
+  /** The denial, the reason a Pod was skipped, or why the input was rejected; absent otherwise. */
+  readonly message?: string;
+}
 
 /** The fields rules may change, as one document for the before/after diff. */
 function schedulingView(pod: Pod): string {
@@ -54,44 +81,116 @@ function describeOutcome(pod: Pod, outcome: MutationOutcome): string[] {
   return lines;
 }
 
+/** The Pod's explanation in the JSON shape. */
+function explainedPod(input: PodInput, outcome: MutationOutcome): ExplainedPod {
+  const auditedNames = new Set(outcome.audited.map((match) => match.name));
+  const message = outcome.denial?.message ?? outcome.skipReason;
+  return {
+    source: input.origin,
+    namespace: outcome.workload.namespace,
+    name: outcome.facts.displayName,
+    workload: { kind: outcome.workload.kind, name: outcome.workload.name },
+    decision: outcome.decision,
+    matched: outcome.evaluations.filter((item) => item.outcome === 'matched' && !auditedNames.has(item.rule.name)).map((item) => item.rule.name),
+    applied: outcome.applied,
+    audited: outcome.audited,
+    notMatched: outcome.evaluations
+      .filter((item) => item.outcome === 'not-matched')
+      .map((item) => ({ rule: item.rule.name, dimension: item.failed!, reason: describeMismatch(item.rule, outcome.facts, item.failed!) })),
+    disabled: outcome.evaluations.filter((item) => item.outcome === 'disabled').map((item) => item.rule.name),
+    patch: outcome.patch,
+    warnings: outcome.warnings,
+    ...(message === undefined ? {} : { message }),
+  };
+}
+
+/** A Pod the input boundary rejected, in the JSON shape. */
+function rejectedPod(input: PodInput, message: string): ExplainedPod {
+  const { metadata } = input.pod;
+  const name = typeof metadata?.name === 'string' ? metadata.name : typeof metadata?.generateName === 'string' ? metadata.generateName : '';
+  return {
+    source: input.origin,
+    namespace: input.namespace,
+    name,
+    workload: { kind: '', name: '' },
+    decision: 'rejected',
+    matched: [],
+    applied: [],
+    audited: [],
+    notMatched: [],
+    disabled: [],
+    patch: [],
+    warnings: [],
+    message,
+  };
+}
+
 /**
- * `podmutation explain --rules PATH... INPUT`: for each Pod of the input (a Pod, an AdmissionReview, a workload manifest,
- * or a List or YAML stream of them), which rules
- * matched, the first failing dimension of each that did not, and the resulting change.
+ * For each Pod of the input (a Pod, an AdmissionReview, a workload manifest, or a List or YAML stream of them), which
+ * rules matched, the first failing dimension of each that did not, and the resulting change.
  */
-export async function explainCommand(args: readonly string[], streams: CliStreams): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    options: { rules: { type: 'string', multiple: true }, namespace: { type: 'string', short: 'n' }, ...PLACEMENT_OPTIONS, ...ENFORCEMENT_OPTIONS },
-    allowPositionals: true,
-  });
-  if (positionals.length > 1) throw new MalformedInputError('explain takes one INPUT file (or - for standard input)');
-  const loaded = await loadRulesReportingInvalid(values.rules ?? [], streams);
+async function explain(flags: ExplainFlags, source: string, { streams }: CliContext): Promise<number> {
+  const loaded = await loadRulesReportingInvalid(flags.rules, streams);
   const ruleSet = compileRuleSet(loaded.rules);
-  const managedSteps = await placementSteps(values, streams);
-  const enforcement = enforcementOption(values.enforcement);
-  const source = positionals[0] ?? '-';
-  const fallbackNamespace = values.namespace || 'default';
+  const managedSteps = await placementSteps(flags, streams);
+  const enforcement = enforcementOf(flags.enforcement);
+  const fallbackNamespace = flags.namespace || 'default';
   const { inputs, skipped } = podInputs(parseResourceDocuments(await readInput(source, streams), source), source, fallbackNamespace);
   for (const line of skipped) writeLine(streams.stderr, line);
   if (inputs.length === 0) throw new MalformedInputError(`${source}: no Pod found`);
-  let rejected = 0;
-  inputs.forEach(({ pod, namespace, uid: requestUid, origin: where }, index) => {
-    if (index > 0) writeLine(streams.stdout, '');
+  const pods: ExplainedPod[] = [];
+  inputs.forEach((input, index) => {
+    const { pod, namespace, uid: requestUid, origin: where } = input;
     const uid = requestUid ?? pod.metadata?.uid;
     const context = { requestUid: typeof uid === 'string' ? uid : `explain-${index}` };
+    const table = flags.output === 'table';
+    if (table && index > 0) writeLine(streams.stdout, '');
     // A Pod the boundary rejects is reported in its place; the other Pods are still explained.
     let outcome: MutationOutcome;
     try {
       outcome = mutatePod(pod, namespace, ruleSet, context, { explain: true, managedSteps, enforcement, source: where, fallbackNamespace });
     } catch (error) {
       if (!(error instanceof MalformedInputError)) throw error;
-      rejected += 1;
-      writeLine(streams.stdout, `Pod ${where}`);
-      writeLine(streams.stdout, `  rejected: ${error.message}`);
+      pods.push(rejectedPod(input, error.message));
+      if (table) writeLine(streams.stdout, `Pod ${where}\n  rejected: ${error.message}`);
       return;
     }
-    for (const line of describeOutcome(pod, outcome)) writeLine(streams.stdout, line);
+    pods.push(explainedPod(input, outcome));
+    if (table) for (const line of describeOutcome(pod, outcome)) writeLine(streams.stdout, line);
   });
-  return rejected === 0 ? 0 : 2;
+  if (flags.output !== 'table') printDocument(streams.stdout, flags.output, { pods });
+  if (pods.some((pod) => pod.decision === 'rejected')) return EXIT.usage;
+  return pods.some((pod) => pod.decision === 'denied') || loaded.invalid.length > 0 ? EXIT.findings : EXIT.ok;
+}
+
+/** `podmutation explain`. */
+export function registerExplain(program: Command, context: CliContext): void {
+  const command = defineCommand(program, 'explain', {
+    summary: 'which rules match each Pod of a Pod, AdmissionReview or workload manifest, and what they change',
+    description:
+      "For each Pod of the input: a Pod; an AdmissionReview (its request.object, in the request's namespace); a workload " +
+      'manifest (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, Argo Rollout: the Pod its controller would ' +
+      "create from the template, in the manifest's namespace or --namespace); a List or YAML stream of them, as kubectl get " +
+      '-o yaml or helm template print them, whose other documents (Services, ConfigMaps) are skipped with a note on stderr. ' +
+      'Prints the rules that matched, the first dimension that failed for each that did not, the change to the scheduling ' +
+      'fields, warnings or the denial. A Pod the input contract rejects is reported in its place and the others are still explained.',
+    examples: [
+      'explain --rules examples/rules test/fixtures/pods/pod-list.json',
+      'explain --rules examples/rules -o json deployment.yaml',
+      'helm template ./chart | podmutation explain --rules rules/ -n shop -',
+    ],
+    exits: {
+      0: 'every Pod explained, none denied',
+      1: 'some Pod would be denied, or some rule is invalid (skipped)',
+      2: 'usage error, unreadable rules or input, or a Pod the input contract rejects',
+    },
+  });
+  command
+    .argument('[input]', 'Pod, AdmissionReview or workload manifest file (or a List or YAML stream of them), or - for standard input', '-')
+    .addOption(rulesOption())
+    .addOption(new Option('-n, --namespace <namespace>', 'the namespace of Pods and workloads that name none').default(undefined, 'default'))
+    .addOption(enforcementOption())
+    .addOption(outputOption());
+  for (const option of placementOptions()) command.addOption(option);
+  onRun<ExplainFlags, [string]>(command, (flags, [input]) => explain(flags, input, context));
 }

@@ -1,79 +1,48 @@
-import { PodMutationError } from '../errors/index.ts';
-import { explainCommand } from './explain.ts';
+/** The `podmutation` CLI: commander commands, one module per command (issue #13), and the exit code of a run. */
+import { CommanderError } from 'commander';
+import { ConfigurationError, DuplicateRuleError, MalformedInputError, PodMutationError } from '../errors/index.ts';
+import { EXIT, commandPath, exitCodeOf, type CliContext } from './command.ts';
 import { writeLine, type CliStreams } from './io.ts';
-import { reviewCommand } from './review.ts';
-import { serveCommand } from './serve.ts';
-import { syncCommand } from './sync.ts';
-import { validateCommand } from './validate.ts';
+import { allCommands, createProgram, VERSION } from './program.ts';
+import { renderCliReference } from './reference.ts';
 
-type Command = (args: readonly string[], streams: CliStreams) => Promise<number>;
+// commander's codes for help and version output, which end a run successfully.
+const DISPLAYED = new Set(['commander.helpDisplayed', 'commander.version']);
 
-const COMMANDS: Readonly<Record<string, Command>> = {
-  review: reviewCommand,
-  validate: validateCommand,
-  explain: explainCommand,
-  serve: serveCommand,
-  sync: syncCommand,
-  // Loaded on use: the AWS SDK they need would slow every other command's start.
-  'webhook-config': async (args, streams) => (await import('./webhook-config.ts')).webhookConfigCommand(args, streams),
-  placement: async (args, streams) => (await import('./placement.ts')).placementCommand(args, streams),
-  report: async (args, streams) => (await import('./report.ts')).reportCommand(args, streams),
-};
-
-const USAGE = `usage: podmutation <command> [options]
-
-commands:
-  review   --rules PATH [--rules PATH ...] [--enforcement enforce|audit] [--wrap [--namespace NS]] [FILE|-]
-                                                          answer AdmissionReviews (JSON, YAML or NDJSON) as the webhook does
-  validate PATH...                                   check PodMutation files; exit 1 if any rule is invalid
-  explain  --rules PATH [--rules PATH ...] [--enforcement enforce|audit] [INPUT|-]
-                                                          which rules match each Pod of a Pod, AdmissionReview or workload manifest (or a List or YAML stream of them)
-  serve    (--rules PATH [--rules PATH ...] [--watch] | --kubeconfig FILE [--context NAME] [--sync-interval S])
-           [--port N] [--host H] [--token T] [--tls-cert F --tls-key F] [--refresh S] [--cluster-id ID]
-           [--placements FILE [--capacity-flavour karpenter|eks|gke]] [--enforcement enforce|audit]
-                                                          run the webhook locally (default http://127.0.0.1:8080)
-  sync     --once --kubeconfig FILE [--context NAME] [--lease-wait S] TARGET
-                                                          sync the cluster's PodMutations into the table once; exit 1 if it failed or was skipped
-  webhook-config --url BASE (--token T | --token-secret ARN) [--failure-policy Ignore|Fail] [--timeout S] [--name N]
-                                                          print the MutatingWebhookConfiguration for the deployed endpoint
-  placement set --namespace NS --kind KIND --name NAME --mode Spot|NonSpot|Diversity [--spot-percent P]
-           | get|delete --namespace NS --kind KIND --name NAME | list
-           TARGET                                         manage the operator's placement policies in the table (list prints YAML)
-  report   (--kubeconfig FILE [--context NAME] | --objects FILE) [--rules PATH ...] [--placements FILE]
-           [--namespace NS] [-o table|json] [--restart-commands] [--enforcement enforce|audit]
-                                                          what a rollout would change: each running Pod unaffected, current, pending or denied
-
-TARGET, the table sync and placement write to (there is no default in AWS):
-  --stage S [--service NAME] [--region R]   the deployed stack NAME-S (NAME default podmutation): its table and cluster id
-  --table T --cluster-id ID [--region R]    a table and cluster id given directly
-  --dynamodb-endpoint URL [--table T] [--cluster-id ID]
-                                            a local DynamoDB (defaults podmutation-rules and default; the table is created)`;
-
-/**
- * Runs the podmutation CLI and returns its exit code: 0 success, 1 invalid rules (validate),
- * 2 malformed input or usage.
- */
-async function runCli(argv: readonly string[], streams: CliStreams): Promise<number> {
-  const [name, ...args] = argv;
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    writeLine(name === undefined ? streams.stderr : streams.stdout, USAGE);
-    return name === undefined ? 2 : 0;
-  }
-  const command = COMMANDS[name];
-  if (command === undefined) {
-    writeLine(streams.stderr, `podmutation: unknown command "${name}"\n\n${USAGE}`);
-    return 2;
-  }
-  try {
-    return await command(args, streams);
-  } catch (error) {
-    if (error instanceof PodMutationError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      writeLine(streams.stderr, `podmutation ${name}: ${(error as Error).message}`);
-      return 2;
-    }
-    throw error;
-  }
+/** The exit code of an error an action threw: bad input or flags are usage errors; a store or cluster failure is 1. */
+function errorExitCode(error: unknown): number {
+  if (error instanceof MalformedInputError || error instanceof ConfigurationError || error instanceof DuplicateRuleError) return EXIT.usage;
+  return EXIT.findings;
 }
 
-export { runCli };
+/** The message of an error an action threw, for the terminal: never a stack trace. */
+function errorMessage(error: unknown): string {
+  if (error instanceof PodMutationError) return error.message;
+  // Anything else is a bug; its name and message help a report, its stack would only scare.
+  const { name, message } = error instanceof Error ? error : { name: 'Error', message: String(error) };
+  return `unexpected ${name}: ${message} (a bug: please report it with the command line)`;
+}
+
+/**
+ * Runs the podmutation CLI and returns its exit code: 0 ok, 1 findings (invalid rules, denied or pending Pods, failed
+ * tests) or a failed operation, 2 usage or input errors.
+ */
+async function runCli(argv: readonly string[], streams: CliStreams, env: Readonly<Record<string, string | undefined>> = process.env): Promise<number> {
+  const context: CliContext = { streams, env };
+  const program = createProgram(context);
+  let running = program;
+  program.hook('preAction', (_, action) => {
+    running = action;
+  });
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) return DISPLAYED.has(error.code) ? EXIT.ok : EXIT.usage;
+    writeLine(streams.stderr, `${commandPath(running)}: ${errorMessage(error)}`);
+    return errorExitCode(error);
+  }
+  return exitCodeOf(running) ?? EXIT.ok;
+}
+
+export { runCli, createProgram, allCommands, renderCliReference, VERSION };
 export type { CliStreams };

@@ -1,47 +1,29 @@
-import { parseArgs } from 'node:util';
-import { stringify } from 'yaml';
-import { MalformedInputError, StoreError } from '../errors/index.ts';
-import { previewInput } from '../values/index.ts';
+import { Option, type Command } from 'commander';
+import { StoreError } from '../errors/index.ts';
+import { columns } from '../values/index.ts';
 import { parsePlacementPolicy, workloadKey, type PlacementPolicy } from '../placement/index.ts';
-import { createPlacementStore, type PlacementStore } from '../store/index.ts';
-import { writeLine, type CliStreams } from './io.ts';
-import { STORE_TARGET_OPTIONS, resolveStoreTarget, targetClient, type StoreTarget } from './options/store-target.ts';
-
-type Action = 'set' | 'get' | 'list' | 'delete';
+import type { PlacementStore } from '../store/index.ts';
+import { defineCommand, EXIT, onRun, required, type CliContext, type CommandDoc } from './command.ts';
+import { writeLine } from './io.ts';
+import { resolveStoreTarget, storeTargetOptions, targetClient, type StoreFlags, type StoreTarget } from './options/store-target.ts';
+import { outputOption, printResult, type OutputFormat } from './output.ts';
 
 type Workload = Pick<PlacementPolicy, 'namespace' | 'kind' | 'name'>;
 
-/** One validated invocation: what to do, and to which policy or workload. */
-type PlacementRequest =
-  | { readonly action: 'set'; readonly policy: PlacementPolicy }
-  | { readonly action: 'get' | 'delete'; readonly workload: Workload }
-  | { readonly action: 'list' };
+interface WorkloadFlags extends StoreFlags {
+  readonly namespace: string;
+  readonly kind: string;
+  readonly name: string;
+}
 
-/** The flags as parseArgs returns them. */
-type Flags = Readonly<Record<string, string | undefined>>;
-
-const ACTIONS: readonly Action[] = ['set', 'get', 'list', 'delete'];
-const WORKLOAD_FLAGS = ['namespace', 'kind', 'name'] as const;
-const POLICY_FLAGS = ['mode', 'spot-percent'] as const;
-
-/** Fails naming the flags an action needs but did not get, and those it does not take. */
-function checkFlags(action: Action, flags: Flags): void {
-  const needed: readonly string[] =
-    action === 'set' ? [...WORKLOAD_FLAGS, 'mode'] : action === 'list' ? [] : WORKLOAD_FLAGS;
-  const allowed: readonly string[] = action === 'set' ? [...WORKLOAD_FLAGS, ...POLICY_FLAGS] : needed;
-  const missing = needed.filter((flag) => flags[flag] === undefined);
-  if (missing.length > 0) {
-    throw new MalformedInputError(`${action} needs ${missing.map((flag) => `--${flag}`).join(', ')}`);
-  }
-  const extra = [...WORKLOAD_FLAGS, ...POLICY_FLAGS].filter((flag) => flags[flag] !== undefined && !allowed.includes(flag));
-  if (extra.length > 0) {
-    throw new MalformedInputError(`${action} does not take ${extra.map((flag) => `--${flag}`).join(', ')}`);
-  }
+interface SetFlags extends WorkloadFlags {
+  readonly mode: string;
+  readonly spotPercent?: string;
 }
 
 /** The policy the set flags describe, through the one validator of policies. */
-function policyOf(flags: Flags): PlacementPolicy {
-  const spotPercent = flags['spot-percent'];
+function policyOf(flags: SetFlags): PlacementPolicy {
+  const spotPercent = flags.spotPercent;
   return parsePlacementPolicy(
     {
       namespace: flags.namespace,
@@ -56,91 +38,130 @@ function policyOf(flags: Flags): PlacementPolicy {
 }
 
 /** The workload the get and delete flags name, checked as parsePlacementPolicy checks it (any valid mode will do). */
-function workloadOf(flags: Flags): Workload {
+function workloadOf(flags: WorkloadFlags): Workload {
   const { namespace, kind, name } = parsePlacementPolicy({ namespace: flags.namespace, kind: flags.kind, name: flags.name, mode: 'NonSpot' }, 'workload');
   return { namespace, kind, name };
 }
 
-/** The request the arguments describe; every check runs before the store is touched. */
-function requestOf(action: Action, flags: Flags): PlacementRequest {
-  checkFlags(action, flags);
-  if (action === 'set') return { action, policy: policyOf(flags) };
-  if (action === 'list') return { action };
-  return { action, workload: workloadOf(flags) };
-}
-
-async function run(request: PlacementRequest, target: StoreTarget, store: PlacementStore, streams: CliStreams): Promise<number> {
-  const { clusterId } = target;
-  const missing = (workload: string): number => {
-    writeLine(
-      streams.stderr,
-      `podmutation placement ${request.action}: no placement policy for workload ${workload} in cluster "${clusterId}" of table "${target.tableName}"`,
-    );
-    return 1;
-  };
-  switch (request.action) {
-    case 'set': {
-      const write = await store.setPlacement(clusterId, request.policy);
-      writeLine(streams.stdout, JSON.stringify({ ...write, policy: request.policy }));
-      return 0;
-    }
-    case 'list':
-      // A YAML list, so the output is itself a `--placements FILE` for review, explain and serve.
-      streams.stdout.write(stringify(await store.listPlacements(clusterId)));
-      return 0;
-    case 'get':
-    case 'delete': {
-      const { namespace, kind, name } = request.workload;
-      const workload = workloadKey(namespace, kind, name);
-      if (request.action === 'get') {
-        const policy = await store.getPlacement(clusterId, namespace, kind, name);
-        if (policy === undefined) return missing(workload);
-        streams.stdout.write(stringify(policy));
-        return 0;
-      }
-      const write = await store.deletePlacement(clusterId, namespace, kind, name);
-      if (!write.changed) return missing(workload);
-      writeLine(streams.stdout, JSON.stringify({ ...write, workload }));
-      return 0;
-    }
-  }
-}
-
 /**
- * `podmutation placement set|get|list|delete [--namespace NS --kind KIND --name NAME] [--mode MODE] [--spot-percent P]
- * TARGET`: the operator's placement policies in the rules table TARGET names (--stage, --table with --cluster-id,
- * or --dynamodb-endpoint; see options/store-target.ts; the table is created first only in a local DynamoDB).
- * set and delete print one JSON line ({changed, version, ...}); get prints the policy and list every
- * policy as YAML. Exit 0 on success, 1 when get or delete finds no policy or the store fails, 2 for invalid input.
+ * Runs one action against the placement store of the flags' TARGET. Every flag is checked before the store is
+ * touched; a store failure is reported and exits 1.
  */
-export async function placementCommand(args: readonly string[], streams: CliStreams): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    options: {
-      namespace: { type: 'string' },
-      kind: { type: 'string' },
-      name: { type: 'string' },
-      mode: { type: 'string' },
-      'spot-percent': { type: 'string' },
-      ...STORE_TARGET_OPTIONS,
-    },
-    allowPositionals: true,
-  });
-  const [action, ...rest] = positionals;
-  if (action === undefined || !ACTIONS.includes(action as Action) || rest.length > 0) {
-    throw new MalformedInputError(`expected exactly one action of ${ACTIONS.join(', ')} (got ${positionals.map((word) => previewInput(word)).join(' ') || 'none'})`);
-  }
-  const request = requestOf(action as Action, values);
-  const target = await resolveStoreTarget(values);
+async function withStore(flags: StoreFlags, { streams }: CliContext, action: string, run: (store: PlacementStore, target: StoreTarget) => Promise<number>): Promise<number> {
+  const target = await resolveStoreTarget(flags);
+  const { createPlacementStore } = await import('../store/index.ts');
   let client: Awaited<ReturnType<typeof targetClient>> | undefined;
   try {
     client = await targetClient(target);
-    return await run(request, target, createPlacementStore({ client, tableName: target.tableName }), streams);
+    return await run(createPlacementStore({ client, tableName: target.tableName }), target);
   } catch (error) {
     if (!(error instanceof StoreError)) throw error;
     writeLine(streams.stderr, `podmutation placement ${action}: ${error.message}`);
-    return 1;
+    return EXIT.findings;
   } finally {
     client?.destroy();
   }
+}
+
+function missing(context: CliContext, action: string, target: StoreTarget, workload: string): number {
+  writeLine(context.streams.stderr, `podmutation placement ${action}: no placement policy for workload ${workload} in cluster "${target.clusterId}" of table "${target.tableName}"`);
+  return EXIT.findings;
+}
+
+/** Policies as people read them: one row each. */
+function policyTable(policies: readonly PlacementPolicy[]): string {
+  if (policies.length === 0) return 'no placement policies';
+  return columns(
+    ['NAMESPACE', 'KIND', 'NAME', 'MODE', 'SPOT%'],
+    policies.map((policy) => [policy.namespace, policy.kind, policy.name, policy.mode, policy.spotPercent === undefined ? '-' : policy.spotPercent]),
+  ).join('\n');
+}
+
+function workloadOptions(command: Command): Command {
+  return command
+    .addOption(required(new Option('--namespace <namespace>', "the workload's namespace")))
+    .addOption(required(new Option('--kind <kind>', 'the workload kind, as admission resolves it (Deployment, StatefulSet, CronJob, …)')))
+    .addOption(required(new Option('--name <name>', "the workload's name")));
+}
+
+function withTarget(command: Command): Command {
+  for (const option of storeTargetOptions()) command.addOption(option);
+  return command;
+}
+
+const EXITS: CommandDoc['exits'] = { 0: 'done', 1: 'no such policy, or the store failed', 2: 'usage error or an invalid policy' };
+
+/** `podmutation placement set|get|list|delete`: the operator's placement policies in the rules table TARGET names. */
+export function registerPlacement(program: Command, context: CliContext): void {
+  const placement = program
+    .command('placement')
+    .summary("manage the operator's placement policies in the rules table")
+    .description("Manage the operator's placement policies (managed capacity: Spot, NonSpot, Diversity) in the rules table TARGET names.");
+
+  const set = defineCommand(placement, 'set', {
+    summary: "set a workload's placement policy",
+    description: "Sets a workload's placement policy; prints one JSON line {changed, version, policy}.",
+    examples: ['placement set --namespace shop --kind Deployment --name web --mode Spot --stage prod --region eu-west-1'],
+    exits: EXITS,
+  });
+  workloadOptions(set)
+    .addOption(required(new Option('--mode <mode>', 'Spot, NonSpot or Diversity')))
+    .addOption(new Option('--spot-percent <percent>', 'with --mode Diversity: the share of Pods on Spot, 0 to 100').default(undefined, '50'));
+  onRun<SetFlags>(withTarget(set), (flags) => {
+    const policy = policyOf(flags);
+    return withStore(flags, context, 'set', async (store, target) => {
+      const write = await store.setPlacement(target.clusterId, policy);
+      writeLine(context.streams.stdout, JSON.stringify({ ...write, policy }));
+      return EXIT.ok;
+    });
+  });
+
+  const get = defineCommand(placement, 'get', {
+    summary: "print a workload's placement policy",
+    examples: ['placement get --namespace shop --kind Deployment --name web --stage prod -o yaml'],
+    exits: EXITS,
+  });
+  workloadOptions(get).addOption(outputOption());
+  onRun<WorkloadFlags & { output: OutputFormat }>(withTarget(get), (flags) => {
+    const { namespace, kind, name } = workloadOf(flags);
+    return withStore(flags, context, 'get', async (store, target) => {
+      const policy = await store.getPlacement(target.clusterId, namespace, kind, name);
+      if (policy === undefined) return missing(context, 'get', target, workloadKey(namespace, kind, name));
+      printResult(context.streams.stdout, flags.output, policy, () => policyTable([policy]));
+      return EXIT.ok;
+    });
+  });
+
+  const list = defineCommand(placement, 'list', {
+    summary: 'print every placement policy of the cluster',
+    description: 'Prints every placement policy of the cluster. `-o yaml` prints {policies: [...]}, which is itself a --placements file for review, explain, report and serve.',
+    examples: ['placement list --stage prod', 'placement list --stage prod -o yaml > placements.yaml'],
+    exits: EXITS,
+  });
+  list.addOption(outputOption());
+  onRun<StoreFlags & { output: OutputFormat }>(withTarget(list), (flags) =>
+    withStore(flags, context, 'list', async (store, target) => {
+      const policies = await store.listPlacements(target.clusterId);
+      printResult(context.streams.stdout, flags.output, { policies }, () => policyTable(policies));
+      return EXIT.ok;
+    }),
+  );
+
+  const remove = defineCommand(placement, 'delete', {
+    summary: "delete a workload's placement policy",
+    description: "Deletes a workload's placement policy; prints one JSON line {changed, version, workload}.",
+    examples: ['placement delete --namespace shop --kind Deployment --name web --stage prod'],
+    exits: EXITS,
+  });
+  workloadOptions(remove);
+  onRun<WorkloadFlags>(withTarget(remove), (flags) => {
+    const { namespace, kind, name } = workloadOf(flags);
+    return withStore(flags, context, 'delete', async (store, target) => {
+      const workload = workloadKey(namespace, kind, name);
+      const write = await store.deletePlacement(target.clusterId, namespace, kind, name);
+      if (!write.changed) return missing(context, 'delete', target, workload);
+      writeLine(context.streams.stdout, JSON.stringify({ ...write, workload }));
+      return EXIT.ok;
+    });
+  });
 }

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { Option, type Command } from 'commander';
 import { describeIssues, type NormalizedRule } from '../api/index.ts';
 import type { ClusterConfig } from '../cluster/index.ts';
 import { compileRuleSet } from '../engine/index.ts';
@@ -7,12 +7,23 @@ import { createReport, renderReportTable, restartCommands, type ReportBuilder } 
 import { parseYamlDocuments } from '../rule-files/index.ts';
 import { checkNesting, isDns1123Label, isJsonObject, previewInput, typeMismatch } from '../values/index.ts';
 import { classifyObject } from '../workloads/index.ts';
+import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
 import { readInput, writeLine, type CliStreams } from './io.ts';
-import { ENFORCEMENT_OPTIONS, enforcementOption } from './options/enforcement.ts';
-import { PLACEMENT_OPTIONS, placementSteps } from './options/placement-file.ts';
-import { loadRulesReportingInvalid } from './review.ts';
+import { enforcementOf, enforcementOption } from './options/enforcement.ts';
+import { placementOptions, placementSteps, type PlacementFlags } from './options/placement-file.ts';
+import { loadRulesReportingInvalid, rulesOption } from './options/rules.ts';
+import { outputOption, printResult, type OutputFormat } from './output.ts';
 
-const OUTPUTS = ['table', 'json'] as const;
+interface ReportFlags extends PlacementFlags {
+  readonly kubeconfig?: string;
+  readonly context?: string;
+  readonly objects?: string;
+  readonly rules?: string[];
+  readonly namespace?: string;
+  readonly output: OutputFormat;
+  readonly restartCommands?: boolean;
+  readonly enforcement: string;
+}
 
 /** One object of the input and where it sits, for the field paths of errors. */
 interface Located {
@@ -55,14 +66,14 @@ function foldObjects(builder: ReportBuilder, objects: readonly Located[]): void 
 type KubeconfigFile = Extract<ClusterConfig, { readonly mode: 'kubeconfigFile' }>;
 
 /** The cluster's PodMutations, validated as the sync validates them (the same list, budget and verdicts); invalid ones reported on stderr. */
-async function clusterRules(config: KubeconfigFile, streams: CliStreams): Promise<readonly NormalizedRule[]> {
+async function clusterRules(config: KubeconfigFile, streams: CliStreams): Promise<{ readonly rules: readonly NormalizedRule[]; readonly invalid: readonly unknown[] }> {
   // Loaded on use: the Kubernetes client is not needed offline.
   const [{ createPodMutationSource }, { buildSnapshotContent }] = await Promise.all([import('../cluster/index.ts'), import('../sync/index.ts')]);
   const content = buildSnapshotContent(await createPodMutationSource(config).listPodMutations(), Date.now());
   for (const invalid of content.invalid) {
     for (const line of describeIssues(invalid)) writeLine(streams.stderr, `invalid rule skipped: ${line}`);
   }
-  return content.rules;
+  return content;
 }
 
 /** Folds the cluster's objects page by page, as the sync's progress report does (lib/sync foldClusterObjects). */
@@ -72,15 +83,7 @@ async function foldCluster(builder: ReportBuilder, config: KubeconfigFile, names
 }
 
 /** The checked flags: where the objects come from, and how the report is printed. */
-function checkedFlags(values: {
-  kubeconfig?: string;
-  context?: string;
-  objects?: string;
-  rules?: string[];
-  namespace?: string;
-  output?: string;
-  'restart-commands'?: boolean;
-}) {
+function checkedFlags(values: ReportFlags) {
   const { kubeconfig, objects, namespace } = values;
   if ((kubeconfig === undefined) === (objects === undefined)) {
     throw new MalformedInputError('report needs --kubeconfig FILE (the cluster) or --objects FILE (a kubectl get -o json List), not both');
@@ -90,51 +93,65 @@ function checkedFlags(values: {
   if (objects !== undefined && (values.rules ?? []).length === 0) {
     throw new MalformedInputError('report --objects needs --rules PATH: a file of objects holds no PodMutations (only --kubeconfig reads the cluster\'s)');
   }
-  const output = values.output ?? 'table';
-  if (!(OUTPUTS as readonly string[]).includes(output)) throw new MalformedInputError(`-o must be ${OUTPUTS.join(' or ')} (got ${previewInput(output)})`);
-  if (values['restart-commands'] === true && output === 'json') {
-    throw new MalformedInputError('--restart-commands prints shell commands instead of the report; leave out -o json');
+  if (values.restartCommands === true && values.output !== 'table') {
+    throw new MalformedInputError(`--restart-commands prints shell commands instead of the report; leave out -o ${values.output}`);
   }
   if (namespace !== undefined && !isDns1123Label(namespace)) throw new MalformedInputError(`--namespace ${previewInput(namespace)} is not a namespace name`);
   const cluster: KubeconfigFile | undefined = kubeconfig === undefined
     ? undefined
     : { mode: 'kubeconfigFile', path: kubeconfig, ...(values.context === undefined ? {} : { context: values.context }) };
-  return { cluster, objects, namespace, output, restart: values['restart-commands'] === true };
+  return { cluster, objects, namespace };
 }
 
 /**
- * `podmutation report (--kubeconfig FILE [--context NAME] | --objects FILE) [--rules PATH ...] [--placements FILE]
- * [--namespace NS] [-o table|json] [--restart-commands] [--enforcement enforce|audit]`: for each running Pod, whether a
- * rollout would change its scheduling (unaffected, current, pending, denied), by rule and by workload. Rules are the
- * files of --rules, else the cluster's PodMutations validated as the sync validates them. Exit 0, 2 for usage or input
- * errors.
+ * For each running Pod, whether a rollout would change its scheduling (unaffected, current, pending, denied), by rule
+ * and by workload. Rules are the files of --rules, else the cluster's PodMutations validated as the sync validates them.
  */
-export async function reportCommand(args: readonly string[], streams: CliStreams): Promise<number> {
-  const { values } = parseArgs({
-    args: [...args],
-    options: {
-      kubeconfig: { type: 'string' },
-      context: { type: 'string' },
-      objects: { type: 'string' },
-      rules: { type: 'string', multiple: true },
-      namespace: { type: 'string', short: 'n' },
-      output: { type: 'string', short: 'o', default: 'table' },
-      'restart-commands': { type: 'boolean', default: false },
-      ...PLACEMENT_OPTIONS,
-      ...ENFORCEMENT_OPTIONS,
-    },
-    allowPositionals: false,
-  });
+async function report(values: ReportFlags, { streams }: CliContext): Promise<number> {
   const flags = checkedFlags(values);
-  const enforcement = enforcementOption(values.enforcement);
+  const enforcement = enforcementOf(values.enforcement);
   const managedSteps = await placementSteps(values, streams);
   const paths = values.rules ?? [];
-  const rules = paths.length > 0 ? (await loadRulesReportingInvalid(paths, streams)).rules : await clusterRules(flags.cluster!, streams);
-  const builder = createReport(compileRuleSet(rules), { managedSteps, enforcement, ...(flags.namespace === undefined ? {} : { namespace: flags.namespace }) });
+  const loaded = paths.length > 0 ? await loadRulesReportingInvalid(paths, streams) : await clusterRules(flags.cluster!, streams);
+  const builder = createReport(compileRuleSet(loaded.rules), { managedSteps, enforcement, ...(flags.namespace === undefined ? {} : { namespace: flags.namespace }) });
   if (flags.objects !== undefined) foldObjects(builder, objectsOf(await readInput(flags.objects, streams), flags.objects));
   else await foldCluster(builder, flags.cluster!, flags.namespace);
-  const report = builder.result();
-  if (flags.restart) for (const line of restartCommands(report)) writeLine(streams.stdout, line);
-  else writeLine(streams.stdout, flags.output === 'json' ? JSON.stringify(report, null, 2) : renderReportTable(report));
-  return 0;
+  const result = builder.result();
+  if (values.restartCommands === true) for (const line of restartCommands(result)) writeLine(streams.stdout, line);
+  else printResult(streams.stdout, values.output, result, () => renderReportTable(result));
+  const { pending, denied } = result.totals;
+  return pending > 0 || denied > 0 || loaded.invalid.length > 0 ? EXIT.findings : EXIT.ok;
+}
+
+/** `podmutation report`. */
+export function registerReport(program: Command, context: CliContext): void {
+  const command = defineCommand(program, 'report', {
+    summary: 'what a rollout would change: each running Pod unaffected, current, pending or denied',
+    description:
+      "For each running Pod, the Pod its controller would create now from the workload's current template, run through the " +
+      'engine as admission runs it and compared with the running Pod; per rule and per workload (README.md, "Running a ' +
+      'migration"). Without --rules the rules are the cluster\'s PodMutations, validated as the sync validates them.',
+    examples: [
+      'report --objects cluster.json --rules examples/rules',
+      'report --kubeconfig ~/.kube/config -o json',
+      'report --kubeconfig ~/.kube/config --restart-commands > rollout.sh',
+    ],
+    exits: {
+      0: 'no Pod pending or denied: every workload is current',
+      1: 'some Pod pending or denied, or some rule invalid (skipped)',
+      2: 'usage error, or unreadable rules, objects or cluster configuration',
+    },
+  });
+  const source = 'Objects (one of):';
+  command
+    .addOption(new Option('--kubeconfig <file>', 'read Pods and their owners from the cluster, page by page').helpGroup(source))
+    .addOption(new Option('--context <name>', 'with --kubeconfig: the context to use').helpGroup(source))
+    .addOption(new Option('--objects <file>', 'read them from a file: kubectl get pods,replicasets,deployments,… -A -o json (needs --rules)').conflicts('kubeconfig').helpGroup(source))
+    .addOption(rulesOption({ optional: true, description: "PodMutation files or folders; repeatable (default: the cluster's PodMutations)" }))
+    .addOption(new Option('-n, --namespace <namespace>', 'only this namespace').default(undefined, 'all'))
+    .addOption(outputOption())
+    .option('--restart-commands', 'print the kubectl commands that roll out the pending workloads instead of the report')
+    .addOption(enforcementOption());
+  for (const option of placementOptions()) command.addOption(option);
+  onRun<ReportFlags>(command, (flags) => report(flags, context));
 }

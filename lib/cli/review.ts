@@ -1,23 +1,21 @@
-import { parseArgs } from 'node:util';
+import { Option, type Command } from 'commander';
 import { answerAdmissionReview } from '../admission/index.ts';
-import { describeIssues } from '../api/index.ts';
 import { compileRuleSet } from '../engine/index.ts';
 import { MalformedInputError, PodMutationError } from '../errors/index.ts';
 import { isJsonObject } from '../values/index.ts';
-import { loadRuleFiles, parseResourceDocuments, type LoadedRules } from '../rule-files/index.ts';
-import { parseSingleDocument, readInput, writeLine, type CliStreams } from './io.ts';
-import { podInputs, type PodInput } from './inputs.ts';
-import { auditedLines, ENFORCEMENT_OPTIONS, enforcementOption } from './options/enforcement.ts';
-import { PLACEMENT_OPTIONS, placementSteps } from './options/placement-file.ts';
+import { parseResourceDocuments } from '../rule-files/index.ts';
+import { podInputs, type PodInput } from '../workloads/index.ts';
+import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
+import { parseSingleDocument, readInput, writeLine } from './io.ts';
+import { auditedLines, enforcementOf, enforcementOption } from './options/enforcement.ts';
+import { placementOptions, placementSteps, type PlacementFlags } from './options/placement-file.ts';
+import { loadRulesReportingInvalid, rulesOption } from './options/rules.ts';
 
-/** Loads rules for a command, reporting each invalid rule on stderr (they are skipped). */
-export async function loadRulesReportingInvalid(paths: readonly string[], streams: CliStreams): Promise<LoadedRules> {
-  if (paths.length === 0) throw new MalformedInputError('at least one --rules PATH is required');
-  const loaded = await loadRuleFiles(paths);
-  for (const invalid of loaded.invalid) {
-    for (const line of describeIssues(invalid)) writeLine(streams.stderr, `invalid rule skipped: ${line}`);
-  }
-  return loaded;
+interface ReviewFlags extends PlacementFlags {
+  readonly rules?: string[];
+  readonly wrap?: boolean;
+  readonly namespace?: string;
+  readonly enforcement: string;
 }
 
 function isJsonObjectLine(line: string): boolean {
@@ -72,43 +70,32 @@ function wrappedReview(input: PodInput, index: number, fallbackNamespace: string
 }
 
 /**
- * `podmutation review --rules PATH... [FILE|-]`: answers one AdmissionReview (JSON or YAML) or
- * NDJSON (one review per line, each answered on its own line) exactly as the Lambda does. Exit 0 when every
- * input was answered, 2 when any input (any line) was malformed. With `--wrap`, the input is what explain takes (Pods,
- * AdmissionReviews, workload manifests, Lists and YAML streams), each Pod answered as a Pod CREATE on its own line.
+ * Answers one AdmissionReview (JSON or YAML) or NDJSON (one review per line, each answered on its own line) exactly as
+ * the Lambda does. With `--wrap`, the input is what explain takes, each Pod answered as a Pod CREATE on its own line.
  */
-export async function reviewCommand(args: readonly string[], streams: CliStreams): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    options: {
-      rules: { type: 'string', multiple: true },
-      wrap: { type: 'boolean', default: false },
-      namespace: { type: 'string', short: 'n' },
-      ...PLACEMENT_OPTIONS,
-      ...ENFORCEMENT_OPTIONS,
-    },
-    allowPositionals: true,
-  });
-  if (positionals.length > 1) throw new MalformedInputError('review takes at most one input FILE (or - for standard input)');
-  if (values.namespace !== undefined && !values.wrap) throw new MalformedInputError('--namespace goes with --wrap: a review names its own namespace');
-  const loaded = await loadRulesReportingInvalid(values.rules ?? [], streams);
+async function review(flags: ReviewFlags, input: string, { streams }: CliContext): Promise<number> {
+  if (flags.namespace !== undefined && flags.wrap !== true) throw new MalformedInputError('--namespace goes with --wrap: a review names its own namespace');
+  const loaded = await loadRulesReportingInvalid(flags.rules, streams);
   const ruleSet = compileRuleSet(loaded.rules);
-  const options = { managedSteps: await placementSteps(values, streams), enforcement: enforcementOption(values.enforcement) };
-  const source = positionals[0] ?? '-';
-  const text = await readInput(source, streams);
+  const options = { managedSteps: await placementSteps(flags, streams), enforcement: enforcementOf(flags.enforcement) };
+  const text = await readInput(input, streams);
+  let denied = 0;
   // stdout carries the responses exactly as the webhook sends them; what audited rules would change goes to stderr.
   const answer = (body: string, where: string): string => {
     const answered = answerAdmissionReview(body, ruleSet, options);
+    if (answered.verdict.outcome?.denial !== undefined) denied += 1;
     for (const line of auditedLines(answered.verdict.outcome?.audited ?? [])) writeLine(streams.stderr, `${where}: ${line}`);
     return answered.body;
   };
-  if (values.wrap) {
+  const findings = (): number => (denied > 0 || loaded.invalid.length > 0 ? EXIT.findings : EXIT.ok);
+  if (flags.wrap === true) {
     // Each Pod the input stands for is sent as the API server sends a Pod CREATE, and answered on its own line.
-    const { inputs, skipped } = podInputs(parseResourceDocuments(text, source), source, values.namespace || 'default');
+    const fallback = flags.namespace || 'default';
+    const { inputs, skipped } = podInputs(parseResourceDocuments(text, input), input, fallback);
     for (const line of skipped) writeLine(streams.stderr, line);
-    if (inputs.length === 0) throw new MalformedInputError(`${source}: no Pod found`);
-    inputs.forEach((input, index) => writeLine(streams.stdout, answer(JSON.stringify(wrappedReview(input, index, values.namespace || 'default')), input.origin)));
-    return 0;
+    if (inputs.length === 0) throw new MalformedInputError(`${input}: no Pod found`);
+    inputs.forEach((pod, index) => writeLine(streams.stdout, answer(JSON.stringify(wrappedReview(pod, index, fallback)), pod.origin)));
+    return findings();
   }
   if (looksLikeNdjson(text)) {
     // Every line is answered, in order: a review, or an error answer naming the line; one bad line stops nothing.
@@ -116,17 +103,47 @@ export async function reviewCommand(args: readonly string[], streams: CliStreams
     text.split('\n').forEach((line, index) => {
       if (line.trim() === '') return;
       try {
-        writeLine(streams.stdout, answer(line, `${source}:${index + 1}`));
+        writeLine(streams.stdout, answer(line, `${input}:${index + 1}`));
       } catch (error) {
         failed += 1;
-        const { answer, message } = lineErrorAnswer(index + 1, error);
-        writeLine(streams.stdout, answer);
-        writeLine(streams.stderr, `${source}:${index + 1}: ${message}`);
+        const { answer: body, message } = lineErrorAnswer(index + 1, error);
+        writeLine(streams.stdout, body);
+        writeLine(streams.stderr, `${input}:${index + 1}: ${message}`);
       }
     });
-    return failed === 0 ? 0 : 2;
+    return failed === 0 ? findings() : EXIT.usage;
   }
-  const review = parseSingleDocument(text, source);
-  writeLine(streams.stdout, answer(JSON.stringify(review), source));
-  return 0;
+  writeLine(streams.stdout, answer(JSON.stringify(parseSingleDocument(text, input)), input));
+  return findings();
+}
+
+/** `podmutation review`. */
+export function registerReview(program: Command, context: CliContext): void {
+  const command = defineCommand(program, 'review', {
+    summary: 'answer AdmissionReviews as the webhook does, byte for byte',
+    description:
+      'Answers one AdmissionReview (JSON or YAML) or NDJSON (one review per line) on stdout, byte for byte what the Lambda ' +
+      'returns. In NDJSON every line is answered in order; a line that is not a review gets {"error","message","line"} on ' +
+      'stdout and FILE:LINE: message on stderr. With --wrap the input is what explain takes (Pods, AdmissionReviews, ' +
+      'workload manifests, Lists, YAML streams) and each Pod is answered as the CREATE the API server would send. Invalid ' +
+      'rules are reported on stderr and skipped; what audited rules would change goes to stderr.',
+    examples: [
+      'review --rules examples/rules test/fixtures/reviews/deployment-legacy-pool.json',
+      'review --rules examples/rules - < reviews.ndjson',
+      'review --rules examples/rules --wrap --namespace shop deployment.yaml',
+    ],
+    exits: {
+      0: 'every input answered, none denied',
+      1: 'some Pod denied, or some rule invalid (skipped)',
+      2: 'usage error, unreadable rules or input, or a malformed review (any line)',
+    },
+  });
+  command
+    .argument('[input]', 'AdmissionReview file, or - for standard input', '-')
+    .addOption(rulesOption())
+    .option('--wrap', 'read Pods, AdmissionReviews and workload manifests, and answer each Pod as the Pod CREATE the API server would send')
+    .addOption(new Option('-n, --namespace <namespace>', 'with --wrap: the namespace of Pods and workloads that name none').default(undefined, 'default'))
+    .addOption(enforcementOption());
+  for (const option of placementOptions()) command.addOption(option);
+  onRun<ReviewFlags, [string]>(command, (flags, [input]) => review(flags, input, context));
 }

@@ -1,26 +1,41 @@
 import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
-import { ENFORCEMENT_OPTIONS, enforcementOption } from './options/enforcement.ts';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { MalformedInputError } from '../errors/index.ts';
 import type { RuleSource, TlsFiles } from '../local-server/index.ts';
 import { jsonLineLogger } from '../observability/index.ts';
+import { collect, defineCommand, EXIT, onRun, type CliContext } from './command.ts';
 import { writeLine, type CliStreams } from './io.ts';
-import { PLACEMENT_OPTIONS, readPlacementFile } from './options/placement-file.ts';
+import { enforcementOf, enforcementOption } from './options/enforcement.ts';
+import { placementOptions, readPlacementFile, type PlacementFlags } from './options/placement-file.ts';
 
 const SHUTDOWN_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 
-function portOption(text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const port = /^\d+$/.test(text) ? Number(text) : Number.NaN;
-  if (!Number.isInteger(port) || port > 65_535) throw new MalformedInputError(`--port is "${text}"; expected a port number from 0 to 65535`);
-  return port;
+interface ServeFlags extends PlacementFlags {
+  readonly rules?: string[];
+  readonly port?: number;
+  readonly host?: string;
+  readonly token?: string;
+  readonly tlsCert?: string;
+  readonly tlsKey?: string;
+  readonly watch?: boolean;
+  readonly refresh?: number;
+  readonly clusterId?: string;
+  readonly kubeconfig?: string;
+  readonly context?: string;
+  readonly syncInterval: number;
+  readonly enforcement: string;
 }
 
-function secondsOption(text: string | undefined, flag: string): number | undefined {
-  if (text === undefined) return undefined;
-  const seconds = /^\d+(\.\d+)?$/.test(text) ? Number(text) : Number.NaN;
-  if (!(seconds > 0) || seconds > 86_400) throw new MalformedInputError(`${flag} is "${text}"; expected a number of seconds above 0, at most 86400`);
-  return seconds;
+function port(text: string): number {
+  const value = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isInteger(value) || value > 65_535) throw new InvalidArgumentError('expected a port number from 0 to 65535');
+  return value;
+}
+
+function seconds(text: string): number {
+  const value = /^\d+(\.\d+)?$/.test(text) ? Number(text) : Number.NaN;
+  if (!(value > 0) || value > 86_400) throw new InvalidArgumentError('expected a number of seconds above 0, at most 86400');
+  return value;
 }
 
 /** The rule source of the command: rule files, or the cluster of a kubeconfig synced as the sync Lambda does. */
@@ -71,64 +86,36 @@ function shutdownSignal(): Promise<NodeJS.Signals> {
 }
 
 /**
- * `podmutation serve (--rules PATH... [--watch] | --kubeconfig FILE [--context NAME] [--sync-interval S]) [--port N]
- * [--host H] [--token T] [--tls-cert F --tls-key F] [--refresh S] [--cluster-id ID] [--placements FILE
- * [--capacity-flavour F]]`: the local webhook server, with
- * rule files or a cluster (synced in-process by the sync function's code) as its rule source. Prints the webhook URL
- * on stdout (the one place the token is shown), admission log lines on stdout, rule publications, sync log lines and
- * invalid rules on stderr; runs until SIGINT or SIGTERM, then exits 0.
+ * The local webhook server, with rule files or a cluster (synced in-process by the sync function's code) as its rule
+ * source. Prints the webhook URL on stdout (the one place the token is shown), admission log lines on stdout, rule
+ * publications, sync log lines and invalid rules on stderr; runs until SIGINT or SIGTERM, then exits 0.
  */
-export async function serveCommand(args: readonly string[], streams: CliStreams): Promise<number> {
-  const { values } = parseArgs({
-    args: [...args],
-    options: {
-      rules: { type: 'string', multiple: true },
-      port: { type: 'string' },
-      host: { type: 'string' },
-      token: { type: 'string' },
-      'tls-cert': { type: 'string' },
-      'tls-key': { type: 'string' },
-      watch: { type: 'boolean', default: false },
-      refresh: { type: 'string' },
-      'cluster-id': { type: 'string' },
-      kubeconfig: { type: 'string' },
-      context: { type: 'string' },
-      'sync-interval': { type: 'string' },
-      ...PLACEMENT_OPTIONS,
-      ...ENFORCEMENT_OPTIONS,
-    },
-    allowPositionals: false,
-  });
-  const paths = values.rules ?? [];
-  const kubeconfig = values.kubeconfig;
+async function serve(flags: ServeFlags, { streams }: CliContext): Promise<number> {
+  const paths = flags.rules ?? [];
+  const { kubeconfig } = flags;
   if ((paths.length === 0) === (kubeconfig === undefined)) {
     throw new MalformedInputError('serve needs --rules PATH (rule files) or --kubeconfig FILE (the cluster as the rule source), not both');
   }
-  if (kubeconfig === undefined && (values.context !== undefined || values['sync-interval'] !== undefined)) {
-    throw new MalformedInputError('--context and --sync-interval go with --kubeconfig');
-  }
-  const syncIntervalSeconds = secondsOption(values['sync-interval'], '--sync-interval') ?? 30;
-  const port = portOption(values.port);
-  const refreshSeconds = secondsOption(values.refresh, '--refresh');
-  const tls = await tlsOption(values['tls-cert'], values['tls-key']);
-  const placements = await readPlacementFile(values, streams);
-  const enforcement = enforcementOption(values.enforcement);
+  if (kubeconfig === undefined && flags.context !== undefined) throw new MalformedInputError('--context goes with --kubeconfig');
+  const tls = await tlsOption(flags.tlsCert, flags.tlsKey);
+  const placements = await readPlacementFile(flags, streams);
+  const enforcement = enforcementOf(flags.enforcement);
   // Loaded here, not at the top: the embedded DynamoDB and the AWS SDK add about 0.2 s to every other command.
   const [{ startLocalServer }, { checkedToken }] = await Promise.all([import('../local-server/index.ts'), import('../endpoint/index.ts')]);
-  const token = values.token === undefined ? undefined : checkedToken(values.token, '--token');
+  const token = flags.token === undefined ? undefined : checkedToken(flags.token, '--token');
   const cluster = kubeconfig === undefined
     ? undefined
-    : { path: kubeconfig, intervalSeconds: syncIntervalSeconds, ...(values.context === undefined ? {} : { context: values.context }) };
+    : { path: kubeconfig, intervalSeconds: flags.syncInterval, ...(flags.context === undefined ? {} : { context: flags.context }) };
   const server = await startLocalServer({
     rules: await ruleSource(paths, cluster, streams),
-    ...(values.host === undefined ? {} : { host: values.host }),
-    ...(port === undefined ? {} : { port }),
+    ...(flags.host === undefined ? {} : { host: flags.host }),
+    ...(flags.port === undefined ? {} : { port: flags.port }),
     ...(token === undefined ? {} : { token }),
     ...(tls === undefined ? {} : { tls }),
-    ...(refreshSeconds === undefined ? {} : { refreshSeconds }),
-    ...(values['cluster-id'] === undefined ? {} : { clusterId: values['cluster-id'] }),
+    ...(flags.refresh === undefined ? {} : { refreshSeconds: flags.refresh }),
+    ...(flags.clusterId === undefined ? {} : { clusterId: flags.clusterId }),
     // The cluster is polled on its sync interval; files are watched only when asked.
-    watch: values.watch || cluster !== undefined,
+    watch: flags.watch === true || cluster !== undefined,
     ...(placements === undefined ? {} : { placements: placements.policies, capacityFlavour: placements.flavour }),
     enforcement,
     logger: jsonLineLogger(streams.stdout),
@@ -140,5 +127,39 @@ export async function serveCommand(args: readonly string[], streams: CliStreams)
   }
   await shutdownSignal();
   await server.close();
-  return 0;
+  return EXIT.ok;
+}
+
+/** `podmutation serve`. */
+export function registerServe(program: Command, context: CliContext): void {
+  const command = defineCommand(program, 'serve', {
+    summary: 'run the webhook locally, with rule files or a cluster as the rule source',
+    description:
+      'Turns each HTTP request into an API Gateway HTTP API (payload 2.0) event and calls the handler the Lambda runs, over ' +
+      'the same snapshot cache and store code (an embedded DynamoDB). With --rules the files are the rule source (--watch ' +
+      'republishes on change); with --kubeconfig the cluster is, synced in-process every --sync-interval seconds. Prints the ' +
+      'webhook URL (with a generated token unless --token is given) and runs until SIGINT or SIGTERM.',
+    examples: [
+      'serve --rules examples/rules --watch',
+      'serve --kubeconfig ~/.kube/config --tls-cert cert.pem --tls-key key.pem --host 0.0.0.0',
+    ],
+    exits: { 0: 'stopped by SIGINT or SIGTERM', 1: 'the server failed', 2: 'usage error, or unreadable rules, TLS files or placements' },
+  });
+  const source = 'Rule source (one of):';
+  command
+    .addOption(new Option('--rules <path>', 'PodMutation files or folders as the rule source; repeatable').argParser(collect).helpGroup(source))
+    .addOption(new Option('--watch', 'with --rules: republish when the files change').helpGroup(source))
+    .addOption(new Option('--kubeconfig <file>', "the kubeconfig's cluster as the rule source, synced as the sync Lambda does").conflicts(['rules', 'watch']).helpGroup(source))
+    .addOption(new Option('--context <name>', 'with --kubeconfig: the context to use').helpGroup(source))
+    .addOption(new Option('--sync-interval <seconds>', 'with --kubeconfig: seconds between syncs').argParser(seconds).default(30).helpGroup(source))
+    .addOption(new Option('--port <port>', 'the port to listen on').argParser(port).default(undefined, '8080, or 8443 with TLS'))
+    .addOption(new Option('--host <host>', 'the address to listen on').default(undefined, '127.0.0.1'))
+    .addOption(new Option('--token <token>', 'the path token of the webhook URL (32-256 base64url characters)').default(undefined, 'generated'))
+    .addOption(new Option('--tls-cert <file>', 'PEM certificate: serve https:// (with --tls-key)'))
+    .addOption(new Option('--tls-key <file>', 'PEM private key (with --tls-cert)'))
+    .addOption(new Option('--refresh <seconds>', 'seconds between re-reads of the published rules').argParser(seconds).default(undefined, '30'))
+    .addOption(new Option('--cluster-id <id>', 'the cluster id the rules are published under').default(undefined, 'default'))
+    .addOption(enforcementOption());
+  for (const option of placementOptions()) command.addOption(option);
+  onRun<ServeFlags>(command, (flags) => serve(flags, context));
 }

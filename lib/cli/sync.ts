@@ -1,13 +1,19 @@
 import { hostname } from 'node:os';
-import { parseArgs } from 'node:util';
+import { Option, type Command } from 'commander';
 import { MalformedInputError } from '../errors/index.ts';
-import { createPodMutationSource } from '../cluster/index.ts';
-import { createSnapshotStore, createSyncLeaseStore, createSyncRecordStore } from '../store/index.ts';
 import { DISCARDED_METRICS, jsonLineLogger } from '../observability/index.ts';
-import { syncOnce, type SyncReport } from '../sync/index.ts';
+import type { SyncReport } from '../sync/index.ts';
 import { readAll } from '../values/index.ts';
-import { writeLine, type CliStreams } from './io.ts';
-import { STORE_TARGET_OPTIONS, resolveStoreTarget, storeTarget, targetClient } from './options/store-target.ts';
+import { defineCommand, EXIT, onRun, required, type CliContext } from './command.ts';
+import { writeLine } from './io.ts';
+import { resolveStoreTarget, storeTarget, storeTargetOptions, targetClient, type StoreFlags } from './options/store-target.ts';
+
+interface SyncFlags extends StoreFlags {
+  readonly once?: boolean;
+  readonly kubeconfig: string;
+  readonly context?: string;
+  readonly leaseWait?: string;
+}
 
 // Long enough for the Lambda's own sync (seconds) to finish and release the lease; a crashed holder's lease (120 s) is not waited out.
 const DEFAULT_LEASE_WAIT_SECONDS = 60;
@@ -42,38 +48,31 @@ function skipMessage(report: SyncReport, clusterId: string, waitedSeconds: numbe
 }
 
 /**
- * `podmutation sync --once --kubeconfig FILE [--context NAME] [--lease-wait SECONDS] TARGET`: one sync from the
- * kubeconfig's cluster into the table TARGET names (--stage, --table with --cluster-id, or --dynamodb-endpoint; see
- * options/store-target.ts), created first when --dynamodb-endpoint names a local DynamoDB. The sync takes the
- * cluster's sync lease first, waiting up to --lease-wait seconds (default 60) while another sync (the Lambda) holds
- * it. Prints the report as one JSON line; exit 0 when published or unchanged, 1 when the sync failed or was skipped
- * (the lease stayed held, or a newer list is already published), 2 for usage or configuration errors.
+ * One sync from the kubeconfig's cluster into the table TARGET names (--stage, --table with --cluster-id, or
+ * --dynamodb-endpoint; see options/store-target.ts), created first when --dynamodb-endpoint names a local DynamoDB.
+ * The sync takes the cluster's sync lease first, waiting up to --lease-wait seconds while another sync (the Lambda)
+ * holds it. Prints the report as one JSON line.
  */
-export async function syncCommand(args: readonly string[], streams: CliStreams): Promise<number> {
-  const { values } = parseArgs({
-    args: [...args],
-    options: {
-      once: { type: 'boolean' },
-      kubeconfig: { type: 'string' },
-      context: { type: 'string' },
-      'lease-wait': { type: 'string' },
-      ...STORE_TARGET_OPTIONS,
-    },
-    allowPositionals: false,
-  });
+async function sync(values: SyncFlags, { streams }: CliContext): Promise<number> {
   if (values.once !== true) {
     throw new MalformedInputError(
       'sync needs --once (one sync, then exit); for a continuous sync from a workstation run `podmutation serve --kubeconfig FILE`',
     );
   }
-  if (values.kubeconfig === undefined || values.kubeconfig === '') throw new MalformedInputError('sync needs --kubeconfig FILE');
+  if (values.kubeconfig === '') throw new MalformedInputError('sync needs --kubeconfig FILE');
+  // Loaded on use: the Kubernetes client and the AWS SDK would slow the start of every other command.
+  const [{ createPodMutationSource }, { createSnapshotStore, createSyncLeaseStore, createSyncRecordStore }, { syncOnce }] = await Promise.all([
+    import('../cluster/index.ts'),
+    import('../store/index.ts'),
+    import('../sync/index.ts'),
+  ]);
   const source = createPodMutationSource({
     mode: 'kubeconfigFile',
     path: values.kubeconfig,
     ...(values.context === undefined ? {} : { context: values.context }),
   });
   // The lease flag with the store flags, before any network, so that one error names every wrong flag.
-  const { waitSeconds } = readAll({ waitSeconds: () => leaseWaitSeconds(values['lease-wait']), target: () => storeTarget(values) }, MalformedInputError);
+  const { waitSeconds } = readAll({ waitSeconds: () => leaseWaitSeconds(values.leaseWait), target: () => storeTarget(values) }, MalformedInputError);
   // After the kubeconfig, which needs no network: --stage reads the stack's outputs from CloudFormation.
   const target = await resolveStoreTarget(values);
   const client = await targetClient(target);
@@ -90,8 +89,32 @@ export async function syncCommand(args: readonly string[], streams: CliStreams):
     });
     writeLine(streams.stdout, JSON.stringify(report));
     if (report.outcome === 'skipped') writeLine(streams.stderr, `podmutation sync: ${skipMessage(report, target.clusterId, waitSeconds)}`);
-    return report.outcome === 'failed' || report.outcome === 'skipped' ? 1 : 0;
+    return report.outcome === 'failed' || report.outcome === 'skipped' ? EXIT.findings : EXIT.ok;
   } finally {
     client.destroy();
   }
+}
+
+/** `podmutation sync`. */
+export function registerSync(program: Command, context: CliContext): void {
+  const command = defineCommand(program, 'sync', {
+    summary: "sync the cluster's PodMutations into the rules table once, as the sync Lambda does",
+    description:
+      "One sync of the kubeconfig's cluster into the rules table TARGET names, status written back; the report is printed " +
+      'as one JSON line. The sync takes the cluster\'s sync lease first, waiting up to --lease-wait seconds while another ' +
+      'sync (the Lambda) holds it.',
+    examples: ['sync --once --kubeconfig ~/.kube/config --stage prod --region eu-west-1', 'sync --once --kubeconfig kind.yaml --dynamodb-endpoint http://127.0.0.1:8000'],
+    exits: {
+      0: 'published, or nothing changed',
+      1: 'the sync failed or was skipped (the lease stayed held, or a newer list is already published)',
+      2: 'usage error, or an unreadable kubeconfig or stack',
+    },
+  });
+  command
+    .option('--once', 'one sync, then exit (required: a continuous sync from a workstation is `serve --kubeconfig`)')
+    .addOption(required(new Option('--kubeconfig <file>', 'the kubeconfig of the cluster to read')))
+    .option('--context <name>', 'the kubeconfig context to use')
+    .addOption(new Option('--lease-wait <seconds>', `seconds to wait for the sync lease another sync holds (0 to ${MAX_LEASE_WAIT_SECONDS})`).default(String(DEFAULT_LEASE_WAIT_SECONDS)));
+  for (const option of storeTargetOptions()) command.addOption(option);
+  onRun<SyncFlags>(command, (flags) => sync(flags, context));
 }

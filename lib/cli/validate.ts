@@ -1,26 +1,46 @@
+import type { Command } from 'commander';
 import { describeIssues } from '../api/index.ts';
-import { MalformedInputError } from '../errors/index.ts';
 import { loadRuleFiles } from '../rule-files/index.ts';
-import { writeLine, type CliStreams } from './io.ts';
+import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
+import { writeLine } from './io.ts';
+import { outputOption, printDocument, type OutputFormat } from './output.ts';
 
-/**
- * `podmutation validate PATH...`: reports every rule as valid or invalid (field path and reason).
- * Exit 1 when any rule is invalid.
- */
-export async function validateCommand(args: readonly string[], streams: CliStreams): Promise<number> {
-  if (args.length === 0) throw new MalformedInputError('validate needs at least one PATH (a PodMutation file or a directory)');
-  const { loaded } = await loadRuleFiles(args);
-  let invalid = 0;
-  for (const { source, verdict } of loaded) {
-    if (verdict.valid) {
-      const state = verdict.rule.enable ? 'enabled' : 'disabled';
-      writeLine(streams.stdout, `valid    ${verdict.rule.name} (${source}; ${state}, priority ${verdict.rule.priority})`);
-      continue;
+/** One rule of `validate -o json|yaml`: the documented, stable shape (README.md, "The CLI"). */
+type ValidatedRule =
+  | { readonly name: string; readonly source: string; readonly valid: true; readonly enabled: boolean; readonly priority: number; readonly enforcement: string }
+  | { readonly name: string; readonly source: string; readonly valid: false; readonly issues: readonly { readonly field: string; readonly reason: string }[] };
+
+/** Reports every rule of the paths as valid or invalid (field path and reason). */
+async function validate(paths: readonly string[], output: OutputFormat, { streams }: CliContext): Promise<number> {
+  const { loaded } = await loadRuleFiles(paths);
+  const rules: ValidatedRule[] = loaded.map(({ source, verdict }) =>
+    verdict.valid
+      ? { name: verdict.rule.name, source, valid: true, enabled: verdict.rule.enable, priority: verdict.rule.priority, enforcement: verdict.rule.enforcement }
+      : { name: verdict.invalid.name, source, valid: false, issues: verdict.invalid.issues.map(({ field, reason }) => ({ field, reason })) },
+  );
+  const invalid = rules.filter((rule) => !rule.valid).length;
+  if (output !== 'table') printDocument(streams.stdout, output, { rules, valid: rules.length - invalid, invalid });
+  else {
+    for (const rule of rules) {
+      if (rule.valid) {
+        writeLine(streams.stdout, `valid    ${rule.name} (${rule.source}; ${rule.enabled ? 'enabled' : 'disabled'}, priority ${rule.priority})`);
+        continue;
+      }
+      writeLine(streams.stdout, `invalid  ${rule.name} (${rule.source})`);
+      for (const line of describeIssues(rule)) writeLine(streams.stdout, `  ${line}`);
     }
-    invalid += 1;
-    writeLine(streams.stdout, `invalid  ${verdict.invalid.name} (${source})`);
-    for (const line of describeIssues(verdict.invalid)) writeLine(streams.stdout, `  ${line}`);
+    writeLine(streams.stdout, `${rules.length - invalid} valid, ${invalid} invalid`);
   }
-  writeLine(streams.stdout, `${loaded.length - invalid} valid, ${invalid} invalid`);
-  return invalid === 0 ? 0 : 1;
+  return invalid === 0 ? EXIT.ok : EXIT.findings;
+}
+
+/** `podmutation validate`. */
+export function registerValidate(program: Command, context: CliContext): void {
+  const command = defineCommand(program, 'validate', {
+    summary: 'check PodMutation files as the sync checks the cluster\'s: every rule valid, or invalid with field path and reason',
+    examples: ['validate examples/rules', 'validate rules/ -o json'],
+    exits: { 0: 'every rule valid', 1: 'some rule invalid', 2: 'usage error, or a path that cannot be read or parsed' },
+  });
+  command.argument('<paths...>', 'PodMutation files (YAML or JSON, multi-document) or folders of them').addOption(outputOption());
+  onRun<{ output: OutputFormat }, [string[]]>(command, ({ output }, [paths]) => validate(paths, output, context));
 }

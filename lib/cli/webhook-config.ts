@@ -1,9 +1,19 @@
-import { parseArgs } from 'node:util';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { MalformedInputError } from '../errors/index.ts';
-import { readCurrentToken } from '../endpoint/index.ts';
 import { previewInput, SECRET_ARN } from '../values/index.ts';
-import { WEBHOOK_DEFAULTS, webhookConfigurationYaml } from '../webhook/index.ts';
-import type { CliStreams } from './io.ts';
+import { WEBHOOK_DEFAULTS, webhookConfigurationYaml, type FailurePolicy } from '../webhook/index.ts';
+import { defineCommand, EXIT, onRun, required, type CliContext } from './command.ts';
+
+interface WebhookConfigFlags {
+  readonly url: string;
+  readonly token?: string;
+  readonly tokenSecret?: string;
+  readonly failurePolicy: FailurePolicy;
+  readonly timeout: number;
+  readonly name: string;
+}
+
+const FAILURE_POLICIES: readonly FailurePolicy[] = ['Ignore', 'Fail'];
 
 // A secret ARN names its region (arn:aws:secretsmanager:<region>:...), which the secret reader uses: no AWS_REGION needed.
 function checkedSecretArn(arn: string): string {
@@ -11,37 +21,49 @@ function checkedSecretArn(arn: string): string {
   return arn;
 }
 
-/**
- * `podmutation webhook-config --url BASE (--token T | --token-secret ARN) [--failure-policy Ignore|Fail]
- * [--timeout S] [--name N]`: prints the MutatingWebhookConfiguration for the deployed endpoint.
- */
-export async function webhookConfigCommand(args: readonly string[], streams: CliStreams): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    options: {
-      url: { type: 'string' },
-      token: { type: 'string' },
-      'token-secret': { type: 'string' },
-      'failure-policy': { type: 'string', default: WEBHOOK_DEFAULTS.failurePolicy },
-      timeout: { type: 'string', default: String(WEBHOOK_DEFAULTS.timeoutSeconds) },
-      name: { type: 'string', default: WEBHOOK_DEFAULTS.name },
-    },
-    allowPositionals: false,
-  });
-  if (positionals.length > 0) throw new MalformedInputError('webhook-config takes no positional arguments');
-  if (values.url === undefined) throw new MalformedInputError('webhook-config needs --url BASE (the WebhookBaseUrl output of the deployment)');
-  if ((values.token === undefined) === (values['token-secret'] === undefined)) {
+// The flag's own text in the error: Number("abc") is NaN, which says nothing about what was typed (issue #13). The
+// range (1 to 30) is the webhook module's, checked when the configuration is rendered.
+function wholeSeconds(text: string): number {
+  if (!/^\d+$/.test(text)) throw new InvalidArgumentError(`expected a whole number of seconds (got ${previewInput(text)})`);
+  return Number(text);
+}
+
+/** Prints the MutatingWebhookConfiguration for the deployed endpoint. */
+async function webhookConfig(flags: WebhookConfigFlags, { streams }: CliContext): Promise<number> {
+  if ((flags.token === undefined) === (flags.tokenSecret === undefined)) {
     throw new MalformedInputError('webhook-config needs exactly one of --token T or --token-secret ARN');
   }
-  const failurePolicy = values['failure-policy'];
-  if (failurePolicy !== 'Ignore' && failurePolicy !== 'Fail') throw new MalformedInputError(`--failure-policy must be Ignore or Fail (got ${previewInput(failurePolicy)})`);
-  // The flag's own text in the error: Number("abc") is NaN, which says nothing about what was typed (issue #13).
-  if (!/^\d+$/.test(values.timeout)) throw new MalformedInputError(`--timeout must be a whole number of seconds (got ${previewInput(values.timeout)})`);
-  const timeoutSeconds = Number(values.timeout);
-  const secretArn = values['token-secret'];
-  const token = secretArn === undefined ? values.token! : await readCurrentToken(checkedSecretArn(secretArn));
-  streams.stdout.write(
-    webhookConfigurationYaml({ url: values.url, token, failurePolicy: failurePolicy, timeoutSeconds, name: values.name }),
-  );
-  return 0;
+  let token = flags.token;
+  if (flags.tokenSecret !== undefined) {
+    const arn = checkedSecretArn(flags.tokenSecret);
+    // Loaded on use: the Secrets Manager client would slow the start of every other command.
+    const { readCurrentToken } = await import('../endpoint/index.ts');
+    token = await readCurrentToken(arn);
+  }
+  const { url, failurePolicy, timeout: timeoutSeconds, name } = flags;
+  streams.stdout.write(webhookConfigurationYaml({ url, token: token!, failurePolicy, timeoutSeconds, name }));
+  return EXIT.ok;
+}
+
+/** `podmutation webhook-config`. */
+export function registerWebhookConfig(program: Command, context: CliContext): void {
+  const command = defineCommand(program, 'webhook-config', {
+    summary: 'print the MutatingWebhookConfiguration for the deployed endpoint',
+    description:
+      'Prints the MutatingWebhookConfiguration that registers the deployed endpoint (the WebhookBaseUrl output) with the ' +
+      'cluster: Pod CREATE only, reinvocationPolicy Never, the webhook token in the URL path (read from the secret with ' +
+      '--token-secret). Pipe it to kubectl apply -f -.',
+    examples: [
+      'webhook-config --url https://abc123.execute-api.eu-west-1.amazonaws.com --token-secret arn:aws:secretsmanager:eu-west-1:123456789012:secret:podmutation-token-AbCdEf | kubectl apply -f -',
+    ],
+    exits: { 0: 'printed', 1: 'the secret could not be read', 2: 'usage error or an invalid value' },
+  });
+  command
+    .addOption(required(new Option('--url <base>', 'the WebhookBaseUrl output of the deployment')))
+    .addOption(new Option('--token <token>', 'the webhook token (prefer --token-secret: a token on a command line lands in shell history)').conflicts('tokenSecret'))
+    .addOption(new Option('--token-secret <arn>', "the webhook token secret's ARN (the WebhookTokenSecretArn output); its AWSCURRENT value is read"))
+    .addOption(new Option('--failure-policy <policy>', 'what the API server does when the webhook cannot answer').choices(FAILURE_POLICIES).default(WEBHOOK_DEFAULTS.failurePolicy))
+    .addOption(new Option('--timeout <seconds>', 'the webhook timeout, 1 to 30 seconds').argParser(wholeSeconds).default(WEBHOOK_DEFAULTS.timeoutSeconds))
+    .addOption(new Option('--name <name>', 'the name of the MutatingWebhookConfiguration').default(WEBHOOK_DEFAULTS.name));
+  onRun<WebhookConfigFlags>(command, (flags) => webhookConfig(flags, context));
 }

@@ -61,10 +61,8 @@ interface LocalServer {
 }
 
 const TABLE_NAME = 'podmutation-rules';
-const DEFAULT_HOST = '127.0.0.1';
-const DEFAULT_HTTP_PORT = 8080;
-const DEFAULT_HTTPS_PORT = 8443;
-const DEFAULT_REFRESH_SECONDS = 30;
+/** What the server uses when an option is not given; `podmutation serve --help` states them (a test checks it). */
+const LOCAL_SERVER_DEFAULTS = { host: '127.0.0.1', httpPort: 8080, httpsPort: 8443, refreshSeconds: 30, clusterId: 'default' } as const;
 // The embedded store cannot go away under the server, so staleness only matters if it is somehow wedged.
 const MIN_MAX_STALE_SECONDS = 300;
 
@@ -202,10 +200,10 @@ function urlHost(host: string): string {
  */
 async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const token = options.token === undefined ? generateToken() : checkedToken(options.token, 'the token option');
-  const host = options.host ?? DEFAULT_HOST;
-  const port = options.port ?? (options.tls === undefined ? DEFAULT_HTTP_PORT : DEFAULT_HTTPS_PORT);
-  const clusterId = options.clusterId ?? 'default';
-  const refreshSeconds = options.refreshSeconds ?? DEFAULT_REFRESH_SECONDS;
+  const host = options.host ?? LOCAL_SERVER_DEFAULTS.host;
+  const port = options.port ?? (options.tls === undefined ? LOCAL_SERVER_DEFAULTS.httpPort : LOCAL_SERVER_DEFAULTS.httpsPort);
+  const clusterId = options.clusterId ?? LOCAL_SERVER_DEFAULTS.clusterId;
+  const refreshSeconds = options.refreshSeconds ?? LOCAL_SERVER_DEFAULTS.refreshSeconds;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const logger = options.logger ?? DISCARDED_LOGGER;
   const report = options.report ?? (() => undefined);
@@ -280,5 +278,5 @@ async function startLocalServer(options: LocalServerOptions): Promise<LocalServe
   }
 }
 
-export { startLocalServer, CONNECTION_LIMITS, MAX_CONNECTIONS };
+export { startLocalServer, CONNECTION_LIMITS, MAX_CONNECTIONS, LOCAL_SERVER_DEFAULTS };
 export type { LocalServer, LocalServerOptions, TlsFiles };

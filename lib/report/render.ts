@@ -1,18 +1,6 @@
 /** The report for people: aligned columns, and the commands that roll the pending workloads out. */
-import { isDns1123Label, isDns1123Subdomain, previewInput } from '../values/index.ts';
+import { columns, isDns1123Label, isDns1123Subdomain, previewInput, printable as cell } from '../values/index.ts';
 import type { MigrationReport, ReportWorkload } from './types.ts';
-
-// Names come from untrusted input: a control character (a newline) must not break a row or a command line.
-function cell(value: string | number): string {
-  return [...String(value)].map((character) => (character < ' ' || character === '\u007f' ? '?' : character)).join('');
-}
-
-/** Rows under their headers, each column as wide as its widest cell; the last column is not padded. */
-function columns(headers: readonly string[], rows: readonly (readonly (string | number)[])[]): string[] {
-  const table = [headers, ...rows].map((row) => row.map(cell));
-  const widths = headers.map((_, index) => Math.max(...table.map((row) => row[index]!.length)));
-  return table.map((row) => row.map((text, index) => (index === row.length - 1 ? text : text.padEnd(widths[index]!))).join('  ').trimEnd());
-}
 
 /** The report as three aligned tables (rules, workloads, totals), in the JSON's order; "-" for no change. */
 function renderReportTable(report: MigrationReport): string {

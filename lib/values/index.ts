@@ -1,4 +1,4 @@
-/** Value rules and small guards: the syntax of every value read, and the readers of untrusted JSON. */
+/** Value rules and small guards: the syntax of every value read, the readers of untrusted JSON, and text for a terminal. */
 import {
   checkNesting,
   isJsonObject,
@@ -34,6 +34,7 @@ import {
 } from './syntax.ts';
 import { IssueList, issuesOf, readAll, type Issue, type IssueError, type IssueSink } from './issues.ts';
 import { WEBHOOK_TOKEN_FORM, WEBHOOK_TOKEN_PATTERN } from './token.ts';
+import { columns, printable } from './columns.ts';
 
 export {
   MAX_JSON_DEPTH,
@@ -68,5 +69,7 @@ export {
   IssueList,
   issuesOf,
   readAll,
+  columns,
+  printable,
 };
 export type { JsonObject, ValueRule, Issue, IssueError, IssueSink };

@@ -1,6 +1,7 @@
 /**
  * Pure: workload objects read from untrusted JSON, the Pod a controller would create from a workload's current
- * template, and the owner chain from a running Pod to that workload.
+ * template, the owner chain from a running Pod to that workload, and the Pods an input stands for (Pods, AdmissionReviews,
+ * workload manifests).
  */
 import {
   classifyObject,
@@ -16,8 +17,9 @@ import {
 } from './objects.ts';
 import { createOwnerIndex, type OwnerIndex, type PodOrigin } from './owners.ts';
 import { canonicalJson, podFromWorkload, templateHash, type PodFromWorkloadOptions } from './pod.ts';
+import { podInputs, type PodInput } from './inputs.ts';
 
-export { classifyObject, isWorkloadKind, readWorkloadObject, readPodIdentity, podFromWorkload, templateHash, canonicalJson, createOwnerIndex };
+export { classifyObject, isWorkloadKind, readWorkloadObject, readPodIdentity, podFromWorkload, templateHash, canonicalJson, createOwnerIndex, podInputs };
 export type {
   ObjectClass,
   ObjectReference,
@@ -28,4 +30,5 @@ export type {
   PodFromWorkloadOptions,
   OwnerIndex,
   PodOrigin,
+  PodInput,
 };

@@ -1,16 +1,19 @@
-/** The `--enforcement enforce|audit` option of serve, review, explain and report (the deployment's switch, issue #12), and how audited matches read. */
+/** The `--enforcement enforce|audit` option of serve, review, explain, report and test (the deployment's switch, issue #12), and how audited matches read. */
+import { Option } from 'commander';
 import { ENFORCEMENTS, isEnforcement, type Enforcement } from '../../api/index.ts';
 import type { AuditedMatch } from '../../engine/index.ts';
 import { MalformedInputError } from '../../errors/index.ts';
 import { previewInput } from '../../values/index.ts';
 
-/** The option's parseArgs definition; enforce is the default, as the stack parameter's. */
-export const ENFORCEMENT_OPTIONS = {
-  enforcement: { type: 'string', default: 'enforce' },
-} as const;
+/** `--enforcement MODE`, enforce by default as the stack parameter. */
+export function enforcementOption(): Option {
+  return new Option('--enforcement <mode>', "enforce applies matched rules; audit only records them (the deployment's switch)")
+    .choices(ENFORCEMENTS)
+    .default('enforce');
+}
 
-/** The checked value of `--enforcement`; anything but enforce or audit is a usage error. */
-export function enforcementOption(value: string | undefined): Enforcement {
+/** The checked value of `--enforcement` (commander checked the choice; this narrows the type). */
+export function enforcementOf(value: string | undefined): Enforcement {
   const given = value ?? 'enforce';
   if (!isEnforcement(given)) throw new MalformedInputError(`--enforcement must be ${ENFORCEMENTS.join(' or ')} (got ${previewInput(given)})`);
   return given;

@@ -1,5 +1,7 @@
-import { CloudFormationClient, DescribeStacksCommand, type DescribeStacksCommandOutput, type Output } from '@aws-sdk/client-cloudformation';
+/** TARGET, the rules table `sync` and `placement` write to: flags, the stack lookup, and a client for it. */
+import type { DescribeStacksCommand, DescribeStacksCommandOutput, Output } from '@aws-sdk/client-cloudformation';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { Option } from 'commander';
 import { ConfigurationError, MalformedInputError } from '../../errors/index.ts';
 import {
   AWS_REGION,
@@ -12,17 +14,38 @@ import {
   TABLE_NAME,
   type ValueRule,
 } from '../../values/index.ts';
-import { createDynamoClient, createSnapshotTable } from '../../store/index.ts';
 
-/** The flags naming a rules table, as `sync` and `placement` take them. */
-export const STORE_TARGET_OPTIONS = {
-  stage: { type: 'string' },
-  service: { type: 'string' },
-  table: { type: 'string' },
-  'dynamodb-endpoint': { type: 'string' },
-  'cluster-id': { type: 'string' },
-  region: { type: 'string' },
-} as const;
+// Only a local DynamoDB (--dynamodb-endpoint) gets defaults: it starts empty and belongs to nobody else.
+const LOCAL_TABLE = 'podmutation-rules';
+const LOCAL_CLUSTER_ID = 'default';
+// The service of serverless.yml; the Serverless Framework names the stack <service>-<stage>.
+const DEFAULT_SERVICE = 'podmutation';
+// The stack outputs serverless.yml declares for the CLI.
+const TABLE_OUTPUT = 'RulesTableName';
+const CLUSTER_ID_OUTPUT = 'ClusterId';
+
+/** The flags naming a rules table, as commander parses them. */
+export interface StoreFlags {
+  readonly stage?: string;
+  readonly service?: string;
+  readonly table?: string;
+  readonly clusterId?: string;
+  readonly dynamodbEndpoint?: string;
+  readonly region?: string;
+}
+
+/** The TARGET options of `sync` and `placement`; there is no default table in AWS. */
+export function storeTargetOptions(): Option[] {
+  const group = 'Target (the rules table; there is no default in AWS):';
+  return [
+    new Option('--stage <stage>', 'the deployed stage: the table and cluster id come from the outputs of the stack SERVICE-STAGE').helpGroup(group),
+    new Option('--service <name>', 'the service that names the stack with --stage').default(undefined, DEFAULT_SERVICE).helpGroup(group),
+    new Option('--table <name>', 'a rules table given directly (with --cluster-id)').helpGroup(group),
+    new Option('--cluster-id <id>', 'the cluster id within the table (with --table)').helpGroup(group),
+    new Option('--dynamodb-endpoint <url>', `a local DynamoDB (dynalite, DynamoDB Local); the table defaults to ${LOCAL_TABLE}, the cluster id to ${LOCAL_CLUSTER_ID}, and the table is created`).helpGroup(group),
+    new Option('--region <region>', "the AWS region (default: the SDK's)").helpGroup(group),
+  ];
+}
 
 /** Where the rules table is: its name, endpoint and region, and the cluster id within it. */
 export interface StoreTarget {
@@ -36,15 +59,6 @@ export interface StoreTarget {
 export interface StackReader {
   send(command: DescribeStacksCommand): Promise<DescribeStacksCommandOutput>;
 }
-
-// Only a local DynamoDB (--dynamodb-endpoint) gets defaults: it starts empty and belongs to nobody else.
-const LOCAL_TABLE = 'podmutation-rules';
-const LOCAL_CLUSTER_ID = 'default';
-// The service of serverless.yml; the Serverless Framework names the stack <service>-<stage>.
-const DEFAULT_SERVICE = 'podmutation';
-// The stack outputs serverless.yml declares for the CLI.
-const TABLE_OUTPUT = 'RulesTableName';
-const CLUSTER_ID_OUTPUT = 'ClusterId';
 
 // The forms readStoreConfig accepts for RULES_TABLE and CLUSTER_ID, checked here to name the flag.
 function checked(value: string, rule: ValueRule, flag: string): string {
@@ -64,16 +78,15 @@ function optional(value: string | undefined, check: (value: string) => string): 
 }
 
 /** The store flags, each checked; one error names every wrong flag. */
-function storeFlags(flags: Readonly<Record<string, unknown>>) {
-  const text = (name: string) => (typeof flags[name] === 'string' ? flags[name] : undefined);
+function storeFlags(flags: StoreFlags) {
   return readAll(
     {
-      stage: () => optional(text('stage'), (value) => checked(value, SERVERLESS_STAGE, 'stage')),
-      service: () => optional(text('service'), (value) => checked(value, SERVERLESS_STAGE, 'service')),
-      tableName: () => optional(text('table'), (value) => checked(value, TABLE_NAME, 'table')),
-      clusterId: () => optional(text('cluster-id'), (value) => checked(value, CLUSTER_ID, 'cluster-id')),
-      endpoint: () => optional(text('dynamodb-endpoint'), checkedEndpoint),
-      region: () => optional(text('region'), (value) => checked(value, AWS_REGION, 'region')),
+      stage: () => optional(flags.stage, (value) => checked(value, SERVERLESS_STAGE, 'stage')),
+      service: () => optional(flags.service, (value) => checked(value, SERVERLESS_STAGE, 'service')),
+      tableName: () => optional(flags.table, (value) => checked(value, TABLE_NAME, 'table')),
+      clusterId: () => optional(flags.clusterId, (value) => checked(value, CLUSTER_ID, 'cluster-id')),
+      endpoint: () => optional(flags.dynamodbEndpoint, checkedEndpoint),
+      region: () => optional(flags.region, (value) => checked(value, AWS_REGION, 'region')),
     },
     MalformedInputError,
   );
@@ -84,7 +97,7 @@ function storeFlags(flags: Readonly<Record<string, unknown>>) {
  * explicit table and cluster id, or a deployed stage whose stack outputs name them. There is no default for AWS: a
  * write without a target would go to a table the deployed admission never reads.
  */
-export function storeTarget(flags: Readonly<Record<string, unknown>>): StoreTarget | { readonly stack: string; readonly region?: string } {
+export function storeTarget(flags: StoreFlags): StoreTarget | { readonly stack: string; readonly region?: string } {
   const { stage, service, tableName, clusterId, endpoint, region } = storeFlags(flags);
   const regionPart = region === undefined ? {} : { region };
   if (stage !== undefined) {
@@ -131,12 +144,14 @@ function outputValue(outputs: readonly Output[], key: string, rule: ValueRule, s
  * and region when it cannot be read.
  */
 export async function resolveStoreTarget(
-  flags: Readonly<Record<string, unknown>>,
+  flags: StoreFlags,
   options: { readonly stacks?: StackReader } = {},
 ): Promise<StoreTarget> {
   const target = storeTarget(flags);
   if (!('stack' in target)) return target;
   const { stack, region } = target;
+  // Loaded on use: the SDK client would slow the start of every command.
+  const { CloudFormationClient, DescribeStacksCommand } = await import('@aws-sdk/client-cloudformation');
   const owned = options.stacks === undefined ? new CloudFormationClient(region === undefined ? {} : { region }) : undefined;
   const client: StackReader = options.stacks ?? owned!;
   let outputs: readonly Output[];
@@ -161,6 +176,7 @@ export async function resolveStoreTarget(
  * there; in AWS the table belongs to the deployed stack and is never created here.
  */
 export async function targetClient(target: StoreTarget): Promise<DynamoDBClient> {
+  const { createDynamoClient, createSnapshotTable } = await import('../../store/index.ts');
   const client = createDynamoClient({
     ...(target.endpoint === undefined ? {} : { endpoint: target.endpoint }),
     ...(target.region === undefined ? {} : { region: target.region }),

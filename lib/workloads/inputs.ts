@@ -8,7 +8,8 @@ import { parseAdmissionReview, type AdmissionRequest } from '../admission/index.
 import type { Pod } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
 import { isJsonObject, previewInput } from '../values/index.ts';
-import { classifyObject, podFromWorkload, readWorkloadObject } from '../workloads/index.ts';
+import { classifyObject, readWorkloadObject } from './objects.ts';
+import { podFromWorkload } from './pod.ts';
 
 /** One Pod to evaluate: where it came from, the namespace it is created in, and a uid for the request. */
 interface PodInput {

@@ -1,0 +1,23 @@
+/** The `--rules PATH` option (repeatable) and the rules it loads, each invalid rule reported on stderr. */
+import { Option } from 'commander';
+import { describeIssues } from '../../api/index.ts';
+import { MalformedInputError } from '../../errors/index.ts';
+import { loadRuleFiles, type LoadedRules } from '../../rule-files/index.ts';
+import { collect, required } from '../command.ts';
+import { writeLine, type CliStreams } from '../io.ts';
+
+/** `--rules PATH`, repeatable: a PodMutation file (YAML, multi-document or JSON) or a folder of them; required unless `optional`. */
+export function rulesOption(options: { readonly optional?: boolean; readonly description?: string } = {}): Option {
+  const option = new Option('--rules <path>', options.description ?? 'a PodMutation file (YAML or JSON, multi-document) or a folder of them; repeatable').argParser(collect);
+  return options.optional === true ? option : required(option);
+}
+
+/** Loads rules for a command, reporting each invalid rule on stderr (they are skipped). */
+export async function loadRulesReportingInvalid(paths: readonly string[] | undefined, streams: CliStreams): Promise<LoadedRules> {
+  if (paths === undefined || paths.length === 0) throw new MalformedInputError('at least one --rules PATH is required');
+  const loaded = await loadRuleFiles(paths);
+  for (const invalid of loaded.invalid) {
+    for (const line of describeIssues(invalid)) writeLine(streams.stderr, `invalid rule skipped: ${line}`);
+  }
+  return loaded;
+}
