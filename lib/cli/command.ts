@@ -30,15 +30,16 @@ export interface CommandDoc {
   readonly summary: string;
   /** What the command does, in a few sentences (default: the summary). */
   readonly description?: string;
-  /** Command lines, without the leading `podmutation`. */
+  /** Command lines, as typed in a shell. */
   readonly examples: readonly string[];
   readonly exits: ExitCodes;
 }
 
-/** What a command runs with: the streams, and the environment (NO_COLOR, for one). */
+/** What a command runs with: the streams, the environment (NO_COLOR, for one), and the version `--version` prints. */
 export interface CliContext {
   readonly streams: CliStreams;
   readonly env: Readonly<Record<string, string | undefined>>;
+  readonly version: string;
 }
 
 const DOCS = new WeakMap<Command, CommandDoc>();
@@ -53,7 +54,7 @@ export function commandPath(command: Command): string {
 }
 
 function helpFooter(command: Command, doc: CommandDoc): string {
-  const lines = ['', 'Examples:', ...doc.examples.map((example) => `  $ podmutation ${example}`), '', 'Exit codes:'];
+  const lines = ['', 'Examples:', ...doc.examples.map((example) => `  $ ${example}`), '', 'Exit codes:'];
   for (const code of [0, 1, 2] as const) {
     const meaning = doc.exits[code];
     if (meaning !== undefined) lines.push(`  ${code}  ${meaning}`);
@@ -66,7 +67,7 @@ function helpFooter(command: Command, doc: CommandDoc): string {
 export function optionDefault(option: Option): string {
   if (option.defaultValueDescription !== undefined) return option.defaultValueDescription;
   const value: unknown = option.defaultValue;
-  return value === undefined || typeof value === 'boolean' ? '' : String(value);
+  return typeof value === 'string' || typeof value === 'number' ? String(value) : '';
 }
 
 /** An option's help text: its description, its choices and its default, also where the default is only described. */
@@ -82,7 +83,7 @@ export function optionDescription(option: Option): string {
 export function defineCommand(parent: Command, nameAndArgs: string, doc: CommandDoc): Command {
   const command = parent.command(nameAndArgs);
   DOCS.set(command, doc);
-  command.summary(doc.summary).description(doc.description ?? doc.summary);
+  command.summary(doc.summary).description(doc.description ?? `${doc.summary[0]!.toUpperCase()}${doc.summary.slice(1)}.`);
   command.addHelpText('after', () => helpFooter(command, doc));
   return command;
 }

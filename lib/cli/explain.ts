@@ -175,8 +175,8 @@ export function registerExplain(program: Command, context: CliContext): void {
       'Prints the rules that matched, the first dimension that failed for each that did not, the change to the scheduling ' +
       'fields, warnings or the denial. A Pod the input contract rejects is reported in its place and the others are still explained.',
     examples: [
-      'explain --rules examples/rules test/fixtures/pods/pod-list.json',
-      'explain --rules examples/rules -o json deployment.yaml',
+      'podmutation explain --rules examples/rules test/fixtures/pods/pod-list.json',
+      'podmutation explain --rules examples/rules -o json deployment.yaml',
       'helm template ./chart | podmutation explain --rules rules/ -n shop -',
     ],
     exits: {

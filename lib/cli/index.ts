@@ -3,11 +3,8 @@ import { CommanderError } from 'commander';
 import { ConfigurationError, DuplicateRuleError, MalformedInputError, PodMutationError } from '../errors/index.ts';
 import { EXIT, commandPath, exitCodeOf, type CliContext } from './command.ts';
 import { writeLine, type CliStreams } from './io.ts';
-import { allCommands, createProgram, VERSION } from './program.ts';
+import { allCommands, createProgram } from './program.ts';
 import { renderCliReference } from './reference.ts';
-
-// commander's codes for help and version output, which end a run successfully.
-const DISPLAYED = new Set(['commander.helpDisplayed', 'commander.version']);
 
 /** The exit code of an error an action threw: bad input or flags are usage errors; a store or cluster failure is 1. */
 function errorExitCode(error: unknown): number {
@@ -27,8 +24,8 @@ function errorMessage(error: unknown): string {
  * Runs the podmutation CLI and returns its exit code: 0 ok, 1 findings (invalid rules, denied or pending Pods, failed
  * tests) or a failed operation, 2 usage or input errors.
  */
-async function runCli(argv: readonly string[], streams: CliStreams, env: Readonly<Record<string, string | undefined>> = process.env): Promise<number> {
-  const context: CliContext = { streams, env };
+async function runCli(argv: readonly string[], context: CliContext): Promise<number> {
+  const { streams } = context;
   const program = createProgram(context);
   let running = program;
   program.hook('preAction', (_, action) => {
@@ -37,12 +34,13 @@ async function runCli(argv: readonly string[], streams: CliStreams, env: Readonl
   try {
     await program.parseAsync([...argv], { from: 'user' });
   } catch (error) {
-    if (error instanceof CommanderError) return DISPLAYED.has(error.code) ? EXIT.ok : EXIT.usage;
+    // Help and version end with commander's exit code 0; help for a missing command and every usage error do not.
+    if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     writeLine(streams.stderr, `${commandPath(running)}: ${errorMessage(error)}`);
     return errorExitCode(error);
   }
   return exitCodeOf(running) ?? EXIT.ok;
 }
 
-export { runCli, createProgram, allCommands, renderCliReference, VERSION };
-export type { CliStreams };
+export { runCli, createProgram, allCommands, renderCliReference, EXIT };
+export type { CliContext, CliStreams };

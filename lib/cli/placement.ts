@@ -101,7 +101,7 @@ export function registerPlacement(program: Command, context: CliContext): void {
   const set = defineCommand(placement, 'set', {
     summary: "set a workload's placement policy",
     description: "Sets a workload's placement policy; prints one JSON line {changed, version, policy}.",
-    examples: ['placement set --namespace shop --kind Deployment --name web --mode Spot --stage prod --region eu-west-1'],
+    examples: ['podmutation placement set --namespace shop --kind Deployment --name web --mode Spot --stage prod --region eu-west-1'],
     exits: EXITS,
   });
   workloadOptions(set)
@@ -118,7 +118,7 @@ export function registerPlacement(program: Command, context: CliContext): void {
 
   const get = defineCommand(placement, 'get', {
     summary: "print a workload's placement policy",
-    examples: ['placement get --namespace shop --kind Deployment --name web --stage prod -o yaml'],
+    examples: ['podmutation placement get --namespace shop --kind Deployment --name web --stage prod -o yaml'],
     exits: EXITS,
   });
   workloadOptions(get).addOption(outputOption());
@@ -135,7 +135,7 @@ export function registerPlacement(program: Command, context: CliContext): void {
   const list = defineCommand(placement, 'list', {
     summary: 'print every placement policy of the cluster',
     description: 'Prints every placement policy of the cluster. `-o yaml` prints {policies: [...]}, which is itself a --placements file for review, explain, report and serve.',
-    examples: ['placement list --stage prod', 'placement list --stage prod -o yaml > placements.yaml'],
+    examples: ['podmutation placement list --stage prod', 'podmutation placement list --stage prod -o yaml > placements.yaml'],
     exits: EXITS,
   });
   list.addOption(outputOption());
@@ -150,7 +150,7 @@ export function registerPlacement(program: Command, context: CliContext): void {
   const remove = defineCommand(placement, 'delete', {
     summary: "delete a workload's placement policy",
     description: "Deletes a workload's placement policy; prints one JSON line {changed, version, workload}.",
-    examples: ['placement delete --namespace shop --kind Deployment --name web --stage prod'],
+    examples: ['podmutation placement delete --namespace shop --kind Deployment --name web --stage prod'],
     exits: EXITS,
   });
   workloadOptions(remove);

@@ -1,6 +1,5 @@
 /** The `podmutation` program: every command registered on one commander program, with the project's error format. */
 import { Command } from 'commander';
-import packageJson from '../../package.json' with { type: 'json' };
 import { commandPath, optionDescription, type CliContext } from './command.ts';
 import { registerExplain } from './explain.ts';
 import { registerPlacement } from './placement.ts';
@@ -10,9 +9,6 @@ import { registerServe } from './serve.ts';
 import { registerSync } from './sync.ts';
 import { registerValidate } from './validate.ts';
 import { registerWebhookConfig } from './webhook-config.ts';
-
-/** The version `podmutation --version` prints: the package's. */
-export const VERSION: string = packageJson.version;
 
 /** Every command of the tree, depth first, the program first. */
 export function allCommands(command: Command): Command[] {
@@ -36,7 +32,7 @@ function configureErrors(command: Command, context: CliContext): void {
 export function createProgram(context: CliContext): Command {
   const program = new Command('podmutation')
     .description('Check, explain and test PodMutation rules offline; serve the webhook locally; sync and manage a deployment.')
-    .version(VERSION, '-V, --version', 'print the version')
+    .version(context.version, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'print help')
     .helpCommand('help [command]', 'print help for a command')
     .exitOverride()

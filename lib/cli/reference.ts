@@ -20,13 +20,14 @@ function optionMeaning(option: Option): string {
 function section(command: Command): string[] {
   const doc = commandDoc(command)!;
   const options = command.createHelp().visibleOptions(command).filter((option) => option.long !== '--help');
-  const lines = [`#### \`${usage(command)}\``, '', doc.description ?? doc.summary, ''];
+  const lines = [`#### \`${usage(command)}\``, '', command.description(), ''];
   if (options.length > 0) {
     lines.push('| option | default | meaning |', '| --- | --- | --- |');
     for (const option of options) lines.push(`| \`${cell(option.flags)}\` | ${optionDefault(option) === '' ? '' : `\`${cell(optionDefault(option))}\``} | ${cell(optionMeaning(option))} |`);
     lines.push('');
   }
-  lines.push('```sh', ...doc.examples.map((example) => `npx podmutation ${example}`), '```', '');
+  // From a clone, the bin runs through npx.
+  lines.push('```sh', ...doc.examples.map((example) => example.replace(/(^|\| )podmutation /g, '$1npx podmutation ')), '```', '');
   return lines;
 }
 

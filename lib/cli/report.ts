@@ -132,9 +132,9 @@ export function registerReport(program: Command, context: CliContext): void {
       'engine as admission runs it and compared with the running Pod; per rule and per workload (README.md, "Running a ' +
       'migration"). Without --rules the rules are the cluster\'s PodMutations, validated as the sync validates them.',
     examples: [
-      'report --objects cluster.json --rules examples/rules',
-      'report --kubeconfig ~/.kube/config -o json',
-      'report --kubeconfig ~/.kube/config --restart-commands > rollout.sh',
+      'podmutation report --objects cluster.json --rules examples/rules',
+      'podmutation report --kubeconfig ~/.kube/config -o json',
+      'podmutation report --kubeconfig ~/.kube/config --restart-commands > rollout.sh',
     ],
     exits: {
       0: 'no Pod pending or denied: every workload is current',

@@ -128,9 +128,9 @@ export function registerReview(program: Command, context: CliContext): void {
       'workload manifests, Lists, YAML streams) and each Pod is answered as the CREATE the API server would send. Invalid ' +
       'rules are reported on stderr and skipped; what audited rules would change goes to stderr.',
     examples: [
-      'review --rules examples/rules test/fixtures/reviews/deployment-legacy-pool.json',
-      'review --rules examples/rules - < reviews.ndjson',
-      'review --rules examples/rules --wrap --namespace shop deployment.yaml',
+      'podmutation review --rules examples/rules test/fixtures/reviews/deployment-legacy-pool.json',
+      'podmutation review --rules examples/rules - < reviews.ndjson',
+      'podmutation review --rules examples/rules --wrap --namespace shop deployment.yaml',
     ],
     exits: {
       0: 'every input answered, none denied',

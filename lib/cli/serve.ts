@@ -28,13 +28,13 @@ interface ServeFlags extends PlacementFlags {
 
 function port(text: string): number {
   const value = /^\d+$/.test(text) ? Number(text) : Number.NaN;
-  if (!Number.isInteger(value) || value > 65_535) throw new InvalidArgumentError('expected a port number from 0 to 65535');
+  if (!Number.isInteger(value) || value > 65_535) throw new InvalidArgumentError('Expected a port number from 0 to 65535.');
   return value;
 }
 
 function seconds(text: string): number {
   const value = /^\d+(\.\d+)?$/.test(text) ? Number(text) : Number.NaN;
-  if (!(value > 0) || value > 86_400) throw new InvalidArgumentError('expected a number of seconds above 0, at most 86400');
+  if (!(value > 0) || value > 86_400) throw new InvalidArgumentError('Expected a number of seconds above 0, at most 86400.');
   return value;
 }
 
@@ -140,8 +140,8 @@ export function registerServe(program: Command, context: CliContext): void {
       'republishes on change); with --kubeconfig the cluster is, synced in-process every --sync-interval seconds. Prints the ' +
       'webhook URL (with a generated token unless --token is given) and runs until SIGINT or SIGTERM.',
     examples: [
-      'serve --rules examples/rules --watch',
-      'serve --kubeconfig ~/.kube/config --tls-cert cert.pem --tls-key key.pem --host 0.0.0.0',
+      'podmutation serve --rules examples/rules --watch',
+      'podmutation serve --kubeconfig ~/.kube/config --tls-cert cert.pem --tls-key key.pem --host 0.0.0.0',
     ],
     exits: { 0: 'stopped by SIGINT or SIGTERM', 1: 'the server failed', 2: 'usage error, or unreadable rules, TLS files or placements' },
   });

@@ -103,7 +103,7 @@ export function registerSync(program: Command, context: CliContext): void {
       "One sync of the kubeconfig's cluster into the rules table TARGET names, status written back; the report is printed " +
       'as one JSON line. The sync takes the cluster\'s sync lease first, waiting up to --lease-wait seconds while another ' +
       'sync (the Lambda) holds it.',
-    examples: ['sync --once --kubeconfig ~/.kube/config --stage prod --region eu-west-1', 'sync --once --kubeconfig kind.yaml --dynamodb-endpoint http://127.0.0.1:8000'],
+    examples: ['podmutation sync --once --kubeconfig ~/.kube/config --stage prod --region eu-west-1', 'podmutation sync --once --kubeconfig kind.yaml --dynamodb-endpoint http://127.0.0.1:8000'],
     exits: {
       0: 'published, or nothing changed',
       1: 'the sync failed or was skipped (the lease stayed held, or a newer list is already published)',

@@ -38,7 +38,7 @@ async function validate(paths: readonly string[], output: OutputFormat, { stream
 export function registerValidate(program: Command, context: CliContext): void {
   const command = defineCommand(program, 'validate', {
     summary: 'check PodMutation files as the sync checks the cluster\'s: every rule valid, or invalid with field path and reason',
-    examples: ['validate examples/rules', 'validate rules/ -o json'],
+    examples: ['podmutation validate examples/rules', 'podmutation validate rules/ -o json'],
     exits: { 0: 'every rule valid', 1: 'some rule invalid', 2: 'usage error, or a path that cannot be read or parsed' },
   });
   command.argument('<paths...>', 'PodMutation files (YAML or JSON, multi-document) or folders of them').addOption(outputOption());

@@ -21,10 +21,10 @@ function checkedSecretArn(arn: string): string {
   return arn;
 }
 
-// The flag's own text in the error: Number("abc") is NaN, which says nothing about what was typed (issue #13). The
-// range (1 to 30) is the webhook module's, checked when the configuration is rendered.
+// commander names the flag and what was typed (issue #13: Number("abc") is NaN, which said "got null"). The range (1 to
+// 30) is the webhook module's, checked when the configuration is rendered.
 function wholeSeconds(text: string): number {
-  if (!/^\d+$/.test(text)) throw new InvalidArgumentError(`expected a whole number of seconds (got ${previewInput(text)})`);
+  if (!/^\d+$/.test(text)) throw new InvalidArgumentError('Expected a whole number of seconds.');
   return Number(text);
 }
 
@@ -54,7 +54,7 @@ export function registerWebhookConfig(program: Command, context: CliContext): vo
       'cluster: Pod CREATE only, reinvocationPolicy Never, the webhook token in the URL path (read from the secret with ' +
       '--token-secret). Pipe it to kubectl apply -f -.',
     examples: [
-      'webhook-config --url https://abc123.execute-api.eu-west-1.amazonaws.com --token-secret arn:aws:secretsmanager:eu-west-1:123456789012:secret:podmutation-token-AbCdEf | kubectl apply -f -',
+      'podmutation webhook-config --url https://abc123.execute-api.eu-west-1.amazonaws.com --token-secret arn:aws:secretsmanager:eu-west-1:123456789012:secret:podmutation-token-AbCdEf | kubectl apply -f -',
     ],
     exits: { 0: 'printed', 1: 'the secret could not be read', 2: 'usage error or an invalid value' },
   });

@@ -23,7 +23,7 @@ describe('explain with --enforcement audit', () => {
     const run = await runPodmutationInProcess(['explain', '--rules', EXAMPLES, '--enforcement', 'Audit', POD_LIST]);
 
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('--enforcement must be enforce or audit (got "Audit")');
+    expect(run.stderr).toContain("option '--enforcement <mode>' argument 'Audit' is invalid. Allowed choices are enforce, audit.");
   });
 });
 

@@ -40,9 +40,9 @@ describe('podmutation review', () => {
     expect(run.stdout).toBe(`${await libraryAnswer('cronjob-pod.json')}\n`);
   });
 
-  it('skips invalid rules with a line each on stderr and still answers', async () => {
+  it('skips invalid rules with a line each on stderr, still answers, and exits 1 for the invalid rule', async () => {
     const run = await runPodmutation(['review', '--rules', fixturePath('rules/invalid'), fixturePath('reviews/deployment-legacy-pool.json')]);
-    expect(run.code).toBe(0);
+    expect(run.code).toBe(1);
     expect(run.stderr).toContain('invalid rule skipped: PodMutation "force-spot": spec.mutationAdd.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key');
     const { response } = parseAnswer(run.stdout);
     const patch = decodePatch(response.patch);
@@ -154,11 +154,23 @@ describe('podmutation explain', () => {
 });
 
 describe('podmutation usage', () => {
-  it('exits 2 on an unknown command and lists the commands', async () => {
+  it('exits 2 on an unknown command and points at the help', async () => {
     const run = await runPodmutation(['frobnicate']);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('unknown command "frobnicate"');
-    expect(run.stderr).toContain('review');
+    expect(run.stderr).toBe("podmutation: unknown command 'frobnicate'\nRun 'podmutation --help' for usage.\n");
+  });
+
+  it('exits 2 on a misspelt command and names the closest one', async () => {
+    const run = await runPodmutation(['explian']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("podmutation: unknown command 'explian'\n(Did you mean explain?)");
+  });
+
+  it('exits 2 and prints the commands on stderr when no command is given', async () => {
+    const run = await runPodmutation([]);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain('Usage: podmutation [options] [command]');
   });
 });
 
@@ -186,6 +198,6 @@ describe('podmutation --placements', () => {
   it('exits 2 for an unknown capacity flavour', async () => {
     const run = await runPodmutation(['review', '--rules', EXAMPLES, '--placements', placements, '--capacity-flavour', 'azure', fixturePath('reviews/cronjob-pod.json')]);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('capacity flavour must be one of karpenter, eks, gke (got "azure")');
+    expect(run.stderr).toContain("option '--capacity-flavour <flavour>' argument 'azure' is invalid. Allowed choices are karpenter, eks, gke.");
   });
 });

@@ -35,7 +35,7 @@ function placement(action: string, clusterId: string, ...flags: string[]): strin
 }
 
 
-// Each spawn is a real binary start (about a second, mostly loading TypeScript); they touch separate clusters, so they run at once.
+// Each spawn is a real binary start; they touch separate clusters, so they run at once.
 describe.concurrent('podmutation placement, the binary', () => {
   it('set stores the policy with its defaults and prints the write as one JSON line', async () => {
     const clusterId = freshClusterId();
@@ -47,28 +47,43 @@ describe.concurrent('podmutation placement, the binary', () => {
     expect(await store.listPlacements(clusterId)).toEqual([{ ...WEB, mode: 'Diversity', spotPercent: 50 }]);
   });
 
-  it('get prints the policy as YAML', async () => {
+  it('get -o yaml prints the policy as YAML', async () => {
     const clusterId = freshClusterId();
     await store.setPlacement(clusterId, { ...WEB, mode: 'Diversity', spotPercent: 30 });
 
-    const run = await runPodmutation(placement('get', clusterId, ...WEB_FLAGS));
+    const run = await runPodmutation(placement('get', clusterId, ...WEB_FLAGS, '-o', 'yaml'));
 
     expect(run.code).toBe(0);
     expect(parse(run.stdout)).toEqual({ ...WEB, mode: 'Diversity', spotPercent: 30 });
   });
 
-  it('list prints every policy, sorted by workload, as a YAML list', async () => {
+  it('list -o json prints every policy, sorted by workload', async () => {
     const clusterId = freshClusterId();
     await store.setPlacement(clusterId, { ...WEB, mode: 'Spot' });
     await store.setPlacement(clusterId, { namespace: 'apps', kind: 'Deployment', name: 'api', mode: 'NonSpot' });
 
-    const run = await runPodmutation(placement('list', clusterId));
+    const run = await runPodmutation(placement('list', clusterId, '-o', 'json'));
 
     expect(run.code).toBe(0);
-    expect(parse(run.stdout)).toEqual([
-      { namespace: 'apps', kind: 'Deployment', name: 'api', mode: 'NonSpot' },
-      { ...WEB, mode: 'Spot' },
-    ]);
+    expect(JSON.parse(run.stdout)).toEqual({
+      policies: [
+        { namespace: 'apps', kind: 'Deployment', name: 'api', mode: 'NonSpot' },
+        { ...WEB, mode: 'Spot' },
+      ],
+    });
+  });
+
+  it('list prints a table by default, one row per policy', async () => {
+    const clusterId = freshClusterId();
+    await store.setPlacement(clusterId, { ...WEB, mode: 'Diversity', spotPercent: 30 });
+    await store.setPlacement(clusterId, { namespace: 'apps', kind: 'Deployment', name: 'api', mode: 'NonSpot' });
+
+    const run = await runPodmutation(placement('list', clusterId));
+
+    expect(run).toMatchObject({
+      code: 0,
+      stdout: ['NAMESPACE  KIND        NAME  MODE       SPOT%', 'apps       Deployment  api   NonSpot    -', 'apps       Deployment  web   Diversity  30', ''].join('\n'),
+    });
   });
 
   it('delete removes the policy and prints the write as one JSON line', async () => {
@@ -98,7 +113,7 @@ describe.concurrent('podmutation placement, the binary', () => {
     const run = await runPodmutation(placement('set', clusterId, ...WEB_FLAGS, '--mode', 'Diversity', '--spot-percent', '120'));
 
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('podmutation placement: placement policy apps/Deployment/web: spotPercent: must be an integer from 0 to 100 (got 120)');
+    expect(run.stderr).toContain('podmutation placement set: placement policy apps/Deployment/web: spotPercent: must be an integer from 0 to 100 (got 120)');
     expect(await store.readPlacementVersion(clusterId)).toBeUndefined();
   });
 
@@ -123,21 +138,21 @@ describe('podmutation placement, in process', () => {
     const run = await runPodmutationInProcess(placement('set', freshClusterId(), '--namespace', 'apps', '--kind', 'Deployment'));
 
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('podmutation placement: set needs --name, --mode');
+    expect(run.stderr).toContain("podmutation placement set: required options '--name <name>', '--mode <mode>' not specified");
   });
 
   it('exits 2 when a flag does not belong to the action', async () => {
     const run = await runPodmutationInProcess(placement('get', freshClusterId(), ...WEB_FLAGS, '--mode', 'Spot'));
 
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('podmutation placement: get does not take --mode');
+    expect(run.stderr).toContain("podmutation placement get: unknown option '--mode'");
   });
 
-  it('exits 2 naming the actions when none is given', async () => {
+  it('exits 2 listing the actions when none is given', async () => {
     const run = await runPodmutationInProcess(['placement']);
 
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('expected exactly one action of set, get, list, delete (got none)');
+    expect(run.stderr).toMatch(/Commands:\n {2}set \[options\] +set a workload's placement policy\n {2}get .*\n {2}list .*\n {2}delete /);
   });
 
   it('exits 1 with the store failure when DynamoDB cannot be reached', async () => {
@@ -150,7 +165,7 @@ describe('podmutation placement, in process', () => {
   it('prints a list that review and explain read back as a --placements FILE', async () => {
     const clusterId = freshClusterId();
     await store.setPlacement(clusterId, { ...WEB, mode: 'Spot' });
-    const listed = await runPodmutationInProcess(placement('list', clusterId));
+    const listed = await runPodmutationInProcess(placement('list', clusterId, '-o', 'yaml'));
     const file = join(mkdtempSync(join(tmpdir(), 'placements-')), 'placements.yaml');
     writeFileSync(file, listed.stdout);
 

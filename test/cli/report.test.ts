@@ -21,10 +21,13 @@ function rulesArgs(migrate: 'as-rolled-out' | 'changed' = 'as-rolled-out'): stri
   return rulePaths(migrate).flatMap((path) => ['--rules', path]);
 }
 
+/** The report of a run, whose exit code says whether a rollout would change something (1) or nothing (0). */
 async function reportJson(args: readonly string[]): Promise<MigrationReport> {
   const run = await runPodmutationInProcess(['report', ...args, '-o', 'json']);
-  expect(run).toMatchObject({ code: 0, stderr: '' });
-  return JSON.parse(run.stdout) as MigrationReport;
+  expect(run.stderr).toBe('');
+  const report = JSON.parse(run.stdout) as MigrationReport;
+  expect(run.code).toBe(report.totals.pending + report.totals.denied > 0 ? 1 : 0);
+  return report;
 }
 
 const EXPECTED_JSON: MigrationReport = {
@@ -124,7 +127,7 @@ describe('podmutation report --objects', () => {
   it('prints the same data as aligned tables by default', async () => {
     const run = await runPodmutationInProcess(['report', '--objects', objects, ...rulesArgs()]);
 
-    expect(run.code).toBe(0);
+    expect(run.code).toBe(1);
     const lines = run.stdout.trimEnd().split('\n');
     expect(lines.slice(0, 3)).toEqual([
       'RULE                 ENFORCEMENT  MATCHED  CURRENT  PENDING',
@@ -139,7 +142,7 @@ describe('podmutation report --objects', () => {
     const run = await runPodmutationInProcess(['report', '--objects', objects, ...rulesArgs(), '--restart-commands']);
 
     expect(run).toEqual({
-      code: 0,
+      code: 1,
       stdout: [
         '# recreate by hand: CronJob batch/nightly-report (1 pending Pod)',
         'kubectl rollout restart deployment/web -n production',
@@ -164,6 +167,19 @@ describe('podmutation report --objects', () => {
     expect(report).toEqual(EXPECTED_JSON);
   });
 
+  it('exits 0 when a rollout would change nothing: the batch CronJob with its rule audited', async () => {
+    const run = await runPodmutationInProcess(['report', '--objects', objects, ...rulesArgs(), '--enforcement', 'audit', '--namespace', 'batch', '-o', 'json']);
+
+    expect((JSON.parse(run.stdout) as MigrationReport).totals).toEqual({ pods: 1, unaffected: 0, current: 1, pending: 0, denied: 0 });
+    expect(run.code).toBe(0);
+  });
+
+  it('exits 1 when a rollout would change some Pod, as kubectl diff does for a difference', async () => {
+    const run = await runPodmutationInProcess(['report', '--objects', objects, ...rulesArgs(), '--namespace', 'batch']);
+
+    expect(run.code).toBe(1);
+  });
+
   it('audits every rule with --enforcement audit', async () => {
     const report = await reportJson(['--objects', objects, ...rulesArgs(), '--enforcement', 'audit']);
 
@@ -173,7 +189,7 @@ describe('podmutation report --objects', () => {
   it('skips an invalid rule with a line on stderr and still reports', async () => {
     const run = await runPodmutationInProcess(['report', '--objects', objects, '--rules', fixturePath('rules/invalid'), '-o', 'json']);
 
-    expect(run.code).toBe(0);
+    expect(run.code).toBe(1);
     expect(run.stderr).toContain('invalid rule skipped: PodMutation "force-spot"');
     expect((JSON.parse(run.stdout) as MigrationReport).totals.pods).toBe(11);
   });
@@ -183,12 +199,13 @@ describe('podmutation report, bad usage and input', () => {
   it.each([
     ['--objects without --rules', ['--objects', 'cluster.json'], 'podmutation report: report --objects needs --rules PATH: a file of objects holds no PodMutations'],
     ['neither --objects nor --kubeconfig', ['--rules', 'r.yaml'], 'podmutation report: report needs --kubeconfig FILE (the cluster) or --objects FILE'],
-    ['both --objects and --kubeconfig', ['--objects', 'a', '--kubeconfig', 'b', '--rules', 'r'], 'podmutation report: report needs --kubeconfig FILE (the cluster) or --objects FILE'],
+    ['both --objects and --kubeconfig', ['--objects', 'a', '--kubeconfig', 'b', '--rules', 'r'], "podmutation report: option '--objects <file>' cannot be used with option '--kubeconfig <file>'"],
     ['--context without --kubeconfig', ['--objects', 'a', '--rules', 'r', '--context', 'c'], 'podmutation report: --context goes with --kubeconfig'],
-    ['an unknown output format', ['--objects', 'a', '--rules', 'r', '-o', 'yaml'], 'podmutation report: -o must be table or json (got "yaml")'],
+    ['an unknown output format', ['--objects', 'a', '--rules', 'r', '-o', 'xml'], "podmutation report: option '-o, --output <format>' argument 'xml' is invalid. Allowed choices are table, json, yaml."],
     ['--restart-commands with -o json', ['--objects', 'a', '--rules', 'r', '-o', 'json', '--restart-commands'], 'podmutation report: --restart-commands prints shell commands instead of the report'],
     ['a namespace that is no namespace name', ['--objects', 'a', '--rules', 'r', '--namespace', 'Bad_NS'], 'podmutation report: --namespace "Bad_NS" is not a namespace name'],
-    ['an unknown flag', ['--objects', 'a', '--rules', 'r', '--watch'], "podmutation report: Unknown option '--watch'"],
+    ['an unknown flag', ['--objects', 'a', '--rules', 'r', '--watch'], "podmutation report: unknown option '--watch'"],
+    ['a misspelt flag, naming the closest', ['--object', 'a', '--rules', 'r'], "podmutation report: unknown option '--object'\n(Did you mean --objects?)"],
   ])('exits 2 for %s', async (_, args, message) => {
     const run = await runPodmutationInProcess(['report', ...args]);
 
@@ -292,7 +309,7 @@ describe('podmutation report --kubeconfig', () => {
     try {
       const run = await runPodmutationInProcess(['report', '--kubeconfig', kubeconfig, '-o', 'json']);
 
-      expect(run.code).toBe(0);
+      expect(run.code).toBe(1);
       expect(run.stderr).toContain('invalid rule skipped: PodMutation "broken": spec.workloadSelector');
       expect((JSON.parse(run.stdout) as MigrationReport).rules.map((rule) => rule.name)).not.toContain('broken');
     } finally {

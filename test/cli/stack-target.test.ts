@@ -12,8 +12,8 @@ const BIN = fileURLToPath(new URL('../../bin/podmutation.mjs', import.meta.url))
 
 describe('storeTarget: where the flags point, before any network call', () => {
   it.each([
-    { flags: { 'dynamodb-endpoint': 'http://127.0.0.1:8000' }, target: { tableName: 'podmutation-rules', clusterId: 'default', endpoint: 'http://127.0.0.1:8000' } },
-    { flags: { table: 'rules-abc', 'cluster-id': 'prod-eks', region: 'eu-west-1' }, target: { tableName: 'rules-abc', clusterId: 'prod-eks', region: 'eu-west-1' } },
+    { flags: { dynamodbEndpoint: 'http://127.0.0.1:8000' }, target: { tableName: 'podmutation-rules', clusterId: 'default', endpoint: 'http://127.0.0.1:8000' } },
+    { flags: { table: 'rules-abc', clusterId: 'prod-eks', region: 'eu-west-1' }, target: { tableName: 'rules-abc', clusterId: 'prod-eks', region: 'eu-west-1' } },
     { flags: { stage: 'prod', region: 'eu-west-1' }, target: { stack: 'podmutation-prod', region: 'eu-west-1' } },
     { flags: { stage: 'prod', service: 'pm-edge' }, target: { stack: 'pm-edge-prod' } },
   ])('reads $flags', ({ flags, target }) => {
@@ -23,10 +23,10 @@ describe('storeTarget: where the flags point, before any network call', () => {
   it.each([
     { flags: {}, message: /say which deployment to use: --stage S .* or both --table and --cluster-id/ },
     { flags: { table: 'rules-abc' }, message: /say which deployment to use/ },
-    { flags: { 'cluster-id': 'prod-eks' }, message: /say which deployment to use/ },
+    { flags: { clusterId: 'prod-eks' }, message: /say which deployment to use/ },
     { flags: { stage: 'prod', table: 'rules-abc' }, message: /--stage reads the table and cluster id from the deployed stack; leave out --table/ },
-    { flags: { stage: 'prod', 'dynamodb-endpoint': 'http://127.0.0.1:8000' }, message: /leave out --dynamodb-endpoint/ },
-    { flags: { service: 'pm-edge', table: 'a-b-c', 'cluster-id': 'x' }, message: /--service names the stack together with --stage/ },
+    { flags: { stage: 'prod', dynamodbEndpoint: 'http://127.0.0.1:8000' }, message: /leave out --dynamodb-endpoint/ },
+    { flags: { service: 'pm-edge', table: 'a-b-c', clusterId: 'x' }, message: /--service names the stack together with --stage/ },
     { flags: { stage: 'prod_1' }, message: /--stage is "prod_1"; expected 1 to 64 letters, digits or "-"/ },
   ])('refuses $flags, writing nowhere by default', ({ flags, message }) => {
     expect(() => storeTarget(flags)).toThrow(MalformedInputError);

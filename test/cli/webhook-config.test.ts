@@ -38,10 +38,12 @@ describe('podmutation webhook-config', () => {
     [['--url', 'http://insecure.example.com', '--token', TOKEN], /https/],
     [['--url', `${BASE}?x=1`, '--token', TOKEN], /query/],
     [['--url', BASE, '--token', TOKEN, '--timeout', '31'], /timeout/i],
-    [['--url', BASE, '--token', TOKEN, '--timeout', 'abc'], /--timeout must be a whole number of seconds \(got "abc"\)/],
-    [['--url', BASE, '--token', TOKEN, '--timeout', '2.5'], /--timeout must be a whole number of seconds \(got "2\.5"\)/],
+    [['--url', BASE, '--token', TOKEN, '--timeout', 'abc'], /option '--timeout <seconds>' argument 'abc' is invalid\. Expected a whole number of seconds\./],
+    [['--url', BASE, '--token', TOKEN, '--timeout', '2.5'], /option '--timeout <seconds>' argument '2\.5' is invalid\. Expected a whole number of seconds\./],
     [['--url', BASE], /exactly one of --token T or --token-secret ARN/],
-    [['--url', BASE, '--token', TOKEN, '--failure-policy', 'Maybe'], /--failure-policy must be Ignore or Fail/],
+    [['--url', BASE, '--token', TOKEN, '--failure-policy', 'Maybe'], /option '--failure-policy <policy>' argument 'Maybe' is invalid\. Allowed choices are Ignore, Fail\./],
+    [['--url', BASE, '--token', TOKEN, '--token-secret', 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:x'], /option '--token <token>' cannot be used with option '--token-secret <arn>'/],
+    [['--token', TOKEN], /required option '--url <base>' not specified/],
   ])('refuses %j with exit 2', async (args, message) => {
     const run = await runPodmutation(['webhook-config', ...args]);
     expect(run.code).toBe(2);

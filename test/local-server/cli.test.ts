@@ -4,6 +4,7 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../lib/cli/index.ts';
+import { cliContext } from '../support/cli.ts';
 import { EXAMPLES, fixtureText } from '../support/fixtures.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -34,7 +35,7 @@ async function runServe(args: readonly string[]) {
   const stderr = new PassThrough();
   let errors = '';
   stderr.on('data', (chunk: Buffer) => (errors += chunk.toString('utf8')));
-  const code = await runCli(['serve', ...args], { stdin: new PassThrough(), stdout, stderr });
+  const code = await runCli(['serve', ...args], cliContext({ stdin: new PassThrough(), stdout, stderr }));
   return { code, errors };
 }
 

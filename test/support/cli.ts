@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { runCli } from '../../lib/cli/index.ts';
+import packageJson from '../../package.json' with { type: 'json' };
+import { runCli, type CliContext } from '../../lib/cli/index.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/podmutation.mjs', import.meta.url));
 
@@ -12,10 +13,16 @@ export interface CliRun {
   readonly stderr: string;
 }
 
-/** Runs the real `podmutation` binary with Node 22 (the test runner's own node). */
-export function runPodmutation(args: readonly string[], stdin?: string): Promise<CliRun> {
+/** The package's version, which `podmutation --version` prints. */
+export const PACKAGE_VERSION: string = packageJson.version;
+
+/**
+ * Runs the real `podmutation` binary, the prebuilt bundle test/global-setup.ts builds from the sources of this run, with
+ * Node 22 (the test runner's own node). `env` is added to this process's environment.
+ */
+export function runPodmutation(args: readonly string[], stdin?: string, env: Readonly<Record<string, string>> = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -26,14 +33,19 @@ export function runPodmutation(args: readonly string[], stdin?: string): Promise
   });
 }
 
-/** Runs the CLI in this process, for cases that need no separate binary (a spawn costs about a second). */
-export async function runPodmutationInProcess(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+/** The context of an in-process run: these streams, an environment without colour settings, the package's version. */
+export function cliContext(streams: CliContext['streams'], env: CliContext['env'] = {}): CliContext {
+  return { streams, env, version: PACKAGE_VERSION };
+}
+
+/** Runs the CLI in this process, for cases that need no separate binary (a spawn costs about 0.1 s). */
+export async function runPodmutationInProcess(args: readonly string[], env: CliContext['env'] = {}): Promise<CliRun & { readonly code: number }> {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   let out = '';
   let err = '';
   stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-  const code = await runCli(args, { stdin: new PassThrough(), stdout, stderr });
+  const code = await runCli(args, cliContext({ stdin: new PassThrough(), stdout, stderr }, env));
   return { code, stdout: out, stderr: err };
 }

@@ -1,0 +1,181 @@
+/**
+ * The JSON shapes of `-o json` are documented and stable (issue #13, point 2). The schemas below are the contract as
+ * README.md documents it, written down apart from the code on purpose: a change to a shape fails here until the
+ * schema, and so the README, is changed with it. README's examples are checked against the same schemas.
+ */
+import { readFileSync } from 'node:fs';
+import { Type, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { clusterList, rulePaths, writeTemporary } from '../report/support.ts';
+import { runPodmutationInProcess } from '../support/cli.ts';
+import { EXAMPLES, fixturePath } from '../support/fixtures.ts';
+
+const closed = { additionalProperties: false } as const;
+const Names = Type.Array(Type.String());
+
+const VALIDATE = Type.Object(
+  {
+    rules: Type.Array(
+      Type.Union([
+        Type.Object(
+          { name: Type.String(), source: Type.String(), valid: Type.Literal(true), enabled: Type.Boolean(), priority: Type.Integer(), enforcement: Type.Union([Type.Literal('enforce'), Type.Literal('audit')]) },
+          closed,
+        ),
+        Type.Object({ name: Type.String(), source: Type.String(), valid: Type.Literal(false), issues: Type.Array(Type.Object({ field: Type.String(), reason: Type.String() }, closed), { minItems: 1 }) }, closed),
+      ]),
+    ),
+    valid: Type.Integer({ minimum: 0 }),
+    invalid: Type.Integer({ minimum: 0 }),
+  },
+  closed,
+);
+
+const PATCH_OPERATION = Type.Object(
+  { op: Type.Union(['add', 'remove', 'replace', 'move', 'copy', 'test'].map((op) => Type.Literal(op))), path: Type.String(), value: Type.Optional(Type.Unknown()), from: Type.Optional(Type.String()) },
+  closed,
+);
+
+const EXPLAIN = Type.Object(
+  {
+    pods: Type.Array(
+      Type.Object(
+        {
+          source: Type.String(),
+          namespace: Type.String(),
+          name: Type.String(),
+          workload: Type.Object({ kind: Type.String(), name: Type.String() }, closed),
+          decision: Type.Union(['mutated', 'unchanged', 'denied', 'skipped', 'rejected'].map((decision) => Type.Literal(decision))),
+          matched: Names,
+          applied: Names,
+          audited: Type.Array(Type.Object({ name: Type.String(), operations: Type.Integer(), fields: Names, denial: Type.Optional(Type.String()) }, closed)),
+          notMatched: Type.Array(Type.Object({ rule: Type.String(), dimension: Type.String(), reason: Type.String() }, closed)),
+          disabled: Names,
+          patch: Type.Array(PATCH_OPERATION),
+          warnings: Names,
+          message: Type.Optional(Type.String()),
+        },
+        closed,
+      ),
+    ),
+  },
+  closed,
+);
+
+const COUNT = Type.Integer({ minimum: 0 });
+const REPORT = Type.Object(
+  {
+    rules: Type.Array(Type.Object({ name: Type.String(), enforcement: Type.Union([Type.Literal('enforce'), Type.Literal('audit')]), matched: COUNT, current: COUNT, pending: COUNT }, closed)),
+    workloads: Type.Array(
+      Type.Object(
+        { namespace: Type.String(), kind: Type.String(), name: Type.String(), pods: COUNT, current: COUNT, pending: COUNT, denied: COUNT, rules: Names, change: Type.String({ maxLength: 240 }) },
+        closed,
+      ),
+    ),
+    totals: Type.Object({ pods: COUNT, unaffected: COUNT, current: COUNT, pending: COUNT, denied: COUNT }, closed),
+  },
+  closed,
+);
+
+const SHAPES: Readonly<Record<string, TSchema>> = { validate: VALIDATE, explain: EXPLAIN, report: REPORT };
+
+/** The schema errors of a value, as path: message, empty when it conforms. */
+function violations(schema: TSchema, value: unknown): string[] {
+  return [...Value.Errors(schema, value)].map((error) => `${error.path}: ${error.message}`);
+}
+
+/** Runs a command with -o json and -o yaml; both must print the same document. */
+async function printed(args: readonly string[]): Promise<{ readonly code: number; readonly document: unknown }> {
+  const json = await runPodmutationInProcess([...args, '-o', 'json']);
+  const yaml = await runPodmutationInProcess([...args, '-o', 'yaml']);
+  expect(yaml.code).toBe(json.code);
+  const document: unknown = JSON.parse(json.stdout);
+  expect(parse(yaml.stdout)).toEqual(document);
+  return { code: json.code, document };
+}
+
+let cluster: string;
+
+beforeAll(async () => {
+  cluster = writeTemporary('shapes-cluster.json', await clusterList());
+});
+
+describe('validate -o json', () => {
+  it('prints every rule of the examples, valid, in the documented shape', async () => {
+    const { code, document } = await printed(['validate', EXAMPLES]);
+
+    expect(code).toBe(0);
+    expect(violations(VALIDATE, document)).toEqual([]);
+    expect(document).toMatchObject({ valid: 4, invalid: 0 });
+  });
+
+  it('prints an invalid rule with its field paths and reasons, and exits 1', async () => {
+    const { code, document } = await printed(['validate', fixturePath('rules/invalid')]);
+
+    expect(code).toBe(1);
+    expect(violations(VALIDATE, document)).toEqual([]);
+    expect((document as { rules: { name: string; issues?: { field: string }[] }[] }).rules.find((rule) => rule.name === 'force-spot')?.issues?.[0]?.field).toMatch(/^spec\.mutationAdd\./);
+  });
+});
+
+describe('explain -o json', () => {
+  it('prints each Pod of a List in the documented shape, with the patch admission returns', async () => {
+    const { code, document } = await printed(['explain', '--rules', EXAMPLES, fixturePath('pods/pod-list.json')]);
+
+    expect(code).toBe(0);
+    expect(violations(EXPLAIN, document)).toEqual([]);
+    const [checkout] = (document as { pods: Record<string, unknown>[] }).pods;
+    expect(checkout).toMatchObject({
+      namespace: 'production',
+      workload: { kind: 'Deployment', name: 'checkout' },
+      decision: 'mutated',
+      matched: ['migrate-legacy-pool'],
+      applied: ['migrate-legacy-pool'],
+      disabled: ['retire-old-zone-taint'],
+    });
+    expect(checkout?.notMatched).toContainEqual({ rule: 'batch-to-spot-pool', dimension: 'namespaces', reason: 'namespace "production" is not one of batch, analytics' });
+  });
+
+  it('prints a denial with its message and exits 1', async () => {
+    const { code, document } = await printed(['explain', ...rulePaths().flatMap((path) => ['--rules', path]), cluster]);
+
+    expect(violations(EXPLAIN, document)).toEqual([]);
+    const denied = (document as { pods: { decision: string; message?: string }[] }).pods.filter((pod) => pod.decision === 'denied');
+    expect(denied.length).toBeGreaterThan(0);
+    expect(denied[0]?.message).toMatch(/^PodMutation "fan-out-zones": required node selector terms after combining would be \d+, above the limit of 64$/);
+    expect(code).toBe(1);
+  });
+
+  it('prints a Pod the input contract rejects with the field path, explains the others, and exits 2', async () => {
+    const list = JSON.parse(readFileSync(fixturePath('pods/pod-list.json'), 'utf8')) as { items: { spec: Record<string, unknown> }[] };
+    list.items[1]!.spec.tolerations = 'none';
+    const { code, document } = await printed(['explain', '--rules', EXAMPLES, writeTemporary('rejected.json', list)]);
+
+    expect(code).toBe(2);
+    expect(violations(EXPLAIN, document)).toEqual([]);
+    expect((document as { pods: { decision: string; message?: string }[] }).pods.map((pod) => pod.decision)).toEqual(['mutated', 'rejected']);
+    expect((document as { pods: { message?: string }[] }).pods[1]?.message).toContain('spec.tolerations: expected a list');
+  });
+});
+
+describe('report -o json', () => {
+  it('prints the documented shape', async () => {
+    const { document } = await printed(['report', '--objects', cluster, ...rulePaths().flatMap((path) => ['--rules', path])]);
+
+    expect(violations(REPORT, document)).toEqual([]);
+  });
+});
+
+describe("README.md's JSON examples", () => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const examples = [...readme.matchAll(/<!-- shape: (\w+) -->\n```json\n([\s\S]*?)\n```/g)].map((match) => [match[1]!, match[2]!] as const);
+
+  it('exist for validate, explain and report', () => {
+    expect(examples.map(([name]) => name).sort()).toEqual(['explain', 'report', 'validate']);
+  });
+
+  it.each(examples)('of %s conform to the shape the command prints', (name, text) => {
+    expect(violations(SHAPES[name]!, JSON.parse(text))).toEqual([]);
+  });
+});
