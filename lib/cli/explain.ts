@@ -129,13 +129,14 @@ function rejectedPod(input: PodInput, message: string): ExplainedPod {
  * For each Pod of the input (a Pod, an AdmissionReview, a workload manifest, or a List or YAML stream of them), which
  * rules matched, the first failing dimension of each that did not, and the resulting change.
  */
-async function explain(flags: ExplainFlags, source: string, { streams }: CliContext): Promise<number> {
+async function explain(flags: ExplainFlags, given: string | undefined, { streams }: CliContext): Promise<number> {
+  const source = given ?? '-';
   const loaded = await loadRulesReportingInvalid(flags.rules, streams);
   const ruleSet = compileRuleSet(loaded.rules);
   const managedSteps = await placementSteps(flags, streams);
   const enforcement = enforcementOf(flags.enforcement);
   const fallbackNamespace = flags.namespace || 'default';
-  const { inputs, skipped } = podInputs(parseResourceDocuments(await readInput(source, streams), source), source, fallbackNamespace);
+  const { inputs, skipped } = podInputs(parseResourceDocuments(await readInput(given, streams), source), source, fallbackNamespace);
   for (const line of skipped) writeLine(streams.stderr, line);
   if (inputs.length === 0) throw new MalformedInputError(`${source}: no Pod found`);
   const pods: ExplainedPod[] = [];
@@ -186,11 +187,11 @@ export function registerExplain(program: Command, context: CliContext): void {
     },
   });
   command
-    .argument('[input]', 'Pod, AdmissionReview or workload manifest file (or a List or YAML stream of them), or - for standard input', '-')
+    .argument('[input]', 'Pod, AdmissionReview or workload manifest file (or a List or YAML stream of them), or - for standard input (the default when input is piped)')
     .addOption(rulesOption())
     .addOption(new Option('-n, --namespace <namespace>', 'the namespace of Pods and workloads that name none').default(undefined, 'default'))
     .addOption(enforcementOption())
     .addOption(outputOption());
   for (const option of placementOptions()) command.addOption(option);
-  onRun<ExplainFlags, [string]>(command, (flags, [input]) => explain(flags, input, context));
+  onRun<ExplainFlags, [string | undefined]>(command, (flags, [input]) => explain(flags, input, context));
 }

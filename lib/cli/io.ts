@@ -11,8 +11,14 @@ export interface CliStreams {
   readonly stderr: Writable;
 }
 
-/** Reads a whole file, or standard input for "-" or no path. */
+/**
+ * Reads a whole file, or standard input for "-" or no path. No path while standard input is a terminal is a usage
+ * error rather than a wait for typing nobody meant to do.
+ */
 export async function readInput(path: string | undefined, streams: CliStreams): Promise<string> {
+  if (path === undefined && (streams.stdin as { isTTY?: boolean }).isTTY === true) {
+    throw new MalformedInputError('no INPUT given, and standard input is a terminal: give a file, or pipe the input in (- reads standard input)');
+  }
   if (path === undefined || path === '-') {
     const chunks: Buffer[] = [];
     for await (const chunk of streams.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));

@@ -73,12 +73,13 @@ function wrappedReview(input: PodInput, index: number, fallbackNamespace: string
  * Answers one AdmissionReview (JSON or YAML) or NDJSON (one review per line, each answered on its own line) exactly as
  * the Lambda does. With `--wrap`, the input is what explain takes, each Pod answered as a Pod CREATE on its own line.
  */
-async function review(flags: ReviewFlags, input: string, { streams }: CliContext): Promise<number> {
+async function review(flags: ReviewFlags, given: string | undefined, { streams }: CliContext): Promise<number> {
+  const input = given ?? '-';
   if (flags.namespace !== undefined && flags.wrap !== true) throw new MalformedInputError('--namespace goes with --wrap: a review names its own namespace');
   const loaded = await loadRulesReportingInvalid(flags.rules, streams);
   const ruleSet = compileRuleSet(loaded.rules);
   const options = { managedSteps: await placementSteps(flags, streams), enforcement: enforcementOf(flags.enforcement) };
-  const text = await readInput(input, streams);
+  const text = await readInput(given, streams);
   let denied = 0;
   // stdout carries the responses exactly as the webhook sends them; what audited rules would change goes to stderr.
   const answer = (body: string, where: string): string => {
@@ -139,11 +140,11 @@ export function registerReview(program: Command, context: CliContext): void {
     },
   });
   command
-    .argument('[input]', 'AdmissionReview file, or - for standard input', '-')
+    .argument('[input]', 'AdmissionReview file, or - for standard input (the default when input is piped)')
     .addOption(rulesOption())
     .option('--wrap', 'read Pods, AdmissionReviews and workload manifests, and answer each Pod as the Pod CREATE the API server would send')
     .addOption(new Option('-n, --namespace <namespace>', 'with --wrap: the namespace of Pods and workloads that name none').default(undefined, 'default'))
     .addOption(enforcementOption());
   for (const option of placementOptions()) command.addOption(option);
-  onRun<ReviewFlags, [string]>(command, (flags, [input]) => review(flags, input, context));
+  onRun<ReviewFlags, [string | undefined]>(command, (flags, [input]) => review(flags, input, context));
 }

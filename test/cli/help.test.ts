@@ -6,7 +6,8 @@
 import { PassThrough } from 'node:stream';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { allCommands, createProgram } from '../../lib/cli/index.ts';
+import { allCommands, createProgram, runCli } from '../../lib/cli/index.ts';
+import { EXAMPLES } from '../support/fixtures.ts';
 import { cliContext, PACKAGE_VERSION, runPodmutation, runPodmutationInProcess } from '../support/cli.ts';
 
 const program = createProgram(cliContext({ stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough() }));
@@ -132,5 +133,17 @@ describe('errors', () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toBe('podmutation validate: rules path /dev/null/x cannot be read: ENOTDIR\n');
     expect(run.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it.each(['explain', 'review'])('%s without INPUT at a terminal exits 2 instead of waiting for typing', async (command) => {
+    const stdin = Object.assign(new PassThrough(), { isTTY: true });
+    const stderr = new PassThrough();
+    let text = '';
+    stderr.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+
+    const code = await runCli([command, '--rules', EXAMPLES], cliContext({ stdin, stdout: new PassThrough(), stderr }));
+
+    expect(code).toBe(2);
+    expect(text).toBe(`podmutation ${command}: no INPUT given, and standard input is a terminal: give a file, or pipe the input in (- reads standard input)\n`);
   });
 });

@@ -1,0 +1,68 @@
+/**
+ * The CLI's start time (issue #13, point 5), for `npm run bench`: fresh processes of the prebuilt bundle against
+ * `node -e 0` on the same Node, runs interleaved after a warm-up so that load from elsewhere falls on all alike;
+ * medians. Also runs the sources through tsx, as bin/podmutation.mjs did before the bundle, for scale.
+ */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { buildCli } from './build-cli.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = fileURLToPath(new URL('../bin/podmutation.mjs', import.meta.url));
+const REVIEW = fileURLToPath(new URL('../test/fixtures/reviews/deployment-legacy-pool.json', import.meta.url));
+const RUNS = 11;
+
+/** One measured command line: its median wall time, and the target it must stay under, if any. */
+export interface StartTime {
+  readonly label: string;
+  readonly ms: number;
+  readonly targetMs?: number;
+}
+
+/** The start times and the floor (`node -e 0`) they are measured against, in milliseconds. */
+export interface StartTimes {
+  readonly floorMs: number;
+  readonly rows: readonly StartTime[];
+  readonly runs: number;
+}
+
+function median(values: readonly number[]): number {
+  return [...values].sort((left, right) => left - right)[Math.floor(values.length / 2)]!;
+}
+
+function time(args: readonly string[], expectedStatus: number): number {
+  const started = performance.now();
+  const result = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8' });
+  const elapsed = performance.now() - started;
+  if (result.status !== expectedStatus) throw new Error(`node ${args.join(' ')} exited ${result.status}: ${result.stderr.trim()}`);
+  return elapsed;
+}
+
+/** Builds the bundle from the current sources, then times each command line in fresh processes. */
+export async function measureCliStart(runs = RUNS): Promise<StartTimes> {
+  await buildCli();
+  const cases = [
+    { label: 'node -e 0', args: ['-e', '0'], status: 0 },
+    { label: 'podmutation --version', args: [BIN, '--version'], status: 0, targetMs: 150 },
+    { label: 'podmutation review (one AdmissionReview)', args: [BIN, 'review', '--rules', 'examples/rules', REVIEW], status: 0, targetMs: 300 },
+    // What every start cost before the bundle: TypeScript compiled at run time.
+    { label: 'podmutation --version from sources (tsx)', args: ['--import', 'tsx', 'bin/main.ts', '--version'], status: 0 },
+  ] as const;
+  const times = cases.map(() => [] as number[]);
+  for (const item of cases) time(item.args, item.status);
+  for (let run = 0; run < runs; run += 1) cases.forEach((item, index) => times[index]!.push(time(item.args, item.status)));
+  const [floor, ...rest] = cases.map((item, index) => ({ label: item.label, ms: median(times[index]!), ...('targetMs' in item ? { targetMs: item.targetMs } : {}) }));
+  return { floorMs: floor!.ms, rows: rest, runs };
+}
+
+/** The figures as lines: each command's median, its ratio to `node -e 0`, and its target. */
+export function startTimeLines(times: StartTimes): string[] {
+  return [
+    `CLI start, median of ${times.runs} fresh processes: node -e 0 ${times.floorMs.toFixed(0)} ms`,
+    ...times.rows.map((row) => `  ${row.label.padEnd(44)} ${`${row.ms.toFixed(0)} ms`.padStart(7)}  ${(row.ms / times.floorMs).toFixed(2)}x node -e 0${row.targetMs === undefined ? '' : `  (target under ${row.targetMs} ms)`}`),
+  ];
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  for (const line of startTimeLines(await measureCliStart())) console.log(line);
+}
