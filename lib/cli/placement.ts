@@ -93,10 +93,12 @@ const EXITS: CommandDoc['exits'] = { 0: 'done', 1: 'no such policy, or the store
 
 /** `podmutation placement set|get|list|delete`: the operator's placement policies in the rules table TARGET names. */
 export function registerPlacement(program: Command, context: CliContext): void {
-  const placement = program
-    .command('placement')
-    .summary("manage the operator's placement policies in the rules table")
-    .description("Manage the operator's placement policies (managed capacity: Spot, NonSpot, Diversity) in the rules table TARGET names.");
+  const placement = defineCommand(program, 'placement', {
+    summary: "manage the operator's placement policies in the rules table",
+    description: "Manage the operator's placement policies (managed capacity: Spot, NonSpot, Diversity) in the rules table TARGET names.",
+    examples: ['podmutation placement list --stage prod', 'podmutation placement set --help'],
+    exits: { 0: 'help printed', 2: 'no or an unknown subcommand' },
+  });
 
   const set = defineCommand(placement, 'set', {
     summary: "set a workload's placement policy",

@@ -36,9 +36,9 @@ function exitCell(command: Command): string {
   return ([0, 1, 2] as const).flatMap((code) => (exits[code] === undefined ? [] : [`${code} ${exits[code]}`])).join('; ');
 }
 
-/** The documented commands, depth first (`placement` itself only groups its subcommands). */
+/** The documented commands that run something, depth first (`placement` itself only groups its subcommands). */
 function documented(command: Command): Command[] {
-  return command.commands.flatMap((child) => [...(commandDoc(child) === undefined ? [] : [child]), ...documented(child)]);
+  return command.commands.flatMap((child) => [...(commandDoc(child) === undefined || child.commands.length > 0 ? [] : [child]), ...documented(child)]);
 }
 
 /** The CLI reference in Markdown: a table of every command, then one section per command. */
