@@ -1,32 +1,16 @@
 import { parseArgs } from 'node:util';
-import { stringify } from 'yaml';
 import { compileRuleSet, describeMismatch, mutatePod, type MutationOutcome } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
 import type { Pod } from '../engine/index.ts';
 import { parseResourceDocuments } from '../rule-files/index.ts';
 import { podInputs } from './inputs.ts';
-import { lineDiff } from './diff.ts';
+import { colourWanted, schedulingDiff } from './diff.ts';
 import { readInput, writeLine, type CliStreams } from './io.ts';
 import { auditedLines, ENFORCEMENT_OPTIONS, enforcementOption } from './options/enforcement.ts';
 import { PLACEMENT_OPTIONS, placementSteps } from './options/placement-file.ts';
 import { loadRulesReportingInvalid } from './review.ts';
 
-/** The fields rules may change, as one document for the before/after diff. */
-function schedulingView(pod: Pod): string {
-  const spec = pod.spec ?? {};
-  const view = {
-    metadata: { annotations: pod.metadata?.annotations },
-    spec: {
-      nodeSelector: spec.nodeSelector,
-      tolerations: spec.tolerations,
-      affinity: spec.affinity?.nodeAffinity === undefined ? undefined : { nodeAffinity: spec.affinity.nodeAffinity },
-      topologySpreadConstraints: spec.topologySpreadConstraints,
-    },
-  };
-  return stringify(view).trimEnd();
-}
-
-function describeOutcome(pod: Pod, outcome: MutationOutcome): string[] {
+function describeOutcome(pod: Pod, outcome: MutationOutcome, colour: boolean): string[] {
   const { workload } = outcome;
   const lines = [`Pod ${workload.namespace}/${outcome.facts.displayName || '(unnamed)'} (workload ${workload.kind} ${workload.name})`];
   if (outcome.skipReason !== undefined) return [...lines, `  skipped: ${outcome.skipReason}`];
@@ -48,7 +32,7 @@ function describeOutcome(pod: Pod, outcome: MutationOutcome): string[] {
   lines.push(`  result: ${outcome.decision}${outcome.patch.length > 0 ? ` (${outcome.patch.length} patch operations)` : ''}`);
   if (outcome.patch.length > 0) {
     lines.push('  changes to the scheduling fields (- before, + after):');
-    for (const line of lineDiff(schedulingView(pod), schedulingView(outcome.pod))) lines.push(`    ${line}`);
+    for (const line of schedulingDiff(pod, outcome.pod, colour)) lines.push(`    ${line}`);
   }
   for (const warning of outcome.warnings) lines.push(`  warning: ${warning}`);
   return lines;
@@ -91,7 +75,7 @@ export async function explainCommand(args: readonly string[], streams: CliStream
       writeLine(streams.stdout, `  rejected: ${error.message}`);
       return;
     }
-    for (const line of describeOutcome(pod, outcome)) writeLine(streams.stdout, line);
+    for (const line of describeOutcome(pod, outcome, colourWanted(streams.stdout, process.env))) writeLine(streams.stdout, line);
   });
   return rejected === 0 ? 0 : 2;
 }
