@@ -1,4 +1,5 @@
 /** explain's diff for a person (issue 13, point 6): the semantic lines, and colour only where a person reads them. */
+import { readFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { colourWanted, schedulingDiff } from '../../lib/cli/diff.ts';
@@ -69,6 +70,14 @@ describe('explain shows the semantic diff', () => {
       '    +     example.com/node-pool In [merged]',
       '',
     ]);
+  });
+
+  it('matches the diff the README shows for the worked example', async () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const shown = /reads:\n\n```\n([\s\S]*?)\n```/.exec(readme.slice(readme.indexOf('The *Worked example* above')))?.[1];
+    const run = await runPodmutationInProcess(['explain', '--rules', EXAMPLES, fixturePath('reviews/deployment-legacy-pool.json')]);
+
+    expect(shown).toBe(run.stdout.slice(run.stdout.indexOf('  changes to the scheduling fields')).trimEnd());
   });
 
   async function explainOnTerminal(env: Record<string, string | undefined>): Promise<string> {
