@@ -1,12 +1,11 @@
 import { Option, type Command } from 'commander';
-import { stringify } from 'yaml';
 import { compileRuleSet, describeMismatch, mutatePod, type MutationOutcome } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
 import type { Pod } from '../engine/index.ts';
 import { parseResourceDocuments } from '../rule-files/index.ts';
 import { podInputs, type PodInput } from '../workloads/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
-import { lineDiff } from './diff.ts';
+import { colourWanted, schedulingDiff } from './diff.ts';
 import { readInput, writeLine } from './io.ts';
 import { auditedLines, enforcementOf, enforcementOption } from './options/enforcement.ts';
 import { placementOptions, placementSteps, type PlacementFlags } from './options/placement-file.ts';
@@ -38,22 +37,7 @@ interface ExplainedPod {
   readonly message?: string;
 }
 
-/** The fields rules may change, as one document for the before/after diff. */
-function schedulingView(pod: Pod): string {
-  const spec = pod.spec ?? {};
-  const view = {
-    metadata: { annotations: pod.metadata?.annotations },
-    spec: {
-      nodeSelector: spec.nodeSelector,
-      tolerations: spec.tolerations,
-      affinity: spec.affinity?.nodeAffinity === undefined ? undefined : { nodeAffinity: spec.affinity.nodeAffinity },
-      topologySpreadConstraints: spec.topologySpreadConstraints,
-    },
-  };
-  return stringify(view).trimEnd();
-}
-
-function describeOutcome(pod: Pod, outcome: MutationOutcome): string[] {
+function describeOutcome(pod: Pod, outcome: MutationOutcome, colour: boolean): string[] {
   const { workload } = outcome;
   const lines = [`Pod ${workload.namespace}/${outcome.facts.displayName || '(unnamed)'} (workload ${workload.kind} ${workload.name})`];
   if (outcome.skipReason !== undefined) return [...lines, `  skipped: ${outcome.skipReason}`];
@@ -75,7 +59,7 @@ function describeOutcome(pod: Pod, outcome: MutationOutcome): string[] {
   lines.push(`  result: ${outcome.decision}${outcome.patch.length > 0 ? ` (${outcome.patch.length} patch operations)` : ''}`);
   if (outcome.patch.length > 0) {
     lines.push('  changes to the scheduling fields (- before, + after):');
-    for (const line of lineDiff(schedulingView(pod), schedulingView(outcome.pod))) lines.push(`    ${line}`);
+    for (const line of schedulingDiff(pod, outcome.pod, colour)) lines.push(`    ${line}`);
   }
   for (const warning of outcome.warnings) lines.push(`  warning: ${warning}`);
   return lines;
@@ -129,8 +113,9 @@ function rejectedPod(input: PodInput, message: string): ExplainedPod {
  * For each Pod of the input (a Pod, an AdmissionReview, a workload manifest, or a List or YAML stream of them), which
  * rules matched, the first failing dimension of each that did not, and the resulting change.
  */
-async function explain(flags: ExplainFlags, given: string | undefined, { streams }: CliContext): Promise<number> {
+async function explain(flags: ExplainFlags, given: string | undefined, { streams, env }: CliContext): Promise<number> {
   const source = given ?? '-';
+  const colour = colourWanted(streams.stdout, env);
   const loaded = await loadRulesReportingInvalid(flags.rules, streams);
   const ruleSet = compileRuleSet(loaded.rules);
   const managedSteps = await placementSteps(flags, streams);
@@ -157,7 +142,7 @@ async function explain(flags: ExplainFlags, given: string | undefined, { streams
       return;
     }
     pods.push(explainedPod(input, outcome));
-    if (table) for (const line of describeOutcome(pod, outcome)) writeLine(streams.stdout, line);
+    if (table) for (const line of describeOutcome(pod, outcome, colour)) writeLine(streams.stdout, line);
   });
   if (flags.output !== 'table') printDocument(streams.stdout, flags.output, { pods });
   if (pods.some((pod) => pod.decision === 'rejected')) return EXIT.usage;

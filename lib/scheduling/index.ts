@@ -24,6 +24,19 @@ import {
   withoutKeys,
 } from './selectors.ts';
 import { selectorMatchesNode, termCanMatchSomeNode, termMatchesNode, type NodeView } from './semantics.ts';
+import {
+  diffScheduling,
+  isEmptySchedulingDiff,
+  tolerationIdentity,
+  type EntryChanges,
+  type KeyChange,
+  type PlacedTerm,
+  type RequiredChanges,
+  type SchedulingDiff,
+  type SchedulingFields,
+  type TermPair,
+} from './diff.ts';
+import { schedulingDiffLines, type DiffLine, type DiffSign } from './diff-lines.ts';
 import type { NodeSelectorRequirement, NodeSelectorTerm, NodeSelector, PreferredSchedulingTerm, NodeAffinity, Toleration, LabelSelectorRequirement, LabelSelector } from './kubernetes.ts';
 
 export {
@@ -48,6 +61,10 @@ export {
   termMatchesNode,
   selectorMatchesNode,
   termCanMatchSomeNode,
+  diffScheduling,
+  isEmptySchedulingDiff,
+  tolerationIdentity,
+  schedulingDiffLines,
 };
 export type {
   Requirement,
@@ -62,4 +79,13 @@ export type {
   Toleration,
   LabelSelectorRequirement,
   LabelSelector,
+  SchedulingFields,
+  SchedulingDiff,
+  KeyChange,
+  EntryChanges,
+  PlacedTerm,
+  TermPair,
+  RequiredChanges,
+  DiffLine,
+  DiffSign,
 };

@@ -9,14 +9,15 @@ const POD_LIST = fixturePath('pods/pod-list.json');
 const REVIEW = fixturePath('reviews/deployment-legacy-pool.json');
 
 describe('explain with --enforcement audit', () => {
-  it('lists the matching rule as audited with what it would change, and shows no change to the scheduling fields', async () => {
+  it('lists the matching rule as audited with what it would change, and shows no change to the scheduling fields but the audited annotation', async () => {
     const run = await runPodmutationInProcess(['explain', '--rules', EXAMPLES, '--enforcement', 'audit', POD_LIST]);
 
     const [checkout] = run.stdout.split('\n\n');
     expect(run.code).toBe(0);
     expect(checkout).toContain('  matched: none\n');
     expect(checkout).toMatch(/ {2}audited migrate-legacy-pool: matched; enforcing it would change .*nodeAffinity.* \(\d+ patch operations\)/);
-    expect(checkout).not.toContain('+                   - merged');
+    expect(checkout).toContain('      annotations:\n    +   podmutation.agent.cloudpilot.ai/audited: migrate-legacy-pool');
+    expect(checkout).not.toContain('required node affinity');
   });
 
   it('refuses an enforcement other than enforce or audit', async () => {

@@ -140,10 +140,10 @@ describe('podmutation explain', () => {
     expect(checkout).toContain('    migrate-legacy-pool\n');
     expect(checkout).toContain('batch-to-spot-pool: namespaces: namespace "production" is not one of batch, analytics');
     expect(checkout).toContain('disabled (spec.enable is not true): retire-old-zone-taint');
-    expect(checkout).toContain('-                   - legacy');
-    expect(checkout).toContain('+                   - merged');
+    expect(checkout).toContain('    -     example.com/node-pool In [legacy]\n    +     example.com/node-pool In [merged]');
     expect(report).toContain('Pod batch/nightly-report-29434560-q8w4z (workload CronJob nightly-report)');
-    expect(report).toContain('+     example.com/node-pool: batch-spot');
+    expect(report).toContain('    -   example.com/node-pool=batch-ondemand\n    +   example.com/node-pool=batch-spot');
+    expect(report).toContain('      tolerations:\n    +   example.com/spot:NoSchedule op=Exists');
   });
 
   it('exits 2 when the input is an AdmissionReview of something other than a Pod', async () => {
@@ -192,7 +192,8 @@ describe('podmutation --placements', () => {
     const run = await runPodmutation(['explain', '--rules', EXAMPLES, '--placements', placements, fixturePath('pods/pod-list.json')]);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('podmutation.agent.cloudpilot.ai/applied: migrate-legacy-pool,managed:capacity');
-    expect(run.stdout).toContain('topologyKey: node.kubernetes.io/instance-type');
+    expect(run.stdout).toContain('    +     karpenter.sh/capacity-type In [on-demand]');
+    expect(run.stdout).toContain('      topologySpreadConstraints:\n    +   topologyKey=node.kubernetes.io/instance-type maxSkew=1 whenUnsatisfiable=ScheduleAnyway labelSelector=');
   });
 
   it('exits 2 for an unknown capacity flavour', async () => {

@@ -1,0 +1,261 @@
+/**
+ * A semantic diff of the scheduling fields of two Pods, as Kubernetes reads them: map keys one by one; tolerations,
+ * preferred terms and spread constraints as multisets of whole entries; required terms as an OR of requirement sets,
+ * each term paired with its successor so that a change inside a term reads as the requirements it lost and gained.
+ * Order is never a change: of terms, of requirements in a term, of values in a requirement, of tolerations.
+ */
+import type { NodeAffinity, NodeSelectorTerm, PreferredSchedulingTerm, Toleration } from './kubernetes.ts';
+import { preferenceFromKubernetes, termFromKubernetes, type Preference, type Requirement, type Term } from './requirements.ts';
+
+/**
+ * The scheduling fields of one Pod that rules and managed placement change, in their core/v1 shapes, as the Pod
+ * boundary checked them. Absent and null are alike, as Go decodes null into a nil map, list or pointer.
+ */
+interface SchedulingFields {
+  readonly annotations?: Readonly<Record<string, string>> | null;
+  readonly nodeSelector?: Readonly<Record<string, string>> | null;
+  readonly tolerations?: readonly Toleration[] | null;
+  readonly nodeAffinity?: NodeAffinity | null;
+  /** Compared and printed as whole JSON values: the engine only ever adds or keeps one. */
+  readonly topologySpreadConstraints?: readonly unknown[] | null;
+}
+
+/** One key of a map: added (no `before`), removed (no `after`) or changed (both). */
+interface KeyChange {
+  readonly key: string;
+  readonly before?: string;
+  readonly after?: string;
+}
+
+/**
+ * Whole entries of a list compared as a multiset: the entries only the list before has, then those only the list after
+ * has, each in its list's order. `reordered` says the lists are equal as multisets yet written differently.
+ */
+interface EntryChanges<T> {
+  readonly removed: readonly T[];
+  readonly added: readonly T[];
+  readonly reordered: boolean;
+}
+
+/** A required term and its 0-based position in the list it belongs to. */
+interface PlacedTerm {
+  readonly position: number;
+  readonly term: Term;
+}
+
+/** A term before and the term after that succeeds it; the requirements it lost and gained, as written (none when unchanged). */
+interface TermPair {
+  readonly before: PlacedTerm;
+  readonly after: PlacedTerm;
+  readonly removed: readonly Requirement[];
+  readonly added: readonly Requirement[];
+}
+
+/**
+ * The required terms before and after: `pairs` in the order of the list after, unchanged pairs included (a person reads
+ * the OR whole); terms with no successor (`removed`, in the order before) and terms with no predecessor (`added`).
+ */
+interface RequiredChanges {
+  readonly pairs: readonly TermPair[];
+  readonly removed: readonly PlacedTerm[];
+  readonly added: readonly PlacedTerm[];
+  readonly reordered: boolean;
+}
+
+/** What changed in each scheduling field between two Pods. */
+interface SchedulingDiff {
+  readonly annotations: readonly KeyChange[];
+  readonly nodeSelector: readonly KeyChange[];
+  readonly tolerations: EntryChanges<Toleration>;
+  readonly required: RequiredChanges;
+  readonly preferred: EntryChanges<Preference>;
+  readonly topologySpreadConstraints: EntryChanges<unknown>;
+}
+
+/** JSON with object keys sorted, so that two equal values have one text whatever the order of their fields. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const record = value as Readonly<Record<string, unknown>>;
+    return `{${Object.keys(record).sort().map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** The identity of a toleration: its five fields, an absent operator read as Equal (as Kubernetes reads it). */
+function tolerationIdentity(toleration: Toleration): string {
+  const { key, operator, value, effect, tolerationSeconds } = toleration;
+  return canonicalJson([key ?? '', operator || 'Equal', value ?? '', effect ?? '', tolerationSeconds ?? null]);
+}
+
+function keyChanges(before: Readonly<Record<string, string>>, after: Readonly<Record<string, string>>): KeyChange[] {
+  const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+  const changes: KeyChange[] = [];
+  for (const key of keys) {
+    const was = Object.hasOwn(before, key) ? before[key] : undefined;
+    const is = Object.hasOwn(after, key) ? after[key] : undefined;
+    if (was === is) continue;
+    changes.push({ key, ...(was === undefined ? {} : { before: was }), ...(is === undefined ? {} : { after: is }) });
+  }
+  return changes;
+}
+
+/** The entries of `items` left over once each entry of `other` has cancelled one equal entry. */
+function unmatched<T>(items: readonly T[], other: readonly T[], identity: (item: T) => string): T[] {
+  const counts = new Map<string, number>();
+  for (const item of other) counts.set(identity(item), (counts.get(identity(item)) ?? 0) + 1);
+  return items.filter((item) => {
+    const count = counts.get(identity(item)) ?? 0;
+    counts.set(identity(item), count - 1);
+    return count <= 0;
+  });
+}
+
+function entryChanges<T>(before: readonly T[], after: readonly T[], identity: (item: T) => string, written: (item: T) => string): EntryChanges<T> {
+  const removed = unmatched(before, after, identity);
+  const added = unmatched(after, before, identity);
+  const reordered = removed.length === 0 && added.length === 0 && before.map(written).join('\n') !== after.map(written).join('\n');
+  return { removed, added, reordered };
+}
+
+/** A term as written: requirements and values in their order, duplicates kept; null lists read as empty. */
+function writtenTerm(source: NodeSelectorTerm | null | undefined): string {
+  const requirements = (list: NodeSelectorTerm['matchExpressions'] | null) =>
+    (list ?? []).map((item) => [item.key ?? '', item.operator ?? '', item.values ?? []]);
+  return JSON.stringify([requirements(source?.matchExpressions ?? null), requirements(source?.matchFields ?? null)]);
+}
+
+function requirementsOf(source: Term): readonly Requirement[] {
+  return source.fields.length === 0 ? source.expressions : [...source.expressions, ...source.fields];
+}
+
+function sharedCount(left: Term, right: Term): number {
+  let shared = 0;
+  for (const id of left.ids) if (right.ids.has(id)) shared += 1;
+  return shared;
+}
+
+/** Orders two identities by code unit, so that the pairing never depends on the locale. */
+function compareIds(left: string, right: string): number {
+  return left < right ? -1 : left > right ? 1 : 0;
+}
+
+/**
+ * Pairs each term before with at most one term after. Identical terms pair first. Then, greedily, the pair sharing
+ * the most requirements, ties broken by the fewest requirements changed, then by the terms' identities (not their
+ * positions, so the pairing does not depend on the order of either list); a term sharing no requirement with any
+ * unpaired term stays unpaired: removed, or added.
+ */
+function pairTerms(before: readonly Term[], after: readonly Term[]): Array<[number, number]> {
+  const pairs: Array<[number, number]> = [];
+  const pairedBefore = new Set<number>();
+  const pairedAfter = new Set<number>();
+  const waiting = new Map<string, number[]>();
+  before.forEach((item, index) => {
+    const queue = waiting.get(item.id);
+    if (queue === undefined) waiting.set(item.id, [index]);
+    else queue.push(index);
+  });
+  after.forEach((item, index) => {
+    const match = waiting.get(item.id)?.shift();
+    if (match === undefined) return;
+    pairs.push([match, index]);
+    pairedBefore.add(match);
+    pairedAfter.add(index);
+  });
+  const candidates: Array<{ readonly left: number; readonly right: number; readonly shared: number; readonly changed: number }> = [];
+  before.forEach((left, i) => {
+    if (pairedBefore.has(i)) return;
+    after.forEach((right, j) => {
+      if (pairedAfter.has(j)) return;
+      const shared = sharedCount(left, right);
+      if (shared > 0) candidates.push({ left: i, right: j, shared, changed: left.ids.size + right.ids.size - 2 * shared });
+    });
+  });
+  candidates.sort(
+    (a, b) =>
+      b.shared - a.shared ||
+      a.changed - b.changed ||
+      compareIds(before[a.left]!.id, before[b.left]!.id) ||
+      compareIds(after[a.right]!.id, after[b.right]!.id) ||
+      a.left - b.left ||
+      a.right - b.right,
+  );
+  for (const { left, right } of candidates) {
+    if (pairedBefore.has(left) || pairedAfter.has(right)) continue;
+    pairs.push([left, right]);
+    pairedBefore.add(left);
+    pairedAfter.add(right);
+  }
+  return pairs;
+}
+
+/** True when some term was removed, added or changed: the required terms differ as an OR of requirement sets. */
+function termsChanged(required: Omit<RequiredChanges, 'reordered'>): boolean {
+  return required.removed.length > 0 || required.added.length > 0 || required.pairs.some((pair) => pair.removed.length > 0 || pair.added.length > 0);
+}
+
+function requiredChanges(before: readonly NodeSelectorTerm[], after: readonly NodeSelectorTerm[]): RequiredChanges {
+  const left = before.map(termFromKubernetes);
+  const right = after.map(termFromKubernetes);
+  const pairs = pairTerms(left, right)
+    .sort(([, a], [, b]) => a - b)
+    .map(([i, j]): TermPair => ({
+      before: { position: i, term: left[i]! },
+      after: { position: j, term: right[j]! },
+      removed: requirementsOf(left[i]!).filter((requirement) => !right[j]!.ids.has(requirement.id)),
+      added: requirementsOf(right[j]!).filter((requirement) => !left[i]!.ids.has(requirement.id)),
+    }));
+  const pairedBefore = new Set(pairs.map((pair) => pair.before.position));
+  const pairedAfter = new Set(pairs.map((pair) => pair.after.position));
+  const removed = left.flatMap((term, position) => (pairedBefore.has(position) ? [] : [{ position, term }]));
+  const added = right.flatMap((term, position) => (pairedAfter.has(position) ? [] : [{ position, term }]));
+  const reordered = !termsChanged({ pairs, removed, added }) && before.map(writtenTerm).join('\n') !== after.map(writtenTerm).join('\n');
+  return { pairs, removed, added, reordered };
+}
+
+function requiredTerms(affinity: NodeAffinity | null | undefined): readonly NodeSelectorTerm[] {
+  return affinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+}
+
+function preferences(affinity: NodeAffinity | null | undefined): Array<{ readonly preference: Preference; readonly written: string }> {
+  return (affinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []).map((item: PreferredSchedulingTerm) => ({
+    preference: preferenceFromKubernetes(item),
+    written: `${item.weight ?? 0} ${writtenTerm(item.preference)}`,
+  }));
+}
+
+/** The changes from one Pod's scheduling fields to another's. Pure; the diff of a Pod with itself is empty. */
+function diffScheduling(before: SchedulingFields, after: SchedulingFields): SchedulingDiff {
+  const preferred = entryChanges(
+    preferences(before.nodeAffinity),
+    preferences(after.nodeAffinity),
+    (item) => item.preference.id,
+    (item) => item.written,
+  );
+  return {
+    annotations: keyChanges(before.annotations ?? {}, after.annotations ?? {}),
+    nodeSelector: keyChanges(before.nodeSelector ?? {}, after.nodeSelector ?? {}),
+    tolerations: entryChanges(before.tolerations ?? [], after.tolerations ?? [], tolerationIdentity, tolerationIdentity),
+    required: requiredChanges(requiredTerms(before.nodeAffinity), requiredTerms(after.nodeAffinity)),
+    preferred: {
+      removed: preferred.removed.map((item) => item.preference),
+      added: preferred.added.map((item) => item.preference),
+      reordered: preferred.reordered,
+    },
+    topologySpreadConstraints: entryChanges(before.topologySpreadConstraints ?? [], after.topologySpreadConstraints ?? [], canonicalJson, canonicalJson),
+  };
+}
+
+/** True when no field changed as a set (a reordering alone is no change). */
+function isEmptySchedulingDiff(diff: SchedulingDiff): boolean {
+  return (
+    diff.annotations.length === 0 &&
+    diff.nodeSelector.length === 0 &&
+    [diff.tolerations, diff.preferred, diff.topologySpreadConstraints].every((field) => field.removed.length === 0 && field.added.length === 0) &&
+    !termsChanged(diff.required)
+  );
+}
+
+export { canonicalJson, diffScheduling, isEmptySchedulingDiff, termsChanged, tolerationIdentity };
+export type { SchedulingFields, KeyChange, EntryChanges, PlacedTerm, TermPair, RequiredChanges, SchedulingDiff };
