@@ -1,0 +1,136 @@
+import { writeFile } from 'node:fs/promises';
+import { Option, type Command } from 'commander';
+import { stringify } from 'yaml';
+import { MalformedInputError } from '../errors/index.ts';
+import { findTestFiles, junitReport, runTestFile, TEST_FILE_NAME, type CaseFailure, type TestFileResult } from '../rule-tests/index.ts';
+import { canonicalJson } from '../workloads/index.ts';
+import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
+import { lineDiff } from './diff.ts';
+import { writeLine } from './io.ts';
+import { outputOption, printDocument, type OutputFormat } from './output.ts';
+
+interface TestFlags {
+  readonly junit?: string;
+  readonly output: OutputFormat;
+}
+
+// Unchanged lines kept around each change of a diff; longer unchanged runs are cut to "…".
+const DIFF_CONTEXT = 3;
+
+/** A value with object keys sorted, so that two documents differ in the diff only where their values do. */
+function sortedKeys(value: unknown): unknown {
+  return JSON.parse(canonicalJson(value)) as unknown;
+}
+
+/** The unchanged runs of a line diff cut to DIFF_CONTEXT lines around each change. */
+function withContext(lines: readonly string[]): string[] {
+  const near = lines.map((_, index) => lines.slice(Math.max(0, index - DIFF_CONTEXT), index + DIFF_CONTEXT + 1).some((line) => !line.startsWith('  ')));
+  return lines.flatMap((line, index) => (near[index] ? [line] : near[index - 1] === true || index === 0 ? ['  …'] : []));
+}
+
+/**
+ * What a failed expectation shows: its summary, then the expected and actual values as YAML, line by line
+ * (- expected, + actual).
+ */
+export function caseDiff(failure: CaseFailure): string[] {
+  const yaml = (value: unknown) => stringify({ [failure.aspect]: sortedKeys(value) }).trimEnd();
+  return [`${failure.aspect}: ${failure.summary}`, ...withContext(lineDiff(yaml(failure.expected), yaml(failure.actual))).map((line) => `  ${line}`)];
+}
+
+function printFile(result: TestFileResult, { stdout }: CliContext['streams']): void {
+  writeLine(stdout, `${result.file} (${result.name})`);
+  if (result.error !== undefined) {
+    writeLine(stdout, '  ERROR the test file cannot be run; fix it:');
+    for (const { field, reason } of result.error.issues) writeLine(stdout, `        ${field === '' ? reason : `${field}: ${reason}`}`);
+    return;
+  }
+  if (result.invalidRules.length > 0) {
+    writeLine(stdout, '  FAIL  rules: invalid rules are skipped, as the cluster would skip them');
+    for (const line of result.invalidRules) writeLine(stdout, `        ${line}`);
+  }
+  for (const item of result.cases) {
+    writeLine(stdout, `  ${item.failures.length === 0 ? 'PASS' : 'FAIL'}  ${item.resource}`);
+    for (const line of item.failures.flatMap(caseDiff)) writeLine(stdout, `        ${line}`);
+  }
+  for (const resource of result.unchecked) writeLine(stdout, `  warning: ${resource} has no result; it is not checked`);
+}
+
+/** The run in the documented shape of `test -o json|yaml` (README.md, "Testing rules"). */
+function runDocument(results: readonly TestFileResult[], totals: Totals) {
+  return {
+    files: results.map(({ file, name, error, invalidRules, cases, unchecked }) => ({
+      file,
+      name,
+      ...(error === undefined ? {} : { error: { message: error.message, issues: error.issues.map(({ field, reason }) => ({ field, reason })) } }),
+      invalidRules,
+      cases: cases.map(({ resource, source, failures }) => ({ resource, source, passed: failures.length === 0, failures })),
+      unchecked,
+    })),
+    ...totals,
+  };
+}
+
+interface Totals {
+  readonly passed: number;
+  readonly failed: number;
+  readonly errors: number;
+}
+
+function totalsOf(results: readonly TestFileResult[]): Totals {
+  const cases = results.flatMap((result) => result.cases);
+  const failedCases = cases.filter((item) => item.failures.length > 0).length;
+  return {
+    passed: cases.length - failedCases,
+    failed: failedCases + results.filter((result) => result.invalidRules.length > 0).length,
+    errors: results.filter((result) => result.error !== undefined).length,
+  };
+}
+
+/** Runs every test file of the paths, offline; prints PASS or FAIL per result, with a diff for each failure. */
+async function test(paths: readonly string[], flags: TestFlags, context: CliContext): Promise<number> {
+  const { streams } = context;
+  const files = await findTestFiles(paths);
+  const results: TestFileResult[] = [];
+  for (const file of files) {
+    const result = await runTestFile(file);
+    results.push(result);
+    if (flags.output === 'table') printFile(result, streams);
+  }
+  const totals = totalsOf(results);
+  if (flags.output === 'table') {
+    writeLine(streams.stdout, `\n${totals.passed} passed, ${totals.failed} failed, ${totals.errors} test files with errors (${files.length} test files)`);
+  } else printDocument(streams.stdout, flags.output, runDocument(results, totals));
+  if (flags.junit !== undefined) {
+    try {
+      await writeFile(flags.junit, junitReport(results, caseDiff));
+    } catch (error) {
+      throw new MalformedInputError(`cannot write ${flags.junit}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
+    }
+  }
+  if (totals.errors > 0) return EXIT.usage;
+  return totals.failed > 0 ? EXIT.findings : EXIT.ok;
+}
+
+/** `podmutation test`. */
+export function registerTest(program: Command, context: CliContext): void {
+  const command = defineCommand(program, 'test', {
+    summary: 'run PodMutationTest files offline: each expected result passes, or fails with a diff',
+    description:
+      `Finds every ${TEST_FILE_NAME} under the given folders (or takes the given test files), and for each result of each ` +
+      'file runs the Pod of the named resource through the engine with the test\'s rules and placements, as admission would, ' +
+      'and compares the applied and audited rules, the denial, the scheduling fields (as Kubernetes reads them) and the patched ' +
+      'resource with what the result expects. Prints PASS or FAIL per result, with a diff for each failure; a test file that ' +
+      'cannot be read is reported and the other files still run. The file format is in README.md, "Testing rules".',
+    examples: ['podmutation test examples/tests', 'podmutation test rules/tests --junit test-results/podmutation.xml'],
+    exits: {
+      0: 'every result passed',
+      1: "some result failed, or some test file's rules are invalid",
+      2: 'usage error, or a test file (or its rules, placements or resources) that cannot be read; the other files still ran',
+    },
+  });
+  command
+    .argument('<paths...>', `folders searched recursively for ${TEST_FILE_NAME}, or test files`)
+    .addOption(new Option('--junit <file>', 'also write the results to FILE as JUnit XML, for CI test reports'))
+    .addOption(outputOption());
+  onRun<TestFlags, [string[]]>(command, (flags, [paths]) => test(paths, flags, context));
+}
