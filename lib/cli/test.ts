@@ -38,7 +38,7 @@ export function caseDiff(failure: CaseFailure): string[] {
 }
 
 function printFile(result: TestFileResult, { stdout }: CliContext['streams']): void {
-  writeLine(stdout, `${result.file} (${result.name})`);
+  writeLine(stdout, result.name === result.file ? result.file : `${result.file} (${result.name})`);
   if (result.error !== undefined) {
     writeLine(stdout, '  ERROR the test file cannot be run; fix it:');
     for (const { field, reason } of result.error.issues) writeLine(stdout, `        ${field === '' ? reason : `${field}: ${reason}`}`);
@@ -86,6 +86,14 @@ function totalsOf(results: readonly TestFileResult[]): Totals {
   };
 }
 
+const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
+
+/** "17 passed, 0 failed in 5 test files", and how many files could not be run. */
+function summaryLine(totals: Totals, files: number): string {
+  const errors = totals.errors === 0 ? '' : `; ${plural(totals.errors, 'test file')} could not be run`;
+  return `${totals.passed} passed, ${totals.failed} failed in ${plural(files, 'test file')}${errors}`;
+}
+
 /** Runs every test file of the paths, offline; prints PASS or FAIL per result, with a diff for each failure. */
 async function test(paths: readonly string[], flags: TestFlags, context: CliContext): Promise<number> {
   const { streams } = context;
@@ -94,12 +102,14 @@ async function test(paths: readonly string[], flags: TestFlags, context: CliCont
   for (const file of files) {
     const result = await runTestFile(file);
     results.push(result);
-    if (flags.output === 'table') printFile(result, streams);
+    if (flags.output === 'table') {
+      printFile(result, streams);
+      writeLine(streams.stdout, '');
+    }
   }
   const totals = totalsOf(results);
-  if (flags.output === 'table') {
-    writeLine(streams.stdout, `\n${totals.passed} passed, ${totals.failed} failed, ${totals.errors} test files with errors (${files.length} test files)`);
-  } else printDocument(streams.stdout, flags.output, runDocument(results, totals));
+  if (flags.output === 'table') writeLine(streams.stdout, summaryLine(totals, files.length));
+  else printDocument(streams.stdout, flags.output, runDocument(results, totals));
   if (flags.junit !== undefined) {
     try {
       await writeFile(flags.junit, junitReport(results, caseDiff));

@@ -6,7 +6,7 @@
 import { PRODUCT_ANNOTATION_PREFIX } from '../api/index.ts';
 import { podFacts, type MutationOutcome, type Pod } from '../engine/index.ts';
 import { schedulingChange } from '../report/index.ts';
-import { isJsonObject, type JsonObject } from '../values/index.ts';
+import { isJsonObject, memberPath, type JsonObject } from '../values/index.ts';
 import { canonicalJson, type PodInput } from '../workloads/index.ts';
 import type { ExpectedResult, ExpectedScheduling } from './format.ts';
 
@@ -86,7 +86,7 @@ function firstDifference(expected: unknown, actual: unknown, path = ''): string 
   }
   if (isJsonObject(expected) && isJsonObject(actual)) {
     for (const key of [...new Set([...Object.keys(expected), ...Object.keys(actual)])].sort()) {
-      const found = firstDifference(expected[key], actual[key], path === '' ? key : `${path}.${key}`);
+      const found = firstDifference(expected[key], actual[key], path === '' ? key : memberPath(path, key));
       if (found !== undefined) return found;
     }
   }
