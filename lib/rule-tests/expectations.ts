@@ -65,7 +65,7 @@ function expectedView(expected: ExpectedScheduling, incoming: Pod): ExpectedSche
 
 function asPod(view: ExpectedScheduling): Pod {
   const { annotations, ...spec } = view;
-  return { metadata: annotations === undefined ? {} : { annotations }, spec } as Pod;
+  return { metadata: annotations === undefined ? {} : { annotations }, spec };
 }
 
 /** "" when the two views schedule alike as Kubernetes reads them (sets of tolerations, terms, requirements, values). */
