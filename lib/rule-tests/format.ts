@@ -22,8 +22,9 @@ import { isDns1123Label, IssueList, previewInput, type JsonObject } from '../val
 
 /** The file name `podmutation test DIR` looks for, recursively. */
 export const TEST_FILE_NAME = 'podmutation-test.yaml';
-/** The test file's apiVersion and kind. */
+/** The test file's apiVersion: a CLI file format, never applied to a cluster. */
 export const TEST_API_VERSION = 'cli.podmutation.agent.cloudpilot.ai/v1alpha1';
+/** The test file's kind. */
 export const TEST_KIND = 'PodMutationTest';
 /** The namespace of resources that name none, when the test file does not say. */
 export const DEFAULT_TEST_NAMESPACE = 'default';
