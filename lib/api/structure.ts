@@ -1,8 +1,9 @@
 /**
  * The structural part of validation, run from the schema declaration (lib/api/schema.ts) for the JSON Schema subset a
  * structural schema uses: types, required and unknown fields, list and map bounds, string bounds, enumerations and
- * integer ranges (and alternatives of different types, which the test file format of lib/rule-tests uses); then each node's named checks (lib/api/checks.ts). Every issue names its field path. Also the
- * normalization of a valid value: only declared fields, and the values the declaration marks absent left out.
+ * integer ranges, alternatives of different types (lib/rule-tests' test file format uses them); then each node's named
+ * checks (lib/api/checks.ts). Every issue names its field path. Also the normalization of a valid value: only declared
+ * fields, and the values the declaration marks absent left out.
  */
 import { isJsonObject, previewInput, type IssueSink, type JsonObject } from '../values/index.ts';
 import { CHECKS, KEY_CHECKS } from './checks.ts';
