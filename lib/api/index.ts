@@ -22,6 +22,7 @@ import {
 } from './types.ts';
 import { PodMutationSpecSchema, PodMutationStatusSchema, type MutationAdd, type MutationRemove, type NodeAffinityRemoval, type PodMutationSpec, type PodMutationStatusShape, type WorkloadSelector } from './schema.ts';
 import { describeIssues, ruleToResource, validatePodMutation } from './validate.ts';
+import { validateStructure } from './structure.ts';
 
 export {
   POD_MUTATION_API_VERSION,
@@ -45,6 +46,7 @@ export {
   byApplicationOrder,
   describeIssues,
   ruleToResource,
+  validateStructure,
 };
 export type {
   Enforcement,

@@ -1,8 +1,9 @@
 /**
  * The structural part of validation, run from the schema declaration (lib/api/schema.ts) for the JSON Schema subset a
  * structural schema uses: types, required and unknown fields, list and map bounds, string bounds, enumerations and
- * integer ranges; then each node's named checks (lib/api/checks.ts). Every issue names its field path. Also the
- * normalization of a valid value: only declared fields, and the values the declaration marks absent left out.
+ * integer ranges, alternatives of different types (lib/rule-tests' test file format uses them); then each node's named
+ * checks (lib/api/checks.ts). Every issue names its field path. Also the normalization of a valid value: only declared
+ * fields, and the values the declaration marks absent left out.
  */
 import { isJsonObject, previewInput, type IssueSink, type JsonObject } from '../values/index.ts';
 import { CHECKS, KEY_CHECKS } from './checks.ts';
@@ -14,6 +15,8 @@ interface SchemaNode {
   readonly required?: readonly string[];
   readonly additionalProperties?: SchemaNode;
   readonly items?: SchemaNode;
+  /** Alternatives told apart by their type (a boolean or a string): the first whose type the value has applies. */
+  readonly anyOf?: readonly SchemaNode[];
   readonly enum?: readonly string[];
   readonly minItems?: number;
   readonly maxItems?: number;
@@ -133,6 +136,12 @@ function validateObject(schema: SchemaNode, value: JsonObject, path: string, iss
 function validateNode(schema: SchemaNode, value: unknown, path: string, issues: IssueSink, prefix: string): void {
   if (schema['x-forbidden'] !== undefined) {
     issues.add(path, schema['x-forbidden']);
+    return;
+  }
+  if (schema.anyOf !== undefined) {
+    const branch = schema.anyOf.find((option) => typeMatches(value, option.type));
+    if (branch === undefined) issues.add(path, `${prefix}${schema['x-message'] ?? 'has the wrong type'}`);
+    else validateNode(branch, value, path, issues, prefix);
     return;
   }
   if (!typeMatches(value, schema.type)) {

@@ -38,10 +38,45 @@ function schedulingFieldsOf(pod: Pod): SchedulingFields {
   };
 }
 
+/** One diff line as "S text" (S the sign), green for + and red for - when `colour`. */
+export function diffLine(sign: DiffSign, text: string, colour: boolean): string {
+  const [open, close] = colour ? COLOURS[sign] : ['', ''];
+  return `${open}${sign} ${text}${close}`;
+}
+
 /** The semantic diff of two Pods' scheduling fields, one "S text" line each (S the sign); green + and red - when `colour`. */
 export function schedulingDiff(before: Pod, after: Pod, colour: boolean): string[] {
-  return schedulingDiffLines(diffScheduling(schedulingFieldsOf(before), schedulingFieldsOf(after))).map(({ sign, text }) => {
-    const [open, close] = colour ? COLOURS[sign] : ['', ''];
-    return `${open}${sign} ${text}${close}`;
-  });
+  return schedulingDiffLines(diffScheduling(schedulingFieldsOf(before), schedulingFieldsOf(after))).map(({ sign, text }) => diffLine(sign, text, colour));
+}
+
+/**
+ * A line diff of two texts (longest common subsequence), for documents with no semantic diff (a whole patched
+ * resource): each line signed ' ', '-' or '+'. Inputs are one resource, so the quadratic table is fine.
+ */
+export function lineDiff(before: string, after: string): { readonly sign: DiffSign; readonly text: string }[] {
+  const left = before === '' ? [] : before.split('\n');
+  const right = after === '' ? [] : after.split('\n');
+  const common: number[][] = Array.from({ length: left.length + 1 }, () => new Array<number>(right.length + 1).fill(0));
+  for (let i = left.length - 1; i >= 0; i -= 1) {
+    for (let j = right.length - 1; j >= 0; j -= 1) {
+      common[i]![j] = left[i] === right[j] ? common[i + 1]![j + 1]! + 1 : Math.max(common[i + 1]![j]!, common[i]![j + 1]!);
+    }
+  }
+  const lines: { sign: DiffSign; text: string }[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < left.length || j < right.length) {
+    if (i < left.length && j < right.length && left[i] === right[j]) {
+      lines.push({ sign: ' ', text: left[i]! });
+      i += 1;
+      j += 1;
+    } else if (i < left.length && (j === right.length || common[i + 1]![j]! >= common[i]![j + 1]!)) {
+      lines.push({ sign: '-', text: left[i]! });
+      i += 1;
+    } else {
+      lines.push({ sign: '+', text: right[j]! });
+      j += 1;
+    }
+  }
+  return lines;
 }

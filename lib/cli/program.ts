@@ -7,6 +7,7 @@ import { registerReport } from './report.ts';
 import { registerReview } from './review.ts';
 import { registerServe } from './serve.ts';
 import { registerSync } from './sync.ts';
+import { registerTest } from './test.ts';
 import { registerValidate } from './validate.ts';
 import { registerWebhookConfig } from './webhook-config.ts';
 
@@ -41,6 +42,7 @@ export function createProgram(context: CliContext): Command {
   registerReview(program, context);
   registerExplain(program, context);
   registerValidate(program, context);
+  registerTest(program, context);
   registerReport(program, context);
   registerServe(program, context);
   registerSync(program, context);

@@ -1,4 +1,4 @@
-import { CAPACITY_FLAVOUR_NAMES, CAPACITY_FLAVOURS, DEFAULT_CAPACITY_FLAVOUR, isCapacityFlavour, parseCapacityFlavour, parsePlacementPolicy, workloadKey } from './policy.ts';
+import { CAPACITY_FLAVOUR_NAMES, CAPACITY_FLAVOURS, DEFAULT_CAPACITY_FLAVOUR, isCapacityFlavour, parseCapacityFlavour, parsePlacementPolicies, parsePlacementPolicy, workloadKey } from './policy.ts';
 import { createPlacementStep } from './step.ts';
 import {
   CAPACITY_ANNOTATION,
@@ -14,6 +14,7 @@ import {
 export {
   createPlacementStep,
   parsePlacementPolicy,
+  parsePlacementPolicies,
   parseCapacityFlavour,
   isCapacityFlavour,
   CAPACITY_FLAVOUR_NAMES,

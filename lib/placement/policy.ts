@@ -1,5 +1,5 @@
 import { MalformedInputError } from '../errors/index.ts';
-import { isDns1123Label, isDns1123Subdomain, IssueList, previewInput } from '../values/index.ts';
+import { isDns1123Label, isDns1123Subdomain, IssueList, previewInput, readAll } from '../values/index.ts';
 import { CAPACITY_LABELS, DEFAULT_SPOT_PERCENT, type CapacityFlavour, type PlacementMode, type PlacementPolicy } from './types.ts';
 
 const MODES: readonly PlacementMode[] = ['Spot', 'NonSpot', 'Diversity'];
@@ -60,4 +60,23 @@ export function parseCapacityFlavour(value: string): CapacityFlavour {
 /** The lookup key of a workload. */
 export function workloadKey(namespace: string, kind: string, name: string): string {
   return `${namespace}/${kind}/${name}`;
+}
+
+/**
+ * The policies of a placement file's document (YAML or JSON: a list of policies, or `{ policies: [...] }`), every
+ * policy checked so that one error lists the wrong fields of all of them; two policies for one workload are malformed.
+ */
+export function parsePlacementPolicies(document: unknown, source: string): readonly PlacementPolicy[] {
+  const list = Array.isArray(document) ? document : (document as { policies?: unknown } | null)?.policies;
+  if (!Array.isArray(list)) throw new MalformedInputError(`${source}: expected a list of placement policies or { policies: [...] }`);
+  const policies: PlacementPolicy[] = Object.values(
+    readAll(Object.fromEntries(list.map((item, index) => [index, () => parsePlacementPolicy(item, `${source}[${index}]`)])), MalformedInputError),
+  );
+  const seen = new Set<string>();
+  for (const policy of policies) {
+    const key = workloadKey(policy.namespace, policy.kind, policy.name);
+    if (seen.has(key)) throw new MalformedInputError(`${source}: workload ${key} has more than one placement policy`);
+    seen.add(key);
+  }
+  return policies;
 }

@@ -20,6 +20,15 @@ interface LoadedRules {
 
 const RULE_FILE_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
 
+/** Reads a whole text file; a file that cannot be read is malformed input naming the path and the system's code. */
+async function readTextFile(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    throw new MalformedInputError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error, context: { source: path } });
+  }
+}
+
 /**
  * Parses YAML (multi-document) or JSON text into its non-empty documents, each checked to nest at most
  * MAX_JSON_DEPTH levels (the text is checked before the parser recurses into it). Throws MalformedInputError naming
@@ -42,6 +51,27 @@ function parseYamlDocuments(text: string, source: string): unknown[] {
     values.push(value);
   }
   return values;
+}
+
+/**
+ * Parses one YAML or JSON document, nested at most MAX_JSON_DEPTH levels; more than one document, a syntax error or
+ * deeper nesting is malformed input.
+ */
+function parseSingleDocument(text: string, source: string): unknown {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // Not JSON: read it as YAML below.
+  }
+  if (json !== undefined) {
+    checkNesting(json, source);
+    return json;
+  }
+  const documents = parseYamlDocuments(text, source);
+  if (documents.length === 0) throw new MalformedInputError(`${source}: input is empty`);
+  if (documents.length > 1) throw new MalformedInputError(`${source}: expected one document, found ${documents.length}`);
+  return documents[0];
 }
 
 /**
@@ -110,11 +140,11 @@ async function loadRuleFiles(paths: readonly string[]): Promise<LoadedRules> {
   const files = (await Promise.all(paths.map(ruleFilesUnder))).flat();
   const resources: { source: string; resource: unknown }[] = [];
   for (const file of files) {
-    const text = await readFile(file, 'utf8');
+    const text = await readTextFile(file);
     for (const resource of parseResourceDocuments(text, file)) resources.push({ source: file, resource });
   }
   return verdictsFor(resources);
 }
 
-export { loadRuleFiles, parseResourceDocuments, parseYamlDocuments, verdictsFor };
+export { loadRuleFiles, parseResourceDocuments, parseSingleDocument, parseYamlDocuments, readTextFile, verdictsFor };
 export type { LoadedRule, LoadedRules };

@@ -3,6 +3,7 @@ import {
   checkNesting,
   isJsonObject,
   MAX_JSON_DEPTH,
+  memberPath,
   objectList,
   optionalBoolean,
   optionalInteger,
@@ -39,6 +40,7 @@ import { columns, printable } from './columns.ts';
 export {
   MAX_JSON_DEPTH,
   isJsonObject,
+  memberPath,
   previewInput,
   truncateInput,
   textNestsDeeperThan,

@@ -17,7 +17,7 @@ import {
 } from './objects.ts';
 import { createOwnerIndex, type OwnerIndex, type PodOrigin } from './owners.ts';
 import { canonicalJson, podFromWorkload, templateHash, type PodFromWorkloadOptions } from './pod.ts';
-import { podInputs, type PodInput } from './inputs.ts';
+import { podInputs, type PodInput, type ResourceIdentity } from './inputs.ts';
 
 export { classifyObject, isWorkloadKind, readWorkloadObject, readPodIdentity, podFromWorkload, templateHash, canonicalJson, createOwnerIndex, podInputs };
 export type {
@@ -31,4 +31,5 @@ export type {
   OwnerIndex,
   PodOrigin,
   PodInput,
+  ResourceIdentity,
 };

@@ -7,9 +7,20 @@
 import { parseAdmissionReview, type AdmissionRequest } from '../admission/index.ts';
 import type { Pod } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
-import { isJsonObject, previewInput } from '../values/index.ts';
+import { isJsonObject, previewInput, type JsonObject } from '../values/index.ts';
 import { classifyObject, readWorkloadObject } from './objects.ts';
 import { podFromWorkload } from './pod.ts';
+
+/**
+ * The document a Pod came from, as a test names it: a Pod by its namespace and name (else generateName); a workload
+ * by its kind, namespace and name; an AdmissionReview by its request's namespace and uid (a review's Pod rarely has a
+ * name yet, and the uid is unique and always present). The namespace is the one the Pod is evaluated in.
+ */
+interface ResourceIdentity {
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+}
 
 /** One Pod to evaluate: where it came from, the namespace it is created in, and a uid for the request. */
 interface PodInput {
@@ -19,10 +30,24 @@ interface PodInput {
   readonly uid: string | undefined;
   /** What the Pod stands for, for people: "document 2 (Deployment checkout)". */
   readonly origin: string;
+  /** The document the Pod came from, and its identity. */
+  readonly document: JsonObject;
+  readonly resource: ResourceIdentity;
+}
+
+/** A string field of untrusted JSON, or "" when it is anything else (the engine's boundary reports a wrong type later). */
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+/** The identity of a Pod document, in its namespace or the fallback; never throws (explain reports a bad Pod in place). */
+function podIdentity(pod: JsonObject, fallbackNamespace: string): ResourceIdentity {
+  const metadata = isJsonObject(pod.metadata) ? pod.metadata : {};
+  return { kind: 'Pod', namespace: text(metadata.namespace) || fallbackNamespace, name: text(metadata.name) || text(metadata.generateName) };
 }
 
 /** The Pod of one AdmissionReview document, read through the webhook's own boundary (parseAdmissionReview). */
-function reviewPod(document: Readonly<Record<string, unknown>>, where: string): PodInput {
+function reviewPod(document: JsonObject, where: string): PodInput {
   let request: AdmissionRequest;
   try {
     request = parseAdmissionReview(document);
@@ -35,7 +60,15 @@ function reviewPod(document: Readonly<Record<string, unknown>>, where: string): 
   if (object.kind !== undefined && object.kind !== 'Pod') {
     throw new MalformedInputError(`${where}: the AdmissionReview's request.object is not a Pod (kind ${previewInput(object.kind)})`);
   }
-  return { pod: object, namespace: request.namespace ?? '', uid: request.uid, origin: `${where} (AdmissionReview ${request.uid})` };
+  const namespace = request.namespace ?? '';
+  return {
+    pod: object,
+    namespace,
+    uid: request.uid,
+    origin: `${where} (AdmissionReview ${request.uid})`,
+    document,
+    resource: { kind: 'AdmissionReview', namespace, name: request.uid },
+  };
 }
 
 /** The Pods of an input's documents, in order, and the documents of other kinds (a chart's Services), skipped. */
@@ -45,7 +78,9 @@ function podInputs(documents: readonly unknown[], source: string, fallbackNamesp
     const where = `${source}: document ${index + 1}`;
     if (!isJsonObject(document)) throw new MalformedInputError(`${where} is not an object`);
     const { kind } = document;
-    if (kind === undefined || kind === 'Pod') return [{ pod: document, namespace: '', uid: undefined, origin: where }];
+    if (kind === undefined || kind === 'Pod') {
+      return [{ pod: document, namespace: '', uid: undefined, origin: where, document, resource: podIdentity(document, fallbackNamespace) }];
+    }
     if (kind === 'AdmissionReview') return [reviewPod(document, where)];
     const cls = classifyObject(document, where);
     if (cls === undefined || cls === 'Pod') {
@@ -55,10 +90,19 @@ function podInputs(documents: readonly unknown[], source: string, fallbackNamesp
     }
     const workload = readWorkloadObject(document, where);
     const namespace = workload.namespace || fallbackNamespace;
-    return [{ pod: podFromWorkload(workload, { namespace }), namespace, uid: undefined, origin: `${where} (${workload.kind} ${workload.name})` }];
+    return [
+      {
+        pod: podFromWorkload(workload, { namespace }),
+        namespace,
+        uid: undefined,
+        origin: `${where} (${workload.kind} ${workload.name})`,
+        document,
+        resource: { kind: workload.kind, namespace, name: workload.name },
+      },
+    ];
   });
   return { inputs, skipped };
 }
 
 export { podInputs };
-export type { PodInput };
+export type { PodInput, ResourceIdentity };

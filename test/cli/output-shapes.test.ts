@@ -4,6 +4,7 @@
  * schema, and so the README, is changed with it. README's examples are checked against the same schemas.
  */
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -78,7 +79,50 @@ const REPORT = Type.Object(
   closed,
 );
 
-const SHAPES: Readonly<Record<string, TSchema>> = { validate: VALIDATE, explain: EXPLAIN, report: REPORT };
+const ISSUE = Type.Object({ field: Type.String(), reason: Type.String() }, closed);
+const TEST = Type.Object(
+  {
+    files: Type.Array(
+      Type.Object(
+        {
+          file: Type.String(),
+          name: Type.String(),
+          error: Type.Optional(Type.Object({ message: Type.String(), issues: Type.Array(ISSUE, { minItems: 1 }) }, closed)),
+          invalidRules: Names,
+          cases: Type.Array(
+            Type.Object(
+              {
+                resource: Type.String(),
+                source: Type.String(),
+                passed: Type.Boolean(),
+                failures: Type.Array(
+                  Type.Object(
+                    {
+                      aspect: Type.Union(['applied', 'audited', 'denied', 'scheduling', 'patchedResource'].map((aspect) => Type.Literal(aspect))),
+                      summary: Type.String(),
+                      expected: Type.Unknown(),
+                      actual: Type.Unknown(),
+                    },
+                    closed,
+                  ),
+                ),
+              },
+              closed,
+            ),
+          ),
+          unchecked: Names,
+        },
+        closed,
+      ),
+    ),
+    passed: COUNT,
+    failed: COUNT,
+    errors: COUNT,
+  },
+  closed,
+);
+
+const SHAPES: Readonly<Record<string, TSchema>> = { validate: VALIDATE, explain: EXPLAIN, report: REPORT, test: TEST };
 
 /** The schema errors of a value, as path: message, empty when it conforms. */
 function violations(schema: TSchema, value: unknown): string[] {
@@ -167,12 +211,32 @@ describe('report -o json', () => {
   });
 });
 
+describe('test -o json', () => {
+  it('prints every result of the examples, passed, in the documented shape', async () => {
+    const { code, document } = await printed(['test', fileURLToPath(new URL('../../examples/tests', import.meta.url))]);
+
+    expect(code).toBe(0);
+    expect(violations(TEST, document)).toEqual([]);
+    expect(document).toMatchObject({ failed: 0, errors: 0 });
+  });
+
+  it('prints a failed result with each expectation, a file that cannot be run with its issues, and exits 2', async () => {
+    const { code, document } = await printed(['test', fixturePath('rule-tests/wrong-scheduling'), fixturePath('rule-tests/malformed')]);
+
+    expect(code).toBe(2);
+    expect(violations(TEST, document)).toEqual([]);
+    const [failing, malformed] = (document as { files: { cases: { failures: { aspect: string }[] }[]; error?: unknown }[] }).files;
+    expect(failing?.cases[0]?.failures.map((failure) => failure.aspect)).toEqual(['scheduling']);
+    expect(malformed?.error).toBeDefined();
+  });
+});
+
 describe("README.md's JSON examples", () => {
   const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
   const examples = [...readme.matchAll(/<!-- shape: (\w+) -->\n```json\n([\s\S]*?)\n```/g)].map((match) => [match[1]!, match[2]!] as const);
 
-  it('exist for validate, explain and report', () => {
-    expect(examples.map(([name]) => name).sort()).toEqual(['explain', 'report', 'validate']);
+  it('exist for validate, explain, test and report', () => {
+    expect(examples.map(([name]) => name).sort()).toEqual(['explain', 'report', 'test', 'validate']);
   });
 
   it.each(examples)('of %s conform to the shape the command prints', (name, text) => {

@@ -1,19 +1,17 @@
 /** The `--placements FILE` and `--capacity-flavour` options of review, explain, report, serve and test. */
 import { Option } from 'commander';
 import type { ManagedStep } from '../../engine/index.ts';
-import { MalformedInputError } from '../../errors/index.ts';
-import { readAll } from '../../values/index.ts';
+import { parseSingleDocument } from '../../rule-files/index.ts';
 import {
   CAPACITY_FLAVOURS,
   createPlacementStep,
   DEFAULT_CAPACITY_FLAVOUR,
   parseCapacityFlavour,
-  parsePlacementPolicy,
-  workloadKey,
+  parsePlacementPolicies,
   type CapacityFlavour,
   type PlacementPolicy,
 } from '../../placement/index.ts';
-import { parseSingleDocument, readInput, type CliStreams } from '../io.ts';
+import { readInput, type CliStreams } from '../io.ts';
 
 /** The parsed values of the placement options. */
 export interface PlacementFlags {
@@ -31,7 +29,7 @@ export function placementOptions(): Option[] {
 
 /**
  * Reads a placement file (YAML or JSON: a list of policies, or `{ policies: [...] }`) with its capacity flavour;
- * undefined when no file was given. Duplicate workloads are malformed input.
+ * undefined when no file was given.
  */
 export async function readPlacementFile(
   flags: PlacementFlags,
@@ -40,20 +38,7 @@ export async function readPlacementFile(
   const source = flags.placements;
   if (source === undefined) return undefined;
   const flavour = parseCapacityFlavour(flags.capacityFlavour ?? DEFAULT_CAPACITY_FLAVOUR);
-  const document = parseSingleDocument(await readInput(source, streams), source);
-  const list = Array.isArray(document) ? document : (document as { policies?: unknown } | null)?.policies;
-  if (!Array.isArray(list)) throw new MalformedInputError(`${source}: expected a list of placement policies or { policies: [...] }`);
-  // Every policy is checked, so one error lists the wrong fields of all of them.
-  const policies: PlacementPolicy[] = Object.values(
-    readAll(Object.fromEntries(list.map((item, index) => [index, () => parsePlacementPolicy(item, `${source}[${index}]`)])), MalformedInputError),
-  );
-  const seen = new Set<string>();
-  for (const policy of policies) {
-    const key = workloadKey(policy.namespace, policy.kind, policy.name);
-    if (seen.has(key)) throw new MalformedInputError(`${source}: workload ${key} has more than one placement policy`);
-    seen.add(key);
-  }
-  return { flavour, policies };
+  return { flavour, policies: parsePlacementPolicies(parseSingleDocument(await readInput(source, streams), source), source) };
 }
 
 /** The managed step of a placement file; no file means no managed step. */

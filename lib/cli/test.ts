@@ -1,0 +1,160 @@
+import { writeFile } from 'node:fs/promises';
+import { Option, type Command } from 'commander';
+import { stringify } from 'yaml';
+import { MalformedInputError } from '../errors/index.ts';
+import { findTestFiles, junitReport, runTestFile, TEST_FILE_NAME, type CaseFailure, type TestFileResult } from '../rule-tests/index.ts';
+import { canonicalJson } from '../workloads/index.ts';
+import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
+import type { Pod } from '../engine/index.ts';
+import type { DiffSign } from '../scheduling/index.ts';
+import { colourWanted, diffLine, lineDiff, schedulingDiff } from './diff.ts';
+import { writeLine } from './io.ts';
+import { outputOption, printDocument, type OutputFormat } from './output.ts';
+
+interface TestFlags {
+  readonly junit?: string;
+  readonly output: OutputFormat;
+}
+
+// Unchanged lines kept around each change of a diff; longer unchanged runs are cut to "…".
+const DIFF_CONTEXT = 3;
+
+/** A value with object keys sorted, so that two documents differ in the diff only where their values do. */
+function sortedKeys(value: unknown): unknown {
+  return JSON.parse(canonicalJson(value)) as unknown;
+}
+
+/** The unchanged runs of a line diff cut to DIFF_CONTEXT lines around each change. */
+function withContext<Line extends { readonly sign: DiffSign }>(lines: readonly Line[], ellipsis: Line): Line[] {
+  const near = lines.map((_, index) => lines.slice(Math.max(0, index - DIFF_CONTEXT), index + DIFF_CONTEXT + 1).some((line) => line.sign !== ' '));
+  return lines.flatMap((line, index) => (near[index] ? [line] : near[index - 1] === true || index === 0 ? [ellipsis] : []));
+}
+
+/** An expectation's scheduling fields (or the actual ones, in the same form) as the Pod fields they stand for. */
+function schedulingPod(view: unknown): Pod {
+  const { annotations, ...spec } = (view ?? {}) as Record<string, unknown>;
+  return { metadata: annotations === undefined ? {} : { annotations }, spec } as Pod;
+}
+
+/**
+ * What a failed expectation shows: its summary, then the difference (- expected, + actual). Scheduling fields get the
+ * semantic diff explain prints (which requirement left or joined which term); other values a line diff of their YAML.
+ */
+export function caseDiff(failure: CaseFailure, colour = false): string[] {
+  if (failure.aspect === 'scheduling') {
+    // The summary's one-line form is for -o json; people read the diff.
+    return ['scheduling: differs as Kubernetes reads it (- expected, + actual):', ...schedulingDiff(schedulingPod(failure.expected), schedulingPod(failure.actual), colour).map((line) => `  ${line}`)];
+  }
+  const yaml = (value: unknown) => stringify({ [failure.aspect]: sortedKeys(value) }).trimEnd();
+  const lines = withContext(lineDiff(yaml(failure.expected), yaml(failure.actual)), { sign: ' ', text: '…' });
+  return [`${failure.aspect}: ${failure.summary}`, ...lines.map(({ sign, text }) => `  ${diffLine(sign, text, colour)}`)];
+}
+
+function printFile(result: TestFileResult, { stdout }: CliContext['streams'], colour: boolean): void {
+  writeLine(stdout, result.name === result.file ? result.file : `${result.file} (${result.name})`);
+  if (result.error !== undefined) {
+    writeLine(stdout, '  ERROR the test file cannot be run; fix it:');
+    for (const { field, reason } of result.error.issues) writeLine(stdout, `        ${field === '' ? reason : `${field}: ${reason}`}`);
+    return;
+  }
+  if (result.invalidRules.length > 0) {
+    writeLine(stdout, '  FAIL  rules: invalid rules are skipped, as the cluster would skip them');
+    for (const line of result.invalidRules) writeLine(stdout, `        ${line}`);
+  }
+  for (const item of result.cases) {
+    writeLine(stdout, `  ${item.failures.length === 0 ? 'PASS' : 'FAIL'}  ${item.resource}`);
+    for (const line of item.failures.flatMap((failure) => caseDiff(failure, colour))) writeLine(stdout, `        ${line}`);
+  }
+  for (const resource of result.unchecked) writeLine(stdout, `  warning: ${resource} has no result; it is not checked`);
+}
+
+/** The run in the documented shape of `test -o json|yaml` (README.md, "Testing rules"). */
+function runDocument(results: readonly TestFileResult[], totals: Totals) {
+  return {
+    files: results.map(({ file, name, error, invalidRules, cases, unchecked }) => ({
+      file,
+      name,
+      ...(error === undefined ? {} : { error: { message: error.message, issues: error.issues.map(({ field, reason }) => ({ field, reason })) } }),
+      invalidRules,
+      cases: cases.map(({ resource, source, failures }) => ({ resource, source, passed: failures.length === 0, failures })),
+      unchecked,
+    })),
+    ...totals,
+  };
+}
+
+interface Totals {
+  readonly passed: number;
+  readonly failed: number;
+  readonly errors: number;
+}
+
+function totalsOf(results: readonly TestFileResult[]): Totals {
+  const cases = results.flatMap((result) => result.cases);
+  const failedCases = cases.filter((item) => item.failures.length > 0).length;
+  return {
+    passed: cases.length - failedCases,
+    failed: failedCases + results.filter((result) => result.invalidRules.length > 0).length,
+    errors: results.filter((result) => result.error !== undefined).length,
+  };
+}
+
+const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
+
+/** "17 passed, 0 failed in 5 test files", and how many files could not be run. */
+function summaryLine(totals: Totals, files: number): string {
+  const errors = totals.errors === 0 ? '' : `; ${plural(totals.errors, 'test file')} could not be run`;
+  return `${totals.passed} passed, ${totals.failed} failed in ${plural(files, 'test file')}${errors}`;
+}
+
+/** Runs every test file of the paths, offline; prints PASS or FAIL per result, with a diff for each failure. */
+async function test(paths: readonly string[], flags: TestFlags, context: CliContext): Promise<number> {
+  const { streams } = context;
+  const colour = colourWanted(streams.stdout, context.env);
+  const files = await findTestFiles(paths);
+  const results: TestFileResult[] = [];
+  for (const file of files) {
+    const result = await runTestFile(file);
+    results.push(result);
+    if (flags.output === 'table') {
+      printFile(result, streams, colour);
+      writeLine(streams.stdout, '');
+    }
+  }
+  const totals = totalsOf(results);
+  if (flags.output === 'table') writeLine(streams.stdout, summaryLine(totals, files.length));
+  else printDocument(streams.stdout, flags.output, runDocument(results, totals));
+  if (flags.junit !== undefined) {
+    try {
+      await writeFile(flags.junit, junitReport(results, (failure) => caseDiff(failure)));
+    } catch (error) {
+      throw new MalformedInputError(`cannot write ${flags.junit}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
+    }
+  }
+  if (totals.errors > 0) return EXIT.usage;
+  return totals.failed > 0 ? EXIT.findings : EXIT.ok;
+}
+
+/** `podmutation test`. */
+export function registerTest(program: Command, context: CliContext): void {
+  const command = defineCommand(program, 'test', {
+    summary: 'run PodMutationTest files offline: each expected result passes, or fails with a diff',
+    description:
+      `Finds every ${TEST_FILE_NAME} under the given folders (or takes the given test files), and for each result of each ` +
+      'file runs the Pod of the named resource through the engine with the test\'s rules and placements, as admission would, ' +
+      'and compares the applied and audited rules, the denial, the scheduling fields (as Kubernetes reads them) and the patched ' +
+      'resource with what the result expects. Prints PASS or FAIL per result, with a diff for each failure; a test file that ' +
+      'cannot be read is reported and the other files still run. The file format is in README.md, "Testing rules".',
+    examples: ['podmutation test examples/tests', 'podmutation test rules/tests --junit test-results/podmutation.xml'],
+    exits: {
+      0: 'every result passed',
+      1: "some result failed, or some test file's rules are invalid",
+      2: 'usage error, or a test file (or its rules, placements or resources) that cannot be read; the other files still ran',
+    },
+  });
+  command
+    .argument('<paths...>', `folders searched recursively for ${TEST_FILE_NAME}, or test files`)
+    .addOption(new Option('--junit <file>', 'also write the results to FILE as JUnit XML, for CI test reports'))
+    .addOption(outputOption());
+  onRun<TestFlags, [string[]]>(command, (flags, [paths]) => test(paths, flags, context));
+}

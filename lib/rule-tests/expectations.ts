@@ -1,0 +1,168 @@
+/**
+ * One result of a test file checked against what the engine did to its resource's Pod: the applied and audited rules
+ * in order, the denial, the scheduling fields as Kubernetes reads them (lib/report's comparison) and the patched
+ * resource exactly.
+ */
+import { PRODUCT_ANNOTATION_PREFIX } from '../api/index.ts';
+import { podFacts, type MutationOutcome, type Pod } from '../engine/index.ts';
+import { schedulingChange } from '../report/index.ts';
+import { isJsonObject, memberPath, type JsonObject } from '../values/index.ts';
+import { canonicalJson, type PodInput } from '../workloads/index.ts';
+import type { ExpectedResult, ExpectedScheduling } from './format.ts';
+
+/** What a result checks. */
+export type Aspect = 'applied' | 'audited' | 'denied' | 'scheduling' | 'patchedResource';
+
+/** One expectation that did not hold: what was expected, what the engine gave, and a one-line summary. */
+export interface CaseFailure {
+  readonly aspect: Aspect;
+  readonly summary: string;
+  readonly expected: unknown;
+  readonly actual: unknown;
+}
+
+// The Pod fields a scheduling expectation covers, in the order they are shown.
+const SPEC_FIELDS = ['nodeSelector', 'tolerations', 'affinity', 'topologySpreadConstraints'] as const;
+
+function list(names: readonly string[]): string {
+  return `[${names.join(', ')}]`;
+}
+
+function sameList(left: readonly string[], right: readonly string[]): boolean {
+  return left.length === right.length && left.every((item, index) => item === right[index]);
+}
+
+/** The annotations a scheduling expectation compares: all but the product's own, which applied and audited check. */
+function customerAnnotations(annotations: unknown): Record<string, string> | undefined {
+  if (!isJsonObject(annotations)) return undefined;
+  const kept = Object.entries(annotations).filter(([key]) => !key.startsWith(PRODUCT_ANNOTATION_PREFIX));
+  return kept.length === 0 ? undefined : (Object.fromEntries(kept) as Record<string, string>);
+}
+
+/** The scheduling fields of a Pod as an expectation is written: node affinity only, absent fields left out. */
+function schedulingView(pod: Pod): ExpectedScheduling {
+  const spec: JsonObject = isJsonObject(pod.spec) ? pod.spec : {};
+  const view: Record<string, unknown> = {};
+  for (const field of SPEC_FIELDS) {
+    const value = field === 'affinity' ? (isJsonObject(spec.affinity) && spec.affinity.nodeAffinity !== undefined ? { nodeAffinity: spec.affinity.nodeAffinity } : undefined) : spec[field];
+    if (value !== undefined && value !== null) view[field] = value;
+  }
+  const annotations = customerAnnotations(pod.metadata?.annotations);
+  if (annotations !== undefined) view.annotations = annotations;
+  return view;
+}
+
+/** The expectation completed: each field it leaves out is as the incoming Pod had it (the rules must not change it). */
+function expectedView(expected: ExpectedScheduling, incoming: Pod): ExpectedScheduling {
+  const view: Record<string, unknown> = { ...schedulingView(incoming) };
+  for (const [field, value] of Object.entries(expected)) {
+    // An empty annotations map says "none", as an absent one would in a Pod.
+    if (field === 'annotations') view.annotations = customerAnnotations(value);
+    else view[field] = value;
+  }
+  return Object.fromEntries(Object.entries(view).filter(([, value]) => value !== undefined));
+}
+
+function asPod(view: ExpectedScheduling): Pod {
+  const { annotations, ...spec } = view;
+  return { metadata: annotations === undefined ? {} : { annotations }, spec };
+}
+
+/** "" when the two views schedule alike as Kubernetes reads them (sets of tolerations, terms, requirements, values). */
+function schedulingDifference(expected: ExpectedScheduling, actual: ExpectedScheduling): string {
+  const keys = [...new Set([...Object.keys(expected.annotations ?? {}), ...Object.keys(actual.annotations ?? {})])].sort();
+  // schedulingChange marks with "-" what only its second Pod has: the expectation's, as in the diff below it.
+  return schedulingChange(podFacts(asPod(actual), '', 'actual'), podFacts(asPod(expected), '', 'expected'), keys);
+}
+
+/** The JSON path of the first difference between two values ("" for the root), undefined when they are equal. */
+function firstDifference(expected: unknown, actual: unknown, path = ''): string | undefined {
+  if (canonicalJson(expected) === canonicalJson(actual)) return undefined;
+  if (Array.isArray(expected) && Array.isArray(actual) && expected.length === actual.length) {
+    for (let index = 0; index < expected.length; index += 1) {
+      const found = firstDifference(expected[index], actual[index], `${path}[${index}]`);
+      if (found !== undefined) return found;
+    }
+  }
+  if (isJsonObject(expected) && isJsonObject(actual)) {
+    for (const key of [...new Set([...Object.keys(expected), ...Object.keys(actual)])].sort()) {
+      const found = firstDifference(expected[key], actual[key], path === '' ? key : memberPath(path, key));
+      if (found !== undefined) return found;
+    }
+  }
+  return path;
+}
+
+/**
+ * The failures of one result against the engine's outcome for its Pod (none when it passes). `patchedExpected` is
+ * the document of the result's patchedResource, `patchedActual` the resource as admission leaves it. Scheduling and
+ * the patched resource are not compared for a Pod that was denied: the denial is the failure.
+ */
+export function checkResult(
+  expected: ExpectedResult,
+  input: PodInput,
+  outcome: MutationOutcome,
+  patched: { readonly expected: unknown; readonly actual: unknown } | undefined,
+): CaseFailure[] {
+  const failures: CaseFailure[] = [];
+  if (!sameList(expected.applied, outcome.applied)) {
+    failures.push({ aspect: 'applied', summary: `expected ${list(expected.applied)}, got ${list(outcome.applied)}`, expected: expected.applied, actual: outcome.applied });
+  }
+  const audited = outcome.audited.map((match) => match.name);
+  if (!sameList(expected.audited, audited)) {
+    failures.push({ aspect: 'audited', summary: `expected ${list(expected.audited)}, got ${list(audited)}`, expected: expected.audited, actual: audited });
+  }
+  const denial = outcome.denial?.message ?? false;
+  const deniedAsExpected = typeof expected.denied === 'string' ? denial !== false && denial.includes(expected.denied) : expected.denied === (denial !== false);
+  if (!deniedAsExpected) {
+    const wanted = expected.denied === false ? 'admitted' : expected.denied === true ? 'denied' : `denied with a message containing ${JSON.stringify(expected.denied)}`;
+    failures.push({ aspect: 'denied', summary: `expected ${wanted}, got ${denial === false ? 'admitted' : `denied: ${denial}`}`, expected: expected.denied, actual: denial });
+  }
+  if (denial !== false) return failures;
+  if (expected.scheduling !== undefined) {
+    const wanted = expectedView(expected.scheduling, input.pod);
+    const actual = schedulingView(outcome.pod);
+    const difference = schedulingDifference(wanted, actual);
+    if (difference !== '') failures.push({ aspect: 'scheduling', summary: `differs as Kubernetes reads it (- expected, + actual): ${difference}`, expected: wanted, actual });
+  }
+  if (patched !== undefined) {
+    const at = firstDifference(patched.expected, patched.actual);
+    if (at !== undefined) failures.push({ aspect: 'patchedResource', summary: `differs at ${at === '' ? 'the root' : at}`, expected: patched.expected, actual: patched.actual });
+  }
+  return failures;
+}
+
+/** The Pod fields admission changes that a patch operation touches: "annotations", "nodeSelector", "affinity"… */
+function touchedFields(outcome: MutationOutcome): Set<string> {
+  return new Set(
+    outcome.patch.flatMap(({ path }) => {
+      const [, root, field] = path.split('/');
+      // A patch creates a missing parent whole: /metadata holds the annotations, /spec every scheduling field.
+      if (field !== undefined) return [field];
+      return root === 'spec' ? SPEC_FIELDS : ['annotations'];
+    }),
+  );
+}
+
+/**
+ * The resource as admission leaves it: a Pod (or an AdmissionReview's Pod) mutated; a workload with its Pod template
+ * carrying what admission changed on the Pod its controller creates (annotations and the scheduling fields), every
+ * other field as written.
+ */
+export function patchedResource(input: PodInput, outcome: MutationOutcome): unknown {
+  if (input.resource.kind === 'Pod' || input.resource.kind === 'AdmissionReview') return outcome.pod;
+  const document = structuredClone(input.document);
+  const spec = document.spec as JsonObject;
+  const owner = input.resource.kind === 'CronJob' ? ((spec.jobTemplate as JsonObject).spec as JsonObject) : spec;
+  const template = owner.template as JsonObject;
+  const touched = touchedFields(outcome);
+  if (touched.has('annotations')) template.metadata = { ...(isJsonObject(template.metadata) ? template.metadata : {}), annotations: outcome.pod.metadata?.annotations };
+  const podSpec: JsonObject = isJsonObject(outcome.pod.spec) ? outcome.pod.spec : {};
+  for (const field of SPEC_FIELDS) {
+    if (!touched.has(field)) continue;
+    template.spec = { ...(isJsonObject(template.spec) ? template.spec : {}) };
+    if (podSpec[field] === undefined) delete (template.spec as JsonObject)[field];
+    else (template.spec as JsonObject)[field] = podSpec[field];
+  }
+  return document;
+}

@@ -1,0 +1,168 @@
+/**
+ * `podmutation test`'s run, offline: the test files found under the given folders, each with its rules, placements
+ * and resources read from files, and each result checked against the engine's outcome for its resource's Pod. A
+ * test file that cannot be read is reported in its place; the others still run.
+ */
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describeIssues } from '../api/index.ts';
+import { compileRuleSet, mutatePod, type ManagedStep, type RuleSet } from '../engine/index.ts';
+import { MalformedInputError, PodMutationError } from '../errors/index.ts';
+import { createPlacementStep, parsePlacementPolicies } from '../placement/index.ts';
+import { loadRuleFiles, parseResourceDocuments, parseSingleDocument, readTextFile } from '../rule-files/index.ts';
+import { issuesOf, type Issue } from '../values/index.ts';
+import { podInputs, type PodInput, type ResourceIdentity } from '../workloads/index.ts';
+import { checkResult, patchedResource, type CaseFailure } from './expectations.ts';
+import { readRuleTest, TEST_FILE_NAME, type ExpectedResult, type ResourceReference, type RuleTest } from './format.ts';
+
+/** One result of a test file, run: the resource it names, where that came from, and what failed (nothing: passed). */
+export interface CaseResult {
+  readonly resource: string;
+  readonly source: string;
+  readonly failures: readonly CaseFailure[];
+  readonly seconds: number;
+}
+
+/** One test file, run; `error` when it, its rules, placements or resources cannot be read (then no case ran). */
+export interface TestFileResult {
+  readonly file: string;
+  /** metadata.name, or the file when it cannot be read. */
+  readonly name: string;
+  readonly error?: { readonly message: string; readonly issues: readonly Issue[] };
+  /** Each invalid rule of the named rule files, described: a failure, since the cluster would skip the rule. */
+  readonly invalidRules: readonly string[];
+  readonly cases: readonly CaseResult[];
+  /** The resources no result names: not checked. */
+  readonly unchecked: readonly string[];
+  readonly seconds: number;
+}
+
+// Resources listed in a message about a reference that names none of them; more are counted.
+const MAX_LISTED_RESOURCES = 8;
+// Folders a search for test files never enters.
+const SKIPPED_FOLDERS = new Set(['node_modules', '.git']);
+
+/** A resource identity as a result names it: KIND/NAMESPACE/NAME. */
+function identityText(resource: ResourceIdentity): string {
+  return `${resource.kind}/${resource.namespace}/${resource.name}`;
+}
+
+function names(reference: ResourceReference, resource: ResourceIdentity): boolean {
+  return reference.kind === resource.kind && reference.name === resource.name && (reference.namespace === undefined || reference.namespace === resource.namespace);
+}
+
+function listed(inputs: readonly PodInput[]): string {
+  const shown = inputs.slice(0, MAX_LISTED_RESOURCES).map((input) => identityText(input.resource));
+  return `${shown.join(', ')}${inputs.length > MAX_LISTED_RESOURCES ? ` and ${inputs.length - MAX_LISTED_RESOURCES} more` : ''}`;
+}
+
+/**
+ * The Pod input each result names. Every result must name exactly one resource, and no two results the same one;
+ * one MalformedInputError lists every result that does not.
+ */
+function resolveResults(test: RuleTest, inputs: readonly PodInput[]): PodInput[] {
+  const issues: Issue[] = [];
+  const claimed = new Map<PodInput, string>();
+  const resolved = test.results.map((result) => {
+    const field = `${result.path}.resource`;
+    const matches = inputs.filter((input) => names(result.resource, input.resource));
+    if (matches.length === 0) issues.push({ field, reason: `no resource ${result.resource.text} in the resources (they are ${listed(inputs) || 'none'})` });
+    else if (matches.length > 1) issues.push({ field, reason: `${result.resource.text} names ${matches.length} resources (${matches.map((input) => input.origin).join('; ')}); give each its own name or namespace` });
+    else if (claimed.has(matches[0]!)) issues.push({ field, reason: `names the same resource as ${claimed.get(matches[0]!)!}` });
+    else claimed.set(matches[0]!, result.path);
+    return matches[0]!;
+  });
+  if (issues.length > 0) {
+    throw new MalformedInputError(`${test.file}: ${issues.map((issue) => `${issue.field}: ${issue.reason}`).join('; ')}`, { context: { source: test.file, issues } });
+  }
+  return resolved;
+}
+
+async function managedSteps(test: RuleTest): Promise<readonly ManagedStep[]> {
+  if (test.placements === undefined) return [];
+  const document = parseSingleDocument(await readTextFile(test.placements), test.placements);
+  return [createPlacementStep({ flavour: test.capacityFlavour, policies: parsePlacementPolicies(document, test.placements) })];
+}
+
+async function runCase(test: RuleTest, result: ExpectedResult, input: PodInput, ruleSet: RuleSet, steps: readonly ManagedStep[]): Promise<CaseResult> {
+  const started = performance.now();
+  // The request uid seeds Diversity placement: a stable one keeps a test's answer the same from run to run.
+  const uid = input.uid ?? (typeof input.pod.metadata?.uid === 'string' ? input.pod.metadata.uid : result.resource.text);
+  const outcome = mutatePod(input.pod, input.namespace, ruleSet, { requestUid: uid }, {
+    managedSteps: steps,
+    enforcement: test.enforcement,
+    source: input.origin,
+    fallbackNamespace: test.namespace,
+  });
+  const patched = result.patchedResource === undefined
+    ? undefined
+    : { expected: parseSingleDocument(await readTextFile(result.patchedResource), result.patchedResource), actual: patchedResource(input, outcome) };
+  const failures = checkResult(result, input, outcome, patched);
+  return { resource: result.resource.text, source: input.origin, failures, seconds: (performance.now() - started) / 1000 };
+}
+
+/** Runs one test file; a file that cannot be read (or whose rules, placements or resources cannot) is a result with `error`. */
+export async function runTestFile(file: string): Promise<TestFileResult> {
+  const started = performance.now();
+  const seconds = () => (performance.now() - started) / 1000;
+  let name = file;
+  try {
+    const test = readRuleTest(parseSingleDocument(await readTextFile(file), file), file);
+    name = test.name;
+    const loaded = await loadRuleFiles(test.rules);
+    const ruleSet = compileRuleSet(loaded.rules);
+    const steps = await managedSteps(test);
+    const inputs: PodInput[] = [];
+    for (const path of test.resources) inputs.push(...podInputs(parseResourceDocuments(await readTextFile(path), path), path, test.namespace).inputs);
+    const resolved = resolveResults(test, inputs);
+    const cases: CaseResult[] = [];
+    for (const [index, result] of test.results.entries()) cases.push(await runCase(test, result, resolved[index]!, ruleSet, steps));
+    const checked = new Set(resolved);
+    return {
+      file,
+      name,
+      invalidRules: loaded.invalid.flatMap((invalid) => describeIssues(invalid)),
+      cases,
+      unchecked: inputs.filter((input) => !checked.has(input)).map((input) => `${identityText(input.resource)} (${input.origin})`),
+      seconds: seconds(),
+    };
+  } catch (error) {
+    // The project's own errors are input that cannot be read; anything else is a bug and is not hidden.
+    if (!(error instanceof PodMutationError)) throw error;
+    return { file, name, error: { message: error.message, issues: issuesOf(error) }, invalidRules: [], cases: [], unchecked: [], seconds: seconds() };
+  }
+}
+
+async function testFilesUnder(path: string): Promise<string[]> {
+  const entries = await readdir(path, { withFileTypes: true });
+  const found: string[] = [];
+  for (const entry of entries.sort((left, right) => (left.name < right.name ? -1 : 1))) {
+    if (entry.isDirectory() && !SKIPPED_FOLDERS.has(entry.name)) found.push(...(await testFilesUnder(join(path, entry.name))));
+    else if (entry.isFile() && entry.name === TEST_FILE_NAME) found.push(join(path, entry.name));
+  }
+  return found;
+}
+
+/**
+ * The test files of the paths, in order: a folder's podmutation-test.yaml files, recursively and sorted; a file as
+ * given. A path that cannot be read, or a folder without a test file, is malformed input.
+ */
+export async function findTestFiles(paths: readonly string[]): Promise<string[]> {
+  const files: string[] = [];
+  for (const path of paths) {
+    let isFolder: boolean;
+    try {
+      isFolder = (await stat(path)).isDirectory();
+    } catch (error) {
+      throw new MalformedInputError(`test path ${path} cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error, context: { source: path } });
+    }
+    if (!isFolder) {
+      files.push(path);
+      continue;
+    }
+    const found = await testFilesUnder(path);
+    if (found.length === 0) throw new MalformedInputError(`no ${TEST_FILE_NAME} under ${path}`, { context: { source: path } });
+    files.push(...found);
+  }
+  return [...new Set(files)];
+}
