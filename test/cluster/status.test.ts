@@ -80,3 +80,40 @@ describe('patching podmutation status', () => {
     });
   });
 });
+
+describe('connections to the API server', () => {
+  const freshSource = () => createPodMutationSource({ mode: 'kubeconfigText', text: kubeconfigFor(server) }, { pageSize: 2 });
+  const names = (count: number) => Array.from({ length: count }, (_, index) => `rule-${String(index).padStart(2, '0')}`);
+  // undici opens a second connection when a request is sent in the same tick as the previous answer ends, so a
+  // reused pool holds up to twice the requests in flight; a connection per request would be dozens here.
+  const reusedPool = (inFlight: number) => 2 * inFlight;
+
+  it('reuses its connections for a paginated list and the status writes after it, one request at a time', async () => {
+    for (const name of names(20)) server.put({ metadata: { name }, spec: { priority: 1 } });
+    const source = freshSource();
+    const before = server.connections;
+
+    const list = await source.listPodMutations();
+    for (const name of names(20)) await source.patchStatus(name, acceptedStatus);
+
+    expect(list.items).toHaveLength(20);
+    expect(server.connections - before).toBeLessThanOrEqual(reusedPool(1));
+  });
+
+  it('keeps no more connections than its pool needs for the requests in flight', async () => {
+    for (const name of names(40)) server.put({ metadata: { name }, spec: { priority: 1 } });
+    const source = freshSource();
+    const before = { connections: server.connections, patches: server.statusPatches.length };
+    const inFlight = 4;
+    const queue = names(40);
+
+    await Promise.all(
+      Array.from({ length: inFlight }, async () => {
+        for (let name = queue.shift(); name !== undefined; name = queue.shift()) await source.patchStatus(name, acceptedStatus);
+      }),
+    );
+
+    expect(server.statusPatches.length - before.patches).toBe(40);
+    expect(server.connections - before.connections).toBeLessThanOrEqual(reusedPool(inFlight));
+  });
+});
