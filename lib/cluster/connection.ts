@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { RequestOptions } from 'node:https';
+import { Agent, type RequestOptions } from 'node:https';
 import { dirname } from 'node:path';
 import { DescribeClusterCommand, EKSClient } from '@aws-sdk/client-eks';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
@@ -14,6 +14,8 @@ import { clusterError, innermostMessage, type ClusterFailureReason, type Cluster
 interface Connection {
   readonly kubeConfig: KubeConfig;
   readonly server: string;
+  /** The TLS settings, credentials (current at each call) and keep-alive agent of one request over node:https. */
+  httpsOptions(): Promise<RequestOptions>;
 }
 
 /** AWS-side collaborators of a connection; tests pass SDK clients pointed at loopback fakes. */
@@ -39,10 +41,11 @@ type Dispatcher = NonNullable<ReturnType<RequestContext['getDispatcher']>>;
  * the agent's idle timeout: about 5 ms of CPU per request for the handshake, and a file descriptor per request in
  * flight or idle (a sync of 5,000 rules wrote only 1,462 statuses within its 10 s budget). The first agent is kept
  * and handed to every later request instead; the TLS settings it carries come from this KubeConfig, which a
- * connection never changes.
+ * connection never changes. Requests over node:https get one keep-alive agent of their own, built the same way.
  */
 class PooledKubeConfig extends KubeConfig {
   #dispatcher: Dispatcher | undefined;
+  #agent: Agent | undefined;
 
   override async applySecurityAuthentication(context: RequestContext): Promise<void> {
     await super.applySecurityAuthentication(context);
@@ -51,6 +54,22 @@ class PooledKubeConfig extends KubeConfig {
     this.#dispatcher ??= fresh;
     context.setDispatcher(this.#dispatcher);
   }
+
+  /** See Connection.httpsOptions. */
+  async httpsOptions(): Promise<RequestOptions> {
+    const options: RequestOptions = {};
+    // Certificates and the server name from the cluster and user, the Authorization header from the token or the
+    // authenticator (a current EKS token); the agent client-node puts in it does not keep connections alive.
+    await this.applyToHTTPSOptions(options);
+    const { ca, cert, key, servername, rejectUnauthorized, headers, auth } = options;
+    this.#agent ??= new Agent({ keepAlive: true, ca, cert, key, ...(servername === undefined ? {} : { servername }), ...(rejectUnauthorized === undefined ? {} : { rejectUnauthorized }) });
+    return { agent: this.#agent, headers, ...(auth === undefined ? {} : { auth }) };
+  }
+}
+
+/** The connection of a PooledKubeConfig. */
+function connectionOf(kubeConfig: PooledKubeConfig, server: string): Connection {
+  return { kubeConfig, server, httpsOptions: () => kubeConfig.httpsOptions() };
 }
 
 /** A cluster configuration that needs no network: a kubeconfig file or text. */
@@ -128,7 +147,7 @@ function kubeconfigConnection(text: string, origin: string, context: string | un
       `${origin}: cluster "${cluster.name}" sets insecure-skip-tls-verify; the sync only talks to an API server it can verify (give certificate-authority-data)`,
     );
   }
-  return { kubeConfig, server: cluster.server };
+  return connectionOf(kubeConfig, cluster.server);
 }
 
 /** GetSecretValue's SecretString: the kubeconfig YAML. */
@@ -207,7 +226,7 @@ async function eksConnection(
       options.headers = { ...options.headers, Authorization: `Bearer ${await tokens.token()}` };
     },
   });
-  return { kubeConfig, server: endpoint };
+  return connectionOf(kubeConfig, endpoint);
 }
 
 /** Maps an AWS SDK error to a ClusterError reason. */
