@@ -31,6 +31,8 @@ type WorldAnswer =
       readonly connections: number;
       /** AWS calls through the relay, by IAM action. */
       readonly awsCalls: Readonly<Record<string, number>>;
+      /** CPU time of this process since the last report. */
+      readonly cpuMs: number;
       readonly rssBytes: number;
     };
 
@@ -76,7 +78,7 @@ const aws = await startFakeAws();
 aws.secrets.set(KUBECONFIG_SECRET_ARN, kubeconfigFor(server));
 const relay = await startRecordingRelay({ dynamodb: dynamo.endpoint, other: aws.url });
 const revisions: number[] = [];
-const reported = { patches: 0, requests: 0, connections: 0, calls: 0 };
+const reported = { patches: 0, requests: 0, connections: 0, calls: 0, cpu: process.cpuUsage() };
 
 function send(answer: WorldAnswer): void {
   process.send?.(answer);
@@ -113,8 +115,10 @@ function answer(request: WorldRequest): WorldAnswer | undefined {
       const awsCalls: Record<string, number> = {};
       for (const { action } of relay.calls.slice(reported.calls)) awsCalls[action] = (awsCalls[action] ?? 0) + 1;
       const connections = server.connections - reported.connections;
-      Object.assign(reported, { patches: server.statusPatches.length, requests: server.requests.length, connections: server.connections, calls: relay.calls.length });
-      return { kind: 'stats', listRequests: lists, statusPatches: patches.length, patchedNames: patches.map((patch) => patch.name), connections, awsCalls, rssBytes: process.memoryUsage().rss };
+      const { user, system } = process.cpuUsage(reported.cpu);
+      Object.assign(reported, { patches: server.statusPatches.length, requests: server.requests.length, connections: server.connections, calls: relay.calls.length, cpu: process.cpuUsage() });
+      const patchedNames = patches.map((patch) => patch.name);
+      return { kind: 'stats', listRequests: lists, statusPatches: patches.length, patchedNames, connections, awsCalls, cpuMs: (user + system) / 1000, rssBytes: process.memoryUsage().rss };
     }
     case 'close':
       return undefined;
