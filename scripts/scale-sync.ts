@@ -6,7 +6,8 @@
  * under the sync lease. Everything it talks to (scale-sync-world.ts: the fake API server, dynalite, the AWS fake and
  * a relay counting AWS calls) runs in another process, so that the time and memory printed are the sync's own.
  * Three syncs: the first of every rule, one with nothing changed, one with a few specs changed. Then the admission
- * function's cold start on the published snapshot: its bundle loaded in fresh processes and invoked twice.
+ * function on the published snapshot and on one of 100 rules: its bundle loaded in fresh processes (the cold start:
+ * load, then the first invocation's read, validation and compile) and invoked warm (time and bytes logged per call).
  *
  *   npm run scale:sync -- [--rules 5000] [--changed 5] [--cold-runs 5]
  */
@@ -57,12 +58,16 @@ interface SyncRun {
   readonly maxRss: number;
 }
 
-/** The admission function's cold start: bundle load and first invocation, and a warm invocation after it. */
+/** The admission function's cold start (bundle load, first invocation) and its warm invocations after it. */
 interface ColdStart {
   readonly rules: number;
   readonly loadMs: number;
   readonly firstMs: number;
+  /** Median and 99th percentile of the warm invocations of one process. */
   readonly warmMs: number;
+  readonly warmP99Ms: number;
+  /** Bytes written to stdout per warm invocation. */
+  readonly logBytes: number;
 }
 
 function check(condition: boolean, message: string): asserts condition {
@@ -130,12 +135,20 @@ process.on('message', async () => {
 });
 `;
 
-// Loads the admission bundle in a fresh process and invokes it twice with the same API Gateway event: the first
-// invocation reads the pointer and every part, validates and compiles the rules, then reviews; the second is warm.
+// Loads the admission bundle in a fresh process and invokes it with the same API Gateway event: the first invocation
+// reads the pointer and every part, validates and compiles the rules, then reviews; then WARM_INVOCATIONS warm ones,
+// timed one by one, with the bytes the bundle writes to stdout (its log line and metrics, which Lambda ships to
+// CloudWatch Logs) counted and swallowed.
 const COLD_RUNNER = `
 const { readFileSync, writeFileSync } = require('node:fs');
-const [bundle, eventFile, resultFile] = process.argv.slice(2);
+const [bundle, eventFile, resultFile, warmInvocations] = process.argv.slice(2);
 const event = JSON.parse(readFileSync(eventFile, 'utf8'));
+let logBytes = 0;
+process.stdout.write = (chunk, encoding, callback) => {
+  logBytes += Buffer.byteLength(chunk);
+  if (typeof encoding === 'function') encoding(); else if (typeof callback === 'function') callback();
+  return true;
+};
 const loadStarted = performance.now();
 const { handler } = require(bundle);
 const loadMs = performance.now() - loadStarted;
@@ -144,14 +157,23 @@ const context = { functionName: 'admission', awsRequestId: 'cold', getRemainingT
   let started = performance.now();
   const first = await handler(event, context);
   const firstMs = performance.now() - started;
-  started = performance.now();
-  const warm = await handler(event, context);
-  const warmMs = performance.now() - started;
-  if (first.statusCode !== 200 || warm.statusCode !== 200) throw new Error('answered ' + first.statusCode + ' ' + first.body);
-  writeFileSync(resultFile, JSON.stringify({ loadMs, firstMs, warmMs }));
+  if (first.statusCode !== 200) throw new Error('answered ' + first.statusCode + ' ' + first.body);
+  const warm = [];
+  logBytes = 0;
+  for (let run = 0; run < Number(warmInvocations); run += 1) {
+    started = performance.now();
+    const answer = await handler(event, context);
+    warm.push(performance.now() - started);
+    if (answer.statusCode !== 200) throw new Error('answered ' + answer.statusCode + ' ' + answer.body);
+  }
+  warm.sort((a, b) => a - b);
+  const at = (share) => warm[Math.min(warm.length - 1, Math.floor(share * warm.length))];
+  writeFileSync(resultFile, JSON.stringify({ loadMs, firstMs, warmMs: at(0.5), warmP99Ms: at(0.99), logBytes: logBytes / warm.length }));
   process.exit(0);
 })().catch((error) => { console.error(error); process.exit(1); });
 `;
+// Enough warm invocations per process for a p99.
+const WARM_INVOCATIONS = 200;
 
 /** What both bundles need from Lambda's environment; credentials are the relay's and dynalite's dummies. */
 function lambdaEnvironment(functionName: string): Record<string, string> {
@@ -195,14 +217,14 @@ function measureColdStarts(folder: string, admission: FunctionBundle, ready: Rea
   for (let run = 0; run <= COLD_RUNS; run += 1) {
     snapshots.forEach((snapshot, index) => {
       const env = { ...lambdaEnvironment('admission'), RULES_TABLE: ready.tableName, CLUSTER_ID: snapshot.clusterId, DYNAMODB_ENDPOINT: ready.dynamoEndpoint, WEBHOOK_TOKEN };
-      const result = spawnSync(process.execPath, [runner, admission.outfile, eventFile, resultFile], { encoding: 'utf8', env });
+      const result = spawnSync(process.execPath, [runner, admission.outfile, eventFile, resultFile, String(WARM_INVOCATIONS)], { encoding: 'utf8', env });
       check(result.status === 0, `the cold start run failed: ${result.stderr}`);
       if (run > 0) runs[index]!.push(JSON.parse(readFileSync(resultFile, 'utf8')) as Omit<ColdStart, 'rules'>);
     });
   }
   return snapshots.map((snapshot, index) => {
     const of = (key: keyof Omit<ColdStart, 'rules'>) => median(runs[index]!.map((time) => time[key]));
-    return { rules: snapshot.rules, loadMs: of('loadMs'), firstMs: of('firstMs'), warmMs: of('warmMs') };
+    return { rules: snapshot.rules, loadMs: of('loadMs'), firstMs: of('firstMs'), warmMs: of('warmMs'), warmP99Ms: of('warmP99Ms'), logBytes: of('logBytes') };
   });
 }
 
@@ -231,11 +253,14 @@ function print(filled: Extract<WorldAnswer, { kind: 'filled' }>, syncs: readonly
         `${sync.world.listRequests}, ${sync.world.statusPatches}, ${sync.world.connections} | ${calls} | ${targets.join('; ')} |`,
     );
   }
-  console.log(`\nadmission cold start: the shipped bundle in fresh processes, median of ${COLD_RUNS}`);
-  console.log('| snapshot | bundle load | first invocation (pointer, parts, validate, compile, review) | warm invocation | cold start over a warm invocation |');
-  console.log('| --- | --- | --- | --- | --- |');
+  console.log(`\nadmission function: the shipped bundle in fresh processes, then ${WARM_INVOCATIONS} warm invocations each (medians of ${COLD_RUNS} processes)`);
+  console.log('| snapshot | bundle load | first invocation (pointer, parts, validate, compile, review) | cold start over a warm invocation | warm invocation: median, p99 | stdout per warm invocation |');
+  console.log('| --- | --- | --- | --- | --- | --- |');
   for (const cold of coldStarts) {
-    console.log(`| ${cold.rules} rules | ${cold.loadMs.toFixed(0)} ms | ${cold.firstMs.toFixed(0)} ms | ${cold.warmMs.toFixed(1)} ms | ${(cold.loadMs + cold.firstMs - cold.warmMs).toFixed(0)} ms |`);
+    console.log(
+      `| ${cold.rules} rules | ${cold.loadMs.toFixed(0)} ms | ${cold.firstMs.toFixed(0)} ms | ${(cold.loadMs + cold.firstMs - cold.warmMs).toFixed(0)} ms | ` +
+        `${cold.warmMs.toFixed(2)} ms, ${cold.warmP99Ms.toFixed(2)} ms | ${cold.logBytes.toFixed(0)} bytes |`,
+    );
   }
 }
 
@@ -256,7 +281,7 @@ try {
 
   writeFileSync(join(folder, 'sync-runner.cjs'), SYNC_RUNNER);
   syncProcess = fork(join(folder, 'sync-runner.cjs'), [bundle('sync').outfile], {
-    execArgv: ['--expose-gc', ...(process.env.SCALE_SYNC_FLAGS ?? '').split(' ').filter(Boolean), ...(process.env.SCALE_SYNC_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.SCALE_SYNC_PROF] : [])],
+    execArgv: ['--expose-gc'],
     // The bundle's Powertools log and metric lines are not what is measured.
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     env: {
