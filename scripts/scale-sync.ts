@@ -1,7 +1,7 @@
 /**
  * `npm run scale:sync` (issue 14, point 3): the sync at size, as it ships. The sync Lambda's bundle (built as
  * `npm run build` builds it) runs in a process of its own, a warm container invoked once per sync: it reads its
- * kubeconfig from Secrets Manager, lists the PodMutations 100 a page through @kubernetes/client-node over HTTPS,
+ * kubeconfig from Secrets Manager, lists the PodMutations 500 a page through @kubernetes/client-node over HTTPS,
  * validates them, publishes the snapshot to DynamoDB over its wire protocol, records the sync and writes status back
  * under the sync lease. Everything it talks to (scale-sync-world.ts: the fake API server, dynalite, the AWS fake and
  * a relay counting AWS calls) runs in another process, so that the time and memory printed are the sync's own.
