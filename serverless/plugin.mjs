@@ -6,7 +6,9 @@
  *   package the stage `local`, the offline profile;
  * - `${podmutation:...}` variables check parameters no CloudFormation condition can refuse: subnetIds and
  *   securityGroupIds become the sync function's VPC settings (one without the other fails the package), and
- *   createAccessEntry must be true or false, enforcement enforce or audit, reportIntervalMinutes 0 to 1440;
+ *   createAccessEntry must be true or false, enforcement enforce or audit, reportIntervalMinutes 0 to 1440,
+ *   provisionedConcurrency 0 to 1000, concurrencyQuota 100 to 1,000,000; they also derive the alarm thresholds that
+ *   are a share of a limit (the concurrency quota, the admission function's timeout);
  * - `osls offline` runs the local profile (serverless/local-profile.ts): the build, an embedded DynamoDB holding the
  *   rule files, and stand-ins for the CloudFormation references of the environment.
  */
@@ -22,6 +24,13 @@ const MAX_SECURITY_GROUPS = 5;
 const SUBNET_ID = /^subnet-([a-z0-9]{8}|[a-z0-9]{17})$/;
 const SECURITY_GROUP_ID = /^sg-([a-z0-9]{8}|[a-z0-9]{17})$/;
 const EC2_ARN_PREFIX = 'arn:${AWS::Partition}:ec2:${AWS::Region}:${AWS::AccountId}';
+// The default regional concurrency quota: more provisioned environments than that is a typo, and would fail the deploy
+// on any account that has not raised it.
+const MAX_PROVISIONED_CONCURRENCY = 1000;
+// Lambda's smallest concurrency quota is 100 (new accounts may start there); a million is far above any raise.
+const CONCURRENCY_QUOTA = { minimum: 100, maximum: 1_000_000 };
+// Alarms on a limit fire at this share of it: early enough to act before Pods are admitted unmutated.
+const NEAR_LIMIT = 0.8;
 
 /**
  * Runs scripts/build.ts in a child process on the Node that runs osls, as `npm run build` does, writing into the
@@ -144,9 +153,19 @@ export default class PodMutationPlugin {
               return { value: choice('enforcement', await resolveVariable('param:enforcement'), ['enforce', 'audit'], ServerlessError) };
             case 'reportIntervalMinutes':
               return { value: wholeNumber('reportIntervalMinutes', await resolveVariable('param:reportIntervalMinutes'), 0, 1440, ServerlessError) };
+            // A number, as the function schema's provisionedConcurrency takes; 0 creates no version and no alias.
+            case 'provisionedConcurrency':
+              return { value: Number(wholeNumber('provisionedConcurrency', await resolveVariable('param:provisionedConcurrency'), 0, MAX_PROVISIONED_CONCURRENCY, ServerlessError)) };
+            case 'concurrencyAlarmThreshold': {
+              const quota = wholeNumber('concurrencyQuota', await resolveVariable('param:concurrencyQuota'), CONCURRENCY_QUOTA.minimum, CONCURRENCY_QUOTA.maximum, ServerlessError);
+              return { value: Math.floor(Number(quota) * NEAR_LIMIT) };
+            }
+            // Milliseconds, from the admission function's timeout in seconds.
+            case 'admissionSlowMs':
+              return { value: Math.floor(Number(await resolveVariable('self:functions.admission.timeout')) * 1000 * NEAR_LIMIT) };
             default:
               throw new ServerlessError(
-                `\${podmutation:${address}} is not a variable of serverless/plugin.mjs; expected syncVpc, syncNetworkInterfaceResources, createAccessEntry, enforcement or reportIntervalMinutes`,
+                `\${podmutation:${address}} is not a variable of serverless/plugin.mjs; expected syncVpc, syncNetworkInterfaceResources, createAccessEntry, enforcement, reportIntervalMinutes, provisionedConcurrency, concurrencyAlarmThreshold or admissionSlowMs`,
               );
           }
         },

@@ -1,7 +1,7 @@
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { POD_MUTATION_API_VERSION } from '../api/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
-import { checkRequestTimeout, createClusterAccess, send, type ConnectionOptions } from './access.ts';
+import { checkRequestTimeout, createClusterAccess, DEFAULT_LIST_PAGE_SIZE, send, sendMergePatch, type ConnectionOptions } from './access.ts';
 import type { ClusterConfig } from './config.ts';
 import type { Connection } from './connection.ts';
 import type { ClusterOperation } from './failure.ts';
@@ -17,7 +17,7 @@ interface PodMutationSource {
 
 /** Tuning and collaborators of a PodMutationSource; every field is optional. */
 interface PodMutationSourceOptions extends ConnectionOptions {
-  /** Items per list page (limit); default 100. */
+  /** Items per list page (limit); default DEFAULT_LIST_PAGE_SIZE (500). */
   readonly pageSize?: number;
   /** Timeout of each request, from sending to the end of the body; default 10 000 ms. */
   readonly requestTimeoutMs?: number;
@@ -30,8 +30,8 @@ interface PodMutationSourceOptions extends ConnectionOptions {
 const [GROUP = '', VERSION = ''] = POD_MUTATION_API_VERSION.split('/');
 const PLURAL = 'podmutations';
 const RESOURCE = `${PLURAL}.${GROUP}`;
-const DEFAULTS = { pageSize: 100, requestTimeoutMs: 10_000, maxListRestarts: 3, fieldManager: 'podmutation-sync' };
-// 1000 pages of the default 100 items is far beyond any real rule set; past it the server is misbehaving.
+const DEFAULTS = { pageSize: DEFAULT_LIST_PAGE_SIZE, requestTimeoutMs: 10_000, maxListRestarts: 3, fieldManager: 'podmutation-sync' };
+// 1000 pages of the default 500 items is far beyond any real rule set; past it the server is misbehaving.
 const MAX_PAGES = 1000;
 
 /**
@@ -82,12 +82,8 @@ function createPodMutationSource(config: ClusterConfig, options: PodMutationSour
           target: cluster.server,
           context: { operation: 'patchStatus', resource: RESOURCE, name },
         };
-        return send(operation, settings.requestTimeoutMs, (requestOptions) =>
-          cluster.api.patchClusterCustomObjectStatus(
-            { group: GROUP, version: VERSION, plural: PLURAL, name, body: { status }, fieldManager: settings.fieldManager },
-            setHeaderOptions('Content-Type', PatchStrategy.MergePatch, requestOptions),
-          ),
-        );
+        const path = `/apis/${GROUP}/${VERSION}/${PLURAL}/${encodeURIComponent(name)}/status`;
+        return sendMergePatch(operation, settings.requestTimeoutMs, cluster.connection, { path, query: { fieldManager: settings.fieldManager } }, { status });
       });
     },
   };
@@ -96,10 +92,12 @@ function createPodMutationSource(config: ClusterConfig, options: PodMutationSour
 interface ClusterClient {
   readonly api: CustomObjectsApi;
   readonly server: string;
+  /** For the status writes, which go over node:https (sendMergePatch). */
+  readonly connection: Connection;
 }
 
 function toClient(connection: Connection): ClusterClient {
-  return { api: connection.kubeConfig.makeApiClient(CustomObjectsApi), server: connection.server };
+  return { api: connection.kubeConfig.makeApiClient(CustomObjectsApi), server: connection.server, connection };
 }
 
 function checkOptions(options: PodMutationSourceOptions): typeof DEFAULTS {

@@ -1,6 +1,6 @@
 import { ConfigurationError } from '../errors/index.ts';
 import { isDns1123Label } from '../values/index.ts';
-import { checkRequestTimeout, createClusterAccess, getJson, hasReason, send, type ConnectionOptions } from './access.ts';
+import { checkRequestTimeout, createClusterAccess, DEFAULT_LIST_PAGE_SIZE, getJson, hasReason, send, type ConnectionOptions } from './access.ts';
 import type { ClusterConfig } from './config.ts';
 import { clusterError, type ClusterOperation } from './failure.ts';
 import { listPages } from './list.ts';
@@ -60,7 +60,7 @@ const COLLECTIONS: Readonly<Record<WorkloadObjectKind, Collection>> = {
 // Argo Rollouts is an add-on: a cluster without its CRD simply has no Rollouts.
 const OPTIONAL_KINDS: ReadonlySet<WorkloadObjectKind> = new Set(['Rollout']);
 
-const DEFAULTS = { pageSize: 500, requestTimeoutMs: 30_000 };
+const DEFAULTS = { pageSize: DEFAULT_LIST_PAGE_SIZE, requestTimeoutMs: 30_000 };
 const MAX_PAGE_SIZE = 5000;
 // Kubernetes supports at most 150 000 Pods per cluster; a list still going past a million objects' worth of pages
 // comes from a server that never stops sending continue tokens.

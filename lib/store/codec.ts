@@ -13,16 +13,30 @@ type Json = Readonly<Record<string, unknown>>;
 /** A decoded part set: the content, or what was wrong with it. */
 type DecodedContent = { readonly content: SnapshotContent } | { readonly problem: string; readonly cause?: unknown };
 
-/** JSON with object keys sorted at every depth; undefined object fields are dropped as JSON.stringify does. */
+/**
+ * JSON with object keys sorted (code-unit order) at every depth; undefined object fields are dropped and undefined
+ * array items written as null, as JSON.stringify does. Plain loops over sorted keys: the snapshot of a sync of 5,000
+ * rules is 4.5 MB of it, and building it through entries, filter, map and join took twice as long.
+ */
 function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) {
-    return `[${value.map((item: unknown) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`;
-  }
   if (typeof value === 'object' && value !== null) {
-    const entries = Object.entries(value as Json)
-      .filter(([, field]) => field !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([key, field]) => `${JSON.stringify(key)}:${canonicalJson(field)}`).join(',')}}`;
+    if (Array.isArray(value)) {
+      let json = '[';
+      for (let index = 0; index < value.length; index += 1) {
+        const item: unknown = value[index];
+        json += `${index === 0 ? '' : ','}${item === undefined ? 'null' : canonicalJson(item)}`;
+      }
+      return `${json}]`;
+    }
+    const record = value as Json;
+    let json = '{';
+    // Array.prototype.sort without a comparator orders strings by code units, whatever the runtime's locale.
+    for (const key of Object.keys(record).sort()) {
+      const field = record[key];
+      if (field === undefined) continue;
+      json += `${json.length === 1 ? '' : ','}${JSON.stringify(key)}:${canonicalJson(field)}`;
+    }
+    return `${json}}`;
   }
   const scalar = JSON.stringify(value);
   if (scalar === undefined) throw new TypeError(`a ${typeof value} cannot be stored as JSON`);
@@ -33,36 +47,47 @@ function sha256Hex(bytes: string | Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
-/** `sha256:<hex>` over the canonical JSON of rules and invalid: equal content gives equal hashes. */
-function contentHashOf(content: Pick<SnapshotContent, 'rules' | 'invalid'>): string {
-  return `sha256:${sha256Hex(canonicalJson({ rules: content.rules, invalid: content.invalid }))}`;
+/** Content serialized once, for both its hash and its stored parts: a publish needs the hash, and the parts only when it changed. */
+interface SerializedContent {
+  /** `sha256:<hex>` over the canonical JSON of { rules, invalid }: equal content gives equal hashes. */
+  readonly contentHash: string;
+  /** Gzipped canonical JSON of { rules, invalid, resourceVersion, syncedAt } cut into parts of at most partBytes bytes (at least one). */
+  encode(partBytes: number): readonly Uint8Array[];
+}
+
+/**
+ * Serializes rules and invalid once. The hashed and the stored JSON are the canonical JSON of their objects, composed
+ * from the two arrays' canonical JSON (keys in code-unit order: invalid, resourceVersion, rules, syncedAt).
+ */
+function serializeContent(content: SnapshotContent): SerializedContent {
+  const invalid = canonicalJson(content.invalid);
+  const rules = canonicalJson(content.rules);
+  return {
+    contentHash: `sha256:${sha256Hex(`{"invalid":${invalid},"rules":${rules}}`)}`,
+    encode(partBytes) {
+      const text = `{"invalid":${invalid},"resourceVersion":${canonicalJson(content.resourceVersion)},"rules":${rules},"syncedAt":${canonicalJson(content.syncedAt)}}`;
+      const json = Buffer.from(text, 'utf8');
+      if (json.byteLength > MAX_CONTENT_BYTES) {
+        throw new RangeError(`snapshot JSON is ${json.byteLength} bytes, above the limit of ${MAX_CONTENT_BYTES}`);
+      }
+      const compressed = gzipSync(json);
+      const parts: Uint8Array[] = [];
+      for (let offset = 0; offset < compressed.byteLength; offset += partBytes) {
+        parts.push(compressed.subarray(offset, offset + partBytes));
+      }
+      return parts;
+    },
+  };
+}
+
+/** `sha256:<hex>` over the canonical JSON of rules and invalid (see serializeContent). */
+function contentHashOf(content: SnapshotContent): string {
+  return serializeContent(content).contentHash;
 }
 
 /** Digest of one stored part, so a reader names the corrupted part rather than just a hash mismatch. */
 function partDigestOf(part: Uint8Array): string {
   return `sha256:${sha256Hex(part)}`;
-}
-
-/** Gzipped canonical JSON of the content cut into parts of at most partBytes bytes (at least one part). */
-function encodeContent(content: SnapshotContent, partBytes: number): readonly Uint8Array[] {
-  const json = Buffer.from(
-    canonicalJson({
-      rules: content.rules,
-      invalid: content.invalid,
-      resourceVersion: content.resourceVersion,
-      syncedAt: content.syncedAt,
-    }),
-    'utf8',
-  );
-  if (json.byteLength > MAX_CONTENT_BYTES) {
-    throw new RangeError(`snapshot JSON is ${json.byteLength} bytes, above the limit of ${MAX_CONTENT_BYTES}`);
-  }
-  const compressed = gzipSync(json);
-  const parts: Uint8Array[] = [];
-  for (let offset = 0; offset < compressed.byteLength; offset += partBytes) {
-    parts.push(compressed.subarray(offset, offset + partBytes));
-  }
-  return parts;
 }
 
 /** Reassembled parts back to content, or the problem: undecodable gzip, bad JSON, or not a snapshot's shape. */
@@ -132,4 +157,5 @@ function contentProblem(value: unknown): string | undefined {
     .join('; ');
 }
 
-export { canonicalJson, contentHashOf, partDigestOf, encodeContent, decodeContent };
+export { canonicalJson, contentHashOf, partDigestOf, serializeContent, decodeContent };
+export type { SerializedContent };

@@ -32,7 +32,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import type { RuleSnapshot } from '../api/index.ts';
 import { ConfigurationError, MalformedInputError, StoreError } from '../errors/index.ts';
-import { contentHashOf, decodeContent, encodeContent, partDigestOf } from './codec.ts';
+import { contentHashOf, decodeContent, partDigestOf, serializeContent, type SerializedContent } from './codec.ts';
 import {
   CONTENT_HASH_PATTERN,
   checkedClusterId,
@@ -350,7 +350,8 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
     checkedClusterId(clusterId);
     isoTime(content.syncedAt, 'syncedAt');
     const listStartedAt = checkedListStart(options.listStartedAt);
-    const contentHash = contentHashOf(content);
+    const serialized = serializeContent(content);
+    const { contentHash } = serialized;
     // Confirming unchanged content can race another publisher; the pointer is read again once, then the race is lost.
     for (let attempt = 1; ; attempt += 1) {
       const current = await getPointer(clusterId, true);
@@ -366,22 +367,22 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
         continue;
       }
       if (listStartedAt !== undefined && isNewer(current, listStartedAt)) throw superseded(clusterId, current, listStartedAt);
-      return publishNew(clusterId, content, contentHash, current, listStartedAt);
+      return publishNew(clusterId, serialized, current, listStartedAt);
     }
   }
 
   async function publishNew(
     clusterId: string,
-    content: SnapshotContent,
-    contentHash: string,
+    serialized: SerializedContent,
     current: SnapshotPointer | undefined,
     listStartedAt: number | undefined,
   ): Promise<PublishOutcome> {
+    const { contentHash } = serialized;
     const version = (current?.version ?? 0) + 1;
     if (version > MAX_VERSION) throw new StoreError(`cluster "${clusterId}" has reached the last snapshot version ${MAX_VERSION}`);
     let parts: readonly Uint8Array[];
     try {
-      parts = encodeContent(content, partBytes);
+      parts = serialized.encode(partBytes);
     } catch (error) {
       throw new StoreError(`snapshot of cluster "${clusterId}" cannot be stored: ${messageOf(error)}`, {
         cause: error,

@@ -125,6 +125,8 @@ interface FakeApiServer {
   readonly statusPatches: readonly RecordedStatusPatch[];
   /** Every bearer token presented, in order. */
   readonly tokens: readonly string[];
+  /** TLS connections accepted so far: a client that reuses its connections opens one per request in flight. */
+  readonly connections: number;
   /** Creates or replaces a PodMutation; bumps resourceVersion, and generation when the spec changes. */
   put(resource: PodMutationInput): Json;
   /** Deletes a PodMutation; bumps resourceVersion. */
@@ -355,9 +357,13 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
     });
   });
   const sockets = new Set<Socket>();
+  let connections = 0;
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
+  });
+  server.on('secureConnection', () => {
+    connections += 1;
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -372,6 +378,9 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
     requests,
     statusPatches,
     tokens,
+    get connections() {
+      return connections;
+    },
     put(resource: PodMutationInput): Json {
       const existing = objects.get(resource.metadata.name);
       const existingMetadata = (existing?.['metadata'] ?? {}) as Json;

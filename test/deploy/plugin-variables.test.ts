@@ -48,4 +48,36 @@ describe('the plugin variables that check parameters', () => {
   it('refuses an enforcement other than enforce or audit', async () => {
     await expect(resolve('enforcement', { enforcement: 'Audit' })).rejects.toThrow('the enforcement parameter is "Audit"; expected enforce or audit');
   });
+
+  it.each([
+    ['0', 0],
+    ['1', 1],
+    ['1000', 1000],
+  ])('passes provisionedConcurrency=%s through as the number the function schema takes', async (value, number) => {
+    await expect(resolve('provisionedConcurrency', { provisionedConcurrency: value })).resolves.toEqual({ value: number });
+  });
+
+  it.each(['1001', '-1', '2.5', 'five', ''])('refuses provisionedConcurrency=%j, naming the range', async (value) => {
+    await expect(resolve('provisionedConcurrency', { provisionedConcurrency: value })).rejects.toThrow(
+      `the provisionedConcurrency parameter is "${value}"; expected a whole number from 0 to 1000`,
+    );
+  });
+
+  it.each([
+    ['1000', 800],
+    ['3000', 2400],
+    ['125', 100],
+  ])('sets the concurrency alarm at 80%% of concurrencyQuota=%s', async (quota, threshold) => {
+    await expect(resolve('concurrencyAlarmThreshold', { concurrencyQuota: quota })).resolves.toEqual({ value: threshold });
+  });
+
+  it.each(['99', '1000001', '1e3', 'lots'])('refuses concurrencyQuota=%j, naming the range', async (quota) => {
+    await expect(resolve('concurrencyAlarmThreshold', { concurrencyQuota: quota })).rejects.toThrow(
+      `the concurrencyQuota parameter is "${quota}"; expected a whole number from 100 to 1000000`,
+    );
+  });
+
+  it('sets the slow-admission alarm at 80% of the admission function\'s timeout, in milliseconds', async () => {
+    await expect(resolve('admissionSlowMs', { 'self:functions.admission.timeout': '3' })).resolves.toEqual({ value: 2400 });
+  });
 });

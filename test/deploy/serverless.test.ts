@@ -72,6 +72,7 @@ const KUBECONFIG_PARAMS = {
   logRetentionInDays: '7',
   alarmTopicArn: ALARM_TOPIC_ARN,
 };
+const TUNED_PARAMS = { clusterName: CLUSTER_NAME, enforcement: 'audit', reportIntervalMinutes: '15', provisionedConcurrency: '5', concurrencyQuota: '3000' };
 const FUNCTIONS = { admission: 'AdmissionLambdaFunction', sync: 'SyncLambdaFunction' } as const;
 // Stand-ins for what CloudFormation creates: the physical secret ARN the admission function is given.
 const WEBHOOK_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:WebhookTokenSecret-AbCdEf';
@@ -80,7 +81,19 @@ const WEBHOOK_TOKEN = 'Zk3q9XvT0bLm7RcWp2YsN8dHa4JeU6gQ1iKoF5tVzBxC0nMw';
 const LAMBDA_CREDENTIALS = { AWS_ACCESS_KEY_ID: 'AKIDDEPLOYTEST', AWS_SECRET_ACCESS_KEY: 'deploy-test-secret', AWS_SESSION_TOKEN: 'deploy-test-session' };
 const EKS_CLUSTER_ARN = `arn:\${AWS::Partition}:eks:\${AWS::Region}:\${AWS::AccountId}:cluster/${CLUSTER_NAME}`;
 const EC2_ARN = 'arn:${AWS::Partition}:ec2:${AWS::Region}:${AWS::AccountId}';
-const ALARMS = ['AdmissionErrorsAlarm', 'Admission5xxAlarm', 'DenialsSpikeAlarm', 'TokenRefreshFailuresAlarm', 'SyncFailuresAlarm', 'RulesStaleAlarm'];
+const ALARMS = [
+  'AdmissionErrorsAlarm',
+  'Admission5xxAlarm',
+  'AdmissionThrottlesAlarm',
+  'AdmissionSlowAlarm',
+  'LambdaConcurrencyAlarm',
+  'DenialsSpikeAlarm',
+  'TokenRefreshFailuresAlarm',
+  'SyncFailuresAlarm',
+  'RulesStaleAlarm',
+];
+// Alarms on a limit fire at this share of it (serverless/plugin.mjs NEAR_LIMIT).
+const NEAR_LIMIT = 0.8;
 // What the Lambda service itself does with the execution role, not the code: write the function's log streams.
 const LOG_ACTIONS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
 const DYNAMODB_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'];
@@ -156,7 +169,8 @@ let artifacts: Record<'eks' | 'kubeconfig', Record<'admission' | 'sync', ZipEntr
 let withoutClusterName: CliResult;
 let withoutSecurityGroups: CliResult;
 let typoEnforcement: CliResult;
-let auditTemplate: Template;
+/** Every optional parameter of the functions set: audit, a migration report, provisioned concurrency, a raised quota. */
+let tunedTemplate: Template;
 let localStage: CliResult;
 let dynamo: EmbeddedDynamo;
 let aws: FakeAws;
@@ -342,7 +356,11 @@ function metricProblem(metric: AlarmMetric, contract: MetricsContract): string |
   const where = `${metric.namespace} ${metric.metricName} ${metric.dimensions.join(',')}`;
   if (metric.namespace === 'AWS/Lambda') {
     const ofFunction = Object.values(FUNCTIONS).some((id) => metric.dimensions.join() === `FunctionName=\${${id}}`);
-    return ['Errors', 'Duration', 'Throttles'].includes(metric.metricName) && ofFunction ? undefined : `${where} is not a Lambda metric of this stack`;
+    // The account's concurrency in the region, which every function shares: it has no dimension.
+    const accountWide = metric.metricName === 'ConcurrentExecutions' && metric.dimensions.length === 0;
+    return (['Errors', 'Duration', 'Throttles', 'ConcurrentExecutions'].includes(metric.metricName) && ofFunction) || accountWide
+      ? undefined
+      : `${where} is not a Lambda metric of this stack`;
   }
   if (metric.namespace === 'AWS/ApiGateway') {
     const ofApi = metric.dimensions.join() === 'ApiId=${HttpApi}';
@@ -394,8 +412,8 @@ beforeAll(async () => {
   withoutClusterName = await runOsls(serviceFolder, packageArgs({}, join(scratch, 'package-missing')), home);
   const subnetsOnly = { clusterName: CLUSTER_NAME, subnetIds: VPC_PARAMS.subnetIds };
   withoutSecurityGroups = await runOsls(serviceFolder, packageArgs(subnetsOnly, join(scratch, 'package-subnets-only')), home);
-  auditTemplate = effectiveTemplate(
-    await packageService(serviceFolder, { clusterName: CLUSTER_NAME, enforcement: 'audit', reportIntervalMinutes: '15' }, join(scratch, 'package-audit'), home),
+  tunedTemplate = effectiveTemplate(
+    await packageService(serviceFolder, TUNED_PARAMS, join(scratch, 'package-tuned'), home),
   );
   typoEnforcement = await runOsls(serviceFolder, packageArgs({ clusterName: CLUSTER_NAME, enforcement: 'Audit' }, join(scratch, 'package-typo')), home);
   localStage = await runOsls(serviceFolder, ['package', '--stage', 'local', '--package', join(scratch, 'package-local')], home);
@@ -507,9 +525,9 @@ describe('osls package', () => {
   });
 
   it('passes the enforcement and reportIntervalMinutes parameters to the functions that read them', () => {
-    expect(literalVariable(auditTemplate, FUNCTIONS.admission, 'ENFORCEMENT')).toBe('audit');
-    expect(literalVariable(auditTemplate, FUNCTIONS.sync, 'REPORT_INTERVAL_MINUTES')).toBe('15');
-    expect(functionVariables(auditTemplate, FUNCTIONS.sync)).not.toHaveProperty('ENFORCEMENT');
+    expect(literalVariable(tunedTemplate, FUNCTIONS.admission, 'ENFORCEMENT')).toBe('audit');
+    expect(literalVariable(tunedTemplate, FUNCTIONS.sync, 'REPORT_INTERVAL_MINUTES')).toBe('15');
+    expect(functionVariables(tunedTemplate, FUNCTIONS.sync)).not.toHaveProperty('ENFORCEMENT');
   });
 
   it('refuses to package the local stage, which is the offline profile', () => {
@@ -656,6 +674,42 @@ describe('HTTP API', () => {
   });
 });
 
+describe('provisioned concurrency', () => {
+  const lambdaResources = (template: Template) => [...resourcesOfType(template, 'AWS::Lambda::Alias'), ...resourcesOfType(template, 'AWS::Lambda::Version')];
+  const integrationUri = (template: Template) =>
+    renderExpression(properties(template, resourcesOfType(template, 'AWS::ApiGatewayV2::Integration')[0]!)['IntegrationUri']);
+
+  it('keeps no environment initialized by default: no version, no alias, and the HTTP API invokes the function itself', () => {
+    expect(config.params.default['provisionedConcurrency']).toBe(0);
+    expect(lambdaResources(eksTemplate)).toEqual([]);
+    expect(integrationUri(eksTemplate)).toBe(`\${${FUNCTIONS.admission}.Arn}`);
+  });
+
+  it('keeps the given number of admission environments initialized, behind the alias the HTTP API invokes', () => {
+    const [alias] = resourcesOfType(tunedTemplate, 'AWS::Lambda::Alias');
+    const aliasProperties = properties(tunedTemplate, alias!);
+    const version = renderExpression(aliasProperties['FunctionVersion']).match(/^\$\{([A-Za-z0-9]+)\.Version\}$/)?.[1] ?? '';
+    const permission = resourcesOfType(tunedTemplate, 'AWS::Lambda::Permission')
+      .map((id) => properties(tunedTemplate, id))
+      .find((candidate) => candidate['Principal'] === 'apigateway.amazonaws.com');
+
+    expect(aliasProperties).toMatchObject({
+      FunctionName: { Ref: FUNCTIONS.admission },
+      Name: 'provisioned',
+      ProvisionedConcurrencyConfig: { ProvisionedConcurrentExecutions: Number(TUNED_PARAMS.provisionedConcurrency) },
+    });
+    expect(properties(tunedTemplate, version)['FunctionName']).toEqual({ Ref: FUNCTIONS.admission });
+    expect(integrationUri(tunedTemplate)).toBe(`\${${FUNCTIONS.admission}.Arn}:provisioned`);
+    expect(renderExpression(permission?.['FunctionName'])).toBe(`\${${FUNCTIONS.admission}.Arn}:provisioned`);
+  });
+
+  it('keeps nothing initialized for the sync function, which runs once a minute under its reserved concurrency of 1', () => {
+    const aliasFunctions = resourcesOfType(tunedTemplate, 'AWS::Lambda::Alias').map((id) => properties(tunedTemplate, id)['FunctionName']);
+
+    expect(aliasFunctions).toEqual([{ Ref: FUNCTIONS.admission }]);
+  });
+});
+
 describe('schedule', () => {
   it('invokes the sync function every minute', () => {
     const rules = resourcesOfType(eksTemplate, 'AWS::Events::Rule').map((id) => properties(eksTemplate, id));
@@ -710,7 +764,7 @@ describe('log groups', () => {
 describe('alarms', () => {
   const metricsOf = (template: Template, id: string) => alarmMetrics(resource(template, id));
 
-  it('has an alarm for admission errors, 5xx answers, a denial spike, sync failures and stale rules', () => {
+  it('has an alarm for admission errors, 5xx answers, throttles, slowness, the account concurrency, a denial spike, sync failures and stale rules', () => {
     expect(resourcesOfType(eksTemplate, 'AWS::CloudWatch::Alarm')).toEqual([...ALARMS].sort());
   });
 
@@ -732,6 +786,28 @@ describe('alarms', () => {
 
   it('counts 5xx answers of the webhook endpoint', () => {
     expect(metricsOf(eksTemplate, 'Admission5xxAlarm')).toMatchObject([{ namespace: 'AWS/ApiGateway', metricName: '5xx', stat: 'Sum' }]);
+  });
+
+  it('alarms on any throttled admission invocation, which the cluster admits unmutated', () => {
+    expect(metricsOf(eksTemplate, 'AdmissionThrottlesAlarm')).toEqual([
+      expect.objectContaining({ namespace: 'AWS/Lambda', metricName: 'Throttles', dimensions: [`FunctionName=\${${FUNCTIONS.admission}}`], stat: 'Sum', period: 60 }) as unknown,
+    ]);
+    expect(properties(eksTemplate, 'AdmissionThrottlesAlarm')).toMatchObject({ Threshold: 1, EvaluationPeriods: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+  });
+
+  it('alarms when the slowest admissions take 80% of the admission function\'s timeout', () => {
+    expect(metricsOf(eksTemplate, 'AdmissionSlowAlarm')).toEqual([
+      expect.objectContaining({ metricName: 'Duration', dimensions: [`FunctionName=\${${FUNCTIONS.admission}}`], stat: 'p99', period: 60 }) as unknown,
+    ]);
+    expect(properties(eksTemplate, 'AdmissionSlowAlarm')['Threshold']).toBe(config.functions.admission.timeout * 1000 * NEAR_LIMIT);
+  });
+
+  it('alarms at 80% of the account\'s concurrency quota in the region: AWS\'s default 1,000, or the concurrencyQuota parameter', () => {
+    expect(metricsOf(eksTemplate, 'LambdaConcurrencyAlarm')).toEqual([
+      expect.objectContaining({ namespace: 'AWS/Lambda', metricName: 'ConcurrentExecutions', dimensions: [], stat: 'Maximum' }) as unknown,
+    ]);
+    expect(properties(eksTemplate, 'LambdaConcurrencyAlarm')['Threshold']).toBe(Number(config.params.default['concurrencyQuota']) * NEAR_LIMIT);
+    expect(properties(tunedTemplate, 'LambdaConcurrencyAlarm')['Threshold']).toBe(Number(TUNED_PARAMS.concurrencyQuota) * NEAR_LIMIT);
   });
 
   it('counts denials over five minutes', async () => {
@@ -838,6 +914,17 @@ describe('dashboard', () => {
     expect(widgetWith(`${namespace} Denials`)).toBe(true);
     expect(widgetWith('AWS/Lambda Duration')).toBe(true);
     expect(widgetWith('expression syncs - failedSyncs', `${namespace} SyncErrors`)).toBe(true);
+  });
+
+  it('shows the admission function\'s concurrency and throttles beside the concurrency of every function of the account', () => {
+    const rows = metricWidgets(eksTemplate).flatMap((widget) => widget.properties.metrics).filter(isNamedRow);
+    const shown = rows.map(([namespace, name, ...rest]) => `${namespace} ${name} ${rest.filter((item) => typeof item === 'string').join('=')}`);
+
+    expect(shown).toEqual(expect.arrayContaining([
+      `AWS/Lambda ConcurrentExecutions FunctionName=\${${FUNCTIONS.admission}}`,
+      'AWS/Lambda ConcurrentExecutions ',
+      `AWS/Lambda Throttles FunctionName=\${${FUNCTIONS.admission}}`,
+    ]));
   });
 
   it('ranks rules by applied and by audited admissions from the admission function log lines, with no per-rule metric', () => {
