@@ -2,6 +2,7 @@ import { byApplicationOrder, describeIssues, ruleToResource, validatePodMutation
 import { StoreError } from '../errors/index.ts';
 import type { LabelSelectorRequirement, NodeAffinity, Toleration } from '../scheduling/index.ts';
 import { preferenceFromKubernetes, termFromKubernetes, type Preference, type Term } from '../scheduling/index.ts';
+import { indexRules, type RuleIndex } from './rule-index.ts';
 
 /** A node affinity in the algebra: required terms (undefined: no required selector) and preferences. */
 export interface AffinitySelector {
@@ -40,9 +41,11 @@ export interface CompiledRule {
   };
 }
 
-/** The rules of one snapshot, compiled and in application order (ascending priority, then name). */
+/** The rules of one snapshot, compiled and in application order (ascending priority, then name), and their index. */
 export interface RuleSet {
   readonly rules: readonly CompiledRule[];
+  /** The enabled rules by namespace, kind and name, as positions in `rules` (issue 14). */
+  readonly index: RuleIndex;
 }
 
 function listToSet(values: readonly string[] | undefined): ReadonlySet<string> | undefined {
@@ -93,7 +96,8 @@ function compileRule(rule: NormalizedRule): CompiledRule {
 
 /** Compiles validated rules into a rule set in application order. Pure; names must be unique. */
 export function compileRuleSet(rules: readonly NormalizedRule[]): RuleSet {
-  return { rules: rules.map(compileRule).sort(byApplicationOrder) };
+  const compiled = rules.map(compileRule).sort(byApplicationOrder);
+  return { rules: compiled, index: indexRules(compiled) };
 }
 
 /**

@@ -16,7 +16,7 @@ import {
   withoutKeys,
   type Term,
 } from '../scheduling/index.ts';
-import { matchRule, type MatchDimension } from './match.ts';
+import { matchingRules, matchRule, type MatchDimension } from './match.ts';
 import { podFacts, type PodFacts } from './pod.ts';
 import type { AffinitySelector, CompiledRule, RuleSet } from './compile.ts';
 import { currentNodeAffinity, INITIAL_STATE, podWithState, sameAffinity, type SchedulingState } from './state.ts';
@@ -280,6 +280,21 @@ function auditRule(state: SchedulingState, rule: CompiledRule, facts: PodFacts):
   return { name: rule.name, operations: operations.length, fields: [...new Set(operations.map((operation) => changedField(operation.path)))] };
 }
 
+/** Matches every rule, recording each one's evaluation for `explain`; returns the enabled rules that matched, in order. */
+function evaluateEveryRule(ruleSet: RuleSet, facts: PodFacts, evaluations: RuleEvaluation[]): CompiledRule[] {
+  const matched: CompiledRule[] = [];
+  for (const rule of ruleSet.rules) {
+    if (!rule.enabled) {
+      evaluations.push({ rule, outcome: 'disabled' });
+      continue;
+    }
+    const failed = matchRule(rule, facts);
+    if (failed === undefined) matched.push(rule);
+    evaluations.push(failed === undefined ? { rule, outcome: 'matched' } : { rule, outcome: 'not-matched', failed });
+  }
+  return matched;
+}
+
 /**
  * Runs the engine on one incoming Pod, any JSON value: reads it through the Pod boundary (podFacts), matches every
  * rule against the original Pod, applies the matching enabled rules in order (remove, then add), then the managed
@@ -300,18 +315,9 @@ export function mutatePod(
   if (facts.daemonSetOwned) {
     return { ...base, decision: 'skipped', applied: [], audited: [], evaluations: [], skipReason: 'DaemonSet-owned Pods are not mutated' };
   }
-  // All rules are matched against the original Pod before any mutation.
+  // All rules are matched against the original Pod before any mutation: through the index, or every rule to explain.
   const evaluations: RuleEvaluation[] = [];
-  const matched: CompiledRule[] = [];
-  for (const rule of ruleSet.rules) {
-    if (!rule.enabled) {
-      if (explain) evaluations.push({ rule, outcome: 'disabled' });
-      continue;
-    }
-    const failed = matchRule(rule, facts);
-    if (failed === undefined) matched.push(rule);
-    if (explain) evaluations.push(failed === undefined ? { rule, outcome: 'matched' } : { rule, outcome: 'not-matched', failed });
-  }
+  const matched = explain ? evaluateEveryRule(ruleSet, facts, evaluations) : matchingRules(ruleSet, facts);
   const audited: AuditedMatch[] = [];
   const denied = (denial: LimitExceededError): MutationOutcome => ({ ...base, decision: 'denied', applied: [], audited, evaluations, denial });
   const isAudited = (rule: CompiledRule): boolean => auditAll || rule.enforcement === 'audit';
