@@ -53,6 +53,18 @@ function listToSet(values: readonly string[] | undefined): ReadonlySet<string> |
   return values === undefined || values.length === 0 ? undefined : new Set(values);
 }
 
+// Shared by every rule without the field: a snapshot compiles 10,000 rules at a cold start.
+const NO_ENTRIES: readonly (readonly [string, string])[] = Object.freeze([]);
+const NO_KEYS: ReadonlySet<string> = new Set();
+
+function entriesOf(map: Readonly<Record<string, string>> | undefined): readonly (readonly [string, string])[] {
+  return map === undefined ? NO_ENTRIES : Object.entries(map);
+}
+
+function keySet(keys: readonly string[] | undefined): ReadonlySet<string> {
+  return keys === undefined || keys.length === 0 ? NO_KEYS : new Set(keys);
+}
+
 function affinitySelector(source: NodeAffinity | undefined): AffinitySelector | undefined {
   if (source === undefined) return undefined;
   const required = source.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms.map(termFromKubernetes);
@@ -73,21 +85,21 @@ function compileRule(rule: NormalizedRule): CompiledRule {
       namespaces: listToSet(selector.namespaces),
       kinds: listToSet(selector.kinds),
       names: listToSet(selector.names),
-      matchLabels: Object.entries(selector.labelSelector?.matchLabels ?? {}),
+      matchLabels: entriesOf(selector.labelSelector?.matchLabels),
       labelExpressions: selector.labelSelector?.matchExpressions ?? [],
-      nodeSelector: Object.entries(selector.nodeSelectorMatch ?? {}),
+      nodeSelector: entriesOf(selector.nodeSelectorMatch),
       tolerations: selector.tolerationsMatch ?? [],
       nodeAffinity: affinitySelector(selector.nodeAffinityMatch),
     },
     remove: {
       nodeAffinityAll: remove.nodeAffinity?.all === true,
-      nodeAffinityKeys: new Set(remove.nodeAffinity?.keys ?? []),
+      nodeAffinityKeys: keySet(remove.nodeAffinity?.keys),
       nodeSelectorKeys: remove.nodeSelector?.keys ?? [],
-      tolerationKeys: new Set(remove.tolerations?.keys ?? []),
+      tolerationKeys: keySet(remove.tolerations?.keys),
     },
     add: {
-      annotations: Object.entries(add.annotations ?? {}),
-      nodeSelector: Object.entries(add.nodeSelector ?? {}),
+      annotations: entriesOf(add.annotations),
+      nodeSelector: entriesOf(add.nodeSelector),
       tolerations: add.tolerations ?? [],
       nodeAffinity: affinitySelector(add.nodeAffinity),
     },

@@ -22,12 +22,12 @@ export interface IndexedRule {
 
 /** Positions (in application order, ascending) of the enabled rules that can match, per dimension value. */
 export interface RuleIndex {
-  readonly byValue: { readonly [D in Dimension]: ReadonlyMap<string, Uint32Array> };
+  readonly byValue: { readonly [D in Dimension]: ReadonlyMap<string, readonly number[]> };
   /** Enabled rules that set none of namespaces, kinds and names. */
-  readonly any: Uint32Array;
+  readonly any: readonly number[];
 }
 
-const NONE = new Uint32Array(0);
+const NONE: readonly number[] = [];
 
 /** How many rules list each value, per dimension: a value many rules share makes a poor bucket. */
 function valueCounts(rules: readonly IndexedRule[]): Record<Dimension, Map<string, number>> {
@@ -65,36 +65,36 @@ function chosenDimension(rule: IndexedRule, counts: Record<Dimension, Map<string
 /** Builds the index of rules given in application order; disabled rules are in no list. Pure. */
 export function indexRules(rules: readonly IndexedRule[]): RuleIndex {
   const counts = valueCounts(rules);
-  const lists = { namespaces: new Map<string, number[]>(), names: new Map<string, number[]>(), kinds: new Map<string, number[]>() };
+  const byValue = { namespaces: new Map<string, number[]>(), names: new Map<string, number[]>(), kinds: new Map<string, number[]>() };
   const any: number[] = [];
-  rules.forEach((rule, position) => {
-    if (!rule.enabled) return;
+  for (let position = 0; position < rules.length; position += 1) {
+    const rule = rules[position]!;
+    if (!rule.enabled) continue;
     const dimension = chosenDimension(rule, counts);
     if (dimension === undefined) {
       any.push(position);
-      return;
+      continue;
     }
+    const lists = byValue[dimension];
     for (const value of rule.match[dimension]!) {
-      const list = lists[dimension].get(value);
-      if (list === undefined) lists[dimension].set(value, [position]);
+      const list = lists.get(value);
+      if (list === undefined) lists.set(value, [position]);
       else list.push(position);
     }
-  });
-  const frozen = (map: Map<string, number[]>) => new Map([...map].map(([value, positions]) => [value, Uint32Array.from(positions)]));
-  return { byValue: { namespaces: frozen(lists.namespaces), names: frozen(lists.names), kinds: frozen(lists.kinds) }, any: Uint32Array.from(any) };
+  }
+  return { byValue, any };
 }
 
 /** Merges two ascending position lists (disjoint: each rule is filed under one dimension). */
-function mergeAscending(left: Uint32Array, right: Uint32Array): Uint32Array {
+function mergeAscending(left: readonly number[], right: readonly number[]): readonly number[] {
   if (left.length === 0) return right;
   if (right.length === 0) return left;
-  const merged = new Uint32Array(left.length + right.length);
+  const merged: number[] = [];
   let i = 0;
   let j = 0;
-  let k = 0;
-  while (i < left.length && j < right.length) merged[k++] = left[i]! < right[j]! ? left[i++]! : right[j++]!;
-  while (i < left.length) merged[k++] = left[i++]!;
-  while (j < right.length) merged[k++] = right[j++]!;
+  while (i < left.length && j < right.length) merged.push(left[i]! < right[j]! ? left[i++]! : right[j++]!);
+  while (i < left.length) merged.push(left[i++]!);
+  while (j < right.length) merged.push(right[j++]!);
   return merged;
 }
 
@@ -102,7 +102,7 @@ function mergeAscending(left: Uint32Array, right: Uint32Array): Uint32Array {
  * Positions of the rules that can match a workload, ascending (application order): the workload's bucket in each
  * dimension and the "any" list. Every enabled rule that matches is among them. Pure.
  */
-export function candidatePositions(index: RuleIndex, workload: Workload): Uint32Array {
+export function candidatePositions(index: RuleIndex, workload: Workload): readonly number[] {
   let positions = index.any;
   for (const dimension of DIMENSIONS) {
     positions = mergeAscending(positions, index.byValue[dimension].get(workload[WORKLOAD_FIELD[dimension]]) ?? NONE);
