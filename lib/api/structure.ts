@@ -226,8 +226,10 @@ function validateStructure(schema: object, value: unknown, path: string, issues:
 }
 
 /**
- * A valid value normalized: declared fields only (a valid value has no others), and the values the declaration marks
- * absent left out (all: false, an empty list of values). Pure; the input is not edited.
+ * A valid value normalized: declared fields only (a valid value has no others), in the declaration's order, and the
+ * values the declaration marks absent left out (all: false, an empty list of values). Pure; the input is not edited.
+ * A part already in normal form is returned as it is, not copied: a snapshot's rules, validated again on every cold
+ * start, are normalized already.
  */
 function normalizeStructure<T>(schema: object, value: T): T {
   return normalizeNode(nodeOf(schema), value) as T;
@@ -238,23 +240,50 @@ function isAbsent(node: Node, value: unknown): boolean {
   return (when === 'false' && value === false) || (when === 'empty' && Array.isArray(value) && value.length === 0);
 }
 
-function normalizeNode(node: Node, value: unknown): unknown {
-  if (Array.isArray(value)) {
-    const list: readonly unknown[] = value;
-    const { items } = node;
-    if (items === undefined) return [...list];
-    const result: unknown[] = new Array(list.length);
-    for (let index = 0; index < list.length; index += 1) result[index] = normalizeNode(items, list[index]);
-    return result;
+function normalizeList(items: Node, list: readonly unknown[]): readonly unknown[] {
+  let result: unknown[] | undefined;
+  for (let index = 0; index < list.length; index += 1) {
+    const item = normalizeNode(items, list[index]);
+    if (result === undefined && item !== list[index]) result = list.slice(0, index);
+    result?.push(item);
   }
-  if (!isJsonObject(value)) return value;
-  if (node.additional !== undefined) return { ...value };
+  return result ?? list;
+}
+
+/** The fields of `value` among the first `end` declared ones, as they are: those a normalization kept unchanged. */
+function keptFields(node: Node, value: JsonObject, end: number): JsonObject {
   const result: JsonObject = {};
-  for (const { name, node: child } of node.properties) {
-    const item = value[name];
-    if (item !== undefined && !isAbsent(child, item)) result[name] = normalizeNode(child, item);
+  for (let index = 0; index < end; index += 1) {
+    const { name } = node.properties[index]!;
+    if (value[name] !== undefined) result[name] = value[name];
   }
   return result;
+}
+
+/** The declared, present, normalized fields of an object, in the declaration's order; the object itself when it is so. */
+function normalizeObject(node: Node, value: JsonObject): JsonObject {
+  const keys = Object.keys(value);
+  const { properties } = node;
+  let result: JsonObject | undefined;
+  let kept = 0;
+  for (let index = 0; index < properties.length; index += 1) {
+    const { name, node: child } = properties[index]!;
+    const item = value[name];
+    if (item === undefined) continue;
+    const normalized = isAbsent(child, item) ? undefined : normalizeNode(child, item);
+    if (result === undefined && (normalized !== item || keys[kept] !== name)) result = keptFields(node, value, index);
+    if (normalized === undefined) continue;
+    if (result !== undefined) result[name] = normalized;
+    kept += 1;
+  }
+  // Fields it does not declare (none in a valid value) or out of the declaration's order: a copy without them.
+  return result ?? (kept === keys.length ? value : keptFields(node, value, properties.length));
+}
+
+function normalizeNode(node: Node, value: unknown): unknown {
+  if (Array.isArray(value)) return node.items === undefined ? value : normalizeList(node.items, value);
+  if (!isJsonObject(value) || node.additional !== undefined) return value;
+  return normalizeObject(node, value);
 }
 
 export { validateStructure, normalizeStructure };
