@@ -280,6 +280,19 @@ function auditRule(state: SchedulingState, rule: CompiledRule, facts: PodFacts):
   return { name: rule.name, operations: operations.length, fields: [...new Set(operations.map((operation) => changedField(operation.path)))] };
 }
 
+/** What every outcome of one Pod shares. */
+type OutcomeBase = Pick<MutationOutcome, 'workload' | 'facts' | 'pod' | 'patch' | 'warnings'>;
+
+/** The outcome of a review that a limit denied: nothing applied. */
+function deniedOutcome(base: OutcomeBase, audited: readonly AuditedMatch[], evaluations: readonly RuleEvaluation[], denial: LimitExceededError): MutationOutcome {
+  return { ...base, decision: 'denied', applied: [], audited, evaluations, denial };
+}
+
+/** True when a matched rule is only audited: the deployment audits every rule, or the rule says so. */
+function isAudited(rule: CompiledRule, auditAll: boolean): boolean {
+  return auditAll || rule.enforcement === 'audit';
+}
+
 /** Matches every rule, recording each one's evaluation for `explain`; returns the enabled rules that matched, in order. */
 function evaluateEveryRule(ruleSet: RuleSet, facts: PodFacts, evaluations: RuleEvaluation[]): CompiledRule[] {
   const matched: CompiledRule[] = [];
@@ -311,7 +324,7 @@ export function mutatePod(
   const { managedSteps = [], explain = false } = options;
   const auditAll = options.enforcement === 'audit';
   const facts = podFacts(pod, namespace, options.source, options.fallbackNamespace);
-  const base = { workload: facts.workload, facts, pod: facts.pod, patch: [] as readonly JsonPatchOperation[], warnings: [] as readonly string[] };
+  const base: OutcomeBase = { workload: facts.workload, facts, pod: facts.pod, patch: [], warnings: [] };
   if (facts.daemonSetOwned) {
     return { ...base, decision: 'skipped', applied: [], audited: [], evaluations: [], skipReason: 'DaemonSet-owned Pods are not mutated' };
   }
@@ -319,14 +332,12 @@ export function mutatePod(
   const evaluations: RuleEvaluation[] = [];
   const matched = explain ? evaluateEveryRule(ruleSet, facts, evaluations) : matchingRules(ruleSet, facts);
   const audited: AuditedMatch[] = [];
-  const denied = (denial: LimitExceededError): MutationOutcome => ({ ...base, decision: 'denied', applied: [], audited, evaluations, denial });
-  const isAudited = (rule: CompiledRule): boolean => auditAll || rule.enforcement === 'audit';
   if (matched.length > 0) {
-    const enforced = matched.find((rule) => !isAudited(rule));
+    const enforced = matched.find((rule) => !isAudited(rule, auditAll));
     const rawDenial = rawLimitDenial((enforced ?? matched[0]!).name, facts);
     if (rawDenial !== undefined) {
       // Audit never denies: the audited rules record the denial that enforcing them would cause.
-      if (enforced !== undefined) return denied(rawDenial);
+      if (enforced !== undefined) return deniedOutcome(base, audited, evaluations, rawDenial);
       const would = matched.map((rule) => ({ name: rule.name, operations: 0, fields: [], denial: rawLimitDenial(rule.name, facts)!.message }));
       return { ...base, decision: 'unchanged', applied: [], audited: would, evaluations };
     }
@@ -334,12 +345,12 @@ export function mutatePod(
   let state = INITIAL_STATE;
   const applied: string[] = [];
   for (const rule of matched) {
-    if (isAudited(rule)) {
+    if (isAudited(rule, auditAll)) {
       audited.push(auditRule(state, rule, facts));
       continue;
     }
     const result = applyRule(state, rule, facts);
-    if ('denied' in result) return denied(result.denied);
+    if ('denied' in result) return deniedOutcome(base, audited, evaluations, result.denied);
     state = result.state;
     applied.push(rule.name);
   }
@@ -347,7 +358,7 @@ export function mutatePod(
   for (const step of managedSteps) {
     const result = step.apply(state, facts, context);
     if (result === undefined) continue;
-    if ('denied' in result) return denied(result.denied);
+    if ('denied' in result) return deniedOutcome(base, audited, evaluations, result.denied);
     state = result.state;
     applied.push(step.name);
   }
