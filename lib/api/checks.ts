@@ -64,6 +64,9 @@ function nodeRequirement(requirement: JsonObject, path: string, issues: IssueSin
   }
 }
 
+/** The workloadSelector fields that restrict which Pods a rule selects. */
+const SELECTOR_DIMENSIONS = ['namespaces', 'kinds', 'names', 'labelSelector', 'nodeAffinityMatch', 'nodeSelectorMatch', 'tolerationsMatch'];
+
 /** The named checks of values and objects. */
 export const CHECKS = {
   'label-key': (key: string, path: string, issues: IssueSink) => report(issues, path, labelKeyProblem(key, false)),
@@ -110,9 +113,7 @@ export const CHECKS = {
     }
   },
   'workload-selector': (selector: JsonObject, path: string, issues: IssueSink) => {
-    const dimensions = ['namespaces', 'kinds', 'names', 'labelSelector', 'nodeAffinityMatch', 'nodeSelectorMatch', 'tolerationsMatch'].filter(
-      (dimension) => selector[dimension] !== undefined,
-    );
+    const dimensions = SELECTOR_DIMENSIONS.filter((dimension) => selector[dimension] !== undefined);
     // all: false counts as absent, as mutationRemove.nodeAffinity.all does.
     if (selector.all === true && dimensions.length > 0) {
       issues.add(`${path}.all`, `all: true selects every Pod and takes no other dimension (got ${dimensions.join(', ')})`);

@@ -72,10 +72,28 @@ function affinitySelector(source: NodeAffinity | undefined): AffinitySelector | 
   return { required: required?.length ? required : undefined, preferred };
 }
 
-/** Compiles one validated rule. Pure. */
+/** A value computed on its first read, then kept. */
+function onFirstRead<T>(compute: () => T): () => T {
+  let computed = false;
+  let value: T;
+  return () => {
+    if (!computed) {
+      value = compute();
+      computed = true;
+    }
+    return value;
+  };
+}
+
+/**
+ * Compiles one validated rule. Pure. Its node affinities are converted on first read: that is most of compiling a
+ * rule, a cold start compiles every rule of the snapshot, and a review reads only those of its candidates.
+ */
 function compileRule(rule: NormalizedRule): CompiledRule {
   const selector = rule.workloadSelector;
   const { mutationRemove: remove, mutationAdd: add } = rule;
+  const matchAffinity = onFirstRead(() => affinitySelector(selector.nodeAffinityMatch));
+  const addAffinity = onFirstRead(() => affinitySelector(add.nodeAffinity));
   return {
     name: rule.name,
     priority: rule.priority,
@@ -89,7 +107,9 @@ function compileRule(rule: NormalizedRule): CompiledRule {
       labelExpressions: selector.labelSelector?.matchExpressions ?? [],
       nodeSelector: entriesOf(selector.nodeSelectorMatch),
       tolerations: selector.tolerationsMatch ?? [],
-      nodeAffinity: affinitySelector(selector.nodeAffinityMatch),
+      get nodeAffinity() {
+        return matchAffinity();
+      },
     },
     remove: {
       nodeAffinityAll: remove.nodeAffinity?.all === true,
@@ -101,7 +121,9 @@ function compileRule(rule: NormalizedRule): CompiledRule {
       annotations: entriesOf(add.annotations),
       nodeSelector: entriesOf(add.nodeSelector),
       tolerations: add.tolerations ?? [],
-      nodeAffinity: affinitySelector(add.nodeAffinity),
+      get nodeAffinity() {
+        return addAffinity();
+      },
     },
   };
 }
