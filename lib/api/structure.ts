@@ -1,8 +1,8 @@
 /**
  * The structural part of validation, run from the schema declaration (lib/api/schema.ts) for the JSON Schema subset a
  * structural schema uses: types, required and unknown fields, list and map bounds, string bounds, enumerations and
- * integer ranges; then each node's named checks (lib/api/checks.ts). Every issue names its field path. Also the
- * normalization of a valid value: only declared fields, and the values the declaration marks absent left out.
+ * integer ranges; then each node's named checks (lib/api/checks.ts). Every issue names its field path. The same walk
+ * normalizes a valid value: only declared fields, and the values the declaration marks absent left out.
  */
 import { isJsonObject, previewInput, type IssueSink, type JsonObject } from '../values/index.ts';
 import { CHECKS, KEY_CHECKS } from './checks.ts';
@@ -164,90 +164,9 @@ function fieldPath(path: string, key: string): string {
   return path === '' ? key : `${path}.${key}`;
 }
 
-function validateObject(node: Node, value: JsonObject, path: string, issues: IssueSink): void {
-  const keys = Object.keys(value);
-  limit(issues, path, node, keys.length);
-  const { additional, keyCheck } = node;
-  if (additional !== undefined) {
-    for (const key of keys) {
-      if (keyCheck !== undefined) keyCheck(key, fieldPath(path, key), issues);
-      validateNode(additional, value[key], fieldPath(path, key), issues, 'value ');
-    }
-    return;
-  }
-  for (const key of keys) {
-    // Unknown fields are rejected: a misspelt selector field would otherwise widen the match.
-    if (!node.declared.has(key)) issues.add(fieldPath(path, key), `unknown field; expected one of ${node.known}`);
-  }
-  for (const name of node.required) {
-    if (value[name] === undefined) issues.add(fieldPath(path, name), node.schema.properties?.[name]?.['x-required'] ?? 'is required');
-  }
-  for (const { name, node: child, hasDefault } of node.properties) {
-    const item = value[name];
-    // A null where the declaration has a default is the default, as the API server prunes the null and defaults.
-    if (item !== undefined && !(item === null && hasDefault)) validateNode(child, item, fieldPath(path, name), issues, '');
-  }
-}
-
-/** Validates `value` at `path` against one node: its structure, its children, then its named check. */
-function validateNode(node: Node, value: unknown, path: string, issues: IssueSink, prefix: string): void {
-  if (node.forbidden !== undefined) {
-    issues.add(path, node.forbidden);
-    return;
-  }
-  if (!typeMatches(value, node.type)) {
-    issues.add(path, `${prefix}${wrongValue(node.schema, value)}`);
-    return;
-  }
-  if (node.enumeration !== undefined && !node.enumeration.includes(value as string)) {
-    issues.add(path, `${prefix}${wrongValue(node.schema, value)}`);
-    return;
-  }
-  if (typeof value === 'number' && ((node.minimum !== undefined && value < node.minimum) || (node.maximum !== undefined && value > node.maximum))) {
-    issues.add(path, `${prefix}${wrongValue(node.schema, value)}`);
-    return;
-  }
-  if (typeof value === 'string') validateString(node, value, path, issues, prefix);
-  if (Array.isArray(value)) {
-    limit(issues, path, node, value.length);
-    const { items } = node;
-    if (items !== undefined) for (let index = 0; index < value.length; index += 1) validateNode(items, value[index], `${path}[${index}]`, issues, '');
-  }
-  if (isJsonObject(value)) validateObject(node, value, path, issues);
-  const { check } = node;
-  if (check === undefined) return;
-  // A map value's reasons say "value", as its key's say the key: both sit at the same path.
-  check(value, path, prefix === '' ? issues : { add: (field, reason) => issues.add(field, `${prefix}${reason}`) });
-}
-
-/** Validates a value against the declaration's node, adding every issue under `path`. */
-function validateStructure(schema: object, value: unknown, path: string, issues: IssueSink): void {
-  validateNode(nodeOf(schema), value, path, issues, '');
-}
-
-/**
- * A valid value normalized: declared fields only (a valid value has no others), in the declaration's order, and the
- * values the declaration marks absent left out (all: false, an empty list of values). Pure; the input is not edited.
- * A part already in normal form is returned as it is, not copied: a snapshot's rules, validated again on every cold
- * start, are normalized already.
- */
-function normalizeStructure<T>(schema: object, value: T): T {
-  return normalizeNode(nodeOf(schema), value) as T;
-}
-
 function isAbsent(node: Node, value: unknown): boolean {
   const when = node.absentWhen;
   return (when === 'false' && value === false) || (when === 'empty' && Array.isArray(value) && value.length === 0);
-}
-
-function normalizeList(items: Node, list: readonly unknown[]): readonly unknown[] {
-  let result: unknown[] | undefined;
-  for (let index = 0; index < list.length; index += 1) {
-    const item = normalizeNode(items, list[index]);
-    if (result === undefined && item !== list[index]) result = list.slice(0, index);
-    result?.push(item);
-  }
-  return result ?? list;
 }
 
 /** The fields of `value` among the first `end` declared ones, as they are: those a normalization kept unchanged. */
@@ -260,31 +179,99 @@ function keptFields(node: Node, value: JsonObject, end: number): JsonObject {
   return result;
 }
 
-/** The declared, present, normalized fields of an object, in the declaration's order; the object itself when it is so. */
-function normalizeObject(node: Node, value: JsonObject): JsonObject {
+/** Validates an object's fields; returns its normal form: declared, present fields in the declaration's order. */
+function validateObject(node: Node, value: JsonObject, path: string, issues: IssueSink): JsonObject {
   const keys = Object.keys(value);
-  const { properties } = node;
+  limit(issues, path, node, keys.length);
+  const { additional, keyCheck, properties } = node;
+  if (additional !== undefined) {
+    for (const key of keys) {
+      if (keyCheck !== undefined) keyCheck(key, fieldPath(path, key), issues);
+      validateNode(additional, value[key], fieldPath(path, key), issues, 'value ');
+    }
+    return value;
+  }
+  for (const key of keys) {
+    // Unknown fields are rejected: a misspelt selector field would otherwise widen the match.
+    if (!node.declared.has(key)) issues.add(fieldPath(path, key), `unknown field; expected one of ${node.known}`);
+  }
+  for (const name of node.required) {
+    if (value[name] === undefined) issues.add(fieldPath(path, name), node.schema.properties?.[name]?.['x-required'] ?? 'is required');
+  }
   let result: JsonObject | undefined;
   let kept = 0;
   for (let index = 0; index < properties.length; index += 1) {
-    const { name, node: child } = properties[index]!;
+    const { name, node: child, hasDefault } = properties[index]!;
     const item = value[name];
     if (item === undefined) continue;
-    const normalized = isAbsent(child, item) ? undefined : normalizeNode(child, item);
+    // A null where the declaration has a default is the default, as the API server prunes the null and defaults.
+    const checked = item === null && hasDefault ? item : validateNode(child, item, fieldPath(path, name), issues, '');
+    const normalized = isAbsent(child, item) ? undefined : checked;
     if (result === undefined && (normalized !== item || keys[kept] !== name)) result = keptFields(node, value, index);
     if (normalized === undefined) continue;
     if (result !== undefined) result[name] = normalized;
     kept += 1;
   }
-  // Fields it does not declare (none in a valid value) or out of the declaration's order: a copy without them.
+  // Fields it does not declare or out of the declaration's order: a copy without them.
   return result ?? (kept === keys.length ? value : keptFields(node, value, properties.length));
 }
 
-function normalizeNode(node: Node, value: unknown): unknown {
-  if (Array.isArray(value)) return node.items === undefined ? value : normalizeList(node.items, value);
-  if (!isJsonObject(value) || node.additional !== undefined) return value;
-  return normalizeObject(node, value);
+/** Validates a list's items; returns its normal form, the list itself when every item is normal. */
+function validateList(items: Node, list: readonly unknown[], path: string, issues: IssueSink): readonly unknown[] {
+  let result: unknown[] | undefined;
+  for (let index = 0; index < list.length; index += 1) {
+    const item = validateNode(items, list[index], `${path}[${index}]`, issues, '');
+    if (result === undefined && item !== list[index]) result = list.slice(0, index);
+    result?.push(item);
+  }
+  return result ?? list;
 }
 
-export { validateStructure, normalizeStructure };
+/**
+ * Validates `value` at `path` against one node: its structure, its children, then its named check. Returns the value
+ * normalized (meaningful only when no issue was added): a part already in normal form is returned as it is.
+ */
+function validateNode(node: Node, value: unknown, path: string, issues: IssueSink, prefix: string): unknown {
+  if (node.forbidden !== undefined) {
+    issues.add(path, node.forbidden);
+    return value;
+  }
+  if (!typeMatches(value, node.type)) {
+    issues.add(path, `${prefix}${wrongValue(node.schema, value)}`);
+    return value;
+  }
+  if (node.enumeration !== undefined && !node.enumeration.includes(value as string)) {
+    issues.add(path, `${prefix}${wrongValue(node.schema, value)}`);
+    return value;
+  }
+  if (typeof value === 'number' && ((node.minimum !== undefined && value < node.minimum) || (node.maximum !== undefined && value > node.maximum))) {
+    issues.add(path, `${prefix}${wrongValue(node.schema, value)}`);
+    return value;
+  }
+  let normalized = value;
+  if (typeof value === 'string') validateString(node, value, path, issues, prefix);
+  if (Array.isArray(value)) {
+    limit(issues, path, node, value.length);
+    if (node.items !== undefined) normalized = validateList(node.items, value, path, issues);
+  }
+  if (isJsonObject(value)) normalized = validateObject(node, value, path, issues);
+  const { check } = node;
+  if (check === undefined) return normalized;
+  // A map value's reasons say "value", as its key's say the key: both sit at the same path.
+  check(value, path, prefix === '' ? issues : { add: (field, reason) => issues.add(field, `${prefix}${reason}`) });
+  return normalized;
+}
+
+/**
+ * Validates a value against the declaration's node, adding every issue under `path`. Returns it normalized, for a
+ * value without issues: declared fields only (a valid value has no others), in the declaration's order, and the
+ * values the declaration marks absent left out (all: false, an empty list of values). The input is not edited; a
+ * part already in normal form is returned as it is, not copied (a snapshot's rules, validated again on every cold
+ * start, are normalized already).
+ */
+function validateStructure(schema: object, value: unknown, path: string, issues: IssueSink): unknown {
+  return validateNode(nodeOf(schema), value, path, issues, '');
+}
+
+export { validateStructure };
 export type { SchemaNode };

@@ -6,7 +6,7 @@
 import { previewInput, isDns1123Subdomain, isJsonObject, IssueList, type IssueSink } from '../values/index.ts';
 import { checkRemovesOrAdds, checkRuleBudget } from './checks.ts';
 import { PodMutationSpecSchema, type PodMutationSpec } from './schema.ts';
-import { normalizeStructure, validateStructure } from './structure.ts';
+import { validateStructure } from './structure.ts';
 import {
   ENFORCEMENT_ANNOTATION,
   ENFORCEMENTS,
@@ -83,10 +83,9 @@ export function validatePodMutation(resource: unknown): RuleVerdict {
     issues.add('spec', 'must be an object');
     return invalidVerdict(name, generation, issues);
   }
-  validateStructure(PodMutationSpecSchema, spec, 'spec', issues);
+  const normalized = validateStructure(PodMutationSpecSchema, spec, 'spec', issues) as PodMutationSpec;
   if (issues.count > 0) return invalidVerdict(name, generation, issues);
 
-  const normalized = normalizeStructure(PodMutationSpecSchema, spec as PodMutationSpec);
   const remove = normalized.mutationRemove ?? {};
   const add = normalized.mutationAdd ?? {};
   if (!checkRemovesOrAdds(remove, add, issues)) return invalidVerdict(name, generation, issues);
