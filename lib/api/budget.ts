@@ -36,14 +36,17 @@ export function ruleCost(rule: NormalizedRule): RuleCost {
   return { ...counts, bytes: Buffer.byteLength(JSON.stringify(rule), 'utf8') };
 }
 
+/** One issue of a rule over its budget. */
+function overBudget(what: string, actual: number, budget: number): RuleIssue {
+  return { field: 'spec', reason: `the rule holds ${actual} ${what}, above the per-rule budget of ${budget}` };
+}
+
 /** The issues of a rule over its budget, each naming the budget; empty within it. */
 export function budgetIssues(cost: RuleCost): RuleIssue[] {
   const issues: RuleIssue[] = [];
-  const over = (what: string, actual: number, budget: number) =>
-    issues.push({ field: 'spec', reason: `the rule holds ${actual} ${what}, above the per-rule budget of ${budget}` });
-  if (cost.requirements > RULE_BUDGET.maxRequirements) over('requirements (node affinity and label selector)', cost.requirements, RULE_BUDGET.maxRequirements);
-  if (cost.values > RULE_BUDGET.maxValues) over('requirement values', cost.values, RULE_BUDGET.maxValues);
-  if (cost.bytes > RULE_BUDGET.maxBytes) over('bytes of JSON', cost.bytes, RULE_BUDGET.maxBytes);
+  if (cost.requirements > RULE_BUDGET.maxRequirements) issues.push(overBudget('requirements (node affinity and label selector)', cost.requirements, RULE_BUDGET.maxRequirements));
+  if (cost.values > RULE_BUDGET.maxValues) issues.push(overBudget('requirement values', cost.values, RULE_BUDGET.maxValues));
+  if (cost.bytes > RULE_BUDGET.maxBytes) issues.push(overBudget('bytes of JSON', cost.bytes, RULE_BUDGET.maxBytes));
   return issues;
 }
 

@@ -2,8 +2,8 @@
  * The structural part of validation, run from the schema declaration (lib/api/schema.ts) for the JSON Schema subset a
  * structural schema uses: types, required and unknown fields, list and map bounds, string bounds, enumerations and
  * integer ranges, alternatives of different types (lib/rule-tests' test file format uses them); then each node's named
- * checks (lib/api/checks.ts). Every issue names its field path. Also the normalization of a valid value: only declared
- * fields, and the values the declaration marks absent left out.
+ * checks (lib/api/checks.ts). Every issue names its field path. The same walk
+ * normalizes a valid value: only declared fields, and the values the declaration marks absent left out.
  */
 import { isJsonObject, previewInput, type IssueSink, type JsonObject } from '../values/index.ts';
 import { CHECKS, KEY_CHECKS } from './checks.ts';
@@ -38,15 +38,78 @@ interface SchemaNode {
   readonly 'x-absent-when'?: 'false' | 'empty';
 }
 
-const PATTERNS = new Map<string, RegExp>();
+type Check = (checked: unknown, at: string, into: IssueSink) => void;
+type KeyCheck = (key: string, at: string, into: IssueSink) => void;
 
-function patternOf(source: string): RegExp {
-  let pattern = PATTERNS.get(source);
-  if (pattern === undefined) {
-    pattern = new RegExp(source);
-    PATTERNS.set(source, pattern);
-  }
-  return pattern;
+/**
+ * A declaration node read once into one fixed shape. The validator visits every node of every rule (10,000 rules
+ * again on a cold start), and TypeBox's nodes each have their own set of keys: reading them directly made every
+ * access polymorphic and validation about twice as slow.
+ */
+interface Node {
+  readonly schema: SchemaNode;
+  readonly type: SchemaNode['type'];
+  readonly forbidden: string | undefined;
+  readonly enumeration: readonly string[] | undefined;
+  readonly minimum: number | undefined;
+  readonly maximum: number | undefined;
+  /** Only for strings without a named check (which says what is wrong in words). */
+  readonly maxLength: number | undefined;
+  readonly pattern: RegExp | undefined;
+  readonly maxSize: number | undefined;
+  readonly minSize: number | undefined;
+  readonly items: Node | undefined;
+  readonly alternatives: readonly Node[] | undefined;
+  readonly additional: Node | undefined;
+  readonly keyCheck: KeyCheck | undefined;
+  readonly properties: readonly Property[];
+  readonly declared: ReadonlySet<string>;
+  /** The declared names, for the reason of an unknown field. */
+  readonly known: string;
+  readonly required: readonly string[];
+  readonly check: Check | undefined;
+  readonly absentWhen: SchemaNode['x-absent-when'];
+}
+
+interface Property {
+  readonly name: string;
+  readonly node: Node;
+  readonly hasDefault: boolean;
+}
+
+const NODES = new WeakMap<SchemaNode, Node>();
+
+function nodeOf(schema: SchemaNode): Node {
+  let node = NODES.get(schema);
+  if (node !== undefined) return node;
+  const properties = schema.properties ?? {};
+  const checkedInWords = schema['x-check'] !== undefined || schema['x-checked-by-parent'] === true;
+  const check = schema['x-check'];
+  const keyCheck = schema['x-key-check'];
+  node = {
+    schema,
+    type: schema.type,
+    forbidden: schema['x-forbidden'],
+    enumeration: schema.enum,
+    minimum: schema.minimum,
+    maximum: schema.maximum,
+    maxLength: checkedInWords ? undefined : schema.maxLength,
+    pattern: checkedInWords || schema.pattern === undefined ? undefined : new RegExp(schema.pattern),
+    maxSize: schema.maxItems ?? schema.maxProperties,
+    minSize: schema.minItems ?? schema.minProperties,
+    items: schema.items === undefined ? undefined : nodeOf(schema.items),
+    alternatives: schema.anyOf?.map(nodeOf),
+    additional: schema.additionalProperties === undefined ? undefined : nodeOf(schema.additionalProperties),
+    keyCheck: keyCheck === undefined ? undefined : KEY_CHECKS[keyCheck],
+    properties: Object.entries(properties).map(([name, child]) => ({ name, node: nodeOf(child), hasDefault: child.default !== undefined })),
+    declared: new Set(Object.keys(properties)),
+    known: Object.keys(properties).join(', '),
+    required: schema.required ?? [],
+    check: check === undefined ? undefined : (CHECKS[check] as Check),
+    absentWhen: schema['x-absent-when'],
+  };
+  NODES.set(schema, node);
+  return node;
 }
 
 function typeMatches(value: unknown, type: SchemaNode['type']): boolean {
@@ -87,120 +150,139 @@ function wrongValue(schema: SchemaNode, value: unknown): string {
   return schema.type === 'integer' || schema.enum !== undefined ? `${reason} (got ${previewInput(value)})` : reason;
 }
 
-function limit(issues: IssueSink, path: string, schema: SchemaNode, size: number): void {
-  const noun = schema['x-noun'] ?? 'items';
-  const maximum = schema.maxItems ?? schema.maxProperties;
-  const minimum = schema.minItems ?? schema.minProperties;
-  if (maximum !== undefined && size > maximum) issues.add(path, `has ${size} ${noun}, above the limit of ${maximum}`);
-  if (minimum !== undefined && size < minimum) issues.add(path, schema['x-min'] ?? `must hold at least ${minimum} ${noun}`);
+function limit(issues: IssueSink, path: string, node: Node, size: number): void {
+  const { maxSize, minSize, schema } = node;
+  if (maxSize !== undefined && size > maxSize) issues.add(path, `has ${size} ${schema['x-noun'] ?? 'items'}, above the limit of ${maxSize}`);
+  if (minSize !== undefined && size < minSize) issues.add(path, schema['x-min'] ?? `must hold at least ${minSize} ${schema['x-noun'] ?? 'items'}`);
 }
 
-function validateString(schema: SchemaNode, value: string, path: string, issues: IssueSink, prefix: string): void {
+function validateString(node: Node, value: string, path: string, issues: IssueSink, prefix: string): void {
   // A named check or the parent's validates the syntax with a reason in words; the pattern is then the CRD's only.
-  if (schema['x-check'] !== undefined || schema['x-checked-by-parent'] === true) return;
-  if (schema.maxLength !== undefined && value.length > schema.maxLength) {
-    issues.add(path, `${prefix}must be at most ${schema.maxLength} characters (got ${value.length})`);
-  } else if (schema.pattern !== undefined && !patternOf(schema.pattern).test(value)) {
-    issues.add(path, `${prefix}${previewInput(value)} does not match ${schema.pattern}`);
+  if (node.maxLength !== undefined && value.length > node.maxLength) {
+    issues.add(path, `${prefix}must be at most ${node.maxLength} characters (got ${value.length})`);
+  } else if (node.pattern !== undefined && !node.pattern.test(value)) {
+    issues.add(path, `${prefix}${previewInput(value)} does not match ${node.schema.pattern}`);
   }
 }
 
-function validateObject(schema: SchemaNode, value: JsonObject, path: string, issues: IssueSink): void {
-  const join = (key: string) => (path === '' ? key : `${path}.${key}`);
-  if (schema.additionalProperties !== undefined) {
-    limit(issues, path, schema, Object.keys(value).length);
-    const keyCheck = schema['x-key-check'];
-    for (const [key, item] of Object.entries(value)) {
-      if (keyCheck !== undefined) KEY_CHECKS[keyCheck](key, join(key), issues);
-      validateNode(schema.additionalProperties, item, join(key), issues, 'value ');
-    }
-    return;
-  }
-  const properties = schema.properties ?? {};
-  const known = Object.keys(properties);
-  limit(issues, path, schema, Object.keys(value).length);
-  for (const key of Object.keys(value)) {
-    // Unknown fields are rejected: a misspelt selector field would otherwise widen the match.
-    if (!Object.hasOwn(properties, key)) issues.add(join(key), `unknown field; expected one of ${known.join(', ')}`);
-  }
-  for (const name of schema.required ?? []) {
-    if (value[name] === undefined) issues.add(join(name), properties[name]?.['x-required'] ?? 'is required');
-  }
-  for (const [name, child] of Object.entries(properties)) {
-    // A null where the declaration has a default is the default, as the API server prunes the null and defaults.
-    if (value[name] !== undefined && !(value[name] === null && child.default !== undefined)) validateNode(child, value[name], join(name), issues, '');
-  }
+function fieldPath(path: string, key: string): string {
+  return path === '' ? key : `${path}.${key}`;
 }
 
-/** Validates `value` at `path` against one node: its structure, its children, then its named check. */
-function validateNode(schema: SchemaNode, value: unknown, path: string, issues: IssueSink, prefix: string): void {
-  if (schema['x-forbidden'] !== undefined) {
-    issues.add(path, schema['x-forbidden']);
-    return;
-  }
-  if (schema.anyOf !== undefined) {
-    const branch = schema.anyOf.find((option) => typeMatches(value, option.type));
-    if (branch === undefined) issues.add(path, `${prefix}${schema['x-message'] ?? 'has the wrong type'}`);
-    else validateNode(branch, value, path, issues, prefix);
-    return;
-  }
-  if (!typeMatches(value, schema.type)) {
-    issues.add(path, `${prefix}${wrongValue(schema, value)}`);
-    return;
-  }
-  if (schema.enum !== undefined && !schema.enum.includes(value as string)) {
-    issues.add(path, `${prefix}${wrongValue(schema, value)}`);
-    return;
-  }
-  if (typeof value === 'number' && ((schema.minimum !== undefined && value < schema.minimum) || (schema.maximum !== undefined && value > schema.maximum))) {
-    issues.add(path, `${prefix}${wrongValue(schema, value)}`);
-    return;
-  }
-  if (typeof value === 'string') validateString(schema, value, path, issues, prefix);
-  if (Array.isArray(value)) {
-    limit(issues, path, schema, value.length);
-    if (schema.items !== undefined) value.forEach((item, index) => validateNode(schema.items!, item, `${path}[${index}]`, issues, ''));
-  }
-  if (isJsonObject(value)) validateObject(schema, value, path, issues);
-  const check = schema['x-check'];
-  if (check === undefined) return;
-  // A map value's reasons say "value", as its key's say the key: both sit at the same path.
-  const sink: IssueSink = prefix === '' ? issues : { add: (field, reason) => issues.add(field, `${prefix}${reason}`) };
-  (CHECKS[check] as (checked: unknown, at: string, into: IssueSink) => void)(value, path, sink);
-}
-
-/** Validates a value against the declaration's node, adding every issue under `path`. */
-function validateStructure(schema: object, value: unknown, path: string, issues: IssueSink): void {
-  validateNode(schema, value, path, issues, '');
-}
-
-/**
- * A valid value normalized: declared fields only (a valid value has no others), and the values the declaration marks
- * absent left out (all: false, an empty list of values). Pure; the input is not edited.
- */
-function normalizeStructure<T>(schema: object, value: T): T {
-  return normalizeNode(schema, value) as T;
-}
-
-function isAbsent(schema: SchemaNode, value: unknown): boolean {
-  const when = schema['x-absent-when'];
+function isAbsent(node: Node, value: unknown): boolean {
+  const when = node.absentWhen;
   return (when === 'false' && value === false) || (when === 'empty' && Array.isArray(value) && value.length === 0);
 }
 
-function normalizeNode(schema: SchemaNode, value: unknown): unknown {
-  if (Array.isArray(value)) {
-    const list: readonly unknown[] = value;
-    return schema.items === undefined ? [...list] : list.map((item) => normalizeNode(schema.items!, item));
-  }
-  if (!isJsonObject(value)) return value;
-  if (schema.additionalProperties !== undefined) return { ...value };
+/** The fields of `value` among the first `end` declared ones, as they are: those a normalization kept unchanged. */
+function keptFields(node: Node, value: JsonObject, end: number): JsonObject {
   const result: JsonObject = {};
-  for (const [name, child] of Object.entries(schema.properties ?? {})) {
-    const item = value[name];
-    if (item !== undefined && !isAbsent(child, item)) result[name] = normalizeNode(child, item);
+  for (let index = 0; index < end; index += 1) {
+    const { name } = node.properties[index]!;
+    if (value[name] !== undefined) result[name] = value[name];
   }
   return result;
 }
 
-export { validateStructure, normalizeStructure };
+/** Validates an object's fields; returns its normal form: declared, present fields in the declaration's order. */
+function validateObject(node: Node, value: JsonObject, path: string, issues: IssueSink): JsonObject {
+  const keys = Object.keys(value);
+  limit(issues, path, node, keys.length);
+  const { additional, keyCheck, properties } = node;
+  if (additional !== undefined) {
+    for (const key of keys) {
+      if (keyCheck !== undefined) keyCheck(key, fieldPath(path, key), issues);
+      validateNode(additional, value[key], fieldPath(path, key), issues, 'value ');
+    }
+    return value;
+  }
+  for (const key of keys) {
+    // Unknown fields are rejected: a misspelt selector field would otherwise widen the match.
+    if (!node.declared.has(key)) issues.add(fieldPath(path, key), `unknown field; expected one of ${node.known}`);
+  }
+  for (const name of node.required) {
+    if (value[name] === undefined) issues.add(fieldPath(path, name), node.schema.properties?.[name]?.['x-required'] ?? 'is required');
+  }
+  let result: JsonObject | undefined;
+  let kept = 0;
+  for (let index = 0; index < properties.length; index += 1) {
+    const { name, node: child, hasDefault } = properties[index]!;
+    const item = value[name];
+    if (item === undefined) continue;
+    // A null where the declaration has a default is the default, as the API server prunes the null and defaults.
+    const checked = item === null && hasDefault ? item : validateNode(child, item, fieldPath(path, name), issues, '');
+    const normalized = isAbsent(child, item) ? undefined : checked;
+    if (result === undefined && (normalized !== item || keys[kept] !== name)) result = keptFields(node, value, index);
+    if (normalized === undefined) continue;
+    if (result !== undefined) result[name] = normalized;
+    kept += 1;
+  }
+  // Fields it does not declare or out of the declaration's order: a copy without them.
+  return result ?? (kept === keys.length ? value : keptFields(node, value, properties.length));
+}
+
+/** Validates a list's items; returns its normal form, the list itself when every item is normal. */
+function validateList(items: Node, list: readonly unknown[], path: string, issues: IssueSink): readonly unknown[] {
+  let result: unknown[] | undefined;
+  for (let index = 0; index < list.length; index += 1) {
+    const item = validateNode(items, list[index], `${path}[${index}]`, issues, '');
+    if (result === undefined && item !== list[index]) result = list.slice(0, index);
+    result?.push(item);
+  }
+  return result ?? list;
+}
+
+/**
+ * Validates `value` at `path` against one node: its structure, its children, then its named check. Returns the value
+ * normalized (meaningful only when no issue was added): a part already in normal form is returned as it is.
+ */
+function validateNode(node: Node, value: unknown, path: string, issues: IssueSink, prefix: string): unknown {
+  if (node.forbidden !== undefined) {
+    issues.add(path, node.forbidden);
+    return value;
+  }
+  if (node.alternatives !== undefined) {
+    const branch = node.alternatives.find((option) => typeMatches(value, option.type));
+    if (branch !== undefined) return validateNode(branch, value, path, issues, prefix);
+    issues.add(path, `${prefix}${node.schema['x-message'] ?? 'has the wrong type'}`);
+    return value;
+  }
+  if (!typeMatches(value, node.type)) {
+    issues.add(path, `${prefix}${wrongValue(node.schema, value)}`);
+    return value;
+  }
+  if (node.enumeration !== undefined && !node.enumeration.includes(value as string)) {
+    issues.add(path, `${prefix}${wrongValue(node.schema, value)}`);
+    return value;
+  }
+  if (typeof value === 'number' && ((node.minimum !== undefined && value < node.minimum) || (node.maximum !== undefined && value > node.maximum))) {
+    issues.add(path, `${prefix}${wrongValue(node.schema, value)}`);
+    return value;
+  }
+  let normalized = value;
+  if (typeof value === 'string') validateString(node, value, path, issues, prefix);
+  if (Array.isArray(value)) {
+    limit(issues, path, node, value.length);
+    if (node.items !== undefined) normalized = validateList(node.items, value, path, issues);
+  }
+  if (isJsonObject(value)) normalized = validateObject(node, value, path, issues);
+  const { check } = node;
+  if (check === undefined) return normalized;
+  // A map value's reasons say "value", as its key's say the key: both sit at the same path.
+  check(value, path, prefix === '' ? issues : { add: (field, reason) => issues.add(field, `${prefix}${reason}`) });
+  return normalized;
+}
+
+/**
+ * Validates a value against the declaration's node, adding every issue under `path`. Returns it normalized, for a
+ * value without issues: declared fields only (a valid value has no others), in the declaration's order, and the
+ * values the declaration marks absent left out (all: false, an empty list of values). The input is not edited; a
+ * part already in normal form is returned as it is, not copied (a snapshot's rules, validated again on every cold
+ * start, are normalized already).
+ */
+function validateStructure(schema: object, value: unknown, path: string, issues: IssueSink): unknown {
+  return validateNode(nodeOf(schema), value, path, issues, '');
+}
+
+export { validateStructure };
 export type { SchemaNode };

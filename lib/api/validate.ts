@@ -6,7 +6,7 @@
 import { previewInput, isDns1123Subdomain, isJsonObject, IssueList, type IssueSink } from '../values/index.ts';
 import { checkRemovesOrAdds, checkRuleBudget } from './checks.ts';
 import { PodMutationSpecSchema, type PodMutationSpec } from './schema.ts';
-import { normalizeStructure, validateStructure } from './structure.ts';
+import { validateStructure } from './structure.ts';
 import {
   ENFORCEMENT_ANNOTATION,
   ENFORCEMENTS,
@@ -48,6 +48,11 @@ function readEnforcement(metadata: Record<string, unknown>, issues: IssueSink): 
   return 'enforce';
 }
 
+/** The verdict on an invalid resource: its name, its generation when it has one, and the issues. */
+function invalidVerdict(name: string, generation: number | undefined, issues: IssueList): RuleVerdict {
+  return { valid: false, invalid: generation === undefined ? { name, issues: issues.reported() } : { name, generation, issues: issues.reported() } };
+}
+
 /**
  * Validates one PodMutation resource against the API contract and normalizes it
  * (defaults applied, unknown fields rejected). Pure; every issue names its field path.
@@ -58,14 +63,10 @@ export function validatePodMutation(resource: unknown): RuleVerdict {
   const generation = isJsonObject(resource) && isJsonObject(resource.metadata) && typeof resource.metadata.generation === 'number'
     ? resource.metadata.generation
     : undefined;
-  const invalid = (): RuleVerdict => ({
-    valid: false,
-    invalid: generation === undefined ? { name, issues: issues.reported() } : { name, generation, issues: issues.reported() },
-  });
 
   if (!isJsonObject(resource)) {
     issues.add('', 'must be an object');
-    return invalid();
+    return invalidVerdict(name, generation, issues);
   }
   if (resource.apiVersion !== POD_MUTATION_API_VERSION) {
     issues.add('apiVersion', `must be ${POD_MUTATION_API_VERSION} (got ${previewInput(resource.apiVersion)})`);
@@ -80,15 +81,14 @@ export function validatePodMutation(resource: unknown): RuleVerdict {
   const { spec } = resource;
   if (!isJsonObject(spec)) {
     issues.add('spec', 'must be an object');
-    return invalid();
+    return invalidVerdict(name, generation, issues);
   }
-  validateStructure(PodMutationSpecSchema, spec, 'spec', issues);
-  if (issues.count > 0) return invalid();
+  const normalized = validateStructure(PodMutationSpecSchema, spec, 'spec', issues) as PodMutationSpec;
+  if (issues.count > 0) return invalidVerdict(name, generation, issues);
 
-  const normalized = normalizeStructure(PodMutationSpecSchema, spec as PodMutationSpec);
   const remove = normalized.mutationRemove ?? {};
   const add = normalized.mutationAdd ?? {};
-  if (!checkRemovesOrAdds(remove, add, issues)) return invalid();
+  if (!checkRemovesOrAdds(remove, add, issues)) return invalidVerdict(name, generation, issues);
   const rule: NormalizedRule = {
     name,
     ...(generation === undefined ? {} : { generation }),
@@ -100,7 +100,7 @@ export function validatePodMutation(resource: unknown): RuleVerdict {
     mutationAdd: add,
   };
   checkRuleBudget(rule, issues);
-  if (issues.count > 0) return invalid();
+  if (issues.count > 0) return invalidVerdict(name, generation, issues);
   return { valid: true, rule };
 }
 

@@ -1,4 +1,4 @@
-import { describeMismatch, matchRule, type MatchDimension } from './match.ts';
+import { describeMismatch, matchingRules, matchRule, type MatchDimension } from './match.ts';
 import { podFacts, type PodFacts } from './pod.ts';
 import {
   andRequiredAffinity,
@@ -24,6 +24,7 @@ export {
   mutatePod,
   andRequiredAffinity,
   matchRule,
+  matchingRules,
   describeMismatch,
   podFacts,
 };

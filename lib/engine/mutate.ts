@@ -16,7 +16,7 @@ import {
   withoutKeys,
   type Term,
 } from '../scheduling/index.ts';
-import { matchRule, type MatchDimension } from './match.ts';
+import { matchingRules, matchRule, type MatchDimension } from './match.ts';
 import { podFacts, type PodFacts } from './pod.ts';
 import type { AffinitySelector, CompiledRule, RuleSet } from './compile.ts';
 import { currentNodeAffinity, INITIAL_STATE, podWithState, sameAffinity, type SchedulingState } from './state.ts';
@@ -280,6 +280,34 @@ function auditRule(state: SchedulingState, rule: CompiledRule, facts: PodFacts):
   return { name: rule.name, operations: operations.length, fields: [...new Set(operations.map((operation) => changedField(operation.path)))] };
 }
 
+/** What every outcome of one Pod shares. */
+type OutcomeBase = Pick<MutationOutcome, 'workload' | 'facts' | 'pod' | 'patch' | 'warnings'>;
+
+/** The outcome of a review that a limit denied: nothing applied. */
+function deniedOutcome(base: OutcomeBase, audited: readonly AuditedMatch[], evaluations: readonly RuleEvaluation[], denial: LimitExceededError): MutationOutcome {
+  return { ...base, decision: 'denied', applied: [], audited, evaluations, denial };
+}
+
+/** True when a matched rule is only audited: the deployment audits every rule, or the rule says so. */
+function isAudited(rule: CompiledRule, auditAll: boolean): boolean {
+  return auditAll || rule.enforcement === 'audit';
+}
+
+/** Matches every rule, recording each one's evaluation for `explain`; returns the enabled rules that matched, in order. */
+function evaluateEveryRule(ruleSet: RuleSet, facts: PodFacts, evaluations: RuleEvaluation[]): CompiledRule[] {
+  const matched: CompiledRule[] = [];
+  for (const rule of ruleSet.rules) {
+    if (!rule.enabled) {
+      evaluations.push({ rule, outcome: 'disabled' });
+      continue;
+    }
+    const failed = matchRule(rule, facts);
+    if (failed === undefined) matched.push(rule);
+    evaluations.push(failed === undefined ? { rule, outcome: 'matched' } : { rule, outcome: 'not-matched', failed });
+  }
+  return matched;
+}
+
 /**
  * Runs the engine on one incoming Pod, any JSON value: reads it through the Pod boundary (podFacts), matches every
  * rule against the original Pod, applies the matching enabled rules in order (remove, then add), then the managed
@@ -296,31 +324,20 @@ export function mutatePod(
   const { managedSteps = [], explain = false } = options;
   const auditAll = options.enforcement === 'audit';
   const facts = podFacts(pod, namespace, options.source, options.fallbackNamespace);
-  const base = { workload: facts.workload, facts, pod: facts.pod, patch: [] as readonly JsonPatchOperation[], warnings: [] as readonly string[] };
+  const base: OutcomeBase = { workload: facts.workload, facts, pod: facts.pod, patch: [], warnings: [] };
   if (facts.daemonSetOwned) {
     return { ...base, decision: 'skipped', applied: [], audited: [], evaluations: [], skipReason: 'DaemonSet-owned Pods are not mutated' };
   }
-  // All rules are matched against the original Pod before any mutation.
+  // All rules are matched against the original Pod before any mutation: through the index, or every rule to explain.
   const evaluations: RuleEvaluation[] = [];
-  const matched: CompiledRule[] = [];
-  for (const rule of ruleSet.rules) {
-    if (!rule.enabled) {
-      if (explain) evaluations.push({ rule, outcome: 'disabled' });
-      continue;
-    }
-    const failed = matchRule(rule, facts);
-    if (failed === undefined) matched.push(rule);
-    if (explain) evaluations.push(failed === undefined ? { rule, outcome: 'matched' } : { rule, outcome: 'not-matched', failed });
-  }
+  const matched = explain ? evaluateEveryRule(ruleSet, facts, evaluations) : matchingRules(ruleSet, facts);
   const audited: AuditedMatch[] = [];
-  const denied = (denial: LimitExceededError): MutationOutcome => ({ ...base, decision: 'denied', applied: [], audited, evaluations, denial });
-  const isAudited = (rule: CompiledRule): boolean => auditAll || rule.enforcement === 'audit';
   if (matched.length > 0) {
-    const enforced = matched.find((rule) => !isAudited(rule));
+    const enforced = matched.find((rule) => !isAudited(rule, auditAll));
     const rawDenial = rawLimitDenial((enforced ?? matched[0]!).name, facts);
     if (rawDenial !== undefined) {
       // Audit never denies: the audited rules record the denial that enforcing them would cause.
-      if (enforced !== undefined) return denied(rawDenial);
+      if (enforced !== undefined) return deniedOutcome(base, audited, evaluations, rawDenial);
       const would = matched.map((rule) => ({ name: rule.name, operations: 0, fields: [], denial: rawLimitDenial(rule.name, facts)!.message }));
       return { ...base, decision: 'unchanged', applied: [], audited: would, evaluations };
     }
@@ -328,12 +345,12 @@ export function mutatePod(
   let state = INITIAL_STATE;
   const applied: string[] = [];
   for (const rule of matched) {
-    if (isAudited(rule)) {
+    if (isAudited(rule, auditAll)) {
       audited.push(auditRule(state, rule, facts));
       continue;
     }
     const result = applyRule(state, rule, facts);
-    if ('denied' in result) return denied(result.denied);
+    if ('denied' in result) return deniedOutcome(base, audited, evaluations, result.denied);
     state = result.state;
     applied.push(rule.name);
   }
@@ -341,7 +358,7 @@ export function mutatePod(
   for (const step of managedSteps) {
     const result = step.apply(state, facts, context);
     if (result === undefined) continue;
-    if ('denied' in result) return denied(result.denied);
+    if ('denied' in result) return deniedOutcome(base, audited, evaluations, result.denied);
     state = result.state;
     applied.push(step.name);
   }

@@ -32,7 +32,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import type { RuleSnapshot } from '../api/index.ts';
 import { ConfigurationError, MalformedInputError, StoreError } from '../errors/index.ts';
-import { contentHashOf, decodeContent, partDigestOf, serializeContent, type SerializedContent } from './codec.ts';
+import { decodedContentHash, decodeContent, partDigestOf, serializeContent, type SerializedContent } from './codec.ts';
 import {
   CONTENT_HASH_PATTERN,
   checkedClusterId,
@@ -448,7 +448,7 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
     }
     const decoded = decodeContent(bodies as Uint8Array[]);
     if ('problem' in decoded) throw unusable(clusterId, pointer.version, decoded.problem, decoded.cause);
-    const actualHash = contentHashOf(decoded.content);
+    const actualHash = decodedContentHash(decoded);
     if (actualHash !== pointer.contentHash) {
       throw unusable(clusterId, pointer.version, `content hashes to ${actualHash}, but the pointer says ${pointer.contentHash}`);
     }

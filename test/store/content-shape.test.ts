@@ -32,6 +32,6 @@ describe('the shape check of decoded snapshot content', () => {
   it('accepts content of a snapshot\'s shape', () => {
     const content = { rules: [], invalid: [], resourceVersion: '7', syncedAt: '2026-12-02T00:00:00.000Z' };
 
-    expect(decoded(content)).toEqual({ content });
+    expect(decoded(content)).toEqual({ content, text: JSON.stringify(content) });
   });
 });

@@ -11,6 +11,7 @@ import {
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MalformedInputError, StoreError } from '../../lib/errors/index.ts';
+import { serializeContent } from '../../lib/store/codec.ts';
 import {
   EXPIRES_AT_ATTRIBUTE,
   createDynamoClient,
@@ -357,6 +358,24 @@ describe('reading a damaged snapshot', () => {
     );
 
     await expect(store.read(clusterId)).rejects.toThrow(/is unusable: the reassembled parts are not valid gzip data/);
+  });
+
+  it('rejects a snapshot whose only part was rewritten with other rules and a consistent digest, by its content hash', async () => {
+    const store = storeWith();
+    const clusterId = freshClusterId();
+    await store.publish(clusterId, contentOf([ruleAdding('good', { 'example.com/a': 'b' })]));
+    const { publishId } = await currentPointer(store, clusterId);
+    const [forged] = serializeContent(contentOf([ruleAdding('good', { 'example.com/a': 'forged' })])).encode(1 << 20);
+    await raw.send(
+      new UpdateItemCommand({
+        TableName: tableName,
+        Key: partKey(clusterId, publishId, 0),
+        UpdateExpression: 'SET body = :body, partDigest = :digest',
+        ExpressionAttributeValues: { ':body': { B: forged! }, ':digest': { S: `sha256:${createHash('sha256').update(forged!).digest('hex')}` } },
+      }),
+    );
+
+    await expect(store.read(clusterId)).rejects.toThrow(/is unusable: content hashes to sha256:[0-9a-f]{64}, but the pointer says sha256:/);
   });
 
   it('rejects a pointer whose version is not a number', async () => {
