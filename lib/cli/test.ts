@@ -3,7 +3,7 @@ import { Option, type Command } from 'commander';
 import { stringify } from 'yaml';
 import { MalformedInputError } from '../errors/index.ts';
 import { findTestFiles, junitReport, runTestFile, TEST_FILE_NAME, type CaseFailure, type TestFileResult } from '../rule-tests/index.ts';
-import { canonicalJson } from '../workloads/index.ts';
+import { canonicalJson } from '../values/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
 import type { Pod } from '../engine/index.ts';
 import type { DiffSign } from '../scheduling/index.ts';

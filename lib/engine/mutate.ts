@@ -1,7 +1,6 @@
 import { APPLIED_ANNOTATION, AUDITED_ANNOTATION, LIMITS, type Enforcement } from '../api/index.ts';
 import { LimitExceededError } from '../errors/index.ts';
 import type { Pod } from './kubernetes.ts';
-import type { Toleration } from '../scheduling/index.ts';
 import { diffJson, type JsonPatchOperation } from '../patch/index.ts';
 import {
   andTerms,
@@ -13,6 +12,7 @@ import {
   productSize,
   requirementCount,
   termCanMatchSomeNode,
+  tolerationIdentity,
   withoutKeys,
   type Term,
 } from '../scheduling/index.ts';
@@ -189,11 +189,6 @@ function applyNodeAffinity(state: SchedulingState, rule: CompiledRule, facts: Po
     next = { ...next, nodeAffinity: { ...affinity, preferred } };
   }
   return { state: next };
-}
-
-function tolerationIdentity(toleration: Toleration): string {
-  // As in Kubernetes, an absent operator means Equal.
-  return `${toleration.key ?? ''}\u0000${toleration.operator || 'Equal'}\u0000${toleration.value ?? ''}\u0000${toleration.effect ?? ''}\u0000${toleration.tolerationSeconds ?? ''}`;
 }
 
 function applyMaps(state: SchedulingState, rule: CompiledRule, facts: PodFacts): SchedulingState {

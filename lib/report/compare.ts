@@ -3,9 +3,8 @@
  * requirements of a term (ANDed), the values of a requirement and preferred terms (weight and term) as sets.
  */
 import type { PodFacts } from '../engine/index.ts';
-import type { Requirement, Term, Toleration } from '../scheduling/index.ts';
-import { isJsonObject } from '../values/index.ts';
-import { canonicalJson } from '../workloads/index.ts';
+import { tolerationIdentity, type Requirement, type Term, type Toleration } from '../scheduling/index.ts';
+import { canonicalJson, isJsonObject } from '../values/index.ts';
 
 /** Longest change line, in characters; the rest is cut with "…". */
 const MAX_CHANGE_CHARS = 240;
@@ -29,11 +28,6 @@ function tolerationText(toleration: Toleration): string {
   const effect = toleration.effect ? `:${toleration.effect}` : '';
   const seconds = toleration.tolerationSeconds === undefined ? '' : `/${toleration.tolerationSeconds}s`;
   return `${toleration.key || '*'}${match}${effect}${seconds}`;
-}
-
-function tolerationIdentity(toleration: Toleration): string {
-  // As in Kubernetes, an absent operator means Equal; absent strings are empty.
-  return [toleration.key ?? '', toleration.operator || 'Equal', toleration.value ?? '', toleration.effect ?? '', String(toleration.tolerationSeconds ?? '')].join('\u0000');
 }
 
 /**

@@ -6,8 +6,8 @@
 import { PRODUCT_ANNOTATION_PREFIX } from '../api/index.ts';
 import { podFacts, type MutationOutcome, type Pod } from '../engine/index.ts';
 import { schedulingChange } from '../report/index.ts';
-import { isJsonObject, memberPath, type JsonObject } from '../values/index.ts';
-import { canonicalJson, type PodInput } from '../workloads/index.ts';
+import { canonicalJson, isJsonObject, memberPath, type JsonObject } from '../values/index.ts';
+import type { PodInput } from '../workloads/index.ts';
 import type { ExpectedResult, ExpectedScheduling } from './format.ts';
 
 /** What a result checks. */

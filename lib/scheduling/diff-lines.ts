@@ -6,7 +6,8 @@
  */
 import type { Toleration } from './kubernetes.ts';
 import type { Preference, Requirement, Term } from './requirements.ts';
-import { canonicalJson, termsChanged, type EntryChanges, type KeyChange, type PlacedTerm, type RequiredChanges, type SchedulingDiff, type TermPair } from './diff.ts';
+import { canonicalJson } from '../values/index.ts';
+import { termsChanged, type EntryChanges, type KeyChange, type PlacedTerm, type RequiredChanges, type SchedulingDiff, type TermPair } from './diff.ts';
 
 /** '+' only after, '-' only before, ' ' a heading, a note or an unchanged part shown for context. */
 type DiffSign = '+' | '-' | ' ';

@@ -4,6 +4,7 @@
  * each term paired with its successor so that a change inside a term reads as the requirements it lost and gained.
  * Order is never a change: of terms, of requirements in a term, of values in a requirement, of tolerations.
  */
+import { canonicalJson } from '../values/index.ts';
 import type { NodeAffinity, NodeSelectorTerm, PreferredSchedulingTerm, Toleration } from './kubernetes.ts';
 import { preferenceFromKubernetes, termFromKubernetes, type Preference, type Requirement, type Term } from './requirements.ts';
 
@@ -72,20 +73,11 @@ interface SchedulingDiff {
   readonly topologySpreadConstraints: EntryChanges<unknown>;
 }
 
-/** JSON with object keys sorted, so that two equal values have one text whatever the order of their fields. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    const record = value as Readonly<Record<string, unknown>>;
-    return `{${Object.keys(record).sort().map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
 /** The identity of a toleration: its five fields, an absent operator read as Equal (as Kubernetes reads it). */
 function tolerationIdentity(toleration: Toleration): string {
   const { key, operator, value, effect, tolerationSeconds } = toleration;
-  return canonicalJson([key ?? '', operator || 'Equal', value ?? '', effect ?? '', tolerationSeconds ?? null]);
+  // A flat list of scalars is canonical JSON already, and no field's text can run into the next one's.
+  return JSON.stringify([key ?? '', operator || 'Equal', value ?? '', effect ?? '', tolerationSeconds ?? null]);
 }
 
 function keyChanges(before: Readonly<Record<string, string>>, after: Readonly<Record<string, string>>): KeyChange[] {
@@ -257,5 +249,5 @@ function isEmptySchedulingDiff(diff: SchedulingDiff): boolean {
   );
 }
 
-export { canonicalJson, diffScheduling, isEmptySchedulingDiff, termsChanged, tolerationIdentity };
+export { diffScheduling, isEmptySchedulingDiff, termsChanged, tolerationIdentity };
 export type { SchedulingFields, KeyChange, EntryChanges, PlacedTerm, TermPair, RequiredChanges, SchedulingDiff };

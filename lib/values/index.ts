@@ -1,5 +1,6 @@
 /** Value rules and small guards: the syntax of every value read, the readers of untrusted JSON, and text for a terminal. */
 import {
+  canonicalJson,
   checkNesting,
   isJsonObject,
   MAX_JSON_DEPTH,
@@ -39,6 +40,7 @@ import { columns, printable } from './columns.ts';
 
 export {
   MAX_JSON_DEPTH,
+  canonicalJson,
   isJsonObject,
   memberPath,
   previewInput,

@@ -1,6 +1,7 @@
 /** The Pod a controller would create from a workload's current template, named and labelled as the controller does it. */
 import type { OwnerReference, Pod } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
+import { canonicalJson } from '../values/index.ts';
 import type { PodTemplate, WorkloadObject } from './objects.ts';
 
 /** What the caller knows of the Pod to build; each field is optional but the namespace. */
@@ -23,17 +24,6 @@ const SAFE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 const FALLBACK_SCHEDULE_MS = Date.UTC(2020, 0, 1);
 const STATEFULSET_ORDINAL = /-(\d+)$/;
 
-/** JSON with object keys sorted, so that equal templates hash alike whatever their key order. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    const entries = Object.keys(value)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
 
 /**
  * A stable template hash in the form the controllers print (FNV-1a 32 of the template, its decimal digits mapped through
@@ -41,7 +31,8 @@ function canonicalJson(value: unknown): string {
  * (plus the collision count), which cannot be reproduced from JSON. Callers that know the running Pod's hash pass it.
  */
 function templateHash(template: PodTemplate): string {
-  const text = canonicalJson({ labels: template.labels, annotations: template.annotations, spec: template.spec ?? {} });
+  // An absent map is written null, as the hash has always been taken (a changed hash would read as a changed template).
+  const text = canonicalJson({ labels: template.labels ?? null, annotations: template.annotations ?? null, spec: template.spec ?? {} });
   let hash = 0x811c9dc5;
   for (let index = 0; index < text.length; index += 1) {
     hash ^= text.charCodeAt(index);
@@ -156,5 +147,5 @@ function podFromWorkload(object: WorkloadObject, options: PodFromWorkloadOptions
   }
 }
 
-export { canonicalJson, podFromWorkload, templateHash };
+export { podFromWorkload, templateHash };
 export type { PodFromWorkloadOptions };

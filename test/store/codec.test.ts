@@ -6,7 +6,8 @@ import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, serializeContent } from '../../lib/store/codec.ts';
+import { serializeContent } from '../../lib/store/codec.ts';
+import { canonicalJson } from '../../lib/values/index.ts';
 import type { SnapshotContent } from '../../lib/store/index.ts';
 
 /** The definition: keys sorted by code units at every depth, undefined fields dropped, undefined items null. */
