@@ -21,7 +21,7 @@ const DIFF_CONTEXT = 3;
 
 /** A value with object keys sorted, so that two documents differ in the diff only where their values do. */
 function sortedKeys(value: unknown): unknown {
-  return JSON.parse(canonicalJson(value)) as unknown;
+  return value === undefined ? undefined : (JSON.parse(canonicalJson(value)) as unknown);
 }
 
 /** The unchanged runs of a line diff cut to DIFF_CONTEXT lines around each change. */

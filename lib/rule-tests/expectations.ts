@@ -77,6 +77,8 @@ function schedulingDifference(expected: ExpectedScheduling, actual: ExpectedSche
 
 /** The JSON path of the first difference between two values ("" for the root), undefined when they are equal. */
 function firstDifference(expected: unknown, actual: unknown, path = ''): string | undefined {
+  // A field one side lacks is undefined there, which has no JSON text.
+  if (expected === undefined || actual === undefined) return expected === actual ? undefined : path;
   if (canonicalJson(expected) === canonicalJson(actual)) return undefined;
   if (Array.isArray(expected) && Array.isArray(actual) && expected.length === actual.length) {
     for (let index = 0; index < expected.length; index += 1) {
