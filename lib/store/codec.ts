@@ -24,17 +24,30 @@ interface SerializedContent {
 }
 
 /**
- * Serializes rules and invalid once. The hashed and the stored JSON are the canonical JSON of their objects, composed
- * from the two arrays' canonical JSON (keys in code-unit order: invalid, resourceVersion, rules, syncedAt).
+ * The stored text around the rules' canonical JSON: the canonical JSON of { invalid, resourceVersion, rules, syncedAt }
+ * (keys in code-unit order) is `before` + rules + `after`. One definition for the publisher and the reader.
  */
+function storedFrame(invalid: string, content: Pick<SnapshotContent, 'resourceVersion' | 'syncedAt'>): { readonly before: string; readonly after: string } {
+  return {
+    before: `{"invalid":${invalid},"resourceVersion":${canonicalJson(content.resourceVersion)},"rules":`,
+    after: `,"syncedAt":${canonicalJson(content.syncedAt)}}`,
+  };
+}
+
+/** `sha256:<hex>` over the canonical JSON of { invalid, rules }, from their canonical JSON: equal content, equal hashes. */
+function hashOf(invalid: string, rules: string): string {
+  return `sha256:${createHash('sha256').update(`{"invalid":${invalid},"rules":`).update(rules).update('}').digest('hex')}`;
+}
+
+/** Serializes rules and invalid once, for the hash and for the stored parts. */
 function serializeContent(content: SnapshotContent): SerializedContent {
   const invalid = canonicalJson(content.invalid);
   const rules = canonicalJson(content.rules);
   return {
-    contentHash: `sha256:${sha256Hex(`{"invalid":${invalid},"rules":${rules}}`)}`,
+    contentHash: hashOf(invalid, rules),
     encode(partBytes) {
-      const text = `{"invalid":${invalid},"resourceVersion":${canonicalJson(content.resourceVersion)},"rules":${rules},"syncedAt":${canonicalJson(content.syncedAt)}}`;
-      const json = Buffer.from(text, 'utf8');
+      const { before, after } = storedFrame(invalid, content);
+      const json = Buffer.from(`${before}${rules}${after}`, 'utf8');
       if (json.byteLength > MAX_CONTENT_BYTES) {
         throw new RangeError(`snapshot JSON is ${json.byteLength} bytes, above the limit of ${MAX_CONTENT_BYTES}`);
       }
@@ -55,19 +68,16 @@ function contentHashOf(content: SnapshotContent): string {
 
 /**
  * The content hash of decoded content, as contentHashOf computes it, without serialising the rules again when the text
- * is what serializeContent writes: `{"invalid":I,"resourceVersion":V,"rules":R,"syncedAt":S}`, canonical, so R is the
- * rules' canonical JSON and the hash is that of `{"invalid":I,"rules":R}` (a third of a cold load was recomputing it).
- * Sound for any text: the hash matches the pointer's only if those bytes are the publisher's canonical JSON of
- * { invalid, rules }, and then R parses to the published rules. Any other text is hashed the slow way.
+ * is in the frame serializeContent writes: the rules' text is then their canonical JSON (a third of a cold load was
+ * recomputing it). Sound for any text: the hash matches the pointer's only if those bytes are the publisher's
+ * canonical JSON of { invalid, rules }, and then they parse to the published rules. Any other text is hashed the slow way.
  */
 function decodedContentHash(decoded: { readonly content: SnapshotContent; readonly text: string }): string {
   const { content, text } = decoded;
-  const invalid = `{"invalid":${canonicalJson(content.invalid)}`;
-  const prefix = `${invalid},"resourceVersion":${canonicalJson(content.resourceVersion)},"rules":`;
-  const suffix = `,"syncedAt":${canonicalJson(content.syncedAt)}}`;
-  if (!text.startsWith(prefix) || !text.endsWith(suffix) || text.length < prefix.length + suffix.length) return contentHashOf(content);
-  const rules = text.slice(prefix.length, text.length - suffix.length);
-  return `sha256:${createHash('sha256').update(`${invalid},"rules":`).update(rules).update('}').digest('hex')}`;
+  const invalid = canonicalJson(content.invalid);
+  const { before, after } = storedFrame(invalid, content);
+  if (!text.startsWith(before) || !text.endsWith(after) || text.length < before.length + after.length) return contentHashOf(content);
+  return hashOf(invalid, text.slice(before.length, text.length - after.length));
 }
 
 /** Digest of one stored part, so a reader names the corrupted part rather than just a hash mismatch. */
