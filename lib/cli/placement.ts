@@ -89,7 +89,7 @@ function withTarget(command: Command): Command {
   return command;
 }
 
-const EXITS: CommandDoc['exits'] = { 0: 'done', 1: 'no such policy, or the store failed', 2: 'usage error or an invalid policy' };
+const EXITS: CommandDoc['exits'] = { 0: 'done', 1: 'no such policy, or the store failed', 2: 'usage error, an invalid policy, or a stack that cannot be read' };
 
 /** `podmutation placement set|get|list|delete`: the operator's placement policies in the rules table TARGET names. */
 export function registerPlacement(program: Command, context: CliContext): void {

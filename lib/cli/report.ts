@@ -138,7 +138,7 @@ export function registerReport(program: Command, context: CliContext): void {
     ],
     exits: {
       0: 'no Pod pending or denied: every workload is current',
-      1: 'some Pod pending or denied, or some rule invalid (skipped)',
+      1: 'some Pod pending or denied, some rule invalid (skipped), or the cluster could not be read',
       2: 'usage error, or unreadable rules, objects or cluster configuration',
     },
   });

@@ -143,7 +143,7 @@ export function registerServe(program: Command, context: CliContext): void {
       'podmutation serve --rules examples/rules --watch',
       'podmutation serve --kubeconfig ~/.kube/config --tls-cert cert.pem --tls-key key.pem --host 0.0.0.0',
     ],
-    exits: { 0: 'stopped by SIGINT or SIGTERM', 1: 'the server failed', 2: 'usage error, or unreadable rules, TLS files or placements' },
+    exits: { 0: 'stopped by SIGINT or SIGTERM', 2: 'usage error, unreadable rules, TLS files or placements, or an address it cannot listen on' },
   });
   const source = 'Rule source (one of):';
   command

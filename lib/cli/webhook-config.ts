@@ -56,7 +56,7 @@ export function registerWebhookConfig(program: Command, context: CliContext): vo
     examples: [
       'podmutation webhook-config --url https://abc123.execute-api.eu-west-1.amazonaws.com --token-secret arn:aws:secretsmanager:eu-west-1:123456789012:secret:podmutation-token-AbCdEf | kubectl apply -f -',
     ],
-    exits: { 0: 'printed', 1: 'the secret could not be read', 2: 'usage error or an invalid value' },
+    exits: { 0: 'printed', 2: 'usage error, an invalid value, or a token secret that cannot be read' },
   });
   command
     .addOption(required(new Option('--url <base>', 'the WebhookBaseUrl output of the deployment')))

@@ -291,6 +291,18 @@ describe('podmutation report --kubeconfig', () => {
     expect(await reportJson(['--kubeconfig', kubeconfig])).toEqual(EXPECTED_JSON);
   });
 
+  it('exits 1 naming the missing permission when the cluster refuses to list Pods', async () => {
+    server.fail({ kind: 'status', code: 403, reason: 'Forbidden', message: 'pods is forbidden: User "report" cannot list resource "pods"' }, { resource: 'pods' });
+    try {
+      const run = await runPodmutationInProcess(['report', '--kubeconfig', kubeconfig, ...rulesArgs()]);
+
+      expect(run).toMatchObject({ code: 1, stdout: '' });
+      expect(run.stderr).toMatch(/^podmutation report: listing pods in all namespaces failed: 403 Forbidden/);
+    } finally {
+      server.clearFaults();
+    }
+  });
+
   it('takes the rules from --rules when given', async () => {
     const report = await reportJson(['--kubeconfig', kubeconfig, ...rulesArgs('changed')]);
 

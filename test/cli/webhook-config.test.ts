@@ -73,5 +73,16 @@ describe('podmutation webhook-config', () => {
       expect(printedConfiguration(stdout).webhooks[0]?.clientConfig.url).toBe(`${BASE}/admit/${TOKEN}`);
       expect(aws.calls.getSecretValue).toBe(1);
     });
+
+    it('exits 2 naming the secret when it cannot be read, and prints nothing', async () => {
+      const missing = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:podmutation-missing-AbCdEf';
+      const env = { AWS_ENDPOINT_URL_SECRETS_MANAGER: aws.url, AWS_ACCESS_KEY_ID: 'AKIDTEST', AWS_SECRET_ACCESS_KEY: 'secret', AWS_EC2_METADATA_DISABLED: 'true' };
+
+      const run = await runPodmutation(['webhook-config', '--url', BASE, '--token-secret', missing], undefined, env);
+
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toContain(`podmutation webhook-config: reading the webhook token from secret ${missing} (AWSCURRENT) failed`);
+    });
   });
 });

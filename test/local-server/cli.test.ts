@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -68,6 +69,20 @@ describe('podmutation serve', () => {
 
     expect(code).toBe(2);
     expect(errors).toContain('--tls-cert and --tls-key must be given together');
+  });
+
+  it('exits 2 naming the address when the port is taken', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const { code, errors } = await runServe(['--rules', EXAMPLES, '--host', '127.0.0.1', '--port', String(port)]);
+
+      expect(code).toBe(2);
+      expect(errors).toContain(`podmutation serve: the local server cannot listen on 127.0.0.1:${port}: listen EADDRINUSE`);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
   });
 
   it('exits 2 for a token too short to be safe, without echoing it', async () => {
