@@ -1,7 +1,6 @@
 import { Option, type Command } from 'commander';
 import { compileRuleSet, describeMismatch, mutatePod, type MutationOutcome } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
-import type { Pod } from '../engine/index.ts';
 import { parseResourceDocuments } from '../rule-files/index.ts';
 import { podInputs, type PodInput } from '../workloads/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
@@ -37,31 +36,30 @@ interface ExplainedPod {
   readonly message?: string;
 }
 
-function describeOutcome(pod: Pod, outcome: MutationOutcome, colour: boolean): string[] {
-  const { workload } = outcome;
-  const lines = [`Pod ${workload.namespace}/${outcome.facts.displayName || '(unnamed)'} (workload ${workload.kind} ${workload.name})`];
-  if (outcome.skipReason !== undefined) return [...lines, `  skipped: ${outcome.skipReason}`];
-  const auditedNames = new Set(outcome.audited.map((match) => match.name));
-  const matched = outcome.evaluations.filter((item) => item.outcome === 'matched' && !auditedNames.has(item.rule.name));
-  const missed = outcome.evaluations.filter((item) => item.outcome === 'not-matched');
-  const disabled = outcome.evaluations.filter((item) => item.outcome === 'disabled');
-  lines.push(matched.length === 0 ? '  matched: none' : '  matched, in application order:');
-  for (const item of matched) lines.push(`    ${item.rule.name}`);
+/**
+ * The explanation for people: the same facts as the JSON shape, and the change to the scheduling fields as a diff
+ * (`diff` is only called for a Pod that was patched).
+ */
+function describePod(explained: ExplainedPod, diff: () => string[]): string[] {
+  const { workload, message } = explained;
+  if (explained.decision === 'rejected') return [`Pod ${explained.source}`, `  rejected: ${message!}`];
+  const lines = [`Pod ${explained.namespace}/${explained.name || '(unnamed)'} (workload ${workload.kind} ${workload.name})`];
+  if (explained.decision === 'skipped') return [...lines, `  skipped: ${message!}`];
+  lines.push(explained.matched.length === 0 ? '  matched: none' : '  matched, in application order:');
+  for (const name of explained.matched) lines.push(`    ${name}`);
   // Audited rules are listed apart: they matched, and none of their changes is in the result below.
-  for (const line of auditedLines(outcome.audited)) lines.push(`  ${line}`);
-  if (missed.length > 0) lines.push('  not matched (first dimension that failed):');
-  for (const item of missed) lines.push(`    ${item.rule.name}: ${item.failed}: ${describeMismatch(item.rule, outcome.facts, item.failed!)}`);
-  if (disabled.length > 0) lines.push(`  disabled (spec.enable is not true): ${disabled.map((item) => item.rule.name).join(', ')}`);
-  if (outcome.denial !== undefined) {
-    lines.push(`  denied: ${outcome.denial.message}`);
-    return lines;
-  }
-  lines.push(`  result: ${outcome.decision}${outcome.patch.length > 0 ? ` (${outcome.patch.length} patch operations)` : ''}`);
-  if (outcome.patch.length > 0) {
+  for (const line of auditedLines(explained.audited)) lines.push(`  ${line}`);
+  if (explained.notMatched.length > 0) lines.push('  not matched (first dimension that failed):');
+  for (const { rule, dimension, reason } of explained.notMatched) lines.push(`    ${rule}: ${dimension}: ${reason}`);
+  if (explained.disabled.length > 0) lines.push(`  disabled (spec.enable is not true): ${explained.disabled.join(', ')}`);
+  if (explained.decision === 'denied') return [...lines, `  denied: ${message!}`];
+  const { patch } = explained;
+  lines.push(`  result: ${explained.decision}${patch.length > 0 ? ` (${patch.length} patch operations)` : ''}`);
+  if (patch.length > 0) {
     lines.push('  changes to the scheduling fields (- before, + after):');
-    for (const line of schedulingDiff(pod, outcome.pod, colour)) lines.push(`    ${line}`);
+    for (const line of diff()) lines.push(`    ${line}`);
   }
-  for (const warning of outcome.warnings) lines.push(`  warning: ${warning}`);
+  for (const warning of explained.warnings) lines.push(`  warning: ${warning}`);
   return lines;
 }
 
@@ -132,17 +130,17 @@ async function explain(flags: ExplainFlags, given: string | undefined, { streams
     const table = flags.output === 'table';
     if (table && index > 0) writeLine(streams.stdout, '');
     // A Pod the boundary rejects is reported in its place; the other Pods are still explained.
-    let outcome: MutationOutcome;
+    let explained: ExplainedPod;
+    let outcome: MutationOutcome | undefined;
     try {
       outcome = mutatePod(pod, namespace, ruleSet, context, { explain: true, managedSteps, enforcement, source: where, fallbackNamespace });
+      explained = explainedPod(input, outcome);
     } catch (error) {
       if (!(error instanceof MalformedInputError)) throw error;
-      pods.push(rejectedPod(input, error.message));
-      if (table) writeLine(streams.stdout, `Pod ${where}\n  rejected: ${error.message}`);
-      return;
+      explained = rejectedPod(input, error.message);
     }
-    pods.push(explainedPod(input, outcome));
-    if (table) for (const line of describeOutcome(pod, outcome, colour)) writeLine(streams.stdout, line);
+    pods.push(explained);
+    if (table) for (const line of describePod(explained, () => schedulingDiff(pod, outcome!.pod, colour))) writeLine(streams.stdout, line);
   });
   if (flags.output !== 'table') printDocument(streams.stdout, flags.output, { pods });
   if (pods.some((pod) => pod.decision === 'rejected')) return EXIT.usage;
