@@ -3,9 +3,9 @@
  * `node -e 0` on the same Node, runs interleaved after a warm-up so that load from elsewhere falls on all alike;
  * medians. Also runs the sources through tsx, as bin/podmutation.mjs did before the bundle, for scale.
  */
-import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { buildCli } from './build-cli.ts';
+import { median, timeNodeProcess } from './measure.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = fileURLToPath(new URL('../bin/podmutation.mjs', import.meta.url));
@@ -26,31 +26,23 @@ export interface StartTimes {
   readonly runs: number;
 }
 
-function median(values: readonly number[]): number {
-  return [...values].sort((left, right) => left - right)[Math.floor(values.length / 2)]!;
-}
-
-function time(args: readonly string[], expectedStatus: number): number {
-  const started = performance.now();
-  const result = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8' });
-  const elapsed = performance.now() - started;
-  if (result.status !== expectedStatus) throw new Error(`node ${args.join(' ')} exited ${result.status}: ${result.stderr.trim()}`);
-  return elapsed;
+function time(args: readonly string[]): number {
+  return timeNodeProcess(args, { cwd: ROOT });
 }
 
 /** Builds the bundle from the current sources, then times each command line in fresh processes. */
 export async function measureCliStart(runs = RUNS): Promise<StartTimes> {
   await buildCli();
   const cases = [
-    { label: 'node -e 0', args: ['-e', '0'], status: 0 },
-    { label: 'podmutation --version', args: [BIN, '--version'], status: 0, targetMs: 150 },
-    { label: 'podmutation review (one AdmissionReview)', args: [BIN, 'review', '--rules', 'examples/rules', REVIEW], status: 0, targetMs: 300 },
+    { label: 'node -e 0', args: ['-e', '0'] },
+    { label: 'podmutation --version', args: [BIN, '--version'], targetMs: 150 },
+    { label: 'podmutation review (one AdmissionReview)', args: [BIN, 'review', '--rules', 'examples/rules', REVIEW], targetMs: 300 },
     // What every start cost before the bundle: TypeScript compiled at run time.
-    { label: 'podmutation --version from sources (tsx)', args: ['--import', 'tsx', 'bin/main.ts', '--version'], status: 0 },
+    { label: 'podmutation --version from sources (tsx)', args: ['--import', 'tsx', 'bin/main.ts', '--version'] },
   ] as const;
   const times = cases.map(() => [] as number[]);
-  for (const item of cases) time(item.args, item.status);
-  for (let run = 0; run < runs; run += 1) cases.forEach((item, index) => times[index]!.push(time(item.args, item.status)));
+  for (const item of cases) time(item.args);
+  for (let run = 0; run < runs; run += 1) cases.forEach((item, index) => times[index]!.push(time(item.args)));
   const [floor, ...rest] = cases.map((item, index) => ({ label: item.label, ms: median(times[index]!), ...('targetMs' in item ? { targetMs: item.targetMs } : {}) }));
   return { floorMs: floor!.ms, rows: rest, runs };
 }

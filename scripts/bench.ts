@@ -14,6 +14,7 @@ import { createDynamoClient, createSnapshotStore, createSnapshotTable } from '..
 import { startEmbeddedDynamo } from '../lib/store/embedded/index.ts';
 import { largestRule } from '../test/support/largest-rule.ts';
 import { measureCliStart, startTimeLines } from './bench-start.ts';
+import { median } from './measure.ts';
 
 const ROUND_MS = 400;
 const ROUNDS = 7;
@@ -106,7 +107,6 @@ function timeRound(work: () => void): number {
   return Number(now - start) / calls;
 }
 
-const median = (values: number[]) => [...values].sort((left, right) => left - right)[Math.floor(values.length / 2)]!;
 
 /**
  * Median nanoseconds per call of each piece of work. Rounds alternate between them, so load from elsewhere on a

@@ -11,13 +11,13 @@
  *
  * Flags: --outdir DIR (default dist), --skip-load-time (what packaging runs, through serverless/plugin.mjs).
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { build, type BuildOptions, type Plugin } from 'esbuild';
+import { median, timeNodeProcess } from './measure.ts';
 
 /** One built function. */
 interface FunctionBundle {
@@ -199,19 +199,9 @@ function kib(bytes: number): string {
   return `${(bytes / 1024).toFixed(1)} KiB`;
 }
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((left, right) => left - right);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
-
 /** Wall time of one fresh `node file`, in milliseconds; fails when the module does not load. */
 function timeProcess(file: string): number {
-  const started = performance.now();
-  const result = spawnSync(process.execPath, [file], { env: { ...process.env, ...PROBE_ENV }, encoding: 'utf8' });
-  const elapsed = performance.now() - started;
-  if (result.status !== 0) throw new Error(`loading ${file} failed (exit ${result.status}): ${result.stderr.trim()}`);
-  return elapsed;
+  return timeNodeProcess([file], { env: { ...process.env, ...PROBE_ENV } });
 }
 
 const SDK_FLOOR_SOURCE = `import { DynamoDBClient, GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';

@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import { createDynamoClient, createSnapshotStore } from '../lib/store/index.ts';
 import type { SyncReport } from '../lib/sync/index.ts';
 import { buildFunctions, type FunctionBundle } from './build.ts';
+import { median } from './measure.ts';
 import type { WorldAnswer, WorldRequest } from './scale-sync-world.ts';
 
 const { values } = parseArgs({
@@ -199,11 +200,6 @@ function apiGatewayEvent(body: string): object {
     body,
     isBase64Encoded: false,
   };
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((left, right) => left - right);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }
 
 /** COLD_RUNS fresh processes per snapshot, interleaved after one unrecorded round; medians. */
