@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { describeIssues, type NormalizedRule } from '../api/index.ts';
+import type { InvalidRule, NormalizedRule } from '../api/index.ts';
 import type { ClusterConfig } from '../cluster/index.ts';
 import { compileRuleSet } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
@@ -11,7 +11,7 @@ import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
 import { readInput, writeLine, type CliStreams } from './io.ts';
 import { enforcementOf, enforcementOption } from './options/enforcement.ts';
 import { placementOptions, placementSteps, type PlacementFlags } from './options/placement-file.ts';
-import { loadRulesReportingInvalid, rulesOption } from './options/rules.ts';
+import { loadRulesReportingInvalid, reportInvalidRules, rulesOption } from './options/rules.ts';
 import { outputOption, printResult, type OutputFormat } from './output.ts';
 
 interface ReportFlags extends PlacementFlags {
@@ -66,13 +66,11 @@ function foldObjects(builder: ReportBuilder, objects: readonly Located[]): void 
 type KubeconfigFile = Extract<ClusterConfig, { readonly mode: 'kubeconfigFile' }>;
 
 /** The cluster's PodMutations, validated as the sync validates them (the same list, budget and verdicts); invalid ones reported on stderr. */
-async function clusterRules(config: KubeconfigFile, streams: CliStreams): Promise<{ readonly rules: readonly NormalizedRule[]; readonly invalid: readonly unknown[] }> {
+async function clusterRules(config: KubeconfigFile, streams: CliStreams): Promise<{ readonly rules: readonly NormalizedRule[]; readonly invalid: readonly InvalidRule[] }> {
   // Loaded on use: the Kubernetes client is not needed offline.
   const [{ createPodMutationSource }, { buildSnapshotContent }] = await Promise.all([import('../cluster/index.ts'), import('../sync/index.ts')]);
   const content = buildSnapshotContent(await createPodMutationSource(config).listPodMutations(), Date.now());
-  for (const invalid of content.invalid) {
-    for (const line of describeIssues(invalid)) writeLine(streams.stderr, `invalid rule skipped: ${line}`);
-  }
+  reportInvalidRules(content.invalid, streams);
   return content;
 }
 

@@ -1,6 +1,6 @@
 /** The `--rules PATH` option (repeatable) and the rules it loads, each invalid rule reported on stderr. */
 import { Option } from 'commander';
-import { describeIssues } from '../../api/index.ts';
+import { describeIssues, type InvalidRule } from '../../api/index.ts';
 import { MalformedInputError } from '../../errors/index.ts';
 import { loadRuleFiles, type LoadedRules } from '../../rule-files/index.ts';
 import { collect, required } from '../command.ts';
@@ -16,8 +16,13 @@ export function rulesOption(options: { readonly optional?: boolean; readonly des
 export async function loadRulesReportingInvalid(paths: readonly string[] | undefined, streams: CliStreams): Promise<LoadedRules> {
   if (paths === undefined || paths.length === 0) throw new MalformedInputError('at least one --rules PATH is required');
   const loaded = await loadRuleFiles(paths);
-  for (const invalid of loaded.invalid) {
-    for (const line of describeIssues(invalid)) writeLine(streams.stderr, `invalid rule skipped: ${line}`);
-  }
+  reportInvalidRules(loaded.invalid, streams);
   return loaded;
+}
+
+/** One line on stderr per issue of each invalid rule, which the command skips as the sync would. */
+export function reportInvalidRules(invalid: readonly InvalidRule[], streams: CliStreams): void {
+  for (const rule of invalid) {
+    for (const line of describeIssues(rule)) writeLine(streams.stderr, `invalid rule skipped: ${line}`);
+  }
 }
