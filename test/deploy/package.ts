@@ -36,7 +36,7 @@ const REGION = 'eu-west-1';
 
 // What packaging and `osls offline` read: the configuration, its plugin, the build and everything it bundles, and the
 // example rules the local profile publishes. node_modules is linked, not copied.
-const SERVICE_FILES = ['serverless.yml', 'package.json', 'tsconfig.json', 'scripts/build.ts'];
+const SERVICE_FILES = ['serverless.yml', 'package.json', 'tsconfig.json', 'scripts/build.ts', 'scripts/measure.ts'];
 const SERVICE_FOLDERS = ['serverless', 'functions', 'lib', 'examples'];
 
 /** Copies the project into a scratch service folder (without dist/), as a clone of the repository holds it. */
