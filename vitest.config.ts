@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The real control plane's scenarios need Go and run apart: npm run test:cluster (vitest.cluster.config.ts).
+    exclude: ['test/real-cluster/**', 'node_modules/**'],
     globalSetup: ['./test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
