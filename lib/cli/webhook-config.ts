@@ -1,3 +1,5 @@
+import { X509Certificate } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { MalformedInputError } from '../errors/index.ts';
 import { previewInput, SECRET_ARN } from '../values/index.ts';
@@ -11,6 +13,7 @@ interface WebhookConfigFlags {
   readonly failurePolicy: FailurePolicy;
   readonly timeout: number;
   readonly name: string;
+  readonly caBundle?: string;
 }
 
 const FAILURE_POLICIES: readonly FailurePolicy[] = ['Ignore', 'Fail'];
@@ -28,6 +31,31 @@ function wholeSeconds(text: string): number {
   return Number(text);
 }
 
+/**
+ * The PEM text of `--ca-bundle FILE`, each certificate parsed, so that a damaged file is refused here rather than
+ * reaching the API server, whose calls would then fail TLS verification with the Pods admitted by failurePolicy.
+ */
+async function readCaBundle(file: string): Promise<string> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new MalformedInputError(`--ca-bundle ${file} cannot be read: ${(error as Error).message}`, { cause: error, context: { flag: '--ca-bundle' } });
+  }
+  const blocks = text.match(/-----BEGIN CERTIFICATE-----[^-]*-----END CERTIFICATE-----/g) ?? [];
+  blocks.forEach((block, index) => {
+    try {
+      new X509Certificate(block);
+    } catch (error) {
+      throw new MalformedInputError(`--ca-bundle ${file}: certificate ${index + 1} does not parse (${(error as Error).message})`, {
+        cause: error,
+        context: { flag: '--ca-bundle' },
+      });
+    }
+  });
+  return text;
+}
+
 /** Prints the MutatingWebhookConfiguration for the deployed endpoint. */
 async function webhookConfig(flags: WebhookConfigFlags, { streams }: CliContext): Promise<number> {
   if ((flags.token === undefined) === (flags.tokenSecret === undefined)) {
@@ -41,7 +69,8 @@ async function webhookConfig(flags: WebhookConfigFlags, { streams }: CliContext)
     token = await readCurrentToken(arn);
   }
   const { url, failurePolicy, timeout: timeoutSeconds, name } = flags;
-  streams.stdout.write(webhookConfigurationYaml({ url, token: token!, failurePolicy, timeoutSeconds, name }));
+  const caBundle = flags.caBundle === undefined ? undefined : await readCaBundle(flags.caBundle);
+  streams.stdout.write(webhookConfigurationYaml({ url, token: token!, failurePolicy, timeoutSeconds, name, ...(caBundle === undefined ? {} : { caBundle }) }));
   return EXIT.ok;
 }
 
@@ -55,8 +84,9 @@ export function registerWebhookConfig(program: Command, context: CliContext): vo
       '--token-secret). Pipe it to kubectl apply -f -.',
     examples: [
       'podmutation webhook-config --url https://abc123.execute-api.eu-west-1.amazonaws.com --token-secret arn:aws:secretsmanager:eu-west-1:123456789012:secret:podmutation-token-AbCdEf | kubectl apply -f -',
+      'podmutation webhook-config --url https://127.0.0.1:8443 --token "$TOKEN" --ca-bundle ca.pem | kubectl apply -f -',
     ],
-    exits: { 0: 'printed', 2: 'usage error, an invalid value, or a token secret that cannot be read' },
+    exits: { 0: 'printed', 2: 'usage error, an invalid value, or a token secret or CA bundle that cannot be read' },
   });
   command
     .addOption(required(new Option('--url <base>', 'the WebhookBaseUrl output of the deployment')))
@@ -64,6 +94,12 @@ export function registerWebhookConfig(program: Command, context: CliContext): vo
     .addOption(new Option('--token-secret <arn>', "the webhook token secret's ARN (the WebhookTokenSecretArn output); its AWSCURRENT value is read"))
     .addOption(new Option('--failure-policy <policy>', 'what the API server does when the webhook cannot answer').choices(FAILURE_POLICIES).default(WEBHOOK_DEFAULTS.failurePolicy))
     .addOption(new Option('--timeout <seconds>', 'the webhook timeout, 1 to 30 seconds').argParser(wholeSeconds).default(WEBHOOK_DEFAULTS.timeoutSeconds))
-    .addOption(new Option('--name <name>', 'the name of the MutatingWebhookConfiguration').default(WEBHOOK_DEFAULTS.name));
+    .addOption(new Option('--name <name>', 'the name of the MutatingWebhookConfiguration').default(WEBHOOK_DEFAULTS.name))
+    .addOption(
+      new Option(
+        '--ca-bundle <file>',
+        "PEM certificate of the private CA that signed the endpoint's certificate (a local serve --tls-cert, kind); not needed for the deployed API Gateway URL",
+      ),
+    );
   onRun<WebhookConfigFlags>(command, (flags) => webhookConfig(flags, context));
 }

@@ -82,6 +82,24 @@ function checkedUrl(value: unknown): string {
   return (value as string).replace(/\/+$/, '');
 }
 
+// RFC 7468 PEM: one or more CERTIFICATE blocks, base64 lines between the labels, nothing else but whitespace.
+const PEM_CERTIFICATES = /^\s*(-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----\s*)+$/;
+
+/** The CA bundle as the API server takes it (base64 of the PEM), or undefined when none is given. */
+function checkedCaBundle(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === 'string' && /PRIVATE KEY-----/.test(value)) {
+    // Said apart: a key in the bundle would be written into a cluster object every client of the API can read.
+    throw new ConfigurationError('webhook CA bundle holds a private key; give the CA certificate (PEM) only', { context: { option: 'caBundle' } });
+  }
+  if (typeof value !== 'string' || !PEM_CERTIFICATES.test(value)) {
+    throw new ConfigurationError('webhook CA bundle must be PEM certificates ("-----BEGIN CERTIFICATE-----" blocks) and nothing else', {
+      context: { option: 'caBundle' },
+    });
+  }
+  return Buffer.from(value.trim() + '\n').toString('base64');
+}
+
 function checkedToken(value: unknown): string {
   // The message never includes the token itself, only its length.
   if (typeof value !== 'string' || !TOKEN_PATTERN.test(value)) {
@@ -105,6 +123,7 @@ export function renderWebhookConfiguration(options: WebhookConfigurationOptions)
   const failurePolicy = checkedFailurePolicy(options.failurePolicy);
   const timeoutSeconds = checkedTimeout(options.timeoutSeconds);
   const name = checkedName(options.name);
+  const caBundle = checkedCaBundle(options.caBundle);
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'MutatingWebhookConfiguration',
@@ -113,7 +132,7 @@ export function renderWebhookConfiguration(options: WebhookConfigurationOptions)
       {
         name,
         admissionReviewVersions: ['v1'],
-        clientConfig: { url: `${base}${ADMISSION_ROUTE}${token}` },
+        clientConfig: { url: `${base}${ADMISSION_ROUTE}${token}`, ...(caBundle === undefined ? {} : { caBundle }) },
         rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: '*' }],
         failurePolicy,
         matchPolicy: 'Equivalent',

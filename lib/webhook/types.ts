@@ -15,6 +15,11 @@ export interface WebhookConfigurationOptions {
   readonly timeoutSeconds?: number;
   /** Name of the configuration and of its webhook; default podmutation.agent.cloudpilot.ai. */
   readonly name?: string;
+  /**
+   * PEM certificates of a private CA that signed the endpoint's certificate (kind, a local `podmutation serve`);
+   * absent: the API server verifies the endpoint against its own trust store, as it does for API Gateway.
+   */
+  readonly caBundle?: string;
 }
 
 /** An admissionregistration.k8s.io/v1 RuleWithOperations. */
@@ -36,7 +41,7 @@ export interface MatchCondition {
 export interface MutatingWebhook {
   readonly name: string;
   readonly admissionReviewVersions: readonly string[];
-  readonly clientConfig: { readonly url: string };
+  readonly clientConfig: { readonly url: string; readonly caBundle?: string };
   readonly rules: readonly RuleWithOperations[];
   readonly failurePolicy: FailurePolicy;
   readonly matchPolicy: 'Equivalent' | 'Exact';

@@ -1,6 +1,10 @@
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generate } from 'selfsigned';
 import { parse } from 'yaml';
 import type { MutatingWebhookConfiguration } from '../../lib/webhook/index.ts';
 import { startFakeAws, type FakeAws } from '../cluster/fake-aws.ts';
@@ -49,6 +53,36 @@ describe('podmutation webhook-config', () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(message);
     expect(run.stderr).not.toContain(TOKEN);
+  });
+
+  describe('with --ca-bundle', () => {
+    let folder: string;
+    let caPem: string;
+    beforeAll(async () => {
+      folder = await mkdtemp(join(tmpdir(), 'podmutation-ca-bundle-'));
+      caPem = (await generate([{ name: 'commonName', value: 'private-ca' }], { keyType: 'ec', algorithm: 'sha256' })).cert;
+      await writeFile(join(folder, 'ca.pem'), caPem);
+      // The right shape with a body that is not DER: a truncated copy-paste.
+      await writeFile(join(folder, 'damaged.pem'), '-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIJAO3p\n-----END CERTIFICATE-----\n');
+    });
+    afterAll(() => rm(folder, { recursive: true, force: true }));
+
+    it('puts the CA certificate into clientConfig.caBundle', async () => {
+      const run = await runPodmutation(['webhook-config', '--url', BASE, '--token', TOKEN, '--ca-bundle', join(folder, 'ca.pem')]);
+      expect(run.code).toBe(0);
+      const bundle = printedConfiguration(run.stdout).webhooks[0]!.clientConfig.caBundle!;
+      expect(Buffer.from(bundle, 'base64').toString('utf8').trim()).toBe(caPem.trim());
+    });
+
+    it.each([
+      ['a file that does not exist', 'missing.pem', /--ca-bundle .*missing\.pem cannot be read: ENOENT/],
+      ['a certificate that does not parse', 'damaged.pem', /--ca-bundle .*damaged\.pem: certificate 1 does not parse/],
+    ])('exits 2 on %s and prints nothing', async (_case, file, message) => {
+      const run = await runPodmutation(['webhook-config', '--url', BASE, '--token', TOKEN, '--ca-bundle', join(folder, file)]);
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toMatch(message);
+    });
   });
 
   describe('with --token-secret', () => {

@@ -131,6 +131,30 @@ describe('the token', () => {
   });
 });
 
+describe('the CA bundle', () => {
+  // A PEM certificate's shape; the renderer checks the form, the CLI parses the certificate (test/cli).
+  const PEM = '-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIJAO3p\nZm9vYmFy\n-----END CERTIFICATE-----\n';
+
+  it('is left out when none is given, so the API server uses its own trust store', () => {
+    expect(webhookOf().clientConfig).not.toHaveProperty('caBundle');
+  });
+
+  it('is carried as base64 of the PEM, as clientConfig.caBundle takes it', () => {
+    const bundle = webhookOf({ caBundle: `${PEM}${PEM}` }).clientConfig.caBundle!;
+    expect(Buffer.from(bundle, 'base64').toString('utf8')).toBe(`${PEM}${PEM}`);
+  });
+
+  it.each([
+    ['text that is not PEM', 'not a certificate', /must be PEM certificates/],
+    ['an empty file', '', /must be PEM certificates/],
+    ['a certificate followed by other text', `${PEM}trailing`, /must be PEM certificates/],
+    ['a private key', `${PEM}-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----\n`, /holds a private key/],
+  ])('refuses %s with a ConfigurationError', (_case, caBundle, message) => {
+    expect(() => webhookOf({ caBundle })).toThrow(ConfigurationError);
+    expect(() => webhookOf({ caBundle })).toThrow(message);
+  });
+});
+
 describe('webhookConfigurationYaml', () => {
   it('prints the rendered configuration as YAML', () => {
     expect(parse(webhookConfigurationYaml(options))).toEqual(renderWebhookConfiguration(options));

@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 import packageJson from '../../package.json' with { type: 'json' };
 import { runCli, type CliContext } from '../../lib/cli/index.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/podmutation.mjs', import.meta.url));
+/** The real `podmutation` bin, which loads the bundle test/global-setup.ts builds. */
+export const BIN = fileURLToPath(new URL('../../bin/podmutation.mjs', import.meta.url));
 
 /** What a CLI run printed and returned. */
 export interface CliRun {

@@ -1,0 +1,135 @@
+/**
+ * The webhook as a platform engineer runs it in front of a cluster without AWS: `podmutation serve` over HTTPS with a
+ * certificate of the cluster's CA, registered with the configuration `podmutation webhook-config --ca-bundle` prints,
+ * applied with kubectl. Both are the real CLI, started as its users start it.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { generateToken } from '../../lib/endpoint/index.ts';
+import { BIN, runPodmutation } from '../support/cli.ts';
+import { servingCertificate } from './certificates.ts';
+import type { ControlPlane } from './control-plane.ts';
+import { freePort, startSupervised, waitFor, type Supervised } from './processes.ts';
+
+/** A running `podmutation serve`. */
+interface ServedWebhook {
+  /** The base URL (https://127.0.0.1:PORT), what webhook-config takes as --url. */
+  readonly baseUrl: string;
+  readonly token: string;
+  readonly process: Supervised;
+  /** Stops the server; the registration stays, as when an endpoint goes away. */
+  stop(): Promise<void>;
+}
+
+interface ServeOptions {
+  /** `--rules` paths (files or folders). */
+  readonly rules: readonly string[];
+  /** `--placements FILE`. */
+  readonly placements?: string;
+  /** Further flags, such as ['--enforcement', 'audit']. */
+  readonly flags?: readonly string[];
+  /** Serve on this port (a restart keeps its registration); default a free one. */
+  readonly port?: number;
+  readonly token?: string;
+}
+
+let served = 0;
+
+/**
+ * Starts `podmutation serve --rules … --tls-cert --tls-key` on loopback, re-reading its rules every second
+ * (`--refresh 1`) so that a rule edit reaches the next Pod, and resolves once it printed its URL.
+ */
+async function serveWebhook(plane: ControlPlane, options: ServeOptions): Promise<ServedWebhook> {
+  served += 1;
+  const certificate = await servingCertificate(plane.certificates.ca, 'podmutation-webhook');
+  const certFile = join(plane.dir, `webhook-${served}.crt`);
+  const keyFile = join(plane.dir, `webhook-${served}.key`);
+  await Promise.all([writeFile(certFile, certificate.cert), writeFile(keyFile, certificate.key)]);
+  const port = options.port ?? (await freePort());
+  const token = options.token ?? generateToken();
+  const args = [
+    BIN,
+    'serve',
+    ...options.rules.flatMap((path) => ['--rules', path]),
+    ...(options.placements === undefined ? [] : ['--placements', options.placements]),
+    '--tls-cert',
+    certFile,
+    '--tls-key',
+    keyFile,
+    '--port',
+    String(port),
+    '--token',
+    token,
+    '--refresh',
+    '1',
+    ...(options.flags ?? []),
+  ];
+  const logFile = join(plane.dir, `webhook-${served}.log`);
+  const process = startSupervised('podmutation serve', globalThis.process.execPath, args, { logFile });
+  await waitFor(
+    'podmutation serve to print its URL',
+    () => Promise.resolve(/webhook URL \(clientConfig\.url of a MutatingWebhookConfiguration\): https:/.test(readFileSync(logFile, 'utf8')) ? true : undefined),
+    { failFast: () => (process.exited() === undefined ? undefined : `exited (${process.exited()}):\n${process.logTail()}`), timeoutMs: 30_000 },
+  );
+  return { baseUrl: `https://127.0.0.1:${port}`, token, process, stop: () => process.stop() };
+}
+
+interface RegisterOptions {
+  readonly failurePolicy?: 'Ignore' | 'Fail';
+  readonly timeoutSeconds?: number;
+  readonly name?: string;
+}
+
+/** The configuration `podmutation webhook-config` prints for this server, with the cluster CA as --ca-bundle. */
+async function webhookConfiguration(plane: ControlPlane, webhook: Pick<ServedWebhook, 'baseUrl' | 'token'>, options: RegisterOptions = {}): Promise<string> {
+  const run = await runPodmutation([
+    'webhook-config',
+    '--url',
+    webhook.baseUrl,
+    '--token',
+    webhook.token,
+    '--ca-bundle',
+    plane.caFile,
+    ...(options.failurePolicy === undefined ? [] : ['--failure-policy', options.failurePolicy]),
+    ...(options.timeoutSeconds === undefined ? [] : ['--timeout', String(options.timeoutSeconds)]),
+    ...(options.name === undefined ? [] : ['--name', options.name]),
+  ]);
+  if (run.code !== 0) throw new Error(`podmutation webhook-config exited ${run.code}: ${run.stderr}`);
+  return run.stdout;
+}
+
+/** The configuration's name when none is given (WEBHOOK_DEFAULTS). */
+const DEFAULT_WEBHOOK_NAME = 'podmutation.agent.cloudpilot.ai';
+
+/** How often the API server has called the named webhook, by its admission duration histogram. */
+function webhookCalls(metrics: string, name: string): number {
+  const line = metrics
+    .split('\n')
+    .find((text) => text.startsWith('apiserver_admission_webhook_admission_duration_seconds_count{') && text.includes(`name="${name}"`) && text.includes('operation="CREATE"'));
+  return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
+}
+
+/**
+ * `podmutation webhook-config … | kubectl apply -f -`, then waits until the API server calls the webhook: API servers
+ * pick up configuration changes from a watch, so a Pod created right after the apply may still miss it.
+ */
+async function registerWebhook(plane: ControlPlane, webhook: Pick<ServedWebhook, 'baseUrl' | 'token'>, options: RegisterOptions = {}): Promise<void> {
+  const applied = await plane.kubectl(['apply', '-f', '-'], { input: await webhookConfiguration(plane, webhook, options) });
+  if (applied.code !== 0) throw new Error(`kubectl apply of the webhook configuration failed: ${applied.stderr}`);
+  const name = options.name ?? DEFAULT_WEBHOOK_NAME;
+  const before = webhookCalls(await plane.metrics(), name);
+  const probe = { apiVersion: 'v1', kind: 'Pod', metadata: { generateName: 'webhook-probe-', namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'probe' }] } };
+  await waitFor(
+    `the API server to call webhook ${name}`,
+    async () => {
+      // A dry run is admitted (sideEffects: None) and stored nowhere.
+      await plane.admin.request('POST', '/api/v1/namespaces/default/pods', { body: probe, query: { dryRun: 'All' } });
+      return webhookCalls(await plane.metrics(), name) > before ? true : undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 250 },
+  );
+}
+
+export { serveWebhook, registerWebhook, webhookConfiguration, webhookCalls, DEFAULT_WEBHOOK_NAME };
+export type { ServedWebhook, ServeOptions, RegisterOptions };
