@@ -102,12 +102,18 @@ async function webhookConfiguration(plane: ControlPlane, webhook: Pick<ServedWeb
 /** The configuration's name when none is given (WEBHOOK_DEFAULTS). */
 const DEFAULT_WEBHOOK_NAME = 'podmutation.agent.cloudpilot.ai';
 
-/** How often the API server has called the named webhook, by its admission duration histogram. */
-function webhookCalls(metrics: string, name: string): number {
-  const line = metrics
+/** The sum of every series of a Prometheus metric whose labels include `labels` (text exposition format). */
+function metricSum(metrics: string, metric: string, labels: Readonly<Record<string, string>>): number {
+  const wanted = Object.entries(labels).map(([label, value]) => `${label}="${value}"`);
+  return metrics
     .split('\n')
-    .find((text) => text.startsWith('apiserver_admission_webhook_admission_duration_seconds_count{') && text.includes(`name="${name}"`) && text.includes('operation="CREATE"'));
-  return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
+    .filter((line) => line.startsWith(`${metric}{`) && wanted.every((pair) => line.includes(pair)))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+}
+
+/** How often the API server has called the named webhook for a CREATE, by its admission duration histogram. */
+function webhookCalls(metrics: string, name: string): number {
+  return metricSum(metrics, 'apiserver_admission_webhook_admission_duration_seconds_count', { name, operation: 'CREATE' });
 }
 
 /**
@@ -131,5 +137,5 @@ async function registerWebhook(plane: ControlPlane, webhook: Pick<ServedWebhook,
   );
 }
 
-export { serveWebhook, registerWebhook, webhookConfiguration, webhookCalls, DEFAULT_WEBHOOK_NAME };
+export { serveWebhook, registerWebhook, webhookConfiguration, webhookCalls, metricSum, DEFAULT_WEBHOOK_NAME };
 export type { ServedWebhook, ServeOptions, RegisterOptions };
