@@ -5,7 +5,7 @@
  * kube-scheduler, the test Nodes, and the kubelet stand-in that marks bound Pods Running and Ready.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -42,9 +42,32 @@ interface ControlPlane {
   tokenKubeconfig(name: string, token: string): Promise<string>;
   /** The API server's Prometheus metrics, as text. */
   metrics(): Promise<string>;
+  /** The process id of each component (setpriv execs the binary, so it is the binary's own). */
+  readonly components: readonly { readonly name: string; readonly pid: number | undefined }[];
   /** Errors of the kubelet stand-in so far (a test that needs Pods Running can assert there are none). */
   readonly kubeletErrors: readonly Error[];
   stop(): Promise<void>;
+}
+
+const DIR_PREFIX = 'podmutation-cluster-';
+const OWNER_FILE = 'owner.pid';
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The folders of control planes whose starter was killed before it could remove them (its processes died with it). */
+async function removeAbandonedFolders(): Promise<void> {
+  for (const entry of await readdir(tmpdir())) {
+    if (!entry.startsWith(DIR_PREFIX)) continue;
+    const owner = Number(await readFile(join(tmpdir(), entry, OWNER_FILE), 'utf8').catch(() => 'NaN'));
+    if (Number.isInteger(owner) && !isRunning(owner)) await rm(join(tmpdir(), entry), { recursive: true, force: true });
+  }
 }
 
 // The cluster's Service CIDR; the API server takes its first address for the kubernetes Service.
@@ -91,7 +114,9 @@ async function healthy(url: string, certificates: ControlPlaneCertificates): Pro
  * nothing running.
  */
 async function startControlPlane(binaries: ControlPlaneBinaries): Promise<ControlPlane> {
-  const dir = await mkdtemp(join(tmpdir(), 'podmutation-cluster-'));
+  await removeAbandonedFolders();
+  const dir = await mkdtemp(join(tmpdir(), DIR_PREFIX));
+  await writeFile(join(dir, OWNER_FILE), String(process.pid));
   const processes: Supervised[] = [];
   let api: ApiClient | undefined;
   let kubelet: Kubelet | undefined;
@@ -244,6 +269,7 @@ async function startControlPlane(binaries: ControlPlaneBinaries): Promise<Contro
         if (answer.status !== 200) throw new Error(`GET /metrics: HTTP ${answer.status}`);
         return answer.text;
       },
+      components: processes.map(({ name, child }) => ({ name, pid: child.pid })),
       kubeletErrors,
       stop: () => (stopping ??= stopAll()),
     };
