@@ -4,6 +4,7 @@
  * StatefulSet, Job) with the names, owners and defaults the API server gives them, the API server validates every
  * patched Pod, and what it stores is compared with what the offline engine (`podmutation explain`, `test`) says.
  */
+import { readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -356,6 +357,9 @@ describe('what the configuration of webhook-config tells the API server', () => 
     expect(annotationsOf(admitted)[APPLIED_ANNOTATION]).toBeUndefined();
     expect((admitted.spec as { affinity: unknown }).affinity).toEqual(legacyPod('x').spec.affinity);
     expect(await failOpen()).toBe(opened + 1);
+    // What README's "The admission endpoint" warns of: the API server logs the failed call's URL, token included.
+    expect(readFileSync(join(plane.dir, 'kube-apiserver.log'), 'utf8')).toContain(`Failed calling webhook, failing open ${DEFAULT_WEBHOOK_NAME}`);
+    expect(readFileSync(join(plane.dir, 'kube-apiserver.log'), 'utf8')).toContain(`/admit/${webhook.token}?timeout=5s`);
   });
 
   it('with failurePolicy Fail, refuses Pods while the webhook is down', async () => {
@@ -369,7 +373,7 @@ describe('what the configuration of webhook-config tells the API server', () => 
     });
     expect(refusal).toContain(`failed calling webhook "${DEFAULT_WEBHOOK_NAME}"`);
     expect(refusal).toContain('connection refused');
-    // What README's "Rotating the webhook token" warns of: the API server's refusal quotes the URL, token included, to
+    // What README's "The admission endpoint" warns of: the API server's refusal quotes the URL, token included, to
     // whoever created the Pod (and into the ReplicaSet's events).
     expect(refusal).toContain(`/admit/${webhook.token}`);
   });
