@@ -7,8 +7,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +14,7 @@ import { answerAdmissionReview } from '../../lib/admission/index.ts';
 import { compileRuleSet } from '../../lib/engine/index.ts';
 import { loadRuleFiles } from '../../lib/rule-files/index.ts';
 import { EXAMPLES, fixtureText } from '../support/fixtures.ts';
+import { freePort } from '../support/ports.ts';
 import { decodePatch, parseAnswer } from '../support/reviews.ts';
 import { OSLS_CLI, ROOT, createServiceFolder, offlineEnvironment } from './package.ts';
 
@@ -34,15 +33,6 @@ let scratch: string;
 let offline: ChildProcess | undefined;
 let output = '';
 let baseUrl: string;
-
-/** A port nothing listens on now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** Resolves once serverless-offline says its HTTP server is ready; rejects with the output if the CLI ends first. */
 function ready(child: ChildProcess, url: string): Promise<void> {

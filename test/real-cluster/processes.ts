@@ -5,7 +5,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../support/ports.ts';
 
 /** A server process with its log file. */
 interface Supervised {
@@ -69,18 +69,6 @@ function startSupervised(name: string, command: string, args: readonly string[],
       clearTimeout(timer);
     },
   };
-}
-
-/** A port no one listens on at the moment, on 127.0.0.1. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 /**
