@@ -3,6 +3,8 @@
  * schemas infra/crd.yaml uses: check apiVersion, kind and metadata.name, drop status (status
  * subresource), prune unknown fields and non-nullable nulls, apply defaults, validate the schema,
  * then evaluate every x-kubernetes-validations rule with `self` bound to the node it is attached to.
+ * Errors carry the API server's wording (the message of each cause, after its "Invalid value: …:"
+ * prefix), so that test/real-cluster/crd.test.ts can hold this emulation to the real server's answers.
  * A keyword outside the subset throws, so the CRD cannot silently outgrow this emulation.
  */
 import type { CelInput } from '@bufbuild/cel';
@@ -41,7 +43,7 @@ export interface ValidationRule {
   readonly message: string;
 }
 
-/** One rejection: the field path (as the validator writes it) and the reason. */
+/** One rejection: the field path (as the validator writes it; '' for a cause without one) and the reason. */
 export interface CrdError {
   readonly field: string;
   readonly message: string;
@@ -76,8 +78,9 @@ const KNOWN_KEYWORDS = new Set([
   'pattern', 'minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties', 'minimum', 'maximum',
   'x-kubernetes-validations', 'x-kubernetes-list-type', 'x-kubernetes-list-map-keys', 'x-kubernetes-preserve-unknown-fields',
 ]);
-// Numeric formats are informational for custom resources; only string formats are checked.
+// Numeric formats name the type in type errors and bound int32 values; date-time is the one string format checked.
 const IGNORED_FORMATS = new Set(['int32', 'int64']);
+const INT32 = { min: -(2 ** 31), max: 2 ** 31 - 1 };
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
@@ -166,65 +169,89 @@ function typeMatches(value: unknown, type: SchemaNode['type']): boolean {
 
 interface SchemaErrors {
   readonly errors: CrdError[];
-  typeErrors: number;
+  /** Errors of the types that keep the API server from evaluating any CEL rule (see BLOCKED). */
+  blocking: number;
+}
+
+// apiextensions-apiserver registry/customresource strategy.go hasBlockingErr: a type, required, enum, maxLength, maxItems
+// or maxProperties error skips every CEL rule of the object, and the answer says so in a cause without a field.
+const BLOCKED: CrdError = {
+  field: '',
+  message: 'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+};
+const RFC1123_SUBDOMAIN =
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+
+function blockingError(found: SchemaErrors, field: string, message: string): void {
+  found.errors.push({ field, message });
+  found.blocking += 1;
 }
 
 /** Validates the value against the schema keywords (not CEL). */
+/** The int32 format check of kube-openapi, which reports its finding without a field. */
+function checkNumericFormat(value: unknown, schema: SchemaNode, path: string, found: SchemaErrors): void {
+  if (typeof value !== 'number' || schema.format === undefined || !IGNORED_FORMATS.has(schema.format)) return;
+  const fits = Number.isInteger(value) && (schema.format !== 'int32' || (value >= INT32.min && value <= INT32.max));
+  if (!fits) found.errors.push({ field: '', message: `Checked value must be of type integer with format ${schema.format} in ${path}` });
+}
+
+/**
+ * Validates the value against the schema keywords (not CEL), in the words of kube-openapi's validators as
+ * apiextensions-apiserver converts them to causes (apiserver/validation/validation.go).
+ */
 function validateSchema(value: unknown, schema: SchemaNode, path: string, found: SchemaErrors): void {
+  checkNumericFormat(value, schema, path, found);
   if (!typeMatches(value, schema.type)) {
-    found.errors.push({ field: path, message: `must be of type ${schema.type}` });
-    found.typeErrors += 1;
+    // kube-openapi's type validator names the format instead of the type for a value that is neither string nor list.
+    const expected = schema.format !== undefined && typeof value !== 'string' && !Array.isArray(value) ? schema.format : schema.type;
+    blockingError(found, path, `must be of type ${expected}`);
     return;
   }
   if (schema.enum !== undefined && !schema.enum.includes(value)) {
-    found.errors.push({ field: path, message: `must be one of ${schema.enum.map((item) => JSON.stringify(item)).join(', ')} (enum)` });
+    blockingError(found, path, `supported values: ${schema.enum.map((item) => JSON.stringify(item)).join(', ')}`);
   }
   if (typeof value === 'string') {
+    // Both count characters (runes), whatever the maxLength message says.
     const characters = [...value].length;
-    if (schema.maxLength !== undefined && characters > schema.maxLength) {
-      found.errors.push({ field: path, message: `must be at most ${schema.maxLength} characters (maxLength)` });
-    }
+    if (schema.maxLength !== undefined && characters > schema.maxLength) blockingError(found, path, `may not be more than ${schema.maxLength} bytes`);
     if (schema.minLength !== undefined && characters < schema.minLength) {
-      found.errors.push({ field: path, message: `must be at least ${schema.minLength} characters (minLength)` });
+      found.errors.push({ field: path, message: `should be at least ${schema.minLength} chars long` });
     }
     if (schema.pattern !== undefined && !new RegExp(schema.pattern).test(value)) {
-      found.errors.push({ field: path, message: `must match ${schema.pattern} (pattern)` });
+      found.errors.push({ field: path, message: `should match '${schema.pattern}'` });
     }
     if (schema.format === 'date-time' && !DATE_TIME.test(value)) {
-      found.errors.push({ field: path, message: 'must be an RFC 3339 date-time (format)' });
+      found.errors.push({ field: path, message: 'must be of type date-time' });
     }
   }
   if (typeof value === 'number') {
     if (schema.minimum !== undefined && value < schema.minimum) {
-      found.errors.push({ field: path, message: `must be at least ${schema.minimum} (minimum)` });
+      found.errors.push({ field: path, message: `should be greater than or equal to ${schema.minimum}` });
     }
     if (schema.maximum !== undefined && value > schema.maximum) {
-      found.errors.push({ field: path, message: `must be at most ${schema.maximum} (maximum)` });
+      found.errors.push({ field: path, message: `should be less than or equal to ${schema.maximum}` });
     }
   }
   if (Array.isArray(value)) {
-    if (schema.maxItems !== undefined && value.length > schema.maxItems) {
-      found.errors.push({ field: path, message: `must have at most ${schema.maxItems} items (maxItems)` });
-    }
+    if (schema.maxItems !== undefined && value.length > schema.maxItems) blockingError(found, path, `must have at most ${schema.maxItems} items`);
     if (schema.minItems !== undefined && value.length < schema.minItems) {
-      found.errors.push({ field: path, message: `must have at least ${schema.minItems} items (minItems)` });
+      found.errors.push({ field: path, message: `should have at least ${schema.minItems} items` });
     }
     if (schema['x-kubernetes-list-type'] === 'map') {
       const keys = value.map((item) => JSON.stringify((schema['x-kubernetes-list-map-keys'] ?? []).map((key) => (item as Json)[key])));
-      if (new Set(keys).size !== keys.length) found.errors.push({ field: path, message: 'has duplicate map keys (x-kubernetes-list-type: map)' });
+      if (new Set(keys).size !== keys.length) found.errors.push({ field: path, message: 'Duplicate value' });
     }
     if (schema.items !== undefined) value.forEach((item, index) => validateSchema(item, schema.items!, `${path}[${index}]`, found));
   }
   if (isObject(value)) {
     const size = Object.keys(value).length;
-    if (schema.maxProperties !== undefined && size > schema.maxProperties) {
-      found.errors.push({ field: path, message: `must have at most ${schema.maxProperties} properties (maxProperties)` });
-    }
+    // kube-openapi's maxProperties error becomes the same "Too many" cause as maxItems.
+    if (schema.maxProperties !== undefined && size > schema.maxProperties) blockingError(found, path, `must have at most ${schema.maxProperties} items`);
     if (schema.minProperties !== undefined && size < schema.minProperties) {
-      found.errors.push({ field: path, message: `must have at least ${schema.minProperties} properties (minProperties)` });
+      found.errors.push({ field: path, message: `should have at least ${schema.minProperties} properties` });
     }
     for (const name of schema.required ?? []) {
-      if (value[name] === undefined) found.errors.push({ field: childPath(path, name), message: 'is required' });
+      if (value[name] === undefined) blockingError(found, childPath(path, name), 'Required value');
     }
     for (const [key, item] of Object.entries(value)) {
       const child = schema.properties?.[key] ?? schema.additionalProperties;
@@ -280,22 +307,26 @@ export function createCrdAdmission(crd: CustomResourceDefinition): (resource: un
   return (resource) => {
     if (!isObject(resource)) return { accepted: false, errors: [{ field: '', message: 'must be an object' }] };
     const errors: CrdError[] = [];
-    if (resource.apiVersion !== apiVersion) errors.push({ field: 'apiVersion', message: `must be ${apiVersion}` });
     if (resource.kind !== crd.spec.names.kind) errors.push({ field: 'kind', message: `must be ${crd.spec.names.kind}` });
-    // ObjectMeta validation of a custom resource: the name is a DNS-1123 subdomain.
+    if (resource.apiVersion !== apiVersion) errors.push({ field: 'apiVersion', message: `must be ${apiVersion}` });
+    // customResourceValidator.Validate returns type meta errors alone, before anything else is validated.
+    if (errors.length > 0) return { accepted: false, errors };
+    const found: SchemaErrors = { errors, blocking: 0 };
+    // ObjectMeta validation of a custom resource (NameIsDNSSubdomain).
     const name = isObject(resource.metadata) ? resource.metadata.name : undefined;
-    if (typeof name !== 'string' || name.length === 0 || name.length > 253 || !DNS1123_SUBDOMAIN.test(name)) {
-      errors.push({ field: 'metadata.name', message: 'must be a lowercase DNS-1123 subdomain of at most 253 characters' });
+    if (typeof name !== 'string' || name.length === 0) blockingError(found, 'metadata.name', 'name or generateName is required');
+    else {
+      if (name.length > 253) errors.push({ field: 'metadata.name', message: 'must be no more than 253 characters' });
+      if (!DNS1123_SUBDOMAIN.test(name)) errors.push({ field: 'metadata.name', message: RFC1123_SUBDOMAIN });
     }
     // With a status subresource, a create ignores whatever status the client sent.
     const sent = omitKey(resource, 'status');
     const decoded = applyDefaults(prune(hasStatusSubresource ? sent : resource, schema), schema) as Json;
     // metadata is ObjectMeta, validated above rather than by the CRD schema.
     const object = { ...decoded, metadata: resource.metadata };
-    const found: SchemaErrors = { errors, typeErrors: 0 };
     validateSchema(object, { ...schema, properties: { ...schema.properties, metadata: {} } }, '', found);
-    // Type errors block CEL evaluation; other schema errors are reported alongside CEL errors.
-    if (found.typeErrors === 0) validateRules(object, schema, '', errors);
+    if (found.blocking > 0) errors.push(BLOCKED);
+    else validateRules(object, schema, '', errors);
     return { accepted: errors.length === 0, errors, stored: object };
   };
 }
