@@ -4,12 +4,12 @@
  * records the IAM action and the resource of each call before forwarding it to a local stand-in (dynalite for
  * DynamoDB, the test fake for EKS and Secrets Manager).
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runProcess } from '../support/processes.ts';
 
 /** One AWS call as IAM authorizes it: the action and the name the request gives its resource. */
 interface AwsCall {
@@ -160,15 +160,7 @@ async function invokeShippedHandler(options: InvokeOptions): Promise<Invocation>
       timeoutMs: options.timeoutSeconds * 1000,
     };
     const args = [runner, options.taskRoot, options.handler, JSON.stringify(options.event), JSON.stringify(context), resultFile];
-    const output = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, args, { cwd: options.taskRoot, env: { ...options.environment } });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+    const output = await runProcess(process.execPath, args, { cwd: options.taskRoot, env: { ...options.environment } });
     if (output.code !== 0) {
       throw new Error(`${options.functionName} exited with ${output.code}:\n${output.stdout}\n${output.stderr}`);
     }

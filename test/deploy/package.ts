@@ -3,12 +3,12 @@
  * sources it bundles), the real osls CLI with no AWS credentials, which builds before it packages, and the zip
  * artifacts read back from their central directory.
  */
-import { spawn } from 'node:child_process';
 import { copyFile, cp, mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { crc32, inflateRawSync } from 'node:zlib';
 import type { Template } from './template.ts';
+import { runProcess, type ProcessRun } from '../support/processes.ts';
 
 /** One file as a function ships it, path relative to the service folder with "/" separators. */
 interface ShippedFile {
@@ -23,11 +23,7 @@ interface ZipEntry extends ShippedFile {
 }
 
 /** How one CLI run ended. */
-interface CliResult {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+type CliResult = ProcessRun;
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const OSLS_CLI = join(ROOT, 'node_modules', 'osls', 'bin', 'serverless.js');
@@ -65,15 +61,7 @@ function offlineEnvironment(home: string): NodeJS.ProcessEnv {
 
 /** Runs the osls CLI with Node from this process, in the service folder. */
 function runOsls(serviceFolder: string, args: readonly string[], home: string): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [OSLS_CLI, ...args], { cwd: serviceFolder, env: offlineEnvironment(home) });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runProcess(process.execPath, [OSLS_CLI, ...args], { cwd: serviceFolder, env: offlineEnvironment(home) });
 }
 
 function packageArgs(params: Readonly<Record<string, string>>, packageFolder?: string): string[] {

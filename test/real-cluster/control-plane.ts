@@ -4,11 +4,11 @@
  * kube-controller-manager (without the node-lifecycle controller, so Nodes without kubelets stay Ready) and
  * kube-scheduler, the test Nodes, and the kubelet stand-in that marks bound Pods Running and Ready.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { runProcess, type ProcessRun } from '../support/processes.ts';
 import { createApiClient, type ApiClient } from './api.ts';
 import type { ControlPlaneBinaries } from './binaries.ts';
 import { createControlPlaneCertificates, type ControlPlaneCertificates } from './certificates.ts';
@@ -17,11 +17,7 @@ import { createTestNodes } from './nodes.ts';
 import { freePort, startSupervised, waitFor, type Supervised } from './processes.ts';
 
 /** What a command printed and how it ended. */
-interface CommandResult {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+type CommandResult = ProcessRun;
 
 /** A running control plane. */
 interface ControlPlane {
@@ -82,19 +78,6 @@ function kubeconfigYaml(server: string, caPem: string, user: Record<string, stri
     users: [{ name: 'user', user }],
     contexts: [{ name: 'test', context: { cluster: 'test', user: 'user' } }],
     'current-context': 'test',
-  });
-}
-
-function runCommand(command: string, args: readonly string[], options: { input?: string; env?: NodeJS.ProcessEnv }): Promise<CommandResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env: options.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(options.input ?? '');
   });
 }
 
@@ -245,7 +228,7 @@ async function startControlPlane(binaries: ControlPlaneBinaries): Promise<Contro
     kubelet = startKubelet(admin, (error) => kubeletErrors.push(error));
 
     const kubectl: ControlPlane['kubectl'] = (args, options = {}) =>
-      runCommand(binaries.path('kubectl'), [`--kubeconfig=${options.kubeconfig ?? adminKubeconfig}`, ...args], {
+      runProcess(binaries.path('kubectl'), [`--kubeconfig=${options.kubeconfig ?? adminKubeconfig}`, ...args], {
         ...(options.input === undefined ? {} : { input: options.input }),
         env: { ...process.env, ...options.env },
       });
@@ -279,5 +262,5 @@ async function startControlPlane(binaries: ControlPlaneBinaries): Promise<Contro
   }
 }
 
-export { startControlPlane, kubeconfigYaml, runCommand };
+export { startControlPlane, kubeconfigYaml };
 export type { ControlPlane, CommandResult };

@@ -14,7 +14,8 @@ import { APPLIED_ANNOTATION } from '../../lib/api/index.ts';
 import type { MigrationReport } from '../../lib/report/index.ts';
 import { runPodmutation, type CliRun } from '../support/cli.ts';
 import type { Json } from './api.ts';
-import { runCommand, type ControlPlane } from './control-plane.ts';
+import { runProcess } from '../support/processes.ts';
+import type { ControlPlane } from './control-plane.ts';
 import { waitFor } from './processes.ts';
 import { useControlPlane } from './use-control-plane.ts';
 import { registerWebhook, serveWebhook, type ServedWebhook } from './webhook.ts';
@@ -197,7 +198,7 @@ describe('the walkthrough of README "Running a migration" on a cluster without A
     const script = join(plane.dir, 'rollout.sh');
     await writeFile(script, run.stdout);
 
-    const ran = await runCommand('bash', [script], {
+    const ran = await runProcess('bash', [script], {
       env: { ...process.env, PATH: `${dirname(plane.binaries.path('kubectl'))}:${process.env['PATH'] ?? ''}`, KUBECONFIG: plane.adminKubeconfig },
     });
 

@@ -1,18 +1,14 @@
-import { spawn } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import packageJson from '../../package.json' with { type: 'json' };
 import { runCli, type CliContext } from '../../lib/cli/index.ts';
+import { runProcess, type ProcessRun } from './processes.ts';
 
 /** The real `podmutation` bin, which loads the bundle test/global-setup.ts builds. */
 export const BIN = fileURLToPath(new URL('../../bin/podmutation.mjs', import.meta.url));
 
 /** What a CLI run printed and returned. */
-export interface CliRun {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+export type CliRun = ProcessRun;
 
 /** The package's version, which `podmutation --version` prints. */
 export const PACKAGE_VERSION: string = packageJson.version;
@@ -22,16 +18,7 @@ export const PACKAGE_VERSION: string = packageJson.version;
  * Node 22 (the test runner's own node). `env` is added to this process's environment.
  */
 export function runPodmutation(args: readonly string[], stdin?: string, env: Readonly<Record<string, string>> = {}): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin ?? '');
-  });
+  return runProcess(process.execPath, [BIN, ...args], { ...(stdin === undefined ? {} : { input: stdin }), env: { ...process.env, ...env } });
 }
 
 /** The context of an in-process run: these streams, an environment without colour settings, the package's version. */
