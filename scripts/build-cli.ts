@@ -7,7 +7,7 @@
  * goes to chunks that `--version`, `validate` or `review` never read. Packages are bundled, so that a start reads a
  * few files instead of resolving hundreds in node_modules.
  */
-import { rmSync, writeFileSync } from 'node:fs';
+import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
@@ -20,13 +20,35 @@ export const CLI_OUTDIR = join('dist', 'cli');
 /** The entry file of the bundle, in `outdir`. */
 export const CLI_ENTRY = 'main.mjs';
 
-/** Bundles the CLI into `outdir` (default dist/cli), replacing what was there; returns the entry file's path. */
+/** Renames `next` to `target`, moving a `target` already there (even one a concurrent build just put) aside first. */
+function swapIn(next: string, target: string, retired: string): void {
+  for (let attempt = 1; ; attempt += 1) {
+    rmSync(retired, { recursive: true, force: true });
+    try {
+      if (existsSync(target)) renameSync(target, retired);
+      renameSync(next, target);
+      rmSync(retired, { recursive: true, force: true });
+      return;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (attempt >= 5 || (code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOENT')) throw error;
+    }
+  }
+}
+
+/**
+ * Bundles the CLI into `outdir` (default dist/cli), replacing what was there; returns the entry file's path. The bundle
+ * is written beside it and swapped in by renames, so a CLI started meanwhile (by a test run in the same tree) finds
+ * the old bundle or the new one, never an empty folder.
+ */
 export async function buildCli(outdir: string = join(ROOT, CLI_OUTDIR)): Promise<string> {
-  rmSync(outdir, { recursive: true, force: true });
+  const scratch = `${outdir}.building-${process.pid}`;
+  const retired = `${outdir}.old-${process.pid}`;
+  rmSync(scratch, { recursive: true, force: true });
   await build({
     absWorkingDir: ROOT,
     entryPoints: { main: join(ROOT, 'bin', 'main.ts') },
-    outdir,
+    outdir: scratch,
     outExtension: { '.js': '.mjs' },
     bundle: true,
     splitting: true,
@@ -45,7 +67,8 @@ export async function buildCli(outdir: string = join(ROOT, CLI_OUTDIR)): Promise
     legalComments: 'none',
     logLevel: 'warning',
   });
-  writeFileSync(join(outdir, 'package.json'), '{ "type": "module" }\n');
+  writeFileSync(join(scratch, 'package.json'), '{ "type": "module" }\n');
+  swapIn(scratch, outdir, retired);
   return join(outdir, CLI_ENTRY);
 }
 

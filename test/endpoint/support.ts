@@ -175,6 +175,8 @@ async function startFakeSecretsManager(secrets: Map<string, string>) {
     return secret;
   };
   return {
+    /** Its endpoint, for AWS_ENDPOINT_URL_SECRETS_MANAGER of another process. */
+    url: `http://127.0.0.1:${port}`,
     calls: () => calls,
     fail: (value: boolean) => {
       failing = value;

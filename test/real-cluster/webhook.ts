@@ -117,13 +117,12 @@ function webhookCalls(metrics: string, name: string): number {
 }
 
 /**
- * `podmutation webhook-config … | kubectl apply -f -`, then waits until the API server calls the webhook: API servers
- * pick up configuration changes from a watch, so a Pod created right after the apply may still miss it.
+ * `kubectl apply -f -` of a webhook configuration, then waits until the API server calls the webhook `name`: API
+ * servers pick up configuration changes from a watch, so a Pod created right after the apply may still miss it.
  */
-async function registerWebhook(plane: ControlPlane, webhook: Pick<ServedWebhook, 'baseUrl' | 'token'>, options: RegisterOptions = {}): Promise<void> {
-  const applied = await plane.kubectl(['apply', '-f', '-'], { input: await webhookConfiguration(plane, webhook, options) });
-  if (applied.code !== 0) throw new Error(`kubectl apply of the webhook configuration failed: ${applied.stderr}`);
-  const name = options.name ?? DEFAULT_WEBHOOK_NAME;
+async function applyWebhookConfiguration(plane: ControlPlane, configuration: string, name: string): Promise<void> {
+  const applied = await plane.kubectl(['apply', '-f', '-'], { input: configuration });
+  if (applied.code !== 0) throw new Error(`kubectl apply of webhook configuration ${name} failed: ${applied.stderr}`);
   const before = webhookCalls(await plane.metrics(), name);
   const probe = { apiVersion: 'v1', kind: 'Pod', metadata: { generateName: 'webhook-probe-', namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'probe' }] } };
   await waitFor(
@@ -137,5 +136,10 @@ async function registerWebhook(plane: ControlPlane, webhook: Pick<ServedWebhook,
   );
 }
 
-export { serveWebhook, registerWebhook, webhookConfiguration, webhookCalls, metricSum, DEFAULT_WEBHOOK_NAME };
+/** `podmutation webhook-config … | kubectl apply -f -` for this server, once the API server calls it. */
+async function registerWebhook(plane: ControlPlane, webhook: Pick<ServedWebhook, 'baseUrl' | 'token'>, options: RegisterOptions = {}): Promise<void> {
+  await applyWebhookConfiguration(plane, await webhookConfiguration(plane, webhook, options), options.name ?? DEFAULT_WEBHOOK_NAME);
+}
+
+export { serveWebhook, registerWebhook, applyWebhookConfiguration, webhookConfiguration, webhookCalls, metricSum, DEFAULT_WEBHOOK_NAME };
 export type { ServedWebhook, ServeOptions, RegisterOptions };
