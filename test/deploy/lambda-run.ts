@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runProcess } from '../support/processes.ts';
+import { readBody } from '../support/http.ts';
 
 /** One AWS call as IAM authorizes it: the action and the name the request gives its resource. */
 interface AwsCall {
@@ -58,14 +59,6 @@ interface InvokeOptions {
   readonly timeoutSeconds: number;
 }
 
-function readBody(request: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => resolve(Buffer.concat(chunks)));
-    request.on('error', reject);
-  });
-}
 
 /** The IAM action and resource of a request, by protocol: JSON 1.0/1.1 name theirs in X-Amz-Target, EKS is REST. */
 function callOf(request: IncomingMessage, body: Buffer): AwsCall & { readonly service: 'dynamodb' | 'other' } {

@@ -41,43 +41,32 @@ async function createCa(commonName: string): Promise<KeyPair> {
   return { cert: ca.cert, key: ca.private };
 }
 
-/** A serving certificate for 127.0.0.1 and localhost (and `dnsNames`), signed by `ca`. */
-async function servingCertificate(ca: KeyPair, commonName: string, dnsNames: readonly string[] = []): Promise<KeyPair> {
-  const leaf = await generate([{ name: 'commonName', value: commonName }], {
-    keyType: 'ec',
-    algorithm: 'sha256',
-    ...validity(),
-    ca,
-    extensions: [
-      { name: 'basicConstraints', cA: false },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
-      { name: 'extKeyUsage', serverAuth: true },
-      {
-        name: 'subjectAltName',
-        altNames: [{ type: 7, ip: '127.0.0.1' }, { type: 2, value: 'localhost' }, ...dnsNames.map((value) => ({ type: 2 as const, value }))],
-      },
-    ],
-  });
+type Extension = NonNullable<Parameters<typeof generate>[1]>['extensions'] extends (infer E)[] | undefined ? E : never;
+
+/** An EC P-256 certificate for `subject`, signed by `ca`, with `extensions` beside basicConstraints CA:false. */
+async function signedLeaf(ca: KeyPair, subject: Parameters<typeof generate>[0], extensions: readonly Extension[]): Promise<KeyPair> {
+  const leaf = await generate(subject, { keyType: 'ec', algorithm: 'sha256', ...validity(), ca, extensions: [{ name: 'basicConstraints', cA: false }, ...extensions] });
   return { cert: leaf.cert, key: leaf.private };
 }
 
-/** A client certificate: the API server reads the user from CN and the groups from O. */
-async function clientCertificate(ca: KeyPair, user: string, groups: readonly string[]): Promise<KeyPair> {
-  const leaf = await generate(
-    [{ name: 'commonName', value: user }, ...groups.map((group) => ({ name: 'organizationName', value: group }))],
+/** A serving certificate for 127.0.0.1 and localhost (and `dnsNames`), signed by `ca`. */
+function servingCertificate(ca: KeyPair, commonName: string, dnsNames: readonly string[] = []): Promise<KeyPair> {
+  return signedLeaf(ca, [{ name: 'commonName', value: commonName }], [
+    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
+    { name: 'extKeyUsage', serverAuth: true },
     {
-      keyType: 'ec',
-      algorithm: 'sha256',
-      ...validity(),
-      ca,
-      extensions: [
-        { name: 'basicConstraints', cA: false },
-        { name: 'keyUsage', digitalSignature: true },
-        { name: 'extKeyUsage', clientAuth: true },
-      ],
+      name: 'subjectAltName',
+      altNames: [{ type: 7, ip: '127.0.0.1' }, { type: 2, value: 'localhost' }, ...dnsNames.map((value) => ({ type: 2 as const, value }))],
     },
-  );
-  return { cert: leaf.cert, key: leaf.private };
+  ]);
+}
+
+/** A client certificate: the API server reads the user from CN and the groups from O. */
+function clientCertificate(ca: KeyPair, user: string, groups: readonly string[]): Promise<KeyPair> {
+  return signedLeaf(ca, [{ name: 'commonName', value: user }, ...groups.map((group) => ({ name: 'organizationName', value: group }))], [
+    { name: 'keyUsage', digitalSignature: true },
+    { name: 'extKeyUsage', clientAuth: true },
+  ]);
 }
 
 /** Everything one control plane start needs, fresh. */

@@ -21,6 +21,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { isAdmissionRoute, requestHead, toHttpApiEvent, writeHttpApiResult } from '../../lib/local-server/event.ts';
 import type { KeyPair } from './certificates.ts';
 import { freePort, startSupervised, waitFor, type Supervised } from './processes.ts';
+import { readBody } from '../support/http.ts';
 
 /** One request the host answered, as its request log records it. */
 interface HostRequest {
@@ -106,14 +107,6 @@ function lambdaContext(): Context {
   };
 }
 
-function readBody(request: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolveBody, reject) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => resolveBody(Buffer.concat(chunks)));
-    request.on('error', reject);
-  });
-}
 
 /** The child: loads the bundle once, then serves until SIGTERM. */
 function main(argv: readonly string[]): void {

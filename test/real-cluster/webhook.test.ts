@@ -85,6 +85,13 @@ function podSelector(input: PodInput, jobName: string | undefined): Record<strin
   };
 }
 
+/** A folder for `serve --rules` holding one PodMutation. */
+async function oneRuleFolder(plane: ControlPlane, name: string, spec: Json): Promise<string> {
+  const folder = await mkdtemp(join(plane.dir, 'rules-'));
+  await writeFile(join(folder, `${name}.yaml`), stringify({ apiVersion: 'agent.cloudpilot.ai/v1alpha1', kind: 'PodMutation', metadata: { name }, spec }));
+  return folder;
+}
+
 async function ensureNamespace(plane: ControlPlane, name: string, labels: Record<string, string> = {}): Promise<void> {
   await plane.kubectl(['apply', '-f', '-'], { input: stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } }) });
   await waitFor(`the default ServiceAccount of ${name}`, async () =>
@@ -226,7 +233,6 @@ describe.each(exampleTests.map((test) => [test.name, test] as const))('the workl
 
 describe('a Pod whose defaulted form differs from what was sent', () => {
   let webhook: ServedWebhook;
-  let rules: string;
   const sent = (namespace: string) => ({
     apiVersion: 'v1',
     kind: 'Pod',
@@ -238,23 +244,14 @@ describe('a Pod whose defaulted form differs from what was sent', () => {
 
   beforeAll(async () => {
     const plane = cluster();
-    rules = await mkdtemp(join(plane.dir, 'rules-'));
-    await writeFile(
-      join(rules, 'pin-defaults.yaml'),
-      stringify({
-        apiVersion: 'agent.cloudpilot.ai/v1alpha1',
-        kind: 'PodMutation',
-        metadata: { name: 'pin-defaults' },
-        spec: {
-          enable: true,
-          workloadSelector: { namespaces: ['defaults'] },
-          mutationAdd: {
-            nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['merged'] }] }] } },
-            tolerations: [{ key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule' }],
-          },
-        },
-      }),
-    );
+    const rules = await oneRuleFolder(plane, 'pin-defaults', {
+      enable: true,
+      workloadSelector: { namespaces: ['defaults'] },
+      mutationAdd: {
+        nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['merged'] }] }] } },
+        tolerations: [{ key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule' }],
+      },
+    });
     webhook = await serveWebhook(plane, { rules: [rules] });
     await registerWebhook(plane, webhook);
     await ensureNamespace(plane, 'defaults');
@@ -293,17 +290,8 @@ describe('what the configuration of webhook-config tells the API server', () => 
 
   beforeAll(async () => {
     const plane = cluster();
-    const rules = await mkdtemp(join(plane.dir, 'rules-'));
-    // Every Pod of the namespace, bare Pods and DaemonSet Pods included, so that only the configuration can skip one.
-    await writeFile(
-      join(rules, 'annotate.yaml'),
-      stringify({
-        apiVersion: 'agent.cloudpilot.ai/v1alpha1',
-        kind: 'PodMutation',
-        metadata: { name: 'annotate' },
-        spec: { enable: true, workloadSelector: { all: true }, mutationAdd: { annotations: { 'example.com/seen-by': 'podmutation' } } },
-      }),
-    );
+    // Every Pod, bare Pods and DaemonSet Pods included, so that only the configuration can skip one.
+    const rules = await oneRuleFolder(plane, 'annotate', { enable: true, workloadSelector: { all: true }, mutationAdd: { annotations: { 'example.com/seen-by': 'podmutation' } } });
     webhook = await serveWebhook(plane, { rules: [rules] });
     await registerWebhook(plane, webhook);
     await ensureNamespace(plane, 'production');
