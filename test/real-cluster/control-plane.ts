@@ -34,6 +34,8 @@ interface ControlPlane {
   readonly binaries: ControlPlaneBinaries;
   /** Runs the release's kubectl, as the admin unless `kubeconfig` is given. */
   kubectl(args: readonly string[], options?: { readonly input?: string; readonly kubeconfig?: string; readonly env?: NodeJS.ProcessEnv }): Promise<CommandResult>;
+  /** Creates the namespace (or updates its labels) and waits for its default ServiceAccount, without which no Pod is admitted. */
+  ensureNamespace(name: string, labels?: Readonly<Record<string, string>>): Promise<void>;
   /** Writes a kubeconfig of this cluster for a bearer token (a ServiceAccount's) and returns its path. */
   tokenKubeconfig(name: string, token: string): Promise<string>;
   /** The API server's Prometheus metrics, as text. */
@@ -221,9 +223,11 @@ async function startControlPlane(binaries: ControlPlaneBinaries): Promise<Contro
     ]);
     // Pods can only be created once the namespace's default ServiceAccount exists (the ServiceAccount admission plugin).
     const admin = api;
-    await waitFor('the default ServiceAccount', async () => ((await admin.request('GET', '/api/v1/namespaces/default/serviceaccounts/default')).status === 200 ? true : undefined), {
-      failFast: anyExited,
-    });
+    const serviceAccountOf = (namespace: string) =>
+      waitFor(`the default ServiceAccount of ${namespace}`, async () => ((await admin.request('GET', `/api/v1/namespaces/${namespace}/serviceaccounts/default`)).status === 200 ? true : undefined), {
+        failFast: anyExited,
+      });
+    await serviceAccountOf('default');
     await createTestNodes(admin);
     kubelet = startKubelet(admin, (error) => kubeletErrors.push(error));
 
@@ -242,6 +246,11 @@ async function startControlPlane(binaries: ControlPlaneBinaries): Promise<Contro
       admin,
       binaries,
       kubectl,
+      ensureNamespace: async (name, labels = {}) => {
+        const applied = await kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } }) });
+        if (applied.code !== 0) throw new Error(`kubectl apply of namespace ${name}: ${applied.stderr}`);
+        await serviceAccountOf(name);
+      },
       tokenKubeconfig: async (name, token) => {
         const path = file(`${name}.kubeconfig`);
         await writeFile(path, kubeconfigYaml(server, certificates.ca.cert, { token }));

@@ -116,12 +116,7 @@ describe('the walkthrough of README "Running a migration" on a cluster without A
     webhook = await serveWebhook(plane, { rules: [], flags: ['--kubeconfig', plane.adminKubeconfig, '--sync-interval', '2'] });
     await registerWebhook(plane, webhook);
 
-    for (const namespace of ['production', 'batch']) {
-      await kubectlOk(plane, ['create', 'namespace', namespace]);
-      await waitFor(`the default ServiceAccount of ${namespace}`, async () =>
-        (await plane.admin.request('GET', `/api/v1/namespaces/${namespace}/serviceaccounts/default`)).status === 200 ? true : undefined,
-      );
-    }
+    for (const namespace of ['production', 'batch']) await plane.ensureNamespace(namespace);
     await kubectlOk(plane, ['create', '-f', '-'], WORKLOADS.map((object) => stringify(object)).join('---\n'));
     await kubectlOk(plane, ['create', 'job', 'nightly-report-manual-1', '--from=cronjob/nightly-report', '-n', 'batch']);
     firstJob = await plane.admin.json<Json>('GET', '/apis/batch/v1/namespaces/batch/jobs/nightly-report-manual-1');

@@ -9,7 +9,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
 import { APPLIED_ANNOTATION } from '../../lib/api/index.ts';
 import { generateToken } from '../../lib/endpoint/index.ts';
 import { createFileRuleSource } from '../../lib/local-server/index.ts';
@@ -168,10 +167,7 @@ describe('rotating the webhook token as the README says, while Pods are created'
       },
     });
 
-    await plane.kubectl(['apply', '-f', '-'], { input: stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'production' } }) });
-    await waitFor('the default ServiceAccount of production', async () =>
-      (await plane.admin.request('GET', '/api/v1/namespaces/production/serviceaccounts/default')).status === 200 ? true : undefined,
-    );
+    await plane.ensureNamespace('production');
     await applyWebhookConfig(plane, host, secrets.url);
     const probe = { apiVersion: 'v1', kind: 'Pod', metadata: { generateName: 'webhook-probe-', namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'probe' }] } };
     await waitFor(

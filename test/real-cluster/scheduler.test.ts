@@ -31,13 +31,6 @@ function node(pod: PodView) {
   return found;
 }
 
-async function ensureNamespace(plane: ControlPlane, name: string): Promise<void> {
-  await plane.kubectl(['create', 'namespace', name]);
-  await waitFor(`the default ServiceAccount of ${name}`, async () =>
-    (await plane.admin.request('GET', `/api/v1/namespaces/${name}/serviceaccounts/default`)).status === 200 ? true : undefined,
-  );
-}
-
 /** The Pods of `selector` once `count` of them are bound to Nodes. */
 async function boundPods(plane: ControlPlane, namespace: string, selector: string, count: number): Promise<PodView[]> {
   return waitFor(
@@ -78,7 +71,7 @@ beforeAll(async () => {
   await writeFile(placements, stringify({ policies: [{ namespace: 'production', kind: 'Deployment', name: 'spread', mode: 'Diversity', spotPercent: 50 }] }));
   webhook = await serveWebhook(plane, { rules: ['examples/rules'], placements });
   await registerWebhook(plane, webhook);
-  for (const namespace of ['production', 'staging', 'batch']) await ensureNamespace(plane, namespace);
+  for (const namespace of ['production', 'staging', 'batch']) await plane.ensureNamespace(namespace);
 });
 afterAll(async () => webhook?.stop());
 

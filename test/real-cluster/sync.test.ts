@@ -340,10 +340,7 @@ describe('the shipped sync function with REPORT_INTERVAL_MINUTES=1 and the kubec
     await createSnapshotTable(dynamoClient, table);
 
     // Pods made by the real ReplicaSet controller: checkout pinned to the legacy pool (migrate-legacy-pool), both frontends (prefer-arm64-web).
-    await kubectlOk(plane, ['create', 'namespace', 'production']);
-    await waitFor('the default ServiceAccount of production', async () =>
-      (await plane.admin.request('GET', '/api/v1/namespaces/production/serviceaccounts/default')).status === 200 ? true : undefined,
-    );
+    await plane.ensureNamespace('production');
     const legacy = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['legacy'] }] }] } } };
     const deployment = (name: string, replicas: number, affinity: Json | undefined) => ({
       apiVersion: 'apps/v1',

@@ -5,7 +5,6 @@
  * patched Pod, and what it stores is compared with what the offline engine (`podmutation explain`, `test`) says.
  */
 import { readFileSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -21,7 +20,7 @@ import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
 import { waitFor } from './processes.ts';
 import { useControlPlane } from './use-control-plane.ts';
-import { DEFAULT_WEBHOOK_NAME, metricSum, registerWebhook, serveWebhook, webhookCalls, webhookConfiguration, type ServedWebhook } from './webhook.ts';
+import { DEFAULT_WEBHOOK_NAME, metricSum, registerWebhook, ruleFolder, serveWebhook, webhookCalls, webhookConfiguration, type ServedWebhook } from './webhook.ts';
 
 const cluster = useControlPlane();
 
@@ -85,20 +84,6 @@ function podSelector(input: PodInput, jobName: string | undefined): Record<strin
   };
 }
 
-/** A folder for `serve --rules` holding one PodMutation. */
-async function oneRuleFolder(plane: ControlPlane, name: string, spec: Json): Promise<string> {
-  const folder = await mkdtemp(join(plane.dir, 'rules-'));
-  await writeFile(join(folder, `${name}.yaml`), stringify({ apiVersion: 'agent.cloudpilot.ai/v1alpha1', kind: 'PodMutation', metadata: { name }, spec }));
-  return folder;
-}
-
-async function ensureNamespace(plane: ControlPlane, name: string, labels: Record<string, string> = {}): Promise<void> {
-  await plane.kubectl(['apply', '-f', '-'], { input: stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } }) });
-  await waitFor(`the default ServiceAccount of ${name}`, async () =>
-    (await plane.admin.request('GET', `/api/v1/namespaces/${name}/serviceaccounts/default`)).status === 200 ? true : undefined,
-  );
-}
-
 /** The message of the first ReplicaFailure condition of the Deployment's ReplicaSets (a denied Pod creation). */
 async function replicaFailure(plane: ControlPlane, namespace: string, deployment: string): Promise<string | undefined> {
   const list = await plane.admin.json<{ items: Json[] }>('GET', `/apis/apps/v1/namespaces/${namespace}/replicasets`);
@@ -142,7 +127,7 @@ async function createExampleWorkloads(plane: ControlPlane, test: RuleTest): Prom
       (document) => isJsonObject(document) && CREATABLE_KINDS.has(String(document.kind)) && !(document.kind === 'Pod' && (document.status !== undefined || isJsonObject(document.metadata) && document.metadata.ownerReferences !== undefined)),
     ) as JsonObject[];
     for (const input of podInputs(documents, path, test.namespace).inputs) {
-      await ensureNamespace(plane, input.resource.namespace);
+      await plane.ensureNamespace(input.resource.namespace);
       // create, not apply: apply would add its last-applied-configuration annotation, which no offline Pod has.
       const applied = await plane.kubectl(['create', '-n', input.resource.namespace, '-f', '-'], { input: stringify(input.document) });
       let jobName: string | undefined;
@@ -244,18 +229,18 @@ describe('a Pod whose defaulted form differs from what was sent', () => {
 
   beforeAll(async () => {
     const plane = cluster();
-    const rules = await oneRuleFolder(plane, 'pin-defaults', {
+    const rules = await ruleFolder(plane, [{ name: 'pin-defaults', spec: {
       enable: true,
       workloadSelector: { namespaces: ['defaults'] },
       mutationAdd: {
         nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['merged'] }] }] } },
         tolerations: [{ key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule' }],
       },
-    });
+    } }]);
     webhook = await serveWebhook(plane, { rules: [rules] });
     await registerWebhook(plane, webhook);
-    await ensureNamespace(plane, 'defaults');
-    await ensureNamespace(plane, 'untouched');
+    await plane.ensureNamespace('defaults');
+    await plane.ensureNamespace('untouched');
   });
   afterAll(async () => webhook?.stop());
 
@@ -291,10 +276,10 @@ describe('what the configuration of webhook-config tells the API server', () => 
   beforeAll(async () => {
     const plane = cluster();
     // Every Pod, bare Pods and DaemonSet Pods included, so that only the configuration can skip one.
-    const rules = await oneRuleFolder(plane, 'annotate', { enable: true, workloadSelector: { all: true }, mutationAdd: { annotations: { 'example.com/seen-by': 'podmutation' } } });
+    const rules = await ruleFolder(plane, [{ name: 'annotate', spec: { enable: true, workloadSelector: { all: true }, mutationAdd: { annotations: { 'example.com/seen-by': 'podmutation' } } } }]);
     webhook = await serveWebhook(plane, { rules: [rules] });
     await registerWebhook(plane, webhook);
-    await ensureNamespace(plane, 'production');
+    await plane.ensureNamespace('production');
   });
   afterAll(async () => webhook?.stop());
 
@@ -327,7 +312,7 @@ describe('what the configuration of webhook-config tells the API server', () => 
     ['opted-out', { 'podmutation.agent.cloudpilot.ai/ignore': 'true' }],
   ])('never mutates a Pod in %s (the namespace selector)', async (namespace, labels) => {
     const plane = cluster();
-    await ensureNamespace(plane, namespace, labels);
+    await plane.ensureNamespace(namespace, labels);
     const stored = await plane.admin.json<Json>('POST', `/api/v1/namespaces/${namespace}/pods`, { body: { ...legacyPod('skipped'), metadata: { name: 'skipped', namespace } } });
     expect(annotationsOf(stored)[APPLIED_ANNOTATION]).toBeUndefined();
   });

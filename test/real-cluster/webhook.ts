@@ -3,12 +3,14 @@
  * certificate of the cluster's CA, registered with the configuration `podmutation webhook-config --ca-bundle` prints,
  * applied with kubectl. Both are the real CLI, started as its users start it.
  */
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
+import { stringify } from 'yaml';
 import { generateToken } from '../../lib/endpoint/index.ts';
 import { BIN, runPodmutation } from '../support/cli.ts';
 import { servingCertificate } from './certificates.ts';
+import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
 import { freePort, startSupervised, waitFor, type Supervised } from './processes.ts';
 
@@ -99,6 +101,15 @@ async function webhookConfiguration(plane: ControlPlane, webhook: Pick<ServedWeb
   return run.stdout;
 }
 
+/** A folder for `serve --rules` holding one file per PodMutation. */
+async function ruleFolder(plane: ControlPlane, rules: readonly { readonly name: string; readonly spec: Json }[]): Promise<string> {
+  const folder = await mkdtemp(join(plane.dir, 'rules-'));
+  for (const { name, spec } of rules) {
+    await writeFile(join(folder, `${name}.yaml`), stringify({ apiVersion: 'agent.cloudpilot.ai/v1alpha1', kind: 'PodMutation', metadata: { name }, spec }));
+  }
+  return folder;
+}
+
 /** The configuration's name when none is given (WEBHOOK_DEFAULTS). */
 const DEFAULT_WEBHOOK_NAME = 'podmutation.agent.cloudpilot.ai';
 
@@ -141,5 +152,5 @@ async function registerWebhook(plane: ControlPlane, webhook: Pick<ServedWebhook,
   await applyWebhookConfiguration(plane, await webhookConfiguration(plane, webhook, options), options.name ?? DEFAULT_WEBHOOK_NAME);
 }
 
-export { serveWebhook, registerWebhook, applyWebhookConfiguration, webhookConfiguration, webhookCalls, metricSum, DEFAULT_WEBHOOK_NAME };
+export { serveWebhook, ruleFolder, registerWebhook, applyWebhookConfiguration, webhookConfiguration, webhookCalls, metricSum, DEFAULT_WEBHOOK_NAME };
 export type { ServedWebhook, ServeOptions, RegisterOptions };
