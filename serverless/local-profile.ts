@@ -8,6 +8,7 @@
 import { resolve } from 'node:path';
 import { describeIssues } from '../lib/api/index.ts';
 import { checkedToken, generateToken } from '../lib/endpoint/index.ts';
+import { generateStampKey } from '../lib/stamp/index.ts';
 import { createFileRuleSource } from '../lib/local-server/index.ts';
 import { startEmbeddedDynamo } from '../lib/store/embedded/index.ts';
 import { createDynamoClient, createSnapshotStore, createSnapshotTable, createSyncRecordStore } from '../lib/store/index.ts';
@@ -69,6 +70,8 @@ const STAND_INS: Readonly<Record<string, (variable: string, local: LocalValues) 
   RulesTable: (variable, local) => ({ [variable]: local.tableName, DYNAMODB_ENDPOINT: local.endpoint }),
   // The token's secret: the token itself (WEBHOOK_TOKEN), and no secret to read.
   WebhookTokenSecret: (_variable, local) => ({ WEBHOOK_TOKEN: local.token }),
+  // The stamp key's secret: a key generated for this run (STAMP_KEY).
+  StampKeySecret: () => ({ STAMP_KEY: generateStampKey() }),
 };
 
 /** A setting of custom.localProfile as text; an absent or empty one is the fallback. */

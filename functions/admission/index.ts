@@ -9,20 +9,38 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
-import { createAdmissionHandler, createAdmissionRulesCache, createTokenSource, readAdmissionConfig, tokenRefreshFailureReporter } from '../../lib/endpoint/index.ts';
+import {
+  createAdmissionHandler,
+  createAdmissionRulesCache,
+  createTokenSource,
+  ignoredTokenVersionReporter,
+  readAdmissionConfig,
+  tokenRefreshFailureReporter,
+} from '../../lib/endpoint/index.ts';
+import { secretReaderFor } from '../../lib/secrets/index.ts';
+import { createStampSource, type StampKeyConfig, type StampSource } from '../../lib/stamp/index.ts';
 import { createDynamoClient, createPlacementStore, createSnapshotStore } from '../../lib/store/index.ts';
 
 const config = readAdmissionConfig(process.env);
 const logger = new Logger();
 const metrics = new Metrics();
 
-// A refresh runs on the request path: bounded well inside the function's 3 s and the cluster's 5 s, so a slow store
-// means stale rules served (or a 500 on a cold start), never a timed-out admission.
+// Deadlines of the request path. The function's timeout is 3 s (serverless.yml), inside the 5 s the cluster waits by
+// default (timeoutSeconds). A request waits at most once for a read of the token, since the early re-read on an
+// unknown token never starts within 10 s of another read, and at most once for the rules (the stamp key, read once
+// per container, beside them with the same deadline): 0.5 + 2 = 2.5 s, which leaves 0.5 s for the review (under 10 ms
+// at its worst case, 64 x 64 terms) and the log line. The rules get the larger share because a cold load of the largest snapshot reads every part and compiles it (up to about 1 s on a 1024 MB
+// function); a GetSecretValue is one small answer. Past a deadline the last good tokens or rules are served, stale,
+// counted and logged; with none yet (a cold start) the request answers 500 at once.
+const TOKEN_DEADLINE_MS = 500;
+const RULES_DEADLINE_MS = 2_000;
+// The clients' own timeouts end a silent call (one attempt, then one retry), so the read behind a passed deadline
+// finishes in the background and its answer, if it comes, is kept for the next request.
+const CLIENT_TIMEOUTS = { maxAttempts: 2, connectionTimeoutMs: 500, requestTimeoutMs: 1000 };
+
 const client = createDynamoClient({
   ...(config.store.endpoint === undefined ? {} : { endpoint: config.store.endpoint }),
-  maxAttempts: 2,
-  connectionTimeoutMs: 500,
-  requestTimeoutMs: 1000,
+  ...CLIENT_TIMEOUTS,
 });
 const rules = createAdmissionRulesCache({
   snapshots: createSnapshotStore({ client, tableName: config.store.tableName }),
@@ -30,20 +48,34 @@ const rules = createAdmissionRulesCache({
   clusterId: config.store.clusterId,
   refreshSeconds: config.store.refreshSeconds,
   maxStaleSeconds: config.store.maxStaleSeconds,
+  deadlineMs: RULES_DEADLINE_MS,
   capacityFlavour: config.capacityFlavour,
   onRefreshFailure: (error) =>
     logger.warn('rule refresh failed; serving the last rules and placements', { errorName: error.name, errorMessage: error.message }),
 });
+const acceptedTokens = createTokenSource(config.token, {
+  ...(config.token.kind === 'secret' ? { secrets: secretReaderFor(config.token.secretArn, CLIENT_TIMEOUTS) } : {}),
+  deadlineMs: TOKEN_DEADLINE_MS,
+  onRefreshFailure: tokenRefreshFailureReporter(logger, metrics),
+  onIgnoredVersion: ignoredTokenVersionReporter(logger),
+});
+
+function stampSource(stampKey: StampKeyConfig): StampSource {
+  const secrets = stampKey.kind === 'secret' ? { secrets: secretReaderFor(stampKey.secretArn, CLIENT_TIMEOUTS) } : {};
+  return createStampSource(stampKey, { ...secrets, deadlineMs: RULES_DEADLINE_MS });
+}
 
 /** The Lambda entry point: the HTTP admission handler with the Lambda context in logs and EMF metrics flushed per call. */
 export const handler = middy(
   createAdmissionHandler({
     rules,
-    acceptedTokens: createTokenSource(config.token, { onRefreshFailure: tokenRefreshFailureReporter(logger, metrics) }),
+    acceptedTokens,
     logger,
     metrics,
     maxBodyBytes: config.maxBodyBytes,
     enforcement: config.enforcement,
+    // Read beside the rules at a container's first review, within their deadline, then kept: the key never rotates.
+    ...(config.stampKey === undefined ? {} : { stamps: stampSource(config.stampKey) }),
   }),
 )
   .use(injectLambdaContext(logger))

@@ -10,6 +10,7 @@ import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import { createPodMutationSource, createWorkloadObjectSource } from '../../lib/cluster/index.ts';
 import { createPlacementStep } from '../../lib/placement/index.ts';
+import { KEYLESS_STAMPS } from '../../lib/stamp/index.ts';
 import { createDynamoClient, createPlacementStore, createSnapshotStore, createSyncLeaseStore, createSyncRecordStore } from '../../lib/store/index.ts';
 import { createSyncHandler, readSyncConfig, syncOnce, type ProgressDependencies } from '../../lib/sync/index.ts';
 
@@ -41,6 +42,8 @@ const progress: ProgressDependencies | undefined =
           const policies = (await placements.readPlacements(config.store.clusterId))?.policies ?? [];
           return policies.length === 0 ? [] : [createPlacementStep({ flavour: config.capacityFlavour, policies })];
         },
+        // Stamps checked by their sum, as `podmutation report` checks them: the sync never holds the stamp key.
+        stamps: KEYLESS_STAMPS,
         pendingPodsMetric: (rule, pendingPods) => {
           const single = metrics.singleMetric();
           single.addDimension('rule', rule);

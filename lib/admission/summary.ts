@@ -18,6 +18,8 @@ export interface AdmissionSummary {
   readonly warnings: number;
   readonly denial?: string;
   readonly skipReason?: string;
+  /** What became of the stamp the Pod arrived with (`checked`: rebuilt from it; `refused`: reviewed as new); absent without one. */
+  readonly stamp?: 'checked' | 'refused';
 }
 
 /** Summarises a verdict for the structured admission log; client strings are cut to a bounded prefix. Pure. */
@@ -36,5 +38,6 @@ export function summarizeVerdict(verdict: AdmissionVerdict): AdmissionSummary {
     warnings: outcome?.warnings.length ?? 0,
     ...(outcome?.denial === undefined ? {} : { denial: outcome.denial.message }),
     ...(verdict.skipReason === undefined ? {} : { skipReason: verdict.skipReason }),
+    ...(outcome?.stamp === undefined || outcome.stamp === 'none' ? {} : { stamp: outcome.stamp }),
   };
 }

@@ -1,6 +1,6 @@
 /** The per-rule budget and the snapshot budget (issue #9): a rule over its budget is invalid on its own. */
 import type { NodeAffinity, NodeSelectorTerm } from '../scheduling/index.ts';
-import { RULE_BUDGET, SNAPSHOT_BUDGET, type NormalizedRule, type RuleIssue, type RuleVerdict } from './types.ts';
+import { RULE_BUDGET, SNAPSHOT_BUDGET, type InvalidRule, type NormalizedRule, type RuleIssue, type RuleVerdict } from './types.ts';
 
 /** What a rule spends of its budget. */
 export interface RuleCost {
@@ -58,26 +58,48 @@ export function byApplicationOrder(left: { readonly priority: number; readonly n
 
 /**
  * Applies the snapshot budget to the verdicts of one rule set: valid rules are published in application order while
- * their JSON fits SNAPSHOT_BUDGET.maxRuleBytes; each later one becomes invalid with an issue naming the budget, and
- * every rule before it is still published. Verdicts keep their order. Pure.
+ * they fit SNAPSHOT_BUDGET, at most maxRules of them and maxRuleBytes of JSON; each later one that does not fit becomes
+ * invalid with an issue naming the budget it would exceed, and every rule before it is still published. Verdicts keep
+ * their order. Pure.
  */
 export function applySnapshotBudget<T extends { readonly verdict: RuleVerdict }>(entries: readonly T[]): T[] {
   const valid = entries.flatMap((entry, index) => (entry.verdict.valid ? [{ index, rule: entry.verdict.rule }] : []));
   valid.sort((left, right) => byApplicationOrder(left.rule, right.rule));
-  const overBudget = new Map<number, number>();
+  const overBudget = new Map<number, string>();
+  let rules = 0;
   let spent = 0;
   for (const { index, rule } of valid) {
     const { bytes } = ruleCost(rule);
-    if (spent + bytes <= SNAPSHOT_BUDGET.maxRuleBytes) spent += bytes;
-    else overBudget.set(index, bytes);
+    if (rules < SNAPSHOT_BUDGET.maxRules && spent + bytes <= SNAPSHOT_BUDGET.maxRuleBytes) {
+      rules += 1;
+      spent += bytes;
+    } else {
+      const budget = rules < SNAPSHOT_BUDGET.maxRules ? `${SNAPSHOT_BUDGET.maxRuleBytes} bytes of rules` : `${SNAPSHOT_BUDGET.maxRules} rules`;
+      const needs = rules < SNAPSHOT_BUDGET.maxRules ? `, and this rule needs ${bytes}` : '';
+      overBudget.set(index, `not published: the snapshot budget of ${budget} is spent by rules that apply before this one (priority, then name)${needs}`);
+    }
   }
   if (overBudget.size === 0) return [...entries];
   return entries.map((entry, index) => {
-    const bytes = overBudget.get(index);
-    if (bytes === undefined || !entry.verdict.valid) return entry;
+    const reason = overBudget.get(index);
+    if (reason === undefined || !entry.verdict.valid) return entry;
     const { rule } = entry.verdict;
-    const reason = `not published: the snapshot budget of ${SNAPSHOT_BUDGET.maxRuleBytes} bytes of rules is spent by rules that apply before this one (priority, then name), and this rule needs ${bytes}`;
     const invalid = { name: rule.name, ...(rule.generation === undefined ? {} : { generation: rule.generation }), issues: [{ field: 'spec', reason }] };
     return { ...entry, verdict: { valid: false, invalid } };
   });
+}
+
+/**
+ * The invalid rules a snapshot lists: the first in the order given while their JSON fits SNAPSHOT_BUDGET.maxInvalidBytes.
+ * A cold start decodes and hashes every listed one though no review reads them, so a cluster of many invalid or
+ * unpublished rules would grow it without bound (57,000 of them, the rest of 62,000 minimal rules, took 700 ms); each
+ * rule's own status (Accepted=False) names its reasons either way. Pure.
+ */
+export function listedInvalidRules(invalid: readonly InvalidRule[]): readonly InvalidRule[] {
+  let spent = 2;
+  for (let index = 0; index < invalid.length; index += 1) {
+    spent += Buffer.byteLength(JSON.stringify(invalid[index]), 'utf8') + (index === 0 ? 0 : 1);
+    if (spent > SNAPSHOT_BUDGET.maxInvalidBytes) return invalid.slice(0, index);
+  }
+  return invalid;
 }

@@ -1,4 +1,4 @@
-import { applySnapshotBudget, budgetIssues, byApplicationOrder, ruleCost, type RuleCost } from './budget.ts';
+import { applySnapshotBudget, budgetIssues, byApplicationOrder, listedInvalidRules, ruleCost, type RuleCost } from './budget.ts';
 import {
   APPLIED_ANNOTATION,
   AUDITED_ANNOTATION,
@@ -6,6 +6,7 @@ import {
   ENFORCEMENTS,
   isEnforcement,
   LIMITS,
+  POD_MUTATION_ANNOTATIONS,
   POD_MUTATION_API_VERSION,
   POD_MUTATION_KIND,
   PRODUCT_ANNOTATION_PREFIX,
@@ -21,7 +22,7 @@ import {
   type RuleVerdict,
 } from './types.ts';
 import { PodMutationSpecSchema, PodMutationStatusSchema, type MutationAdd, type MutationRemove, type NodeAffinityRemoval, type PodMutationSpec, type PodMutationStatusShape, type WorkloadSelector } from './schema.ts';
-import { describeIssues, ruleToResource, validatePodMutation } from './validate.ts';
+import { describeIssues, ruleToResource, ruleWarnings, validatePodMutation } from './validate.ts';
 import { validateStructure } from './structure.ts';
 
 export {
@@ -31,6 +32,7 @@ export {
   APPLIED_ANNOTATION,
   AUDITED_ANNOTATION,
   ENFORCEMENT_ANNOTATION,
+  POD_MUTATION_ANNOTATIONS,
   ENFORCEMENTS,
   isEnforcement,
   RESERVED_KEYS,
@@ -38,11 +40,13 @@ export {
   RULE_BUDGET,
   SNAPSHOT_BUDGET,
   validatePodMutation,
+  ruleWarnings,
   PodMutationSpecSchema,
   PodMutationStatusSchema,
   ruleCost,
   budgetIssues,
   applySnapshotBudget,
+  listedInvalidRules,
   byApplicationOrder,
   describeIssues,
   ruleToResource,

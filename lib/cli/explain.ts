@@ -2,6 +2,7 @@ import { Option, type Command } from 'commander';
 import { compileRuleSet, describeMismatch, mutatePod, type MutationOutcome } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
 import { parseResourceDocuments } from '../rule-files/index.ts';
+import { KEYLESS_STAMPS } from '../stamp/index.ts';
 import { podInputs, type PodInput } from '../workloads/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
 import { colourWanted, schedulingDiff } from './diff.ts';
@@ -133,7 +134,7 @@ async function explain(flags: ExplainFlags, given: string | undefined, { streams
     let explained: ExplainedPod;
     let outcome: MutationOutcome | undefined;
     try {
-      outcome = mutatePod(pod, namespace, ruleSet, context, { explain: true, managedSteps, enforcement, source: where, fallbackNamespace });
+      outcome = mutatePod(pod, namespace, ruleSet, context, { explain: true, managedSteps, enforcement, source: where, fallbackNamespace, stamps: KEYLESS_STAMPS });
       explained = explainedPod(input, outcome);
     } catch (error) {
       if (!(error instanceof MalformedInputError)) throw error;

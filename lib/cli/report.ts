@@ -5,6 +5,7 @@ import { compileRuleSet } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
 import { createReport, renderReportTable, restartCommands, type ReportBuilder } from '../report/index.ts';
 import { parseYamlDocuments } from '../rule-files/index.ts';
+import { KEYLESS_STAMPS } from '../stamp/index.ts';
 import { checkNesting, isDns1123Label, isJsonObject, previewInput, typeMismatch } from '../values/index.ts';
 import { classifyObject } from '../workloads/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
@@ -111,7 +112,8 @@ async function report(values: ReportFlags, { streams }: CliContext): Promise<num
   const managedSteps = await placementSteps(values, streams);
   const paths = values.rules ?? [];
   const loaded = paths.length > 0 ? await loadRulesReportingInvalid(paths, streams) : await clusterRules(flags.cluster!, streams);
-  const builder = createReport(compileRuleSet(loaded.rules), { managedSteps, enforcement, ...(flags.namespace === undefined ? {} : { namespace: flags.namespace }) });
+  // Stamps are checked by their sum: the report needs no access to the stack's key.
+  const builder = createReport(compileRuleSet(loaded.rules), { managedSteps, enforcement, stamps: KEYLESS_STAMPS, ...(flags.namespace === undefined ? {} : { namespace: flags.namespace }) });
   if (flags.objects !== undefined) foldObjects(builder, objectsOf(await readInput(flags.objects, streams), flags.objects));
   else await foldCluster(builder, flags.cluster!, flags.namespace);
   const result = builder.result();

@@ -4,6 +4,7 @@ import { compileRuleSet } from '../engine/index.ts';
 import { MalformedInputError, PodMutationError } from '../errors/index.ts';
 import { isJsonObject } from '../values/index.ts';
 import { parseResourceDocuments, parseSingleDocument } from '../rule-files/index.ts';
+import { KEYLESS_STAMPS } from '../stamp/index.ts';
 import { podInputs, type PodInput } from '../workloads/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
 import { readInput, writeLine } from './io.ts';
@@ -78,7 +79,8 @@ async function review(flags: ReviewFlags, given: string | undefined, { streams }
   if (flags.namespace !== undefined && flags.wrap !== true) throw new MalformedInputError('--namespace goes with --wrap: a review names its own namespace');
   const loaded = await loadRulesReportingInvalid(flags.rules, streams);
   const ruleSet = compileRuleSet(loaded.rules);
-  const options = { managedSteps: await placementSteps(flags, streams), enforcement: enforcementOf(flags.enforcement) };
+  // Stamped as the webhook stamps, but without the stack's key: no MAC is written, and a stamp is checked by its sum.
+  const options = { managedSteps: await placementSteps(flags, streams), enforcement: enforcementOf(flags.enforcement), stamps: KEYLESS_STAMPS };
   const text = await readInput(given, streams);
   let denied = 0;
   // stdout carries the responses exactly as the webhook sends them; what audited rules would change goes to stderr.
@@ -124,7 +126,8 @@ export function registerReview(program: Command, context: CliContext): void {
     summary: 'answer AdmissionReviews as the webhook does, byte for byte',
     description:
       'Answers one AdmissionReview (JSON or YAML) or NDJSON (one review per line) on stdout, byte for byte what the Lambda ' +
-      'returns. In NDJSON every line is answered in order; a line that is not a review gets {"error","message","line"} on ' +
+      "returns but for the stamp's MAC: without the stack's key, stamps are written without one and checked by their sum. " +
+      'In NDJSON every line is answered in order; a line that is not a review gets {"error","message","line"} on ' +
       'stdout and FILE:LINE: message on stderr. With --wrap the input is what explain takes (Pods, AdmissionReviews, ' +
       'workload manifests, Lists, YAML streams) and each Pod is answered as the CREATE the API server would send. Invalid ' +
       'rules are reported on stderr and skipped; what audited rules would change goes to stderr.',

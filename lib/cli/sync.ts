@@ -89,6 +89,8 @@ async function sync(values: SyncFlags, { streams }: CliContext): Promise<number>
     });
     writeLine(streams.stdout, JSON.stringify(report));
     if (report.outcome === 'skipped') writeLine(streams.stderr, `podmutation sync: ${skipMessage(report, target.clusterId, waitSeconds)}`);
+    // The error line above is JSON for machines; a refused publish says here, in words, what to do (set the clock right).
+    if (report.outcome === 'failed') writeLine(streams.stderr, `podmutation sync: not synced: ${report.error ?? 'the sync failed'}`);
     return report.outcome === 'failed' || report.outcome === 'skipped' ? EXIT.findings : EXIT.ok;
   } finally {
     client.destroy();

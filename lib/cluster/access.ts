@@ -11,6 +11,7 @@ import {
   type ObservableMiddleware,
 } from '@kubernetes/client-node';
 import { ClusterError, ConfigurationError } from '../errors/index.ts';
+import { createRefreshingValue } from '../refresh/index.ts';
 import type { SecretReader } from '../secrets/index.ts';
 import type { ClusterConfig } from './config.ts';
 import { connectLocal, connectRemote, type Connection, type LocalClusterConfig } from './connection.ts';
@@ -37,7 +38,7 @@ interface ConnectionOptions {
 
 /** The configured cluster's connection, resolved once and shared by every request of one source. */
 interface ClusterAccess<C> {
-  /** The client of the current connection; a failed resolution rejects with a ClusterError and is retried next time. */
+  /** The client of the current connection; a failed resolution rejects with a ClusterError and is retried once its backoff passed (the same error until then). */
   client(action: string): Promise<C>;
   /** Drops `client` when `error` says the API server refused its credentials, so the next request resolves afresh. */
   forgetIfUnauthorized(client: C, error: unknown): void;
@@ -47,10 +48,15 @@ interface ClusterAccess<C> {
 
 const HTTP = new IsomorphicFetchHttpLibrary();
 
+// A failed resolution is retried after 0.5–1 s, then after twice as long each time, up to 15–30 s (about one sync
+// interval): a sync during the backoff fails at once with the same error instead of calling AWS again.
+const RESOLUTION_BACKOFF = { initialMs: 1_000, maxMs: 30_000 };
+
 /**
  * Access for the configured cluster. kubeconfig files and texts are checked now (ConfigurationError);
  * secrets and EKS clusters are resolved on first use and cached for the life of the access (one Lambda
- * container), except that a failed resolution is retried and a 401 forces a fresh resolution.
+ * container), except that a failed resolution is retried once its backoff passed and a 401 forces a fresh
+ * resolution. A resolution is waited for at most requestTimeoutMs.
  */
 function createClusterAccess<C>(
   config: ClusterConfig,
@@ -72,20 +78,32 @@ function createClusterAccess<C>(
     };
     load = async () => toClient(await connectRemote(config, dependencies));
   }
-  const clients = cachedUntilFailure(load);
+  const target = describeTarget(config);
+  const { clock } = options;
+  const clients = createRefreshingValue<C>({
+    read: load,
+    refreshMs: Infinity,
+    backoff: RESOLUTION_BACKOFF,
+    deadlineMs: options.requestTimeoutMs,
+    timeoutError: (deadlineMs) =>
+      clusterError({ action: `resolving the connection to ${target}`, notFoundHint: '', target }, 'timeout', `no answer within ${deadlineMs} ms`, {
+        context: { timeoutMs: deadlineMs },
+      }),
+    ...(clock === undefined ? {} : { clock: () => clock().getTime() }),
+  });
 
   const access: ClusterAccess<C> = {
     async client(action: string): Promise<C> {
       try {
-        return await clients.get();
+        return (await clients.get()).value;
       } catch (error) {
         if (error instanceof ClusterError) throw error;
-        const operation: ClusterOperation = { action, notFoundHint: '', target: describeTarget(config) };
+        const operation: ClusterOperation = { action, notFoundHint: '', target };
         throw clusterError(operation, 'configuration', innermostMessage(error), { cause: error });
       }
     },
     forgetIfUnauthorized(client: C, error: unknown): void {
-      if (hasReason(error, 'unauthorized')) clients.reset(client);
+      if (hasReason(error, 'unauthorized')) clients.invalidate(client);
     },
     async run<T>(action: string, request: (client: C) => Promise<T>): Promise<T> {
       const client = await access.client(action);
@@ -215,36 +233,6 @@ function checkRequestTimeout(requestTimeoutMs: number): number {
     throw new ConfigurationError(`cluster request timeout must be an integer from 1 to 300000 ms, got ${requestTimeoutMs}`);
   }
   return requestTimeoutMs;
-}
-
-/** Memoises a successful load; a failed load is not kept, and `reset(value)` drops the value if it is still current. */
-function cachedUntilFailure<T>(load: () => Promise<T>): { get(): Promise<T>; reset(value: T): void } {
-  let current: Promise<T> | undefined;
-  let settled: T | undefined;
-  return {
-    get(): Promise<T> {
-      if (current === undefined) {
-        const attempt = load().then(
-          (value) => {
-            settled = value;
-            return value;
-          },
-          (error: unknown) => {
-            if (current === attempt) current = undefined;
-            throw error;
-          },
-        );
-        current = attempt;
-      }
-      return current;
-    },
-    reset(value: T): void {
-      if (settled === value) {
-        current = undefined;
-        settled = undefined;
-      }
-    },
-  };
 }
 
 function isLocal(config: ClusterConfig): config is LocalClusterConfig {

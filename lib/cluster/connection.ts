@@ -178,7 +178,8 @@ async function eksConnection(
   dependencies: ConnectionDependencies,
 ): Promise<Connection> {
   const client =
-    dependencies.eksClient ?? new EKSClient({ region, requestHandler: { requestTimeout: dependencies.requestTimeoutMs } });
+    dependencies.eksClient ??
+    new EKSClient({ region, requestHandler: { requestTimeout: dependencies.requestTimeoutMs, throwOnRequestTimeout: true } });
   const operation: ClusterOperation = {
     action: `describing EKS cluster ${clusterName}`,
     notFoundHint: `there is no EKS cluster "${clusterName}" in ${region}`,

@@ -37,7 +37,8 @@ const MAX_PAGES = 1000;
 /**
  * A source for the configured cluster. kubeconfig files and texts are checked now (ConfigurationError);
  * secrets and EKS clusters are resolved on first use and cached for the life of the source (one Lambda
- * container), except that a failed resolution is retried and a 401 forces a fresh resolution.
+ * container), except that a failed resolution is retried (backed off, from 1 s to 30 s) and a 401 forces a fresh
+ * resolution.
  */
 function createPodMutationSource(config: ClusterConfig, options: PodMutationSourceOptions = {}): PodMutationSource {
   const settings = checkOptions(options);

@@ -20,6 +20,8 @@ interface AdmissionRulesCacheOptions {
   readonly clusterId: string;
   readonly refreshSeconds: number;
   readonly maxStaleSeconds: number;
+  /** Longest a request waits for a refresh, in milliseconds (createSnapshotCache's deadlineMs). */
+  readonly deadlineMs?: number;
   readonly capacityFlavour: CapacityFlavour;
   /** Epoch milliseconds. */
   readonly clock?: () => number;

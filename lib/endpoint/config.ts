@@ -5,6 +5,7 @@ import { readAll, SECRET_ARN } from '../values/index.ts';
 import { CAPACITY_FLAVOURS, DEFAULT_CAPACITY_FLAVOUR, type CapacityFlavour } from '../placement/index.ts';
 import { readStoreConfig, type StoreConfig } from '../store/index.ts';
 import { ENFORCEMENTS, type Enforcement } from '../api/index.ts';
+import { readStampKeyConfig, type StampKeyConfig } from '../stamp/index.ts';
 import { checkedToken, DEFAULT_TOKEN_REFRESH_SECONDS, type TokenSourceConfig } from './token.ts';
 
 /** The admission function's settings. */
@@ -16,6 +17,8 @@ interface AdmissionConfig {
   readonly capacityFlavour: CapacityFlavour;
   /** ENFORCEMENT: `audit` audits every customer rule of the deployment (issue #12). */
   readonly enforcement: Enforcement;
+  /** STAMP_KEY_SECRET_ARN or STAMP_KEY: the key of the stamps on the Pods the webhook changes; undefined, none. */
+  readonly stampKey?: StampKeyConfig;
 }
 
 /** 3 MiB: a Pod is at most about 1.5 MiB, and an AdmissionReview of a CREATE carries it once. */
@@ -88,6 +91,9 @@ function readEnforcement(env: Environment): Enforcement {
  *   (karpenter.sh/capacity-type, eks.amazonaws.com/capacityType, cloud.google.com/gke-provisioning).
  * - ENFORCEMENT (default enforce): enforce, or audit to evaluate and record every customer rule without changing Pods
  *   (the stack parameter `enforcement`); each rule can also be audited alone with its enforcement annotation.
+ * - STAMP_KEY_SECRET_ARN: Secrets Manager secret whose SecretString is the key of the stamps (lib/engine/stamp.ts),
+ *   read once per container; needs secretsmanager:GetSecretValue on it. STAMP_KEY: the key itself, for local runs. At
+ *   most one of them; with neither, Pods are not stamped and a later review of one is not exact.
  * - POWERTOOLS_SERVICE_NAME, POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_LOG_LEVEL: read by Powertools itself.
  */
 function readAdmissionConfig(env: Environment): AdmissionConfig {
@@ -98,6 +104,7 @@ function readAdmissionConfig(env: Environment): AdmissionConfig {
       maxBodyBytes: () => readMaxBodyBytes(env),
       capacityFlavour: () => readCapacityFlavour(env),
       enforcement: () => readEnforcement(env),
+      stampKey: () => readStampKeyConfig(env),
     },
     ConfigurationError,
   );

@@ -6,6 +6,7 @@ import type { LogFields, Logger, MetricUnit, Metrics } from '../observability/in
 import { previewInput } from '../values/index.ts';
 import type { CachedSnapshot } from '../store/index.ts';
 import type { Enforcement } from '../api/index.ts';
+import type { StampSource } from '../stamp/index.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './config.ts';
 import type { AdmissionRules } from './admission-rules.ts';
 import { createTokenComparer, type TokenSource } from './token.ts';
@@ -34,6 +35,8 @@ interface AdmissionHandlerDeps {
   readonly maxBodyBytes?: number;
   /** The deployment's switch (ENFORCEMENT): `audit` audits every customer rule; default enforce, each rule decides. */
   readonly enforcement?: Enforcement;
+  /** The stamps' digests under the stamp key (createStampSource); without it Pods are neither stamped nor read by their stamp. */
+  readonly stamps?: StampSource;
   /** Monotonic milliseconds, for durationMs (default performance.now). */
   readonly clock?: () => number;
 }
@@ -182,16 +185,22 @@ function createAdmissionHandler(deps: AdmissionHandlerDeps): AdmissionHandler {
       return rejected(started, 415, 'unsupported content type', errorBody('UnsupportedMediaType', message));
     }
 
+    // Read beside the rules (once per container, at its first review); settled here, so no rejection goes unhandled.
+    const stampKey = deps.stamps?.().then((stamps) => ({ stamps }), (error: unknown) => ({ error }));
     let snapshot: CachedSnapshot<AdmissionRules>;
     try {
       snapshot = await rules.get();
     } catch (error) {
       return failed(started, 'rules unavailable', error);
     }
+    const key = await stampKey;
+    // Never a Pod admitted without its stamp: a later review of it would not be exact.
+    if (key !== undefined && 'error' in key) return failed(started, 'stamp key unavailable', key.error);
+    const stamps = key?.stamps;
 
     let answer: ReturnType<typeof answerAdmissionReview>;
     try {
-      answer = answerAdmissionReview(body.text, snapshot.value, { managedSteps: snapshot.value.managedSteps, enforcement });
+      answer = answerAdmissionReview(body.text, snapshot.value, { managedSteps: snapshot.value.managedSteps, enforcement, ...(stamps === undefined ? {} : { stamps }) });
     } catch (error) {
       if (error instanceof MalformedInputError) {
         metrics.addMetric('Rejected', 'Count', 1);

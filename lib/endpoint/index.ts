@@ -2,7 +2,7 @@
 import { readAdmissionConfig, DEFAULT_MAX_BODY_BYTES } from './config.ts';
 import { createAdmissionHandler } from './handler.ts';
 import { createAdmissionRulesCache } from './admission-rules.ts';
-import { checkedToken, createTokenSource, generateToken, readCurrentToken, tokenRefreshFailureReporter } from './token.ts';
+import { checkedToken, createTokenSource, generateToken, ignoredTokenVersionReporter, readCurrentToken, tokenRefreshFailureReporter } from './token.ts';
 import type { AdmissionConfig } from './config.ts';
 import type {
   AdmissionHandler,
@@ -23,6 +23,7 @@ export {
   generateToken,
   readCurrentToken,
   tokenRefreshFailureReporter,
+  ignoredTokenVersionReporter,
   readAdmissionConfig,
   DEFAULT_MAX_BODY_BYTES,
 };

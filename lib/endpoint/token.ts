@@ -2,7 +2,8 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ConfigurationError } from '../errors/index.ts';
 import type { Logger, Metrics } from '../observability/index.ts';
-import { isSecretNotFound, readSecretString, secretReaderFor, type SecretRead, type SecretReader } from '../secrets/index.ts';
+import { createRefreshingValue } from '../refresh/index.ts';
+import { isSecretNotFound, readSecretString, SECRET_READ_BACKOFF, secretReaderFor, type SecretRead, type SecretReader } from '../secrets/index.ts';
 import { WEBHOOK_TOKEN_FORM, WEBHOOK_TOKEN_PATTERN } from '../values/index.ts';
 
 /** Where the accepted tokens are read from: a Secrets Manager secret (deployed) or a literal value (local runs). */
@@ -13,59 +14,61 @@ type TokenSourceConfig =
 /** Options of a token source; a reader is created from the SDK's default chain when none is given. */
 interface TokenSourceOptions {
   readonly secrets?: SecretReader;
-  /** Epoch milliseconds; drives the refresh schedule. */
+  /** Epoch milliseconds; drives the refresh schedule and the backoff. */
   readonly clock?: () => number;
-  /** Called when a refresh fails while the last good tokens are kept (log and count it). */
+  /** A draw from [0, 1) for the jitter of the backoff. */
+  readonly random?: () => number;
+  /**
+   * Longest a request waits for a read of the secret, in milliseconds from the read's start; past it the last good
+   * tokens are used (none: the read fails) while the read goes on. Without it a request waits until the read ends.
+   */
+  readonly deadlineMs?: number;
+  /** Called when a refresh fails (or passes the deadline) while the last good tokens are kept (log and count it). */
   readonly onRefreshFailure?: (error: ConfigurationError) => void;
+  /** Called when a read ignores a malformed AWSPREVIOUS version; the error names the stage. */
+  readonly onIgnoredVersion?: (error: ConfigurationError) => void;
 }
 
 /**
  * The accepted tokens: the secret's AWSCURRENT and, while a rotation overlaps, its AWSPREVIOUS. `mismatch` says a
  * presented token matched none, which re-reads the secret early (rate-limited) so a token rotated a moment ago is
- * accepted at once. Rejects only when no token was ever read.
+ * accepted at once. Rejects while no good tokens are known (before the first good read), with the last failure.
  */
 type TokenSource = (reason?: 'mismatch') => Promise<readonly string[]>;
 
 /** Default re-read interval (issue #11): how long a removed token stays accepted on a warm container at most. */
 const DEFAULT_TOKEN_REFRESH_SECONDS = 300;
-// After a failed refresh with good tokens kept, the next attempt waits this long: an outage costs one call per 30 s.
-const RETRY_AFTER_FAILURE_MS = 30_000;
 // A presented token that matches none re-reads at most this often per container, so wrong tokens cannot flood the secret.
 const MISMATCH_REFRESH_MS = 10_000;
 
-/** The token if it has the accepted form; `where` names its origin in the error. */
-function checkedToken(token: string, where: string): string {
+/** The token if it has the accepted form; `where` names its origin in the error, `context` is added to the error's. */
+function checkedToken(token: string, where: string, context: Record<string, unknown> = {}): string {
   if (!WEBHOOK_TOKEN_PATTERN.test(token)) {
     // The value itself is never put in the message: it may be a real secret with a typo.
     throw new ConfigurationError(`${where} holds a token of ${token.length} characters that is not of the form ${WEBHOOK_TOKEN_FORM}`, {
-      context: { source: where },
+      context: { source: where, ...context },
     });
   }
   return token;
 }
 
 /** The token in a SecretString: the whole string, or the `token` field of a JSON object (console key/value secrets). */
-function tokenInSecret(secret: string, secretArn: string): string {
+function tokenInSecret(secret: string, where: string, context: Record<string, unknown>): string {
   const text = secret.trim();
   if (text.startsWith('{')) {
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch (error) {
-      throw new ConfigurationError(`secret ${secretArn} looks like JSON but does not parse; expected a token or {"token": "..."}`, {
-        cause: error,
-        context: { secretArn },
-      });
+      throw new ConfigurationError(`${where} looks like JSON but does not parse; expected a token or {"token": "..."}`, { cause: error, context });
     }
     const token = (parsed as { token?: unknown } | null)?.token;
     if (typeof token !== 'string') {
-      throw new ConfigurationError(`secret ${secretArn} is a JSON object without a string "token" field; expected a token or {"token": "..."}`, {
-        context: { secretArn },
-      });
+      throw new ConfigurationError(`${where} is a JSON object without a string "token" field; expected a token or {"token": "..."}`, { context });
     }
-    return checkedToken(token, `secret ${secretArn}`);
+    return checkedToken(token, where, context);
   }
-  return checkedToken(text, `secret ${secretArn}`);
+  return checkedToken(text, where, context);
 }
 
 function readFailure(secretArn: string, stage: string, failure: unknown): ConfigurationError {
@@ -75,14 +78,17 @@ function readFailure(secretArn: string, stage: string, failure: unknown): Config
   });
 }
 
+/** The token of one version of the secret read without failure; a malformed one throws a ConfigurationError naming the stage. */
+function tokenOfVersion(read: Exclude<SecretRead, { readonly failure: unknown }>, secretArn: string, stage: string): string {
+  const where = `secret ${secretArn} (${stage})`;
+  const context = { secretArn, versionStage: stage };
+  if ('empty' in read) throw new ConfigurationError(`${where} has no SecretString; expected the token as a string secret`, { context });
+  return tokenInSecret(read.text, where, context);
+}
+
 function currentTokenOf(current: SecretRead, secretArn: string): string {
   if ('failure' in current) throw readFailure(secretArn, 'AWSCURRENT', current.failure);
-  if ('empty' in current) {
-    throw new ConfigurationError(`secret ${secretArn} has no SecretString; expected the token as a string secret`, {
-      context: { secretArn },
-    });
-  }
-  return tokenInSecret(current.text, secretArn);
+  return tokenOfVersion(current, secretArn, 'AWSCURRENT');
 }
 
 /** The token of the secret's AWSCURRENT version: the one a new webhook configuration carries. */
@@ -90,27 +96,40 @@ async function readCurrentToken(secretArn: string, options: { readonly secrets?:
   return currentTokenOf(await readSecretString(options.secrets ?? secretReaderFor(secretArn), secretArn, 'AWSCURRENT'), secretArn);
 }
 
-/** The tokens of the secret's AWSCURRENT and AWSPREVIOUS versions; a missing AWSPREVIOUS means no rotation overlaps. */
-async function readSecretTokens(reader: SecretReader, secretArn: string): Promise<readonly string[]> {
+/**
+ * The tokens of the secret's AWSCURRENT and AWSPREVIOUS versions; a missing AWSPREVIOUS means no rotation overlaps.
+ * A malformed AWSPREVIOUS is left out and handed to `onIgnored`: a second put-secret-value that fixes a bad first one
+ * turns the bad value into AWSPREVIOUS, and the current token must still be accepted.
+ */
+async function readSecretTokens(reader: SecretReader, secretArn: string, onIgnored?: (error: ConfigurationError) => void): Promise<readonly string[]> {
   const [current, previous] = await Promise.all([
     readSecretString(reader, secretArn, 'AWSCURRENT'),
     readSecretString(reader, secretArn, 'AWSPREVIOUS'),
   ]);
   const tokens = [currentTokenOf(current, secretArn)];
-  // Any other failure of AWSPREVIOUS fails the refresh, so the last good pair is kept rather than the old token dropped.
-  if ('failure' in previous && !isSecretNotFound(previous.failure)) throw readFailure(secretArn, 'AWSPREVIOUS', previous.failure);
-  if ('text' in previous) {
-    const old = tokenInSecret(previous.text, secretArn);
-    if (old !== tokens[0]) tokens.push(old);
+  if ('failure' in previous) {
+    // Any other failure of AWSPREVIOUS fails the refresh, so the last good pair is kept rather than the old token dropped.
+    if (!isSecretNotFound(previous.failure)) throw readFailure(secretArn, 'AWSPREVIOUS', previous.failure);
+    return tokens;
   }
+  let old: string;
+  try {
+    old = tokenOfVersion(previous, secretArn, 'AWSPREVIOUS');
+  } catch (error) {
+    onIgnored?.(error as ConfigurationError);
+    return tokens;
+  }
+  if (old !== tokens[0]) tokens.push(old);
   return tokens;
 }
 
 /**
  * The accepted-token source of a configuration. A secret is read on first use, then re-read when `refreshSeconds`
- * have passed (or early on a mismatch, at most every 10 s). A failed first read is not kept, so the next request
- * retries; a failed refresh keeps the last good tokens, reports through onRefreshFailure and retries after 30 s.
- * Errors are ConfigurationErrors naming the secret, never a token.
+ * have passed (or early on a mismatch, at most every 10 s). A request waits for a read at most `deadlineMs`. A failed
+ * read (or one past the deadline) keeps the last good tokens and reports through onRefreshFailure; with none, the
+ * source rejects. Failed reads back off from 1 s to 30 s, jittered, whether or not a read ever succeeded; during the
+ * backoff the last tokens are used, or the last failure rejects at once. Errors are ConfigurationErrors naming the
+ * secret and the version stage, never a token.
  */
 function createTokenSource(config: TokenSourceConfig, options: TokenSourceOptions = {}): TokenSource {
   if (config.kind === 'literal') {
@@ -118,48 +137,23 @@ function createTokenSource(config: TokenSourceConfig, options: TokenSourceOption
     return () => tokens;
   }
   const { secretArn } = config;
-  const refreshMs = (config.refreshSeconds ?? DEFAULT_TOKEN_REFRESH_SECONDS) * 1000;
-  const clock = options.clock ?? Date.now;
   let reader = options.secrets;
-  let tokens: readonly string[] | undefined;
-  let readAt = 0;
-  let attemptAt = 0;
-  let lastFailed = false;
-  let inflight: Promise<readonly string[]> | undefined;
-
-  function due(now: number, reason: 'mismatch' | undefined): boolean {
-    if (tokens === undefined) return true;
-    if (reason === 'mismatch' && now - attemptAt >= MISMATCH_REFRESH_MS) return true;
-    return lastFailed ? now - attemptAt >= RETRY_AFTER_FAILURE_MS : now - readAt >= refreshMs;
-  }
-
-  function refresh(now: number): Promise<readonly string[]> {
-    reader ??= secretReaderFor(secretArn);
-    attemptAt = now;
-    return readSecretTokens(reader, secretArn).then(
-      (read) => {
-        tokens = read;
-        readAt = now;
-        lastFailed = false;
-        return read;
-      },
-      (error: unknown) => {
-        lastFailed = true;
-        if (tokens === undefined) throw error;
-        if (error instanceof ConfigurationError) options.onRefreshFailure?.(error);
-        return tokens;
-      },
-    );
-  }
-
-  return (reason) => {
-    const now = clock();
-    if (tokens !== undefined && !due(now, reason)) return Promise.resolve(tokens);
-    inflight ??= refresh(now).finally(() => {
-      inflight = undefined;
-    });
-    return inflight;
-  };
+  const accepted = createRefreshingValue<readonly string[]>({
+    read: () => readSecretTokens((reader ??= secretReaderFor(secretArn)), secretArn, options.onIgnoredVersion),
+    refreshMs: (config.refreshSeconds ?? DEFAULT_TOKEN_REFRESH_SECONDS) * 1000,
+    backoff: SECRET_READ_BACKOFF,
+    ...(options.deadlineMs === undefined ? {} : { deadlineMs: options.deadlineMs }),
+    timeoutError: (deadlineMs) =>
+      new ConfigurationError(`reading the webhook token from secret ${secretArn} gave no answer within ${deadlineMs} ms`, {
+        context: { secretArn, deadlineMs },
+      }),
+    onFailure: (failure, kept) => {
+      if (kept && failure instanceof ConfigurationError) options.onRefreshFailure?.(failure);
+    },
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(options.random === undefined ? {} : { random: options.random }),
+  });
+  return async (reason) => (await accepted.get(reason === 'mismatch' ? { dueAfterMs: MISMATCH_REFRESH_MS } : {})).value;
 }
 
 function sha256(text: string): Buffer {
@@ -203,10 +197,30 @@ function tokenRefreshFailureReporter(logger: Pick<Logger, 'warn'>, metrics: Pick
   };
 }
 
+/** The onIgnoredVersion of the deployed function: a warning naming the stage (never a token). */
+function ignoredTokenVersionReporter(logger: Pick<Logger, 'warn'>): (error: ConfigurationError) => void {
+  return (error) => {
+    logger.warn('webhook token version ignored; accepting AWSCURRENT alone', {
+      versionStage: error.context['versionStage'],
+      errorName: error.name,
+      errorMessage: error.message,
+    });
+  };
+}
+
 /** A fresh random token: 32 bytes in base64url (43 characters). */
 function generateToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
-export { createTokenSource, createTokenComparer, checkedToken, generateToken, readCurrentToken, tokenRefreshFailureReporter, DEFAULT_TOKEN_REFRESH_SECONDS };
+export {
+  createTokenSource,
+  createTokenComparer,
+  checkedToken,
+  generateToken,
+  readCurrentToken,
+  tokenRefreshFailureReporter,
+  ignoredTokenVersionReporter,
+  DEFAULT_TOKEN_REFRESH_SECONDS,
+};
 export type { TokenSourceConfig, TokenSourceOptions, TokenSource, SecretReader };

@@ -15,6 +15,7 @@ import {
 } from './mutate.ts';
 import { compileRuleSet, compileSnapshotRules, type AffinitySelector, type CompiledRule, type RuleSet } from './compile.ts';
 import type { SchedulingState } from './state.ts';
+import { MAX_ANNOTATION_BYTES, STAMP_ANNOTATION, type StampDigest, type StampVerdict } from './stamp.ts';
 import type { Workload, WorkloadEvidence } from './workload.ts';
 import type { Affinity, OwnerReference, ObjectMeta, PodSpec, Pod } from './kubernetes.ts';
 
@@ -27,6 +28,8 @@ export {
   matchingRules,
   describeMismatch,
   podFacts,
+  STAMP_ANNOTATION,
+  MAX_ANNOTATION_BYTES,
 };
 export type {
   AffinitySelector,
@@ -44,6 +47,8 @@ export type {
   MutationOptions,
   PodFacts,
   SchedulingState,
+  StampDigest,
+  StampVerdict,
   Workload,
   WorkloadEvidence,
   Affinity,

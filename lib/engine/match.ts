@@ -33,8 +33,9 @@ function labelRequirementHolds(requirement: LabelSelectorRequirement, labels: Re
   }
 }
 
-// As in Kubernetes, an absent operator means Equal; absent strings compare as empty.
-function tolerationField(toleration: Toleration, field: keyof Toleration): string | number | undefined {
+// As in Kubernetes, an absent operator means Equal; absent strings compare as empty. A rule's seconds are safe integers,
+// so a Pod's seconds beyond 2^53 (kept as digits) equal none of them, as the numbers themselves would not.
+function tolerationField(toleration: Toleration, field: keyof Toleration): Toleration[keyof Toleration] {
   if (field === 'operator') return toleration.operator || 'Equal';
   if (field === 'tolerationSeconds') return toleration.tolerationSeconds;
   return toleration[field] ?? '';

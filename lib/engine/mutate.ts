@@ -1,5 +1,6 @@
 import { APPLIED_ANNOTATION, AUDITED_ANNOTATION, LIMITS, type Enforcement } from '../api/index.ts';
 import { LimitExceededError } from '../errors/index.ts';
+import type { JsonObject } from '../values/index.ts';
 import type { Pod } from './kubernetes.ts';
 import { diffJson, type JsonPatchOperation } from '../patch/index.ts';
 import {
@@ -20,6 +21,7 @@ import { matchingRules, matchRule, type MatchDimension } from './match.ts';
 import { podFacts, type PodFacts } from './pod.ts';
 import type { AffinitySelector, CompiledRule, RuleSet } from './compile.ts';
 import { currentNodeAffinity, INITIAL_STATE, podWithState, sameAffinity, type SchedulingState } from './state.ts';
+import { keptAsStored, readStamp, stampPod, type StampDigest, type StampVerdict } from './stamp.ts';
 import type { Workload } from './workload.ts';
 
 /** The result of one step: a new state, or a denial when a safety limit would be exceeded. */
@@ -57,6 +59,11 @@ export interface MutationOptions {
   readonly fallbackNamespace?: string;
   /** The deployment's switch (issue #12): `audit` audits every customer rule; `enforce` (default) leaves it to each rule. */
   readonly enforcement?: Enforcement;
+  /**
+   * Stamps every Pod the review changes and reads the stamp a Pod arrives with (lib/engine/stamp.ts): admission, and
+   * the CLI that shows it. Without it stamps are neither written nor read, and a stamp is an annotation like another.
+   */
+  readonly stamps?: StampDigest;
 }
 
 /**
@@ -92,6 +99,8 @@ export interface MutationOutcome {
   readonly warnings: readonly string[];
   readonly denial?: LimitExceededError;
   readonly skipReason?: string;
+  /** What became of the stamp the Pod arrived with; only when stamps are on (MutationOptions.stamps). */
+  readonly stamp?: StampVerdict;
 }
 
 // Node affinity is replaced whole rather than patched term by term: index operations are fragile.
@@ -276,7 +285,7 @@ function auditRule(state: SchedulingState, rule: CompiledRule, facts: PodFacts):
 }
 
 /** What every outcome of one Pod shares. */
-type OutcomeBase = Pick<MutationOutcome, 'workload' | 'facts' | 'pod' | 'patch' | 'warnings'>;
+type OutcomeBase = Pick<MutationOutcome, 'workload' | 'facts' | 'pod' | 'patch' | 'warnings' | 'stamp'>;
 
 /** The outcome of a review that a limit denied: nothing applied. */
 function deniedOutcome(base: OutcomeBase, audited: readonly AuditedMatch[], evaluations: readonly RuleEvaluation[], denial: LimitExceededError): MutationOutcome {
@@ -306,8 +315,9 @@ function evaluateEveryRule(ruleSet: RuleSet, facts: PodFacts, evaluations: RuleE
 /**
  * Runs the engine on one incoming Pod, any JSON value: reads it through the Pod boundary (podFacts), matches every
  * rule against the original Pod, applies the matching enabled rules in order (remove, then add), then the managed
- * steps, and returns the resulting Pod. Pure: the incoming Pod is never edited. Throws only MalformedInputError,
- * for a Pod the boundary rejects.
+ * steps, and returns the resulting Pod. With stamps, a Pod whose stamp checks is first put back as it arrived at the
+ * review that stamped it, and the result is stamped. Pure: the incoming Pod is never edited. Throws only
+ * MalformedInputError, for a Pod the boundary rejects.
  */
 export function mutatePod(
   pod: unknown,
@@ -318,11 +328,17 @@ export function mutatePod(
 ): MutationOutcome {
   const { managedSteps = [], explain = false } = options;
   const auditAll = options.enforcement === 'audit';
-  const facts = podFacts(pod, namespace, options.source, options.fallbackNamespace);
-  const base: OutcomeBase = { workload: facts.workload, facts, pod: facts.pod, patch: [], warnings: [] };
-  if (facts.daemonSetOwned) {
-    return { ...base, decision: 'skipped', applied: [], audited: [], evaluations: [], skipReason: 'DaemonSet-owned Pods are not mutated' };
+  const read = (candidate: unknown): PodFacts => podFacts(candidate, namespace, options.source, options.fallbackNamespace);
+  const incoming = read(pod);
+  if (incoming.daemonSetOwned) {
+    const skipped: OutcomeBase = { workload: incoming.workload, facts: incoming, pod: incoming.pod, patch: [], warnings: [] };
+    return { ...skipped, decision: 'skipped', applied: [], audited: [], evaluations: [], skipReason: 'DaemonSet-owned Pods are not mutated' };
   }
+  // A Pod the webhook stamped is reviewed as its author sent it, with the draw of its first review.
+  const reading = options.stamps === undefined ? undefined : readStamp(incoming, options.stamps, read);
+  const facts = reading?.facts ?? incoming;
+  const stepContext = reading?.seed === undefined ? context : { ...context, requestUid: reading.seed };
+  const base: OutcomeBase = { workload: facts.workload, facts, pod: incoming.pod, patch: [], warnings: [], ...(reading === undefined ? {} : { stamp: reading.verdict }) };
   // All rules are matched against the original Pod before any mutation: through the index, or every rule to explain.
   const evaluations: RuleEvaluation[] = [];
   const matched = explain ? evaluateEveryRule(ruleSet, facts, evaluations) : matchingRules(ruleSet, facts);
@@ -351,7 +367,7 @@ export function mutatePod(
   }
   // Managed capacity placement runs after every customer rule.
   for (const step of managedSteps) {
-    const result = step.apply(state, facts, context);
+    const result = step.apply(state, facts, stepContext);
     if (result === undefined) continue;
     if ('denied' in result) return deniedOutcome(base, audited, evaluations, result.denied);
     state = result.state;
@@ -367,12 +383,27 @@ export function mutatePod(
     const annotations = { ...(state.annotations ?? facts.annotations), [AUDITED_ANNOTATION]: recordedNames(facts, AUDITED_ANNOTATION, names) };
     state = { ...state, annotations };
   }
-  const result = podWithState(facts, state);
-  const patch = diffJson(facts.pod, result, WHOLE_SUBTREES);
+  let result = podWithState(facts, state);
+  if (options.stamps !== undefined) {
+    const fields = {
+      workload: facts.workload,
+      labels: facts.labels,
+      nodeSelector: state.nodeSelector ?? facts.nodeSelector,
+      tolerations: state.tolerations ?? facts.tolerations,
+      nodeAffinity: currentNodeAffinity(state, facts),
+      topologySpreadConstraints: (state.topologySpreadConstraints as readonly JsonObject[] | undefined) ?? facts.topologySpreadConstraints,
+      annotations: state.annotations ?? facts.annotations,
+    };
+    const stamped = stampPod(facts, result, fields, stepContext.requestUid, options.stamps, reading!);
+    if (stamped instanceof LimitExceededError) return deniedOutcome(base, audited, evaluations, stamped);
+    // A Pod rebuilt from its stamp arrives as the API server stored the first review's result.
+    result = reading?.verdict === 'checked' ? keptAsStored(incoming.pod, stamped) : stamped;
+  }
+  const patch = diffJson(incoming.pod, result, WHOLE_SUBTREES);
   return {
     ...base,
     decision: patch.length > 0 ? 'mutated' : 'unchanged',
-    pod: patch.length > 0 ? result : facts.pod,
+    pod: patch.length > 0 ? result : incoming.pod,
     patch,
     applied,
     audited,

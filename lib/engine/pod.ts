@@ -13,7 +13,9 @@ import {
   checkNesting,
   isJsonObject,
   objectList,
+  isRawInteger,
   optionalBoolean,
+  optionalInt64,
   optionalInteger,
   optionalObject,
   optionalString,
@@ -97,7 +99,7 @@ function checkTolerations(value: unknown, path: string): readonly Toleration[] {
   tolerations.forEach((toleration, index) => {
     const itemPath = `${path}[${index}]`;
     for (const field of ['key', 'operator', 'value', 'effect'] as const) optionalString(toleration[field], `${itemPath}.${field}`);
-    optionalInteger(toleration.tolerationSeconds, `${itemPath}.tolerationSeconds`);
+    optionalInt64(toleration.tolerationSeconds, `${itemPath}.tolerationSeconds`);
   });
   return tolerations;
 }
@@ -132,7 +134,7 @@ function affinitySelector(checked: CheckedAffinity): AffinitySelector {
  * field for a value of the wrong type, and for a Pod nested deeper than MAX_JSON_DEPTH levels.
  */
 export function podFacts(pod: unknown, namespace: string, path = 'request.object', fallbackNamespace = ''): PodFacts {
-  if (!isJsonObject(pod)) throw mismatch(path, 'an object (the Pod)', pod);
+  if (!isJsonObject(pod) || isRawInteger(pod)) throw mismatch(path, 'an object (the Pod)', pod);
   checkNesting(pod, path);
   const metadata = optionalObject(pod.metadata, `${path}.metadata`);
   const spec = optionalObject(pod.spec, `${path}.spec`);

@@ -80,7 +80,8 @@ function nodeAffinityToKubernetes(selector: AffinitySelector, facts: PodFacts): 
   return Object.keys(result).length === 0 ? undefined : result;
 }
 
-function withField<T extends object>(source: T, key: string, value: unknown): T {
+/** A copy of `source` with `key` set to `value`, or without it when `value` is undefined. */
+export function withField<T extends object>(source: T, key: string, value: unknown): T {
   const copy: Record<string, unknown> = { ...(source as Record<string, unknown>) };
   if (value === undefined) delete copy[key];
   else copy[key] = value;

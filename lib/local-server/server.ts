@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { describeIssues, type Enforcement } from '../api/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
 import { checkedToken, createAdmissionHandler, createAdmissionRulesCache, generateToken, DEFAULT_MAX_BODY_BYTES } from '../endpoint/index.ts';
+import { checkedStampKey, createStampSource, generateStampKey } from '../stamp/index.ts';
 import type { AdmissionHandler } from '../endpoint/index.ts';
 import { DISCARDED_LOGGER, DISCARDED_METRICS, type Logger } from '../observability/index.ts';
 import type { CapacityFlavour, PlacementPolicy } from '../placement/index.ts';
@@ -49,6 +50,8 @@ interface LocalServerOptions {
   readonly capacityFlavour?: CapacityFlavour;
   /** As ENFORCEMENT; default enforce. */
   readonly enforcement?: Enforcement;
+  /** As STAMP_KEY: the key of the stamps on the Pods the server changes; a random one for the server's life when absent. */
+  readonly stampKey?: string;
 }
 
 /** A running local server. */
@@ -200,6 +203,7 @@ function urlHost(host: string): string {
  */
 async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const token = options.token === undefined ? generateToken() : checkedToken(options.token, 'the token option');
+  const stampKey = options.stampKey === undefined ? generateStampKey() : checkedStampKey(options.stampKey, 'the stampKey option');
   const host = options.host ?? LOCAL_SERVER_DEFAULTS.host;
   const port = options.port ?? (options.tls === undefined ? LOCAL_SERVER_DEFAULTS.httpPort : LOCAL_SERVER_DEFAULTS.httpsPort);
   const clusterId = options.clusterId ?? LOCAL_SERVER_DEFAULTS.clusterId;
@@ -242,6 +246,7 @@ async function startLocalServer(options: LocalServerOptions): Promise<LocalServe
     });
     // One array for the server's life: the comparer reuses its digests while the accepted set is the same object.
     const accepted: Promise<readonly string[]> = Promise.resolve([token]);
+    const stamps = createStampSource({ kind: 'literal', key: stampKey });
     const handler = createAdmissionHandler({
       rules: cache,
       acceptedTokens: () => accepted,
@@ -249,6 +254,7 @@ async function startLocalServer(options: LocalServerOptions): Promise<LocalServe
       metrics: DISCARDED_METRICS,
       maxBodyBytes,
       enforcement: options.enforcement ?? 'enforce',
+      stamps,
     });
 
     const listener = requestListener(handler, maxBodyBytes, logger);

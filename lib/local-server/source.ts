@@ -1,7 +1,7 @@
 /** Rule sources of the local server: where the published rules come from (files, or a cluster in cluster-source.ts). */
 import { watch as watchFileSystem, statSync, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
-import type { InvalidRule, NormalizedRule } from '../api/index.ts';
+import { listedInvalidRules, type InvalidRule, type NormalizedRule } from '../api/index.ts';
 import { loadRuleFiles } from '../rule-files/index.ts';
 import type { PublishOutcome, SnapshotStore, SyncRecordStore } from '../store/index.ts';
 
@@ -69,7 +69,7 @@ function createFileRuleSource(paths: readonly string[], options: FileRuleSourceO
       const invalid: InvalidRule[] = [...loaded.invalid].sort(byName);
       const outcome = await snapshots.publish(clusterId, {
         rules,
-        invalid,
+        invalid: listedInvalidRules(invalid),
         resourceVersion: '',
         syncedAt: new Date(clock()).toISOString(),
       });

@@ -1,5 +1,5 @@
 import { CAPACITY_FLAVOUR_NAMES, CAPACITY_FLAVOURS, DEFAULT_CAPACITY_FLAVOUR, isCapacityFlavour, parseCapacityFlavour, parsePlacementPolicies, parsePlacementPolicy, workloadKey } from './policy.ts';
-import { createPlacementStep } from './step.ts';
+import { createPlacementStep, withRecordedCapacity } from './step.ts';
 import {
   CAPACITY_ANNOTATION,
   CAPACITY_LABELS,
@@ -13,6 +13,7 @@ import {
 
 export {
   createPlacementStep,
+  withRecordedCapacity,
   parsePlacementPolicy,
   parsePlacementPolicies,
   parseCapacityFlavour,

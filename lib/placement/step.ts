@@ -21,14 +21,33 @@ function bucketOf(seed: string): number {
   return hash % 100;
 }
 
+// A symbol, not a field: no JSON input (a Pod, a review) can carry it, so only code that calls withRecordedCapacity sets it.
+const RECORDED = Symbol('recorded capacity choice');
+
+type RecordingContext = MutationContext & { readonly [RECORDED]?: CapacityChoice };
+
 /**
- * The capacity a Diversity Pod gets: the choice it already carries (so a second pass never flips it),
- * else Spot for `spotPercent` of the hash buckets of its admission request.
+ * The context of a Pod whose Diversity choice is already known to the caller, not to the Pod: `report` passes the
+ * choice the running Pod was admitted with, so that the Pod a rollout would create is compared under the same draw.
+ * A value that is no capacity choice leaves the context as it is.
  */
-function diversityChoice(facts: PodFacts, spotPercent: number, requestUid: string): CapacityChoice {
-  const recorded = facts.annotations[CAPACITY_ANNOTATION];
-  if (recorded === 'spot' || recorded === 'on-demand') return recorded;
-  return bucketOf(requestUid) < spotPercent ? 'spot' : 'on-demand';
+export function withRecordedCapacity(context: MutationContext, choice: unknown): MutationContext {
+  if (choice !== 'spot' && choice !== 'on-demand') return context;
+  const recording: RecordingContext = { ...context, [RECORDED]: choice };
+  return recording;
+}
+
+/**
+ * The capacity a Diversity Pod gets: Spot for `spotPercent` of the hash buckets of its admission request's uid, decided
+ * by the webhook alone. The Pod's own capacity annotation is never read: a Pod author who writes it in a template would
+ * otherwise choose their capacity. A choice recorded by the caller (withRecordedCapacity) is kept when the policy can
+ * still draw it, so that a change of spotPercent to 0 or 100 shows up as pending Pods.
+ */
+function diversityChoice(context: RecordingContext, spotPercent: number): CapacityChoice {
+  const recorded = context[RECORDED];
+  if (recorded === 'spot' && spotPercent > 0) return recorded;
+  if (recorded === 'on-demand' && spotPercent < 100) return recorded;
+  return bucketOf(context.requestUid) < spotPercent ? 'spot' : 'on-demand';
 }
 
 function withInstanceTypeSpread(state: SchedulingState, facts: PodFacts): SchedulingState {
@@ -67,7 +86,7 @@ export function createPlacementStep(options: { readonly flavour: CapacityFlavour
       const choice: CapacityChoice =
         policy.mode === 'Spot' ? 'spot'
         : policy.mode === 'NonSpot' ? 'on-demand'
-        : diversityChoice(facts, policy.spotPercent ?? DEFAULT_SPOT_PERCENT, context.requestUid);
+        : diversityChoice(context, policy.spotPercent ?? DEFAULT_SPOT_PERCENT);
       const result = andRequiredAffinity(state, facts, owner, requirementTerm(choice));
       if ('denied' in result || policy.mode !== 'Diversity') return result;
       return { state: withInstanceTypeSpread(withCapacityAnnotation(result.state, facts, choice), facts) };

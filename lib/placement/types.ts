@@ -26,7 +26,7 @@ export const CAPACITY_LABELS: Readonly<Record<CapacityFlavour, { readonly key: s
   gke: { key: 'cloud.google.com/gke-provisioning', spot: 'spot', onDemand: 'standard' },
 };
 
-/** Annotation recording a Pod's capacity choice, honoured when the Pod already carries it. */
+/** Annotation recording a Pod's Diversity capacity choice; written by the webhook, never read from an incoming Pod. */
 export const CAPACITY_ANNOTATION = `${PRODUCT_ANNOTATION_PREFIX}capacity`;
 
 /** The topology key Diversity spreads Pods across. */

@@ -1,10 +1,6 @@
 /** A Pod built from a template, as admission would see it in this cluster: what the API server and earlier admissions add before the webhook. */
 import type { Pod, PodFacts } from '../engine/index.ts';
-import { CAPACITY_ANNOTATION } from '../placement/index.ts';
-import type { Toleration } from '../scheduling/index.ts';
-
-// The taints the API server's DefaultTolerationSeconds admission plugin tolerates on every Pod, before webhooks run.
-const DEFAULT_TOLERATION_KEYS = ['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable'];
+import { DEFAULT_TOLERATION_KEYS, type Toleration } from '../scheduling/index.ts';
 
 /** The plugin's own test: a toleration of this key (or of every key) for NoExecute (or every effect). */
 function toleratesNoExecute(tolerations: readonly Toleration[], key: string): boolean {
@@ -14,7 +10,8 @@ function toleratesNoExecute(tolerations: readonly Toleration[], key: string): bo
 /**
  * The candidate Pod with what the running Pod shows this cluster adds before the webhook: the default
  * not-ready/unreachable tolerations (the running Pod's own, so that the cluster's configured seconds are kept, and only
- * when it carries them), and the capacity choice managed placement recorded, so that a Diversity Pod keeps its draw.
+ * when it carries them). The capacity choice managed placement recorded is not copied into the Pod, which admission
+ * never reads it from, but passed to the engine beside it (withRecordedCapacity).
  */
 function asAdmitted(candidate: Pod, running: PodFacts): Pod {
   const tolerations = candidate.spec?.tolerations ?? [];
@@ -23,11 +20,8 @@ function asAdmitted(candidate: Pod, running: PodFacts): Pod {
     const inherited = running.tolerations.find((item) => item.key === key && item.operator === 'Exists' && item.effect === 'NoExecute');
     return inherited === undefined ? [] : [inherited];
   });
-  const capacity = running.annotations[CAPACITY_ANNOTATION];
-  if (defaults.length === 0 && capacity === undefined) return candidate;
-  const metadata = capacity === undefined ? candidate.metadata : { ...candidate.metadata, annotations: { ...candidate.metadata?.annotations, [CAPACITY_ANNOTATION]: capacity } };
-  const spec = defaults.length === 0 ? candidate.spec : { ...candidate.spec, tolerations: [...tolerations, ...defaults] };
-  return { ...candidate, ...(metadata === undefined ? {} : { metadata }), ...(spec === undefined ? {} : { spec }) };
+  if (defaults.length === 0) return candidate;
+  return { ...candidate, spec: { ...candidate.spec, tolerations: [...tolerations, ...defaults] } };
 }
 
 export { asAdmitted };

@@ -1,11 +1,13 @@
 /**
  * The report as a streaming fold: owners are added first and kept (their templates only where a Pod is built from
  * them); Pods are then folded one at a time into per-workload and per-rule counters and dropped, so memory grows with
- * the number of workloads, never with the number of Pods.
+ * the number of workloads, never with the number of Pods (but for the names of the pending Pods of StatefulSets that
+ * only deleting their Pods rolls out).
  */
 import type { Enforcement } from '../api/index.ts';
-import { mutatePod, podFacts, type CompiledRule, type ManagedStep, type MutationOutcome, type PodFacts, type RuleSet, type Workload } from '../engine/index.ts';
-import { classifyObject, createOwnerIndex, podFromWorkload, readPodIdentity, readWorkloadObject, type PodOrigin } from '../workloads/index.ts';
+import { mutatePod, podFacts, type CompiledRule, type ManagedStep, type MutationOutcome, type PodFacts, type RuleSet, type StampDigest, type Workload } from '../engine/index.ts';
+import { CAPACITY_ANNOTATION, withRecordedCapacity } from '../placement/index.ts';
+import { classifyObject, createOwnerIndex, podFromWorkload, podOrdinal, readPodIdentity, readWorkloadObject, type PodOrigin, type WorkloadObject } from '../workloads/index.ts';
 import { asAdmitted } from './admitted.ts';
 import { boundedLine, schedulingChange } from './compare.ts';
 import type { MigrationReport, ReportRule, ReportWorkload, Verdict } from './types.ts';
@@ -18,6 +20,11 @@ interface ReportOptions {
   readonly enforcement?: Enforcement;
   /** Only objects and Pods of this namespace are read; others are ignored. */
   readonly namespace?: string;
+  /**
+   * The stamps' digests, as admission reads stamps: a running Pod recreated from its own spec (no owner in the input,
+   * or a custom one) is then evaluated as its author sent it, which is what admission does to its recreation.
+   */
+  readonly stamps?: StampDigest;
 }
 
 /** The report being built: owners first, then Pods, then the result. */
@@ -44,6 +51,8 @@ interface WorkloadTally {
   readonly steps: Set<string>;
   readonly samples: string[];
   unsampled: number;
+  /** The pending Pods to delete by hand, for a StatefulSet no rollout restart recreates (rollsOutByDeletion). */
+  deletePods?: string[];
 }
 
 interface RuleTally {
@@ -61,6 +70,20 @@ function compare(left: string, right: string): number {
 
 function templatePath(origin: PodOrigin & { readonly origin: 'template' }): string {
   return origin.workload.template?.path ?? origin.options.referencedTemplate?.template?.path ?? origin.workload.path;
+}
+
+/**
+ * True for a StatefulSet whose Pods `kubectl rollout restart` does not all recreate: OnDelete recreates none (only a
+ * deleted Pod is created again), and a partition leaves the ordinals below it on their revision.
+ */
+function rollsOutByDeletion(workload: WorkloadObject): boolean {
+  return workload.kind === 'StatefulSet' && (workload.updateStrategy === 'OnDelete' || workload.partition > 0);
+}
+
+/** A StatefulSet's Pods highest ordinal first, the order of its own rolling update; a name of another form last. */
+function byOrdinalDescending(statefulSetName: string, pods: readonly string[]): string[] {
+  const ordinal = (pod: string) => podOrdinal(statefulSetName, pod) ?? -1;
+  return [...pods].sort((left, right) => ordinal(right) - ordinal(left) || compare(left, right));
 }
 
 function changeOf(tally: WorkloadTally): string {
@@ -112,7 +135,8 @@ function createReport(ruleSet: RuleSet, options: ReportOptions = {}): ReportBuil
     source: string,
   ): { verdict: Exclude<Verdict, 'unaffected'>; line: string } => {
     if (outcome.decision === 'denied') return { verdict: 'denied', line: boundedLine(`denied: ${outcome.denial?.message ?? 'admission would be denied'}`) };
-    const rollout = outcome.patch.length === 0 ? outcome.facts : podFacts(outcome.pod, outcome.workload.namespace, source);
+    // The engine's facts are of the Pod it read, which is not the one it sends when a stamp rebuilt it.
+    const rollout = outcome.pod === running.pod ? running : outcome.pod === outcome.facts.pod ? outcome.facts : podFacts(outcome.pod, outcome.workload.namespace, source);
     const keys = [...new Set(enforced.flatMap((rule) => rule.add.annotations.map(([key]) => key)))];
     const line = schedulingChange(rollout, running, keys);
     return { verdict: line === '' ? 'current' : 'pending', line };
@@ -145,11 +169,12 @@ function createReport(ruleSet: RuleSet, options: ReportOptions = {}): ReportBuil
       const source = fromTemplate ? templatePath(origin) : path;
       const requestUid = identity.uid || `${identity.namespace}/${identity.name || identity.generateName}`;
       const evaluate = (explain: boolean) =>
-        mutatePod(candidate, identity.namespace, ruleSet, { requestUid }, {
+        mutatePod(candidate, identity.namespace, ruleSet, withRecordedCapacity({ requestUid }, running.annotations[CAPACITY_ANNOTATION]), {
           managedSteps,
           explain,
           source,
           ...(options.enforcement === undefined ? {} : { enforcement: options.enforcement }),
+          ...(options.stamps === undefined ? {} : { stamps: options.stamps }),
         });
       // The applied and audited rules are the matched ones. A denial applies none, so only then is the engine asked to
       // explain: recording every rule's evaluation for every Pod would allocate rules x Pods objects.
@@ -173,6 +198,7 @@ function createReport(ruleSet: RuleSet, options: ReportOptions = {}): ReportBuil
       for (const rule of matched) tally.rules.add(rule.name);
       for (const step of steps) tally.steps.add(step);
       if (line !== '') sample(tally, line);
+      if (verdict === 'pending' && fromTemplate && rollsOutByDeletion(origin.workload)) (tally.deletePods ??= []).push(identity.name);
       tally[verdict] += 1;
       totals[verdict] += 1;
       for (const rule of matched) {
@@ -198,6 +224,7 @@ function createReport(ruleSet: RuleSet, options: ReportOptions = {}): ReportBuil
           denied: tally.denied,
           rules: [...[...tally.rules].sort((left, right) => order.get(left)! - order.get(right)!), ...tally.steps],
           change: changeOf(tally),
+          ...(tally.deletePods === undefined ? {} : { deletePods: byOrdinalDescending(tally.workload.name, tally.deletePods) }),
         }));
       const ruleRows: ReportRule[] = [...rules.values()].map(({ rule, enforcement, matched, current, pending }) => ({ name: rule.name, enforcement, matched, current, pending }));
       return { rules: ruleRows, workloads: listed, totals: { ...totals } };

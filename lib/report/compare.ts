@@ -4,7 +4,7 @@
  */
 import type { PodFacts } from '../engine/index.ts';
 import { tolerationIdentity, type Requirement, type Term, type Toleration } from '../scheduling/index.ts';
-import { canonicalJson, isJsonObject } from '../values/index.ts';
+import { canonicalJson, isJsonObject, previewInput } from '../values/index.ts';
 
 /** Longest change line, in characters; the rest is cut with "…". */
 const MAX_CHANGE_CHARS = 240;
@@ -26,7 +26,7 @@ function tolerationText(toleration: Toleration): string {
   const operator = toleration.operator || 'Equal';
   const match = operator === 'Equal' ? `=${toleration.value ?? ''}` : `:${operator}`;
   const effect = toleration.effect ? `:${toleration.effect}` : '';
-  const seconds = toleration.tolerationSeconds === undefined ? '' : `/${toleration.tolerationSeconds}s`;
+  const seconds = toleration.tolerationSeconds === undefined ? '' : `/${previewInput(toleration.tolerationSeconds)}s`;
   return `${toleration.key || '*'}${match}${effect}${seconds}`;
 }
 

@@ -18,33 +18,46 @@ function renderReportTable(report: MigrationReport): string {
   return [...rules, '', ...workloads, '', ...summary].join('\n');
 }
 
-function restartCommand(workload: ReportWorkload): string {
-  const { kind, name, namespace, pending } = workload;
+/**
+ * A StatefulSet's pending Pods deleted one at a time, as its own rolling update would: each waits until the Pod the
+ * StatefulSet creates again is Ready (`kubectl wait` fails until the new Pod exists, hence the loop).
+ */
+function deleteCommands(namespace: string, name: string, deletePods: readonly string[], pods: string): string[] {
+  return [
+    `# StatefulSet ${namespace}/${name}: its updateStrategy (OnDelete, or a partition) keeps rollout restart from recreating its ${pods}; deleted, each is created again`,
+    ...deletePods.map((pod) => `kubectl delete pod ${pod} -n ${namespace} && until kubectl wait --for=condition=Ready pod/${pod} -n ${namespace} --timeout=10m; do sleep 2; done`),
+  ];
+}
+
+function restartCommand(workload: ReportWorkload): string[] {
+  const { kind, name, namespace, pending, deletePods } = workload;
   const pods = `${pending} pending Pod${pending === 1 ? '' : 's'}`;
-  if (!isDns1123Subdomain(name) || !isDns1123Label(namespace)) {
-    return `# left out, not a Kubernetes name: ${cell(kind)} ${previewInput(namespace)}/${previewInput(name)} (${pods})`;
+  // Pod names too: a StatefulSet's are its name and an ordinal, but a name of another form was read from the input.
+  if (!isDns1123Subdomain(name) || !isDns1123Label(namespace) || (deletePods ?? []).some((pod) => !isDns1123Subdomain(pod))) {
+    return [`# left out, not a Kubernetes name: ${cell(kind)} ${previewInput(namespace)}/${previewInput(name)} (${pods})`];
   }
   switch (kind) {
     case 'Deployment':
-      return `kubectl rollout restart deployment/${name} -n ${namespace}`;
+      return [`kubectl rollout restart deployment/${name} -n ${namespace}`];
     case 'StatefulSet':
-      return `kubectl rollout restart statefulset/${name} -n ${namespace}`;
+      return deletePods === undefined ? [`kubectl rollout restart statefulset/${name} -n ${namespace}`] : deleteCommands(namespace, name, deletePods, pods);
     case 'Rollout':
-      return `kubectl argo rollouts restart ${name} -n ${namespace}`;
+      return [`kubectl argo rollouts restart ${name} -n ${namespace}`];
     default:
       // Bare Pods, Jobs, CronJob Pods and ReplicaSets have no rollout: their Pods are recreated by hand.
-      return `# recreate by hand: ${cell(kind)} ${namespace}/${name} (${pods})`;
+      return [`# recreate by hand: ${cell(kind)} ${namespace}/${name} (${pods})`];
   }
 }
 
 /**
- * For each workload with pending Pods, in the report's order, the command that rolls it out (`kubectl rollout
- * restart` for Deployments and StatefulSets, `kubectl argo rollouts restart` for Rollouts), or a `# recreate by hand`
- * comment; a shell script, so the lines that are no command are comments.
+ * For each workload with pending Pods, in the report's order, the commands that roll it out (`kubectl rollout
+ * restart` for Deployments and StatefulSets, `kubectl argo rollouts restart` for Rollouts, the pending Pods deleted
+ * highest ordinal first for a StatefulSet that is OnDelete or partitioned), or a `# recreate by hand` comment; a shell
+ * script, so the lines that are no command are comments.
  */
 function restartCommands(report: MigrationReport): string[] {
   const pending = report.workloads.filter((workload) => workload.pending > 0);
-  return pending.length === 0 ? ['# no workload has pending Pods'] : pending.map(restartCommand);
+  return pending.length === 0 ? ['# no workload has pending Pods'] : pending.flatMap(restartCommand);
 }
 
 export { renderReportTable, restartCommands };

@@ -26,6 +26,12 @@ interface ReportWorkload {
   readonly rules: readonly string[];
   /** "" when a rollout changes nothing; else the change (or denial) of a few Pods, bounded in length. */
   readonly change: string;
+  /**
+   * Only for a StatefulSet whose update strategy keeps `kubectl rollout restart` from recreating its pending Pods
+   * (OnDelete, or a RollingUpdate partition above 0): those Pods, highest ordinal first. Each, deleted, is recreated by
+   * the StatefulSet, through the webhook.
+   */
+  readonly deletePods?: readonly string[];
 }
 
 /** Every Pod read, by verdict (DaemonSet Pods are unaffected). */

@@ -6,7 +6,7 @@
  */
 import type { Toleration } from './kubernetes.ts';
 import type { Preference, Requirement, Term } from './requirements.ts';
-import { canonicalJson } from '../values/index.ts';
+import { canonicalJson, previewInput } from '../values/index.ts';
 import { termsChanged, type EntryChanges, type KeyChange, type PlacedTerm, type RequiredChanges, type SchedulingDiff, type TermPair } from './diff.ts';
 
 /** '+' only after, '-' only before, ' ' a heading, a note or an unchanged part shown for context. */
@@ -59,7 +59,7 @@ function tolerationText(toleration: Toleration): string {
   const { key, value, effect, tolerationSeconds } = toleration;
   const operator = toleration.operator || 'Equal';
   const match = `${key ? token(key) : ''}${value ? `=${token(value)}` : ''}${effect ? `:${token(effect)}` : ''}`;
-  const parts = [match, operator === 'Equal' ? '' : `op=${token(operator)}`, typeof tolerationSeconds === 'number' ? `for ${tolerationSeconds}s` : ''];
+  const parts = [match, operator === 'Equal' ? '' : `op=${token(operator)}`, tolerationSeconds === undefined ? '' : `for ${previewInput(tolerationSeconds)}s`];
   return parts.filter((part) => part !== '').join(' ') || 'op=Equal';
 }
 

@@ -37,6 +37,7 @@ import {
   type TermPair,
 } from './diff.ts';
 import { schedulingDiffLines, type DiffLine, type DiffSign } from './diff-lines.ts';
+import { DEFAULT_TOLERATION_KEYS, DEFAULT_TOLERATION_SECONDS } from './kubernetes.ts';
 import type { NodeSelectorRequirement, NodeSelectorTerm, NodeSelector, PreferredSchedulingTerm, NodeAffinity, Toleration, LabelSelectorRequirement, LabelSelector } from './kubernetes.ts';
 
 export {
@@ -65,6 +66,8 @@ export {
   isEmptySchedulingDiff,
   tolerationIdentity,
   schedulingDiffLines,
+  DEFAULT_TOLERATION_KEYS,
+  DEFAULT_TOLERATION_SECONDS,
 };
 export type {
   Requirement,

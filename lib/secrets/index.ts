@@ -1,6 +1,6 @@
 /**
  * The one way the product reads a secret: GetSecretValue of a Secrets Manager secret, its SecretString or nothing.
- * Used by the webhook token (lib/endpoint) and the kubeconfig of the sync (lib/cluster), which each turn a failure
+ * Used by the webhook token (lib/endpoint), the stamp key (lib/stamp) and the kubeconfig of the sync (lib/cluster), which each turn a failure
  * into their own typed error; the secret's value never appears in a message.
  */
 import { GetSecretValueCommand, SecretsManagerClient, type GetSecretValueCommandOutput } from '@aws-sdk/client-secrets-manager';
@@ -14,12 +14,34 @@ interface SecretReader {
 /** What reading a secret gave: its SecretString, or why there is none (the call's error, or no string). */
 type SecretRead = { readonly text: string } | { readonly failure: unknown } | { readonly empty: true };
 
+/** Timeouts and attempts of a Secrets Manager client; each timeout ends the call with a TimeoutError. */
+interface SecretReaderOptions {
+  /** Time to wait for the answer once the request is sent, in milliseconds (default 3000). */
+  readonly requestTimeoutMs?: number;
+  /** Time to establish a connection, in milliseconds (default 1000). */
+  readonly connectionTimeoutMs?: number;
+  /** Attempts per call including the first (SDK default 3). */
+  readonly maxAttempts?: number;
+}
+
+// A failed read is retried after 0.5–1 s, then after twice as long each time, up to 15–30 s: an unreadable secret costs a
+// container at most four reads a minute once the backoff is full, before the first good read as after it, however many
+// requests arrive (lib/refresh draws each wait from the upper half of its cap).
+/** The backoff of every secret read on the request path (the webhook token, the stamp key). */
+const SECRET_READ_BACKOFF = Object.freeze({ initialMs: 1_000, maxMs: 30_000 });
+
 /** A Secrets Manager client for the secret's own region (an ARN names it), or the SDK's default region otherwise. */
-function secretReaderFor(secretArn: string, options: { readonly requestTimeoutMs?: number } = {}): SecretReader {
+function secretReaderFor(secretArn: string, options: SecretReaderOptions = {}): SecretReader {
   const region = SECRET_ARN.pattern.exec(secretArn)?.[1];
   return new SecretsManagerClient({
     ...(region === undefined ? {} : { region }),
-    ...(options.requestTimeoutMs === undefined ? {} : { requestHandler: { requestTimeout: options.requestTimeoutMs } }),
+    ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
+    requestHandler: {
+      connectionTimeout: options.connectionTimeoutMs ?? 1_000,
+      requestTimeout: options.requestTimeoutMs ?? 3_000,
+      // Without it @smithy/node-http-handler only logs a warning when requestTimeout passes and keeps waiting.
+      throwOnRequestTimeout: true,
+    },
   });
 }
 
@@ -43,5 +65,5 @@ function isSecretNotFound(failure: unknown): boolean {
   return failure instanceof Error && failure.name === 'ResourceNotFoundException';
 }
 
-export { readSecretString, secretReaderFor, isSecretNotFound };
-export type { SecretReader, SecretRead };
+export { readSecretString, secretReaderFor, isSecretNotFound, SECRET_READ_BACKOFF };
+export type { SecretReader, SecretReaderOptions, SecretRead };

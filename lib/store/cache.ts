@@ -2,6 +2,7 @@
 import type { RuleSnapshot } from '../api/index.ts';
 import { ConfigurationError, StoreError } from '../errors/index.ts';
 import type { PlacementPolicy } from '../placement/index.ts';
+import { createRefreshingValue, type ServedValue } from '../refresh/index.ts';
 import type {
   CachedSnapshot,
   PlacementStore,
@@ -19,10 +20,17 @@ interface SnapshotCacheOptions<T> {
   readonly clusterId: string;
   readonly refreshSeconds: number;
   readonly maxStaleSeconds: number;
+  /**
+   * Longest a get waits for a refresh, in milliseconds from its start; past it the last good value is served stale
+   * (a cold get rejects) while the read goes on. Without it a get waits until the read ends.
+   */
+  readonly deadlineMs?: number;
   /** Turns a snapshot and the placement policies into what the caller serves; a throw counts as a failed refresh. */
   readonly compile: (snapshot: RuleSnapshot, placements: readonly PlacementPolicy[]) => T;
   /** Epoch milliseconds. */
   readonly clock?: () => number;
+  /** A draw from [0, 1) for the jitter of the backoff. */
+  readonly random?: () => number;
   /** Called once per failed refresh while the last good value is still served (for logs and metrics). */
   readonly onRefreshFailure?: (error: StoreError) => void;
 }
@@ -62,12 +70,19 @@ function asStoreError(error: unknown, clusterId: string): StoreError {
   });
 }
 
+// A failed refresh is retried after 0.5–1 s, then after twice as long each time, up to half to all of the refresh
+// interval: a blip costs a cold container about a second of 500s, and a store that stays down costs a container at
+// most two reads per refresh interval.
+const FIRST_RETRY_MS = 1_000;
+
 /**
  * A cache that loads the snapshot (and the placement policies, when given a placement store) on first use, then
  * re-reads only the pointer and the placement version once the value is older than refreshSeconds: one GetItem,
  * or two in parallel with placements, when nothing changed. Whatever changed is read again and the value
- * recompiled. Concurrent gets share one refresh. On a failed refresh (of either) it serves the last good value
- * marked stale until maxStaleSeconds since the last successful refresh, then rejects. No placements set means none.
+ * recompiled. Concurrent gets share one refresh, waiting for it at most deadlineMs. On a failed refresh (of either,
+ * or one past the deadline) it serves the last good value marked stale until maxStaleSeconds since the last
+ * successful refresh, then rejects; a cold get rejects. Failed refreshes back off (refresh's Backoff) from 1 s to
+ * refreshSeconds, before and after the first good one. No placements set means none.
  */
 function createSnapshotCache<T>(options: SnapshotCacheOptions<T>): SnapshotCache<T> {
   const { store, placements, clusterId, compile, onRefreshFailure } = options;
@@ -79,16 +94,7 @@ function createSnapshotCache<T>(options: SnapshotCacheOptions<T>): SnapshotCache
       `snapshot cache option maxStaleSeconds (${options.maxStaleSeconds}) is below refreshSeconds (${options.refreshSeconds}); expected at least refreshSeconds`,
     );
   }
-
-  let loaded: Loaded<T> | undefined;
-  let confirmedAt = 0;
-  let attemptedAt = 0;
-  let lastFailure: StoreError | undefined;
-  let inFlight: Promise<void> | undefined;
-  let refreshes = 0;
   let reloads = 0;
-  let refreshFailures = 0;
-  let consecutiveFailures = 0;
 
   /** The set behind a version just read; none set needs no second read. */
   async function readPlacementSet(current: PlacementVersion | undefined): Promise<LoadedPlacements> {
@@ -109,9 +115,8 @@ function createSnapshotCache<T>(options: SnapshotCacheOptions<T>): SnapshotCache
     }
   }
 
-  async function refresh(): Promise<void> {
-    const startedAt = clock();
-    attemptedAt = startedAt;
+  /** One refresh: the pointer (and placement version), then whatever changed since `loaded`. */
+  async function read(loaded: Loaded<T> | undefined): Promise<Loaded<T>> {
     try {
       const [pointer, placementVersion] = await Promise.all([
         store.readPointer(clusterId),
@@ -126,66 +131,65 @@ function createSnapshotCache<T>(options: SnapshotCacheOptions<T>): SnapshotCache
       const snapshotChanged =
         loaded === undefined || pointer.version !== loaded.snapshot.version || pointer.contentHash !== loaded.snapshot.contentHash;
       const placementsChanged = placements !== undefined && (loaded === undefined || !samePlacements(placementVersion, loaded.placements));
-      if (snapshotChanged || placementsChanged) {
-        const [snapshot, placementSet] = await Promise.all([
-          snapshotChanged ? store.readSnapshot(clusterId, pointer) : loaded!.snapshot,
-          placementsChanged ? readPlacementSet(placementVersion) : (loaded?.placements ?? NO_PLACEMENTS),
-        ]);
-        loaded = compiled(snapshot, placementSet);
-        reloads += 1;
-      }
-      confirmedAt = startedAt;
-      lastFailure = undefined;
-      consecutiveFailures = 0;
-      refreshes += 1;
+      if (!snapshotChanged && !placementsChanged) return loaded;
+      const [snapshot, placementSet] = await Promise.all([
+        snapshotChanged ? store.readSnapshot(clusterId, pointer) : loaded.snapshot,
+        placementsChanged ? readPlacementSet(placementVersion) : (loaded?.placements ?? NO_PLACEMENTS),
+      ]);
+      const next = compiled(snapshot, placementSet);
+      reloads += 1;
+      return next;
     } catch (error) {
-      const failure = asStoreError(error, clusterId);
-      refreshFailures += 1;
-      consecutiveFailures += 1;
-      if (loaded === undefined) throw failure;
-      lastFailure = failure;
-      onRefreshFailure?.(failure);
+      throw asStoreError(error, clusterId);
     }
   }
 
-  function serve(current: Loaded<T>): CachedSnapshot<T> {
-    const ageMs = clock() - confirmedAt;
+  const value = createRefreshingValue<Loaded<T>>({
+    read,
+    refreshMs,
+    backoff: { initialMs: Math.min(FIRST_RETRY_MS, refreshMs), maxMs: refreshMs },
+    ...(options.deadlineMs === undefined ? {} : { deadlineMs: options.deadlineMs }),
+    timeoutError: (deadlineMs) =>
+      new StoreError(`reading the rule snapshot of cluster "${clusterId}" gave no answer within ${deadlineMs} ms`, {
+        context: { clusterId, deadlineMs },
+      }),
+    onFailure: (failure, kept) => {
+      if (kept) onRefreshFailure?.(failure as StoreError);
+    },
+    clock,
+    ...(options.random === undefined ? {} : { random: options.random }),
+  });
+
+  function serve(current: ServedValue<Loaded<T>>): CachedSnapshot<T> {
+    const { snapshot } = current.value;
+    const lastFailure = current.failure as StoreError | undefined;
+    const ageMs = clock() - current.readAt;
     if (ageMs > maxStaleMs) {
       const reason = lastFailure === undefined ? '' : `; last refresh failed: ${lastFailure.message}`;
       throw new StoreError(
         `rules of cluster "${clusterId}" were last confirmed ${Math.round(ageMs / 1000)} s ago, above the maximum staleness of ${maxStaleMs / 1000} s${reason}`,
-        { cause: lastFailure, context: { clusterId, version: current.snapshot.version, ageSeconds: ageMs / 1000 } },
+        { cause: lastFailure, context: { clusterId, version: snapshot.version, ageSeconds: ageMs / 1000 } },
       );
     }
     return {
-      value: current.value,
-      version: current.snapshot.version,
-      contentHash: current.snapshot.contentHash,
-      syncedAt: current.snapshot.syncedAt,
-      ...(placements === undefined ? {} : { placementVersion: current.placements.version }),
+      value: current.value.value,
+      version: snapshot.version,
+      contentHash: snapshot.contentHash,
+      syncedAt: snapshot.syncedAt,
+      ...(placements === undefined ? {} : { placementVersion: current.value.placements.version }),
       ageSeconds: ageMs / 1000,
       stale: lastFailure !== undefined,
       ...(lastFailure === undefined ? {} : { refreshError: lastFailure }),
     };
   }
 
-  async function get(): Promise<CachedSnapshot<T>> {
-    if (inFlight === undefined && (loaded === undefined || clock() - attemptedAt >= refreshMs)) {
-      inFlight = refresh().finally(() => {
-        inFlight = undefined;
-      });
-    }
-    // Gets arriving during a refresh wait for it rather than serve the value it is replacing.
-    if (inFlight !== undefined) await inFlight;
-    // A successful refresh (ours or a shared one) always leaves a loaded value.
-    return serve(loaded!);
-  }
-
   function stats(): SnapshotCacheStats {
-    return { refreshes, reloads, refreshFailures, consecutiveFailures };
+    const counts = value.stats();
+    return { refreshes: counts.successes, reloads, refreshFailures: counts.failures, consecutiveFailures: counts.consecutiveFailures };
   }
 
-  return { get, stats };
+  // Gets arriving during a refresh wait for it (up to the deadline) rather than serve the value it is replacing.
+  return { get: async () => serve(await value.get()), stats };
 }
 
 export { createSnapshotCache };

@@ -18,7 +18,7 @@ interface DynamoClientOptions {
   readonly maxAttempts?: number;
   /** Time to establish a connection, in milliseconds (default 1000). */
   readonly connectionTimeoutMs?: number;
-  /** Time to wait for a response once connected, in milliseconds (default 3000). */
+  /** Time to wait for a response once connected, in milliseconds (default 3000); passing it fails the attempt with a TimeoutError. */
   readonly requestTimeoutMs?: number;
 }
 
@@ -40,6 +40,8 @@ function createDynamoClient(options: DynamoClientOptions = {}): DynamoDBClient {
   const requestHandler = {
     connectionTimeout: positiveInteger(options.connectionTimeoutMs, 'connectionTimeoutMs', 1_000),
     requestTimeout: positiveInteger(options.requestTimeoutMs, 'requestTimeoutMs', 3_000),
+    // Without it @smithy/node-http-handler only logs a warning when requestTimeout passes and keeps waiting.
+    throwOnRequestTimeout: true,
   };
   const maxAttempts = positiveInteger(options.maxAttempts, 'maxAttempts', 3);
   if (options.endpoint === undefined) {

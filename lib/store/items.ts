@@ -78,20 +78,24 @@ async function storeCall<T>(tableName: string, operation: string, clusterId: str
   }
 }
 
-/** Runs one conditional DynamoDB write: true when written, false when its condition failed, else fails as storeCall. */
-async function conditionalCall(tableName: string, operation: string, clusterId: string, run: () => Promise<unknown>): Promise<boolean> {
+/** Runs one conditional DynamoDB write: its output when written, undefined when its condition failed, else fails as storeCall. */
+async function conditionalWrite<T>(tableName: string, operation: string, clusterId: string, run: () => Promise<T>): Promise<T | undefined> {
   try {
-    await storeCall(tableName, operation, clusterId, run);
-    return true;
+    return await storeCall(tableName, operation, clusterId, run);
   } catch (error) {
-    if (error instanceof StoreError && error.cause instanceof ConditionalCheckFailedException) return false;
+    if (error instanceof StoreError && error.cause instanceof ConditionalCheckFailedException) return undefined;
     throw error;
   }
+}
+
+/** Runs one conditional DynamoDB write: true when written, false when its condition failed, else fails as storeCall. */
+async function conditionalCall(tableName: string, operation: string, clusterId: string, run: () => Promise<unknown>): Promise<boolean> {
+  return (await conditionalWrite(tableName, operation, clusterId, async () => ({ output: await run() }))) !== undefined;
 }
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-export { CONTENT_HASH_PATTERN, toItem, itemKey, fieldsOf, integerField, stringField, checkedClusterId, isoTime, storeCall, conditionalCall, messageOf };
+export { CONTENT_HASH_PATTERN, toItem, itemKey, fieldsOf, integerField, stringField, checkedClusterId, isoTime, storeCall, conditionalWrite, conditionalCall, messageOf };
 export type { Item, ItemFields };

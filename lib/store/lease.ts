@@ -3,15 +3,17 @@
  * publish the cluster now. holderId (S, random per acquisition), owner (S, `lambda:<request id>`, `cli:<host>:<pid>`),
  * acquiredAt (S), renewedAt (S), releasedAt (S, once released), leaseExpiresAt (N, epoch milliseconds by the holder's
  * clock; 0 once released) and acquisitions (N). Every write is one conditional UpdateItem: taking the lease requires
- * it to be free (no expiry, or an expiry before the taker's now); renewing and releasing require the same holderId,
- * not yet released, so a sync whose lease was taken over can neither extend nor free the new holder's.
+ * it to be free (no expiry, an expiry before the taker's now, or one further ahead than a holder whose clock is
+ * within MAX_CLOCK_SKEW_MS of the taker's can have set); renewing and releasing require the same holderId, not yet
+ * released, so a sync whose lease was taken over can neither extend nor free the new holder's.
  *
  * leaseExpiresAt is not the table's TTL attribute (expiresAt): the item is one per cluster and is never deleted.
  */
 import { randomBytes } from 'node:crypto';
 import { GetItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ConfigurationError, MalformedInputError, StoreError } from '../errors/index.ts';
-import { checkedClusterId, conditionalCall, fieldsOf, integerField, itemKey, storeCall, stringField, toItem, type Item } from './items.ts';
+import { MAX_CLOCK_SKEW_MS } from './clock.ts';
+import { checkedClusterId, conditionalWrite, fieldsOf, integerField, itemKey, storeCall, stringField, toItem, type Item } from './items.ts';
 import { LEASE_SORT_KEY } from './layout.ts';
 import type { HeldSyncLease, SyncLeaseAcquisition, SyncLeaseState, SyncLeaseStore } from './types.ts';
 
@@ -96,9 +98,9 @@ function createSyncLeaseStore(options: SyncLeaseStoreOptions): SyncLeaseStore {
   const durationMs = durationOption(options.durationSeconds) * 1000;
   const call = <T>(operation: string, clusterId: string, run: () => Promise<T>) => storeCall(tableName, operation, clusterId, run);
 
-  /** One conditional UpdateItem of the lease item; false when its condition failed. */
-  function update(clusterId: string, expressions: { update: string; condition: string; values: Readonly<Record<string, unknown>> }): Promise<boolean> {
-    return conditionalCall(tableName, 'UpdateItem', clusterId, () =>
+  /** One conditional UpdateItem of the lease item: the attributes it changed, as they were; undefined when its condition failed. */
+  async function update(clusterId: string, expressions: { update: string; condition: string; values: Readonly<Record<string, unknown>> }): Promise<Item | undefined> {
+    const output = await conditionalWrite(tableName, 'UpdateItem', clusterId, () =>
       client.send(
         new UpdateItemCommand({
           TableName: tableName,
@@ -107,10 +109,15 @@ function createSyncLeaseStore(options: SyncLeaseStoreOptions): SyncLeaseStore {
           ConditionExpression: expressions.condition,
           ExpressionAttributeNames: namesIn(expressions.update, expressions.condition),
           ExpressionAttributeValues: toItem(expressions.values),
+          ReturnValues: 'UPDATED_OLD',
         }),
       ),
     );
+    return output === undefined ? undefined : (output.Attributes ?? {});
   }
+
+  /** The latest expiry a holder whose clock is within MAX_CLOCK_SKEW_MS of this one's can have written at `now`. */
+  const trustedExpiry = (now: number) => now + durationMs + MAX_CLOCK_SKEW_MS;
 
   async function read(clusterId: string): Promise<SyncLeaseState | undefined> {
     checkedClusterId(clusterId);
@@ -133,15 +140,25 @@ function createSyncLeaseStore(options: SyncLeaseStoreOptions): SyncLeaseStore {
     for (let attempt = 1; attempt <= ACQUIRE_ATTEMPTS; attempt += 1) {
       const now = clock();
       const holderId = randomBytes(8).toString('hex');
-      const taken = await update(clusterId, {
+      // An expiry beyond trustedExpiry was set by a clock running ahead: honoured, it would block every sync until then.
+      const previous = await update(clusterId, {
         update:
           'SET #holderId = :holderId, #owner = :owner, #acquiredAt = :now, #expires = :expires REMOVE #renewedAt, #releasedAt ADD #acquisitions :one',
-        condition: 'attribute_not_exists(#expires) OR #expires < :nowMs',
-        values: { ':holderId': holderId, ':owner': owner, ':now': isoOf(now), ':nowMs': now, ':expires': now + durationMs, ':one': 1 },
+        condition: 'attribute_not_exists(#expires) OR #expires < :nowMs OR #expires > :trustedExpiry',
+        values: { ':holderId': holderId, ':owner': owner, ':now': isoOf(now), ':nowMs': now, ':expires': now + durationMs, ':trustedExpiry': trustedExpiry(now), ':one': 1 },
       });
-      if (taken) return { acquired: true, lease: { clusterId, holderId, owner, expiresAt: isoOf(now + durationMs) } };
+      if (previous !== undefined) {
+        const lease = { clusterId, holderId, owner, expiresAt: isoOf(now + durationMs) };
+        const fields = fieldsOf(previous);
+        const expiry = integerField(fields, 'leaseExpiresAt');
+        if (expiry === undefined || expiry <= trustedExpiry(now)) return { acquired: true, lease };
+        const untrusted = { owner: stringField(fields, 'owner') ?? 'an unknown holder', expiresAt: isoOf(expiry), aheadMs: expiry - now - durationMs };
+        return { acquired: true, lease, untrusted };
+      }
       const holder = await read(clusterId);
-      if (holder !== undefined && Date.parse(holder.expiresAt) >= clock()) return { acquired: false, holder };
+      const expiry = holder === undefined ? Number.NaN : Date.parse(holder.expiresAt);
+      const later = clock();
+      if (holder !== undefined && expiry >= later && expiry <= trustedExpiry(later)) return { acquired: false, holder };
     }
     throw new StoreError(
       `the sync lease of cluster "${clusterId}" in table "${tableName}" changed hands ${ACQUIRE_ATTEMPTS} times while it was being taken`,
@@ -179,18 +196,19 @@ function createSyncLeaseStore(options: SyncLeaseStoreOptions): SyncLeaseStore {
       condition: '#holderId = :holderId AND attribute_not_exists(#releasedAt)',
       values: { ':holderId': lease.holderId, ':now': isoOf(now), ':expires': now + durationMs },
     });
-    if (!renewed) throw await lost(lease);
+    if (renewed === undefined) throw await lost(lease);
     return { ...lease, expiresAt: isoOf(now + durationMs) };
   }
 
   async function release(lease: HeldSyncLease): Promise<boolean> {
     checkedClusterId(lease.clusterId);
     // Expiry 0 rather than now: a writer whose clock is behind the holder's can take a released lease at once.
-    return update(lease.clusterId, {
+    const released = await update(lease.clusterId, {
       update: 'SET #expires = :released, #releasedAt = :now',
       condition: '#holderId = :holderId AND attribute_not_exists(#releasedAt)',
       values: { ':holderId': lease.holderId, ':now': isoOf(clock()), ':released': 0 },
     });
+    return released !== undefined;
   }
 
   return { acquire, renew, release, read };

@@ -5,7 +5,8 @@
  *   sk `pointer`  the current snapshot: version (N), publishId (S), partCount (N), contentHash (S),
  *                 publishedAt (S, ISO-8601), listStartedAt (N, epoch ms, when the list behind it started). Written
  *                 last, with a condition that only moves the version forward and, given a list start, never back
- *                 to a list that started before the current one's (a pointer without listStartedAt is replaceable).
+ *                 to a list that started before the current one's (a pointer without listStartedAt is replaceable,
+ *                 and so is one whose list start lies more than MAX_CLOCK_SKEW_MS ahead of the table's clock).
  *   sk `snapshot#<version, 10 digits>#<publishId>#<part, 5 digits>`  one part of a snapshot: version (N),
  *                 publishId (S), part (N, from 0), partCount (N), contentHash (S), partDigest (S, sha256 of body),
  *                 body (B, a slice, 256 KiB by default, of the gzipped canonical JSON of
@@ -32,6 +33,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import type { RuleSnapshot } from '../api/index.ts';
 import { ConfigurationError, MalformedInputError, StoreError } from '../errors/index.ts';
+import { MAX_CLOCK_SKEW_MS, spanText, withTableTime } from './clock.ts';
 import { decodedContentHash, decodeContent, partDigestOf, serializeContent, type SerializedContent } from './codec.ts';
 import {
   CONTENT_HASH_PATTERN,
@@ -65,13 +67,17 @@ import type {
   SnapshotContent,
   SnapshotPointer,
   SnapshotStore,
+  UntrustedListStart,
 } from './types.ts';
 
 /** Options of a store over one table. */
 interface SnapshotStoreOptions {
   readonly client: DynamoDBClient;
   readonly tableName: string;
-  /** Epoch milliseconds; drives expiresAt and publishedAt. */
+  /**
+   * Epoch milliseconds; drives expiresAt and publishedAt, and stands for the table's clock when a response carries no
+   * Date header. A publish whose list start lies more than MAX_CLOCK_SKEW_MS ahead of it is refused.
+   */
   readonly clock?: () => number;
   /** Bytes of gzipped content per part item (default 256 KiB, at most 350,000 to stay clear of the 400 KB item limit). */
   readonly partBytes?: number;
@@ -161,20 +167,43 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
     });
   }
 
-  async function getPointer(clusterId: string, consistent: boolean): Promise<SnapshotPointer | undefined> {
-    const { Item: item } = await call('GetItem', clusterId, () =>
-      client.send(
-        new GetItemCommand({ TableName: tableName, Key: itemKey(clusterId, POINTER_SORT_KEY), ConsistentRead: consistent }),
-      ),
-    );
-    if (item === undefined) return undefined;
+  /** The pointer and the table's clock when DynamoDB answered (its Date header; undefined without one). */
+  async function readCurrent(clusterId: string, consistent: boolean): Promise<{ pointer: SnapshotPointer | undefined; tableTime: number | undefined }> {
+    const command = new GetItemCommand({ TableName: tableName, Key: itemKey(clusterId, POINTER_SORT_KEY), ConsistentRead: consistent });
+    const tableTime = withTableTime(command);
+    const { Item: item } = await call('GetItem', clusterId, () => client.send(command));
+    if (item === undefined) return { pointer: undefined, tableTime: tableTime() };
     const pointer = parsePointer(item);
     if (typeof pointer === 'string') {
       throw new StoreError(`pointer of cluster "${clusterId}" in table "${tableName}" is malformed: ${pointer}`, {
         context: { tableName, clusterId, problem: pointer },
       });
     }
-    return pointer;
+    return { pointer, tableTime: tableTime() };
+  }
+
+  async function getPointer(clusterId: string, consistent: boolean): Promise<SnapshotPointer | undefined> {
+    return (await readCurrent(clusterId, consistent)).pointer;
+  }
+
+  /**
+   * Refuses a list start more than MAX_CLOCK_SKEW_MS ahead of the table's clock or this process's: published, it
+   * would make every later sync of a right clock skip as superseded until the clocks met.
+   */
+  function refuseAhead(clusterId: string, listStartedAt: number, tableTime: number | undefined): void {
+    const ownTime = clock();
+    const [whose, time] =
+      tableTime !== undefined && listStartedAt - tableTime > MAX_CLOCK_SKEW_MS ? ['the table\'s clock (DynamoDB\'s Date header)', tableTime]
+      : listStartedAt - ownTime > MAX_CLOCK_SKEW_MS ? ['this process\'s clock', ownTime]
+      : [undefined, undefined];
+    if (whose === undefined) return;
+    const aheadMs = listStartedAt - time;
+    throw new StoreError(
+      `refused to publish for cluster "${clusterId}" in table "${tableName}": this list started at ${isoOf(listStartedAt)}, ${spanText(aheadMs)} ahead of ` +
+        `${whose}, ${isoOf(time)}; a list start more than ${spanText(MAX_CLOCK_SKEW_MS)} ahead would hold back every later sync, so nothing was ` +
+        'published. Set the clock of the machine that ran this sync right (turn on NTP) and sync again',
+      { context: { tableName, clusterId, reason: 'clockAhead', listStartedAt: isoOf(listStartedAt), clockTime: isoOf(time), aheadMs } },
+    );
   }
 
   /** Every item whose sort key starts with prefix; keysOnly projects the keys and the TTL attribute. */
@@ -273,12 +302,21 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
     return keys;
   }
 
-  /** The refusal of a publish whose list started before the list of the current snapshot. */
-  function superseded(clusterId: string, current: SnapshotPointer, listStartedAt: number, cause?: unknown): StoreError {
+  /**
+   * The refusal of a publish whose list started before the list of the current snapshot. When that list start lies
+   * ahead of the table's clock, its writer's clock runs ahead, and the message says when syncs publish again.
+   */
+  function superseded(clusterId: string, current: SnapshotPointer, listStartedAt: number, tableTime: number | undefined, cause?: unknown): StoreError {
     const currentStart = isoOf(current.listStartedAt ?? 0);
+    const ahead = tableTime === undefined || current.listStartedAt === undefined ? 0 : current.listStartedAt - tableTime;
+    const skew =
+      ahead > 0
+        ? `; that list start lies ${spanText(ahead)} ahead of the table's clock, so the clock of the sync that listed it runs ahead: ` +
+          `syncs publish again once the table's clock passes it, within ${spanText(MAX_CLOCK_SKEW_MS)}`
+        : '';
     return new StoreError(
       `a newer list is already published: version ${current.version} of cluster "${clusterId}" in table "${tableName}" comes from a list ` +
-        `started at ${currentStart}, after this one (started at ${isoOf(listStartedAt)}); nothing was published`,
+        `started at ${currentStart}, after this one (started at ${isoOf(listStartedAt)}); nothing was published${skew}`,
       {
         cause,
         context: { tableName, clusterId, reason: 'superseded', version: current.version, listStartedAt: isoOf(listStartedAt), currentListStartedAt: currentStart },
@@ -286,12 +324,12 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
     );
   }
 
-  /** True when the current pointer's list started after listStartedAt. */
-  function isNewer(current: SnapshotPointer | undefined, listStartedAt: number): current is SnapshotPointer {
-    return current?.listStartedAt !== undefined && current.listStartedAt > listStartedAt;
+  /** True when the current pointer's list started after listStartedAt, and not beyond trustedUntil. */
+  function isNewer(current: SnapshotPointer | undefined, listStartedAt: number, trustedUntil: number): current is SnapshotPointer {
+    return current?.listStartedAt !== undefined && current.listStartedAt > listStartedAt && current.listStartedAt <= trustedUntil;
   }
 
-  async function switchPointer(clusterId: string, pointer: SnapshotPointer): Promise<void> {
+  async function switchPointer(clusterId: string, pointer: SnapshotPointer, trustedUntil: number): Promise<void> {
     const { listStartedAt } = pointer;
     const ordered = listStartedAt !== undefined;
     try {
@@ -302,17 +340,19 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
             ...itemKey(clusterId, POINTER_SORT_KEY),
             ...toItem({ ...pointer, publishedAt: new Date(clock()).toISOString() }),
           },
+          // A list start beyond trustedUntil was written by a clock running ahead; ordering by it would freeze publishing.
           ConditionExpression: ordered
-            ? '(attribute_not_exists(#pk) OR #version < :version) AND (attribute_not_exists(#listStartedAt) OR #listStartedAt <= :listStartedAt)'
+            ? '(attribute_not_exists(#pk) OR #version < :version) AND ' +
+              '(attribute_not_exists(#listStartedAt) OR #listStartedAt <= :listStartedAt OR #listStartedAt > :trustedUntil)'
             : 'attribute_not_exists(#pk) OR #version < :version',
           ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#version': 'version', ...(ordered ? { '#listStartedAt': 'listStartedAt' } : {}) },
-          ExpressionAttributeValues: toItem({ ':version': pointer.version, ':listStartedAt': listStartedAt }),
+          ExpressionAttributeValues: toItem({ ':version': pointer.version, ...(ordered ? { ':listStartedAt': listStartedAt, ':trustedUntil': trustedUntil } : {}) }),
         }),
       );
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) {
-        const current = await getPointer(clusterId, true).catch(() => undefined);
-        if (listStartedAt !== undefined && isNewer(current, listStartedAt)) throw superseded(clusterId, current, listStartedAt, error);
+        const { pointer: current, tableTime } = await readCurrent(clusterId, true).catch(() => ({ pointer: undefined, tableTime: undefined }));
+        if (listStartedAt !== undefined && isNewer(current, listStartedAt, trustedUntil)) throw superseded(clusterId, current, listStartedAt, tableTime, error);
         throw new StoreError(
           `another publisher won: the pointer of cluster "${clusterId}" in table "${tableName}" is already at version ${pointer.version} or later`,
           { cause: error, context: { tableName, clusterId, version: pointer.version } },
@@ -327,10 +367,11 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
 
   /**
    * Confirms that the current pointer, of the same content, stands for this list too: its list start moves forward
-   * to this one's, so that a list older than this one cannot replace it later. False when the pointer moved meanwhile.
+   * to this one's, so that a list older than this one cannot replace it later, or back to it from beyond
+   * trustedUntil. False when the pointer moved meanwhile.
    */
-  async function confirmUnchanged(clusterId: string, current: SnapshotPointer, listStartedAt: number | undefined): Promise<boolean> {
-    if (listStartedAt === undefined || (current.listStartedAt !== undefined && current.listStartedAt >= listStartedAt)) return true;
+  async function confirmUnchanged(clusterId: string, current: SnapshotPointer, listStartedAt: number | undefined, trustedUntil: number): Promise<boolean> {
+    if (listStartedAt === undefined || (current.listStartedAt !== undefined && current.listStartedAt >= listStartedAt && current.listStartedAt <= trustedUntil)) return true;
     return conditionalCall(tableName, 'UpdateItem', clusterId, () =>
       client.send(
         new UpdateItemCommand({
@@ -338,12 +379,24 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
           Key: itemKey(clusterId, POINTER_SORT_KEY),
           UpdateExpression: 'SET #listStartedAt = :listStartedAt',
           ConditionExpression:
-            '#version = :version AND #publishId = :publishId AND (attribute_not_exists(#listStartedAt) OR #listStartedAt < :listStartedAt)',
+            '#version = :version AND #publishId = :publishId AND ' +
+            '(attribute_not_exists(#listStartedAt) OR #listStartedAt < :listStartedAt OR #listStartedAt > :trustedUntil)',
           ExpressionAttributeNames: { '#version': 'version', '#publishId': 'publishId', '#listStartedAt': 'listStartedAt' },
-          ExpressionAttributeValues: toItem({ ':version': current.version, ':publishId': current.publishId, ':listStartedAt': listStartedAt }),
+          ExpressionAttributeValues: toItem({
+            ':version': current.version,
+            ':publishId': current.publishId,
+            ':listStartedAt': listStartedAt,
+            ':trustedUntil': trustedUntil,
+          }),
         }),
       ),
     );
+  }
+
+  /** The current pointer's list start when it lies beyond trustedUntil (a clock ahead wrote it), for the outcome. */
+  function untrustedStart(current: SnapshotPointer | undefined, listStartedAt: number | undefined, now: number, trustedUntil: number): UntrustedListStart | undefined {
+    if (listStartedAt === undefined || current?.listStartedAt === undefined || current.listStartedAt <= trustedUntil) return undefined;
+    return { listStartedAt: isoOf(current.listStartedAt), aheadMs: current.listStartedAt - now };
   }
 
   async function publish(clusterId: string, content: SnapshotContent, options: PublishOptions = {}): Promise<PublishOutcome> {
@@ -354,10 +407,15 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
     const { contentHash } = serialized;
     // Confirming unchanged content can race another publisher; the pointer is read again once, then the race is lost.
     for (let attempt = 1; ; attempt += 1) {
-      const current = await getPointer(clusterId, true);
+      const { pointer: current, tableTime } = await readCurrent(clusterId, true);
+      if (listStartedAt !== undefined) refuseAhead(clusterId, listStartedAt, tableTime);
+      const now = tableTime ?? clock();
+      const trustedUntil = now + MAX_CLOCK_SKEW_MS;
+      const untrusted = untrustedStart(current, listStartedAt, now, trustedUntil);
+      const replaced = untrusted === undefined ? {} : { untrustedListStart: untrusted };
       if (current?.contentHash === contentHash) {
-        if (await confirmUnchanged(clusterId, current, listStartedAt)) {
-          return { published: false, version: current.version, contentHash, supersededParts: 0 };
+        if (await confirmUnchanged(clusterId, current, listStartedAt, trustedUntil)) {
+          return { published: false, version: current.version, contentHash, supersededParts: 0, ...replaced };
         }
         if (attempt === 2) {
           throw new StoreError(`another publisher won: the pointer of cluster "${clusterId}" in table "${tableName}" moved while this publish confirmed it`, {
@@ -366,8 +424,8 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
         }
         continue;
       }
-      if (listStartedAt !== undefined && isNewer(current, listStartedAt)) throw superseded(clusterId, current, listStartedAt);
-      return publishNew(clusterId, serialized, current, listStartedAt);
+      if (listStartedAt !== undefined && isNewer(current, listStartedAt, trustedUntil)) throw superseded(clusterId, current, listStartedAt, tableTime);
+      return { ...(await publishNew(clusterId, serialized, current, listStartedAt, trustedUntil)), ...replaced };
     }
   }
 
@@ -376,6 +434,7 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
     serialized: SerializedContent,
     current: SnapshotPointer | undefined,
     listStartedAt: number | undefined,
+    trustedUntil: number,
   ): Promise<PublishOutcome> {
     const { contentHash } = serialized;
     const version = (current?.version ?? 0) + 1;
@@ -401,7 +460,7 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
     };
     const keys = await writeParts(clusterId, pointer, parts);
     try {
-      await switchPointer(clusterId, pointer);
+      await switchPointer(clusterId, pointer, trustedUntil);
     } catch (error) {
       // The losing parts were never visible to readers; let them expire rather than linger.
       await expire(clusterId, keys).catch(() => undefined);

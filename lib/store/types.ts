@@ -22,6 +22,8 @@ interface PublishOptions {
    * Epoch milliseconds when the list behind the content started, by the lister's clock. A publish of other content
    * whose list started before the current snapshot's is refused (StoreError, context.reason `superseded`); one of the
    * same content moves the current snapshot's list start forward. Without it the publish is ordered by version alone.
+   * A list start more than MAX_CLOCK_SKEW_MS (120 s) ahead of the table's clock, or the publisher's, is refused
+   * (context.reason `clockAhead`); a current list start that far ahead is not ordered by, and is replaced.
    */
   readonly listStartedAt?: number;
 }
@@ -35,6 +37,16 @@ interface PublishOutcome {
   readonly supersededParts: number;
   /** Set when marking superseded parts failed; the publish itself succeeded and those parts stay until a later sweep. */
   readonly cleanupError?: StoreError;
+  /** Set when the pointer this publish replaced, or confirmed, carried a list start a clock running ahead had written. */
+  readonly untrustedListStart?: UntrustedListStart;
+}
+
+/** A list start more than MAX_CLOCK_SKEW_MS ahead of the table's clock: no longer ordered by, and replaced. */
+interface UntrustedListStart {
+  /** ISO-8601. */
+  readonly listStartedAt: string;
+  /** How far it lay ahead of the table's clock (of the publisher's, when DynamoDB sent no Date header). */
+  readonly aheadMs: number;
 }
 
 /** How one sync ended. `error` is a message for operators and must hold no secrets. */
@@ -99,12 +111,20 @@ interface HeldSyncLease {
 
 /** Result of `acquire`: the lease, or the state of the lease another sync holds. */
 type SyncLeaseAcquisition =
-  | { readonly acquired: true; readonly lease: HeldSyncLease }
+  | {
+      readonly acquired: true;
+      readonly lease: HeldSyncLease;
+      /** The lease taken over because its expiry lay too far ahead to be honoured: its holder's clock ran ahead. */
+      readonly untrusted?: { readonly owner: string; readonly expiresAt: string; readonly aheadMs: number };
+    }
   | { readonly acquired: false; readonly holder: SyncLeaseState };
 
 /** The sync lease of each cluster in one table: one sync at a time lists and publishes a cluster. */
 interface SyncLeaseStore {
-  /** Takes the lease when it was never taken, was released, or expired by this writer's clock; else names the holder. */
+  /**
+   * Takes the lease when it was never taken, was released, expired by this writer's clock, or expires further ahead
+   * than the lease's length plus MAX_CLOCK_SKEW_MS (a holder's clock ran ahead); else names the holder.
+   */
   acquire(clusterId: string, owner: string): Promise<SyncLeaseAcquisition>;
   /** Extends a held lease by the lease duration from now; StoreError (context.reason `leaseLost`) when another sync took it. */
   renew(lease: HeldSyncLease): Promise<HeldSyncLease>;
@@ -210,6 +230,7 @@ export type {
   SnapshotPointer,
   PublishOptions,
   PublishOutcome,
+  UntrustedListStart,
   SyncOutcome,
   SyncRecord,
   SyncStatus,

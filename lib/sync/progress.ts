@@ -3,7 +3,7 @@
  * status.matchedPods, status.pendingPods and status.lastReportTime, only for rules whose counts changed. Pure.
  */
 import { WORKLOAD_OBJECT_KINDS, type WorkloadObjectSource } from '../cluster/index.ts';
-import type { ManagedStep, RuleSet } from '../engine/index.ts';
+import type { ManagedStep, RuleSet, StampDigest } from '../engine/index.ts';
 import { createReport, type MigrationReport, type ReportBuilder } from '../report/index.ts';
 import type { SyncRecordStore } from '../store/index.ts';
 import { isRecord, type AssessedResource } from './snapshot.ts';
@@ -20,6 +20,8 @@ interface ProgressDependencies {
   readonly managedSteps?: () => Promise<readonly ManagedStep[]>;
   /** Emits PendingPods for one rule (a metric with a rule dimension); called for MAX_PENDING_METRIC_RULES rules at most. */
   readonly pendingPodsMetric?: (rule: string, pendingPods: number) => void;
+  /** The stamps' digests (lib/stamp's keyless ones): a Pod recreated from its own spec is evaluated as admission evaluates it. */
+  readonly stamps?: StampDigest;
 }
 
 /** One rule's counts in a migration report. */
@@ -101,7 +103,7 @@ async function foldClusterObjects(report: ReportBuilder, objects: WorkloadObject
 /** The migration report of the cluster's running Pods under `ruleSet`, as `podmutation report` computes it. */
 async function computeProgress(progress: ProgressDependencies, ruleSet: RuleSet): Promise<MigrationReport> {
   const managedSteps = progress.managedSteps === undefined ? [] : await progress.managedSteps();
-  const report = createReport(ruleSet, { managedSteps });
+  const report = createReport(ruleSet, { managedSteps, ...(progress.stamps === undefined ? {} : { stamps: progress.stamps }) });
   await foldClusterObjects(report, progress.objects);
   return report.result();
 }

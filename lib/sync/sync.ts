@@ -8,7 +8,7 @@ import type { LogFields, Logger, MetricUnit, Metrics } from '../observability/in
 import type { PodMutationList, PodMutationSource } from '../cluster/index.ts';
 import type { HeldSyncLease, PublishOutcome, SnapshotStore, SyncLeaseAcquisition, SyncLeaseStore, SyncOutcome, SyncRecordStore } from '../store/index.ts';
 import { assessList, snapshotContentOf, type AssessedResource } from './snapshot.ts';
-import type { NormalizedRule } from '../api/index.ts';
+import { listedInvalidRules, type NormalizedRule } from '../api/index.ts';
 import { compileRuleSet } from '../engine/index.ts';
 import { computeProgress, pendingMetricRules, planProgressUpdates, progressDue, progressOf, type ProgressDependencies } from './progress.ts';
 import { planStatusUpdates } from './status.ts';
@@ -153,6 +153,14 @@ async function syncOnce(deps: SyncDependencies): Promise<SyncReport> {
       leaseExpiresAt: holder.expiresAt,
     });
   }
+  if (taken.untrusted !== undefined) {
+    deps.logger.warn('took over a sync lease whose expiry lay too far ahead to honour; the clock of the sync that took it runs ahead', {
+      clusterId: deps.clusterId,
+      leaseHolder: taken.untrusted.owner,
+      leaseExpiresAt: taken.untrusted.expiresAt,
+      aheadMs: taken.untrusted.aheadMs,
+    });
+  }
   const held = { lease: taken.lease };
   try {
     return await listAndPublish(run, limits, held);
@@ -246,7 +254,7 @@ async function listAndPublish(
 
   let outcome: PublishOutcome;
   try {
-    outcome = await deps.store.publish(deps.clusterId, content, { listStartedAt: listStartedMs });
+    outcome = await deps.store.publish(deps.clusterId, { ...content, invalid: listedInvalidRules(content.invalid) }, { listStartedAt: listStartedMs });
   } catch (error) {
     if (error instanceof StoreError && error.context['reason'] === 'superseded') {
       const version = error.context['version'];
@@ -257,6 +265,14 @@ async function listAndPublish(
       });
     }
     return run.failed('publish', error, counts);
+  }
+  if (outcome.untrustedListStart !== undefined) {
+    deps.logger.warn('replaced a snapshot whose list start lay too far ahead of the table\'s clock; the clock of the sync that published it runs ahead', {
+      clusterId: deps.clusterId,
+      version: outcome.version,
+      untrustedListStartedAt: outcome.untrustedListStart.listStartedAt,
+      aheadMs: outcome.untrustedListStart.aheadMs,
+    });
   }
   if (outcome.cleanupError !== undefined) {
     deps.logger.warn('published; marking the superseded snapshot for expiry failed, a later publish retries it', {

@@ -7,9 +7,12 @@ import {
   memberPath,
   objectList,
   optionalBoolean,
+  optionalInt64,
   optionalInteger,
   optionalObject,
   optionalString,
+  parseJsonExact,
+  isRawInteger,
   previewInput,
   stringList,
   stringMap,
@@ -17,6 +20,7 @@ import {
   truncateInput,
   typeMismatch,
   type JsonObject,
+  type RawInteger,
 } from './json.ts';
 import {
   AWS_REGION,
@@ -52,6 +56,9 @@ export {
   optionalString,
   optionalBoolean,
   optionalInteger,
+  optionalInt64,
+  parseJsonExact,
+  isRawInteger,
   objectList,
   stringList,
   stringMap,
@@ -76,4 +83,4 @@ export {
   columns,
   printable,
 };
-export type { JsonObject, ValueRule, Issue, IssueError, IssueSink };
+export type { JsonObject, RawInteger, ValueRule, Issue, IssueError, IssueSink };

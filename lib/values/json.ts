@@ -1,7 +1,8 @@
 /**
- * Primitives for reading untrusted JSON: one object guard, the names of JSON types for messages, a bounded preview
- * of client input, the nesting bound every boundary checks before anything recurses into a value, and field readers
- * that tolerate absent and null as Go's decoding does and reject any other wrong type with the field path.
+ * Primitives for reading untrusted JSON: the parse that keeps integers beyond 2^53 exact, one object guard, the names
+ * of JSON types for messages, a bounded preview of client input, the nesting bound every boundary checks before
+ * anything recurses into a value, and field readers that tolerate absent and null as Go's decoding does and reject any
+ * other wrong type with the field path.
  */
 import { MalformedInputError } from '../errors/index.ts';
 
@@ -23,11 +24,77 @@ function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** A JSON integer kept as its digits because a double cannot hold it (parseJsonExact); JSON.stringify writes the digits. */
+interface RawInteger {
+  readonly rawJSON: string;
+}
+
+// JSON.parse source text access and JSON.rawJSON (TC39 proposal-json-parse-with-source), in V8 since Node 21; not yet
+// declared by TypeScript's lib.
+const SOURCE_JSON = JSON as unknown as {
+  parse(text: string, reviver: (key: string, value: unknown, context: { readonly source?: string }) => unknown): unknown;
+  rawJSON(text: string): RawInteger;
+  isRawJSON(value: unknown): value is RawInteger;
+};
+
+/** True for an integer parseJsonExact kept as its digits. */
+function isRawInteger(value: unknown): value is RawInteger {
+  return SOURCE_JSON.isRawJSON(value);
+}
+
+const INTEGER_TEXT = /^-?\d+$/;
+
+function isDigit(code: number): boolean {
+  return code >= 0x30 && code <= 0x39;
+}
+
+// What may stand before a JSON number's digits (a separator, its sign, whitespace) and after an integer's (a separator,
+// whitespace): a run of digits inside a string, such as an image digest's, has a letter or a quote beside it.
+function mayPrecedeNumber(code: number): boolean {
+  return code === 0x3a || code === 0x2c || code === 0x5b || code === 0x2d || code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
+}
+function mayFollowInteger(code: number): boolean {
+  return code === 0x2c || code === 0x7d || code === 0x5d || code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
+}
+
+/**
+ * True when the text may hold an integer of 16 or more digits: a double holds every integer of 15 exactly (2^53 has
+ * 16). Any run of 16 characters covers one index of each stride of 16, so only those are read first: a 5 KB review
+ * takes about 1.5 µs, against 20 µs for JSON.parse of it and 4 to 10 µs for a regular expression over it (Node 22).
+ */
+function mayHoldLongInteger(text: string): boolean {
+  for (let index = 15; index < text.length; index += 16) {
+    if (!isDigit(text.charCodeAt(index))) continue;
+    let start = index;
+    while (start > 0 && isDigit(text.charCodeAt(start - 1))) start -= 1;
+    let end = index + 1;
+    while (end < text.length && isDigit(text.charCodeAt(end))) end += 1;
+    if (end - start >= 16 && (start === 0 || mayPrecedeNumber(text.charCodeAt(start - 1))) && (end === text.length || mayFollowInteger(text.charCodeAt(end)))) return true;
+    index = end - 1;
+  }
+  return false;
+}
+
+/**
+ * Parses JSON text as JSON.parse does, except that an integer beyond 2^53, which a double may round, is kept as its
+ * digits (a RawInteger): so a subtree written back holds the digits it came with, say tolerationSeconds
+ * 9223372036854775807 (int64's maximum, which a double rounds to 9223372036854775808 and Kubernetes then refuses).
+ * Text without a number of 16 digits takes JSON.parse alone. Throws as JSON.parse does.
+ */
+function parseJsonExact(text: string): unknown {
+  if (!mayHoldLongInteger(text)) return JSON.parse(text);
+  return SOURCE_JSON.parse(text, (_key, value, context) =>
+    typeof value === 'number' && !Number.isSafeInteger(value) && context.source !== undefined && INTEGER_TEXT.test(context.source)
+      ? SOURCE_JSON.rawJSON(context.source)
+      : value);
+}
+
 /** The JSON type of a value as a message says it: "null", "a string", "a list", "an object". */
 function jsonTypeName(value: unknown): string {
   if (value === null) return 'null';
   if (value === undefined) return 'nothing';
   if (Array.isArray(value)) return 'a list';
+  if (isRawInteger(value)) return 'a number';
   switch (typeof value) {
     case 'string':
       return 'a string';
@@ -52,6 +119,7 @@ function previewInput(value: unknown): string {
     return `${JSON.stringify(value.slice(0, MAX_PREVIEW_CHARS))}… (${value.length} characters)`;
   }
   if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
+  if (isRawInteger(value)) return value.rawJSON;
   return jsonTypeName(value);
 }
 
@@ -137,7 +205,7 @@ function typeMismatch(path: string, expected: string, value: unknown): Malformed
 /** An optional object: absent or null is undefined. */
 function optionalObject(value: unknown, path: string): JsonObject | undefined {
   if (value === undefined || value === null) return undefined;
-  if (isJsonObject(value)) return value;
+  if (isJsonObject(value) && !isRawInteger(value)) return value;
   throw typeMismatch(path, 'an object', value);
 }
 
@@ -162,12 +230,18 @@ function optionalInteger(value: unknown, path: string): number | undefined {
   throw typeMismatch(path, 'an integer', value);
 }
 
+/** An optional int64 field as parseJsonExact read it: a number, or the digits of one beyond 2^53; absent or null is undefined. */
+function optionalInt64(value: unknown, path: string): number | RawInteger | undefined {
+  if (isRawInteger(value)) return value;
+  return optionalInteger(value, path);
+}
+
 /** An optional list of objects: absent or null is empty; every element must be an object. */
 function objectList(value: unknown, path: string): readonly JsonObject[] {
   if (value === undefined || value === null) return EMPTY_LIST;
   if (!Array.isArray(value)) throw typeMismatch(path, 'a list', value);
   value.forEach((item, index) => {
-    if (!isJsonObject(item)) throw typeMismatch(`${path}[${index}]`, 'an object', item);
+    if (!isJsonObject(item) || isRawInteger(item)) throw typeMismatch(`${path}[${index}]`, 'an object', item);
   });
   return value as JsonObject[];
 }
@@ -208,9 +282,12 @@ function canonicalJson(value: unknown): string {
       return `${json}]`;
     }
     const record = value as Readonly<Record<string, unknown>>;
+    const keys = Object.keys(record);
+    // Tested by its one key first: a snapshot's canonical JSON visits a million objects, none of them raw.
+    if (keys.length === 1 && keys[0] === 'rawJSON' && isRawInteger(value)) return value.rawJSON;
     let json = '{';
     // Array.prototype.sort without a comparator orders strings by code units, whatever the runtime's locale.
-    for (const key of Object.keys(record).sort()) {
+    for (const key of keys.sort()) {
       const field = record[key];
       if (field === undefined) continue;
       json += `${json.length === 1 ? '' : ','}${JSON.stringify(key)}:${canonicalJson(field)}`;
@@ -239,8 +316,11 @@ export {
   optionalString,
   optionalBoolean,
   optionalInteger,
+  optionalInt64,
   objectList,
   stringList,
   stringMap,
+  parseJsonExact,
+  isRawInteger,
 };
-export type { JsonObject };
+export type { JsonObject, RawInteger };

@@ -16,10 +16,10 @@ import {
   type WorkloadObject,
 } from './objects.ts';
 import { createOwnerIndex, type OwnerIndex, type PodOrigin } from './owners.ts';
-import { podFromWorkload, templateHash, type PodFromWorkloadOptions } from './pod.ts';
+import { podFromWorkload, podOrdinal, templateHash, type PodFromWorkloadOptions } from './pod.ts';
 import { podInputs, type PodInput, type ResourceIdentity } from './inputs.ts';
 
-export { classifyObject, isWorkloadKind, readWorkloadObject, readPodIdentity, podFromWorkload, templateHash, createOwnerIndex, podInputs };
+export { classifyObject, isWorkloadKind, readWorkloadObject, readPodIdentity, podFromWorkload, podOrdinal, templateHash, createOwnerIndex, podInputs };
 export type {
   ObjectClass,
   ObjectReference,

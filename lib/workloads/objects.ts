@@ -58,6 +58,10 @@ interface WorkloadObject {
   readonly serviceName: string;
   /** A StatefulSet's first ordinal, spec.ordinals.start (0 otherwise). */
   readonly ordinalStart: number;
+  /** A StatefulSet's spec.updateStrategy.type: RollingUpdate (the default) or OnDelete, which recreates no Pod itself ("" otherwise). */
+  readonly updateStrategy: string;
+  /** A StatefulSet's spec.updateStrategy.rollingUpdate.partition (0 otherwise): a rolling update leaves the ordinals below it alone. */
+  readonly partition: number;
   /** A CronJob's last schedule time (status.lastScheduleTime, else metadata.creationTimestamp) in ms since the epoch. */
   readonly scheduledTime: number | undefined;
   /** Where the object sits in its input, for messages. */
@@ -203,6 +207,9 @@ function readWorkloadObject(value: unknown, path: string): WorkloadObject {
     template = readTemplate(spec?.template, `${specPath}.template`, namespace);
   }
   const ordinals = kind === 'StatefulSet' ? optionalObject(spec?.ordinals, `${specPath}.ordinals`) : undefined;
+  const strategyPath = `${specPath}.updateStrategy`;
+  const strategy = kind === 'StatefulSet' ? optionalObject(spec?.updateStrategy, strategyPath) : undefined;
+  const rollingUpdate = optionalObject(strategy?.rollingUpdate, `${strategyPath}.rollingUpdate`);
   const status = kind === 'CronJob' ? optionalObject(object.status, `${path}.status`) : undefined;
   return {
     kind,
@@ -216,6 +223,9 @@ function readWorkloadObject(value: unknown, path: string): WorkloadObject {
     workloadRef,
     serviceName: kind === 'StatefulSet' ? optionalString(spec?.serviceName, `${specPath}.serviceName`) : '',
     ordinalStart: optionalInteger(ordinals?.start, `${specPath}.ordinals.start`) ?? 0,
+    // As the API server defaults them: an absent type is RollingUpdate, an absent partition 0.
+    updateStrategy: kind === 'StatefulSet' ? optionalString(strategy?.type, `${strategyPath}.type`) || 'RollingUpdate' : '',
+    partition: optionalInteger(rollingUpdate?.partition, `${strategyPath}.rollingUpdate.partition`) ?? 0,
     scheduledTime: kind === 'CronJob'
       ? optionalTime(status?.lastScheduleTime, `${path}.status.lastScheduleTime`) ?? optionalTime(metadata?.creationTimestamp, `${path}.metadata.creationTimestamp`)
       : undefined,

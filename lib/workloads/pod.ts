@@ -75,10 +75,15 @@ function jobLabels(jobName: string, uid: string): Record<string, string> {
   return labels;
 }
 
+/** The ordinal of a StatefulSet's Pod, from its name `<statefulset>-<ordinal>`; undefined for a name of another form. */
+function podOrdinal(statefulSetName: string, podName: string | undefined): number | undefined {
+  const ordinalText = podName?.startsWith(`${statefulSetName}-`) ? STATEFULSET_ORDINAL.exec(podName)?.[1] : undefined;
+  return ordinalText === undefined ? undefined : Number(ordinalText);
+}
+
 function statefulSetPod(object: WorkloadObject, template: PodTemplate, options: PodFromWorkloadOptions): Pod {
   const prefix = `${object.name}-`;
-  const ordinalText = options.podName?.startsWith(prefix) ? STATEFULSET_ORDINAL.exec(options.podName)?.[1] : undefined;
-  const ordinal = ordinalText === undefined ? object.ordinalStart : Number(ordinalText);
+  const ordinal = podOrdinal(object.name, options.podName) ?? object.ordinalStart;
   const name = `${prefix}${ordinal}`;
   const revision = `${prefix}${options.templateHash || templateHash(template)}`;
   return podOf(template, options.namespace, {
@@ -147,5 +152,5 @@ function podFromWorkload(object: WorkloadObject, options: PodFromWorkloadOptions
   }
 }
 
-export { podFromWorkload, templateHash };
+export { podFromWorkload, podOrdinal, templateHash };
 export type { PodFromWorkloadOptions };

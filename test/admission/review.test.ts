@@ -1,9 +1,11 @@
+import fc from 'fast-check';
 import jsonPatch from 'fast-json-patch';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { answerAdmissionReview, summarizeVerdict } from '../../lib/admission/index.ts';
 import { compileRuleSet, type Pod, type RuleSet } from '../../lib/engine/index.ts';
 import { loadRuleFiles } from '../../lib/rule-files/index.ts';
 import type { NodeSelectorTerm } from '../../lib/scheduling/index.ts';
+import { pod, rule, rules } from '../support/builders.ts';
 import { EXAMPLES, fixtureText } from '../support/fixtures.ts';
 import { decodePatch, parseAnswer, parseReview } from '../support/reviews.ts';
 
@@ -105,5 +107,44 @@ describe('answerAdmissionReview on real AdmissionReviews', () => {
       patchOperations: 3,
       warnings: 0,
     });
+  });
+});
+
+describe('integers in the subtrees a patch replaces', () => {
+  const addsSpot = rules(rule('tolerate-spot', { enable: true, workloadSelector: { namespaces: ['production'] }, mutationAdd: { tolerations: [{ key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule' }] } }));
+
+  /** A Pod review whose one toleration's seconds are `digits`, written into the JSON text as they are. */
+  function reviewWithSeconds(digits: string): string {
+    const object = pod({ namespace: 'production', tolerations: [{ key: 'example.com/draining', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 1 }] });
+    const review = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'seconds', kind: { group: '', version: 'v1', kind: 'Pod' }, namespace: 'production', operation: 'CREATE', object } };
+    return JSON.stringify(review).replace('"tolerationSeconds":1', `"tolerationSeconds":${digits}`);
+  }
+
+  /** The patch's JSON text, as the API server reads it. */
+  function patchText(digits: string): string {
+    const { response } = parseAnswer(answerAdmissionReview(reviewWithSeconds(digits), addsSpot).body);
+    return Buffer.from(response.patch ?? '', 'base64').toString('utf8');
+  }
+
+  it.each([
+    ['int64\'s maximum', '9223372036854775807'],
+    ['int64\'s minimum', '-9223372036854775808'],
+    ['the first integer a double cannot hold', '9007199254740993'],
+    ['a safe integer', '300'],
+  ])('keep their digits: %s (%s) comes back in the replaced tolerations list as written', (_case, digits) => {
+    expect(patchText(digits)).toContain(`"key":"example.com/draining","operator":"Exists","effect":"NoExecute","tolerationSeconds":${digits}}`);
+  });
+
+  it('keep the digits of every int64', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), (seconds) => {
+        expect(patchText(String(seconds))).toContain(`"tolerationSeconds":${seconds}}`);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('still refuse a number that is no integer, naming the field', () => {
+    expect(() => answerAdmissionReview(reviewWithSeconds('1.5'), addsSpot)).toThrow('request.object.spec.tolerations[0].tolerationSeconds: expected an integer, got a number');
   });
 });

@@ -1,6 +1,17 @@
 /** Issue #9: the per-rule budget and the snapshot budget. */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { applySnapshotBudget, ruleCost, RULE_BUDGET, SNAPSHOT_BUDGET, validatePodMutation, type NormalizedRule, type RuleVerdict } from '../../lib/api/index.ts';
+import {
+  applySnapshotBudget,
+  listedInvalidRules,
+  ruleCost,
+  RULE_BUDGET,
+  SNAPSHOT_BUDGET,
+  validatePodMutation,
+  type InvalidRule,
+  type NormalizedRule,
+  type RuleVerdict,
+} from '../../lib/api/index.ts';
 import { loadCrd } from '../infra/corpus.ts';
 import { createCrdAdmission } from '../infra/structural-schema.ts';
 import { podMutation } from '../support/builders.ts';
@@ -67,5 +78,42 @@ describe('the snapshot budget', () => {
   it('changes nothing for rules within the budget', () => {
     const entries = [small, bigRules[0]!].map((rule) => ({ source: 'x', verdict: { valid: true as const, rule } }));
     expect(applySnapshotBudget(entries)).toEqual(entries);
+  });
+
+  it('publishes at most its count of rules, in application order, and rejects each later one, naming the count', () => {
+    // The smallest rules: the bytes they take are far within the budget, so the count decides.
+    const minimal = (name: string, priority: number) => valid(podMutation(name, { priority, workloadSelector: { all: true }, mutationAdd: { nodeSelector: { a: 'b' } } }));
+    const late = [minimal('a-late-1', 100), minimal('a-late-0', 100)];
+    const rules = [...late, ...Array.from({ length: SNAPSHOT_BUDGET.maxRules }, (_, index) => minimal(`r${String(index).padStart(5, '0')}`, 0))];
+
+    const budgeted = applySnapshotBudget(rules.map((rule): { verdict: RuleVerdict } => ({ verdict: { valid: true, rule } })));
+
+    const rejected = budgeted.flatMap(({ verdict }) => (verdict.valid ? [] : [verdict.invalid]));
+    expect(budgeted.filter(({ verdict }) => verdict.valid)).toHaveLength(SNAPSHOT_BUDGET.maxRules);
+    expect(rejected).toEqual(['a-late-1', 'a-late-0'].map((name) => ({
+      name,
+      issues: [{ field: 'spec', reason: `not published: the snapshot budget of ${SNAPSHOT_BUDGET.maxRules} rules is spent by rules that apply before this one (priority, then name)` }],
+    })));
+  });
+});
+
+describe('the invalid rules a snapshot lists', () => {
+  const bytesOf = (invalid: readonly InvalidRule[]) => Buffer.byteLength(JSON.stringify(invalid), 'utf8');
+  const invalidRule = fc.record({
+    name: fc.string({ minLength: 1, maxLength: 40 }),
+    issues: fc.array(fc.record({ field: fc.string({ maxLength: 60 }), reason: fc.string({ maxLength: 4000 }) }), { minLength: 1, maxLength: 32 }),
+  });
+
+  it('are the first ones given while their JSON fits the budget, and the next one would not', () => {
+    fc.assert(
+      fc.property(fc.array(invalidRule, { maxLength: 400 }), (invalid) => {
+        const listed = listedInvalidRules(invalid);
+
+        expect(listed).toEqual(invalid.slice(0, listed.length));
+        expect(bytesOf(listed)).toBeLessThanOrEqual(SNAPSHOT_BUDGET.maxInvalidBytes);
+        if (listed.length < invalid.length) expect(bytesOf(invalid.slice(0, listed.length + 1))).toBeGreaterThan(SNAPSHOT_BUDGET.maxInvalidBytes);
+      }),
+      { numRuns: 50 },
+    );
   });
 });

@@ -35,6 +35,36 @@ describe('the enforcement annotation', () => {
     ]);
   });
 
+  it.each([
+    ['a misspelt key', 'podmutation.agent.cloudpilot.ai/enforcment'],
+    ['a key in another case', 'podmutation.agent.cloudpilot.ai/Enforcement'],
+    ['a product annotation of Pods', 'podmutation.agent.cloudpilot.ai/applied'],
+    ['the bare prefix', 'podmutation.agent.cloudpilot.ai/'],
+  ])('rejects %s under the product prefix, naming the key and the known ones, so a rule meant for audit is never enforced', (_case, key) => {
+    const verdict = validatePodMutation(withAnnotations({ [key]: 'audit' }));
+
+    expect(verdict.valid).toBe(false);
+    expect(!verdict.valid && verdict.invalid.issues).toEqual([
+      { field: `metadata.annotations["${key}"]`, reason: `unknown annotation under podmutation.agent.cloudpilot.ai/; expected one of ${ENFORCEMENT_ANNOTATION}` },
+    ]);
+  });
+
+  it('reports a misspelt key beside a correct one', () => {
+    const verdict = validatePodMutation(withAnnotations({ [ENFORCEMENT_ANNOTATION]: 'enforce', 'podmutation.agent.cloudpilot.ai/enforcment': 'audit' }));
+
+    expect(!verdict.valid && verdict.invalid.issues.map((issue) => issue.field)).toEqual(['metadata.annotations["podmutation.agent.cloudpilot.ai/enforcment"]']);
+  });
+
+  it.each([
+    ['kubectl\'s last applied configuration', 'kubectl.kubernetes.io/last-applied-configuration'],
+    ['a key of another product that shares the domain', 'agent.cloudpilot.ai/owner'],
+    ['a key that ends like the prefix', 'example.com/podmutation.agent.cloudpilot.ai'],
+  ])('leaves %s alone', (_case, key) => {
+    const verdict = validatePodMutation(withAnnotations({ [key]: '{}' }));
+
+    expect(verdict.valid && verdict.rule.enforcement).toBe('enforce');
+  });
+
   it('rejects annotations that are not a map', () => {
     const verdict = validatePodMutation(withAnnotations(['audit']));
 

@@ -1,6 +1,7 @@
 /** review and explain with audited rules (issue #12): the same inputs, audited results shown apart from applied ones. */
 import { describe, expect, it } from 'vitest';
 import { AUDITED_ANNOTATION } from '../../lib/api/index.ts';
+import { STAMP_ANNOTATION } from '../../lib/engine/index.ts';
 import { fixturePath, EXAMPLES } from '../support/fixtures.ts';
 import { runPodmutationInProcess } from '../support/cli.ts';
 import { decodePatch, parseAnswer } from '../support/reviews.ts';
@@ -29,12 +30,12 @@ describe('explain with --enforcement audit', () => {
 });
 
 describe('review with --enforcement audit', () => {
-  it('answers with only the audited annotation and says on stderr what the audited rule would change', async () => {
+  it('answers with only the audited annotation and its stamp, and says on stderr what the audited rule would change', async () => {
     const run = await runPodmutationInProcess(['review', '--rules', EXAMPLES, '--enforcement', 'audit', REVIEW]);
 
     const operations = decodePatch(parseAnswer(run.stdout).response.patch);
     expect(run.code).toBe(0);
-    expect(operations.map((operation) => operation.path)).toEqual([`/metadata/annotations/${AUDITED_ANNOTATION.replace('/', '~1')}`]);
+    expect(operations.map((operation) => operation.path)).toEqual([`/metadata/annotations/${AUDITED_ANNOTATION.replace('/', '~1')}`, `/metadata/annotations/${STAMP_ANNOTATION.replace('/', '~1')}`]);
     expect(run.stderr).toContain(`${REVIEW}: audited migrate-legacy-pool: matched; enforcing it would change`);
   });
 

@@ -3,8 +3,10 @@ import { stringify } from 'yaml';
 import { answerAdmissionReview, type AdmissionReviewResponse } from '../../lib/admission/index.ts';
 import { compileRuleSet } from '../../lib/engine/index.ts';
 import { loadRuleFiles } from '../../lib/rule-files/index.ts';
+import { KEYLESS_STAMPS } from '../../lib/stamp/index.ts';
 import { runPodmutation } from '../support/cli.ts';
 import { EXAMPLES, fixturePath, fixtureText } from '../support/fixtures.ts';
+import { writeTemporary } from '../report/support.ts';
 import { decodePatch, parseAnswer, parseReview } from '../support/reviews.ts';
 
 const REVIEWS = ['deployment-legacy-pool.json', 'cronjob-pod.json', 'pod-update.json', 'daemonset-pod.json'];
@@ -18,11 +20,12 @@ function outputLines(stdout: string): OutputLine[] {
 
 async function libraryAnswer(fixture: string): Promise<string> {
   const ruleSet = compileRuleSet((await loadRuleFiles([EXAMPLES])).rules);
-  return answerAdmissionReview(fixtureText(`reviews/${fixture}`), ruleSet).body;
+  // As the CLI stamps: without the stack's key (the Lambda's answer differs only by the stamp's MAC).
+  return answerAdmissionReview(fixtureText(`reviews/${fixture}`), ruleSet, { stamps: KEYLESS_STAMPS }).body;
 }
 
 describe('podmutation review', () => {
-  it('prints byte for byte the response the engine (and so the Lambda) produces', async () => {
+  it('prints byte for byte the response the engine produces, its stamps without the stack\'s key', async () => {
     const run = await runPodmutation(['review', '--rules', EXAMPLES, fixturePath('reviews/deployment-legacy-pool.json')]);
     expect(run).toEqual({ code: 0, stdout: `${await libraryAnswer('deployment-legacy-pool.json')}\n`, stderr: '' });
   });
@@ -122,6 +125,33 @@ describe('podmutation validate', () => {
     expect(run.stdout).toContain('invalid  force-spot');
     expect(run.stdout).toContain('"karpenter.sh/capacity-type" is reserved');
     expect(run.stdout).toMatch(/^valid {4}tag-team /m);
+  });
+
+  it('reports a rule whose enforcement annotation\'s key is misspelt as invalid, naming the key and the known one, and exits 1', async () => {
+    const rule = {
+      apiVersion: 'agent.cloudpilot.ai/v1alpha1',
+      kind: 'PodMutation',
+      metadata: { name: 'audit-me', annotations: { 'podmutation.agent.cloudpilot.ai/enforcment': 'audit' } },
+      spec: { enable: true, workloadSelector: { namespaces: ['production'] }, mutationAdd: { nodeSelector: { 'example.com/pool': 'merged' } } },
+    };
+    const run = await runPodmutation(['validate', writeTemporary('typo.yaml', stringify(rule))]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('invalid  audit-me');
+    expect(run.stdout).toContain('metadata.annotations["podmutation.agent.cloudpilot.ai/enforcment"]: unknown annotation under podmutation.agent.cloudpilot.ai/; expected one of podmutation.agent.cloudpilot.ai/enforcement');
+  });
+
+  it('warns about a tolerationsMatch entry that every Pod meets, and still exits 0', async () => {
+    const rule = {
+      apiVersion: 'agent.cloudpilot.ai/v1alpha1',
+      kind: 'PodMutation',
+      metadata: { name: 'every-pod' },
+      spec: { enable: true, workloadSelector: { tolerationsMatch: [{ operator: 'Exists' }] }, mutationAdd: { nodeSelector: { 'example.com/pool': 'merged' } } },
+    };
+    const run = await runPodmutation(['validate', writeTemporary('every-pod.yaml', stringify(rule))]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^valid {4}every-pod /m);
+    expect(run.stdout).toContain('  warning: PodMutation "every-pod": spec.workloadSelector.tolerationsMatch[0]: matches every Pod, so it restricts nothing: the API server\'s DefaultTolerationSeconds admission plugin');
+    expect(run.stdout.trimEnd().split('\n').at(-1)).toBe('1 valid, 0 invalid, 1 warning');
   });
 
   it('exits 2 for a path that does not exist', async () => {

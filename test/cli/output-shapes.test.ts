@@ -21,7 +21,10 @@ const VALIDATE = Type.Object(
     rules: Type.Array(
       Type.Union([
         Type.Object(
-          { name: Type.String(), source: Type.String(), valid: Type.Literal(true), enabled: Type.Boolean(), priority: Type.Integer(), enforcement: Type.Union([Type.Literal('enforce'), Type.Literal('audit')]) },
+          {
+            name: Type.String(), source: Type.String(), valid: Type.Literal(true), enabled: Type.Boolean(), priority: Type.Integer(), enforcement: Type.Union([Type.Literal('enforce'), Type.Literal('audit')]),
+            warnings: Type.Array(Type.Object({ field: Type.String(), reason: Type.String() }, closed)),
+          },
           closed,
         ),
         Type.Object({ name: Type.String(), source: Type.String(), valid: Type.Literal(false), issues: Type.Array(Type.Object({ field: Type.String(), reason: Type.String() }, closed), { minItems: 1 }) }, closed),
@@ -70,7 +73,10 @@ const REPORT = Type.Object(
     rules: Type.Array(Type.Object({ name: Type.String(), enforcement: Type.Union([Type.Literal('enforce'), Type.Literal('audit')]), matched: COUNT, current: COUNT, pending: COUNT }, closed)),
     workloads: Type.Array(
       Type.Object(
-        { namespace: Type.String(), kind: Type.String(), name: Type.String(), pods: COUNT, current: COUNT, pending: COUNT, denied: COUNT, rules: Names, change: Type.String({ maxLength: 240 }) },
+        {
+          namespace: Type.String(), kind: Type.String(), name: Type.String(), pods: COUNT, current: COUNT, pending: COUNT, denied: COUNT, rules: Names, change: Type.String({ maxLength: 240 }),
+          deletePods: Type.Optional(Type.Array(Type.String(), { minItems: 1 })),
+        },
         closed,
       ),
     ),
@@ -203,11 +209,39 @@ describe('explain -o json', () => {
   });
 });
 
+describe('validate -o json, with a warning', () => {
+  it('prints the warning of a valid rule in the documented shape, and exits 0', async () => {
+    const rule = {
+      apiVersion: 'agent.cloudpilot.ai/v1alpha1', kind: 'PodMutation', metadata: { name: 'every-pod' },
+      spec: { enable: true, workloadSelector: { tolerationsMatch: [{ operator: 'Exists' }] }, mutationAdd: { nodeSelector: { 'example.com/pool': 'merged' } } },
+    };
+    const { code, document } = await printed(['validate', writeTemporary('every-pod.json', rule)]);
+
+    expect(code).toBe(0);
+    expect(violations(VALIDATE, document)).toEqual([]);
+    expect((document as { rules: { warnings: { field: string }[] }[] }).rules[0]?.warnings.map((warning) => warning.field)).toEqual(['spec.workloadSelector.tolerationsMatch[0]']);
+  });
+});
+
 describe('report -o json', () => {
   it('prints the documented shape', async () => {
     const { document } = await printed(['report', '--objects', cluster, ...rulePaths().flatMap((path) => ['--rules', path])]);
 
     expect(violations(REPORT, document)).toEqual([]);
+  });
+
+  it('prints the Pods to delete of an OnDelete StatefulSet in the documented shape', async () => {
+    const list = await clusterList();
+    const ledger = list.items.find((item) => item.kind === 'StatefulSet') as { spec: Record<string, unknown> };
+    ledger.spec = { ...ledger.spec, updateStrategy: { type: 'OnDelete' } };
+    const moveLedger = {
+      apiVersion: 'agent.cloudpilot.ai/v1alpha1', kind: 'PodMutation', metadata: { name: 'move-ledger' },
+      spec: { enable: true, workloadSelector: { names: ['ledger'] }, mutationAdd: { nodeSelector: { 'example.com/pool': 'db' } } },
+    };
+    const { document } = await printed(['report', '--objects', writeTemporary('on-delete.json', list), '--rules', writeTemporary('move-ledger.json', moveLedger)]);
+
+    expect(violations(REPORT, document)).toEqual([]);
+    expect((document as { workloads: { deletePods?: string[] }[] }).workloads[0]?.deletePods).toEqual(['ledger-1', 'ledger-0']);
   });
 });
 

@@ -154,6 +154,25 @@ describe('podmutation report --objects', () => {
     });
   });
 
+  it('prints deletes, not a rollout restart, for an OnDelete StatefulSet', async () => {
+    const onDelete = structuredClone(list);
+    const ledger = onDelete.items.find((item) => item.kind === 'StatefulSet') as { spec: Record<string, unknown> };
+    ledger.spec = { ...ledger.spec, updateStrategy: { type: 'OnDelete' } };
+    const moveLedger = writeTemporary('move-ledger.yaml', stringify({
+      apiVersion: 'agent.cloudpilot.ai/v1alpha1', kind: 'PodMutation', metadata: { name: 'move-ledger' },
+      spec: { enable: true, workloadSelector: { names: ['ledger'] }, mutationAdd: { nodeSelector: { 'example.com/pool': 'db' } } },
+    }));
+
+    const run = await runPodmutationInProcess(['report', '--objects', writeTemporary('on-delete.json', onDelete), '--rules', moveLedger, '--restart-commands']);
+
+    expect(run.code).toBe(1);
+    expect(run.stdout.split('\n').filter((line) => line.includes('ledger'))).toEqual([
+      '# StatefulSet production/ledger: its updateStrategy (OnDelete, or a partition) keeps rollout restart from recreating its 2 pending Pods; deleted, each is created again',
+      'kubectl delete pod ledger-1 -n production && until kubectl wait --for=condition=Ready pod/ledger-1 -n production --timeout=10m; do sleep 2; done',
+      'kubectl delete pod ledger-0 -n production && until kubectl wait --for=condition=Ready pod/ledger-0 -n production --timeout=10m; do sleep 2; done',
+    ]);
+  });
+
   it('limits the report to one namespace', async () => {
     const report = await reportJson(['--objects', objects, ...rulesArgs(), '--namespace', 'batch']);
 

@@ -3,12 +3,12 @@
  * suite passes through the real binary; failing fixtures fail with their diff and exit 1; a test file that cannot be
  * run exits 2 naming its fields, and the other files still run; `--junit` writes a report CI systems read.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { TEST_FILE_NAME } from '../../lib/rule-tests/index.ts';
 import { runPodmutation, runPodmutationInProcess } from '../support/cli.ts';
 import { fixturePath } from '../support/fixtures.ts';
@@ -103,6 +103,30 @@ describe('podmutation test on failing test files', () => {
     expect(run.code).toBe(1);
     expect(run.stdout.split('\n')).toEqual(expect.arrayContaining(lines));
     expect(run.stdout).toMatch(/\n\d+ passed, 1 failed in 1 test file\n$/);
+  });
+
+  it('fails a suite whose rule misspells the enforcement annotation\'s key, naming the key, rather than testing it as enforced', async () => {
+    const folder = mkdtempSync(join(scratch, 'typo-'));
+    writeFileSync(join(folder, 'rules.yaml'), stringify({
+      apiVersion: 'agent.cloudpilot.ai/v1alpha1',
+      kind: 'PodMutation',
+      metadata: { name: 'audit-me', annotations: { 'podmutation.agent.cloudpilot.ai/enforcment': 'audit' } },
+      spec: { enable: true, workloadSelector: { namespaces: ['production'] }, mutationAdd: { nodeSelector: { 'example.com/pool': 'merged' } } },
+    }));
+    writeFileSync(join(folder, TEST_FILE_NAME), stringify({
+      apiVersion: 'cli.podmutation.agent.cloudpilot.ai/v1alpha1',
+      kind: 'PodMutationTest',
+      metadata: { name: 'typo' },
+      rules: ['rules.yaml'],
+      resources: [join(EXAMPLE_TESTS, 'migrate-legacy-pool/resources/checkout.yaml')],
+      results: [{ resource: 'Deployment/production/checkout', applied: [] }],
+    }));
+
+    const run = await runPodmutationInProcess(['test', folder]);
+
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('  FAIL  rules: invalid rules are skipped, as the cluster would skip them');
+    expect(run.stdout).toContain('PodMutation "audit-me": metadata.annotations["podmutation.agent.cloudpilot.ai/enforcment"]: unknown annotation under podmutation.agent.cloudpilot.ai/; expected one of podmutation.agent.cloudpilot.ai/enforcement');
   });
 
   it('shows the scheduling difference as explain does: the requirement that left and joined term 1, expected first', async () => {

@@ -1,12 +1,14 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { ClusterError, ConfigurationError } from '../../lib/errors/index.ts';
 import { createPodMutationSource, type PodMutationSourceOptions } from '../../lib/cluster/index.ts';
 import { kubeconfigFor, startFakeApiServer, writeKubeconfig, type FakeApiServer } from './fake-api-server.ts';
 import { startFakeAws, type FakeAws } from './fake-aws.ts';
+import { silentEndpoint } from '../store/support.ts';
 
 let server: FakeApiServer;
 let aws: FakeAws;
@@ -187,14 +189,45 @@ describe('kubeconfig from Secrets Manager', () => {
     await expect(failure).rejects.toMatchObject({ context: { reason: 'notFound' } });
   });
 
-  it('retries a failed secret read on the next call instead of keeping the failure', async () => {
+  it('backs off a failed secret read: a list during the backoff fails with the same error, one after it reads again', async () => {
     const arn = secretArn('late');
-    const source = secretSource(arn);
-    await expect(source.listPodMutations()).rejects.toBeInstanceOf(ClusterError);
-
+    let now = Date.parse('2026-12-01T10:00:00.000Z');
+    const source = secretSource(arn, { clock: () => new Date(now) });
+    const failure = await source.listPodMutations().catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ClusterError);
     aws.secrets.set(arn, kubeconfigFor(server));
+    const readsAfterFailure = aws.calls.getSecretValue;
+
+    await expect(source.listPodMutations()).rejects.toBe(failure);
+    expect(aws.calls.getSecretValue).toBe(readsAfterFailure);
+    now += 1_000;
 
     expect((await source.listPodMutations()).items).toHaveLength(1);
+  });
+
+  it('fails with reason timeout within requestTimeoutMs when Secrets Manager never answers', async () => {
+    const silent = await silentEndpoint();
+    const client = new SecretsManagerClient({
+      region: 'eu-west-1',
+      endpoint: silent.endpoint,
+      credentials: { accessKeyId: 'AKIDTEST', secretAccessKey: 'test-secret' },
+      maxAttempts: 1,
+      // The client would wait 20 s: only the access's deadline can end the list sooner.
+      requestHandler: { requestTimeout: 20_000, throwOnRequestTimeout: true },
+    });
+    try {
+      const source = secretSource(secretArn('silent'), { secretsManagerClient: client, requestTimeoutMs: 100 });
+
+      await expect(source.listPodMutations()).rejects.toMatchObject({
+        name: 'ClusterError',
+        message: expect.stringMatching(/^resolving the connection to the kubeconfig in secret .*silent failed: no answer within 100 ms$/) as unknown,
+        context: { reason: 'timeout' },
+      });
+      expect(silent.held()).toBe(1);
+    } finally {
+      client.destroy();
+      await silent.close();
+    }
   });
 
   it('rejects with reason forbidden when the role may not read the secret', async () => {

@@ -13,6 +13,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { checkedToken, readAdmissionConfig } from '../../lib/endpoint/index.ts';
+import { STAMP_ANNOTATION } from '../../lib/engine/index.ts';
+import { checkedStampKey, keyedStamps } from '../../lib/stamp/index.ts';
 import { startEmbeddedDynamo, type EmbeddedDynamo } from '../../lib/store/embedded/index.ts';
 import { createDynamoClient, createSnapshotStore, EXPIRES_AT_ATTRIBUTE } from '../../lib/store/index.ts';
 import { readSyncConfig } from '../../lib/sync/index.ts';
@@ -21,7 +23,7 @@ import { kubeconfigFor, startFakeApiServer, type FakeApiServer } from '../cluste
 import { startFakeAws, type FakeAws } from '../cluster/fake-aws.ts';
 import { contentOf, ruleAdding } from '../store/support.ts';
 import { admissionReview, pod } from '../support/builders.ts';
-import { parseAnswer } from '../support/reviews.ts';
+import { decodePatch, parseAnswer } from '../support/reviews.ts';
 import { embeddedMetrics, invokeShippedHandler, startRecordingRelay, type AwsCall, type Invocation, type RecordingRelay } from './lambda-run.ts';
 import {
   ROOT,
@@ -76,6 +78,8 @@ const TUNED_PARAMS = { clusterName: CLUSTER_NAME, enforcement: 'audit', reportIn
 const FUNCTIONS = { admission: 'AdmissionLambdaFunction', sync: 'SyncLambdaFunction' } as const;
 // Stand-ins for what CloudFormation creates: the physical secret ARN the admission function is given.
 const WEBHOOK_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:WebhookTokenSecret-AbCdEf';
+const STAMP_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:StampKeySecret-GhIjKl';
+const STAMP_KEY = 'StampKeyOfTheDeployTest0123456789abcdefghijklmnopqrstuvwxyzABCD';
 const WEBHOOK_TOKEN = 'Zk3q9XvT0bLm7RcWp2YsN8dHa4JeU6gQ1iKoF5tVzBxC0nMw';
 // The credentials Lambda puts in the environment; the EKS token the sync makes is signed with them.
 const LAMBDA_CREDENTIALS = { AWS_ACCESS_KEY_ID: 'AKIDDEPLOYTEST', AWS_SECRET_ACCESS_KEY: 'deploy-test-secret', AWS_SESSION_TOKEN: 'deploy-test-session' };
@@ -445,6 +449,7 @@ beforeAll(async () => {
   });
   aws.clusters.set(CLUSTER_NAME, { endpoint: apiServer.url, caData: Buffer.from(apiServer.caPem).toString('base64') });
   aws.secrets.set(WEBHOOK_SECRET_ARN, WEBHOOK_TOKEN);
+  aws.secrets.set(STAMP_SECRET_ARN, STAMP_KEY);
   aws.secrets.set(KUBECONFIG_SECRET_ARN, kubeconfigFor(apiServer));
   relay = await startRecordingRelay({ dynamodb: dynamo.endpoint, other: aws.url });
 
@@ -455,13 +460,13 @@ beforeAll(async () => {
   await tableWithSnapshot(eksTemplate, tables.eks, clusterId, 'superseded-rule');
   await tableWithSnapshot(kubeconfigTemplate, tables.kubeconfig, clusterId, 'superseded-rule');
 
-  const review = JSON.stringify(admissionReview(pod({ namespace: 'production' })));
+  const review = JSON.stringify(admissionReview(pod({ namespace: 'apps' })));
   const admission = await settle(runShippedFunction({
     template: eksTemplate,
     name: 'admission',
     entries: artifacts.eks.admission,
-    physicalIds: { RulesTable: tables.admission, WebhookTokenSecret: WEBHOOK_SECRET_ARN },
-    arns: { [tables.admission]: '${RulesTable.Arn}', [WEBHOOK_SECRET_ARN]: '${WebhookTokenSecret}' },
+    physicalIds: { RulesTable: tables.admission, WebhookTokenSecret: WEBHOOK_SECRET_ARN, StampKeySecret: STAMP_SECRET_ARN },
+    arns: { [tables.admission]: '${RulesTable.Arn}', [WEBHOOK_SECRET_ARN]: '${WebhookTokenSecret}', [STAMP_SECRET_ARN]: '${StampKeySecret}' },
     event: apiGatewayEvent(WEBHOOK_TOKEN, review),
   }));
   // A manual invocation (not an EventBridge event) syncs once instead of for the whole minute.
@@ -589,16 +594,17 @@ describe('functions', () => {
       return Object.keys(env).filter((name) => !read.has(name) && !name.startsWith('POWERTOOLS_'));
     };
 
-    expect(unread(functionEnvironment(eksTemplate, FUNCTIONS.admission, { RulesTable: 'rules', WebhookTokenSecret: WEBHOOK_SECRET_ARN }), readAdmissionConfig)).toEqual([]);
+    expect(unread(functionEnvironment(eksTemplate, FUNCTIONS.admission, { RulesTable: 'rules', WebhookTokenSecret: WEBHOOK_SECRET_ARN, StampKeySecret: STAMP_SECRET_ARN }), readAdmissionConfig)).toEqual([]);
     expect(unread(functionEnvironment(eksTemplate, FUNCTIONS.sync, { RulesTable: 'rules' }), readSyncConfig)).toEqual([]);
   });
 
-  it('configures the admission function for the table, the token secret and the cluster id', () => {
-    const env = functionEnvironment(eksTemplate, FUNCTIONS.admission, { RulesTable: 'podmutation-ci-RulesTable-1', WebhookTokenSecret: WEBHOOK_SECRET_ARN });
+  it('configures the admission function for the table, the token secret, the stamp key secret and the cluster id', () => {
+    const env = functionEnvironment(eksTemplate, FUNCTIONS.admission, { RulesTable: 'podmutation-ci-RulesTable-1', WebhookTokenSecret: WEBHOOK_SECRET_ARN, StampKeySecret: STAMP_SECRET_ARN });
 
     expect(readAdmissionConfig(env)).toMatchObject({
       store: { tableName: 'podmutation-ci-RulesTable-1', clusterId: CLUSTER_NAME },
       token: { kind: 'secret', secretArn: WEBHOOK_SECRET_ARN },
+      stampKey: { kind: 'secret', secretArn: STAMP_SECRET_ARN },
     });
   });
 
@@ -639,6 +645,20 @@ describe('artifacts', () => {
 
     expect(result.statusCode).toBe(200);
     expect(parseAnswer(result.body ?? '').response).toMatchObject({ uid: 'b3a1d2c4-0e5f-4a6b-8c7d-9e0f1a2b3c4d', allowed: true });
+  });
+
+  it("stamps the Pod it changes under the key in the stack's stamp secret", () => {
+    const result = ran('admission').invocation.result as APIGatewayProxyStructuredResultV2;
+    const stamps = decodePatch(parseAnswer(result.body ?? '').response.patch)
+      .flatMap((operation) => {
+        const value: unknown = 'value' in operation ? operation.value : undefined;
+        if (operation.path === '/metadata/annotations') return [(value as Record<string, string>)[STAMP_ANNOTATION]];
+        return operation.path.endsWith('~1stamp') ? [value as string] : [];
+      });
+    const [stamp] = stamps.map((text) => JSON.parse(text!) as { sum: string; mac: string });
+
+    expect(stamps).toHaveLength(1);
+    expect(keyedStamps(STAMP_KEY).key!.verify(stamp!.sum, stamp!.mac)).toBe(true);
   });
 
   it('publishes a snapshot from the unpacked sync artifact in EKS mode', () => {
@@ -735,6 +755,16 @@ describe('rules table', () => {
 
   it('keeps the table and its rules when the stack is deleted or the table replaced', () => {
     expect(resource(eksTemplate, 'RulesTable')).toMatchObject({ DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+  });
+});
+
+describe('stamp key secret', () => {
+  it('generates a key the admission function accepts, in a secret of its own that no rotation of the token touches', () => {
+    const generated = properties(eksTemplate, 'StampKeySecret')['GenerateSecretString'] as { readonly PasswordLength: number };
+
+    expect(generated).toMatchObject({ ExcludePunctuation: true, IncludeSpace: false });
+    expect(() => checkedStampKey('a'.repeat(generated.PasswordLength), 'the generated key')).not.toThrow();
+    expect(resource(eksTemplate, 'StampKeySecret')).not.toHaveProperty('Properties.RotationRules');
   });
 });
 
@@ -836,12 +866,12 @@ describe('alarms', () => {
     ]);
   });
 
-  it('fires when syncs ran for 5 minutes and none succeeded', () => {
+  it('fires when syncs ran for 5 minutes and none succeeded: each failed or skipped', () => {
     const alarm = resource(eksTemplate, 'RulesStaleAlarm');
     const stats = metricsOf(eksTemplate, 'RulesStaleAlarm').map((metric) => `${metric.id}=${metric.stat}(${metric.metricName}, ${metric.period} s)`);
 
-    expect(stats.sort()).toEqual(['failedSyncs=Sum(SyncErrors, 300 s)', 'syncs=SampleCount(SyncErrors, 300 s)']);
-    expect(alarmExpression(alarm)).toBe('syncs - failedSyncs');
+    expect(stats.sort()).toEqual(['failedSyncs=Sum(SyncErrors, 300 s)', 'skippedSyncs=Sum(SyncSkipped, 300 s)', 'syncs=SampleCount(SyncErrors, 300 s)']);
+    expect(alarmExpression(alarm)).toBe('syncs - failedSyncs - skippedSyncs');
     expect(alarm.Properties).toMatchObject({ ComparisonOperator: 'LessThanThreshold', Threshold: 1, EvaluationPeriods: 1 });
   });
 
@@ -913,7 +943,7 @@ describe('dashboard', () => {
     expect(widgetWith(`${namespace} Mutations`)).toBe(true);
     expect(widgetWith(`${namespace} Denials`)).toBe(true);
     expect(widgetWith('AWS/Lambda Duration')).toBe(true);
-    expect(widgetWith('expression syncs - failedSyncs', `${namespace} SyncErrors`)).toBe(true);
+    expect(widgetWith('expression syncs - failedSyncs - skippedSyncs', `${namespace} SyncErrors`, `${namespace} SyncSkipped`)).toBe(true);
   });
 
   it('shows the admission function\'s concurrency and throttles beside the concurrency of every function of the account', () => {
@@ -1012,7 +1042,12 @@ describe('IAM', () => {
   });
 
   it('grants the admission role exactly the AWS calls the shipped admission bundle makes, and its logs', () => {
-    expect(neededGrants(ran('admission'))).toEqual(['dynamodb:GetItem on ${RulesTable.Arn}', 'dynamodb:Query on ${RulesTable.Arn}', 'secretsmanager:GetSecretValue on ${WebhookTokenSecret}']);
+    expect(neededGrants(ran('admission'))).toEqual([
+      'dynamodb:GetItem on ${RulesTable.Arn}',
+      'dynamodb:Query on ${RulesTable.Arn}',
+      'secretsmanager:GetSecretValue on ${StampKeySecret}',
+      'secretsmanager:GetSecretValue on ${WebhookTokenSecret}',
+    ]);
     expect(roleGrants(eksTemplate, 'AdmissionRole')).toEqual([...neededGrants(ran('admission')), ...logGrants(eksTemplate, FUNCTIONS.admission)].sort());
   });
 

@@ -302,7 +302,65 @@ function alarmExpression(alarm: Resource): string {
   return only.Expression ?? only.Id;
 }
 
+/** One metric value as a function emitted it, within one period of an alarm. */
+interface EmittedMetric {
+  readonly name: string;
+  readonly value: number;
+}
+
+function statistic(stat: string | undefined, values: readonly number[]): number {
+  switch (stat) {
+    case 'SampleCount':
+      return values.length;
+    case 'Sum':
+      return values.reduce((total, value) => total + value, 0);
+    case 'Minimum':
+      return Math.min(...values);
+    case 'Maximum':
+      return Math.max(...values);
+    case 'Average':
+      return values.reduce((total, value) => total + value, 0) / values.length;
+    default:
+      throw new Error(`statistic ${String(stat)} cannot be evaluated offline`);
+  }
+}
+
+const BREACHES: Readonly<Record<string, (value: number, threshold: number) => boolean>> = {
+  LessThanThreshold: (value, threshold) => value < threshold,
+  LessThanOrEqualToThreshold: (value, threshold) => value <= threshold,
+  GreaterThanThreshold: (value, threshold) => value > threshold,
+  GreaterThanOrEqualToThreshold: (value, threshold) => value >= threshold,
+};
+
+/**
+ * What an alarm's metric math reads over one period in which these metrics were emitted (every metric of one
+ * namespace and dimension set), and whether that breaches its threshold. Statistics SampleCount, Sum, Minimum, Maximum
+ * and Average; an expression of ids and numbers joined by + and -. Anything else throws, so that a change of the alarm
+ * is noticed rather than misread.
+ */
+function evaluateAlarm(alarm: Resource, emitted: readonly EmittedMetric[]): { readonly value: number; readonly breaching: boolean } {
+  const series = new Map(alarmMetrics(alarm).map((metric) => [metric.id, statistic(metric.stat, emitted.filter(({ name }) => name === metric.metricName).map(({ value }) => value))]));
+  const expression = alarmExpression(alarm);
+  const tokens = expression.split(/\s*([+-])\s*/).filter((token) => token !== '');
+  let value = 0;
+  let sign = 1;
+  for (const token of tokens) {
+    if (token === '+' || token === '-') {
+      sign = token === '+' ? 1 : -1;
+      continue;
+    }
+    const operand = /^\d+(\.\d+)?$/.test(token) ? Number(token) : series.get(token);
+    if (operand === undefined) throw new Error(`expression ${expression}: ${token} cannot be evaluated offline`);
+    value += sign * operand;
+  }
+  const properties = alarm.Properties as AlarmProperties;
+  const breaches = BREACHES[String(properties['ComparisonOperator'])];
+  if (breaches === undefined) throw new Error(`comparison ${String(properties['ComparisonOperator'])} cannot be evaluated offline`);
+  return { value, breaching: breaches(value, Number(properties['Threshold'])) };
+}
+
 export {
+  evaluateAlarm,
   effectiveTemplate,
   renderExpression,
   resourcesOfType,
@@ -315,4 +373,4 @@ export {
   alarmMetrics,
   alarmExpression,
 };
-export type { Template, Resource, PolicyDocument, PolicyStatement, RoleStatement, AlarmMetric };
+export type { Template, Resource, PolicyDocument, PolicyStatement, RoleStatement, AlarmMetric, EmittedMetric };

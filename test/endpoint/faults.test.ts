@@ -1,7 +1,8 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createAdmissionHandler } from '../../lib/endpoint/index.ts';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createAdmissionHandler, createTokenSource, tokenRefreshFailureReporter } from '../../lib/endpoint/index.ts';
 import { ConfigurationError } from '../../lib/errors/index.ts';
+import { secretReaderFor } from '../../lib/secrets/index.ts';
 import { createDynamoClient, createPlacementStore, createSnapshotStore, type SnapshotStore } from '../../lib/store/index.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import { parseAnswer } from '../support/reviews.ts';
@@ -14,7 +15,7 @@ import {
   type Link,
   type TestDynamo,
 } from '../store/support.ts';
-import { TOKEN, admissionEvent, exampleContent, recordingLogger, recordingMetrics, ruleCache } from './support.ts';
+import { TOKEN, admissionEvent, annotatingRules, exampleContent, recordingLogger, recordingMetrics, ruleCache, startFakeSecretsManager, useSecretsManagerAt } from './support.ts';
 
 const REVIEW = fixtureText('reviews/deployment-legacy-pool.json');
 const START = Date.parse('2026-12-01T10:00:00.000Z');
@@ -42,21 +43,27 @@ afterAll(async () => {
   await dynamo.close();
 });
 
-/** A client that fails fast: one attempt, short timeouts. */
-function readerClient(endpoint: string): DynamoDBClient {
-  const client = createDynamoClient({ endpoint, maxAttempts: 1, connectionTimeoutMs: 300, requestTimeoutMs: 1_000 });
+/** A client that fails fast: one attempt, short timeouts (unless told to wait). */
+function readerClient(endpoint: string, requestTimeoutMs = 1_000): DynamoDBClient {
+  const client = createDynamoClient({ endpoint, maxAttempts: 1, connectionTimeoutMs: 300, requestTimeoutMs });
   cleanups.push(() => client.destroy());
   return client;
 }
 
-/** A handler whose rules are read through `endpoint`, with a clock the test moves. */
-function handlerReadingFrom(endpoint: string, clusterId: string) {
+/** A handler whose rules are read through `endpoint`, with a clock the test moves; `deadlineMs` bounds each wait for them. */
+function handlerReadingFrom(endpoint: string, clusterId: string, options: { readonly deadlineMs?: number; readonly requestTimeoutMs?: number } = {}) {
   let now = START;
   const logger = recordingLogger();
   const metrics = recordingMetrics();
-  const client = readerClient(endpoint);
+  const client = readerClient(endpoint, options.requestTimeoutMs);
   const stores = { snapshots: createSnapshotStore({ client, tableName }), placements: createPlacementStore({ client, tableName }) };
-  const cache = ruleCache(stores, clusterId, { clock: () => now, refreshSeconds: 30, maxStaleSeconds: 300 });
+  const cache = ruleCache(stores, clusterId, {
+    clock: () => now,
+    refreshSeconds: 30,
+    maxStaleSeconds: 300,
+    ...(options.deadlineMs === undefined ? {} : { deadlineMs: options.deadlineMs }),
+    onRefreshFailure: (error) => logger.warn('rule refresh failed; serving the last rules and placements', { errorMessage: error.message }),
+  });
   const handler = createAdmissionHandler({ rules: cache, acceptedTokens: () => Promise.resolve([TOKEN]), logger, metrics });
   return {
     logger,
@@ -161,5 +168,111 @@ describe('createAdmissionHandler when the expected token cannot be read', () => 
 
     expect(result.statusCode).toBe(500);
     expect(logger.records[0]?.fields).toMatchObject({ reason: 'webhook token unavailable', errorName: 'ConfigurationError' });
+  });
+});
+
+// A dependency that accepts the connection, reads the request and never answers: a proxy gone silent. The clients
+// below would wait 20 s for it; the deadline is short so that only it can end a request sooner.
+const SILENT_CLIENT_TIMEOUT_MS = 20_000;
+const DEADLINE_MS = 100;
+
+describe('createAdmissionHandler while DynamoDB is silent', () => {
+  it('answers a warm container from the last good rules at the deadline, stale, counted and logged', async () => {
+    const clusterId = freshClusterId();
+    await publisher.publish(clusterId, await exampleContent());
+    const link = await startLink(dynamo.endpoint);
+    cleanups.push(() => link.close());
+    const harness = handlerReadingFrom(link.endpoint, clusterId, { deadlineMs: DEADLINE_MS, requestTimeoutMs: SILENT_CLIENT_TIMEOUT_MS });
+    expect((await harness.admit()).statusCode).toBe(200);
+    link.hang();
+    harness.advanceSeconds(31);
+
+    const result = await harness.admit();
+
+    expect(result.statusCode).toBe(200);
+    expect(parseAnswer(result.body ?? '').response.patchType).toBe('JSONPatch');
+    // The answer came while the refresh's reads were still unanswered.
+    expect(link.held()).toBeGreaterThan(0);
+    expect(harness.metrics.totals.get('StaleRules')).toBe(1);
+    expect(harness.logger.records.map((record) => [record.level, record.message, record.fields['errorMessage'] ?? record.fields['stale']])).toEqual([
+      ['info', 'admission', false],
+      ['warn', 'rule refresh failed; serving the last rules and placements', `reading the rule snapshot of cluster "${clusterId}" gave no answer within ${DEADLINE_MS} ms`],
+      ['info', 'admission', true],
+    ]);
+  });
+
+  it('answers 500 on a cold start at the deadline, and 500 at once during the backoff without another read', async () => {
+    const link = await startLink(dynamo.endpoint);
+    cleanups.push(() => link.close());
+    link.hang();
+    const harness = handlerReadingFrom(link.endpoint, freshClusterId(), { deadlineMs: DEADLINE_MS, requestTimeoutMs: SILENT_CLIENT_TIMEOUT_MS });
+
+    const first = await harness.admit();
+    const heldAfterFirst = link.held();
+    const second = await harness.admit();
+
+    expect([first.statusCode, second.statusCode]).toEqual([500, 500]);
+    expect(heldAfterFirst).toBeGreaterThan(0);
+    expect(link.held()).toBe(heldAfterFirst);
+    expect(harness.metrics.totals.get('Errors')).toBe(2);
+    expect(harness.logger.records[0]?.fields).toMatchObject({
+      reason: 'rules unavailable',
+      errorMessage: expect.stringContaining(`gave no answer within ${DEADLINE_MS} ms`) as unknown,
+    });
+  });
+});
+
+describe('createAdmissionHandler while Secrets Manager is silent', () => {
+  const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:podmutation/webhook-token-AbCdEf';
+
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  /** A handler reading the token through a link to a fake Secrets Manager with the product's own client, on a clock the test moves. */
+  async function readingTokensThroughLink() {
+    const fake = await startFakeSecretsManager(new Map([[SECRET_ARN, TOKEN]]));
+    const link = await startLink(fake.url);
+    cleanups.push(fake.close, () => link.close());
+    useSecretsManagerAt(link.endpoint);
+    const clock = { now: START };
+    const logger = recordingLogger();
+    const metrics = recordingMetrics();
+    const acceptedTokens = createTokenSource(
+      { kind: 'secret', secretArn: SECRET_ARN, refreshSeconds: 300 },
+      {
+        secrets: secretReaderFor(SECRET_ARN, { maxAttempts: 1, requestTimeoutMs: SILENT_CLIENT_TIMEOUT_MS }),
+        deadlineMs: DEADLINE_MS,
+        clock: () => clock.now,
+        onRefreshFailure: tokenRefreshFailureReporter(logger, metrics),
+      },
+    );
+    const handler = createAdmissionHandler({ rules: annotatingRules(), acceptedTokens, logger, metrics });
+    return { link, clock, logger, metrics, admit: async () => (await handler(admissionEvent({ body: REVIEW }))).statusCode };
+  }
+
+  it('accepts a valid token at the deadline, counting and logging the failed refresh', async () => {
+    const container = await readingTokensThroughLink();
+    await expect(container.admit()).resolves.toBe(200);
+    container.link.hang();
+    container.clock.now += 300_000;
+
+    await expect(container.admit()).resolves.toBe(200);
+
+    expect(container.link.held()).toBeGreaterThan(0);
+    expect(container.metrics.totals.get('TokenRefreshFailures')).toBe(1);
+    expect(container.logger.records.find((record) => record.level === 'warn')?.fields).toMatchObject({
+      errorMessage: `reading the webhook token from secret ${SECRET_ARN} gave no answer within ${DEADLINE_MS} ms`,
+    });
+  });
+
+  it('answers 500 on a cold start at the deadline, never letting a request through', async () => {
+    const container = await readingTokensThroughLink();
+    container.link.hang();
+
+    await expect(container.admit()).resolves.toBe(500);
+
+    expect(container.link.held()).toBeGreaterThan(0);
+    expect(container.logger.records[0]?.fields).toMatchObject({ reason: 'webhook token unavailable' });
   });
 });

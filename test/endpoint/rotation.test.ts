@@ -1,11 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { validatePodMutation } from '../../lib/api/index.ts';
-import { compileRuleSet } from '../../lib/engine/index.ts';
-import { createAdmissionHandler, createTokenSource } from '../../lib/endpoint/index.ts';
+import { createAdmissionHandler, createTokenSource, ignoredTokenVersionReporter, tokenRefreshFailureReporter } from '../../lib/endpoint/index.ts';
 import { createTokenComparer } from '../../lib/endpoint/token.ts';
 import type { ConfigurationError } from '../../lib/errors/index.ts';
 import { fixtureText } from '../support/fixtures.ts';
-import { admissionEvent, recordingLogger, recordingMetrics, startFakeSecretsManager } from './support.ts';
+import { admissionEvent, annotatingRules, recordingLogger, recordingMetrics, startFakeSecretsManager } from './support.ts';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:podmutation/webhook-token-AbCdEf';
 const OLD = 'old-token-0123456789abcdefghijklmnopqrstuv';
@@ -30,16 +28,8 @@ async function rotatingSecret() {
   return { fake, clock, failures, source };
 }
 
-function handlerWith(source: ReturnType<typeof createTokenSource>) {
-  const verdict = validatePodMutation({
-    apiVersion: 'agent.cloudpilot.ai/v1alpha1',
-    kind: 'PodMutation',
-    metadata: { name: 'annotate' },
-    spec: { enable: true, workloadSelector: { all: true }, mutationAdd: { annotations: { 'example.com/a': 'b' } } },
-  });
-  if (!verdict.valid) throw new Error('the rotation test rule must be valid');
-  const snapshot = { value: compileRuleSet([verdict.rule]), version: 1, contentHash: 'sha256:test', syncedAt: '2026-12-01T10:00:00.000Z', ageSeconds: 1, stale: false };
-  return createAdmissionHandler({ rules: { get: () => Promise.resolve(snapshot) }, acceptedTokens: source, logger: recordingLogger(), metrics: recordingMetrics() });
+function handlerWith(source: ReturnType<typeof createTokenSource>, logger = recordingLogger()) {
+  return createAdmissionHandler({ rules: annotatingRules(), acceptedTokens: source, logger, metrics: recordingMetrics() });
 }
 
 describe('token rotation through the admission handler', () => {
@@ -93,7 +83,7 @@ describe('token rotation through the admission handler', () => {
 });
 
 describe('a failed refresh', () => {
-  it('keeps the last good tokens, reports the failure, and retries after 30 seconds rather than on every call', async () => {
+  it('keeps the last good tokens, reports the failure, and backs off before reading again rather than on every call', async () => {
     const { fake, clock, failures, source } = await rotatingSecret();
     await source();
     fake.fail(true);
@@ -101,7 +91,7 @@ describe('a failed refresh', () => {
 
     await expect(source()).resolves.toEqual([OLD]);
     const callsAfterFailure = fake.calls();
-    clock.now += 29_000;
+    clock.now += 499;
     await expect(source()).resolves.toEqual([OLD]);
 
     expect(failures.map((error) => error.name)).toEqual(['ConfigurationError']);
@@ -110,7 +100,7 @@ describe('a failed refresh', () => {
 
     fake.fail(false);
     fake.rotate(SECRET_ARN, NEW);
-    clock.now += 1_000;
+    clock.now += 501;
     await expect(source()).resolves.toEqual([NEW, OLD]);
   });
 
@@ -139,5 +129,99 @@ describe('createTokenComparer', () => {
     { presented: '', accepted: [NEW], expected: false },
   ])('says $expected for $presented against $accepted', ({ presented, accepted, expected }) => {
     expect(matches(presented, accepted)).toBe(expected);
+  });
+});
+
+describe('a rotation mistake', () => {
+  const BAD = 'not-a-token';
+
+  /** A handler reading the fake secret, logging as the Lambda does. */
+  function deployedContainer(fake: Awaited<ReturnType<typeof startFakeSecretsManager>>) {
+    const clock = { now: 0 };
+    const logger = recordingLogger();
+    const metrics = recordingMetrics();
+    const source = createTokenSource(
+      { kind: 'secret', secretArn: SECRET_ARN, refreshSeconds: 300 },
+      {
+        secrets: fake.client(),
+        clock: () => clock.now,
+        onRefreshFailure: tokenRefreshFailureReporter(logger, metrics),
+        onIgnoredVersion: ignoredTokenVersionReporter(logger),
+      },
+    );
+    const handler = handlerWith(source, logger);
+    return { clock, logger, metrics, status: async (token: string) => (await handler(admissionEvent({ body: REVIEW, token }))).statusCode };
+  }
+
+  async function secretHolding(value: string) {
+    const fake = await startFakeSecretsManager(new Map([[SECRET_ARN, value]]));
+    cleanups.push(fake.close);
+    return fake;
+  }
+
+  it('accepts the new token on a warm container once a fixed put-secret-value turned the malformed one into AWSPREVIOUS', async () => {
+    const fake = await secretHolding(OLD);
+    const container = deployedContainer(fake);
+    await expect(container.status(OLD)).resolves.toBe(200);
+
+    fake.rotate(SECRET_ARN, BAD); // step 1 with a badly formed token
+    container.clock.now = 5 * MINUTE;
+    await expect(container.status(OLD)).resolves.toBe(200);
+    fake.rotate(SECRET_ARN, NEW); // the fix: NEW is AWSCURRENT, BAD is AWSPREVIOUS
+    container.clock.now += MINUTE;
+
+    await expect(container.status(NEW)).resolves.toBe(200);
+    expect(container.logger.records.filter((record) => record.level === 'warn')).toEqual([
+      {
+        level: 'warn',
+        message: 'webhook token refresh failed; keeping the last tokens',
+        fields: expect.objectContaining({ errorMessage: expect.stringContaining(`secret ${SECRET_ARN} (AWSCURRENT) holds a token of 11 characters`) as unknown }) as unknown,
+      },
+      {
+        level: 'warn',
+        message: 'webhook token version ignored; accepting AWSCURRENT alone',
+        fields: expect.objectContaining({ versionStage: 'AWSPREVIOUS' }) as unknown,
+      },
+    ]);
+  });
+
+  it('accepts the current token on a cold container whose AWSPREVIOUS is malformed', async () => {
+    const fake = await secretHolding(BAD);
+    fake.rotate(SECRET_ARN, NEW);
+    const container = deployedContainer(fake);
+
+    await expect(container.status(NEW)).resolves.toBe(200);
+    expect(container.logger.records[0]).toMatchObject({
+      level: 'warn',
+      fields: { versionStage: 'AWSPREVIOUS', errorMessage: expect.stringContaining(`secret ${SECRET_ARN} (AWSPREVIOUS) holds a token of 11 characters`) as unknown },
+    });
+  });
+
+  it('answers 500 on a cold container whose AWSCURRENT is malformed, naming the stage in the log', async () => {
+    const fake = await secretHolding(BAD);
+    const container = deployedContainer(fake);
+
+    await expect(container.status(NEW)).resolves.toBe(500);
+    expect(container.logger.records[0]?.fields).toMatchObject({
+      reason: 'webhook token unavailable',
+      errorMessage: expect.stringContaining(`secret ${SECRET_ARN} (AWSCURRENT) holds a token of 11 characters`) as unknown,
+    });
+  });
+
+  it('costs a cold container whose secret cannot be read a few Secrets Manager calls for 100 wrong-token requests, not one per request', async () => {
+    const fake = await secretHolding(OLD);
+    fake.fail(true);
+    const container = deployedContainer(fake);
+
+    const statuses = new Set<number | undefined>();
+    for (let request = 0; request < 100; request += 1) {
+      statuses.add(await container.status(`wrong-${request}-0123456789abcdefghijklmnop`));
+      container.clock.now += 100;
+    }
+
+    // 10 s of requests: reads at most at 0, 0.5, 1.5, 3.5 and 7.5 s, whatever the jitter draws; two calls each.
+    expect(statuses).toEqual(new Set([500]));
+    expect(fake.calls()).toBeGreaterThanOrEqual(2);
+    expect(fake.calls()).toBeLessThanOrEqual(10);
   });
 });

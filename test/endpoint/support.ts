@@ -4,6 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import jsonPatch from 'fast-json-patch';
+import { vi } from 'vitest';
+import { validatePodMutation } from '../../lib/api/index.ts';
+import { compileRuleSet } from '../../lib/engine/index.ts';
 import {
   createAdmissionRulesCache,
   type AdmissionLogger,
@@ -11,9 +14,10 @@ import {
   type AdmissionRules,
   type LogFields,
 } from '../../lib/endpoint/index.ts';
+import type { StoreError } from '../../lib/errors/index.ts';
 import type { CapacityFlavour } from '../../lib/placement/index.ts';
 import { loadRuleFiles } from '../../lib/rule-files/index.ts';
-import type { PlacementStore, SnapshotCache, SnapshotStore } from '../../lib/store/index.ts';
+import type { CachedSnapshot, PlacementStore, SnapshotCache, SnapshotStore } from '../../lib/store/index.ts';
 import { EXAMPLES } from '../support/fixtures.ts';
 import { decodePatch } from '../support/reviews.ts';
 
@@ -112,7 +116,9 @@ function ruleCache(
     readonly clock?: () => number;
     readonly refreshSeconds?: number;
     readonly maxStaleSeconds?: number;
+    readonly deadlineMs?: number;
     readonly capacityFlavour?: CapacityFlavour;
+    readonly onRefreshFailure?: (error: StoreError) => void;
   } = {},
 ): SnapshotCache<AdmissionRules> {
   return createAdmissionRulesCache({
@@ -122,12 +128,37 @@ function ruleCache(
     maxStaleSeconds: options.maxStaleSeconds ?? 300,
     capacityFlavour: options.capacityFlavour ?? 'karpenter',
     ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(options.deadlineMs === undefined ? {} : { deadlineMs: options.deadlineMs }),
+    ...(options.onRefreshFailure === undefined ? {} : { onRefreshFailure: options.onRefreshFailure }),
   });
+}
+
+/** Rules that never change and never fail: one rule annotating every Pod, for tests of the token. */
+function annotatingRules(): { get(): Promise<CachedSnapshot<AdmissionRules>> } {
+  const verdict = validatePodMutation({
+    apiVersion: 'agent.cloudpilot.ai/v1alpha1',
+    kind: 'PodMutation',
+    metadata: { name: 'annotate' },
+    spec: { enable: true, workloadSelector: { all: true }, mutationAdd: { annotations: { 'example.com/a': 'b' } } },
+  });
+  if (!verdict.valid) throw new Error('the annotating test rule must be valid');
+  const snapshot = { value: compileRuleSet([verdict.rule]), version: 1, contentHash: 'sha256:test', syncedAt: '2026-12-01T10:00:00.000Z', ageSeconds: 1, stale: false };
+  return { get: () => Promise.resolve(snapshot) };
 }
 
 /** The object of a review after applying the response's base64 JSON Patch strictly. */
 function patchedObject<T>(review: { readonly request: { readonly object: T } }, patch: string | undefined): T {
   return jsonPatch.applyPatch(structuredClone(review.request.object), decodePatch(patch), true, false).newDocument;
+}
+
+/**
+ * Points every Secrets Manager client created from now on, the product's own included, at `endpoint`, with test
+ * credentials (the SDK's service-specific endpoint variable); undone by vi.unstubAllEnvs.
+ */
+function useSecretsManagerAt(endpoint: string): void {
+  vi.stubEnv('AWS_ENDPOINT_URL_SECRETS_MANAGER', endpoint);
+  vi.stubEnv('AWS_ACCESS_KEY_ID', 'AKIDTEST');
+  vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'test-secret');
 }
 
 /** The versions of a fake secret by staging label: AWSCURRENT, and AWSPREVIOUS after a rotation. */
@@ -205,5 +236,5 @@ async function startFakeSecretsManager(secrets: Map<string, string>) {
   };
 }
 
-export { TOKEN, recordingLogger, recordingMetrics, admissionEvent, exampleContent, ruleCache, patchedObject, startFakeSecretsManager };
+export { TOKEN, recordingLogger, recordingMetrics, admissionEvent, exampleContent, ruleCache, annotatingRules, patchedObject, startFakeSecretsManager, useSecretsManagerAt };
 export type { LogRecord, EventOptions, AdmissionStores };

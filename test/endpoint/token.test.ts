@@ -42,13 +42,17 @@ describe('createTokenSource', () => {
     await expect(source()).resolves.toEqual([TOKEN]);
   });
 
-  it('retries on the next call after a failed read instead of keeping the failure', async () => {
+  it('answers a failed first read with its failure until the backoff has passed, then reads the secret again', async () => {
     const fake = await fakeWith(TOKEN);
-    const source = createTokenSource({ kind: 'secret', secretArn: SECRET_ARN }, { secrets: fake.client() });
+    const clock = { now: 0 };
+    const source = createTokenSource({ kind: 'secret', secretArn: SECRET_ARN }, { secrets: fake.client(), clock: () => clock.now });
     fake.fail(true);
     await expect(source()).rejects.toThrow(ConfigurationError);
     fake.fail(false);
 
+    await expect(source()).rejects.toThrow(`reading the webhook token from secret ${SECRET_ARN} (AWSCURRENT) failed`);
+    expect(fake.calls()).toBe(2);
+    clock.now += 1_000;
     await expect(source()).resolves.toEqual([TOKEN]);
   });
 
@@ -64,7 +68,7 @@ describe('createTokenSource', () => {
     const fake = await fakeWith('hunter2');
     const source = createTokenSource({ kind: 'secret', secretArn: SECRET_ARN }, { secrets: fake.client() });
 
-    await expect(source()).rejects.toThrow(`secret ${SECRET_ARN} holds a token of 7 characters that is not of the form`);
+    await expect(source()).rejects.toThrow(`secret ${SECRET_ARN} (AWSCURRENT) holds a token of 7 characters that is not of the form`);
     await expect(source()).rejects.not.toThrow(/hunter2/);
   });
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { APPLIED_ANNOTATION } from '../../lib/api/index.ts';
 import { mutatePod, type RuleSet } from '../../lib/engine/index.ts';
 import type { Pod } from '../../lib/engine/index.ts';
-import { CAPACITY_ANNOTATION, createPlacementStep, parsePlacementPolicy, type CapacityFlavour, type PlacementPolicy } from '../../lib/placement/index.ts';
+import { CAPACITY_ANNOTATION, createPlacementStep, parsePlacementPolicy, withRecordedCapacity, type CapacityFlavour, type PlacementPolicy } from '../../lib/placement/index.ts';
 import { pod, req, required, rule, rules, termOf } from '../support/builders.ts';
 
 const deployment = (overrides: Partial<PlacementPolicy> = {}): PlacementPolicy =>
@@ -51,12 +51,15 @@ describe('managed capacity placement', () => {
     expect(requiredOf(outcome.pod)).toEqual([termOf(req('example.com/pool', 'In', 'merged'), req('karpenter.sh/capacity-type', 'In', 'on-demand'))]);
   });
 
-  it('is idempotent: a second pass over its own output changes nothing', () => {
-    for (const mode of ['Spot', 'NonSpot', 'Diversity'] as const) {
-      const first = place(webPod({ required: [termOf(req('zone', 'In', 'a'))] }), deployment({ mode }), { uid: 'first' });
-      const second = place(first.pod, deployment({ mode }), { uid: 'another-request' });
-      expect(second.patch).toEqual([]);
-    }
+  it.each([
+    ['Spot', 'another-request'],
+    ['NonSpot', 'another-request'],
+    // Diversity draws from the request's uid, so its second pass is the same request's (an API server retry).
+    ['Diversity', 'first'],
+  ] as const)('is idempotent in mode %s: a second pass over its own output, by request %s, changes nothing', (mode, uid) => {
+    const first = place(webPod({ required: [termOf(req('zone', 'In', 'a'))] }), deployment({ mode }), { uid: 'first' });
+    const second = place(first.pod, deployment({ mode }), { uid });
+    expect(second.patch).toEqual([]);
   });
 
   it('leaves workloads without a policy alone', () => {
@@ -86,9 +89,50 @@ describe('Diversity', () => {
     }
   });
 
-  it('records the choice and honours it when the Pod already carries it, so a second pass never flips it', () => {
-    const outcome = place(webPod({ annotations: { [CAPACITY_ANNOTATION]: 'on-demand' } }), diversity(100));
-    expect(requiredOf(outcome.pod)).toEqual([termOf(req('karpenter.sh/capacity-type', 'In', 'on-demand'))]);
+  it.each([
+    [100, 'on-demand', 'spot'],
+    [0, 'spot', 'on-demand'],
+  ] as const)('decides alone: under spotPercent %i, 200 Pods whose template says %s all get %s', (spotPercent, opted, placed) => {
+    const choices = Array.from({ length: 200 }, () => {
+      const outcome = place(webPod({ annotations: { [CAPACITY_ANNOTATION]: opted } }), diversity(spotPercent), { uid: randomUUID() });
+      return [outcome.pod.metadata?.annotations?.[CAPACITY_ANNOTATION], requiredOf(outcome.pod)];
+    });
+    expect(new Set(choices.map(([choice]) => choice))).toEqual(new Set([placed]));
+    const value = placed === 'spot' ? 'spot' : 'on-demand';
+    for (const [, terms] of choices) expect(terms).toEqual([termOf(req('karpenter.sh/capacity-type', 'In', value))]);
+  });
+
+  it('draws the same choice for the same request, whatever the Pod arrives with', () => {
+    for (let index = 0; index < 50; index += 1) {
+      const uid = randomUUID();
+      const plain = place(webPod(), diversity(50), { uid });
+      for (const opted of ['spot', 'on-demand', 'Spot', '']) {
+        const carrying = place(webPod({ annotations: { [CAPACITY_ANNOTATION]: opted } }), diversity(50), { uid });
+        expect(carrying.pod.metadata?.annotations?.[CAPACITY_ANNOTATION]).toBe(plain.pod.metadata?.annotations?.[CAPACITY_ANNOTATION]);
+      }
+    }
+  });
+
+  describe('a choice the caller records (withRecordedCapacity), as report passes the running Pod\'s', () => {
+    const placeRecorded = (input: Pod, policy: PlacementPolicy, choice: unknown, uid: string) =>
+      mutatePod(input, 'production', rules(), withRecordedCapacity({ requestUid: uid }, choice), { managedSteps: [createPlacementStep({ flavour: 'karpenter', policies: [policy] })] });
+
+    it('is kept on a second pass under another request, so that pass changes nothing', () => {
+      for (let index = 0; index < 50; index += 1) {
+        const first = place(webPod(), diversity(50), { uid: randomUUID() });
+        const second = placeRecorded(first.pod, diversity(50), first.pod.metadata?.annotations?.[CAPACITY_ANNOTATION], randomUUID());
+        expect(second.patch).toEqual([]);
+      }
+    });
+
+    it.each([
+      ['spot', 0, 'on-demand'],
+      ['on-demand', 100, 'spot'],
+      ['Spot', 0, 'on-demand'],
+    ] as const)('%s is redrawn when spotPercent %i cannot draw it, or it is no choice', (recorded, spotPercent, placed) => {
+      const outcome = placeRecorded(webPod(), diversity(spotPercent), recorded, 'uid-1');
+      expect(outcome.pod.metadata?.annotations?.[CAPACITY_ANNOTATION]).toBe(placed);
+    });
   });
 
   it('spreads across instance types with the Pod\'s own labels as the selector', () => {

@@ -185,6 +185,54 @@ describe('the report builder', () => {
     });
   });
 
+  it.each([
+    ['built from its template', (list: KubectlList) => list],
+    ['judged as it runs, its owner not in the input', (list: KubectlList) => without(list, 'ReplicaSet', 'checkout-7d9f8b6c5d')],
+  ])('keeps a Diversity Pod %s on the draw it was admitted with, so it reads current', async (_case, input) => {
+    const rules = await fixtureRules();
+    const list = fixtureList();
+    // The request uids the Pods were admitted with and their own uids, which the report draws from, fall in buckets 33,
+    // 57 and 36, 55: under these percentages each Pod's two draws differ.
+    for (const spotPercent of [34, 56]) {
+      const managedSteps = [createPlacementStep({ flavour: 'karpenter', policies: [{ namespace: 'production', kind: 'Deployment', name: 'checkout', mode: 'Diversity', spotPercent }] })];
+      const pods = admittedCheckoutPods(list, rules, managedSteps);
+      const { verdicts } = fold(input({ ...list, items: [...pods, ...list.items] as Record<string, unknown>[] }), rules, { managedSteps });
+
+      expect([verdicts['checkout-7d9f8b6c5d-h2k9d'], verdicts['checkout-7d9f8b6c5d-r7x4m']]).toEqual(['current', 'current']);
+    }
+  });
+
+  describe('a StatefulSet that rollout restart does not roll out', () => {
+    const moveLedger = compileRuleSet([rule('move-ledger', { enable: true, workloadSelector: { names: ['ledger'] }, mutationAdd: { nodeSelector: { 'example.com/pool': 'db' } } })]);
+
+    function ledgerWith(updateStrategy: unknown): KubectlList {
+      const list = fixtureList();
+      const ledger = findItem(list, 'StatefulSet', 'ledger') as { spec: Record<string, unknown> };
+      ledger.spec = updateStrategy === undefined ? Object.fromEntries(Object.entries(ledger.spec).filter(([key]) => key !== 'updateStrategy')) : { ...ledger.spec, updateStrategy };
+      return list;
+    }
+
+    it.each([
+      ['OnDelete', { type: 'OnDelete' }, ['ledger-1', 'ledger-0']],
+      ['a RollingUpdate partition', { type: 'RollingUpdate', rollingUpdate: { partition: 1 } }, ['ledger-1', 'ledger-0']],
+      ['a RollingUpdate without a partition', { type: 'RollingUpdate', rollingUpdate: { partition: 0 } }, undefined],
+      ['no updateStrategy (RollingUpdate, the default)', undefined, undefined],
+    ])('with %s lists its pending Pods to delete, highest ordinal first, when only deleting them rolls it out', (_case, updateStrategy, deletePods) => {
+      const ledger = workload(fold(ledgerWith(updateStrategy), moveLedger).report, 'StatefulSet', 'ledger');
+
+      expect(ledger).toMatchObject({ pending: 2 });
+      expect(ledger?.deletePods).toEqual(deletePods);
+    });
+
+    it('lists only its pending Pods, never the current ones', () => {
+      const list = ledgerWith({ type: 'OnDelete' });
+      const running = findItem(list, 'Pod', 'ledger-1') as { spec: Record<string, unknown> };
+      running.spec = { ...running.spec, nodeSelector: { ...(running.spec.nodeSelector as Record<string, string> | undefined), 'example.com/pool': 'db' } };
+
+      expect(workload(fold(list, moveLedger).report, 'StatefulSet', 'ledger')).toMatchObject({ pending: 1, current: 1, deletePods: ['ledger-0'] });
+    });
+  });
+
   it('reads only the namespace it is given', async () => {
     const { report, verdicts } = fold(await clusterList(), await fixtureRules(), { namespace: 'batch' });
 

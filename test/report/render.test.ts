@@ -41,6 +41,23 @@ describe('renderReportTable', () => {
 });
 
 describe('restartCommands', () => {
+  it('deletes the pending Pods of a StatefulSet that rollout restart does not roll out, in the order given, each once its successor is Ready', () => {
+    const db = { ...workload('StatefulSet', 'db', 2), deletePods: ['db-10', 'db-2'] };
+
+    expect(restartCommands(report([db, workload('StatefulSet', 'cache', 1)]))).toEqual([
+      '# StatefulSet shop/db: its updateStrategy (OnDelete, or a partition) keeps rollout restart from recreating its 2 pending Pods; deleted, each is created again',
+      'kubectl delete pod db-10 -n shop && until kubectl wait --for=condition=Ready pod/db-10 -n shop --timeout=10m; do sleep 2; done',
+      'kubectl delete pod db-2 -n shop && until kubectl wait --for=condition=Ready pod/db-2 -n shop --timeout=10m; do sleep 2; done',
+      'kubectl rollout restart statefulset/cache -n shop',
+    ]);
+  });
+
+  it('leaves out a StatefulSet whose Pod to delete has no Kubernetes name', () => {
+    const db = { ...workload('StatefulSet', 'db', 1), deletePods: ['db-0; rm -rf ~'] };
+
+    expect(restartCommands(report([db]))).toEqual(['# left out, not a Kubernetes name: StatefulSet "shop"/"db" (1 pending Pod)']);
+  });
+
   it('rolls out Deployments and StatefulSets with kubectl rollout restart and Rollouts with the Argo plugin', () => {
     expect(restartCommands(report([workload('Deployment', 'checkout', 2), workload('StatefulSet', 'db', 1), workload('Rollout', 'storefront', 1)]))).toEqual([
       'kubectl rollout restart deployment/checkout -n shop',

@@ -2,7 +2,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { compileRuleSet, mutatePod, type Pod, type RuleSet } from '../../lib/engine/index.ts';
+import { compileRuleSet, mutatePod, type ManagedStep, type Pod, type RuleSet } from '../../lib/engine/index.ts';
 import { loadRuleFiles } from '../../lib/rule-files/index.ts';
 import { podFromWorkload, readWorkloadObject } from '../../lib/workloads/index.ts';
 import { fixturePath, fixtureText } from '../support/fixtures.ts';
@@ -47,13 +47,13 @@ const DEFAULT_TOLERATIONS = [
  * checkout's running Pods as the cluster made them under `rules`: the Pod its ReplicaSet creates from the Deployment's
  * template, the API server's default tolerations, then the admission engine's result, named and scheduled.
  */
-export function admittedCheckoutPods(list: KubectlList, rules: RuleSet): Pod[] {
+export function admittedCheckoutPods(list: KubectlList, rules: RuleSet, managedSteps: readonly ManagedStep[] = []): Pod[] {
   const deployment = readWorkloadObject(findItem(list, 'Deployment', 'checkout'), 'checkout');
   const replicaSetUid = (findItem(list, 'ReplicaSet', 'checkout-7d9f8b6c5d').metadata as { uid: string }).uid;
   return ['h2k9d', 'r7x4m'].map((suffix, index) => {
     const created = podFromWorkload(deployment, { namespace: 'production', templateHash: '7d9f8b6c5d' });
     const incoming: Pod = { ...created, spec: { ...created.spec, tolerations: [...(created.spec?.tolerations ?? []), ...DEFAULT_TOLERATIONS] } };
-    const admitted = mutatePod(incoming, 'production', rules, { requestUid: `admission-${suffix}` }).pod;
+    const admitted = mutatePod(incoming, 'production', rules, { requestUid: `admission-${suffix}` }, { managedSteps }).pod;
     const metadata = admitted.metadata!;
     return {
       ...admitted,

@@ -1,11 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { readSecretString, secretReaderFor } from '../../lib/secrets/index.ts';
-import { startFakeSecretsManager } from '../endpoint/support.ts';
+import { startFakeSecretsManager, useSecretsManagerAt } from '../endpoint/support.ts';
+import { silentEndpoint } from '../store/support.ts';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:ap-southeast-2:123456789012:secret:podmutation/kubeconfig-AbCdEf';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
+  vi.unstubAllEnvs();
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
@@ -43,5 +45,15 @@ describe('secretReaderFor', () => {
     const reader = secretReaderFor(SECRET_ARN) as unknown as { config: { region: () => Promise<string> } };
 
     await expect(reader.config.region()).resolves.toBe('ap-southeast-2');
+  });
+
+  it('ends a call the endpoint never answers with a TimeoutError once requestTimeoutMs has passed', async () => {
+    const silent = await silentEndpoint();
+    cleanups.push(() => silent.close());
+    useSecretsManagerAt(silent.endpoint);
+
+    const read = await readSecretString(secretReaderFor(SECRET_ARN, { maxAttempts: 1, requestTimeoutMs: 50 }), SECRET_ARN);
+
+    expect(read).toMatchObject({ failure: { name: 'TimeoutError' } });
   });
 });

@@ -66,10 +66,16 @@ interface Harness {
 
 /** A cache reading through a cuttable link with one attempt per call, on a fake clock. */
 async function harness(
-  options: { compile?: (snapshot: RuleSnapshot) => readonly string[]; clusterId?: string } = {},
+  options: {
+    compile?: (snapshot: RuleSnapshot) => readonly string[];
+    clusterId?: string;
+    deadlineMs?: number;
+    requestTimeoutMs?: number;
+    onRefreshFailure?: (error: StoreError) => void;
+  } = {},
 ): Promise<Harness> {
   const link = await startLink(dynamo.endpoint);
-  const { client, counts } = countingClient({ endpoint: link.endpoint, maxAttempts: 1, requestTimeoutMs: 1_000 });
+  const { client, counts } = countingClient({ endpoint: link.endpoint, maxAttempts: 1, requestTimeoutMs: options.requestTimeoutMs ?? 1_000 });
   cleanups.push(() => client.destroy(), () => link.close());
   let now = START;
   const clusterId = options.clusterId ?? freshClusterId();
@@ -80,6 +86,8 @@ async function harness(
     maxStaleSeconds: MAX_STALE_SECONDS,
     compile: options.compile ?? ruleNames,
     clock: () => now,
+    ...(options.deadlineMs === undefined ? {} : { deadlineMs: options.deadlineMs }),
+    ...(options.onRefreshFailure === undefined ? {} : { onRefreshFailure: options.onRefreshFailure }),
   });
   return { cache, clusterId, counts, link, advance: (seconds) => void (now += seconds * 1000) };
 }
@@ -97,6 +105,29 @@ describe('cold start', () => {
     });
 
     await expect(cache.get()).rejects.toThrow(/DynamoDB GetItem on table ".*" for cluster ".*" failed/);
+  });
+
+  it('backs off before the first good read too: gets during the backoff reject with the last failure, without a read', async () => {
+    const { cache, link, counts, advance } = await harness();
+    link.cut();
+    await expect(cache.get()).rejects.toThrow(StoreError);
+    const before = counts();
+
+    const failures = await Promise.all(Array.from({ length: 50 }, () => cache.get().catch((error: unknown) => error)));
+    advance(0.49);
+    failures.push(await cache.get().catch((error: unknown) => error));
+
+    expect(countsSince(before, counts())).toEqual({});
+    expect(new Set(failures).size).toBe(1);
+    expect(failures[0]).toBeInstanceOf(StoreError);
+  });
+
+  it('rejects a cold get at its deadline while the store is silent', async () => {
+    const { cache, clusterId, link } = await harness({ deadlineMs: 50, requestTimeoutMs: 20_000 });
+    link.hang();
+
+    await expect(cache.get()).rejects.toThrow(`reading the rule snapshot of cluster "${clusterId}" gave no answer within 50 ms`);
+    expect(link.held()).toBe(1);
   });
 
   it('rejects with a StoreError when nothing was published yet', async () => {
@@ -209,17 +240,42 @@ describe('refresh failures', () => {
     );
   });
 
-  it('waits refreshSeconds before retrying a failed refresh', async () => {
+  it('backs off a failed refresh: no read within half a second, one read once a second has passed', async () => {
     const { cache, link, counts, advance } = await warmHarness();
     link.cut();
     advance(REFRESH_SECONDS);
     await cache.get();
     const before = counts();
-    advance(REFRESH_SECONDS - 1);
 
+    advance(0.49);
     await cache.get();
-
     expect(countsSince(before, counts())).toEqual({});
+
+    advance(0.51);
+    await cache.get();
+    expect(countsSince(before, counts())).toEqual({ GetItemCommand: 1 });
+  });
+
+  it('serves the last good value at its deadline while the store is silent, and reports the timeout', async () => {
+    const clusterId = freshClusterId();
+    await publisher.publish(clusterId, contentOf([ruleAdding('good')]));
+    const failures: StoreError[] = [];
+    // The client would wait 20 s: only the cache's deadline can end the get sooner.
+    const { cache, link, advance } = await harness({
+      clusterId,
+      deadlineMs: 50,
+      requestTimeoutMs: 20_000,
+      onRefreshFailure: (error) => failures.push(error),
+    });
+    await cache.get();
+    link.hang();
+    advance(REFRESH_SECONDS);
+
+    const served = await cache.get();
+
+    expect([served.value, served.stale]).toEqual([['good'], true]);
+    expect(link.held()).toBe(1);
+    expect(failures.map((error) => error.message)).toEqual([`reading the rule snapshot of cluster "${clusterId}" gave no answer within 50 ms`]);
   });
 
   it('is fresh again after the store comes back', async () => {

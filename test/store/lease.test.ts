@@ -144,11 +144,12 @@ describe('releasing the sync lease', () => {
   });
 
   it('releases only for the holder: an earlier holder whose lease was taken over changes nothing', async () => {
-    const { lambda, cli, cliClock } = twoWriters();
+    const { lambda, cli, lambdaClock, cliClock } = twoWriters();
     const clusterId = freshClusterId();
     const stale = await acquired(lambda, clusterId, 'lambda:req-1');
     cliClock.set(START + DURATION_MS + 1);
     const current = await acquired(cli, clusterId, 'cli:laptop:4242');
+    lambdaClock.set(START + DURATION_MS + 1);
 
     const released = await lambda.release(stale);
 
@@ -190,11 +191,12 @@ describe('renewing the sync lease', () => {
   });
 
   it('refuses to renew for a holder whose lease was taken over, naming the new holder', async () => {
-    const { lambda, cli, cliClock } = twoWriters();
+    const { lambda, cli, lambdaClock, cliClock } = twoWriters();
     const clusterId = freshClusterId();
     const stale = await acquired(lambda, clusterId, 'lambda:req-1');
     cliClock.set(START + DURATION_MS + 1);
     const current = await acquired(cli, clusterId, 'cli:laptop:4242');
+    lambdaClock.set(START + DURATION_MS + 1);
 
     const renewal = lambda.renew(stale);
 

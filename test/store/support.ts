@@ -2,7 +2,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { UpdateItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { NormalizedRule } from '../../lib/api/index.ts';
 import {
   createDynamoClient,
@@ -64,11 +64,18 @@ function countsSince(before: CommandCounts, after: CommandCounts): CommandCounts
   );
 }
 
-/** A TCP relay to an endpoint that can be cut (every connection reset) and restored: a real network outage. */
+/**
+ * A TCP relay to an endpoint that can be cut (every connection reset), made silent (every connection, open or new,
+ * read and never answered from then on: a proxy gone quiet) and restored: a real network outage.
+ */
 interface Link {
   readonly endpoint: string;
   cut(): void;
+  /** From now on every connection is read and never answered. */
+  hang(): void;
   restore(): void;
+  /** How many open connections have sent something since the link went silent, and got no answer. */
+  held(): number;
   close(): Promise<void>;
 }
 
@@ -76,41 +83,70 @@ async function startLink(target: string): Promise<Link> {
   const url = new URL(target);
   const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
   const sockets = new Set<net.Socket>();
-  let down = false;
+  const held = new Set<net.Socket>();
+  let mode: 'up' | 'down' | 'silent' = 'up';
   const track = (socket: net.Socket): void => {
     sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
+    socket.on('close', () => {
+      sockets.delete(socket);
+      held.delete(socket);
+    });
     socket.on('error', () => socket.destroy());
   };
   const server = net.createServer((downstream) => {
     track(downstream);
-    if (down) {
+    if (mode === 'down') {
       downstream.destroy();
+      return;
+    }
+    if (mode === 'silent') {
+      downstream.on('data', () => held.add(downstream));
       return;
     }
     const upstream = net.connect(port, url.hostname);
     track(upstream);
+    // Forwarded chunk by chunk rather than piped, so that an open connection can go silent too.
+    downstream.on('data', (chunk: Buffer) => {
+      if (mode === 'silent') held.add(downstream);
+      else upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      if (mode !== 'silent') downstream.write(chunk);
+    });
     upstream.on('close', () => downstream.destroy());
     downstream.on('close', () => upstream.destroy());
-    downstream.pipe(upstream).pipe(downstream);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port: linkPort } = server.address() as AddressInfo;
+  const resetAll = (): void => {
+    for (const socket of sockets) socket.destroy();
+  };
   return {
     endpoint: `${url.protocol}//127.0.0.1:${linkPort}`,
     cut: () => {
-      down = true;
-      for (const socket of sockets) socket.destroy();
+      mode = 'down';
+      resetAll();
+    },
+    hang: () => {
+      mode = 'silent';
     },
     restore: () => {
-      down = false;
+      mode = 'up';
     },
+    held: () => held.size,
     close: () =>
       new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
+        resetAll();
         server.close(() => resolve());
       }),
   };
+}
+
+/** An endpoint that accepts every connection, reads it and never answers. */
+async function silentEndpoint(): Promise<Link> {
+  const link = await startLink('http://127.0.0.1:9');
+  link.hang();
+  return link;
 }
 
 /** An endpoint on a port nothing listens on. */
@@ -169,13 +205,49 @@ function largeContent(chars: number, ruleCount: number): SnapshotContent {
   );
 }
 
+/**
+ * A real client whose responses carry a Date header from `tableClock`: a table whose clock is that clock. Undefined
+ * removes the header, as a DynamoDB that sent none. Innermost of the stack, so the store reads the header it sets.
+ */
+function clientWithTableClock(options: DynamoClientOptions, tableClock: (() => number) | undefined): DynamoDBClient {
+  const client = createDynamoClient(options);
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const result = await next(args);
+      const { headers } = result.response as { headers?: Record<string, string> };
+      if (headers !== undefined) {
+        if (tableClock === undefined) delete headers['date'];
+        else headers['date'] = new Date(tableClock()).toUTCString();
+      }
+      return result;
+    },
+    { step: 'deserialize', name: 'testTableClock', priority: 'low' },
+  );
+  return client;
+}
+
+/** The pointer's list start set as a version of the store without the clock check wrote it from a clock running ahead. */
+async function plantListStart(client: DynamoDBClient, tableName: string, clusterId: string, listStartedAt: number): Promise<void> {
+  await client.send(
+    new UpdateItemCommand({
+      TableName: tableName,
+      Key: { pk: { S: `cluster#${clusterId}` }, sk: { S: 'pointer' } },
+      UpdateExpression: 'SET listStartedAt = :at',
+      ExpressionAttributeValues: { ':at': { N: String(listStartedAt) } },
+    }),
+  );
+}
+
 export {
+  clientWithTableClock,
+  plantListStart,
   startTestDynamo,
   createFreshTable,
   freshClusterId,
   countingClient,
   countsSince,
   startLink,
+  silentEndpoint,
   closedEndpoint,
   itemBytes,
   partSortKey,

@@ -46,6 +46,12 @@ const toleration: fc.Arbitrary<Toleration> = fc.oneof(
   fc.record({ key: fc.constantFrom(...LABEL_KEYS), value: fc.constantFrom(...VALUES), effect: fc.constant('NoSchedule') }),
 );
 
+/** A toleration as a rule may write it: also with an empty value, which the API server stores without the field. */
+const ruleToleration: fc.Arbitrary<Toleration> = fc.oneof(
+  toleration,
+  fc.record({ key: fc.constantFrom(...LABEL_KEYS), operator: fc.constant('Exists'), value: fc.constant(''), effect: fc.constant('NoSchedule') }),
+);
+
 const labelMap = fc.dictionary(fc.constantFrom(...LABEL_KEYS), fc.constantFrom(...VALUES), { maxKeys: 2 });
 
 /** A random Pod as a Deployment would create it, with random scheduling fields. */
@@ -110,7 +116,7 @@ const addSpec = fc.record(
   {
     annotations: fc.dictionary(fc.constantFrom('example.com/migrated', 'example.com/x~y'), fc.constantFrom('yes', 'no'), { minKeys: 1, maxKeys: 2 }),
     nodeSelector: fc.dictionary(fc.constantFrom(...LABEL_KEYS), fc.constantFrom(...VALUES), { minKeys: 1, maxKeys: 2 }),
-    tolerations: fc.array(toleration, { minLength: 1, maxLength: 2 }),
+    tolerations: fc.array(ruleToleration, { minLength: 1, maxLength: 2 }),
     nodeAffinity: addedAffinity,
   },
   { requiredKeys: [] },
@@ -134,7 +140,7 @@ function validRule(resource: unknown): NormalizedRule | undefined {
 export const randomRule = (name: string, options: { selector?: boolean } = {}): fc.Arbitrary<NormalizedRule> =>
   fc
     .record({
-      priority: fc.integer({ min: 0, max: 3 }),
+      priority: fc.integer({ min: -1, max: 3 }),
       enable: fc.oneof({ weight: 9, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
       workloadSelector: options.selector === false ? fc.constant({ all: true }) : selectorSpec,
       mutationRemove: removeSpec,
@@ -163,3 +169,26 @@ export const randomNode: fc.Arbitrary<NodeView> = fc
     ),
   })
   .map((node) => ({ name: node.name, labels: node.labels }));
+
+/** Every object of a JSON value with its members in reverse order: how far the API server's encoding may reorder them. */
+function reordered(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(reordered);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(Object.entries(value).reverse().map(([key, member]) => [key, reordered(member)]));
+}
+
+// The labels the PodTopologyLabels admission plugin copies from the Node when the Pod is bound (on since Kubernetes 1.35).
+const NODE_TOPOLOGY_LABELS = { 'topology.kubernetes.io/zone': 'eu-west-1a', 'topology.kubernetes.io/region': 'eu-west-1' };
+
+/**
+ * A Pod as the API server stores it, binds it and gives it back (to `kubectl get -o json`, to a recreation): through
+ * JSON, its members in another order (Go's field order), the empty strings of tolerations left out (omitempty), and the
+ * Node's topology labels added at binding.
+ */
+export function storedByApiServer(pod: Pod): Pod {
+  const stored = reordered(JSON.parse(JSON.stringify(pod))) as { metadata?: { labels?: Record<string, string> }; spec?: { tolerations?: Record<string, unknown>[] } };
+  const tolerations = stored.spec?.tolerations;
+  if (tolerations !== undefined) stored.spec!.tolerations = tolerations.map((item) => Object.fromEntries(Object.entries(item).filter(([, value]) => value !== '')));
+  stored.metadata = { ...stored.metadata, labels: { ...stored.metadata?.labels, ...NODE_TOPOLOGY_LABELS } };
+  return stored;
+}

@@ -54,4 +54,39 @@ describe('a sync with rules over a budget', () => {
     expect(snapshot.rules.reduce((total, rule) => total + ruleCost(rule).bytes, 0)).toBeLessThanOrEqual(SNAPSHOT_BUDGET.maxRuleBytes);
     for (const name of rejected) expect(acceptedCondition(name)).toMatchObject({ status: 'False', message: expect.stringContaining('the snapshot budget') as unknown });
   }, 60_000);
+
+  it('publishes at most the budget’s count of rules and rejects the ones that apply later, naming the count', async () => {
+    // Listed (and so status-patched) first, applied last.
+    for (const name of ['a-late-0', 'a-late-1']) world.server.put({ metadata: { name }, spec: validSpec('late', { priority: 100 }) });
+    for (let index = 0; index < SNAPSHOT_BUDGET.maxRules; index += 1) world.server.put({ metadata: { name: `r${String(index).padStart(5, '0')}` }, spec: validSpec('general') });
+    const subject = syncSubject(world, { source: world.source({ pageSize: 500 }), statusBudgetMs: 1_000 });
+
+    const report = await subject.sync();
+
+    const snapshot = (await world.store.read(subject.clusterId))!;
+    expect(report).toMatchObject({ outcome: 'published', valid: SNAPSHOT_BUDGET.maxRules, invalid: 2 });
+    expect(snapshot.rules.map((rule) => rule.name)).not.toContain('a-late-0');
+    expect(acceptedCondition('a-late-1')).toMatchObject({
+      status: 'False',
+      message: expect.stringContaining(`not published: the snapshot budget of ${SNAPSHOT_BUDGET.maxRules} rules is spent by rules that apply before this one`) as unknown,
+    });
+  }, 60_000);
+
+  it('lists the invalid rules in the snapshot by name while they fit its budget, and still reports and marks every one', async () => {
+    // 40 misspelt fields a rule: 32 reasons and a count, about 5 KB of reasons each.
+    const misspelt = Object.fromEntries(Array.from({ length: 40 }, (_, index) => [`namespace${index}`, ['apps']]));
+    const names = Array.from({ length: 150 }, (_, index) => `typo-${String(index).padStart(3, '0')}`);
+    for (const name of names) world.server.put({ metadata: { name }, spec: validSpec('general', { workloadSelector: { namespaces: ['apps'], ...misspelt } }) });
+    const subject = syncSubject(world, { source: world.source({ pageSize: 500 }) });
+
+    const report = await subject.sync();
+
+    const listed = (await world.store.read(subject.clusterId))!.invalid;
+    expect(report).toMatchObject({ outcome: 'published', valid: 0, invalid: names.length });
+    expect(listed.length).toBeGreaterThan(0);
+    expect(listed.map((invalid) => invalid.name)).toEqual(names.slice(0, listed.length));
+    expect(listed.length).toBeLessThan(names.length);
+    expect(Buffer.byteLength(JSON.stringify(listed), 'utf8')).toBeLessThanOrEqual(SNAPSHOT_BUDGET.maxInvalidBytes);
+    expect(acceptedCondition(names.at(-1)!)).toMatchObject({ status: 'False', message: expect.stringContaining('unknown field') as unknown });
+  });
 });

@@ -74,4 +74,18 @@ describe('the enforcement annotation through the sync', () => {
     expect(snapshot?.invalid[0]?.issues[0]?.field).toBe(`metadata.annotations["${ENFORCEMENT_ANNOTATION}"]`);
     expect(statusOf('spot-trial')).not.toHaveProperty('enforcement');
   });
+
+  it('skips a rule whose enforcement key is a typo and writes Accepted=False naming the key and the known one', async () => {
+    const key = 'podmutation.agent.cloudpilot.ai/enforcment';
+    world.server.put({ metadata: { name: 'spot-trial', annotations: { [key]: 'audit' } }, spec: validSpec('spot-trial') });
+    const subject = syncSubject(world);
+
+    const report = await subject.sync();
+
+    expect(report).toMatchObject({ valid: 0, invalid: 1 });
+    expect((await world.store.read(subject.clusterId))?.rules).toEqual([]);
+    const condition = (statusOf('spot-trial')?.['conditions'] as { type: string; status: string; message: string }[])[0];
+    expect(condition).toMatchObject({ type: 'Accepted', status: 'False' });
+    expect(condition?.message).toContain(`metadata.annotations["${key}"]: unknown annotation under podmutation.agent.cloudpilot.ai/; expected one of ${ENFORCEMENT_ANNOTATION}`);
+  });
 });

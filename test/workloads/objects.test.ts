@@ -74,6 +74,27 @@ describe('readWorkloadObject', () => {
     expect(readWorkloadObject(rollout, 'items[0]')).toMatchObject({ template: undefined, workloadRef: { kind: 'Deployment', name: 'web' } });
   });
 
+  describe("a StatefulSet's update strategy", () => {
+    const statefulSet = (updateStrategy: unknown) => ({ ...DEPLOYMENT, kind: 'StatefulSet', metadata: { name: 'db', namespace: 'shop' }, spec: { ...DEPLOYMENT.spec, updateStrategy } });
+
+    it.each([
+      ['absent, as RollingUpdate without a partition', undefined, 'RollingUpdate', 0],
+      ['OnDelete', { type: 'OnDelete' }, 'OnDelete', 0],
+      ['a RollingUpdate partition', { type: 'RollingUpdate', rollingUpdate: { partition: 3 } }, 'RollingUpdate', 3],
+      ['a partition without a type, as RollingUpdate', { rollingUpdate: { partition: 2 } }, 'RollingUpdate', 2],
+    ])('reads %s', (_case, updateStrategy, type, partition) => {
+      expect(readWorkloadObject(statefulSet(updateStrategy), 'items[0]')).toMatchObject({ updateStrategy: type, partition });
+    });
+
+    it('reads none for another kind', () => {
+      expect(readWorkloadObject({ ...DEPLOYMENT, spec: { ...DEPLOYMENT.spec, updateStrategy: { type: 'Recreate' } } }, 'items[0]')).toMatchObject({ updateStrategy: '', partition: 0 });
+    });
+
+    it('reports a partition that is no integer at its field path', () => {
+      expect(() => readWorkloadObject(statefulSet({ rollingUpdate: { partition: '1' } }), 'items[4]')).toThrow('items[4].spec.updateStrategy.rollingUpdate.partition: expected an integer, got a string');
+    });
+  });
+
   it('refuses a Pod', () => {
     expect(() => readWorkloadObject({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } }, 'items[0]')).toThrow('items[0]: expected a workload');
   });

@@ -1,0 +1,80 @@
+/**
+ * Pods that a rollout does not recreate from a template (a bare Pod, a Pod whose owner is not in the input, a Pod of a
+ * custom controller) are recreated from their own spec: the report reads them as admission reads that recreation.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { compileRuleSet, mutatePod, STAMP_ANNOTATION, type Pod, type RuleSet } from '../../lib/engine/index.ts';
+import { createReport, type ReportOptions, type Verdict } from '../../lib/report/index.ts';
+import { KEYLESS_STAMPS, keyedStamps } from '../../lib/stamp/index.ts';
+import { randomPod, randomRules, storedByApiServer } from '../support/arbitraries.ts';
+import { pod, preferred, req, rule, rules } from '../support/builders.ts';
+
+// The webhook's key; the report never has it.
+const WEBHOOK_STAMPS = keyedStamps('report-test-stamp-key-0123456789abcdefghij');
+const REPORT: ReportOptions = { stamps: KEYLESS_STAMPS };
+
+/** The issue's rule: it removes a key, and adds a preferred term that uses the key with another one. */
+const PREFER_ZONE_A = rules(
+  rule('prefer-zone-a', {
+    mutationRemove: { nodeAffinity: { keys: ['topology.kubernetes.io/zone'] } },
+    mutationAdd: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [preferred(10, req('topology.kubernetes.io/zone', 'In', 'a'), req('example.com/tier', 'In', 'web'))] } },
+  }),
+);
+
+/** The Pod the cluster runs after admitting `spec` through the webhook: stored, named, given a uid and a phase. */
+function admitted(spec: Pod, ruleSet: RuleSet, requestUid: string): Pod {
+  const stored = storedByApiServer(mutatePod(spec, 'production', ruleSet, { requestUid }, { stamps: WEBHOOK_STAMPS }).pod);
+  return { ...stored, metadata: { ...stored.metadata, name: stored.metadata?.name ?? 'web-abcde', uid: `pod-of-${requestUid}` }, status: { phase: 'Running' } };
+}
+
+/** The Pod recreated from the running Pod's own spec, as `kubectl get -o yaml` then `kubectl replace --force` do it. */
+function recreated(running: Pod, ruleSet: RuleSet, requestUid: string): Pod {
+  const metadata = { ...running.metadata };
+  delete metadata.uid;
+  const spec: Record<string, unknown> = { ...running, metadata };
+  delete spec.status;
+  return admitted(spec, ruleSet, requestUid);
+}
+
+function verdictOf(running: Pod, ruleSet: RuleSet, options: ReportOptions = REPORT): Verdict | undefined {
+  return createReport(ruleSet, options).addPod(running, 'pod');
+}
+
+const ORIGINS: readonly { readonly name: string; readonly spec: Pod }[] = [
+  { name: 'a bare Pod', spec: pod({ name: 'web-abcde' }) },
+  { name: 'a Pod whose owner is not in the input', spec: pod() },
+  { name: 'a Pod of a custom controller', spec: pod({ owner: { kind: 'WebApp', name: 'web' } }) },
+];
+
+describe('the report of a Pod recreated from its own spec', () => {
+  it.each(ORIGINS)('reads $name that the webhook admitted under the same rules as current, where reading it as it runs gave pending', ({ spec }) => {
+    const running = admitted(spec, PREFER_ZONE_A, 'admission-1');
+
+    expect(running.metadata?.annotations?.[STAMP_ANNOTATION]).toBeDefined();
+    expect(verdictOf(running, PREFER_ZONE_A, {})).toBe('pending');
+    expect(verdictOf(running, PREFER_ZONE_A)).toBe('current');
+  });
+
+  it.each(ORIGINS)('reads $name pending once the rule changes, and current after its recreation', ({ spec }) => {
+    const changed = rules(rule('prefer-zone-a', { mutationAdd: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [preferred(20, req('topology.kubernetes.io/zone', 'In', 'a'))] } } }));
+    const running = admitted(spec, PREFER_ZONE_A, 'admission-1');
+
+    expect(verdictOf(running, changed)).toBe('pending');
+    expect(verdictOf(recreated(running, changed, 'admission-2'), changed)).toBe('current');
+  });
+
+  it('has no verdict that recreating the Pod does not clear: after one recreation under the rules, none is pending', () => {
+    fc.assert(
+      fc.property(randomPod, randomRules, randomRules, (template, before, after) => {
+        const bare: Pod = { ...template, metadata: { name: 'web-abcde', namespace: 'production', labels: { app: 'web' }, annotations: template.metadata?.annotations } };
+        const rulesAfter = compileRuleSet(after);
+        const running = admitted(bare, compileRuleSet(before), 'admission-1');
+        fc.pre(mutatePod(running, 'production', rulesAfter, { requestUid: 'admission-2' }, { stamps: WEBHOOK_STAMPS }).decision !== 'denied');
+
+        expect(['current', 'unaffected']).toContain(verdictOf(recreated(running, rulesAfter, 'admission-2'), rulesAfter));
+      }),
+      { numRuns: Number(process.env.PROPERTY_RUNS ?? 300) },
+    );
+  });
+});
