@@ -1,0 +1,54 @@
+/** The CLI as a process, through its built binary: a reader that closes the pipe early, and a Node.js too old for it. */
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import packageJson from '../../package.json' with { type: 'json' };
+import { EXAMPLES, fixturePath } from '../support/fixtures.ts';
+import { BIN } from '../support/cli.ts';
+import { runProcess } from '../support/processes.ts';
+
+/** Runs the bin with its standard output closed before it writes, as `| head -1` leaves it; its exit and what it wrote to stderr. */
+async function withClosedStdout(args: readonly string[]): Promise<{ readonly code: number | null; readonly stderr: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.destroy();
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const [code] = (await once(child, 'close')) as [number | null];
+  return { code, stderr };
+}
+
+describe('a closed standard output', () => {
+  it.each([
+    ['the help', ['--help']],
+    ["a command's help", ['review', '--help']],
+    ['the version', ['--version']],
+    ['explain', ['explain', fixturePath('reviews/deployment-legacy-pool.json'), '--rules', EXAMPLES]],
+    ['validate', ['validate', EXAMPLES]],
+    ['review', ['review', fixturePath('reviews/deployment-legacy-pool.json'), '--rules', EXAMPLES]],
+  ])('ends %s quietly with exit 0, as kubectl … | head does', async (_name, args) => {
+    const { code, stderr } = await withClosedStdout(args);
+
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+  });
+});
+
+// The machine's own node (Debian's, 20), outside node_modules/.bin where the node@22 devDependency lives.
+const SYSTEM_NODE = '/usr/bin/node';
+
+describe('an older Node.js', () => {
+  it("is refused before anything runs, naming the version needed and the one found", async () => {
+    const found = execFileSync(SYSTEM_NODE, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim();
+    // The test needs a Node.js older than the one package.json asks for; the machine's is 20.
+    expect(Number(found.split('.')[0])).toBeLessThan(22);
+
+    const run = await runProcess(SYSTEM_NODE, [BIN, 'validate', EXAMPLES]);
+
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe(
+      `podmutation: needs Node.js 22 or later (package.json engines.node "${packageJson.engines.node}"), but runs on Node.js ${found} (${SYSTEM_NODE}); ` +
+        "install Node.js 22, or run it with the project's own: npm run podmutation -- ARGS\n",
+    );
+    expect(run.code).toBe(2);
+  });
+});
