@@ -33,6 +33,11 @@ export interface CommandDoc {
   /** Command lines, as typed in a shell. */
   readonly examples: readonly string[];
   readonly exits: ExitCodes;
+  /**
+   * The exit code of a cluster or store that could not be read, where it is not 1: a command whose 1 means "not yet"
+   * (report's pending Pods) makes it 2, so that a wait loop on 1 stops on an outage or an expired credential.
+   */
+  readonly unreadableExit?: typeof EXIT.usage;
 }
 
 /** What a command runs with: the streams, the environment (NO_COLOR, for one), and the version `--version` prints. */

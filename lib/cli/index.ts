@@ -1,14 +1,15 @@
 /** The `podmutation` CLI: commander commands, one module per command (issue #13), and the exit code of a run. */
-import { CommanderError } from 'commander';
-import { ConfigurationError, DuplicateRuleError, MalformedInputError, PodMutationError } from '../errors/index.ts';
-import { EXIT, commandPath, exitCodeOf, type CliContext } from './command.ts';
+import { CommanderError, type Command } from 'commander';
+import { ClusterError, ConfigurationError, DuplicateRuleError, MalformedInputError, PodMutationError, StoreError } from '../errors/index.ts';
+import { EXIT, commandDoc, commandPath, exitCodeOf, type CliContext } from './command.ts';
 import { writeLine, type CliStreams } from './io.ts';
 import { allCommands, createProgram } from './program.ts';
 import { renderCliReference } from './reference.ts';
 
-/** The exit code of an error an action threw: bad input or flags are usage errors; a store or cluster failure is 1. */
-function errorExitCode(error: unknown): number {
+/** The exit code of an error an action threw: bad input or flags are usage errors; a store or cluster failure is 1, or the command's own. */
+function errorExitCode(error: unknown, command: Command): number {
   if (error instanceof MalformedInputError || error instanceof ConfigurationError || error instanceof DuplicateRuleError) return EXIT.usage;
+  if (error instanceof ClusterError || error instanceof StoreError) return commandDoc(command)?.unreadableExit ?? EXIT.findings;
   return EXIT.findings;
 }
 
@@ -37,7 +38,7 @@ async function runCli(argv: readonly string[], context: CliContext): Promise<num
     // Help and version end with commander's exit code 0; help for a missing command and every usage error do not.
     if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     writeLine(streams.stderr, `${commandPath(running)}: ${errorMessage(error)}`);
-    return errorExitCode(error);
+    return errorExitCode(error, running);
   }
   return exitCodeOf(running) ?? EXIT.ok;
 }

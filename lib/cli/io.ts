@@ -1,5 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
-import { MalformedInputError } from '../errors/index.ts';
+import { readFile } from 'node:fs/promises';
+import { fileProblem, MalformedInputError } from '../errors/index.ts';
 import { readTextFile } from '../rule-files/index.ts';
 
 /** The streams a command reads and writes; tests pass their own. */
@@ -28,4 +29,23 @@ export async function readInput(path: string | undefined, streams: CliStreams): 
 /** Writes a line to a stream. */
 export function writeLine(stream: Writable, line: string): void {
   stream.write(`${line}\n`);
+}
+
+/** Reads the whole file a flag names (`--tls-cert FILE`); one that cannot be read is a usage error naming the flag and the path. */
+export async function readFlagFile(path: string, flag: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    throw new MalformedInputError(`${flag} ${path} cannot be read: ${fileProblem(error)}`, { cause: error, context: { flag } });
+  }
+}
+
+/**
+ * Checks that exactly one of two alternative sources was given, naming both when neither or both were:
+ * `serve needs --rules PATH (rule files) or --kubeconfig FILE (…); neither was given`.
+ */
+export function requireOneOf(command: string, choices: readonly [{ readonly flag: string; readonly given: boolean }, { readonly flag: string; readonly given: boolean }]): void {
+  const [first, second] = choices;
+  if (first.given !== second.given) return;
+  throw new MalformedInputError(`${command} needs ${first.flag} or ${second.flag}; ${first.given ? 'both were given, give one' : 'neither was given'}`);
 }

@@ -9,7 +9,7 @@ import { KEYLESS_STAMPS } from '../stamp/index.ts';
 import { checkNesting, isDns1123Label, isJsonObject, previewInput, typeMismatch } from '../values/index.ts';
 import { classifyObject } from '../workloads/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
-import { readInput, writeLine, type CliStreams } from './io.ts';
+import { readInput, requireOneOf, writeLine, type CliStreams } from './io.ts';
 import { enforcementOf, enforcementOption } from './options/enforcement.ts';
 import { placementOptions, placementSteps, type PlacementFlags } from './options/placement-file.ts';
 import { loadRulesReportingInvalid, reportInvalidRules, rulesOption } from './options/rules.ts';
@@ -84,9 +84,10 @@ async function foldCluster(builder: ReportBuilder, config: KubeconfigFile, names
 /** The checked flags: where the objects come from, and how the report is printed. */
 function checkedFlags(values: ReportFlags) {
   const { kubeconfig, objects, namespace } = values;
-  if ((kubeconfig === undefined) === (objects === undefined)) {
-    throw new MalformedInputError('report needs --kubeconfig FILE (the cluster) or --objects FILE (a kubectl get -o json List), not both');
-  }
+  requireOneOf('report', [
+    { flag: '--kubeconfig FILE (the cluster)', given: kubeconfig !== undefined },
+    { flag: '--objects FILE (a kubectl get -o json List)', given: objects !== undefined },
+  ]);
   if (kubeconfig === '' || objects === '') throw new MalformedInputError(`--${kubeconfig === '' ? 'kubeconfig' : 'objects'} needs a FILE`);
   if (values.context !== undefined && kubeconfig === undefined) throw new MalformedInputError('--context goes with --kubeconfig');
   if (objects !== undefined && (values.rules ?? []).length === 0) {
@@ -138,9 +139,10 @@ export function registerReport(program: Command, context: CliContext): void {
     ],
     exits: {
       0: 'no Pod pending or denied: every workload is current',
-      1: 'some Pod pending or denied, some rule invalid (skipped), or the cluster could not be read',
-      2: 'usage error, or unreadable rules, objects or cluster configuration',
+      1: 'some Pod pending or denied, or some rule invalid (skipped): a rollout or a fix is still needed',
+      2: 'usage error, unreadable rules, objects or cluster configuration, or a cluster that could not be read',
     },
+    unreadableExit: EXIT.usage,
   });
   const source = 'Objects (one of):';
   command

@@ -1,10 +1,9 @@
-import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { MalformedInputError } from '../errors/index.ts';
 import type { RuleSource, TlsFiles } from '../local-server/index.ts';
 import { jsonLineLogger } from '../observability/index.ts';
 import { collect, defineCommand, EXIT, onRun, type CliContext } from './command.ts';
-import { writeLine, type CliStreams } from './io.ts';
+import { readFlagFile, requireOneOf, writeLine, type CliStreams } from './io.ts';
 import { enforcementOf, enforcementOption } from './options/enforcement.ts';
 import { placementOptions, readPlacementFile, type PlacementFlags } from './options/placement-file.ts';
 
@@ -58,20 +57,10 @@ async function ruleSource(
   });
 }
 
-async function readPem(path: string, flag: string): Promise<string> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (error) {
-    throw new MalformedInputError(`${flag} ${path} cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
-      cause: error,
-    });
-  }
-}
-
 async function tlsOption(cert: string | undefined, key: string | undefined): Promise<TlsFiles | undefined> {
   if (cert === undefined && key === undefined) return undefined;
   if (cert === undefined || key === undefined) throw new MalformedInputError('--tls-cert and --tls-key must be given together');
-  return { cert: await readPem(cert, '--tls-cert'), key: await readPem(key, '--tls-key') };
+  return { cert: await readFlagFile(cert, '--tls-cert'), key: await readFlagFile(key, '--tls-key') };
 }
 
 /** Resolves with the first SIGINT or SIGTERM, then stops listening for them. */
@@ -93,9 +82,10 @@ function shutdownSignal(): Promise<NodeJS.Signals> {
 async function serve(flags: ServeFlags, { streams }: CliContext): Promise<number> {
   const paths = flags.rules ?? [];
   const { kubeconfig } = flags;
-  if ((paths.length === 0) === (kubeconfig === undefined)) {
-    throw new MalformedInputError('serve needs --rules PATH (rule files) or --kubeconfig FILE (the cluster as the rule source), not both');
-  }
+  requireOneOf('serve', [
+    { flag: '--rules PATH (rule files)', given: paths.length > 0 },
+    { flag: '--kubeconfig FILE (the cluster as the rule source)', given: kubeconfig !== undefined },
+  ]);
   if (kubeconfig === undefined && flags.context !== undefined) throw new MalformedInputError('--context goes with --kubeconfig');
   const tls = await tlsOption(flags.tlsCert, flags.tlsKey);
   const placements = await readPlacementFile(flags, streams);

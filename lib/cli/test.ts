@@ -1,7 +1,8 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { Option, type Command } from 'commander';
 import { stringify } from 'yaml';
-import { MalformedInputError } from '../errors/index.ts';
+import { fileProblem, MalformedInputError } from '../errors/index.ts';
 import { findTestFiles, junitReport, runTestFile, TEST_FILE_NAME, type CaseFailure, type TestFileResult } from '../rule-tests/index.ts';
 import { canonicalJson } from '../values/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
@@ -125,10 +126,17 @@ async function test(paths: readonly string[], flags: TestFlags, context: CliCont
   if (flags.output === 'table') writeLine(streams.stdout, summaryLine(totals, files.length));
   else printDocument(streams.stdout, flags.output, runDocument(results, totals));
   if (flags.junit !== undefined) {
+    const folder = dirname(flags.junit);
+    try {
+      // A report folder that does not exist yet is made, as CI configurations expect (test-results/).
+      await mkdir(folder, { recursive: true });
+    } catch (error) {
+      throw new MalformedInputError(`cannot make the folder ${folder} of ${flags.junit}: ${fileProblem(error)}`, { cause: error });
+    }
     try {
       await writeFile(flags.junit, junitReport(results, (failure) => caseDiff(failure)));
     } catch (error) {
-      throw new MalformedInputError(`cannot write ${flags.junit}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
+      throw new MalformedInputError(`cannot write ${flags.junit}: ${fileProblem(error)}`, { cause: error });
     }
   }
   if (totals.errors > 0) return EXIT.usage;

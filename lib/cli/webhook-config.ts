@@ -1,5 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFlagFile } from './io.ts';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { MalformedInputError } from '../errors/index.ts';
 import { previewInput, SECRET_ARN } from '../values/index.ts';
@@ -36,12 +36,7 @@ function wholeSeconds(text: string): number {
  * reaching the API server, whose calls would then fail TLS verification with the Pods admitted by failurePolicy.
  */
 async function readCaBundle(file: string): Promise<string> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    throw new MalformedInputError(`--ca-bundle ${file} cannot be read: ${(error as Error).message}`, { cause: error, context: { flag: '--ca-bundle' } });
-  }
+  const text = await readFlagFile(file, '--ca-bundle');
   const blocks = text.match(/-----BEGIN CERTIFICATE-----[^-]*-----END CERTIFICATE-----/g) ?? [];
   blocks.forEach((block, index) => {
     try {

@@ -68,7 +68,29 @@ class ClusterError extends PodMutationError {
   override readonly name: string = 'ClusterError';
 }
 
+// What the file system's codes mean to someone who typed a path (Node's fs errors, from errno).
+const FILE_PROBLEMS: Readonly<Record<string, string>> = {
+  ENOENT: 'no such file or folder',
+  EISDIR: 'it is a folder, not a file',
+  ENOTDIR: 'a part of the path is a file, not a folder',
+  // From mkdir: the path (or a part of it) is there, and is no folder.
+  EEXIST: 'it exists, and is not a folder',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EROFS: 'the file system is read-only',
+  ENOSPC: 'no space left on the device',
+};
+
+/** Why a file operation failed, in words with the system's code: `no such file or folder (ENOENT)`. */
+function fileProblem(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === undefined) return error instanceof Error ? error.message : String(error);
+  const words = FILE_PROBLEMS[code];
+  return words === undefined ? code : `${words} (${code})`;
+}
+
 export {
+  fileProblem,
   PodMutationError,
   MalformedInputError,
   DuplicateRuleError,

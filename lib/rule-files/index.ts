@@ -2,7 +2,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { applySnapshotBudget, validatePodMutation, type InvalidRule, type NormalizedRule, type RuleVerdict } from '../api/index.ts';
-import { DuplicateRuleError, MalformedInputError } from '../errors/index.ts';
+import { DuplicateRuleError, fileProblem, MalformedInputError } from '../errors/index.ts';
 import { checkNesting, MAX_JSON_DEPTH, textNestsDeeperThan } from '../values/index.ts';
 
 /** One resource read from a file, with the validator's verdict. */
@@ -25,7 +25,7 @@ async function readTextFile(path: string): Promise<string> {
   try {
     return await readFile(path, 'utf8');
   } catch (error) {
-    throw new MalformedInputError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error, context: { source: path } });
+    throw new MalformedInputError(`cannot read ${path}: ${fileProblem(error)}`, { cause: error, context: { source: path } });
   }
 }
 
@@ -94,7 +94,7 @@ async function ruleFilesUnder(path: string): Promise<string[]> {
   try {
     info = await stat(path);
   } catch (error) {
-    throw new MalformedInputError(`rules path ${path} cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
+    throw new MalformedInputError(`rules path ${path} cannot be read: ${fileProblem(error)}`, {
       cause: error,
       context: { source: path },
     });

@@ -7,7 +7,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describeIssues } from '../api/index.ts';
 import { compileRuleSet, mutatePod, type ManagedStep, type RuleSet } from '../engine/index.ts';
-import { MalformedInputError, PodMutationError } from '../errors/index.ts';
+import { fileProblem, MalformedInputError, PodMutationError } from '../errors/index.ts';
 import { createPlacementStep, parsePlacementPolicies } from '../placement/index.ts';
 import { loadRuleFiles, parseResourceDocuments, parseSingleDocument, readTextFile } from '../rule-files/index.ts';
 import { issuesOf, type Issue } from '../values/index.ts';
@@ -154,7 +154,7 @@ export async function findTestFiles(paths: readonly string[]): Promise<string[]>
     try {
       isFolder = (await stat(path)).isDirectory();
     } catch (error) {
-      throw new MalformedInputError(`test path ${path} cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error, context: { source: path } });
+      throw new MalformedInputError(`test path ${path} cannot be read: ${fileProblem(error)}`, { cause: error, context: { source: path } });
     }
     if (!isFolder) {
       files.push(path);

@@ -157,7 +157,7 @@ describe('podmutation validate', () => {
   it('exits 2 for a path that does not exist', async () => {
     const run = await runPodmutation(['validate', '/nonexistent/rules']);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('rules path /nonexistent/rules cannot be read: ENOENT');
+    expect(run.stderr).toContain('rules path /nonexistent/rules cannot be read: no such file or folder (ENOENT)');
   });
 });
 

@@ -133,7 +133,7 @@ describe('errors', () => {
     const run = await runPodmutationInProcess(['validate', '/dev/null/x']);
 
     expect(run.code).toBe(2);
-    expect(run.stderr).toBe('podmutation validate: rules path /dev/null/x cannot be read: ENOTDIR\n');
+    expect(run.stderr).toBe('podmutation validate: rules path /dev/null/x cannot be read: a part of the path is a file, not a folder (ENOTDIR)\n');
     expect(run.stderr).not.toMatch(/\n\s+at /);
   });
 

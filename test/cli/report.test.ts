@@ -217,7 +217,7 @@ describe('podmutation report --objects', () => {
 describe('podmutation report, bad usage and input', () => {
   it.each([
     ['--objects without --rules', ['--objects', 'cluster.json'], 'podmutation report: report --objects needs --rules PATH: a file of objects holds no PodMutations'],
-    ['neither --objects nor --kubeconfig', ['--rules', 'r.yaml'], 'podmutation report: report needs --kubeconfig FILE (the cluster) or --objects FILE'],
+    ['neither --objects nor --kubeconfig', ['--rules', 'r.yaml'], 'podmutation report: report needs --kubeconfig FILE (the cluster) or --objects FILE (a kubectl get -o json List); neither was given\n'],
     ['both --objects and --kubeconfig', ['--objects', 'a', '--kubeconfig', 'b', '--rules', 'r'], "podmutation report: option '--objects <file>' cannot be used with option '--kubeconfig <file>'"],
     ['--context without --kubeconfig', ['--objects', 'a', '--rules', 'r', '--context', 'c'], 'podmutation report: --context goes with --kubeconfig'],
     ['an unknown output format', ['--objects', 'a', '--rules', 'r', '-o', 'xml'], "podmutation report: option '-o, --output <format>' argument 'xml' is invalid. Allowed choices are table, json, yaml."],
@@ -274,7 +274,7 @@ describe('podmutation report, bad usage and input', () => {
   it('exits 2 when the objects file cannot be read', async () => {
     const run = await runPodmutationInProcess(['report', '--objects', '/nonexistent/cluster.json', ...rulesArgs()]);
 
-    expect(run).toMatchObject({ code: 2, stderr: 'podmutation report: cannot read /nonexistent/cluster.json: ENOENT\n' });
+    expect(run).toMatchObject({ code: 2, stderr: 'podmutation report: cannot read /nonexistent/cluster.json: no such file or folder (ENOENT)\n' });
   });
 });
 
@@ -310,13 +310,16 @@ describe('podmutation report --kubeconfig', () => {
     expect(await reportJson(['--kubeconfig', kubeconfig])).toEqual(EXPECTED_JSON);
   });
 
-  it('exits 1 naming the missing permission when the cluster refuses to list Pods', async () => {
-    server.fail({ kind: 'status', code: 403, reason: 'Forbidden', message: 'pods is forbidden: User "report" cannot list resource "pods"' }, { resource: 'pods' });
+  it.each([
+    ['refuses to list Pods, naming the missing permission', { kind: 'status', code: 403, reason: 'Forbidden', message: 'pods is forbidden: User "report" cannot list resource "pods"' }, /^podmutation report: listing pods in all namespaces failed: 403 Forbidden/],
+    ['resets the connection, as an outage does', { kind: 'reset' }, /^podmutation report: listing pods in all namespaces failed/],
+  ] as const)('exits 2, not the 1 of pending Pods, when the cluster %s', async (_name, fault, message) => {
+    server.fail(fault, { resource: 'pods' });
     try {
       const run = await runPodmutationInProcess(['report', '--kubeconfig', kubeconfig, ...rulesArgs()]);
 
-      expect(run).toMatchObject({ code: 1, stdout: '' });
-      expect(run.stderr).toMatch(/^podmutation report: listing pods in all namespaces failed: 403 Forbidden/);
+      expect(run).toMatchObject({ code: 2, stdout: '' });
+      expect(run.stderr).toMatch(message);
     } finally {
       server.clearFaults();
     }

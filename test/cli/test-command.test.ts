@@ -66,6 +66,15 @@ describe('podmutation test examples/tests', () => {
     expect(root.attributes).toMatchObject({ tests: String(suite.resources.length), failures: '0', errors: '0' });
     expect(root.children.map((testsuite) => testsuite.attributes.file)).toEqual(suite.files);
   });
+
+  it("makes the JUnit report's folder when it does not exist yet (the help's own example)", async () => {
+    const report = join(scratch, 'test-results', 'nested', 'podmutation.xml');
+
+    const run = await runPodmutationInProcess(['test', EXAMPLE_TESTS, '--junit', report]);
+
+    expect(run.code).toBe(0);
+    expect(parseXml(readFileSync(report, 'utf8')).attributes).toMatchObject({ failures: '0' });
+  });
 });
 
 describe('podmutation test on failing test files', () => {
@@ -198,9 +207,9 @@ describe('podmutation test on a test file that cannot be run', () => {
   });
 
   it.each([
-    ['a path that does not exist', ['test', '/nonexistent/tests'], 'podmutation test: test path /nonexistent/tests cannot be read: ENOENT\n'],
+    ['a path that does not exist', ['test', '/nonexistent/tests'], 'podmutation test: test path /nonexistent/tests cannot be read: no such file or folder (ENOENT)\n'],
     ['a folder without a test file', ['test', fixturePath('pods')], `podmutation test: no podmutation-test.yaml under ${fixturePath('pods')}\n`],
-    ['a JUnit file that cannot be written', ['test', fixture('wrong-applied'), '--junit', '/nonexistent/report.xml'], 'podmutation test: cannot write /nonexistent/report.xml: ENOENT\n'],
+    ['a JUnit file under a file, not a folder', ['test', fixture('wrong-applied'), '--junit', '/dev/null/report.xml'], 'podmutation test: cannot make the folder /dev/null of /dev/null/report.xml: it exists, and is not a folder (EEXIST)\n'],
   ])('exits 2 for %s, without a stack trace', async (_, args, stderr) => {
     const run = await runPodmutationInProcess(args);
 

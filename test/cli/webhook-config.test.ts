@@ -75,7 +75,7 @@ describe('podmutation webhook-config', () => {
     });
 
     it.each([
-      ['a file that does not exist', 'missing.pem', /--ca-bundle .*missing\.pem cannot be read: ENOENT/],
+      ['a file that does not exist', 'missing.pem', /--ca-bundle .*missing\.pem cannot be read: no such file or folder \(ENOENT\)/],
       ['a certificate that does not parse', 'damaged.pem', /--ca-bundle .*damaged\.pem: certificate 1 does not parse/],
     ])('exits 2 on %s and prints nothing', async (_case, file, message) => {
       const run = await runPodmutation(['webhook-config', '--url', BASE, '--token', TOKEN, '--ca-bundle', join(folder, file)]);

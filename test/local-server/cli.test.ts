@@ -61,7 +61,7 @@ describe('podmutation serve', () => {
     const { code, errors } = await runServe([]);
 
     expect(code).toBe(2);
-    expect(errors).toContain('podmutation serve: serve needs --rules PATH (rule files) or --kubeconfig FILE (the cluster as the rule source), not both');
+    expect(errors).toContain('podmutation serve: serve needs --rules PATH (rule files) or --kubeconfig FILE (the cluster as the rule source); neither was given');
   });
 
   it('exits 2 when only one of --tls-cert and --tls-key is given', async () => {

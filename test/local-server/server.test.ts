@@ -172,7 +172,7 @@ describe('startLocalServer over HTTP', () => {
 
   it('rejects when the rule files cannot be read, leaving nothing listening', async () => {
     await expect(startLocalServer({ rules: createFileRuleSource(['/nonexistent/rules']), port: 0 })).rejects.toThrow(
-      'rules path /nonexistent/rules cannot be read: ENOENT',
+      'rules path /nonexistent/rules cannot be read: no such file or folder (ENOENT)',
     );
   });
 });
