@@ -132,14 +132,19 @@ function matchesDefaultToleration(entry: Toleration): boolean {
  * tolerationsMatch entry that every Pod meets, because the API server's DefaultTolerationSeconds admission plugin
  * gives every Pod its not-ready and unreachable tolerations before any webhook runs, so that the entry restricts nothing.
  */
-export function ruleWarnings(rule: NormalizedRule): Issue[] {
+export function ruleWarnings(rule: NormalizedRule, resource?: unknown): Issue[] {
   const entries: readonly Toleration[] = rule.workloadSelector.tolerationsMatch ?? [];
-  return entries.flatMap((entry, index) => (matchesDefaultToleration(entry)
+  const spec = isJsonObject(resource) && isJsonObject(resource.spec) ? resource.spec : undefined;
+  // The schema defaults enable to false, so a rule that leaves it out is stored disabled: the likeliest first mistake.
+  const disabled: Issue[] = spec !== undefined && !Object.hasOwn(spec, 'enable')
+    ? [{ field: 'spec.enable', reason: 'is not set, so the rule is disabled and applied to no Pod (enable defaults to false); set enable: true to apply it, or enable: false to say it is meant' }]
+    : [];
+  return [...disabled, ...entries.flatMap((entry, index) => (matchesDefaultToleration(entry)
     ? [{
         field: `spec.workloadSelector.tolerationsMatch[${index}]`,
         reason: `matches every Pod, so it restricts nothing: the API server's DefaultTolerationSeconds admission plugin gives each Pod the tolerations ${DEFAULT_TOLERATION_KEYS.join(' and ')} (operator Exists, effect NoExecute, ${DEFAULT_TOLERATION_SECONDS} s) before webhooks run, unless it tolerates those taints itself; to select every Pod say all: true`,
       }]
-    : []));
+    : []))];
 }
 
 /** One line per issue, each naming the rule and the field path. */

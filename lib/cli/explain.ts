@@ -9,11 +9,12 @@ import { colourWanted, schedulingDiff } from './diff.ts';
 import { readInput, writeLine } from './io.ts';
 import { auditedLines, enforcementOf, enforcementOption } from './options/enforcement.ts';
 import { placementOptions, placementSteps, type PlacementFlags } from './options/placement-file.ts';
-import { loadRulesReportingInvalid, rulesOption } from './options/rules.ts';
+import { allowEmptyOption, loadRulesReportingInvalid, rulesOption } from './options/rules.ts';
 import { outputOption, printDocument, type OutputFormat } from './output.ts';
 
 interface ExplainFlags extends PlacementFlags {
   readonly rules?: string[];
+  readonly allowEmpty?: boolean;
   readonly namespace?: string;
   readonly enforcement: string;
   readonly output: OutputFormat;
@@ -115,7 +116,7 @@ function rejectedPod(input: PodInput, message: string): ExplainedPod {
 async function explain(flags: ExplainFlags, given: string | undefined, { streams, env }: CliContext): Promise<number> {
   const source = given ?? '-';
   const colour = colourWanted(streams.stdout, env);
-  const loaded = await loadRulesReportingInvalid(flags.rules, streams);
+  const loaded = await loadRulesReportingInvalid(flags.rules, streams, { allowEmpty: flags.allowEmpty === true });
   const ruleSet = compileRuleSet(loaded.rules);
   const managedSteps = await placementSteps(flags, streams);
   const enforcement = enforcementOf(flags.enforcement);
@@ -173,6 +174,7 @@ export function registerExplain(program: Command, context: CliContext): void {
   command
     .argument('[input]', 'Pod, AdmissionReview or workload manifest file (or a List or YAML stream of them), or - for standard input (the default when input is piped)')
     .addOption(rulesOption())
+    .addOption(allowEmptyOption())
     .addOption(new Option('-n, --namespace <namespace>', 'the namespace of Pods and workloads that name none').default(undefined, 'default'))
     .addOption(enforcementOption())
     .addOption(outputOption());

@@ -33,7 +33,8 @@ async function runCli(argv: readonly string[], context: CliContext): Promise<num
     running = action;
   });
   try {
-    await program.parseAsync([...argv], { from: 'user' });
+    // -v alone is the version, as kubectl, npm and node users type it; commander keeps one short flag for it (-V).
+    await program.parseAsync(argv.length === 1 && argv[0] === '-v' ? ['--version'] : [...argv], { from: 'user' });
   } catch (error) {
     // Help and version end with commander's exit code 0; help for a missing command and every usage error do not.
     if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.usage;

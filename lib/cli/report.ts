@@ -12,7 +12,7 @@ import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
 import { readInput, requireOneOf, writeLine, type CliStreams } from './io.ts';
 import { enforcementOf, enforcementOption } from './options/enforcement.ts';
 import { placementOptions, placementSteps, type PlacementFlags } from './options/placement-file.ts';
-import { loadRulesReportingInvalid, reportInvalidRules, rulesOption } from './options/rules.ts';
+import { allowEmptyOption, loadRulesReportingInvalid, reportInvalidRules, rulesOption } from './options/rules.ts';
 import { outputOption, printResult, type OutputFormat } from './output.ts';
 
 interface ReportFlags extends PlacementFlags {
@@ -20,6 +20,7 @@ interface ReportFlags extends PlacementFlags {
   readonly context?: string;
   readonly objects?: string;
   readonly rules?: string[];
+  readonly allowEmpty?: boolean;
   readonly namespace?: string;
   readonly output: OutputFormat;
   readonly restartCommands?: boolean;
@@ -112,7 +113,7 @@ async function report(values: ReportFlags, { streams }: CliContext): Promise<num
   const enforcement = enforcementOf(values.enforcement);
   const managedSteps = await placementSteps(values, streams);
   const paths = values.rules ?? [];
-  const loaded = paths.length > 0 ? await loadRulesReportingInvalid(paths, streams) : await clusterRules(flags.cluster!, streams);
+  const loaded = paths.length > 0 ? await loadRulesReportingInvalid(paths, streams, { allowEmpty: values.allowEmpty === true }) : await clusterRules(flags.cluster!, streams);
   // Stamps are checked by their sum: the report needs no access to the stack's key.
   const builder = createReport(compileRuleSet(loaded.rules), { managedSteps, enforcement, stamps: KEYLESS_STAMPS, ...(flags.namespace === undefined ? {} : { namespace: flags.namespace }) });
   if (flags.objects !== undefined) foldObjects(builder, objectsOf(await readInput(flags.objects, streams), flags.objects));
@@ -150,6 +151,7 @@ export function registerReport(program: Command, context: CliContext): void {
     .addOption(new Option('--context <name>', 'with --kubeconfig: the context to use').helpGroup(source))
     .addOption(new Option('--objects <file>', 'read them from a file: kubectl get pods,replicasets,deployments,… -A -o json (needs --rules)').conflicts('kubeconfig').helpGroup(source))
     .addOption(rulesOption({ optional: true, description: "PodMutation files or folders; repeatable (default: the cluster's PodMutations)" }))
+    .addOption(allowEmptyOption())
     .addOption(new Option('-n, --namespace <namespace>', 'only this namespace').default(undefined, 'all'))
     .addOption(outputOption())
     .option('--restart-commands', 'print the kubectl commands that roll out the pending workloads instead of the report')

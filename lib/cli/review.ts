@@ -10,10 +10,11 @@ import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
 import { readInput, writeLine } from './io.ts';
 import { auditedLines, enforcementOf, enforcementOption } from './options/enforcement.ts';
 import { placementOptions, placementSteps, type PlacementFlags } from './options/placement-file.ts';
-import { loadRulesReportingInvalid, rulesOption } from './options/rules.ts';
+import { allowEmptyOption, loadRulesReportingInvalid, rulesOption } from './options/rules.ts';
 
 interface ReviewFlags extends PlacementFlags {
   readonly rules?: string[];
+  readonly allowEmpty?: boolean;
   readonly wrap?: boolean;
   readonly namespace?: string;
   readonly enforcement: string;
@@ -77,7 +78,7 @@ function wrappedReview(input: PodInput, index: number, fallbackNamespace: string
 async function review(flags: ReviewFlags, given: string | undefined, { streams }: CliContext): Promise<number> {
   const input = given ?? '-';
   if (flags.namespace !== undefined && flags.wrap !== true) throw new MalformedInputError('--namespace goes with --wrap: a review names its own namespace');
-  const loaded = await loadRulesReportingInvalid(flags.rules, streams);
+  const loaded = await loadRulesReportingInvalid(flags.rules, streams, { allowEmpty: flags.allowEmpty === true });
   const ruleSet = compileRuleSet(loaded.rules);
   // Stamped as the webhook stamps, but without the stack's key: no MAC is written, and a stamp is checked by its sum.
   const options = { managedSteps: await placementSteps(flags, streams), enforcement: enforcementOf(flags.enforcement), stamps: KEYLESS_STAMPS };
@@ -116,7 +117,13 @@ async function review(flags: ReviewFlags, given: string | undefined, { streams }
     });
     return failed === 0 ? findings() : EXIT.usage;
   }
-  writeLine(streams.stdout, answer(JSON.stringify(parseSingleDocument(text, input)), input));
+  const document = parseSingleDocument(text, input);
+  const kind = isJsonObject(document) && typeof document.kind === 'string' ? document.kind : undefined;
+  if (kind !== undefined && kind !== 'AdmissionReview') {
+    // A Pod or a manifest given where a review was expected: the one-flag fix is --wrap.
+    throw new MalformedInputError(`${input}: a ${kind}, not an AdmissionReview; review answers AdmissionReviews, and --wrap answers a ${kind} as the CREATE the API server would send`);
+  }
+  writeLine(streams.stdout, answer(JSON.stringify(document), input));
   return findings();
 }
 
@@ -145,6 +152,7 @@ export function registerReview(program: Command, context: CliContext): void {
   command
     .argument('[input]', 'AdmissionReview file, or - for standard input (the default when input is piped)')
     .addOption(rulesOption())
+    .addOption(allowEmptyOption())
     .option('--wrap', 'read Pods, AdmissionReviews and workload manifests, and answer each Pod as the Pod CREATE the API server would send')
     .addOption(new Option('-n, --namespace <namespace>', 'with --wrap: the namespace of Pods and workloads that name none').default(undefined, 'default'))
     .addOption(enforcementOption());

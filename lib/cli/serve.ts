@@ -6,11 +6,14 @@ import { collect, defineCommand, EXIT, onRun, type CliContext } from './command.
 import { readFlagFile, requireOneOf, writeLine, type CliStreams } from './io.ts';
 import { enforcementOf, enforcementOption } from './options/enforcement.ts';
 import { placementOptions, readPlacementFile, type PlacementFlags } from './options/placement-file.ts';
+import { allowEmptyOption, reportSkippedDocuments } from './options/rules.ts';
+import type { LoadOptions } from '../rule-files/index.ts';
 
 const SHUTDOWN_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 
 interface ServeFlags extends PlacementFlags {
   readonly rules?: string[];
+  readonly allowEmpty?: boolean;
   readonly port?: number;
   readonly host?: string;
   readonly token?: string;
@@ -40,11 +43,12 @@ function seconds(text: string): number {
 /** The rule source of the command: rule files, or the cluster of a kubeconfig synced as the sync Lambda does. */
 async function ruleSource(
   paths: readonly string[],
+  loadOptions: LoadOptions,
   kubeconfig: { path: string; context?: string; intervalSeconds: number } | undefined,
   streams: CliStreams,
 ): Promise<RuleSource> {
   const { createClusterRuleSource, createFileRuleSource } = await import('../local-server/index.ts');
-  if (kubeconfig === undefined) return createFileRuleSource(paths);
+  if (kubeconfig === undefined) return createFileRuleSource(paths, { load: loadOptions, onSkipped: (skipped) => reportSkippedDocuments(skipped, streams) });
   const { createPodMutationSource } = await import('../cluster/index.ts');
   const config = kubeconfig.context === undefined
     ? { mode: 'kubeconfigFile' as const, path: kubeconfig.path }
@@ -97,7 +101,7 @@ async function serve(flags: ServeFlags, { streams }: CliContext): Promise<number
     ? undefined
     : { path: kubeconfig, intervalSeconds: flags.syncInterval, ...(flags.context === undefined ? {} : { context: flags.context }) };
   const server = await startLocalServer({
-    rules: await ruleSource(paths, cluster, streams),
+    rules: await ruleSource(paths, { allowEmpty: flags.allowEmpty === true }, cluster, streams),
     ...(flags.host === undefined ? {} : { host: flags.host }),
     ...(flags.port === undefined ? {} : { port: flags.port }),
     ...(token === undefined ? {} : { token }),
@@ -133,12 +137,17 @@ export function registerServe(program: Command, context: CliContext): void {
       'podmutation serve --rules examples/rules --watch',
       'podmutation serve --kubeconfig ~/.kube/config --tls-cert cert.pem --tls-key key.pem --host 0.0.0.0',
     ],
-    exits: { 0: 'stopped by SIGINT or SIGTERM', 2: 'usage error, unreadable rules, TLS files or placements, or an address it cannot listen on' },
+    exits: {
+      0: 'stopped by SIGINT or SIGTERM',
+      1: 'with --kubeconfig: the first sync failed (the cluster could not be read, or the store written)',
+      2: 'usage error, unreadable rules, TLS files or placements, or an address it cannot listen on',
+    },
   });
   const source = 'Rule source (one of):';
   command
     .addOption(new Option('--rules <path>', 'PodMutation files or folders as the rule source; repeatable').argParser(collect).helpGroup(source))
     .addOption(new Option('--watch', 'with --rules: republish when the files change').helpGroup(source))
+    .addOption(allowEmptyOption().helpGroup(source))
     .addOption(new Option('--kubeconfig <file>', "the kubeconfig's cluster as the rule source, synced as the sync Lambda does").conflicts(['rules', 'watch']).helpGroup(source))
     .addOption(new Option('--context <name>', 'with --kubeconfig: the context to use').helpGroup(source))
     .addOption(new Option('--sync-interval <seconds>', 'with --kubeconfig: seconds between syncs').argParser(seconds).default(30).helpGroup(source))

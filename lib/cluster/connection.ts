@@ -144,7 +144,7 @@ function kubeconfigConnection(text: string, origin: string, context: string | un
   }
   if (cluster.skipTLSVerify) {
     throw new ConfigurationError(
-      `${origin}: cluster "${cluster.name}" sets insecure-skip-tls-verify; the sync only talks to an API server it can verify (give certificate-authority-data)`,
+      `${origin}: cluster "${cluster.name}" sets insecure-skip-tls-verify; podmutation only talks to an API server it can verify (give certificate-authority-data)`,
     );
   }
   return connectionOf(kubeConfig, cluster.server);

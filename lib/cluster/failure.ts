@@ -102,7 +102,7 @@ function statusFailure(operation: ClusterOperation, error: ApiException<unknown>
     return clusterError(
       operation,
       'forbidden',
-      `${status} (the sync identity lacks permission for this request; see infra/rbac.yaml)${suffix}`,
+      `${status} (the identity of these credentials lacks permission for this request: the sync's grants are infra/rbac.yaml, report's infra/rbac-report.yaml)${suffix}`,
       extra,
     );
   }

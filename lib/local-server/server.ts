@@ -162,7 +162,7 @@ function invalidRuleLines(publication: RulePublication): string[] {
 }
 
 /** Publishes at start, then on every change; changes during a publication are folded into one more run. */
-function createRepublisher(source: RuleSource, table: RuleTable, clusterId: string, report: (line: string) => void) {
+function createRepublisher(source: RuleSource, table: RuleTable, clusterId: string, report: (line: string) => void, published: () => Promise<void>) {
   let running: Promise<void> | undefined;
   let again = false;
   async function run(): Promise<void> {
@@ -170,6 +170,8 @@ function createRepublisher(source: RuleSource, table: RuleTable, clusterId: stri
       again = false;
       try {
         const publication = await source.publishRules(table, clusterId);
+        // The cache reads the new version before the line says it is published: the next review gets it.
+        if (publication.outcome.published) await published();
         for (const line of invalidRuleLines(publication)) report(line);
         report(describePublication(publication, source));
       } catch (error) {
@@ -265,7 +267,7 @@ async function startLocalServer(options: LocalServerOptions): Promise<LocalServe
     cleanups.push(() => closeServer(server));
 
     if (options.watch === true) {
-      const republisher = createRepublisher(options.rules, table, clusterId, report);
+      const republisher = createRepublisher(options.rules, table, clusterId, report, () => cache.refreshNow());
       const stopWatching = options.rules.watch(() => republisher.republish());
       cleanups.push(() => republisher.settled());
       cleanups.push(stopWatching);

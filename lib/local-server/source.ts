@@ -2,7 +2,7 @@
 import { watch as watchFileSystem, statSync, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { listedInvalidRules, type InvalidRule, type NormalizedRule } from '../api/index.ts';
-import { loadRuleFiles } from '../rule-files/index.ts';
+import { loadRuleFiles, type LoadOptions, type SkippedDocument } from '../rule-files/index.ts';
 import type { PublishOutcome, SnapshotStore, SyncRecordStore } from '../store/index.ts';
 
 /** What one publication of a rule source did. */
@@ -34,6 +34,10 @@ interface FileRuleSourceOptions {
   readonly debounceMs?: number;
   /** Epoch milliseconds, for syncedAt. */
   readonly clock?: () => number;
+  /** How the files are loaded (allowEmpty: a folder with no PodMutation yet). */
+  readonly load?: LoadOptions;
+  /** Told of the documents of other kinds each load left out. */
+  readonly onSkipped?: (skipped: readonly SkippedDocument[]) => void;
 }
 
 function byName<T extends { readonly name: string }>(left: T, right: T): number {
@@ -64,7 +68,8 @@ function createFileRuleSource(paths: readonly string[], options: FileRuleSourceO
   return {
     description: `files ${paths.join(', ')}`,
     async publishRules({ snapshots }, clusterId) {
-      const loaded = await loadRuleFiles(paths);
+      const loaded = await loadRuleFiles(paths, options.load);
+      options.onSkipped?.(loaded.skipped);
       const rules: NormalizedRule[] = [...loaded.rules].sort(byName);
       const invalid: InvalidRule[] = [...loaded.invalid].sort(byName);
       const outcome = await snapshots.publish(clusterId, {

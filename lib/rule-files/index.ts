@@ -1,7 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { applySnapshotBudget, validatePodMutation, type InvalidRule, type NormalizedRule, type RuleVerdict } from '../api/index.ts';
+import { applySnapshotBudget, POD_MUTATION_API_VERSION, POD_MUTATION_KIND, validatePodMutation, type InvalidRule, type NormalizedRule, type RuleVerdict } from '../api/index.ts';
 import { DuplicateRuleError, fileProblem, MalformedInputError } from '../errors/index.ts';
 import { checkNesting, MAX_JSON_DEPTH, textNestsDeeperThan } from '../values/index.ts';
 
@@ -9,6 +9,28 @@ import { checkNesting, MAX_JSON_DEPTH, textNestsDeeperThan } from '../values/ind
 interface LoadedRule {
   readonly source: string;
   readonly verdict: RuleVerdict;
+  /** The document as read, for what only the source shows (a field left out rather than defaulted). */
+  readonly resource: unknown;
+}
+
+/** A document of a rules path that is no PodMutation (a Kustomization, a chart's Deployment), left out with a note. */
+interface SkippedDocument {
+  readonly source: string;
+  readonly kind: string;
+}
+
+/** A file of a rules path that could not be read or parsed, when the load carries on past it (LoadOptions.keepGoing). */
+interface UnreadableFile {
+  readonly source: string;
+  readonly error: MalformedInputError;
+}
+
+/** How rule files are loaded. */
+interface LoadOptions {
+  /** Carry on past a file that cannot be read or parsed, listing it in `unreadable` (validate); default: throw at it. */
+  readonly keepGoing?: boolean;
+  /** Accept paths that hold no PodMutation; default: a MalformedInputError, so that a wrong path does not pass. */
+  readonly allowEmpty?: boolean;
 }
 
 /** The rules read from files: every verdict in file order, and the split into valid and invalid. */
@@ -16,6 +38,10 @@ interface LoadedRules {
   readonly loaded: readonly LoadedRule[];
   readonly rules: readonly NormalizedRule[];
   readonly invalid: readonly InvalidRule[];
+  /** Documents of other kinds, left out. */
+  readonly skipped: readonly SkippedDocument[];
+  /** Files that could not be read or parsed (only with keepGoing). */
+  readonly unreadable: readonly UnreadableFile[];
 }
 
 const RULE_FILE_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
@@ -34,6 +60,18 @@ async function readTextFile(path: string): Promise<string> {
  * MAX_JSON_DEPTH levels (the text is checked before the parser recurses into it). Throws MalformedInputError naming
  * the source and, for a deep document, its position.
  */
+/** The 1-based line and column of a character offset, as editors and compilers count them. */
+function positionOf(text: string, offset: number): { readonly line: number; readonly column: number } {
+  let line = 1;
+  let lineStart = 0;
+  const end = Math.min(Math.max(offset, 0), text.length);
+  for (let index = text.indexOf('\n'); index !== -1 && index < end; index = text.indexOf('\n', index + 1)) {
+    line += 1;
+    lineStart = index + 1;
+  }
+  return { line, column: end - lineStart + 1 };
+}
+
 function parseYamlDocuments(text: string, source: string): unknown[] {
   if (textNestsDeeperThan(text)) {
     throw new MalformedInputError(`${source}: nests deeper than ${MAX_JSON_DEPTH} levels`, { context: { source } });
@@ -43,7 +81,8 @@ function parseYamlDocuments(text: string, source: string): unknown[] {
   for (const document of Array.isArray(documents) ? documents : [documents]) {
     if (document.errors.length > 0) {
       const first = document.errors[0]!;
-      throw new MalformedInputError(`${source}: not valid JSON or YAML: ${first.message}`, { cause: first, context: { source } });
+      const at = positionOf(text, first.pos[0]);
+      throw new MalformedInputError(`${source}:${at.line}:${at.column}: not valid JSON or YAML: ${first.message}`, { cause: first, context: { source, ...at } });
     }
     const value: unknown = document.toJS({ maxAliasCount: 100 });
     if (value === null || value === undefined) continue;
@@ -127,24 +166,63 @@ function verdictsFor(resources: readonly { readonly source: string; readonly res
   }
   for (const [name, sources] of sourcesByName) if (sources.length > 1) throw new DuplicateRuleError(name, sources);
   // The snapshot budget applies to files as it does to a cluster, so the CLI answers as the webhook would.
-  const loaded = applySnapshotBudget(resources.map(({ source, resource }) => ({ source, verdict: validatePodMutation(resource) })));
+  const loaded = applySnapshotBudget(resources.map(({ source, resource }) => ({ source, verdict: validatePodMutation(resource), resource })));
   return {
     loaded,
     rules: loaded.flatMap(({ verdict }) => (verdict.valid ? [verdict.rule] : [])),
     invalid: loaded.flatMap(({ verdict }) => (verdict.valid ? [] : [verdict.invalid])),
+    skipped: [],
+    unreadable: [],
   };
 }
 
-/** Reads PodMutations from files and directories (recursively: *.yaml, *.yml, *.json) and validates them. */
-async function loadRuleFiles(paths: readonly string[]): Promise<LoadedRules> {
+// The product's API group: a document of it is read as a PodMutation even with another kind (a misspelt kind is then
+// invalid, not skipped), as is one without a kind.
+const POD_MUTATION_GROUP = POD_MUTATION_API_VERSION.split('/')[0]!;
+
+/** The kind of a document to leave out of a rules path: a string kind other than PodMutation, outside the product's group. */
+function otherKind(resource: unknown): string | undefined {
+  if (typeof resource !== 'object' || resource === null) return undefined;
+  const { kind, apiVersion } = resource as { kind?: unknown; apiVersion?: unknown };
+  if (typeof kind !== 'string' || kind === POD_MUTATION_KIND) return undefined;
+  const group = typeof apiVersion === 'string' && apiVersion.includes('/') ? apiVersion.split('/')[0] : '';
+  return group === POD_MUTATION_GROUP ? undefined : kind;
+}
+
+/**
+ * Reads PodMutations from files and directories (recursively: *.yaml, *.yml, *.json) and validates them; documents of
+ * other kinds are skipped (`skipped`), as kubeconform and kyverno skip what they do not check. Paths that hold no
+ * PodMutation are a MalformedInputError unless `allowEmpty`; a file that cannot be read or parsed throws, or with
+ * `keepGoing` is listed in `unreadable` and the other files still load.
+ */
+async function loadRuleFiles(paths: readonly string[], options: LoadOptions = {}): Promise<LoadedRules> {
   const files = (await Promise.all(paths.map(ruleFilesUnder))).flat();
   const resources: { source: string; resource: unknown }[] = [];
+  const skipped: SkippedDocument[] = [];
+  const unreadable: UnreadableFile[] = [];
   for (const file of files) {
-    const text = await readTextFile(file);
-    for (const resource of parseResourceDocuments(text, file)) resources.push({ source: file, resource });
+    let documents: unknown[];
+    try {
+      documents = parseResourceDocuments(await readTextFile(file), file);
+    } catch (error) {
+      if (options.keepGoing !== true || !(error instanceof MalformedInputError)) throw error;
+      unreadable.push({ source: file, error });
+      continue;
+    }
+    for (const resource of documents) {
+      const kind = otherKind(resource);
+      if (kind === undefined) resources.push({ source: file, resource });
+      else skipped.push({ source: file, kind });
+    }
   }
-  return verdictsFor(resources);
+  if (resources.length === 0 && unreadable.length === 0 && options.allowEmpty !== true) {
+    const where = files.length === 0 ? 'no .yaml, .yml or .json file' : `${files.length === 1 ? 'a file' : `${files.length} files`} but no PodMutation`;
+    throw new MalformedInputError(`rules path ${paths.join(', ')} holds ${where}; check the path, or pass --allow-empty where no rules is what you mean`, {
+      context: { source: paths.join(', ') },
+    });
+  }
+  return { ...verdictsFor(resources), skipped, unreadable };
 }
 
 export { loadRuleFiles, parseResourceDocuments, parseSingleDocument, parseYamlDocuments, readTextFile, verdictsFor };
-export type { LoadedRule, LoadedRules };
+export type { LoadedRule, LoadedRules, LoadOptions, SkippedDocument, UnreadableFile };

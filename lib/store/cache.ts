@@ -189,7 +189,13 @@ function createSnapshotCache<T>(options: SnapshotCacheOptions<T>): SnapshotCache
   }
 
   // Gets arriving during a refresh wait for it (up to the deadline) rather than serve the value it is replacing.
-  return { get: async () => serve(await value.get()), stats };
+  return {
+    get: async () => serve(await value.get()),
+    refreshNow: async () => {
+      await value.get({ dueAfterMs: 0 });
+    },
+    stats,
+  };
 }
 
 export { createSnapshotCache };

@@ -213,6 +213,8 @@ interface SnapshotCacheStats {
 interface SnapshotCache<T> {
   /** The current value, refreshed when older than refreshSeconds; rejects with StoreError when no usable value exists. */
   get(): Promise<CachedSnapshot<T>>;
+  /** Reads the pointer now, whatever its age (a local publish that the next request must see); resolves once read. */
+  refreshNow(): Promise<void>;
   stats(): SnapshotCacheStats;
 }
 

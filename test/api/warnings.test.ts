@@ -73,3 +73,24 @@ describe('ruleWarnings', () => {
     expect(verdict.valid && ruleWarnings(verdict.rule)).toEqual([]);
   });
 });
+
+describe('a rule that leaves enable out', () => {
+  const spec = { workloadSelector: { all: true }, ...add };
+
+  it('is warned about: it is stored disabled', () => {
+    const resource = { apiVersion: 'agent.cloudpilot.ai/v1alpha1', kind: 'PodMutation', metadata: { name: 'forgot-enable' }, spec };
+    const verdict = validatePodMutation(resource);
+    if (!verdict.valid) throw new Error('the rule should be valid');
+
+    expect(verdict.rule.enable).toBe(false);
+    expect(ruleWarnings(verdict.rule, resource)).toEqual([{ field: 'spec.enable', reason: expect.stringMatching(/^is not set, so the rule is disabled and applied to no Pod/) as unknown }]);
+  });
+
+  it.each([true, false])('is not, when enable is %s', (enable) => {
+    const resource = { apiVersion: 'agent.cloudpilot.ai/v1alpha1', kind: 'PodMutation', metadata: { name: 'says-enable' }, spec: { ...spec, enable } };
+    const verdict = validatePodMutation(resource);
+    if (!verdict.valid) throw new Error('the rule should be valid');
+
+    expect(ruleWarnings(verdict.rule, resource)).toEqual([]);
+  });
+});

@@ -53,7 +53,8 @@ describe('podmutation review', () => {
   });
 
   it.each([
-    ['a review that is not JSON or YAML', '{"apiVersion": [', /podmutation review: -: not valid JSON or YAML/],
+    ['a review that is not JSON or YAML, with its position', '{"apiVersion": [', /podmutation review: -:1:17: not valid JSON or YAML/],
+    ['a bare Pod, pointing to --wrap', JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web' }, spec: { containers: [] } }), /^podmutation review: -: a Pod, not an AdmissionReview; review answers AdmissionReviews, and --wrap answers a Pod as the CREATE the API server would send\n$/],
     ['a review with the wrong apiVersion', fixtureText('reviews/malformed-v1beta1.json'), /apiVersion must be admission.k8s.io\/v1/],
     ['a YAML review of 10,000 nested flow lists', `apiVersion: admission.k8s.io/v1\nkind: AdmissionReview\nrequest: ${'['.repeat(10_000)}${']'.repeat(10_000)}\n`, /podmutation review: -: nests deeper than 128 levels/],
     ['a JSON review whose Pod is null', JSON.stringify({ ...parseReview(fixtureText('reviews/pod-update.json')), request: { ...parseReview(fixtureText('reviews/pod-update.json')).request, operation: 'CREATE', object: null } }), /podmutation review: request\.object: expected an object \(the Pod\), got null/],

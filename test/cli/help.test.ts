@@ -15,7 +15,6 @@ const program = createProgram(cliContext({ stdin: new PassThrough(), stdout: new
 /** Every command below the program, as the words that reach it: ['placement', 'set']. */
 const COMMANDS: readonly (readonly string[])[] = allCommands(program)
   .slice(1)
-  .filter((command) => command.name() !== 'help')
   .map((command) => {
     const words: string[] = [];
     for (let current: Command | null = command; current !== null && current !== program; current = current.parent) words.unshift(current.name());
@@ -42,6 +41,8 @@ describe('--help', () => {
       'placement get',
       'placement list',
       'placement delete',
+      'help',
+      'version',
     ]);
   });
 
@@ -79,6 +80,21 @@ describe('--help', () => {
     expect(viaHelp.stdout).toBe(viaFlag.stdout);
   });
 
+  it("is the subcommand's with `podmutation help GROUP SUBCOMMAND`", async () => {
+    const viaHelp = await runPodmutationInProcess(['help', 'placement', 'set']);
+    const viaFlag = await runPodmutationInProcess(['placement', 'set', '--help']);
+
+    expect(viaHelp.code).toBe(0);
+    expect(viaHelp.stdout).toContain('Usage: podmutation placement set ');
+    expect(viaHelp.stdout).toBe(viaFlag.stdout);
+  });
+
+  it('names the command `podmutation help` does not know, exiting 2', async () => {
+    const run = await runPodmutationInProcess(['help', 'placement', 'unset']);
+
+    expect(run).toMatchObject({ code: 2, stdout: '', stderr: "podmutation help: no command 'podmutation placement unset'; run 'podmutation placement --help' for its commands\n" });
+  });
+
   it('states the local server defaults serve uses', async () => {
     const { LOCAL_SERVER_DEFAULTS } = await import('../../lib/local-server/index.ts');
     const text = (await runPodmutationInProcess(['serve', '--help'])).stdout.replace(/\s+/g, ' ');
@@ -97,8 +113,8 @@ describe('--version', () => {
     expect(run).toEqual({ code: 0, stdout: `${PACKAGE_VERSION}\n`, stderr: '' });
   });
 
-  it('answers -V as --version', async () => {
-    expect(await runPodmutationInProcess(['-V'])).toMatchObject({ code: 0, stdout: `${PACKAGE_VERSION}\n` });
+  it.each([['-V'], ['-v'], ['version']])('answers %s as --version', async (flag) => {
+    expect(await runPodmutationInProcess([flag])).toMatchObject({ code: 0, stdout: `${PACKAGE_VERSION}\n` });
   });
 });
 

@@ -32,6 +32,7 @@ const VALIDATE = Type.Object(
     ),
     valid: Type.Integer({ minimum: 0 }),
     invalid: Type.Integer({ minimum: 0 }),
+    unreadable: Type.Array(Type.Object({ source: Type.String(), message: Type.String() }, closed)),
   },
   closed,
 );

@@ -6,6 +6,20 @@ import packageJson from '../../package.json' with { type: 'json' };
 import { EXAMPLES, fixturePath } from '../support/fixtures.ts';
 import { BIN } from '../support/cli.ts';
 import { runProcess } from '../support/processes.ts';
+import { freePort } from '../support/ports.ts';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Whether something can listen on the loopback port now. */
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
 
 /** Runs the bin with its standard output closed before it writes, as `| head -1` leaves it; its exit and what it wrote to stderr. */
 async function withClosedStdout(args: readonly string[]): Promise<{ readonly code: number | null; readonly stderr: string }> {
@@ -50,5 +64,24 @@ describe('an older Node.js', () => {
         "install Node.js 22, or run it with the project's own: npm run podmutation -- ARGS\n",
     );
     expect(run.code).toBe(2);
+  });
+});
+
+describe('npm start', () => {
+  it('stops its server when npm itself is sent SIGTERM, freeing the port', async () => {
+    const port = await freePort();
+    // npm runs the script through sh; the script execs node, so the signal npm forwards reaches the server.
+    const npm = spawn('npm', ['start', '--silent', '--', '--port', String(port)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const onData = (chunk: Buffer) => (output += chunk.toString('utf8'));
+    npm.stdout.on('data', onData);
+    npm.stderr.on('data', onData);
+    await expect.poll(() => output, { timeout: 20_000, interval: 50 }).toContain(`http://127.0.0.1:${port}/admit/`);
+
+    const exited = once(npm, 'close');
+    npm.kill('SIGTERM');
+    await exited;
+
+    await expect.poll(() => portIsFree(port), { timeout: 5_000, interval: 100 }).toBe(true);
   });
 });

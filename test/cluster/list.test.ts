@@ -122,7 +122,7 @@ describe('listing podmutations', () => {
     const error = await clusterFailure(sourceFor().listPodMutations());
 
     expect(error.context['reason']).toBe('forbidden');
-    expect(error.message).toMatch(/403 Forbidden \(the sync identity lacks permission.*infra\/rbac\.yaml\)/);
+    expect(error.message).toMatch(/403 Forbidden \(the identity of these credentials lacks permission for this request: the sync's grants are infra\/rbac\.yaml, report's infra\/rbac-report\.yaml\)/);
     expect(error.message).toContain('User "sync" cannot list resource');
   });
 

@@ -244,6 +244,21 @@ describe('startLocalServer with --watch', () => {
       .toBeUndefined();
   });
 
+  it('answers with the changed rules as soon as it says it published them, whatever the refresh interval', async () => {
+    const folder = await copyOfExamples();
+    const lines: string[] = [];
+    const server = await serve({ rules: createFileRuleSource([folder], { debounceMs: 50 }), watch: true, refreshSeconds: 30, report: (line) => lines.push(line) });
+    const before = (await (await post(server.url, REVIEW)).json()) as { response: { patch?: string } };
+    expect(before.response.patch).toBeDefined();
+
+    const file = join(folder, 'migrate-legacy-pool.yaml');
+    await writeFile(file, (await readFile(file, 'utf8')).replace('enable: true', 'enable: false'));
+    await expect.poll(() => lines.some((line) => line.startsWith('published snapshot version 2')), { timeout: 5_000, interval: 20 }).toBe(true);
+
+    const after = (await (await post(server.url, REVIEW)).json()) as { response: { patch?: string } };
+    expect(after.response.patch).toBeUndefined();
+  });
+
   it('keeps serving the last rules when a changed file no longer parses', async () => {
     const folder = await copyOfExamples();
     const lines: string[] = [];

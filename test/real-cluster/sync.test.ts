@@ -261,7 +261,7 @@ describe('a sync identity missing one verb of infra/rbac.yaml', () => {
       expect(failures).toHaveLength(1);
       expect(failures?.[0]).toMatchObject({ name: 'awaiting-status', errorReason: 'forbidden' });
       expect(failures?.[0]?.errorMessage).toContain(
-        'patching the status of podmutations.agent.cloudpilot.ai "awaiting-status" failed: 403 Forbidden (the sync identity lacks permission for this request; see infra/rbac.yaml)',
+        `patching the status of podmutations.agent.cloudpilot.ai "awaiting-status" failed: 403 Forbidden (the identity of these credentials lacks permission for this request: the sync's grants are infra/rbac.yaml, report's infra/rbac-report.yaml)`,
       );
       expect(failures?.[0]?.errorMessage).toContain('cannot patch resource "podmutations/status"');
       expect((await podMutation(plane, 'awaiting-status')).status).toBeUndefined();
@@ -279,7 +279,7 @@ describe('a sync identity missing one verb of infra/rbac.yaml', () => {
 
     expect(run.code).toBe(1);
     expect(report).toMatchObject({ outcome: 'failed', failedStep: 'list', resources: 0, statusPatched: 0 });
-    expect(report.error).toContain('listing podmutations.agent.cloudpilot.ai failed: 403 Forbidden (the sync identity lacks permission for this request; see infra/rbac.yaml)');
+    expect(report.error).toContain("listing podmutations.agent.cloudpilot.ai failed: 403 Forbidden (the identity of these credentials lacks permission for this request: the sync's grants are infra/rbac.yaml, report's infra/rbac-report.yaml)");
     expect(report.error).toContain(`User "system:serviceaccount:${SYNC_NAMESPACE}:sync-without-list" cannot list resource "podmutations"`);
     expect(await createSnapshotStore({ client: dynamoClient, tableName: 'without-list' }).read(CLUSTER_ID)).toBeUndefined();
     expect(await createSyncRecordStore({ client: dynamoClient, tableName: 'without-list' }).readSyncStatus(CLUSTER_ID)).toMatchObject({

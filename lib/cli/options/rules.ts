@@ -2,7 +2,7 @@
 import { Option } from 'commander';
 import { describeIssues, type InvalidRule } from '../../api/index.ts';
 import { MalformedInputError } from '../../errors/index.ts';
-import { loadRuleFiles, type LoadedRules } from '../../rule-files/index.ts';
+import { loadRuleFiles, type LoadedRules, type LoadOptions, type SkippedDocument } from '../../rule-files/index.ts';
 import { collect, required } from '../command.ts';
 import { writeLine, type CliStreams } from '../io.ts';
 
@@ -12,12 +12,23 @@ export function rulesOption(options: { readonly optional?: boolean; readonly des
   return options.optional === true ? option : required(option);
 }
 
-/** Loads rules for a command, reporting each invalid rule on stderr (they are skipped). */
-export async function loadRulesReportingInvalid(paths: readonly string[] | undefined, streams: CliStreams): Promise<LoadedRules> {
+/** `--allow-empty`: rules paths that hold no PodMutation are accepted (by default they are a usage error). */
+export function allowEmptyOption(): Option {
+  return new Option('--allow-empty', 'accept rules paths that hold no PodMutation (by default that is an error: a wrong path must not pass)');
+}
+
+/** Loads rules for a command, reporting each invalid rule and each document of another kind on stderr (they are skipped). */
+export async function loadRulesReportingInvalid(paths: readonly string[] | undefined, streams: CliStreams, options: LoadOptions = {}): Promise<LoadedRules> {
   if (paths === undefined || paths.length === 0) throw new MalformedInputError('at least one --rules PATH is required');
-  const loaded = await loadRuleFiles(paths);
+  const loaded = await loadRuleFiles(paths, options);
+  reportSkippedDocuments(loaded.skipped, streams);
   reportInvalidRules(loaded.invalid, streams);
   return loaded;
+}
+
+/** One line on stderr per document of another kind in a rules path: `kustomization.yaml: kind Kustomization, not a PodMutation; skipped`. */
+export function reportSkippedDocuments(skipped: readonly SkippedDocument[], streams: CliStreams): void {
+  for (const { source, kind } of skipped) writeLine(streams.stderr, `${source}: kind ${kind}, not a PodMutation; skipped`);
 }
 
 /** One line on stderr per issue of each invalid rule, which the command skips as the sync would. */
