@@ -1,5 +1,6 @@
 /** Pure: the PodDisruptionBudgets that select a workload's Pods and allow no disruption now. */
-import { isJsonObject, objectList, optionalInteger, optionalObject, optionalString, stringList, stringMap, typeMismatch } from '../values/index.ts';
+import { MalformedInputError } from '../errors/index.ts';
+import { isJsonObject, previewInput, objectList, optionalInteger, optionalObject, optionalString, stringList, stringMap, typeMismatch } from '../values/index.ts';
 
 /** A label selector read from a PDB: null (matches nothing) or its labels and expressions. */
 type Selector = { readonly matchLabels: Readonly<Record<string, string>>; readonly expressions: readonly { key: string; operator: string; values: readonly string[] }[] } | null;
@@ -13,6 +14,28 @@ function readSelector(value: unknown, path: string): Selector {
     return { key: optionalString(expression.key, `${where}.key`), operator: optionalString(expression.operator, `${where}.operator`), values: stringList(expression.values, `${where}.values`) };
   });
   return { matchLabels: stringMap(selector.matchLabels, `${path}.matchLabels`), expressions };
+}
+
+/**
+ * A label selector as `kubectl -l` takes it: comma-separated `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a)`, `k`,
+ * `!k`. Throws MalformedInputError naming the requirement it cannot read.
+ */
+function parseLabelSelector(text: string): NonNullable<Selector> {
+  const requirements = text.match(/[^,(]+(\([^)]*\))?/g) ?? [];
+  const matchLabels: Record<string, string> = {};
+  const expressions: { key: string; operator: string; values: readonly string[] }[] = [];
+  for (const raw of requirements) {
+    const requirement = raw.trim();
+    const set = /^(\S+)\s+(in|notin)\s*\(([^)]*)\)$/.exec(requirement);
+    const equality = /^([^!=\s]+)\s*(==|=|!=)\s*([^!=\s]*)$/.exec(requirement);
+    if (set !== null) expressions.push({ key: set[1]!, operator: set[2] === 'in' ? 'In' : 'NotIn', values: set[3]!.split(',').map((value) => value.trim()) });
+    else if (equality !== null && equality[2] === '!=') expressions.push({ key: equality[1]!, operator: 'NotIn', values: [equality[3]!] });
+    else if (equality !== null) matchLabels[equality[1]!] = equality[3]!;
+    else if (/^![^!=\s]+$/.test(requirement)) expressions.push({ key: requirement.slice(1), operator: 'DoesNotExist', values: [] });
+    else if (/^[^!=\s]+$/.test(requirement)) expressions.push({ key: requirement, operator: 'Exists', values: [] });
+    else throw new MalformedInputError(`-l ${previewInput(text)}: cannot read the requirement ${previewInput(requirement)}`);
+  }
+  return { matchLabels, expressions };
 }
 
 /** Whether a label selector selects Pods with these labels (apimachinery labels.Selector semantics). */
@@ -54,4 +77,5 @@ function blockingBudgets(budgets: readonly unknown[], labels: Readonly<Record<st
   });
 }
 
-export { blockingBudgets };
+export { blockingBudgets, parseLabelSelector, selects };
+export type { Selector };
