@@ -109,9 +109,14 @@ describe('podmutation rollout on a real control plane', () => {
       deployment(GUARDED, 'vault', 1),
       { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'vault', namespace: GUARDED }, spec: { minAvailable: 1, selector: { matchLabels: { app: 'vault' } } } },
     ].map((object) => stringify(object)).join('---\n'));
-    for (const workload of ['deployment/api', 'deployment/web', 'statefulset/journal', 'statefulset/ledger']) {
+    for (const workload of ['deployment/api', 'deployment/web', 'statefulset/ledger']) {
       await kubectlOk(plane, ['rollout', 'status', workload, '-n', WAVES, '--timeout=90s']);
     }
+    // kubectl rollout status reads no OnDelete StatefulSet.
+    await waitFor('the OnDelete StatefulSet journal to have 2 ready Pods', async () => {
+      const journal = await plane.admin.json<{ status?: { readyReplicas?: number } }>('GET', PATHS.journal);
+      return journal.status?.readyReplicas === 2 ? true : undefined;
+    });
     await kubectlOk(plane, ['rollout', 'status', 'deployment/vault', '-n', GUARDED, '--timeout=90s']);
     await waitFor('the vault PDB to count its healthy Pod', async () => {
       const pdb = await plane.admin.json<{ status?: { currentHealthy?: number } }>('GET', `/apis/policy/v1/namespaces/${GUARDED}/poddisruptionbudgets/vault`);
