@@ -34,6 +34,7 @@ describe('--help', () => {
       'validate',
       'test',
       'report',
+      'rollout',
       'serve',
       'sync',
       'webhook-config',

@@ -19,7 +19,7 @@ function fakeCluster(options: { readsToComplete?: Record<string, number>; deadli
       if (name === options.failGet) return Promise.reject(new ClusterError(`reading ${kind} ${namespace}/${name} failed: 503 Service Unavailable`));
       const patched = patches[name] !== undefined;
       reads[name] = (reads[name] ?? 0) + (patched ? 1 : 0);
-      const complete = !patched || reads[name]! > (options.readsToComplete?.[name] ?? 1);
+      const complete = !patched || reads[name] > (options.readsToComplete?.[name] ?? 1);
       const conditions = options.deadlineExceeded?.includes(name) && patched ? [{ type: 'Progressing', reason: 'ProgressDeadlineExceeded', message: 'timed out' }] : [];
       const status: Status = { observedGeneration: patched ? 2 : 1, replicas: 1, updatedReplicas: complete ? 1 : 0, availableReplicas: complete ? 1 : 0, conditions };
       return Promise.resolve({ metadata: { name, generation: patched ? 2 : 1 }, spec: { replicas: 1, template: { metadata: { labels: { app: name } } } }, status });
