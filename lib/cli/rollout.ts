@@ -63,7 +63,7 @@ function renderRecord(record: RolloutRecord): string {
 }
 
 /** Keeps the planned workloads whose own labels the -l selector selects, as `kubectl rollout restart -l` does. */
-async function selected(plan: RolloutPlan, selector: ReturnType<typeof checkedFlags>['selector'], cluster: KubeconfigFile): Promise<RolloutPlan> {
+async function selected(plan: RolloutPlan, selector: ReturnType<typeof checkedFlags>['selector'], cluster: KubeconfigFile, size: number): Promise<RolloutPlan> {
   if (selector === undefined) return plan;
   const { createRolloutTarget } = await import('../cluster/index.ts');
   const target = createRolloutTarget(cluster);
@@ -73,7 +73,6 @@ async function selected(plan: RolloutPlan, selector: ReturnType<typeof checkedFl
     const metadata = isJsonObject(object) && isJsonObject(object.metadata) ? object.metadata : {};
     if (selects(selector, stringMap(metadata.labels, `${workload.kind} ${workload.namespace}/${workload.name}.metadata.labels`))) kept.push(workload);
   }
-  const size = plan.waves[0]?.length ?? 1;
   const waves = [];
   for (let start = 0; start < kept.length; start += size) waves.push(kept.slice(start, start + size));
   return { waves, leftAlone: plan.leftAlone };
@@ -93,7 +92,7 @@ async function rollout(values: RolloutFlags, { streams }: CliContext): Promise<n
   let before: MigrationReport;
   try {
     before = (await readReport(inputs, streams)).result;
-    plan = await selected(planRollout(before, flags.maxConcurrent), flags.selector, flags.cluster);
+    plan = await selected(planRollout(before, flags.maxConcurrent), flags.selector, flags.cluster, flags.maxConcurrent);
   } catch (error) {
     return unreadable(error, streams);
   }

@@ -4,12 +4,13 @@
  * Deployment whose new Pods never schedule fails its wave and no later wave starts; the run resumes by running again; a
  * PodDisruptionBudget at 0 skips its workload after --timeout; --dry-run changes nothing.
  */
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { ROLLOUT_ANNOTATION } from '../../lib/api/index.ts';
 import type { MigrationReport } from '../../lib/report/index.ts';
 import type { RolloutRecord, WorkloadRecord } from '../../lib/rollout/index.ts';
-import { runPodmutation, type CliRun } from '../support/cli.ts';
+import { BIN, runPodmutation, type CliRun } from '../support/cli.ts';
 import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
 import { waitFor } from './processes.ts';
@@ -20,6 +21,7 @@ const cluster = useControlPlane();
 
 const WAVES = 'rollout-waves';
 const GUARDED = 'rollout-guarded';
+const KILLED = 'rollout-killed';
 const POOL = (pool: string) => ({ matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: [pool] }] });
 const LEGACY_AFFINITY = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [POOL('legacy')] } } };
 
@@ -28,7 +30,7 @@ const RULES = [
     name: 'merge-legacy-pool',
     spec: {
       enable: true,
-      workloadSelector: { namespaces: [WAVES, GUARDED], kinds: ['Deployment', 'StatefulSet'], nodeAffinityMatch: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [POOL('legacy')] } } },
+      workloadSelector: { namespaces: [WAVES, GUARDED, KILLED], kinds: ['Deployment', 'StatefulSet'], nodeAffinityMatch: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [POOL('legacy')] } } },
       mutationRemove: { nodeAffinity: { keys: ['example.com/node-pool'] } },
       mutationAdd: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [POOL('merged')] } } },
     },
@@ -42,7 +44,7 @@ function template(name: string, spec: Json = {}): Json {
 }
 
 function deployment(namespace: string, name: string, replicas: number, spec: Json = {}, extra: Json = {}): Json {
-  return { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace }, spec: { replicas, selector: { matchLabels: { app: name } }, template: template(name, spec), ...extra } };
+  return { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace, labels: { app: name } }, spec: { replicas, selector: { matchLabels: { app: name } }, template: template(name, spec), ...extra } };
 }
 
 function statefulSet(name: string, updateStrategy: string): Json {
@@ -102,7 +104,7 @@ describe('podmutation rollout on a real control plane', () => {
   beforeAll(async () => {
     const plane = cluster();
     rules = await ruleFolder(plane, RULES);
-    for (const namespace of [WAVES, GUARDED]) await plane.ensureNamespace(namespace);
+    for (const namespace of [WAVES, GUARDED, KILLED]) await plane.ensureNamespace(namespace);
     // The workloads start on the legacy pool before the webhook exists: every one is pending.
     await kubectlOk(plane, ['create', '-f', '-'], WAVE_WORKLOADS.map((object) => stringify(object)).join('---\n'));
     await kubectlOk(plane, ['create', '-f', '-'], [
@@ -117,11 +119,18 @@ describe('podmutation rollout on a real control plane', () => {
       const journal = await plane.admin.json<{ status?: { readyReplicas?: number } }>('GET', PATHS.journal);
       return journal.status?.readyReplicas === 2 ? true : undefined;
     });
+    await kubectlOk(plane, ['create', '-f', '-'], ['first', 'second'].map((name) => stringify(deployment(KILLED, name, 1))).join('---\n'));
     await kubectlOk(plane, ['rollout', 'status', 'deployment/vault', '-n', GUARDED, '--timeout=90s']);
+    for (const name of ['first', 'second']) await kubectlOk(plane, ['rollout', 'status', `deployment/${name}`, '-n', KILLED, '--timeout=90s']);
     await waitFor('the vault PDB to count its healthy Pod', async () => {
       const pdb = await plane.admin.json<{ status?: { currentHealthy?: number } }>('GET', `/apis/policy/v1/namespaces/${GUARDED}/poddisruptionbudgets/vault`);
       return pdb.status?.currentHealthy === 1 ? true : undefined;
     });
+    // broken's status settles once its progress deadline passed: from then on only a write of ours changes it.
+    await waitFor('broken to exceed its progress deadline', async () => {
+      const broken = await plane.admin.json<{ status?: { conditions?: { type: string; reason?: string }[] } }>('GET', PATHS.broken);
+      return broken.status?.conditions?.some((condition) => condition.type === 'Progressing' && condition.reason === 'ProgressDeadlineExceeded') === true ? true : undefined;
+    }, { timeoutMs: 60_000 });
     webhook = await serveWebhook(plane, { rules: [rules] });
     await registerWebhook(plane, webhook);
   });
@@ -144,6 +153,16 @@ describe('podmutation rollout on a real control plane', () => {
     ]);
     expect((records[0] as WorkloadRecord).reason).toContain('+{example.com/node-pool In [merged]}');
     expect(await versions()).toEqual(before);
+  });
+
+  it('-l keeps the workloads whose own labels match, in waves of their own', async () => {
+    const { run, records } = await rollout(cluster(), rules, ['-n', WAVES, '--max-concurrent', '2', '--dry-run', '-l', 'app in (api,web)']);
+
+    expect(run.code, run.stderr).toBe(1);
+    expect(records.map((record) => (record.type === 'workload' ? [record.wave, record.name] : record.type))).toEqual([
+      [1, 'api'],
+      [1, 'web'],
+    ]);
   });
 
   it('fails the wave whose Deployment never completes, starts no later wave, and exits 1', async () => {
@@ -194,5 +213,27 @@ describe('podmutation rollout on a real control plane', () => {
     ]);
     expect((await plane.admin.json<Workload>('GET', `/apis/apps/v1/namespaces/${GUARDED}/deployments/vault`)).metadata.resourceVersion).toBe(before);
     expect(records.at(-1)).toMatchObject({ type: 'verdict', pending: 1, skipped: 1, exit: 1 });
+  });
+
+  it('resumes a run killed during the pause after its first wave: the restarted workload is current, the other restarted', async () => {
+    const plane = cluster();
+    const args = ['rollout', '--kubeconfig', plane.adminKubeconfig, '--rules', rules, '-n', KILLED, '--pause', '60s', '-o', 'json'];
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let printed = '';
+    const killed = new Promise<void>((resolve) => {
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        printed += chunk;
+        // The first wave's workload done: the run is in its 60 s pause, and is stopped there.
+        if (/"name":"first","state":"done"/.test(printed)) child.kill('SIGTERM');
+      });
+      child.on('exit', () => resolve());
+    });
+    await killed;
+    expect(printed).not.toMatch(/"name":"second","state":"started"/);
+
+    const { run, records } = await rollout(plane, rules, ['-n', KILLED, '--pause', '1s']);
+
+    expect(run.code, run.stderr).toBe(0);
+    expect(lastStates(records)).toEqual({ first: 'current', second: 'done' });
   });
 });
