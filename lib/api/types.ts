@@ -11,6 +11,8 @@ export const PRODUCT_ANNOTATION_PREFIX = 'podmutation.agent.cloudpilot.ai/';
 export const APPLIED_ANNOTATION = `${PRODUCT_ANNOTATION_PREFIX}applied`;
 /** Annotation on a Pod listing the audited rules that matched it, comma-separated, over the Pod's life (issue #12). */
 export const AUDITED_ANNOTATION = `${PRODUCT_ANNOTATION_PREFIX}audited`;
+/** Annotation `podmutation rollout` stamps on a workload it restarts: `{"id":"…","at":"<RFC 3339>"}` (issue #21). */
+export const ROLLOUT_ANNOTATION = `${PRODUCT_ANNOTATION_PREFIX}rollout`;
 /** Annotation on a PodMutation: `enforce` (the default) applies the rule, `audit` evaluates and records it only. */
 export const ENFORCEMENT_ANNOTATION = `${PRODUCT_ANNOTATION_PREFIX}enforcement`;
 /** The annotations under PRODUCT_ANNOTATION_PREFIX a PodMutation may carry; any other key under it makes the rule invalid. */

@@ -7,6 +7,7 @@ import { registerExplain } from './explain.ts';
 import { registerPlacement } from './placement.ts';
 import { registerReport } from './report.ts';
 import { registerReview } from './review.ts';
+import { registerRollout } from './rollout.ts';
 import { registerServe } from './serve.ts';
 import { registerSync } from './sync.ts';
 import { registerTest } from './test.ts';
@@ -77,6 +78,7 @@ export function createProgram(context: CliContext): Command {
   registerValidate(program, context);
   registerTest(program, context);
   registerReport(program, context);
+  registerRollout(program, context);
   registerServe(program, context);
   registerSync(program, context);
   registerWebhookConfig(program, context);

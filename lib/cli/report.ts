@@ -3,7 +3,7 @@ import type { InvalidRule, NormalizedRule } from '../api/index.ts';
 import type { ClusterConfig } from '../cluster/index.ts';
 import { compileRuleSet } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
-import { createReport, renderReportTable, restartCommands, type ReportBuilder } from '../report/index.ts';
+import { createReport, renderReportTable, restartCommands, type MigrationReport, type ReportBuilder } from '../report/index.ts';
 import { parseYamlDocuments } from '../rule-files/index.ts';
 import { KEYLESS_STAMPS } from '../stamp/index.ts';
 import { checkNesting, isDns1123Label, isJsonObject, previewInput, typeMismatch } from '../values/index.ts';
@@ -65,7 +65,7 @@ function foldObjects(builder: ReportBuilder, objects: readonly Located[]): void 
   for (const { value, path } of pods) builder.addPod(value, path);
 }
 
-type KubeconfigFile = Extract<ClusterConfig, { readonly mode: 'kubeconfigFile' }>;
+export type KubeconfigFile = Extract<ClusterConfig, { readonly mode: 'kubeconfigFile' }>;
 
 /** The cluster's PodMutations, validated as the sync validates them (the same list, budget and verdicts); invalid ones reported on stderr. */
 async function clusterRules(config: KubeconfigFile, streams: CliStreams): Promise<{ readonly rules: readonly NormalizedRule[]; readonly invalid: readonly InvalidRule[] }> {
@@ -104,25 +104,49 @@ function checkedFlags(values: ReportFlags) {
   return { cluster, objects, namespace };
 }
 
+/** Where a report's objects and rules come from, and what runs besides the rules: report's and rollout's inputs. */
+export interface ReportInputs extends PlacementFlags {
+  /** The cluster, for its objects (when no `objects` file is given) and its PodMutations (when no `rules`). */
+  readonly cluster?: KubeconfigFile;
+  readonly objects?: string;
+  readonly rules?: readonly string[];
+  /** Accept rules paths that hold no PodMutation (--allow-empty). */
+  readonly allowEmpty?: boolean;
+  readonly namespace?: string;
+  readonly enforcement: string;
+}
+
+/**
+ * The report of the inputs: the rules (files, else the cluster's PodMutations, validated as the sync validates
+ * them; invalid ones reported on stderr) run over every running Pod as admission runs them. Shared by `report` and
+ * `rollout`, so that both read the same verdicts.
+ */
+export async function readReport(inputs: ReportInputs, streams: CliStreams): Promise<{ readonly result: MigrationReport; readonly invalid: readonly InvalidRule[] }> {
+  const enforcement = enforcementOf(inputs.enforcement);
+  const managedSteps = await placementSteps(inputs, streams);
+  const paths = inputs.rules ?? [];
+  const loaded = paths.length > 0 ? await loadRulesReportingInvalid(paths, streams, { allowEmpty: inputs.allowEmpty === true }) : await clusterRules(inputs.cluster!, streams);
+  // Stamps are checked by their sum: the report needs no access to the stack's key.
+  const builder = createReport(compileRuleSet(loaded.rules), { managedSteps, enforcement, stamps: KEYLESS_STAMPS, ...(inputs.namespace === undefined ? {} : { namespace: inputs.namespace }) });
+  if (inputs.objects !== undefined) foldObjects(builder, objectsOf(await readInput(inputs.objects, streams), inputs.objects));
+  else await foldCluster(builder, inputs.cluster!, inputs.namespace);
+  return { result: builder.result(), invalid: loaded.invalid };
+}
+
 /**
  * For each running Pod, whether a rollout would change its scheduling (unaffected, current, pending, denied), by rule
  * and by workload. Rules are the files of --rules, else the cluster's PodMutations validated as the sync validates them.
  */
 async function report(values: ReportFlags, { streams }: CliContext): Promise<number> {
   const flags = checkedFlags(values);
-  const enforcement = enforcementOf(values.enforcement);
-  const managedSteps = await placementSteps(values, streams);
-  const paths = values.rules ?? [];
-  const loaded = paths.length > 0 ? await loadRulesReportingInvalid(paths, streams, { allowEmpty: values.allowEmpty === true }) : await clusterRules(flags.cluster!, streams);
-  // Stamps are checked by their sum: the report needs no access to the stack's key.
-  const builder = createReport(compileRuleSet(loaded.rules), { managedSteps, enforcement, stamps: KEYLESS_STAMPS, ...(flags.namespace === undefined ? {} : { namespace: flags.namespace }) });
-  if (flags.objects !== undefined) foldObjects(builder, objectsOf(await readInput(flags.objects, streams), flags.objects));
-  else await foldCluster(builder, flags.cluster!, flags.namespace);
-  const result = builder.result();
+  const { result, invalid } = await readReport(
+    { ...values, ...(flags.cluster === undefined ? {} : { cluster: flags.cluster }), ...(flags.objects === undefined ? {} : { objects: flags.objects }) },
+    streams,
+  );
   if (values.restartCommands === true) for (const line of restartCommands(result)) writeLine(streams.stdout, line);
   else printResult(streams.stdout, values.output, result, () => renderReportTable(result));
   const { pending, denied } = result.totals;
-  return pending > 0 || denied > 0 || loaded.invalid.length > 0 ? EXIT.findings : EXIT.ok;
+  return pending > 0 || denied > 0 || invalid.length > 0 ? EXIT.findings : EXIT.ok;
 }
 
 /** `podmutation report`. */

@@ -187,20 +187,31 @@ async function sendMergePatch(
   target: { readonly path: string; readonly query: Readonly<Record<string, string>> },
   body: unknown,
 ): Promise<void> {
+  await sendWrite(operation, timeoutMs, connection, { ...target, method: 'PATCH', contentType: MERGE_PATCH }, body);
+}
+
+/** Sends one write (a PATCH or DELETE with a JSON body) as sendMergePatch does; the 2xx answer is not read. */
+async function sendWrite(
+  operation: ClusterOperation,
+  timeoutMs: number,
+  connection: Connection,
+  target: { readonly path: string; readonly query: Readonly<Record<string, string>>; readonly method: 'PATCH' | 'DELETE'; readonly contentType: string },
+  body: unknown,
+): Promise<void> {
   try {
     const url = new URL(`${connection.server.replace(/\/+$/, '')}${target.path}`);
     for (const [name, value] of Object.entries(target.query)) url.searchParams.set(name, value);
-    await mergePatch(url, JSON.stringify(body), await connection.httpsOptions(), timeoutMs);
+    await write(url, target.method, target.contentType, JSON.stringify(body), await connection.httpsOptions(), timeoutMs);
   } catch (error) {
     // The answer's body is never decoded, so nothing after it arrived is a malformed answer.
     throw classifyRequestFailure(operation, error, { responded: false, timeoutMs });
   }
 }
 
-function mergePatch(url: URL, text: string, options: Awaited<ReturnType<Connection['httpsOptions']>>, timeoutMs: number): Promise<void> {
+function write(url: URL, method: string, contentType: string, text: string, options: Awaited<ReturnType<Connection['httpsOptions']>>, timeoutMs: number): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const headers = { ...options.headers, accept: 'application/json', 'content-type': MERGE_PATCH, 'content-length': Buffer.byteLength(text) };
-    const request = httpsRequest(url, { ...options, method: 'PATCH', headers }, (response) => {
+    const headers = { ...options.headers, accept: 'application/json', 'content-type': contentType, 'content-length': Buffer.byteLength(text) };
+    const request = httpsRequest(url, { ...options, method, headers }, (response) => {
       const code = response.statusCode ?? 0;
       if (code >= 200 && code <= 299) {
         response.on('end', resolve).resume();
@@ -252,5 +263,5 @@ function describeTarget(config: ClusterConfig): string {
   }
 }
 
-export { createClusterAccess, send, sendMergePatch, getJson, hasReason, checkRequestTimeout, DEFAULT_LIST_PAGE_SIZE };
+export { createClusterAccess, send, sendMergePatch, sendWrite, getJson, hasReason, checkRequestTimeout, DEFAULT_LIST_PAGE_SIZE };
 export type { ClusterAccess, ConnectionOptions };

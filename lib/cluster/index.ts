@@ -1,7 +1,7 @@
 /**
  * Cluster access for the sync: list podmutations.agent.cloudpilot.ai and patch their status through
  * @kubernetes/client-node, with kubeconfig or EKS IAM authentication; and, for the report, list Pods and their
- * possible controllers page by page. Only the sync bundle imports this folder.
+ * possible controllers page by page; for rollout, restart workloads and delete Pods. Only the sync bundle imports this folder.
  */
 import { readClusterConfig, type ClusterConfig } from './config.ts';
 import {
@@ -16,6 +16,7 @@ import {
 } from './eks-token.ts';
 import type { ClusterFailureReason } from './failure.ts';
 import type { PodMutationList } from './list.ts';
+import { createRolloutTarget, type RolloutTarget, type RolloutTargetOptions, type RolloutWorkloadKind } from './rollout-target.ts';
 import { createPodMutationSource, type PodMutationSource, type PodMutationSourceOptions } from './source.ts';
 import {
   createWorkloadObjectSource,
@@ -27,6 +28,7 @@ import {
 
 export {
   createPodMutationSource,
+  createRolloutTarget,
   createWorkloadObjectSource,
   WORKLOAD_OBJECT_KINDS,
   readClusterConfig,
@@ -34,6 +36,9 @@ export {
   createEksTokenProvider,
 };
 export type {
+  RolloutTarget,
+  RolloutTargetOptions,
+  RolloutWorkloadKind,
   PodMutationSource,
   PodMutationSourceOptions,
   WorkloadObjectKind,

@@ -5,8 +5,8 @@
  */
 import { createReport, type ReportBuilder, type ReportOptions } from './builder.ts';
 import { schedulingChange, MAX_CHANGE_CHARS } from './compare.ts';
-import { renderReportTable, restartCommands } from './render.ts';
+import { renderReportTable, restartAction, restartCommands, type RestartAction } from './render.ts';
 import type { MigrationReport, ReportRule, ReportTotals, ReportWorkload, Verdict } from './types.ts';
 
-export { createReport, schedulingChange, MAX_CHANGE_CHARS, renderReportTable, restartCommands };
-export type { ReportBuilder, ReportOptions, MigrationReport, ReportRule, ReportTotals, ReportWorkload, Verdict };
+export { createReport, schedulingChange, MAX_CHANGE_CHARS, renderReportTable, restartAction, restartCommands };
+export type { RestartAction, ReportBuilder, ReportOptions, MigrationReport, ReportRule, ReportTotals, ReportWorkload, Verdict };

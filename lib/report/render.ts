@@ -29,23 +29,48 @@ function deleteCommands(namespace: string, name: string, deletePods: readonly st
   ];
 }
 
-function restartCommand(workload: ReportWorkload): string[] {
-  const { kind, name, namespace, pending, deletePods } = workload;
-  const pods = `${pending} pending Pod${pending === 1 ? '' : 's'}`;
+/**
+ * How a workload with pending Pods is rolled out: its controller restarted (`kubectl rollout restart`), its pending
+ * Pods deleted one at a time (a StatefulSet that is OnDelete or partitioned, highest ordinal first), by hand (bare
+ * Pods, Jobs, CronJobs, ReplicaSets, unknown controllers), or left out (a name that is no Kubernetes name).
+ */
+type RestartAction =
+  | { readonly type: 'restart'; readonly kind: 'Deployment' | 'StatefulSet' | 'DaemonSet' | 'Rollout' }
+  | { readonly type: 'delete'; readonly pods: readonly string[] }
+  | { readonly type: 'by-hand' }
+  | { readonly type: 'left-out' };
+
+/** The one decision of how a workload rolls out, shared by restartCommands and `podmutation rollout`. */
+function restartAction(workload: ReportWorkload): RestartAction {
+  const { kind, name, namespace, deletePods } = workload;
   // Pod names too: a StatefulSet's are its name and an ordinal, but a name of another form was read from the input.
-  if (!isDns1123Subdomain(name) || !isDns1123Label(namespace) || (deletePods ?? []).some((pod) => !isDns1123Subdomain(pod))) {
-    return [`# left out, not a Kubernetes name: ${cell(kind)} ${previewInput(namespace)}/${previewInput(name)} (${pods})`];
-  }
+  if (!isDns1123Subdomain(name) || !isDns1123Label(namespace) || (deletePods ?? []).some((pod) => !isDns1123Subdomain(pod))) return { type: 'left-out' };
   switch (kind) {
-    case 'Deployment':
-      return [`kubectl rollout restart deployment/${name} -n ${namespace}`];
     case 'StatefulSet':
-      return deletePods === undefined ? [`kubectl rollout restart statefulset/${name} -n ${namespace}`] : deleteCommands(namespace, name, deletePods, pods);
+      return deletePods === undefined ? { type: 'restart', kind } : { type: 'delete', pods: deletePods };
+    case 'Deployment':
+    case 'DaemonSet':
     case 'Rollout':
-      return [`kubectl argo rollouts restart ${name} -n ${namespace}`];
+      return { type: 'restart', kind };
     default:
       // Bare Pods, Jobs, CronJob Pods and ReplicaSets have no rollout: their Pods are recreated by hand.
+      return { type: 'by-hand' };
+  }
+}
+
+function restartCommand(workload: ReportWorkload): string[] {
+  const { kind, name, namespace, pending } = workload;
+  const pods = `${pending} pending Pod${pending === 1 ? '' : 's'}`;
+  const action = restartAction(workload);
+  switch (action.type) {
+    case 'left-out':
+      return [`# left out, not a Kubernetes name: ${cell(kind)} ${previewInput(namespace)}/${previewInput(name)} (${pods})`];
+    case 'delete':
+      return deleteCommands(namespace, name, action.pods, pods);
+    case 'by-hand':
       return [`# recreate by hand: ${cell(kind)} ${namespace}/${name} (${pods})`];
+    case 'restart':
+      return [action.kind === 'Rollout' ? `kubectl argo rollouts restart ${name} -n ${namespace}` : `kubectl rollout restart ${action.kind.toLowerCase()}/${name} -n ${namespace}`];
   }
 }
 
@@ -60,4 +85,5 @@ function restartCommands(report: MigrationReport): string[] {
   return pending.length === 0 ? ['# no workload has pending Pods'] : pending.flatMap(restartCommand);
 }
 
-export { renderReportTable, restartCommands };
+export { renderReportTable, restartAction, restartCommands };
+export type { RestartAction };

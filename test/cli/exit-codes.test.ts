@@ -40,6 +40,7 @@ const CASES: readonly (readonly [string, readonly string[], number])[] = [
   ['webhook-config', ['webhook-config', '--url', 'http://webhook.example.com', '--token', 'a'.repeat(43)], 2],
   ['serve', ['serve'], 2],
   ['placement', ['placement'], 2],
+  ['rollout', ['rollout', '--rules', EXAMPLES], 2],
   ['help', ['help', 'placement', 'set'], 0],
   ['help', ['help', 'placement', 'unset'], 2],
   ['version', ['version'], 0],
@@ -57,7 +58,7 @@ describe('the exit codes of each command', () => {
   it('covers every code every command documents', () => {
     const covered = new Set(CASES.map(([command, , code]) => `${command} ${code}`));
     // Codes reached only against a deployment or a cluster are covered by their own tests (sync, placement, serve 1).
-    const elsewhere = new Set(['sync 0', 'sync 1', 'sync 2', 'serve 0', 'serve 1', 'placement 0', 'test 1', 'report 0', 'webhook-config 1']);
+    const elsewhere = new Set(['sync 0', 'sync 1', 'sync 2', 'serve 0', 'serve 1', 'placement 0', 'test 1', 'rollout 0', 'rollout 1', 'report 0', 'webhook-config 1']);
     const missing = [...DOCUMENTED].flatMap(([path, codes]) =>
       path.split(' ').length === 2 ? codes.map((code) => `${path.slice('podmutation '.length)} ${code}`).filter((key) => !covered.has(key) && !elsewhere.has(key)) : [],
     );

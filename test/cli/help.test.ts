@@ -33,6 +33,7 @@ describe('--help', () => {
       'validate',
       'test',
       'report',
+      'rollout',
       'serve',
       'sync',
       'webhook-config',

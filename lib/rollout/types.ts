@@ -1,0 +1,41 @@
+/** The record `podmutation rollout` prints for each step (`-o json`: one JSON object a line), documented in README.md. */
+
+/** What happened to one workload: listed (plan), left alone (current, by-hand, denied), or its restart's progress. */
+type RolloutState = 'planned' | 'current' | 'by-hand' | 'denied' | 'started' | 'done' | 'failed' | 'skipped' | 'not-started';
+
+/** How a planned workload is rolled out: its pod template restarted, or its pending Pods deleted one at a time. */
+type RolloutMethod = 'restart' | 'delete-pods';
+
+/** One workload's step. */
+interface WorkloadRecord {
+  readonly type: 'workload';
+  /** The run's id, also in the annotation stamped on each restarted workload. */
+  readonly rollout: string;
+  /** RFC 3339 time of the step. */
+  readonly at: string;
+  /** 1-based wave; 0 for a workload in no wave (current, by hand, denied). */
+  readonly wave: number;
+  readonly namespace: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly state: RolloutState;
+  /** The report's change for planned and left-alone workloads; why for failed, skipped and not-started ones; "" otherwise. */
+  readonly reason: string;
+}
+
+/** The last record: the report read again after the last wave, and the exit code. */
+interface VerdictRecord {
+  readonly type: 'verdict';
+  readonly rollout: string;
+  readonly at: string;
+  readonly pending: number;
+  readonly denied: number;
+  readonly failed: number;
+  readonly skipped: number;
+  readonly exit: 0 | 1;
+}
+
+/** Every record of a run, in order: workload records, then one verdict (none for a dry run). */
+type RolloutRecord = WorkloadRecord | VerdictRecord;
+
+export type { RolloutMethod, RolloutRecord, RolloutState, VerdictRecord, WorkloadRecord };

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import type { MigrationReport, ReportWorkload } from '../../lib/report/index.ts';
+import { planRollout } from '../../lib/rollout/index.ts';
+
+function workload(kind: string, name: string, counts: Partial<ReportWorkload> = {}): ReportWorkload {
+  return { namespace: 'production', kind, name, pods: 2, current: 0, pending: 2, denied: 0, rules: ['r'], change: `change of ${name}`, ...counts };
+}
+
+function report(...workloads: ReportWorkload[]): MigrationReport {
+  return { rules: [], workloads, totals: { pods: 0, unaffected: 0, current: 0, pending: 0, denied: 0 } };
+}
+
+describe('planRollout', () => {
+  it.each([
+    { kind: 'Deployment', extra: {}, method: 'restart', pods: [] },
+    { kind: 'StatefulSet', extra: {}, method: 'restart', pods: [] },
+    { kind: 'DaemonSet', extra: {}, method: 'restart', pods: [] },
+    { kind: 'Rollout', extra: {}, method: 'restart', pods: [] },
+    { kind: 'StatefulSet', extra: { deletePods: ['db-1', 'db-0'] }, method: 'delete-pods', pods: ['db-1', 'db-0'] },
+  ])('rolls out a pending $kind $extra by $method', ({ kind, extra, method, pods }) => {
+    const plan = planRollout(report(workload(kind, 'db', extra)), 1);
+
+    expect(plan.waves).toEqual([[{ namespace: 'production', kind, name: 'db', change: 'change of db', method, pods }]]);
+    expect(plan.leftAlone).toEqual([]);
+  });
+
+  it.each(['Pod', 'Job', 'CronJob', 'ReplicaSet', 'example.com/Custom'])('lists a pending %s to recreate by hand, in no wave', (kind) => {
+    const plan = planRollout(report(workload(kind, 'thing')), 1);
+
+    expect(plan.waves).toEqual([]);
+    expect(plan.leftAlone.map(({ workload: { kind: listed }, state }) => [listed, state])).toEqual([[kind, 'by-hand']]);
+  });
+
+  it('skips a current workload, so that a second run resumes, and leaves a denied one alone', () => {
+    const plan = planRollout(report(workload('Deployment', 'done', { pending: 0, current: 2 }), workload('Deployment', 'refused', { pending: 1, denied: 1 })), 1);
+
+    expect(plan.waves).toEqual([]);
+    expect(plan.leftAlone.map(({ workload: { name }, state }) => [name, state])).toEqual([
+      ['done', 'current'],
+      ['refused', 'denied'],
+    ]);
+  });
+
+  it('groups the pending workloads into waves of --max-concurrent in the report order', () => {
+    const names = ['a', 'b', 'c', 'd', 'e'];
+    const plan = planRollout(report(...names.map((name) => workload('Deployment', name))), 2);
+
+    expect(plan.waves.map((wave) => wave.map(({ name }) => name))).toEqual([['a', 'b'], ['c', 'd'], ['e']]);
+  });
+
+  it('leaves out a workload whose name is no Kubernetes name, as restartCommands does', () => {
+    const plan = planRollout(report(workload('Deployment', 'Not_A_Name')), 1);
+
+    expect(plan.waves).toEqual([]);
+    expect(plan.leftAlone.map(({ state }) => state)).toEqual(['by-hand']);
+  });
+
+  it.each([0, -1, 1.5])('refuses a max-concurrent of %s', (size) => {
+    expect(() => planRollout(report(), size)).toThrow(RangeError);
+  });
+});
