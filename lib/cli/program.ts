@@ -33,7 +33,7 @@ function configureErrors(command: Command, context: CliContext): void {
 }
 
 /** `podmutation help [command...]`: the help of the program, a command or a subcommand. */
-function registerHelp(program: Command, context: CliContext): void {
+function registerHelp(program: Command): void {
   const command = defineCommand(program, 'help', {
     summary: 'print help for a command or a subcommand',
     examples: ['podmutation help report', 'podmutation help placement set'],
@@ -83,7 +83,7 @@ export function createProgram(context: CliContext): Command {
   registerSync(program, context);
   registerWebhookConfig(program, context);
   registerPlacement(program, context);
-  registerHelp(program, context);
+  registerHelp(program);
   registerVersion(program, context);
   for (const command of allCommands(program)) configureErrors(command, context);
   return program;
