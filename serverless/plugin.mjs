@@ -115,7 +115,7 @@ export default class PodMutationPlugin {
   constructor(serverless, options, utils) {
     this.#serverless = serverless;
     this.#options = options;
-    this.#log = utils?.log ?? { notice: console.error, info: console.error };
+    this.#log = utils?.log ?? { notice: console.error, info: console.error, warning: console.error };
     const ServerlessError = serverless.classes.Error;
     const build = () => runBuild(serverless.serviceDir, ServerlessError);
     const buildToPackage = () => {
@@ -136,11 +136,33 @@ export default class PodMutationPlugin {
       'before:offline:start:init': startLocalProfile,
       'before:offline:start:end': () => this.#localProfile?.close(),
     };
+    const warn = (line) => (this.#log.warning ?? this.#log.notice)(line);
     this.configurationVariablesSources = {
       podmutation: {
         async resolve({ address, resolveVariable }) {
           const vpc = async () => syncVpc(await resolveVariable('param:subnetIds'), await resolveVariable('param:securityGroupIds'), ServerlessError);
           switch (address) {
+            // Required, with no default: the one line a packaging without it prints.
+            case 'clusterName': {
+              const name = await resolveVariable('param:clusterName').catch(() => undefined);
+              if (typeof name !== 'string' || name === '') {
+                throw new ServerlessError('clusterName is required: the EKS cluster name (or any id in kubeconfig mode); pass --param="clusterName=NAME"');
+              }
+              return { value: name };
+            }
+            // API Gateway's account limits are 10,000 requests a second and a burst of 5,000 (README, Limits).
+            case 'throttleRateLimit':
+              return { value: Number(wholeNumber('throttleRateLimit', await resolveVariable('param:throttleRateLimit'), 1, 10_000, ServerlessError)) };
+            case 'throttleBurstLimit':
+              return { value: Number(wholeNumber('throttleBurstLimit', await resolveVariable('param:throttleBurstLimit'), 1, 5_000, ServerlessError)) };
+            // The one reference to alarmTopicArn that decides whether alarms notify: a stage without one is said once.
+            case 'alarmTopicArn': {
+              const topic = String(await resolveVariable('param:alarmTopicArn'));
+              if (topic === '' && (await resolveVariable('sls:stage')) !== 'local') {
+                warn('no alarmTopicArn parameter: the stack\'s alarms change state but notify no one; pass --param="alarmTopicArn=arn:aws:sns:REGION:ACCOUNT:TOPIC"');
+              }
+              return { value: topic };
+            }
             // false keeps the function out of any VPC: no VpcConfig at all.
             case 'syncVpc':
               return { value: (await vpc()) ?? false };
@@ -165,7 +187,7 @@ export default class PodMutationPlugin {
               return { value: Math.floor(Number(await resolveVariable('self:functions.admission.timeout')) * 1000 * NEAR_LIMIT) };
             default:
               throw new ServerlessError(
-                `\${podmutation:${address}} is not a variable of serverless/plugin.mjs; expected syncVpc, syncNetworkInterfaceResources, createAccessEntry, enforcement, reportIntervalMinutes, provisionedConcurrency, concurrencyAlarmThreshold or admissionSlowMs`,
+                `\${podmutation:${address}} is not a variable of serverless/plugin.mjs; expected clusterName, throttleRateLimit, throttleBurstLimit, alarmTopicArn, syncVpc, syncNetworkInterfaceResources, createAccessEntry, enforcement, reportIntervalMinutes, provisionedConcurrency, concurrencyAlarmThreshold or admissionSlowMs`,
               );
           }
         },

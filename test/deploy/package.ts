@@ -83,11 +83,22 @@ async function packageService(
   packageFolder: string,
   home: string,
 ): Promise<Template> {
+  return (await packageServiceWithOutput(serviceFolder, params, packageFolder, home)).template;
+}
+
+/** packageService, with what osls printed (its warnings). */
+async function packageServiceWithOutput(
+  serviceFolder: string,
+  params: Readonly<Record<string, string>>,
+  packageFolder: string,
+  home: string,
+): Promise<{ readonly template: Template; readonly output: string }> {
   const result = await runOsls(serviceFolder, packageArgs(params, packageFolder), home);
   if (result.code !== 0) {
     throw new Error(`osls package exited with ${result.code}:\n${result.stdout}\n${result.stderr}`);
   }
-  return JSON.parse(await readFile(join(packageFolder, 'cloudformation-template-update-stack.json'), 'utf8')) as Template;
+  const template = JSON.parse(await readFile(join(packageFolder, 'cloudformation-template-update-stack.json'), 'utf8')) as Template;
+  return { template, output: result.stdout + result.stderr };
 }
 
 /** Every file under folder/prefix, as the service folder would ship it. */
@@ -153,5 +164,5 @@ async function extractZip(entries: readonly ZipEntry[], folder: string): Promise
   }
 }
 
-export { ROOT, OSLS_CLI, STAGE, REGION, createServiceFolder, offlineEnvironment, runOsls, packageArgs, packageService, filesUnder, readZip, extractZip };
+export { ROOT, OSLS_CLI, STAGE, REGION, createServiceFolder, offlineEnvironment, runOsls, packageArgs, packageService, packageServiceWithOutput, filesUnder, readZip, extractZip };
 export type { ShippedFile, ZipEntry, CliResult };

@@ -33,6 +33,7 @@ import {
   filesUnder,
   packageArgs,
   packageService,
+  packageServiceWithOutput,
   readZip,
   runOsls,
   type CliResult,
@@ -74,7 +75,16 @@ const KUBECONFIG_PARAMS = {
   logRetentionInDays: '7',
   alarmTopicArn: ALARM_TOPIC_ARN,
 };
-const TUNED_PARAMS = { clusterName: CLUSTER_NAME, enforcement: 'audit', reportIntervalMinutes: '15', provisionedConcurrency: '5', concurrencyQuota: '3000' };
+const TUNED_PARAMS = {
+  clusterName: CLUSTER_NAME,
+  enforcement: 'audit',
+  reportIntervalMinutes: '15',
+  provisionedConcurrency: '5',
+  concurrencyQuota: '3000',
+  throttleRateLimit: '250',
+  throttleBurstLimit: '500',
+  alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:podmutation-alarms',
+};
 const FUNCTIONS = { admission: 'AdmissionLambdaFunction', sync: 'SyncLambdaFunction' } as const;
 // Stand-ins for what CloudFormation creates: the physical secret ARN the admission function is given.
 const WEBHOOK_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:WebhookTokenSecret-AbCdEf';
@@ -169,6 +179,8 @@ let kubeconfigTemplate: Template;
 let vpcTemplate: Template;
 /** The EKS-mode template as osls wrote it, before conditions are evaluated. */
 let eksPackaged: Template;
+/** What osls printed while it packaged the EKS-mode template (its warnings). */
+let eksOutput: string;
 let artifacts: Record<'eks' | 'kubeconfig', Record<'admission' | 'sync', ZipEntry[]>>;
 let withoutClusterName: CliResult;
 let withoutSecurityGroups: CliResult;
@@ -409,7 +421,7 @@ beforeAll(async () => {
 
   // One at a time: osls clears and rewrites the service folder's .serverless/ while it packages, and each package
   // builds dist/ again.
-  eksPackaged = await packageService(serviceFolder, EKS_PARAMS, join(scratch, 'package-eks'), home);
+  ({ template: eksPackaged, output: eksOutput } = await packageServiceWithOutput(serviceFolder, EKS_PARAMS, join(scratch, 'package-eks'), home));
   eksTemplate = effectiveTemplate(eksPackaged);
   kubeconfigTemplate = effectiveTemplate(await packageService(serviceFolder, KUBECONFIG_PARAMS, join(scratch, 'package-kubeconfig'), home));
   vpcTemplate = effectiveTemplate(await packageService(serviceFolder, VPC_PARAMS, join(scratch, 'package-vpc'), home));
@@ -505,11 +517,17 @@ describe('osls package', () => {
     }
   });
 
-  it('refuses to package without the clusterName parameter, naming where it is needed', () => {
+  it('refuses to package without the clusterName parameter, in one line that says what it is', () => {
+    const output = withoutClusterName.stdout + withoutClusterName.stderr;
+
     expect(withoutClusterName.code).not.toBe(0);
-    expect(withoutClusterName.stdout + withoutClusterName.stderr).toMatch(
-      /Cannot resolve variable at "functions\.sync\.environment\.CLUSTER_NAME[^"]*": Value not found at "param" source/,
-    );
+    expect(output).toContain('clusterName is required: the EKS cluster name (or any id in kubeconfig mode); pass --param="clusterName=NAME"');
+    expect(output.match(/Cannot resolve variable at/g)).toHaveLength(1);
+  });
+
+  it('warns when no alarmTopicArn is set, as the alarms would notify no one, and not when one is', () => {
+    expect(eksOutput).toContain("no alarmTopicArn parameter: the stack's alarms change state but notify no one");
+    expect(resource(tunedTemplate, 'AdmissionErrorsAlarm').Properties).toMatchObject({ AlarmActions: [TUNED_PARAMS.alarmTopicArn] });
   });
 
   it('refuses subnetIds without securityGroupIds, naming both', () => {
@@ -681,6 +699,21 @@ describe('HTTP API', () => {
       IntegrationUri: { 'Fn::GetAtt': [FUNCTIONS.admission, 'Arn'] },
       PayloadFormatVersion: '2.0',
     });
+  });
+
+  it('throttles every route before Lambda: 1,000 requests a second and a burst of 2,000 by default, or the parameters', () => {
+    expect(properties(eksTemplate, 'HttpApiStage')['DefaultRouteSettings']).toEqual({ ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 2000 });
+    expect(properties(tunedTemplate, 'HttpApiStage')['DefaultRouteSettings']).toEqual({ ThrottlingRateLimit: 250, ThrottlingBurstLimit: 500 });
+  });
+
+  it('writes an access log line per request in JSON, with the route key and never the path that holds the token', () => {
+    const settings = properties(eksTemplate, 'HttpApiStage')['AccessLogSettings'] as { DestinationArn: unknown; Format: string };
+    const fields = JSON.parse(settings.Format) as Record<string, string>;
+
+    expect(fields).toMatchObject({ routeKey: '$context.routeKey', status: '$context.status', requestId: '$context.requestId' });
+    expect(settings.Format).not.toMatch(/\$context\.(path|rawPath|resourcePath)\b/);
+    expect(renderExpression(settings.DestinationArn)).toBe('${HttpApiLogGroup.Arn}');
+    expect(properties(eksTemplate, 'HttpApiLogGroup')).toMatchObject({ RetentionInDays: 30 });
   });
 
   it('lets only API Gateway invoke the admission function', () => {
