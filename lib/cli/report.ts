@@ -10,6 +10,7 @@ import { checkNesting, isDns1123Label, isJsonObject, previewInput, typeMismatch 
 import { classifyObject } from '../workloads/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
 import { readInput, requireOneOf, writeLine, type CliStreams } from './io.ts';
+import { namespaceOptions } from './options/namespace.ts';
 import { enforcementOf, enforcementOption } from './options/enforcement.ts';
 import { placementOptions, placementSteps, type PlacementFlags } from './options/placement-file.ts';
 import { allowEmptyOption, loadRulesReportingInvalid, reportInvalidRules, rulesOption } from './options/rules.ts';
@@ -22,6 +23,7 @@ interface ReportFlags extends PlacementFlags {
   readonly rules?: string[];
   readonly allowEmpty?: boolean;
   readonly namespace?: string;
+  readonly allNamespaces?: boolean;
   readonly output: OutputFormat;
   readonly restartCommands?: boolean;
   readonly enforcement: string;
@@ -112,8 +114,17 @@ export interface ReportInputs extends PlacementFlags {
   readonly rules?: readonly string[];
   /** Accept rules paths that hold no PodMutation (--allow-empty). */
   readonly allowEmpty?: boolean;
+  /** Only this namespace; without it and `allNamespaces`, the cluster's objects are those of the kubeconfig context's namespace. */
   readonly namespace?: string;
+  readonly allNamespaces?: boolean;
   readonly enforcement: string;
+}
+
+/** The namespace to read, as kubectl chooses it: -n, else every one with -A or a file, else the kubeconfig context's. */
+async function namespaceOf(inputs: ReportInputs): Promise<string | undefined> {
+  if (inputs.namespace !== undefined || inputs.allNamespaces === true || inputs.objects !== undefined || inputs.cluster === undefined) return inputs.namespace;
+  const { contextNamespace } = await import('../cluster/index.ts');
+  return contextNamespace(inputs.cluster);
 }
 
 /**
@@ -127,9 +138,10 @@ export async function readReport(inputs: ReportInputs, streams: CliStreams): Pro
   const paths = inputs.rules ?? [];
   const loaded = paths.length > 0 ? await loadRulesReportingInvalid(paths, streams, { allowEmpty: inputs.allowEmpty === true }) : await clusterRules(inputs.cluster!, streams);
   // Stamps are checked by their sum: the report needs no access to the stack's key.
-  const builder = createReport(compileRuleSet(loaded.rules), { managedSteps, enforcement, stamps: KEYLESS_STAMPS, ...(inputs.namespace === undefined ? {} : { namespace: inputs.namespace }) });
+  const namespace = await namespaceOf(inputs);
+  const builder = createReport(compileRuleSet(loaded.rules), { managedSteps, enforcement, stamps: KEYLESS_STAMPS, ...(namespace === undefined ? {} : { namespace }) });
   if (inputs.objects !== undefined) foldObjects(builder, objectsOf(await readInput(inputs.objects, streams), inputs.objects));
-  else await foldCluster(builder, inputs.cluster!, inputs.namespace);
+  else await foldCluster(builder, inputs.cluster!, namespace);
   return { result: builder.result(), invalid: loaded.invalid };
 }
 
@@ -159,8 +171,8 @@ export function registerReport(program: Command, context: CliContext): void {
       'migration"). Without --rules the rules are the cluster\'s PodMutations, validated as the sync validates them.',
     examples: [
       'podmutation report --objects cluster.json --rules examples/rules',
-      'podmutation report --kubeconfig ~/.kube/config -o json',
-      'podmutation report --kubeconfig ~/.kube/config --restart-commands > rollout.sh',
+      'podmutation report --kubeconfig ~/.kube/config -A -o json',
+      'podmutation report --kubeconfig ~/.kube/config -A --restart-commands > rollout.sh',
     ],
     exits: {
       0: 'no Pod pending or denied: every workload is current',
@@ -176,10 +188,9 @@ export function registerReport(program: Command, context: CliContext): void {
     .addOption(new Option('--objects <file>', 'read them from a file: kubectl get pods,replicasets,deployments,… -A -o json (needs --rules)').conflicts('kubeconfig').helpGroup(source))
     .addOption(rulesOption({ optional: true, description: "PodMutation files or folders; repeatable (default: the cluster's PodMutations)" }))
     .addOption(allowEmptyOption())
-    .addOption(new Option('-n, --namespace <namespace>', 'only this namespace').default(undefined, 'all'))
     .addOption(outputOption())
     .option('--restart-commands', 'print the kubectl commands that roll out the pending workloads instead of the report')
     .addOption(enforcementOption());
-  for (const option of placementOptions()) command.addOption(option);
+  for (const option of [...namespaceOptions(), ...placementOptions()]) command.addOption(option);
   onRun<ReportFlags>(command, (flags) => report(flags, context));
 }

@@ -5,6 +5,7 @@ import { parseLabelSelector, planRecords, planRollout, rfc3339, runRollout, sele
 import { isDns1123Label, isJsonObject, previewInput, stringMap } from '../values/index.ts';
 import { defineCommand, EXIT, onRun, required, type CliContext } from './command.ts';
 import { writeLine } from './io.ts';
+import { namespaceOptions } from './options/namespace.ts';
 import { enforcementOption } from './options/enforcement.ts';
 import { placementOptions, type PlacementFlags } from './options/placement-file.ts';
 import { allowEmptyOption, rulesOption } from './options/rules.ts';
@@ -16,6 +17,7 @@ interface RolloutFlags extends PlacementFlags {
   readonly rules?: string[];
   readonly allowEmpty?: boolean;
   readonly namespace?: string;
+  readonly allNamespaces?: boolean;
   readonly selector?: string;
   readonly maxConcurrent: string;
   readonly pause?: string;
@@ -114,8 +116,8 @@ export function registerRollout(program: Command, context: CliContext): void {
       'CronJobs are listed to recreate by hand. Current workloads are skipped, so a second run resumes an interrupted one ' +
       '(README.md, "Running a migration").',
     examples: [
-      'podmutation rollout --kubeconfig ~/.kube/config --dry-run',
-      'podmutation rollout --kubeconfig ~/.kube/config --max-concurrent 3 --pause 30s --timeout 10m',
+      'podmutation rollout --kubeconfig ~/.kube/config -A --dry-run',
+      'podmutation rollout --kubeconfig ~/.kube/config -A --max-concurrent 3 --pause 30s --timeout 10m',
       'podmutation rollout --kubeconfig ~/.kube/config --rules rules/ -n production -o json',
     ],
     exits: {
@@ -130,7 +132,6 @@ export function registerRollout(program: Command, context: CliContext): void {
     .addOption(new Option('--context <name>', 'the kubeconfig context to use'))
     .addOption(rulesOption({ optional: true, description: "PodMutation files or folders; repeatable (default: the cluster's PodMutations)" }))
     .addOption(allowEmptyOption())
-    .addOption(new Option('-n, --namespace <namespace>', 'only this namespace').default(undefined, 'all'))
     .addOption(new Option('-l, --selector <selector>', "only workloads whose own labels match, as kubectl's -l (k=v, k!=v, k in (a,b), k, !k)"))
     .addOption(new Option('--max-concurrent <n>', 'workloads restarted at a time (one wave)').default('1'))
     .addOption(new Option('--pause <duration>', 'pause between waves (such as 30s)'))
@@ -139,6 +140,6 @@ export function registerRollout(program: Command, context: CliContext): void {
     .option('--dry-run', 'print the plan (waves, workloads, why each is pending) and change nothing')
     .addOption(new Option('-o, --output <format>', 'table: one line per step; json: one record (README.md) per line').choices(['table', 'json']).default('table'))
     .addOption(enforcementOption());
-  for (const option of placementOptions()) command.addOption(option);
+  for (const option of [...namespaceOptions(), ...placementOptions()]) command.addOption(option);
   onRun<RolloutFlags>(command, (flags) => rollout(flags, context));
 }

@@ -255,5 +255,11 @@ function awsReason(name: string, status: number | undefined): ClusterFailureReas
   return 'rejected';
 }
 
-export { connectLocal, connectRemote };
+/** The namespace a local kubeconfig's context (the current one, or `context`) names, as kubectl reads it: "default" when it names none. */
+function contextNamespace(config: LocalClusterConfig): string {
+  const { kubeConfig } = connectLocal(config);
+  return kubeConfig.getContextObject(kubeConfig.getCurrentContext())?.namespace || 'default';
+}
+
+export { connectLocal, connectRemote, contextNamespace };
 export type { Connection, ConnectionDependencies, LocalClusterConfig, RemoteClusterConfig };

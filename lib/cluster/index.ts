@@ -4,6 +4,7 @@
  * possible controllers page by page; for rollout, restart workloads and delete Pods. Only the sync bundle imports this folder.
  */
 import { readClusterConfig, type ClusterConfig } from './config.ts';
+import { contextNamespace } from './connection.ts';
 import {
   createEksTokenProvider,
   presignEksToken,
@@ -27,6 +28,7 @@ import {
 } from './workload-objects.ts';
 
 export {
+  contextNamespace,
   createPodMutationSource,
   createRolloutTarget,
   createWorkloadObjectSource,

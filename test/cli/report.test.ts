@@ -307,7 +307,14 @@ describe('podmutation report --kubeconfig', () => {
   });
 
   it("reports the cluster's objects against the cluster's PodMutations as --objects does against the files", async () => {
-    expect(await reportJson(['--kubeconfig', kubeconfig])).toEqual(EXPECTED_JSON);
+    expect(await reportJson(['--kubeconfig', kubeconfig, '-A'])).toEqual(EXPECTED_JSON);
+  });
+
+  it("reads only the kubeconfig context's namespace without -n or -A, as kubectl does", async () => {
+    const inBatch = writeKubeconfig(server, { namespace: 'batch' });
+
+    expect(await reportJson(['--kubeconfig', inBatch])).toEqual(await reportJson(['--kubeconfig', kubeconfig, '--namespace', 'batch']));
+    expect(await reportJson(['--kubeconfig', kubeconfig])).toEqual(await reportJson(['--kubeconfig', kubeconfig, '--namespace', 'default']));
   });
 
   it.each([
@@ -316,7 +323,7 @@ describe('podmutation report --kubeconfig', () => {
   ] as const)('exits 2, not the 1 of pending Pods, when the cluster %s', async (_name, fault, message) => {
     server.fail(fault, { resource: 'pods' });
     try {
-      const run = await runPodmutationInProcess(['report', '--kubeconfig', kubeconfig, ...rulesArgs()]);
+      const run = await runPodmutationInProcess(['report', '--kubeconfig', kubeconfig, '-A', ...rulesArgs()]);
 
       expect(run).toMatchObject({ code: 2, stdout: '' });
       expect(run.stderr).toMatch(message);
@@ -326,7 +333,7 @@ describe('podmutation report --kubeconfig', () => {
   });
 
   it('takes the rules from --rules when given', async () => {
-    const report = await reportJson(['--kubeconfig', kubeconfig, ...rulesArgs('changed')]);
+    const report = await reportJson(['--kubeconfig', kubeconfig, '-A', ...rulesArgs('changed')]);
 
     expect(report.workloads.find((item) => item.name === 'checkout')?.pending).toBe(2);
   });
@@ -341,7 +348,7 @@ describe('podmutation report --kubeconfig', () => {
   it("skips a cluster PodMutation the sync would reject, saying so on stderr", async () => {
     server.put({ metadata: { name: 'broken' }, spec: { enable: true, workloadSelector: { namespace: ['production'] }, mutationAdd: { nodeSelector: { a: 'b' } } } });
     try {
-      const run = await runPodmutationInProcess(['report', '--kubeconfig', kubeconfig, '-o', 'json']);
+      const run = await runPodmutationInProcess(['report', '--kubeconfig', kubeconfig, '-A', '-o', 'json']);
 
       expect(run.code).toBe(1);
       expect(run.stderr).toContain('invalid rule skipped: PodMutation "broken": spec.workloadSelector');

@@ -472,6 +472,8 @@ interface KubeconfigOverrides {
   /** Default: the server's URL. */
   readonly server?: string;
   readonly contextName?: string;
+  /** The context's namespace; default: none (kubectl's "default"). */
+  readonly namespace?: string;
 }
 
 /** The YAML of a kubeconfig for the fake server: its URL, CA data and a bearer token. */
@@ -490,7 +492,7 @@ function kubeconfigFor(server: Pick<FakeApiServer, 'url' | 'caPem' | 'token'>, o
       },
     ],
     users: [{ name: 'fake-user', user: { token: overrides.token ?? server.token } }],
-    contexts: [{ name: contextName, context: { cluster: 'fake-cluster', user: 'fake-user' } }],
+    contexts: [{ name: contextName, context: { cluster: 'fake-cluster', user: 'fake-user', ...(overrides.namespace === undefined ? {} : { namespace: overrides.namespace }) } }],
     'current-context': contextName,
   });
 }

@@ -77,7 +77,7 @@ async function runningPods(plane: ControlPlane, namespace: string, selector: str
 
 /** `podmutation report --kubeconfig ADMIN` with more flags; -o json runs are parsed. */
 async function report(plane: ControlPlane, flags: readonly string[] = ['-o', 'json']): Promise<{ readonly run: CliRun; readonly result: MigrationReport }> {
-  const run = await runPodmutation(['report', '--kubeconfig', plane.adminKubeconfig, ...flags]);
+  const run = await runPodmutation(['report', '--kubeconfig', plane.adminKubeconfig, '-A', ...flags]);
   return { run, result: flags.includes('json') ? (JSON.parse(run.stdout) as MigrationReport) : ({} as MigrationReport) };
 }
 

@@ -388,7 +388,7 @@ describe('the shipped sync function with REPORT_INTERVAL_MINUTES=1 and the kubec
     expect(reportAt).toBeDefined();
 
     // The same counts as the CLI's report over the cluster's own PodMutations.
-    const cli = await runPodmutation(['report', '--kubeconfig', plane.adminKubeconfig, '-o', 'json']);
+    const cli = await runPodmutation(['report', '--kubeconfig', plane.adminKubeconfig, '-A', '-o', 'json']);
     expect(cli.code, cli.stderr).toBe(1);
     const counted = (JSON.parse(cli.stdout) as { rules: { name: string; matched: number; pending: number }[] }).rules;
     expect(counted.map(({ name }) => name).sort()).toEqual(['migrate-legacy-pool', 'prefer-arm64-web']);

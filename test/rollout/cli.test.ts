@@ -44,7 +44,7 @@ describe('podmutation rollout', () => {
   it('prints the plan with --dry-run, writes nothing, and exits 1 while Pods are pending', async () => {
     const before = server.requests.length;
 
-    const run = await runPodmutationInProcess(['rollout', '--kubeconfig', kubeconfig, ...rulesArgs(), '--dry-run', '--max-concurrent', '2', '-o', 'json']);
+    const run = await runPodmutationInProcess(['rollout', '--kubeconfig', kubeconfig, '-A', ...rulesArgs(), '--dry-run', '--max-concurrent', '2', '-o', 'json']);
 
     expect(run.code, run.stderr).toBe(1);
     const records = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as RolloutRecord);
@@ -56,7 +56,7 @@ describe('podmutation rollout', () => {
   });
 
   it('prints one plain line per workload for people', async () => {
-    const run = await runPodmutationInProcess(['rollout', '--kubeconfig', kubeconfig, ...rulesArgs(), '--dry-run']);
+    const run = await runPodmutationInProcess(['rollout', '--kubeconfig', kubeconfig, '-A', ...rulesArgs(), '--dry-run']);
 
     expect(run.stdout).toMatch(/^wave 1 \S+ \S+\/\S+: planned \(.+\)$/m);
   });
