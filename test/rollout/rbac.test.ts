@@ -1,20 +1,8 @@
 /** infra/rbac-rollout.yaml: the optional access `podmutation rollout --kubeconfig` needs, and no more. */
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
+import { infraManifests } from '../support/rbac.ts';
 
-interface Manifest {
-  readonly kind: string;
-  readonly metadata: { readonly name: string };
-  readonly rules?: readonly { readonly apiGroups: readonly string[]; readonly resources: readonly string[]; readonly verbs: readonly string[] }[];
-  readonly roleRef?: unknown;
-  readonly subjects?: readonly unknown[];
-}
-
-const manifests = parseAllDocuments(readFileSync(fileURLToPath(new URL('../../infra/rbac-rollout.yaml', import.meta.url)), 'utf8')).map(
-  (document) => document.toJS() as Manifest,
-);
+const manifests = infraManifests('rbac-rollout.yaml');
 
 /** Every verb granted per group:resource. */
 function grants(): Record<string, string[]> {
