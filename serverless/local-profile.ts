@@ -15,6 +15,7 @@ import { createDynamoClient, createSnapshotStore, createSnapshotTable, createSyn
 
 /** A function of the service as osls resolved it: what the profile reads, and the environment it rewrites. */
 interface ServiceFunction {
+  readonly handler?: string;
   environment?: Record<string, unknown>;
   readonly events?: readonly Readonly<Record<string, unknown>>[];
 }
@@ -62,6 +63,8 @@ interface LocalValues {
 }
 
 const DEFAULT_TABLE_NAME = 'podmutation-local';
+// The local-only function of the catch-all route.
+const NOT_FOUND_FUNCTION = 'localNotFound';
 const DEFAULT_CLUSTER_ID = 'default';
 
 // What each CloudFormation reference of the environment becomes locally: the variables that replace the one holding it.
@@ -160,6 +163,8 @@ async function startLocalProfile(options: LocalProfileOptions): Promise<LocalPro
         report(`${key}: not served locally (no HTTP API route; it reads the cluster through AWS)`);
       }
     }
+    // Any other path gets API Gateway's own 404 body: serverless-offline's would echo the path, and so a token.
+    service.functions[NOT_FOUND_FUNCTION] = { handler: 'serverless/not-found.handler', events: [{ httpApi: '*' }] };
     report(`embedded DynamoDB ${dynamo.endpoint}, table ${tableName}; the served functions reach no AWS service`);
     report(
       `publish a cluster's rules into it: npx podmutation sync --once --kubeconfig FILE --dynamodb-endpoint ${dynamo.endpoint} ` +

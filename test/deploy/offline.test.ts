@@ -138,6 +138,15 @@ describe('osls offline --stage local', () => {
     expect(response.status).toBe(403);
   });
 
+  it("answers a path no route matches as API Gateway does, without echoing the path and its token", async () => {
+    const response = await post(`/admitt/${TOKEN}`, fixtureText(REVIEW));
+    const body = await response.text();
+
+    expect(response.status).toBe(404);
+    expect(JSON.parse(body)).toEqual({ message: 'Not Found' });
+    expect(body).not.toContain(TOKEN);
+  });
+
   it('says what it serves and where, and leaves the scheduled sync out', () => {
     expect(output).toContain(`webhook URL (clientConfig.url of a MutatingWebhookConfiguration): ${baseUrl}/admit/${TOKEN}`);
     expect(output).toMatch(/published snapshot version \d+ of examples\/rules for cluster local \(\d+ valid, 0 invalid\)/);
