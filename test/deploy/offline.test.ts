@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,6 +32,8 @@ const TOKEN = 'offline-test-token-Zm9vYmFyYmF6cXV4cXV1eGNvcmdl';
 const REVIEW = 'reviews/deployment-legacy-pool.json';
 
 let scratch: string;
+let serviceFolder: string;
+let home: string;
 let offline: ChildProcess | undefined;
 let output = '';
 let baseUrl: string;
@@ -90,8 +93,8 @@ function post(path: string, body: string): Promise<Response> {
 
 beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'podmutation-offline-'));
-  const serviceFolder = join(scratch, 'service');
-  const home = join(scratch, 'home');
+  serviceFolder = join(scratch, 'service');
+  home = join(scratch, 'home');
   await Promise.all([mkdir(serviceFolder), mkdir(home)]);
   await createServiceFolder(serviceFolder);
   const [httpPort, lambdaPort] = [await freePort(), await freePort()];
@@ -163,4 +166,33 @@ describe('serverless-offline beside osls', () => {
     expect(project.overrides?.['serverless']).toBe(`npm:osls@${project.devDependencies['osls']}`);
     expect(peer).toMatchObject({ name: 'osls', version: manifest('node_modules/osls/package.json').version });
   });
+});
+
+/** Whether something can listen on the loopback port now. */
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+describe('npm run offline', () => {
+  it('stops serverless-offline when npm itself is sent SIGTERM, freeing the port', async () => {
+    const [httpPort, lambdaPort] = [await freePort(), await freePort()];
+    const args = ['run', 'offline', '--silent', '--', '--host', '127.0.0.1', '--httpPort', String(httpPort), '--lambdaPort', String(lambdaPort), '--noSponsor'];
+    // npm runs the script through sh; the script execs osls, so the signal npm forwards reaches serverless-offline.
+    const npm = spawn('npm', args, { cwd: serviceFolder, env: offlineEnvironment(home), stdio: ['ignore', 'pipe', 'pipe'] });
+    let printed = '';
+    const onData = (chunk: Buffer) => (printed += chunk.toString('utf8'));
+    npm.stdout.on('data', onData);
+    npm.stderr.on('data', onData);
+    await expect.poll(() => printed, { timeout: 60_000, interval: 100 }).toContain(`Server ready: http://127.0.0.1:${httpPort}`);
+
+    const exited = once(npm, 'close');
+    npm.kill('SIGTERM');
+    await exited;
+
+    await expect.poll(() => portIsFree(httpPort), { timeout: 10_000, interval: 100 }).toBe(true);
+  }, 90_000);
 });
