@@ -11,9 +11,11 @@ import type { DiffSign } from '../scheduling/index.ts';
 import { colourWanted, diffLine, lineDiff, schedulingDiff } from './diff.ts';
 import { writeLine } from './io.ts';
 import { outputOption, printDocument, type OutputFormat } from './output.ts';
+import { allowEmptyOption } from './options/rules.ts';
 
 interface TestFlags {
   readonly junit?: string;
+  readonly allowEmpty?: boolean;
   readonly output: OutputFormat;
 }
 
@@ -112,7 +114,7 @@ function summaryLine(totals: Totals, files: number): string {
 async function test(paths: readonly string[], flags: TestFlags, context: CliContext): Promise<number> {
   const { streams } = context;
   const colour = colourWanted(streams.stdout, context.env);
-  const files = await findTestFiles(paths);
+  const files = await findTestFiles(paths, { allowEmpty: flags.allowEmpty === true });
   const results: TestFileResult[] = [];
   for (const file of files) {
     const result = await runTestFile(file);
@@ -163,6 +165,7 @@ export function registerTest(program: Command, context: CliContext): void {
   command
     .argument('<paths...>', `folders searched recursively for ${TEST_FILE_NAME}, or test files`)
     .addOption(new Option('--junit <file>', 'also write the results to FILE as JUnit XML, for CI test reports'))
-    .addOption(outputOption());
+    .addOption(outputOption())
+    .addOption(allowEmptyOption('test folders that hold no test file'));
   onRun<TestFlags, [string[]]>(command, (flags, [paths]) => test(paths, flags, context));
 }

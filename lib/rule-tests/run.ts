@@ -147,7 +147,7 @@ async function testFilesUnder(path: string): Promise<string[]> {
  * The test files of the paths, in order: a folder's podmutation-test.yaml files, recursively and sorted; a file as
  * given. A path that cannot be read, or a folder without a test file, is malformed input.
  */
-export async function findTestFiles(paths: readonly string[]): Promise<string[]> {
+export async function findTestFiles(paths: readonly string[], options: { readonly allowEmpty?: boolean } = {}): Promise<string[]> {
   const files: string[] = [];
   for (const path of paths) {
     let isFolder: boolean;
@@ -161,7 +161,9 @@ export async function findTestFiles(paths: readonly string[]): Promise<string[]>
       continue;
     }
     const found = await testFilesUnder(path);
-    if (found.length === 0) throw new MalformedInputError(`no ${TEST_FILE_NAME} under ${path}`, { context: { source: path } });
+    if (found.length === 0 && options.allowEmpty !== true) {
+      throw new MalformedInputError(`no ${TEST_FILE_NAME} under ${path}; check the path, or pass --allow-empty where no tests is what you mean`, { context: { source: path } });
+    }
     files.push(...found);
   }
   return [...new Set(files)];

@@ -110,6 +110,17 @@ describe('a rules path that holds no PodMutation', () => {
     expect(allowed.code).not.toBe(2);
   });
 
+  it('makes test exit 2 for a folder with no test file, and pass with --allow-empty', async () => {
+    const folder = folderWith('no-tests', {}, false);
+
+    const refused = await runPodmutationInProcess(['test', folder]);
+    const allowed = await runPodmutationInProcess(['test', folder, '--allow-empty']);
+
+    expect(refused.stderr).toContain(`no podmutation-test.yaml under ${folder}; check the path, or pass --allow-empty where no tests is what you mean`);
+    expect(refused.code).toBe(2);
+    expect(allowed.code).toBe(0);
+  });
+
   it('is named as such when its files hold other kinds only', async () => {
     const folder = folderWith('only-other-kinds', { 'kustomization.yaml': KUSTOMIZATION, 'empty.yaml': '' }, false);
 

@@ -208,7 +208,7 @@ describe('podmutation test on a test file that cannot be run', () => {
 
   it.each([
     ['a path that does not exist', ['test', '/nonexistent/tests'], 'podmutation test: test path /nonexistent/tests cannot be read: no such file or folder (ENOENT)\n'],
-    ['a folder without a test file', ['test', fixturePath('pods')], `podmutation test: no podmutation-test.yaml under ${fixturePath('pods')}\n`],
+    ['a folder without a test file', ['test', fixturePath('pods')], `podmutation test: no podmutation-test.yaml under ${fixturePath('pods')}; check the path, or pass --allow-empty where no tests is what you mean\n`],
     ['a JUnit file under a file, not a folder', ['test', fixture('wrong-applied'), '--junit', '/dev/null/report.xml'], 'podmutation test: cannot make the folder /dev/null of /dev/null/report.xml: it exists, and is not a folder (EEXIST)\n'],
   ])('exits 2 for %s, without a stack trace', async (_, args, stderr) => {
     const run = await runPodmutationInProcess(args);

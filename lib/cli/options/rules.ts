@@ -12,9 +12,9 @@ export function rulesOption(options: { readonly optional?: boolean; readonly des
   return options.optional === true ? option : required(option);
 }
 
-/** `--allow-empty`: rules paths that hold no PodMutation are accepted (by default they are a usage error). */
-export function allowEmptyOption(): Option {
-  return new Option('--allow-empty', 'accept rules paths that hold no PodMutation (by default that is an error: a wrong path must not pass)');
+/** `--allow-empty`: paths that hold nothing to read are accepted (by default they are a usage error). */
+export function allowEmptyOption(what = 'rules paths that hold no PodMutation'): Option {
+  return new Option('--allow-empty', `accept ${what} (by default that is an error: a wrong path must not pass)`);
 }
 
 /** Loads rules for a command, reporting each invalid rule and each document of another kind on stderr (they are skipped). */
