@@ -1,5 +1,5 @@
 /**
- * The CLI's start time (issue #13, point 5), for `npm run bench`: fresh processes of the prebuilt bundle against
+ * The CLI's start time, for `npm run bench`: fresh processes of the prebuilt bundle against
  * `node -e 0` on the same Node, runs interleaved after a warm-up so that load from elsewhere falls on all alike;
  * medians. Also runs the sources through tsx, as bin/podmutation.mjs did before the bundle, for scale.
  */

@@ -1,7 +1,7 @@
 /**
  * `npm run build:cli` (and `npm ci`, through the prepare script): bundles the CLI (bin/main.ts) with esbuild into
  * dist/cli/, which bin/podmutation.mjs loads. Compiling TypeScript at every start through tsx cost about 0.8 s
- * (issue #13); the bundle starts in a small multiple of `node -e 0` (`npm run bench` measures it).
+ *; the bundle starts in a small multiple of `node -e 0` (`npm run bench` measures it).
  *
  * ESM with code splitting: what a command loads on use (the Kubernetes client, the AWS SDK, the embedded DynamoDB)
  * goes to chunks that `--version`, `validate` or `review` never read. Packages are bundled, so that a start reads a

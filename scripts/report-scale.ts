@@ -1,6 +1,6 @@
 /**
  * `npm run scale:report`: the migration report of a large cluster through the real @kubernetes/client-node against
- * the fake API server over HTTPS, as the sync computes it (issue #12): Pods and their owners listed page by page,
+ * the fake API server over HTTPS, as the sync computes it: Pods and their owners listed page by page,
  * each page folded into the report and dropped. Prints the time and the peak memory (RSS, and heap above the start).
  *
  *   npm run scale:report -- [--pods 10000] [--page-size 500] [--rules 50]

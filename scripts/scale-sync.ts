@@ -1,5 +1,5 @@
 /**
- * `npm run scale:sync` (issue 14, point 3): the sync at size, as it ships. The sync Lambda's bundle (built as
+ * `npm run scale:sync`: the sync at size, as it ships. The sync Lambda's bundle (built as
  * `npm run build` builds it) runs in a process of its own, a warm container invoked once per sync: it reads its
  * kubeconfig from Secrets Manager, lists the PodMutations 500 a page through @kubernetes/client-node over HTTPS,
  * validates them, publishes the snapshot to DynamoDB over its wire protocol, records the sync and writes status back

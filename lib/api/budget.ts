@@ -1,4 +1,4 @@
-/** The per-rule budget and the snapshot budget (issue #9): a rule over its budget is invalid on its own. */
+/** The per-rule budget and the snapshot budget: a rule over its budget is invalid on its own. */
 import type { NodeAffinity, NodeSelectorTerm } from '../scheduling/index.ts';
 import { RULE_BUDGET, SNAPSHOT_BUDGET, type InvalidRule, type NormalizedRule, type RuleIssue, type RuleVerdict } from './types.ts';
 

@@ -124,7 +124,7 @@ export const CHECKS = {
     if (tolerationSeconds !== undefined && effect !== 'NoExecute') issues.add(`${path}.tolerationSeconds`, 'is only valid with effect NoExecute');
   },
   'label-selector': (selector: JsonObject, path: string, issues: IssueSink) => {
-    // A label selector left with nothing (its only content misspelt or pruned) would select every Pod (issue #9).
+    // A label selector left with nothing (its only content misspelt or pruned) would select every Pod.
     if (selector.matchLabels === undefined && selector.matchExpressions === undefined) {
       issues.add(path, 'must set matchLabels or matchExpressions: an empty label selector would select every Pod');
     }

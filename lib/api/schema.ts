@@ -1,5 +1,5 @@
 /**
- * The one declaration of the PodMutation contract (issue #10), in TypeBox: its TypeScript types are inferred from it,
+ * The one declaration of the PodMutation contract, in TypeBox: its TypeScript types are inferred from it,
  * the validator runs its structural part (lib/api/structure.ts), and `npm run crd` generates the CRD's
  * openAPIV3Schema from it. Each CEL rule is declared beside the named check that enforces the same in the validator
  * (lib/api/checks.ts); shared fragments (a node selector requirement, a term, a node affinity, a toleration) are
@@ -375,7 +375,7 @@ const labelSelector = ObjectSchema(
 
 // --- The spec. ---
 
-/** The selector dimensions; a selector sets at least one, or says all: true alone (issue #9). */
+/** The selector dimensions; a selector sets at least one, or says all: true alone. */
 export const SELECTOR_DIMENSIONS = ['namespaces', 'kinds', 'names', 'labelSelector', 'nodeAffinityMatch', 'nodeSelectorMatch', 'tolerationsMatch'] as const;
 const ANY_DIMENSION = SELECTOR_DIMENSIONS.map((dimension) => `has(self.${dimension})`).join(' || ');
 

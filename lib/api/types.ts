@@ -9,9 +9,9 @@ export const POD_MUTATION_KIND = 'PodMutation';
 export const PRODUCT_ANNOTATION_PREFIX = 'podmutation.agent.cloudpilot.ai/';
 /** Annotation listing the applied rules, comma-separated, in application order. */
 export const APPLIED_ANNOTATION = `${PRODUCT_ANNOTATION_PREFIX}applied`;
-/** Annotation on a Pod listing the audited rules that matched it, comma-separated, over the Pod's life (issue #12). */
+/** Annotation on a Pod listing the audited rules that matched it, comma-separated, over the Pod's life. */
 export const AUDITED_ANNOTATION = `${PRODUCT_ANNOTATION_PREFIX}audited`;
-/** Annotation `podmutation rollout` stamps on a workload it restarts: `{"id":"…","at":"<RFC 3339>"}` (issue #21). */
+/** Annotation `podmutation rollout` stamps on a workload it restarts: `{"id":"…","at":"<RFC 3339>"}`. */
 export const ROLLOUT_ANNOTATION = `${PRODUCT_ANNOTATION_PREFIX}rollout`;
 /** Annotation on a PodMutation: `enforce` (the default) applies the rule, `audit` evaluates and records it only. */
 export const ENFORCEMENT_ANNOTATION = `${PRODUCT_ANNOTATION_PREFIX}enforcement`;
@@ -56,7 +56,7 @@ export const LIMITS = Object.freeze({
 });
 
 /**
- * The per-rule budget (issue #9): one rule may not hold more node-selector and label-selector requirements, or values
+ * The per-rule budget: one rule may not hold more node-selector and label-selector requirements, or values
  * across them, than this, and its JSON may not be larger. The CRD enforces the same counts with CEL and bounds every
  * string, list and map, so that the largest rule the contract admits (539 KiB) serializes within maxBytes; tests build
  * that rule and check both enforcement points.

@@ -160,7 +160,7 @@ export function ruleToResource(rule: NormalizedRule): Record<string, unknown> {
     metadata: {
       name: rule.name,
       ...(rule.generation === undefined ? {} : { generation: rule.generation }),
-      // A snapshot published before issue #12 holds no enforcement; its rules were all enforced.
+      // A snapshot published before rules carried an enforcement holds none; its rules were all enforced.
       ...(rule.enforcement === 'audit' ? { annotations: { [ENFORCEMENT_ANNOTATION]: rule.enforcement } } : {}),
     },
     spec: {

@@ -1,5 +1,5 @@
 /**
- * How every podmutation command is defined (issue #13): commander declares the arguments and options, so help,
+ * How every podmutation command is defined: commander declares the arguments and options, so help,
  * version, choices, conflicts and usage errors all come from one definition; this module adds what commander does not
  * hold (examples, exit codes) and the one meaning of each exit code.
  */

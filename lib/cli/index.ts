@@ -1,4 +1,4 @@
-/** The `podmutation` CLI: commander commands, one module per command (issue #13), and the exit code of a run. */
+/** The `podmutation` CLI: commander commands, one module per command, and the exit code of a run. */
 import { CommanderError, type Command } from 'commander';
 import { ClusterError, ConfigurationError, DuplicateRuleError, MalformedInputError, PodMutationError, StoreError } from '../errors/index.ts';
 import { EXIT, commandDoc, commandPath, exitCodeOf, type CliContext } from './command.ts';

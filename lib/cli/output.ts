@@ -1,4 +1,4 @@
-/** `-o table|json|yaml` (issue #13): one option and one printer for every command that prints a result. */
+/** `-o table|json|yaml`: one option and one printer for every command that prints a result. */
 import { Option } from 'commander';
 import { stringify } from 'yaml';
 import type { Writable } from 'node:stream';

@@ -1,4 +1,4 @@
-/** README.md's CLI reference, rendered from the command definitions (issue #13), so that the two cannot drift. */
+/** README.md's CLI reference, rendered from the command definitions, so that the two cannot drift. */
 import type { Command, Option } from 'commander';
 import { commandDoc, commandPath, optionDefault } from './command.ts';
 

@@ -81,7 +81,7 @@ async function selected(plan: RolloutPlan, selector: ReturnType<typeof checkedFl
 }
 
 /**
- * The report's pending workloads restarted in waves (issue #21): the same inputs and verdicts as `report`; after the
+ * The report's pending workloads restarted in waves: the same inputs and verdicts as `report`; after the
  * last wave the report is read again. 0 when no Pod is pending or denied; 1 when some are, or a workload failed; 2 for
  * bad flags or a cluster that cannot be read.
  */

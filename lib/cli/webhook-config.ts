@@ -24,7 +24,7 @@ function checkedSecretArn(arn: string): string {
   return arn;
 }
 
-// commander names the flag and what was typed (issue #13: Number("abc") is NaN, which said "got null"). The range (1 to
+// commander names the flag and what was typed (Number("abc") is NaN, which said "got null"). The range (1 to
 // 30) is the webhook module's, checked when the configuration is rendered.
 function wholeSeconds(text: string): number {
   if (!/^\d+$/.test(text)) throw new InvalidArgumentError('Expected a whole number of seconds.');

@@ -15,7 +15,7 @@ interface AdmissionConfig {
   readonly maxBodyBytes: number;
   /** Whose capacity label the managed placement step writes: the cluster's node provisioner. */
   readonly capacityFlavour: CapacityFlavour;
-  /** ENFORCEMENT: `audit` audits every customer rule of the deployment (issue #12). */
+  /** ENFORCEMENT: `audit` audits every customer rule of the deployment. */
   readonly enforcement: Enforcement;
   /** STAMP_KEY_SECRET_ARN or STAMP_KEY: the key of the stamps on the Pods the webhook changes; undefined, none. */
   readonly stampKey?: StampKeyConfig;

@@ -36,7 +36,7 @@ interface TokenSourceOptions {
  */
 type TokenSource = (reason?: 'mismatch') => Promise<readonly string[]>;
 
-/** Default re-read interval (issue #11): how long a removed token stays accepted on a warm container at most. */
+/** Default re-read interval: how long a removed token stays accepted on a warm container at most. */
 const DEFAULT_TOKEN_REFRESH_SECONDS = 300;
 // A presented token that matches none re-reads at most this often per container, so wrong tokens cannot flood the secret.
 const MISMATCH_REFRESH_MS = 10_000;

@@ -44,7 +44,7 @@ export interface CompiledRule {
 /** The rules of one snapshot, compiled and in application order (ascending priority, then name), and their index. */
 export interface RuleSet {
   readonly rules: readonly CompiledRule[];
-  /** The enabled rules by namespace, kind and name, as positions in `rules` (issue 14). */
+  /** The enabled rules by namespace, kind and name, as positions in `rules`. */
   readonly index: RuleIndex;
 }
 

@@ -57,7 +57,7 @@ export interface MutationOptions {
   readonly source?: string;
   /** The namespace when neither the request nor the Pod names one (default ""). */
   readonly fallbackNamespace?: string;
-  /** The deployment's switch (issue #12): `audit` audits every customer rule; `enforce` (default) leaves it to each rule. */
+  /** The deployment's switch: `audit` audits every customer rule; `enforce` (default) leaves it to each rule. */
   readonly enforcement?: Enforcement;
   /**
    * Stamps every Pod the review changes and reads the stamp a Pod arrives with (lib/engine/stamp.ts): admission, and
@@ -130,7 +130,7 @@ function removeNodeAffinity(affinity: AffinitySelector, rule: CompiledRule): Aff
   // A required term that had requirements and is left with none would select no node: clear the whole required selector.
   const emptied = required.some((term, index) => isEmptyTerm(term) && !isEmptyTerm(affinity.required![index]!));
   if (emptied) return { required: undefined, preferred };
-  // The same canonical form an AND reaches, so that a later AND on a second review finds nothing to drop (issue #9).
+  // The same canonical form an AND reaches, so that a later AND on a second review finds nothing to drop.
   return { required: canonicalizeTerms(required), preferred };
 }
 
@@ -258,7 +258,7 @@ function unsatisfiableTermWarnings(state: SchedulingState, facts: PodFacts): Sch
 /**
  * A product annotation listing rule names after this review (the applied one, or the audited one): the names already
  * on the Pod, in their order, then the names of this review that it does not list yet. It records the rules over the
- * Pod's life, so a re-review that matches a subset of them changes nothing (issue #9).
+ * Pod's life, so a re-review that matches a subset of them changes nothing.
  */
 function recordedNames(facts: PodFacts, key: string, names: readonly string[]): string {
   const recorded = facts.annotations[key];

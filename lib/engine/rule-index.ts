@@ -1,5 +1,5 @@
 /**
- * The candidate index of a compiled rule set (issue 14): which enabled rules can match a Pod's workload, found without
+ * The candidate index of a compiled rule set: which enabled rules can match a Pod's workload, found without
  * looking at the others. A rule matches only when every workload dimension it sets holds, so a rule filed under the
  * values of one dimension it sets (namespace, kind or name) can only match a workload with one of those values; a rule
  * setting none of them goes on the "any" list. Candidates are positions in application order, so matching them in

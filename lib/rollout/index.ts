@@ -1,5 +1,5 @@
 /**
- * `podmutation rollout`: the report's pending workloads restarted in waves (issue #21). Pure planning (waves, the
+ * `podmutation rollout`: the report's pending workloads restarted in waves. Pure planning (waves, the
  * action per kind and strategy, disruption-budget matches, completion read from status) and an orchestrator over the
  * narrow RolloutTarget of lib/cluster.
  */

@@ -1,5 +1,5 @@
 /**
- * The PodMutationTest file (issue #13, point 4), the equivalent of a kyverno-test.yaml: its declaration and its one
+ * The PodMutationTest file, the equivalent of a kyverno-test.yaml: its declaration and its one
  * reader. Every field is checked at once (unknown fields included, so that a typo can never make a case pass
  * vacuously) and reported with the file and the field path in one error.
  */

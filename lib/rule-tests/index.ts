@@ -1,5 +1,5 @@
 /**
- * `podmutation test` (issue #13, point 4), the equivalent of `kyverno test` and `gator verify`: the PodMutationTest
+ * `podmutation test`, the equivalent of `kyverno test` and `gator verify`: the PodMutationTest
  * file format and its reader, the offline run of each expected result against the engine, and the JUnit XML report.
  */
 import { checkResult, patchedResource, type Aspect, type CaseFailure } from './expectations.ts';

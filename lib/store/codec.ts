@@ -111,7 +111,7 @@ function checkRule(rule: unknown, path: string, issues: IssueSink): void {
   if (typeof rule.name !== 'string' || rule.name === '') issues.add(`${path}.name`, 'must be a non-empty string');
   if (typeof rule.enable !== 'boolean') issues.add(`${path}.enable`, 'must be a boolean');
   if (typeof rule.priority !== 'number') issues.add(`${path}.priority`, 'must be a number');
-  // Absent in snapshots published before issue #12 (every rule enforced); revalidation at compile reads it as enforce.
+  // Absent in snapshots published before rules carried an enforcement (every rule enforced); revalidation at compile reads it as enforce.
   if (rule.enforcement !== undefined && !isEnforcement(rule.enforcement)) issues.add(`${path}.enforcement`, `must be ${ENFORCEMENTS.join(' or ')}`);
   for (const field of ['workloadSelector', 'mutationRemove', 'mutationAdd'] as const) {
     if (!isJsonObject(rule[field])) issues.add(`${path}.${field}`, 'must be an object');

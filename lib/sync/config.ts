@@ -12,7 +12,7 @@ interface SyncConfig {
   readonly intervalSeconds: number;
   readonly store: StoreConfig;
   readonly cluster: ClusterConfig;
-  /** Minutes between migration reports written to the rules' status (issue #12); 0, the default, is off. */
+  /** Minutes between migration reports written to the rules' status; 0, the default, is off. */
   readonly reportIntervalMinutes: number;
   /** CAPACITY_FLAVOUR, as the admission function's: the report runs managed placement as admission does. */
   readonly capacityFlavour: CapacityFlavour;

@@ -1,5 +1,5 @@
 /**
- * Migration progress on each rule's status (issue #12): the counts of the migration report written as
+ * Migration progress on each rule's status: the counts of the migration report written as
  * status.matchedPods, status.pendingPods and status.lastReportTime, only for rules whose counts changed. Pure.
  */
 import { WORKLOAD_OBJECT_KINDS, type WorkloadObjectSource } from '../cluster/index.ts';
@@ -8,7 +8,7 @@ import { createReport, type MigrationReport, type ReportBuilder } from '../repor
 import type { SyncRecordStore } from '../store/index.ts';
 import { isRecord, type AssessedResource } from './snapshot.ts';
 
-/** What the sync needs to write migration progress (issue #12); without it the sync writes none. */
+/** What the sync needs to write migration progress; without it the sync writes none. */
 interface ProgressDependencies {
   /** Pods and their owners, listed page by page (createWorkloadObjectSource). */
   readonly objects: WorkloadObjectSource;

@@ -1,5 +1,5 @@
 /**
- * The Pods the documents of an input stand for (issue #13, point 3): a Pod as it is; an AdmissionReview's
+ * The Pods the documents of an input stand for: a Pod as it is; an AdmissionReview's
  * request.object, with the request's namespace and uid; a workload manifest (Deployment, StatefulSet, DaemonSet,
  * ReplicaSet, Job, CronJob, Argo Rollout, as `kubectl get -o yaml` or `helm template` print them) as the Pod its
  * controller would create from its template.

@@ -1,5 +1,5 @@
 /**
- * The input contract of the admission path (issue #9): every field of the incoming Pod and of the review is either
+ * The input contract of the admission path: every field of the incoming Pod and of the review is either
  * tolerated (absent, null or empty read as absent) or rejected with its field path; nothing else escapes.
  */
 import jsonPatch from 'fast-json-patch';

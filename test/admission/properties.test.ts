@@ -1,5 +1,5 @@
 /**
- * Issue #9: any JSON value at any scheduling field of a valid Pod, or at a field of the request, is answered with
+ * Any JSON value at any scheduling field of a valid Pod, or at a field of the request, is answered with
  * 200 or 400, through the one code path of the CLI and the Lambda and through the HTTP handler. Nothing else leaves.
  */
 import fc from 'fast-check';

@@ -1,4 +1,4 @@
-/** Issue #9: the per-rule budget and the snapshot budget. */
+/** The per-rule budget and the snapshot budget. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {

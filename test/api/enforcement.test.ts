@@ -1,4 +1,4 @@
-/** The enforcement annotation of a PodMutation (issue #12): read at the one boundary, a typo is an invalid rule. */
+/** The enforcement annotation of a PodMutation: read at the one boundary, a typo is an invalid rule. */
 import { describe, expect, it } from 'vitest';
 import { ENFORCEMENT_ANNOTATION, ruleToResource, validatePodMutation } from '../../lib/api/index.ts';
 import { podMutation } from '../support/builders.ts';

@@ -1,4 +1,4 @@
-/** review and explain with audited rules (issue #12): the same inputs, audited results shown apart from applied ones. */
+/** review and explain with audited rules: the same inputs, audited results shown apart from applied ones. */
 import { describe, expect, it } from 'vitest';
 import { AUDITED_ANNOTATION } from '../../lib/api/index.ts';
 import { STAMP_ANNOTATION } from '../../lib/engine/index.ts';

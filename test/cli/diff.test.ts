@@ -1,4 +1,4 @@
-/** explain's diff for a person (issue 13, point 6): the semantic lines, and colour only where a person reads them. */
+/** explain's diff for a person: the semantic lines, and colour only where a person reads them. */
 import { readFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';

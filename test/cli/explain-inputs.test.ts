@@ -1,5 +1,5 @@
 /**
- * explain takes inputs as users have them (issue #13, point 3): an AdmissionReview, a workload manifest and a
+ * explain takes inputs as users have them: an AdmissionReview, a workload manifest and a
  * `helm template` stream give the same answer as the Pod they stand for.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

@@ -1,5 +1,5 @@
 /**
- * Help, version and usage errors come from the command definitions (issue #13, point 1): every command and subcommand
+ * Help, version and usage errors come from the command definitions: every command and subcommand
  * answers --help with its usage, each flag and its default, an example and its exit codes; a misspelt flag is answered
  * with the closest valid one.
  */

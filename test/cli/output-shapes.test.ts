@@ -1,5 +1,5 @@
 /**
- * The JSON shapes of `-o json` are documented and stable (issue #13, point 2). The schemas below are the contract as
+ * The JSON shapes of `-o json` are documented and stable. The schemas below are the contract as
  * README.md documents it, written down apart from the code on purpose: a change to a shape fails here until the
  * schema, and so the README, is changed with it. README's examples are checked against the same schemas.
  */

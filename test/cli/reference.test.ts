@@ -1,4 +1,4 @@
-/** README.md's CLI reference is the one the command definitions render (issue #13): it cannot drift from them. */
+/** README.md's CLI reference is the one the command definitions render: it cannot drift from them. */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { currentReference, readmeReference } from '../../scripts/cli-reference.ts';

@@ -1,4 +1,4 @@
-/** `podmutation report` (issue #12): what a rollout would change, offline from kubectl's JSON and from a cluster. */
+/** `podmutation report`: what a rollout would change, offline from kubectl's JSON and from a cluster. */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

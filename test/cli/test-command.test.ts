@@ -1,5 +1,5 @@
 /**
- * `podmutation test DIR` (issue #13, point 4), the equivalent of `kyverno test` and `gator verify`: the examples' own
+ * `podmutation test DIR`, the equivalent of `kyverno test` and `gator verify`: the examples' own
  * suite passes through the real binary; failing fixtures fail with their diff and exit 1; a test file that cannot be
  * run exits 2 naming its fields, and the other files still run; `--junit` writes a report CI systems read.
  */

@@ -1,5 +1,5 @@
 /**
- * Audit mode through the handler (issue #12): the same Pod and the same rules from a real DynamoDB snapshot, applied
+ * Audit mode through the handler: the same Pod and the same rules from a real DynamoDB snapshot, applied
  * by a deployment that enforces, and only logged and counted (AuditedMatches) by one that audits.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';

@@ -1,4 +1,4 @@
-/** Audit mode in the engine (issue #12): the same Pod and the same rules, applied when enforced and only recorded when audited. */
+/** Audit mode in the engine: the same Pod and the same rules, applied when enforced and only recorded when audited. */
 import { describe, expect, it } from 'vitest';
 import { APPLIED_ANNOTATION, AUDITED_ANNOTATION, ENFORCEMENT_ANNOTATION, validatePodMutation, type Enforcement, type NormalizedRule } from '../../lib/api/index.ts';
 import { compileRuleSet, mutatePod, type ManagedStep, type MutationOptions, type Pod } from '../../lib/engine/index.ts';

@@ -245,7 +245,7 @@ describe('warnings ("each under 256 characters, at most a few per review")', () 
   });
 });
 
-describe('a second review of a Pod the webhook mutated (issue #9)', () => {
+describe('a second review of a Pod the webhook mutated', () => {
   const gen = (value: string) => req('example.com/gen', 'In', value);
 
   it('reaches the canonical form on removal that a later AND would reach, so the second review changes nothing', () => {

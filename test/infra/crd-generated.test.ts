@@ -1,4 +1,4 @@
-/** Issue #10: infra/crd.yaml is generated from the one declaration of the contract, and every named check exists. */
+/** Infra/crd.yaml is generated from the one declaration of the contract, and every named check exists. */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';

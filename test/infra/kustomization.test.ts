@@ -1,5 +1,5 @@
 /**
- * infra/ is a kustomize base (issue #13, point 7): `kubectl apply -k infra/` installs the CRD and the sync's RBAC. No
+ * infra/ is a kustomize base: `kubectl apply -k infra/` installs the CRD and the sync's RBAC. No
  * kustomize binary runs offline here, so the test reads the kustomization as kustomize does for a plain base (the
  * resources' documents, in order) and checks what that yields.
  */

@@ -1,5 +1,5 @@
 /**
- * A result checked against the engine (issue #13, point 4): applied and audited lists in order, the denial, the
+ * A result checked against the engine: applied and audited lists in order, the denial, the
  * scheduling fields as Kubernetes reads them (a field left out must be as the incoming Pod had it), and the patched
  * resource exactly, a workload's with its Pod template as admission leaves the Pod.
  */

@@ -1,5 +1,5 @@
 /**
- * The PodMutationTest file's reader (issue #13, point 4): every wrong field at once, with its path, so that a typo can
+ * The PodMutationTest file's reader: every wrong field at once, with its path, so that a typo can
  * never make a case pass vacuously; defaults for what a file leaves out; paths relative to the file.
  */
 import { describe, expect, it } from 'vitest';

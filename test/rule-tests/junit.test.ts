@@ -1,5 +1,5 @@
 /**
- * `podmutation test --junit FILE` (issue #13, point 4): JUnit XML as CI systems read it, a testsuite per test file and
+ * `podmutation test --junit FILE`: JUnit XML as CI systems read it, a testsuite per test file and
  * a testcase per result, failures carrying the diff, any text escaped.
  */
 import fc from 'fast-check';

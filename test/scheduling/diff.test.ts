@@ -1,4 +1,4 @@
-/** The semantic scheduling diff (issue 13, point 6): what a person reads, and the laws it keeps. */
+/** The semantic scheduling diff: what a person reads, and the laws it keeps. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {

@@ -1,4 +1,4 @@
-/** Issue #9: one oversized rule cannot stop every rule from syncing. */
+/** One oversized rule cannot stop every rule from syncing. */
 import { describe, expect, it } from 'vitest';
 import { SNAPSHOT_BUDGET, ruleCost, validatePodMutation } from '../../lib/api/index.ts';
 import { loadCorpus } from '../infra/corpus.ts';

@@ -1,4 +1,4 @@
-/** The enforcement annotation through the sync (issue #12): from the fake API server into the snapshot and the status. */
+/** The enforcement annotation through the sync: from the fake API server into the snapshot and the status. */
 import { describe, expect, it } from 'vitest';
 import { ENFORCEMENT_ANNOTATION } from '../../lib/api/index.ts';
 import { syncSubject, useSyncWorld, validSpec } from './support.ts';

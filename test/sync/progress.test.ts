@@ -1,5 +1,5 @@
 /**
- * Migration progress on each rule's status (issue #12): the sync's report through the fake API server (PodMutations,
+ * Migration progress on each rule's status: the sync's report through the fake API server (PodMutations,
  * Pods and owners, paginated) and dynalite; counts written only on change, at most once per interval.
  */
 import { beforeEach, describe, expect, it } from 'vitest';

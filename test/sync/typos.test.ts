@@ -1,5 +1,5 @@
 /**
- * Issue #9: no typo and no pruned field can widen a rule's scope, however the rule reached the cluster. Rules are put
+ * No typo and no pruned field can widen a rule's scope, however the rule reached the cluster. Rules are put
  * into the fake cluster exactly as the API server stores them after decoding: with today's CRD, whose spec keeps
  * unknown fields, and with a CRD that prunes them (an older install), which leaves only empty containers behind.
  */
@@ -13,7 +13,7 @@ import { syncSubject, useSyncWorld } from './support.ts';
 const crd = loadCrd();
 const keeping = createCrdAdmission(crd);
 
-/** The CRD with every x-kubernetes-preserve-unknown-fields removed: it prunes unknown fields, as before issue #9. */
+/** The CRD with every x-kubernetes-preserve-unknown-fields removed: it prunes unknown fields, as the CRD once did. */
 function pruningCrd(source: CustomResourceDefinition): CustomResourceDefinition {
   const strip = (node: SchemaNode): SchemaNode => {
     const { properties, items, additionalProperties, ...rest } = omitKey(node, 'x-kubernetes-preserve-unknown-fields');

@@ -1,5 +1,5 @@
 /**
- * The Pods an input stands for name the document they came from (issue #13, point 4): `podmutation test` results name
+ * The Pods an input stands for name the document they came from: `podmutation test` results name
  * a resource as KIND/NAMESPACE/NAME.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-/** The Pod a controller would create from a workload's current template (issue #12). */
+/** The Pod a controller would create from a workload's current template. */
 import { describe, expect, it } from 'vitest';
 import { podFacts } from '../../lib/engine/index.ts';
 import { podFromWorkload, readWorkloadObject, templateHash, type WorkloadObject } from '../../lib/workloads/index.ts';

@@ -1,4 +1,4 @@
-/** The `--enforcement enforce|audit` option of serve, review, explain, report and test (the deployment's switch, issue #12), and how audited matches read. */
+/** The `--enforcement enforce|audit` option of serve, review, explain, report and test (the deployment's switch), and how audited matches read. */
 import { Option } from 'commander';
 import { ENFORCEMENTS, isEnforcement, type Enforcement } from '../../api/index.ts';
 import type { AuditedMatch } from '../../engine/index.ts';
