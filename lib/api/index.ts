@@ -22,7 +22,7 @@ import {
   type RuleSnapshot,
   type RuleVerdict,
 } from './types.ts';
-import { PodMutationSpecSchema, PodMutationStatusSchema, type MutationAdd, type MutationRemove, type NodeAffinityRemoval, type PodMutationSpec, type PodMutationStatusShape, type WorkloadSelector } from './schema.ts';
+import { PodMutationSpecSchema, PodMutationStatusSchema, type MutationAdd, type MutationRemove, type PodMutationSpec, type WorkloadSelector } from './schema.ts';
 import { describeIssues, ruleToResource, ruleWarnings, validatePodMutation } from './validate.ts';
 import { validateStructure } from './structure.ts';
 
@@ -57,7 +57,6 @@ export {
 export type {
   Enforcement,
   WorkloadSelector,
-  NodeAffinityRemoval,
   MutationRemove,
   MutationAdd,
   PodMutationSpec,
@@ -68,5 +67,4 @@ export type {
   RuleVerdict,
   RuleSnapshot,
   RuleCost,
-  PodMutationStatusShape,
 };

@@ -630,11 +630,7 @@ export const PodMutationStatusSchema = ObjectSchema(
 export type WorkloadSelector = Static<typeof workloadSelector>;
 /** spec.mutationRemove. */
 export type MutationRemove = Static<typeof mutationRemove>;
-/** spec.mutationRemove.nodeAffinity: exactly one of keys or all: true. */
-export type NodeAffinityRemoval = NonNullable<MutationRemove['nodeAffinity']>;
 /** spec.mutationAdd. */
 export type MutationAdd = Static<typeof mutationAdd>;
 /** spec of a PodMutation as written by users. */
 export type PodMutationSpec = Static<typeof PodMutationSpecSchema>;
-/** status of a PodMutation as the sync writes it. */
-export type PodMutationStatusShape = Static<typeof PodMutationStatusSchema>;

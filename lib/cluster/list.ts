@@ -1,4 +1,5 @@
 import { ClusterError } from '../errors/index.ts';
+import { isJsonObject } from '../values/index.ts';
 import { hasReason } from './access.ts';
 import { clusterError, type ClusterOperation } from './failure.ts';
 
@@ -96,9 +97,9 @@ function parseListPage(body: unknown, pageIndex: number, operation: ClusterOpera
   const where = `page ${pageIndex + 1} of the list`;
   const malformed = (problem: string): ClusterError =>
     clusterError(operation, 'malformed', `${where} ${problem}`, { context: { page: pageIndex + 1 } });
-  if (!isRecord(body)) throw malformed(`is not a JSON object (got ${kindOf(body)})`);
+  if (!isJsonObject(body)) throw malformed(`is not a JSON object (got ${kindOf(body)})`);
   const metadata = body['metadata'];
-  if (!isRecord(metadata)) throw malformed('has no list metadata');
+  if (!isJsonObject(metadata)) throw malformed('has no list metadata');
   const resourceVersion = metadata['resourceVersion'];
   if (typeof resourceVersion !== 'string' || resourceVersion === '') {
     throw malformed('has no metadata.resourceVersion');
@@ -110,15 +111,12 @@ function parseListPage(body: unknown, pageIndex: number, operation: ClusterOpera
   const items = body['items'];
   if (!Array.isArray(items)) throw malformed(`has an items field that is not an array (got ${kindOf(items)})`);
   items.forEach((item: unknown, index) => {
-    const name = isRecord(item) && isRecord(item['metadata']) ? item['metadata']['name'] : undefined;
+    const name = isJsonObject(item) && isJsonObject(item['metadata']) ? item['metadata']['name'] : undefined;
     if (typeof name !== 'string' || name === '') throw malformed(`has items[${index}] without metadata.name`);
   });
   return { items, resourceVersion, continueToken: continueToken === '' ? undefined : continueToken };
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function kindOf(value: unknown): string {
   if (value === null) return 'null';

@@ -2,7 +2,7 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { answerAdmissionReview, summarizeVerdict } from '../admission/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
-import type { LogFields, Logger, MetricUnit, Metrics } from '../observability/index.ts';
+import type { LogFields, Logger, Metrics } from '../observability/index.ts';
 import { previewInput } from '../values/index.ts';
 import type { CachedSnapshot } from '../store/index.ts';
 import type { Enforcement } from '../api/index.ts';
@@ -11,14 +11,8 @@ import { DEFAULT_MAX_BODY_BYTES } from './config.ts';
 import type { AdmissionRules } from './admission-rules.ts';
 import { createTokenComparer, type TokenSource } from './token.ts';
 
-/** The logging the handler needs (the product's one Logger). */
-type AdmissionLogger = Logger;
-
 /** The metrics the handler needs (the product's one Metrics). */
 type AdmissionMetrics = Metrics;
-
-/** CloudWatch units the handler emits. */
-type AdmissionMetricUnit = MetricUnit;
 
 /** What the handler depends on; every adapter is injected so tests run it against real stores. */
 interface AdmissionHandlerDeps {
@@ -29,7 +23,7 @@ interface AdmissionHandlerDeps {
   readonly rules: { get(): Promise<CachedSnapshot<AdmissionRules>> };
   /** The accepted path tokens (createTokenSource): AWSCURRENT, and AWSPREVIOUS while a rotation overlaps. */
   readonly acceptedTokens: TokenSource;
-  readonly logger: AdmissionLogger;
+  readonly logger: Logger;
   readonly metrics: AdmissionMetrics;
   /** Largest decoded body accepted (default 3 MiB). */
   readonly maxBodyBytes?: number;
@@ -238,4 +232,4 @@ function createAdmissionHandler(deps: AdmissionHandlerDeps): AdmissionHandler {
 }
 
 export { createAdmissionHandler };
-export type { AdmissionHandler, AdmissionHandlerDeps, AdmissionLogger, AdmissionMetrics, AdmissionMetricUnit, LogFields };
+export type { AdmissionHandler, AdmissionHandlerDeps, AdmissionMetrics, LogFields };

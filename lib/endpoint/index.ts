@@ -7,9 +7,7 @@ import type { AdmissionConfig } from './config.ts';
 import type {
   AdmissionHandler,
   AdmissionHandlerDeps,
-  AdmissionLogger,
   AdmissionMetrics,
-  AdmissionMetricUnit,
   LogFields,
 } from './handler.ts';
 import type { AdmissionRules, AdmissionRulesCacheOptions } from './admission-rules.ts';
@@ -33,9 +31,7 @@ export type {
   AdmissionRulesCacheOptions,
   AdmissionHandler,
   AdmissionHandlerDeps,
-  AdmissionLogger,
   AdmissionMetrics,
-  AdmissionMetricUnit,
   LogFields,
   SecretReader,
   TokenSource,

@@ -81,16 +81,22 @@ const FILE_PROBLEMS: Readonly<Record<string, string>> = {
   ENOSPC: 'no space left on the device',
 };
 
+/** The message of anything thrown: an Error's message, else the value as text. */
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 /** Why a file operation failed, in words with the system's code: `no such file or folder (ENOENT)`. */
 function fileProblem(error: unknown): string {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (code === undefined) return error instanceof Error ? error.message : String(error);
+  if (code === undefined) return messageOf(error);
   const words = FILE_PROBLEMS[code];
   return words === undefined ? code : `${words} (${code})`;
 }
 
 export {
   fileProblem,
+  messageOf,
   PodMutationError,
   MalformedInputError,
   DuplicateRuleError,

@@ -1,4 +1,4 @@
-import { CAPACITY_FLAVOUR_NAMES, CAPACITY_FLAVOURS, DEFAULT_CAPACITY_FLAVOUR, isCapacityFlavour, parseCapacityFlavour, parsePlacementPolicies, parsePlacementPolicy, workloadKey } from './policy.ts';
+import { CAPACITY_FLAVOUR_NAMES, CAPACITY_FLAVOURS, DEFAULT_CAPACITY_FLAVOUR, parseCapacityFlavour, parsePlacementPolicies, parsePlacementPolicy, workloadKey } from './policy.ts';
 import { createPlacementStep, withRecordedCapacity } from './step.ts';
 import {
   CAPACITY_ANNOTATION,
@@ -17,7 +17,6 @@ export {
   parsePlacementPolicy,
   parsePlacementPolicies,
   parseCapacityFlavour,
-  isCapacityFlavour,
   CAPACITY_FLAVOUR_NAMES,
   CAPACITY_FLAVOURS,
   DEFAULT_CAPACITY_FLAVOUR,

@@ -41,7 +41,7 @@ export function parsePlacementPolicy(input: unknown, source = 'placement policy'
 }
 
 /** True for a capacity flavour name (karpenter, eks, gke). */
-export function isCapacityFlavour(value: string): value is CapacityFlavour {
+function isCapacityFlavour(value: string): value is CapacityFlavour {
   return Object.hasOwn(CAPACITY_LABELS, value);
 }
 

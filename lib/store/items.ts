@@ -4,7 +4,7 @@
  */
 import { ConditionalCheckFailedException, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { MalformedInputError, StoreError } from '../errors/index.ts';
+import { MalformedInputError, messageOf, StoreError } from '../errors/index.ts';
 import { CLUSTER_ID } from '../values/index.ts';
 import { PARTITION_KEY, SORT_KEY, clusterPartition } from './layout.ts';
 
@@ -93,9 +93,5 @@ async function conditionalCall(tableName: string, operation: string, clusterId: 
   return (await conditionalWrite(tableName, operation, clusterId, async () => ({ output: await run() }))) !== undefined;
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-export { CONTENT_HASH_PATTERN, toItem, itemKey, fieldsOf, integerField, stringField, checkedClusterId, isoTime, storeCall, conditionalWrite, conditionalCall, messageOf };
+export { CONTENT_HASH_PATTERN, toItem, itemKey, fieldsOf, integerField, stringField, checkedClusterId, isoTime, storeCall, conditionalWrite, conditionalCall };
 export type { Item, ItemFields };

@@ -17,10 +17,10 @@ import {
   type DynamoDBClient,
   type PutItemCommandInput,
 } from '@aws-sdk/client-dynamodb';
-import { ConfigurationError, MalformedInputError, StoreError } from '../errors/index.ts';
+import { ConfigurationError, MalformedInputError, messageOf, StoreError } from '../errors/index.ts';
 import { parsePlacementPolicy, workloadKey, type PlacementPolicy } from '../placement/index.ts';
 import { canonicalJson } from '../values/index.ts';
-import { CONTENT_HASH_PATTERN, checkedClusterId, fieldsOf, integerField, itemKey, messageOf, stringField, toItem, type Item } from './items.ts';
+import { CONTENT_HASH_PATTERN, checkedClusterId, fieldsOf, integerField, itemKey, stringField, toItem, type Item } from './items.ts';
 import { PARTITION_KEY, PLACEMENT_SORT_KEY } from './layout.ts';
 import type { PlacementSet, PlacementStore, PlacementVersion, PlacementWrite } from './types.ts';
 

@@ -32,7 +32,7 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import type { RuleSnapshot } from '../api/index.ts';
-import { ConfigurationError, MalformedInputError, StoreError } from '../errors/index.ts';
+import { ConfigurationError, MalformedInputError, messageOf, StoreError } from '../errors/index.ts';
 import { MAX_CLOCK_SKEW_MS, spanText, withTableTime } from './clock.ts';
 import { decodedContentHash, decodeContent, partDigestOf, serializeContent, type SerializedContent } from './codec.ts';
 import {
@@ -43,7 +43,6 @@ import {
   integerField,
   isoTime,
   itemKey,
-  messageOf,
   storeCall,
   stringField,
   toItem,

@@ -6,7 +6,8 @@ import { WORKLOAD_OBJECT_KINDS, type WorkloadObjectSource } from '../cluster/ind
 import type { ManagedStep, RuleSet, StampDigest } from '../engine/index.ts';
 import { createReport, type MigrationReport, type ReportBuilder } from '../report/index.ts';
 import type { SyncRecordStore } from '../store/index.ts';
-import { isRecord, type AssessedResource } from './snapshot.ts';
+import type { AssessedResource } from './snapshot.ts';
+import { isJsonObject } from '../values/index.ts';
 
 /** What the sync needs to write migration progress; without it the sync writes none. */
 interface ProgressDependencies {
@@ -55,7 +56,7 @@ function planProgressUpdates(
   reportTime: string,
 ): readonly ProgressUpdate[] {
   return resources.flatMap((resource): ProgressUpdate[] => {
-    const status = isRecord(resource.status) ? resource.status : {};
+    const status = isJsonObject(resource.status) ? resource.status : {};
     if (!resource.verdict.valid) {
       const shown = status['matchedPods'] != null || status['pendingPods'] != null;
       return shown ? [{ name: resource.name, status: { matchedPods: null, pendingPods: null, lastReportTime: null } }] : [];

@@ -3,6 +3,7 @@ import { applySnapshotBudget, validatePodMutation, type InvalidRule, type Normal
 import { DuplicateRuleError, MalformedInputError } from '../errors/index.ts';
 import type { PodMutationList } from '../cluster/index.ts';
 import type { SnapshotContent } from '../store/index.ts';
+import { isJsonObject } from '../values/index.ts';
 
 /** One listed resource: its name and generation, the status it carries now, and the validator's verdict. */
 interface AssessedResource {
@@ -22,7 +23,7 @@ function assessList(list: PodMutationList): readonly AssessedResource[] {
   const positions = new Map<string, number>();
   return Object.freeze(applySnapshotBudget(
     list.items.map((item, index): AssessedResource => {
-      const metadata = isRecord(item) && isRecord(item['metadata']) ? item['metadata'] : undefined;
+      const metadata = isJsonObject(item) && isJsonObject(item['metadata']) ? item['metadata'] : undefined;
       const name = metadata?.['name'];
       if (typeof name !== 'string' || name === '') {
         throw new MalformedInputError(`list item ${index} has no metadata.name; expected every PodMutation to be named`, {
@@ -35,7 +36,7 @@ function assessList(list: PodMutationList): readonly AssessedResource[] {
       positions.set(name, index);
       const generation = metadata?.['generation'];
       const verdict = validatePodMutation(item);
-      const status = isRecord(item) ? item['status'] : undefined;
+      const status = isJsonObject(item) ? item['status'] : undefined;
       return typeof generation === 'number' ? { name, generation, status, verdict } : { name, status, verdict };
     }),
   ));
@@ -74,9 +75,6 @@ function byName(left: { readonly name: string }, right: { readonly name: string 
   return left.name < right.name ? -1 : left.name > right.name ? 1 : 0;
 }
 
-function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
-export { assessList, snapshotContentOf, buildSnapshotContent, isRecord };
+export { assessList, snapshotContentOf, buildSnapshotContent };
 export type { AssessedResource };

@@ -1,6 +1,7 @@
 /** The Accepted condition each PodMutation should carry, and which resources need a status write. Pure. */
 import { describeIssues, type Enforcement, type InvalidRule, type RuleVerdict } from '../api/index.ts';
-import { isRecord, type AssessedResource } from './snapshot.ts';
+import type { AssessedResource } from './snapshot.ts';
+import { isJsonObject } from '../values/index.ts';
 
 /** The Accepted condition as the CRD's status schema describes it (a metav1.Condition). */
 interface AcceptedCondition {
@@ -57,9 +58,9 @@ function invalidMessage(invalid: InvalidRule): string {
  * its verdict for its current generation. lastTransitionTime moves only when the condition's status flips.
  */
 function statusUpdateFor(resource: AssessedResource, now: string): StatusUpdate | undefined {
-  const current = isRecord(resource.status) ? resource.status : {};
+  const current = isJsonObject(resource.status) ? resource.status : {};
   const conditions = Array.isArray(current['conditions']) ? (current['conditions'] as readonly unknown[]) : [];
-  const index = conditions.findIndex((condition) => isRecord(condition) && condition['type'] === ACCEPTED);
+  const index = conditions.findIndex((condition) => isJsonObject(condition) && condition['type'] === ACCEPTED);
   const existing = index === -1 ? undefined : (conditions[index] as Readonly<Record<string, unknown>>);
   const wanted = verdictFields(resource.verdict);
   const { generation } = resource;

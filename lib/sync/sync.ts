@@ -3,8 +3,8 @@
  * write statuses back, release the lease. Safety first: any failure before the publish publishes nothing, so the
  * last good snapshot stays current; a sync that finds the lease held, or a newer list already published, is skipped.
  */
-import { ConfigurationError, PodMutationError, StoreError } from '../errors/index.ts';
-import type { LogFields, Logger, MetricUnit, Metrics } from '../observability/index.ts';
+import { ConfigurationError, messageOf, PodMutationError, StoreError } from '../errors/index.ts';
+import type { LogFields, Logger, Metrics } from '../observability/index.ts';
 import type { PodMutationList, PodMutationSource } from '../cluster/index.ts';
 import type { HeldSyncLease, PublishOutcome, SnapshotStore, SyncLeaseAcquisition, SyncLeaseStore, SyncOutcome, SyncRecordStore } from '../store/index.ts';
 import { assessList, snapshotContentOf, type AssessedResource } from './snapshot.ts';
@@ -18,9 +18,6 @@ type SyncLogFields = LogFields;
 
 /** The logging a sync needs (the product's one Logger). */
 type SyncLogger = Logger;
-
-/** CloudWatch units the sync emits. */
-type SyncMetricUnit = MetricUnit;
 
 /** The metrics a sync needs (the product's one Metrics). */
 type SyncMetrics = Metrics;
@@ -469,10 +466,6 @@ function errorFields(error: unknown): SyncLogFields {
   return { errorName: name, errorMessage: messageOf(error), ...(reason === undefined ? {} : { errorReason: reason }) };
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 function positiveInteger(value: number | undefined, option: string, fallback: number): number {
   if (value === undefined) return fallback;
   if (!Number.isInteger(value) || value < 1) {
@@ -482,4 +475,4 @@ function positiveInteger(value: number | undefined, option: string, fallback: nu
 }
 
 export { syncOnce };
-export type { ProgressReport, SyncDependencies, SyncLeaseOptions, SyncLogger, SyncLogFields, SyncMetrics, SyncMetricUnit, SyncReport, SyncSkipReason, SyncStep };
+export type { ProgressReport, SyncDependencies, SyncLeaseOptions, SyncLogger, SyncLogFields, SyncMetrics, SyncReport, SyncSkipReason, SyncStep };

@@ -1,6 +1,6 @@
 /** The sync cadence inside one scheduled invocation, and the Lambda handler logic around it. */
 import { ConfigurationError } from '../errors/index.ts';
-import { isRecord } from './snapshot.ts';
+import { isJsonObject } from '../values/index.ts';
 import type { SyncReport } from './sync.ts';
 
 /** What runSyncWindow needs; clock and sleep are injected so a test runs a whole window instantly. */
@@ -90,7 +90,7 @@ function createSyncHandler(options: SyncHandlerOptions): SyncHandler {
 }
 
 function isScheduledEvent(event: unknown): boolean {
-  return isRecord(event) && event['source'] === 'aws.events';
+  return isJsonObject(event) && event['source'] === 'aws.events';
 }
 
 export { runSyncWindow, createSyncHandler };

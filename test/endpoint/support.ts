@@ -9,11 +9,11 @@ import { validatePodMutation } from '../../lib/api/index.ts';
 import { compileRuleSet } from '../../lib/engine/index.ts';
 import {
   createAdmissionRulesCache,
-  type AdmissionLogger,
   type AdmissionMetrics,
   type AdmissionRules,
   type LogFields,
 } from '../../lib/endpoint/index.ts';
+import type { Logger } from '../../lib/observability/index.ts';
 import type { StoreError } from '../../lib/errors/index.ts';
 import type { CapacityFlavour } from '../../lib/placement/index.ts';
 import { loadRuleFiles } from '../../lib/rule-files/index.ts';
@@ -30,7 +30,7 @@ interface LogRecord {
 }
 
 /** A logger that keeps every line. */
-function recordingLogger(): AdmissionLogger & { readonly records: LogRecord[] } {
+function recordingLogger(): Logger & { readonly records: LogRecord[] } {
   const records: LogRecord[] = [];
   const record = (level: LogRecord['level']) => (message: string, fields: LogFields) => {
     records.push({ level, message, fields });
