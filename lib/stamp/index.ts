@@ -4,7 +4,7 @@
  * Manager secret of its own in the deployed stack (never rotated, so no Pod is ever re-stamped for it), a literal for
  * local runs, a generated one for `podmutation serve`.
  */
-import { createHmac, hash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { optionalSetting, type Environment } from '../config/index.ts';
 import type { StampDigest } from '../engine/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
@@ -38,7 +38,9 @@ function checkedStampKey(key: string, where: string): string {
 
 /** Sums, and MACs under `key`: what the webhook stamps and checks with. */
 function keyedStamps(key: string): StampDigest {
-  const sign = (text: string): string => createHmac('sha256', key).update(text).digest('base64url');
+  // Imported once: an HMAC of a string key imports the key again on every call, on the path of every mutated Pod.
+  const secret = createSecretKey(Buffer.from(key, 'utf8'));
+  const sign = (text: string): string => createHmac('sha256', secret).update(text).digest('base64url');
   return Object.freeze({
     sum,
     key: Object.freeze({
