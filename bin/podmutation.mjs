@@ -17,6 +17,8 @@ if (Number(found.split('.')[0]) < needed) {
 } else if (existsSync(bundle)) {
   await import(bundle.href);
 } else {
-  process.stderr.write('podmutation: the CLI is not built (dist/cli/main.mjs is missing); run `npm run build:cli` (or `npm ci`) in the project first\n');
+  process.stderr.write(
+    'podmutation: the CLI is not built (dist/cli/main.mjs is missing); run `npm run build:cli` (or `npm ci`) in the project first\n',
+  );
   process.exitCode = 2;
 }

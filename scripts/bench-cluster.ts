@@ -26,7 +26,12 @@ import { controlPlaneBinaries } from '../test/real-cluster/binaries.ts';
 import { servingCertificate } from '../test/real-cluster/certificates.ts';
 import { startControlPlane, type ControlPlane } from '../test/real-cluster/control-plane.ts';
 import { freePort, startSupervised, waitFor } from '../test/real-cluster/processes.ts';
-import { applyWebhookConfiguration, DEFAULT_WEBHOOK_NAME, serveWebhook, webhookConfiguration } from '../test/real-cluster/webhook.ts';
+import {
+  applyWebhookConfiguration,
+  DEFAULT_WEBHOOK_NAME,
+  serveWebhook,
+  webhookConfiguration,
+} from '../test/real-cluster/webhook.ts';
 import { buildCli } from './build-cli.ts';
 import { median } from './measure.ts';
 
@@ -111,14 +116,20 @@ function webhookHistogram(metrics: string, name: string): Histogram {
 function histogramDelta(after: Histogram, before: Histogram): Histogram {
   return {
     bounds: after.bounds,
-    cumulative: after.cumulative.map((count, index) => count - (before.bounds.length === 0 ? 0 : before.cumulative[index]!)),
+    cumulative: after.cumulative.map(
+      (count, index) => count - (before.bounds.length === 0 ? 0 : before.cumulative[index]!),
+    ),
     sum: after.sum - before.sum,
   };
 }
 
 function histogramTotal(left: Histogram | undefined, right: Histogram): Histogram {
   if (left === undefined) return right;
-  return { bounds: right.bounds, cumulative: right.cumulative.map((count, index) => count + left.cumulative[index]!), sum: left.sum + right.sum };
+  return {
+    bounds: right.bounds,
+    cumulative: right.cumulative.map((count, index) => count + left.cumulative[index]!),
+    sum: left.sum + right.sum,
+  };
 }
 
 function observations(histogram: Histogram): number {
@@ -171,14 +182,26 @@ server.listen(Number(port), '127.0.0.1', () => console.log('allow-all listening'
 
 async function serveAllowAll(plane: ControlPlane, cleanups: (() => Promise<void>)[]): Promise<Target> {
   const certificate = await servingCertificate(plane.certificates.ca, 'allow-all-webhook');
-  const [script, certFile, keyFile, logFile] = ['allow-all.mjs', 'allow-all.crt', 'allow-all.key', 'allow-all.log'].map((name) => join(plane.dir, name)) as [string, string, string, string];
-  await Promise.all([writeFile(script, ALLOW_ALL_SOURCE), writeFile(certFile, certificate.cert), writeFile(keyFile, certificate.key)]);
+  const [script, certFile, keyFile, logFile] = ['allow-all.mjs', 'allow-all.crt', 'allow-all.key', 'allow-all.log'].map(
+    (name) => join(plane.dir, name),
+  ) as [string, string, string, string];
+  await Promise.all([
+    writeFile(script, ALLOW_ALL_SOURCE),
+    writeFile(certFile, certificate.cert),
+    writeFile(keyFile, certificate.key),
+  ]);
   const port = await freePort();
-  const child = startSupervised('allow-all webhook', process.execPath, [script, certFile, keyFile, String(port)], { logFile });
-  cleanups.push(() => child.stop());
-  await waitFor('the allow-all webhook to listen', () => Promise.resolve(readFileSync(logFile, 'utf8').includes('allow-all listening') ? true : undefined), {
-    failFast: () => (child.exited() === undefined ? undefined : `exited (${child.exited()}):\n${child.logTail()}`),
+  const child = startSupervised('allow-all webhook', process.execPath, [script, certFile, keyFile, String(port)], {
+    logFile,
   });
+  cleanups.push(() => child.stop());
+  await waitFor(
+    'the allow-all webhook to listen',
+    () => Promise.resolve(readFileSync(logFile, 'utf8').includes('allow-all listening') ? true : undefined),
+    {
+      failFast: () => (child.exited() === undefined ? undefined : `exited (${child.exited()}):\n${child.logTail()}`),
+    },
+  );
   return { label: 'allow-all', name: ALLOW_ALL_NAME, baseUrl: `https://127.0.0.1:${port}`, token: generateToken() };
 }
 
@@ -194,14 +217,22 @@ function checkoutPod(template: { metadata: Json; spec: Json }, ownerUid: string,
       name,
       namespace: NAMESPACE,
       labels: template.metadata.labels,
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'checkout', uid: ownerUid, controller: true }],
+      ownerReferences: [
+        { apiVersion: 'apps/v1', kind: 'Deployment', name: 'checkout', uid: ownerUid, controller: true },
+      ],
     },
     spec: { ...template.spec, schedulerName: UNSERVED_SCHEDULER },
   };
 }
 
 /** Creates `count` Pods with `concurrency` creators; each Pod's client-side latency, and the failed creations. */
-async function createPods(plane: ControlPlane, count: number, concurrency: number, pod: (name: string) => Json, prefix: string) {
+async function createPods(
+  plane: ControlPlane,
+  count: number,
+  concurrency: number,
+  pod: (name: string) => Json,
+  prefix: string,
+) {
   const clientMs: number[] = [];
   const failures: string[] = [];
   let next = 0;
@@ -234,7 +265,14 @@ async function deletePods(plane: ControlPlane): Promise<void> {
   await plane.admin.json('DELETE', `/api/v1/namespaces/${NAMESPACE}/pods`);
   await waitFor(
     'the Pods to be deleted',
-    async () => ((await plane.admin.json<{ items: Json[] }>('GET', `/api/v1/namespaces/${NAMESPACE}/pods`, { query: { limit: '1' } })).items.length === 0 ? true : undefined),
+    async () =>
+      (
+        await plane.admin.json<{ items: Json[] }>('GET', `/api/v1/namespaces/${NAMESPACE}/pods`, {
+          query: { limit: '1' },
+        })
+      ).items.length === 0
+        ? true
+        : undefined,
     { timeoutMs: 120_000, intervalMs: 250 },
   );
 }
@@ -243,16 +281,25 @@ const progress = (line: string): void => void process.stderr.write(`[bench:clust
 const ms = (seconds: number): string => `${(seconds * 1000).toFixed(1)} ms`;
 const bound = (seconds: number): string => (seconds === Infinity ? '+Inf' : `${(seconds * 1000).toFixed(0)} ms`);
 const ratio = (value: number): string => `${value.toFixed(2)}x`;
-const load = (): string => loadavg().map((value) => value.toFixed(1)).join(' ');
+const load = (): string =>
+  loadavg()
+    .map((value) => value.toFixed(1))
+    .join(' ');
 
 async function main(argv: readonly string[]): Promise<number> {
   const { values } = parseArgs({
     args: [...argv],
-    options: { pods: { type: 'string', default: '1000' }, concurrency: { type: 'string', default: '4' }, rounds: { type: 'string', default: '2' } },
+    options: {
+      pods: { type: 'string', default: '1000' },
+      concurrency: { type: 'string', default: '4' },
+      rounds: { type: 'string', default: '2' },
+    },
   });
   const [pods, concurrency, rounds] = [Number(values.pods), Number(values.concurrency), Number(values.rounds)];
   if (![pods, concurrency, rounds].every((value) => Number.isInteger(value) && value > 0) || pods % rounds !== 0) {
-    console.error('bench:cluster: --pods, --concurrency and --rounds must be positive whole numbers, --pods a multiple of --rounds');
+    console.error(
+      'bench:cluster: --pods, --concurrency and --rounds must be positive whole numbers, --pods a multiple of --rounds',
+    );
     return 2;
   }
   const loadAtStart = load();
@@ -260,7 +307,8 @@ async function main(argv: readonly string[]): Promise<number> {
   let stopping: Promise<void> | undefined;
   const stopAll = (): Promise<void> =>
     (stopping ??= (async () => {
-      for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch((error: unknown) => progress(`cleanup failed: ${(error as Error).message}`));
+      for (const cleanup of cleanups.splice(0).reverse())
+        await cleanup().catch((error: unknown) => progress(`cleanup failed: ${(error as Error).message}`));
     })());
   const onSignal = (signal: NodeJS.Signals): void => {
     progress(`${signal}: stopping everything`);
@@ -276,12 +324,17 @@ async function main(argv: readonly string[]): Promise<number> {
     cleanups.push(() => plane.stop());
     progress(`control plane ${binaries.release} at ${plane.server}`);
 
-    await plane.kubectl(['apply', '-f', '-'], { input: stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } }) });
+    await plane.kubectl(['apply', '-f', '-'], {
+      input: stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } }),
+    });
     await waitFor(`the default ServiceAccount of ${NAMESPACE}`, async () =>
-      (await plane.admin.request('GET', `/api/v1/namespaces/${NAMESPACE}/serviceaccounts/default`)).status === 200 ? true : undefined,
+      (await plane.admin.request('GET', `/api/v1/namespaces/${NAMESPACE}/serviceaccounts/default`)).status === 200
+        ? true
+        : undefined,
     );
     const deployment = (parseResourceDocuments(readFileSync(CHECKOUT, 'utf8'), CHECKOUT) as Json[]).find(
-      (document) => document.kind === 'Deployment' && (document.metadata as { namespace?: string }).namespace === NAMESPACE,
+      (document) =>
+        document.kind === 'Deployment' && (document.metadata as { namespace?: string }).namespace === NAMESPACE,
     )!;
     // The Pods' owner: the real Deployment, with no replicas of its own.
     const owner = await plane.admin.json<Json>('POST', `/apis/apps/v1/namespaces/${NAMESPACE}/deployments`, {
@@ -293,12 +346,26 @@ async function main(argv: readonly string[]): Promise<number> {
     const served = await serveWebhook(plane, { rules: [join(ROOT, 'examples', 'rules')] });
     cleanups.push(() => served.stop());
     const targets: Target[] = [
-      { label: 'podmutation serve (examples/rules)', name: DEFAULT_WEBHOOK_NAME, baseUrl: served.baseUrl, token: served.token },
+      {
+        label: 'podmutation serve (examples/rules)',
+        name: DEFAULT_WEBHOOK_NAME,
+        baseUrl: served.baseUrl,
+        token: served.token,
+      },
       await serveAllowAll(plane, cleanups),
     ];
     const configurations = new Map<Target, string>();
-    for (const target of targets) configurations.set(target, await webhookConfiguration(plane, target, { name: target.name, failurePolicy: 'Fail' }));
-    const measured = new Map<Target, Measured>(targets.map((target) => [target, { histogram: undefined, clientMs: [], wallMs: 0, failed: 0, firstFailure: '', mutated: 0 }]));
+    for (const target of targets)
+      configurations.set(
+        target,
+        await webhookConfiguration(plane, target, { name: target.name, failurePolicy: 'Fail' }),
+      );
+    const measured = new Map<Target, Measured>(
+      targets.map((target) => [
+        target,
+        { histogram: undefined, clientMs: [], wallMs: 0, failed: 0, firstFailure: '', mutated: 0 },
+      ]),
+    );
     const perRound = pods / rounds;
 
     for (let round = 0; round < rounds; round += 1) {
@@ -321,7 +388,9 @@ async function main(argv: readonly string[]): Promise<number> {
         entry.failed += run.failures.length;
         if (entry.firstFailure === '' && run.failures.length > 0) entry.firstFailure = run.failures[0]!;
         entry.mutated += await mutatedPods(plane, prefix);
-        progress(`round ${round + 1}/${rounds}, ${target.label}: ${perRound} Pods in ${(run.wallMs / 1000).toFixed(1)} s`);
+        progress(
+          `round ${round + 1}/${rounds}, ${target.label}: ${perRound} Pods in ${(run.wallMs / 1000).toFixed(1)} s`,
+        );
         await deletePods(plane);
       }
     }
@@ -351,7 +420,18 @@ async function main(argv: readonly string[]): Promise<number> {
     );
     const meanOf = (row: Row): number => row.histogram.sum / observations(row.histogram);
     console.log(
-      ['webhook'.padEnd(36), 'calls'.padStart(6), 'p50'.padStart(9), 'p99'.padStart(9), 'mean'.padStart(9), 'create p50'.padStart(11), 'create p99'.padStart(11), 'Pods/s'.padStart(7), 'failed'.padStart(7), '  mutated'].join(' '),
+      [
+        'webhook'.padEnd(36),
+        'calls'.padStart(6),
+        'p50'.padStart(9),
+        'p99'.padStart(9),
+        'mean'.padStart(9),
+        'create p50'.padStart(11),
+        'create p99'.padStart(11),
+        'Pods/s'.padStart(7),
+        'failed'.padStart(7),
+        '  mutated',
+      ].join(' '),
     );
     for (const row of [mine, floor]) {
       const calls = observations(row.histogram);
@@ -393,20 +473,31 @@ async function main(argv: readonly string[]): Promise<number> {
     const bounds = mine.histogram.bounds;
     console.log(`\nhistogram buckets of the real metric (upper bounds): ${bounds.map(bound).join(', ')}`);
     for (const row of [mine, floor]) {
-      const perBucket = row.histogram.cumulative.map((count, index) => count - (index === 0 ? 0 : row.histogram.cumulative[index - 1]!));
-      console.log(`  ${row.target.label.padEnd(36)} ${perBucket.map((count, index) => `≤${bound(bounds[index]!)}: ${count}`).join('  ')}`);
+      const perBucket = row.histogram.cumulative.map(
+        (count, index) => count - (index === 0 ? 0 : row.histogram.cumulative[index - 1]!),
+      );
+      console.log(
+        `  ${row.target.label.padEnd(36)} ${perBucket.map((count, index) => `≤${bound(bounds[index]!)}: ${count}`).join('  ')}`,
+      );
     }
-    console.log('resolution: a quantile is only known to lie in its bucket; within it the figure assumes evenly spread calls');
+    console.log(
+      'resolution: a quantile is only known to lie in its bucket; within it the figure assumes evenly spread calls',
+    );
     for (const row of [mine, floor]) {
-      for (const [name, quantile] of [['p50', row.p50], ['p99', row.p99]] as const) {
-        console.log(`  ${row.target.label} ${name} ${ms(quantile.value)} lies in (${bound(quantile.lower)}, ${bound(quantile.upper)}]: ${quantile.upper === Infinity ? 'above the last finite bound' : `a span of ${((quantile.upper - quantile.lower) * 1000).toFixed(0)} ms`}`);
+      for (const [name, quantile] of [
+        ['p50', row.p50],
+        ['p99', row.p99],
+      ] as const) {
+        console.log(
+          `  ${row.target.label} ${name} ${ms(quantile.value)} lies in (${bound(quantile.lower)}, ${bound(quantile.upper)}]: ${quantile.upper === Infinity ? 'above the last finite bound' : `a span of ${((quantile.upper - quantile.lower) * 1000).toFixed(0)} ms`}`,
+        );
       }
     }
     const sameBuckets = mine.p50.upper === floor.p50.upper && mine.p99.upper === floor.p99.upper;
     console.log(
       sameBuckets
-        ? '  both webhooks\' p50 and p99 fall in the same buckets: their ratios compare ranks within a bucket, not measured latencies; the mean and the creators\' times are finer'
-        : '  the webhooks\' quantiles fall in different buckets for at least one of p50, p99',
+        ? "  both webhooks' p50 and p99 fall in the same buckets: their ratios compare ranks within a bucket, not measured latencies; the mean and the creators' times are finer"
+        : "  the webhooks' quantiles fall in different buckets for at least one of p50, p99",
     );
     if (mine.entry.failed + floor.entry.failed > 0) {
       console.log(`\nfailed creations: ${mine.entry.firstFailure || floor.entry.firstFailure}`);

@@ -5,7 +5,8 @@ import { createAdmissionRulesCache } from '../lib/endpoint/index.ts';
 import { createDynamoClient, createPlacementStore, createSnapshotStore } from '../lib/store/index.ts';
 
 const [endpoint, tableName, clusterId] = process.argv.slice(2);
-if (endpoint === undefined || tableName === undefined || clusterId === undefined) throw new Error('usage: bench-cold-load ENDPOINT TABLE CLUSTER');
+if (endpoint === undefined || tableName === undefined || clusterId === undefined)
+  throw new Error('usage: bench-cold-load ENDPOINT TABLE CLUSTER');
 const client = createDynamoClient({ endpoint });
 const cache = createAdmissionRulesCache({
   snapshots: createSnapshotStore({ client, tableName }),

@@ -36,14 +36,22 @@ export async function measureCliStart(runs = RUNS): Promise<StartTimes> {
   const cases = [
     { label: 'node -e 0', args: ['-e', '0'] },
     { label: 'podmutation --version', args: [BIN, '--version'], targetMs: 150 },
-    { label: 'podmutation review (one AdmissionReview)', args: [BIN, 'review', '--rules', 'examples/rules', REVIEW], targetMs: 300 },
+    {
+      label: 'podmutation review (one AdmissionReview)',
+      args: [BIN, 'review', '--rules', 'examples/rules', REVIEW],
+      targetMs: 300,
+    },
     // What every start cost before the bundle: TypeScript compiled at run time.
     { label: 'podmutation --version from sources (tsx)', args: ['--import', 'tsx', 'bin/main.ts', '--version'] },
   ] as const;
   const times = cases.map(() => [] as number[]);
   for (const item of cases) time(item.args);
   for (let run = 0; run < runs; run += 1) cases.forEach((item, index) => times[index]!.push(time(item.args)));
-  const [floor, ...rest] = cases.map((item, index) => ({ label: item.label, ms: median(times[index]!), ...('targetMs' in item ? { targetMs: item.targetMs } : {}) }));
+  const [floor, ...rest] = cases.map((item, index) => ({
+    label: item.label,
+    ms: median(times[index]!),
+    ...('targetMs' in item ? { targetMs: item.targetMs } : {}),
+  }));
   return { floorMs: floor!.ms, rows: rest, runs };
 }
 
@@ -51,7 +59,10 @@ export async function measureCliStart(runs = RUNS): Promise<StartTimes> {
 export function startTimeLines(times: StartTimes): string[] {
   return [
     `CLI start, median of ${times.runs} fresh processes: node -e 0 ${times.floorMs.toFixed(0)} ms`,
-    ...times.rows.map((row) => `  ${row.label.padEnd(44)} ${`${row.ms.toFixed(0)} ms`.padStart(7)}  ${(row.ms / times.floorMs).toFixed(2)}x node -e 0${row.targetMs === undefined ? '' : `  (target under ${row.targetMs} ms)`}`),
+    ...times.rows.map(
+      (row) =>
+        `  ${row.label.padEnd(44)} ${`${row.ms.toFixed(0)} ms`.padStart(7)}  ${(row.ms / times.floorMs).toFixed(2)}x node -e 0${row.targetMs === undefined ? '' : `  (target under ${row.targetMs} ms)`}`,
+    ),
   ];
 }
 

@@ -8,7 +8,16 @@ import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { answerAdmissionReview, type AdmissionReviewResponse } from '../lib/admission/index.ts';
-import { listedInvalidRules, POD_MUTATION_API_VERSION, POD_MUTATION_KIND, ruleCost, ruleToResource, SNAPSHOT_BUDGET, validatePodMutation, type NormalizedRule } from '../lib/api/index.ts';
+import {
+  listedInvalidRules,
+  POD_MUTATION_API_VERSION,
+  POD_MUTATION_KIND,
+  ruleCost,
+  ruleToResource,
+  SNAPSHOT_BUDGET,
+  validatePodMutation,
+  type NormalizedRule,
+} from '../lib/api/index.ts';
 import { compileRuleSet, type RuleSet } from '../lib/engine/index.ts';
 import { keyedStamps } from '../lib/stamp/index.ts';
 import { createDynamoClient, createSnapshotStore, createSnapshotTable } from '../lib/store/index.ts';
@@ -25,17 +34,28 @@ const FIXTURE = new URL('../test/fixtures/reviews/deployment-legacy-pool.json', 
 const REVIEW_OPTIONS = { stamps: keyedStamps('bench-stamp-key-0123456789abcdefghijklmn') };
 
 function rule(name: string, spec: Record<string, unknown>): NormalizedRule {
-  const verdict = validatePodMutation({ apiVersion: 'agent.cloudpilot.ai/v1alpha1', kind: 'PodMutation', metadata: { name }, spec: { enable: true, workloadSelector: { all: true }, ...spec } });
+  const verdict = validatePodMutation({
+    apiVersion: 'agent.cloudpilot.ai/v1alpha1',
+    kind: 'PodMutation',
+    metadata: { name },
+    spec: { enable: true, workloadSelector: { all: true }, ...spec },
+  });
   if (!verdict.valid) throw new Error(`bench rule ${name} is invalid: ${JSON.stringify(verdict.invalid.issues)}`);
   return verdict.rule;
 }
 
-const poolTerm = (value: string) => ({ matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: [value] }] });
+const poolTerm = (value: string) => ({
+  matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: [value] }],
+});
 
 /** What every generated rule does: moves its Pods from one node pool to another. */
 const migration = (index: number) => ({
   mutationRemove: { nodeAffinity: { keys: ['example.com/node-pool'] } },
-  mutationAdd: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [poolTerm(`pool-${index}-new`)] } } },
+  mutationAdd: {
+    nodeAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [poolTerm(`pool-${index}-new`)] },
+    },
+  },
 });
 
 /** Rules that select on labels only (on the index's "any" list for every Pod): a small, fixed number, as in a cluster. */
@@ -57,27 +77,73 @@ function realisticRules(count: number): NormalizedRule[] {
   const rules: NormalizedRule[] = [
     rule('migrate-legacy-pool', {
       priority: 100,
-      workloadSelector: { namespaces: ['production'], kinds: ['Deployment'], nodeAffinityMatch: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [poolTerm('legacy')] } } },
+      workloadSelector: {
+        namespaces: ['production'],
+        kinds: ['Deployment'],
+        nodeAffinityMatch: {
+          requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [poolTerm('legacy')] },
+        },
+      },
       mutationRemove: { nodeAffinity: { keys: ['example.com/node-pool'] } },
-      mutationAdd: { annotations: { 'example.com/migration': 'merged-pool' }, nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [poolTerm('merged')] } } },
+      mutationAdd: {
+        annotations: { 'example.com/migration': 'merged-pool' },
+        nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [poolTerm('merged')] } },
+      },
     }),
-    rule('prefer-zone-a', { workloadSelector: { namespaces: ['production'] }, mutationAdd: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 20, preference: { matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-east-1a'] }] } }] } } }),
-    rule('tolerate-maintenance', { workloadSelector: { labelSelector: { matchLabels: { 'app.kubernetes.io/name': 'checkout' } } }, mutationAdd: { tolerations: [{ key: 'example.com/maintenance', operator: 'Exists', effect: 'NoSchedule' }] } }),
+    rule('prefer-zone-a', {
+      workloadSelector: { namespaces: ['production'] },
+      mutationAdd: {
+        nodeAffinity: {
+          preferredDuringSchedulingIgnoredDuringExecution: [
+            {
+              weight: 20,
+              preference: {
+                matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-east-1a'] }],
+              },
+            },
+          ],
+        },
+      },
+    }),
+    rule('tolerate-maintenance', {
+      workloadSelector: { labelSelector: { matchLabels: { 'app.kubernetes.io/name': 'checkout' } } },
+      mutationAdd: { tolerations: [{ key: 'example.com/maintenance', operator: 'Exists', effect: 'NoSchedule' }] },
+    }),
   ];
   for (let index = 0; index < LABEL_ONLY_RULES; index += 1) {
-    rules.push(rule(`labels-${index}`, { priority: index % 7, workloadSelector: { labelSelector: { matchLabels: { 'app.kubernetes.io/name': `service-${index}` } } }, ...migration(index) }));
+    rules.push(
+      rule(`labels-${index}`, {
+        priority: index % 7,
+        workloadSelector: { labelSelector: { matchLabels: { 'app.kubernetes.io/name': `service-${index}` } } },
+        ...migration(index),
+      }),
+    );
   }
   for (let index = 0; index < 2; index += 1) {
-    rules.push(rule(`production-db-${index}`, { priority: index % 7, workloadSelector: { namespaces: ['production'], kinds: ['StatefulSet'], names: [`db-${index}`] }, ...migration(index) }));
+    rules.push(
+      rule(`production-db-${index}`, {
+        priority: index % 7,
+        workloadSelector: { namespaces: ['production'], kinds: ['StatefulSet'], names: [`db-${index}`] },
+        ...migration(index),
+      }),
+    );
   }
   for (let index = 0; rules.length < count; index += 1) {
     const team = `team-${Math.floor(index / TEAM_SHAPES)}`;
     const shape = index % TEAM_SHAPES;
     const workloadSelector =
-      shape === 0 ? { namespaces: [team, `${team}-staging`] }
-      : shape === 1 ? { namespaces: [team], kinds: ['StatefulSet'], names: [`db-${index}`] }
-      : shape === 2 ? { namespaces: [team], labelSelector: { matchLabels: { 'app.kubernetes.io/name': `service-${index}` } } }
-      : { namespaces: [team], nodeAffinityMatch: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [poolTerm(`pool-${index}`)] } } };
+      shape === 0
+        ? { namespaces: [team, `${team}-staging`] }
+        : shape === 1
+          ? { namespaces: [team], kinds: ['StatefulSet'], names: [`db-${index}`] }
+          : shape === 2
+            ? { namespaces: [team], labelSelector: { matchLabels: { 'app.kubernetes.io/name': `service-${index}` } } }
+            : {
+                namespaces: [team],
+                nodeAffinityMatch: {
+                  requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [poolTerm(`pool-${index}`)] },
+                },
+              };
     rules.push(rule(`${team}-${shape}`, { priority: index % 7, workloadSelector, ...migration(index) }));
   }
   return rules;
@@ -87,13 +153,33 @@ function realisticRules(count: number): NormalizedRule[] {
 function worstCase(): { body: string; ruleSet: RuleSet } {
   // The fixture's Pod has a required node affinity; its terms are replaced.
   const review = JSON.parse(readFileSync(FIXTURE, 'utf8')) as {
-    request: { object: { spec: { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: unknown[] } } } } } };
+    request: {
+      object: {
+        spec: {
+          affinity: {
+            nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: unknown[] } };
+          };
+        };
+      };
+    };
   };
-  review.request.object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms = Array.from({ length: 64 }, (_, index) => ({
-    matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['legacy'] }, { key: 'topology.kubernetes.io/zone', operator: 'In', values: [`zone-${index}`] }],
-  }));
+  review.request.object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms =
+    Array.from({ length: 64 }, (_, index) => ({
+      matchExpressions: [
+        { key: 'example.com/node-pool', operator: 'In', values: ['legacy'] },
+        { key: 'topology.kubernetes.io/zone', operator: 'In', values: [`zone-${index}`] },
+      ],
+    }));
   const adding = rule('add-64-terms', {
-    mutationAdd: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: Array.from({ length: 64 }, (_, index) => ({ matchExpressions: [{ key: 'example.com/rack', operator: 'In', values: [`rack-${index}`] }] })) } } },
+    mutationAdd: {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: Array.from({ length: 64 }, (_, index) => ({
+            matchExpressions: [{ key: 'example.com/rack', operator: 'In', values: [`rack-${index}`] }],
+          })),
+        },
+      },
+    },
   });
   return { body: JSON.stringify(review), ruleSet: compileRuleSet([adding]) };
 }
@@ -110,7 +196,6 @@ function timeRound(work: () => void): number {
   }
   return Number(now - start) / calls;
 }
-
 
 /**
  * Median nanoseconds per call of each piece of work. Rounds alternate between them, so load from elsewhere on a
@@ -160,15 +245,27 @@ function rows(body: string, cases: readonly { readonly label: string; readonly r
   ]);
   if (sink === 0) throw new Error('unreachable');
   const decision = response.response.allowed ? (response.response.patch ? 'mutated' : 'allowed') : 'denied';
-  return cases.map(({ label }, index) => ({ label, bytes: body.length, reviewNs: reviewNs[index]!, floorNs: floorNs!, requestFloorNs: requestFloorNs!, decision }));
+  return cases.map(({ label }, index) => ({
+    label,
+    bytes: body.length,
+    reviewNs: reviewNs[index]!,
+    floorNs: floorNs!,
+    requestFloorNs: requestFloorNs!,
+    decision,
+  }));
 }
 
 // The machine may be shared: the load says how far to trust absolute figures (ratios are measured in one run).
-const loadAtStart = loadavg().map((value) => value.toFixed(1)).join(' ');
+const loadAtStart = loadavg()
+  .map((value) => value.toFixed(1))
+  .join(' ');
 const SIZES = [10, 100, 1000, 10000] as const;
 const sized = rows(
   readFileSync(FIXTURE, 'utf8'),
-  SIZES.map((count) => ({ label: `${count.toLocaleString('en-US')} rules`, ruleSet: compileRuleSet(realisticRules(count)) })),
+  SIZES.map((count) => ({
+    label: `${count.toLocaleString('en-US')} rules`,
+    ruleSet: compileRuleSet(realisticRules(count)),
+  })),
 );
 const [worst] = (() => {
   const { body, ruleSet } = worstCase();
@@ -183,11 +280,20 @@ const MINIMAL_RULES = 62_000;
 /** Typical rules: a small cluster, and one holding more than the count budget publishes. */
 const TYPICAL_COUNTS = [1000, 20000] as const;
 
-const resource = (name: string, spec: Record<string, unknown>) => ({ apiVersion: POD_MUTATION_API_VERSION, kind: POD_MUTATION_KIND, metadata: { name }, spec });
+const resource = (name: string, spec: Record<string, unknown>) => ({
+  apiVersion: POD_MUTATION_API_VERSION,
+  kind: POD_MUTATION_KIND,
+  metadata: { name },
+  spec,
+});
 
 /** The smallest rule that does something: every Pod gets one node selector entry (161 bytes of JSON). */
 const minimalRule = (index: number) =>
-  resource(`r${String(index).padStart(5, '0')}`, { enable: true, workloadSelector: { all: true }, mutationAdd: { nodeSelector: { a: 'b' } } });
+  resource(`r${String(index).padStart(5, '0')}`, {
+    enable: true,
+    workloadSelector: { all: true },
+    mutationAdd: { nodeSelector: { a: 'b' } },
+  });
 
 /**
  * A rule of at most `bytes` bytes of JSON, of the costliest content per byte measured: a namespace of its own, the
@@ -196,16 +302,21 @@ const minimalRule = (index: number) =>
  */
 function denseRule(index: number, bytes: number): unknown {
   const make = (entries: number) => {
-    const map = (from: number, to: number) => Object.fromEntries(Array.from({ length: Math.max(0, to - from) }, (_, entry) => [`k${from + entry}`, 'v']));
+    const map = (from: number, to: number) =>
+      Object.fromEntries(Array.from({ length: Math.max(0, to - from) }, (_, entry) => [`k${from + entry}`, 'v']));
     const third = Math.ceil(entries / 3);
     const id = String(index).padStart(5, '0');
     return resource(`dense-${id}`, {
       enable: true,
       workloadSelector: { namespaces: [`ns-${id}`], labelSelector: { matchLabels: { a: 'b', ...map(0, third) } } },
-      mutationAdd: { nodeSelector: { a: 'b', ...map(third, 2 * third) }, annotations: { a: 'b', ...map(2 * third, entries) } },
+      mutationAdd: {
+        nodeSelector: { a: 'b', ...map(third, 2 * third) },
+        annotations: { a: 'b', ...map(2 * third, entries) },
+      },
     });
   };
-  const size = (entries: number) => ruleCost((validatePodMutation(make(entries)) as { rule: NormalizedRule }).rule).bytes;
+  const size = (entries: number) =>
+    ruleCost((validatePodMutation(make(entries)) as { rule: NormalizedRule }).rule).bytes;
   let entries = 0;
   while (entries < 189 && size(entries + 1) <= bytes) entries += 1;
   return make(entries);
@@ -219,11 +330,22 @@ interface ColdCase {
 
 const COLD_CASES: readonly ColdCase[] = [
   {
-    label: 'few maximal: the contract\'s largest rule until the bytes are spent',
-    resources: Array.from({ length: Math.ceil(SNAPSHOT_BUDGET.maxRuleBytes / ruleCost((validatePodMutation(largestRule()) as { rule: NormalizedRule }).rule).bytes) + 1 }, (_, index) =>
-      largestRule(`largest-${String(index).padStart(3, '0')}`)),
+    label: "few maximal: the contract's largest rule until the bytes are spent",
+    resources: Array.from(
+      {
+        length:
+          Math.ceil(
+            SNAPSHOT_BUDGET.maxRuleBytes /
+              ruleCost((validatePodMutation(largestRule()) as { rule: NormalizedRule }).rule).bytes,
+          ) + 1,
+      },
+      (_, index) => largestRule(`largest-${String(index).padStart(3, '0')}`),
+    ),
   },
-  { label: `many minimal: ${MINIMAL_RULES.toLocaleString('en-US')} rules of 161 bytes in the cluster`, resources: Array.from({ length: MINIMAL_RULES }, (_, index) => minimalRule(index)) },
+  {
+    label: `many minimal: ${MINIMAL_RULES.toLocaleString('en-US')} rules of 161 bytes in the cluster`,
+    resources: Array.from({ length: MINIMAL_RULES }, (_, index) => minimalRule(index)),
+  },
   {
     label: 'both spent: short map entries, count x (bytes / count)',
     resources: (() => {
@@ -232,7 +354,10 @@ const COLD_CASES: readonly ColdCase[] = [
       return Array.from({ length: SNAPSHOT_BUDGET.maxRules }, (_, index) => denseRule(index, bytes));
     })(),
   },
-  ...TYPICAL_COUNTS.map((count) => ({ label: `${count.toLocaleString('en-US')} typical rules in the cluster`, resources: realisticRules(count).map(ruleToResource) })),
+  ...TYPICAL_COUNTS.map((count) => ({
+    label: `${count.toLocaleString('en-US')} typical rules in the cluster`,
+    resources: realisticRules(count).map(ruleToResource),
+  })),
 ];
 
 interface ColdLoad {
@@ -269,14 +394,27 @@ async function coldLoads(cases: readonly ColdCase[]): Promise<ColdLoad[]> {
       const cpuRuns: number[] = [];
       for (let run = 0; run < COLD_RUNS; run += 1) {
         // Asynchronously: the embedded DynamoDB serves the child from this process's event loop.
-        const result = await promisify(execFile)(process.execPath, ['--import', 'tsx', child, dynamo.endpoint, 'bench', clusterId], { encoding: 'utf8', env: { ...process.env, AWS_REGION: 'us-east-1' } });
+        const result = await promisify(execFile)(
+          process.execPath,
+          ['--import', 'tsx', child, dynamo.endpoint, 'bench', clusterId],
+          { encoding: 'utf8', env: { ...process.env, AWS_REGION: 'us-east-1' } },
+        );
         const measured = JSON.parse(result.stdout.trim()) as { ms: number; cpuMs: number; rules: number };
-        if (measured.rules !== content.rules.length) throw new Error(`cold load compiled ${measured.rules} rules, expected ${content.rules.length}`);
+        if (measured.rules !== content.rules.length)
+          throw new Error(`cold load compiled ${measured.rules} rules, expected ${content.rules.length}`);
         runs.push(measured.ms);
         cpuRuns.push(measured.cpuMs);
       }
       const megabytes = content.rules.reduce((total, rule) => total + ruleCost(rule).bytes, 0) / 1024 / 1024;
-      results.push({ label, ms: median(runs), cpuMs: median(cpuRuns), rules: content.rules.length, invalid: built.invalid.length, listedInvalid: content.invalid.length, megabytes });
+      results.push({
+        label,
+        ms: median(runs),
+        cpuMs: median(cpuRuns),
+        rules: content.rules.length,
+        invalid: built.invalid.length,
+        listedInvalid: content.invalid.length,
+        megabytes,
+      });
     }
     return results;
   } finally {
@@ -289,32 +427,54 @@ const cold = await coldLoads(COLD_CASES);
 
 const format = (ns: number) => (ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : `${(ns / 1e3).toFixed(1)} µs`);
 const ratio = (value: number) => `${value.toFixed(2)}x`;
-const load = () => loadavg().map((value) => value.toFixed(1)).join(' ');
-console.log(`node ${process.version}, ${cpus().length} cores, load average ${loadAtStart} at the start and ${load()} at the end; ${ROUNDS} rounds of ${ROUND_MS} ms, median per review`);
+const load = () =>
+  loadavg()
+    .map((value) => value.toFixed(1))
+    .join(' ');
+console.log(
+  `node ${process.version}, ${cpus().length} cores, load average ${loadAtStart} at the start and ${load()} at the end; ${ROUNDS} rounds of ${ROUND_MS} ms, median per review`,
+);
 console.log(`rule sets: ${RULE_SET_DESCRIPTION}\n`);
-console.log([
-  'case'.padEnd(26), 'request'.padStart(8), 'reviews/s'.padStart(10), 'per review'.padStart(11),
-  'floor'.padStart(10), 'ratio'.padStart(6), 'req. floor'.padStart(11), 'ratio'.padStart(6), '  decision',
-].join(' '));
+console.log(
+  [
+    'case'.padEnd(26),
+    'request'.padStart(8),
+    'reviews/s'.padStart(10),
+    'per review'.padStart(11),
+    'floor'.padStart(10),
+    'ratio'.padStart(6),
+    'req. floor'.padStart(11),
+    'ratio'.padStart(6),
+    '  decision',
+  ].join(' '),
+);
 for (const item of [...sized, worst!]) {
-  console.log([
-    item.label.padEnd(26),
-    `${(item.bytes / 1024).toFixed(1)}K`.padStart(8),
-    Math.round(1e9 / item.reviewNs).toLocaleString('en-US').padStart(10),
-    format(item.reviewNs).padStart(11),
-    format(item.floorNs).padStart(10),
-    ratio(item.reviewNs / item.floorNs).padStart(6),
-    format(item.requestFloorNs).padStart(11),
-    ratio(item.reviewNs / item.requestFloorNs).padStart(6),
-    `  ${item.decision}`,
-  ].join(' '));
+  console.log(
+    [
+      item.label.padEnd(26),
+      `${(item.bytes / 1024).toFixed(1)}K`.padStart(8),
+      Math.round(1e9 / item.reviewNs)
+        .toLocaleString('en-US')
+        .padStart(10),
+      format(item.reviewNs).padStart(11),
+      format(item.floorNs).padStart(10),
+      ratio(item.reviewNs / item.floorNs).padStart(6),
+      format(item.requestFloorNs).padStart(11),
+      ratio(item.reviewNs / item.requestFloorNs).padStart(6),
+      `  ${item.decision}`,
+    ].join(' '),
+  );
 }
-console.log('floor: JSON.parse(request) + JSON.stringify(response); req. floor: JSON.parse(request) + JSON.stringify(request), the issue\'s');
+console.log(
+  "floor: JSON.parse(request) + JSON.stringify(response); req. floor: JSON.parse(request) + JSON.stringify(request), the issue's",
+);
 console.log(
   `\ncold load and compile (read, content hash, every rule validated again, compiled with the index; median of ${COLD_RUNS} fresh processes); ` +
     `snapshot budget ${SNAPSHOT_BUDGET.maxRules.toLocaleString('en-US')} rules and ${(SNAPSHOT_BUDGET.maxRuleBytes / 1024 / 1024).toFixed(1)} MiB:`,
 );
-console.log(`  ${'case'.padEnd(66)} ${'published'.padStart(9)} ${'invalid (listed)'.padStart(16)} ${'JSON'.padStart(9)} ${'cold load'.padStart(9)}`);
+console.log(
+  `  ${'case'.padEnd(66)} ${'published'.padStart(9)} ${'invalid (listed)'.padStart(16)} ${'JSON'.padStart(9)} ${'cold load'.padStart(9)}`,
+);
 for (const item of cold) {
   console.log(
     `  ${item.label.padEnd(66)} ${item.rules.toLocaleString('en-US').padStart(9)} ${`${item.invalid.toLocaleString('en-US')} (${item.listedInvalid.toLocaleString('en-US')})`.padStart(16)} ` +
@@ -330,13 +490,30 @@ const [hundred, tenThousand] = [bySize(100), bySize(10000)];
 const scaling = tenThousand.reviewNs / hundred.reviewNs;
 const targets = [
   ['10,000 rules at most 1.5x the time of 100 rules per review', scaling <= 1.5, ratio(scaling)],
-  ['100 rules at most 2x the issue\'s floor (parse + stringify of the request)', hundred.reviewNs / hundred.requestFloorNs <= 2, ratio(hundred.reviewNs / hundred.requestFloorNs)],
+  [
+    "100 rules at most 2x the issue's floor (parse + stringify of the request)",
+    hundred.reviewNs / hundred.requestFloorNs <= 2,
+    ratio(hundred.reviewNs / hundred.requestFloorNs),
+  ],
   ['worst case under 25 ms', worst!.reviewNs < 25e6, format(worst!.reviewNs)],
-  ...cold.map((item) => [`cold load and compile under ${COLD_LOAD_TARGET_MS} ms: ${item.label}`, item.ms < COLD_LOAD_TARGET_MS, `${item.ms.toFixed(0)} ms, ${ratio(item.ms / COLD_LOAD_TARGET_MS)} of the budget`] as const),
+  ...cold.map(
+    (item) =>
+      [
+        `cold load and compile under ${COLD_LOAD_TARGET_MS} ms: ${item.label}`,
+        item.ms < COLD_LOAD_TARGET_MS,
+        `${item.ms.toFixed(0)} ms, ${ratio(item.ms / COLD_LOAD_TARGET_MS)} of the budget`,
+      ] as const,
+  ),
   ...cliStart.rows.flatMap((row) =>
     row.targetMs === undefined
       ? []
-      : ([[`${row.label} starts in under ${row.targetMs} ms`, row.ms < row.targetMs, `${row.ms.toFixed(0)} ms, ${ratio(row.ms / cliStart.floorMs)} node -e 0`]] as const),
+      : ([
+          [
+            `${row.label} starts in under ${row.targetMs} ms`,
+            row.ms < row.targetMs,
+            `${row.ms.toFixed(0)} ms, ${ratio(row.ms / cliStart.floorMs)} node -e 0`,
+          ],
+        ] as const),
   ),
 ] as const;
 console.log('\ntargets:');

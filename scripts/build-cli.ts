@@ -61,7 +61,9 @@ export async function buildCli(outdir: string = join(ROOT, CLI_OUTDIR)): Promise
     // The CLI validates rules; the CRD's descriptions and CEL text are for `npm run crd` only.
     define: { SCHEMA_DOCS: 'false' },
     // CommonJS packages inside an ESM bundle still call require() for Node's built-ins.
-    banner: { js: "import { createRequire as __podmutationRequire } from 'node:module'; const require = __podmutationRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __podmutationRequire } from 'node:module'; const require = __podmutationRequire(import.meta.url);",
+    },
     // dynalite (serve's embedded DynamoDB) reads files of its own at run time; it is loaded from node_modules.
     external: ['dynalite'],
     legalComments: 'none',

@@ -61,7 +61,10 @@ const PROBE_ENV = {
 function functionNames(root: string): string[] {
   const folder = join(root, 'functions');
   return readdirSync(folder, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory() && statSync(join(folder, entry.name, 'index.ts'), { throwIfNoEntry: false })?.isFile())
+    .filter(
+      (entry) =>
+        entry.isDirectory() && statSync(join(folder, entry.name, 'index.ts'), { throwIfNoEntry: false })?.isFile(),
+    )
     .map((entry) => entry.name)
     .sort();
 }
@@ -109,7 +112,11 @@ function bundleOptions(root: string): BuildOptions {
  * imports, every function and class keeping its name through the minifier of the second step. Keeping the packages'
  * names too (keepNames on the whole bundle) would add 24 KiB (7%) to the admission bundle instead of 7 KiB.
  */
-async function bundleOwnCode(root: string, names: readonly string[], keepNames: boolean): Promise<Map<string, OwnCode>> {
+async function bundleOwnCode(
+  root: string,
+  names: readonly string[],
+  keepNames: boolean,
+): Promise<Map<string, OwnCode>> {
   // Never written: the modules stay in memory for the second step.
   const outdir = join(root, '.own-code');
   const result = await build({
@@ -187,7 +194,9 @@ async function buildFunctions(options: BuildFunctionsOptions): Promise<FunctionB
 function admissionBundleProblems(bundle: FunctionBundle): string[] {
   const problems = ADMISSION_FORBIDDEN_PACKAGES.flatMap((pkg) => {
     const files = bundle.inputs.filter((input) => input.includes(`node_modules/${pkg}/`));
-    return files.length === 0 ? [] : [`contains ${pkg} (${files.length} files, first ${files[0]}); only type imports are allowed`];
+    return files.length === 0
+      ? []
+      : [`contains ${pkg} (${files.length} files, first ${files[0]}); only type imports are allowed`];
   });
   if (bundle.bytes > ADMISSION_MAX_BYTES) {
     problems.push(`is ${kib(bundle.bytes)}, above the budget of ${kib(ADMISSION_MAX_BYTES)}`);
@@ -233,7 +242,12 @@ async function measureLoadTime(
   try {
     const sdkFloorFile = await buildSdkFloor(folder);
     const files = { empty: emptyFile, sdkFloor: sdkFloorFile, bundle: bundleFile, comparison: options.comparisonFile };
-    const times = { empty: [] as number[], sdkFloor: [] as number[], bundle: [] as number[], comparison: [] as number[] };
+    const times = {
+      empty: [] as number[],
+      sdkFloor: [] as number[],
+      bundle: [] as number[],
+      comparison: [] as number[],
+    };
     const runAll = (record: boolean): void => {
       for (const key of ['empty', 'sdkFloor', 'bundle', 'comparison'] as const) {
         const file = files[key];
@@ -279,7 +293,9 @@ async function main(argv: readonly string[]): Promise<number> {
   });
   const bundles = await buildFunctions({ outdir: values.outdir });
   for (const bundle of bundles) {
-    console.log(`${bundle.name.padEnd(12)} ${kib(bundle.bytes).padStart(12)}  ${relative(process.cwd(), bundle.outfile)}`);
+    console.log(
+      `${bundle.name.padEnd(12)} ${kib(bundle.bytes).padStart(12)}  ${relative(process.cwd(), bundle.outfile)}`,
+    );
   }
   const admission = bundles.find((bundle) => bundle.name === ADMISSION);
   if (admission === undefined) {

@@ -73,7 +73,10 @@ function matchingRules(): unknown[] {
     spec: {
       enable: true,
       priority,
-      workloadSelector: { namespaces: ['production'], labelSelector: { matchLabels: { 'app.kubernetes.io/name': 'checkout' } } },
+      workloadSelector: {
+        namespaces: ['production'],
+        labelSelector: { matchLabels: { 'app.kubernetes.io/name': 'checkout' } },
+      },
       mutationAdd: { annotations },
     },
   });
@@ -85,13 +88,19 @@ function matchingRules(): unknown[] {
       spec: {
         enable: true,
         priority: 100,
-        workloadSelector: { namespaces: ['production'], kinds: ['Deployment', 'StatefulSet'], nodeAffinityMatch: legacyPool },
+        workloadSelector: {
+          namespaces: ['production'],
+          kinds: ['Deployment', 'StatefulSet'],
+          nodeAffinityMatch: legacyPool,
+        },
         mutationRemove: { nodeAffinity: { keys: ['example.com/node-pool'] } },
         mutationAdd: {
           annotations: { 'example.com/migration': 'merged-pool' },
           nodeAffinity: {
             requiredDuringSchedulingIgnoredDuringExecution: {
-              nodeSelectorTerms: [{ matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['merged'] }] }],
+              nodeSelectorTerms: [
+                { matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['merged'] }] },
+              ],
             },
           },
         },
@@ -108,7 +117,10 @@ function matchingRules(): unknown[] {
         mutationAdd: {
           nodeAffinity: {
             preferredDuringSchedulingIgnoredDuringExecution: [
-              { weight: 40, preference: { matchExpressions: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['arm64'] }] } },
+              {
+                weight: 40,
+                preference: { matchExpressions: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['arm64'] }] },
+              },
             ],
           },
         },
@@ -127,7 +139,9 @@ async function writeRules(folder: string): Promise<number> {
   await writeFile(file, [...others, ...matching].map((rule) => stringify(rule)).join('---\n'));
   const loaded = await loadRuleFiles([file]);
   if (loaded.invalid.length > 0 || loaded.rules.length !== RULE_COUNT) {
-    throw new Error(`generated rules: ${loaded.rules.length} valid, ${loaded.invalid.length} invalid; expected ${RULE_COUNT} valid`);
+    throw new Error(
+      `generated rules: ${loaded.rules.length} valid, ${loaded.invalid.length} invalid; expected ${RULE_COUNT} valid`,
+    );
   }
   return matching.length;
 }
@@ -185,7 +199,9 @@ async function main(argv: readonly string[]): Promise<number> {
     if (probe.status !== 200 || probeBody.response?.patchType !== 'JSONPatch') {
       throw new Error(`the probe review was answered ${probe.status} without a patch; the load would not be realistic`);
     }
-    console.log(`local server with ${RULE_COUNT} rules (${matching} match the review), ${durationSeconds} s per run, loopback`);
+    console.log(
+      `local server with ${RULE_COUNT} rules (${matching} match the review), ${durationSeconds} s per run, loopback`,
+    );
     console.log(row(['connections', 'requests/s', 'p50 ms', 'p99 ms', 'max ms', 'errors', 'non-2xx']));
     const results: { connections: number; result: LoadResult }[] = [];
     for (const connections of CONNECTIONS) {
@@ -193,7 +209,15 @@ async function main(argv: readonly string[]): Promise<number> {
       results.push({ connections, result });
       const errors = result.errors + result.timeouts;
       console.log(
-        row([connections, result.requests.average.toFixed(0), result.latency.p50, result.latency.p99, result.latency.max, errors, result.non2xx]),
+        row([
+          connections,
+          result.requests.average.toFixed(0),
+          result.latency.p50,
+          result.latency.p99,
+          result.latency.max,
+          errors,
+          result.non2xx,
+        ]),
       );
     }
     const target = results.find((entry) => entry.connections === TARGET_CONNECTIONS)!.result;

@@ -9,7 +9,10 @@ export function median(values: readonly number[]): number {
 }
 
 /** Wall time of one fresh `node ARGS` process (this process's Node), in milliseconds; fails unless it exits 0. */
-export function timeNodeProcess(args: readonly string[], options: { readonly cwd?: string; readonly env?: NodeJS.ProcessEnv } = {}): number {
+export function timeNodeProcess(
+  args: readonly string[],
+  options: { readonly cwd?: string; readonly env?: NodeJS.ProcessEnv } = {},
+): number {
   const started = performance.now();
   const result = spawnSync(process.execPath, args, { encoding: 'utf8', ...options });
   const elapsed = performance.now() - started;

@@ -13,7 +13,11 @@ import { computeProgress } from '../lib/sync/progress.ts';
 import { kubeconfigFor, startFakeApiServer } from '../test/cluster/fake-api-server.ts';
 
 const { values } = parseArgs({
-  options: { pods: { type: 'string', default: '10000' }, 'page-size': { type: 'string', default: '500' }, rules: { type: 'string', default: '50' } },
+  options: {
+    pods: { type: 'string', default: '10000' },
+    'page-size': { type: 'string', default: '500' },
+    rules: { type: 'string', default: '50' },
+  },
 });
 const PODS = Number(values.pods);
 const PAGE_SIZE = Number(values['page-size']);
@@ -28,9 +32,15 @@ function rule(index: number): NormalizedRule {
     metadata: { name: `team-${index}-to-merged-pool` },
     spec: {
       enable: true,
-      workloadSelector: { namespaces: [`team-${index % NAMESPACES}`], nodeSelectorMatch: { 'example.com/node-pool': 'legacy' } },
+      workloadSelector: {
+        namespaces: [`team-${index % NAMESPACES}`],
+        nodeSelectorMatch: { 'example.com/node-pool': 'legacy' },
+      },
       mutationRemove: { nodeSelector: { keys: ['example.com/node-pool'] } },
-      mutationAdd: { nodeSelector: { 'example.com/node-pool': 'merged' }, tolerations: [{ key: 'example.com/merged', operator: 'Exists', effect: 'NoSchedule' }] },
+      mutationAdd: {
+        nodeSelector: { 'example.com/node-pool': 'merged' },
+        tolerations: [{ key: 'example.com/merged', operator: 'Exists', effect: 'NoSchedule' }],
+      },
     },
   });
   if (!verdict.valid) throw new Error(`scale rule ${index} is invalid`);
@@ -47,14 +57,31 @@ function workload(index: number, pods: number): object[] {
     metadata: { labels },
     spec: {
       nodeSelector: { 'example.com/node-pool': 'legacy' },
-      containers: [{ name: 'app', image: `registry.example.com/${name}:1.0.0`, resources: { requests: { cpu: '100m', memory: '128Mi' } } }],
+      containers: [
+        {
+          name: 'app',
+          image: `registry.example.com/${name}:1.0.0`,
+          resources: { requests: { cpu: '100m', memory: '128Mi' } },
+        },
+      ],
     },
   };
-  const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace, uid: `d-${index}` }, spec: { replicas: pods, selector: { matchLabels: labels }, template } };
+  const deployment = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace, uid: `d-${index}` },
+    spec: { replicas: pods, selector: { matchLabels: labels }, template },
+  };
   const replicaSet = {
     apiVersion: 'apps/v1',
     kind: 'ReplicaSet',
-    metadata: { name: `${name}-${hash}`, namespace, uid: `rs-${index}`, labels: { ...labels, 'pod-template-hash': hash }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name, uid: `d-${index}`, controller: true }] },
+    metadata: {
+      name: `${name}-${hash}`,
+      namespace,
+      uid: `rs-${index}`,
+      labels: { ...labels, 'pod-template-hash': hash },
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name, uid: `d-${index}`, controller: true }],
+    },
     spec: { replicas: pods, template: { ...template, metadata: { labels: { ...labels, 'pod-template-hash': hash } } } },
   };
   const podObjects = Array.from({ length: pods }, (_, replica) => ({
@@ -65,7 +92,9 @@ function workload(index: number, pods: number): object[] {
       namespace,
       uid: `p-${index}-${replica}`,
       labels: { ...labels, 'pod-template-hash': hash },
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `${name}-${hash}`, uid: `rs-${index}`, controller: true }],
+      ownerReferences: [
+        { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `${name}-${hash}`, uid: `rs-${index}`, controller: true },
+      ],
     },
     spec: { ...template.spec, nodeName: `node-${replica % 40}` },
     status: { phase: 'Running' },
@@ -80,7 +109,10 @@ try {
     server.putObjects(workload(index, Math.min(PODS_PER_DEPLOYMENT, PODS - index * PODS_PER_DEPLOYMENT)) as never);
   }
   const ruleSet = compileRuleSet(Array.from({ length: RULES }, (_, index) => rule(index)));
-  const objects = createWorkloadObjectSource({ mode: 'kubeconfigText', text: kubeconfigFor(server) }, { pageSize: PAGE_SIZE });
+  const objects = createWorkloadObjectSource(
+    { mode: 'kubeconfigText', text: kubeconfigFor(server) },
+    { pageSize: PAGE_SIZE },
+  );
 
   global.gc?.();
   const heapStart = process.memoryUsage().heapUsed;
@@ -92,16 +124,29 @@ try {
     peakHeap = Math.max(peakHeap, usage.heapUsed);
   }, 20);
   const started = performance.now();
-  const report = await computeProgress({ objects, intervalMinutes: 1, records: { readReportTime: () => Promise.resolve(undefined), recordReport: () => Promise.resolve() } }, ruleSet);
+  const report = await computeProgress(
+    {
+      objects,
+      intervalMinutes: 1,
+      records: { readReportTime: () => Promise.resolve(undefined), recordReport: () => Promise.resolve() },
+    },
+    ruleSet,
+  );
   const elapsedMs = performance.now() - started;
   clearInterval(sampler);
 
   const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
   const requests = server.requests.filter((request) => request.path.endsWith('/pods')).length;
-  console.log(`migration report of ${report.totals.pods} Pods in ${deployments} Deployments, ${RULES} rules, page size ${PAGE_SIZE} (${requests} Pod pages)`);
+  console.log(
+    `migration report of ${report.totals.pods} Pods in ${deployments} Deployments, ${RULES} rules, page size ${PAGE_SIZE} (${requests} Pod pages)`,
+  );
   console.log(`  totals: ${JSON.stringify(report.totals)}`);
-  console.log(`  time: ${(elapsedMs / 1000).toFixed(2)} s (${((elapsedMs * 1000) / report.totals.pods).toFixed(0)} µs per Pod, listing included)`);
-  console.log(`  peak RSS: ${mib(peakRss)} MiB; peak heap above the start: ${mib(peakHeap - heapStart)} MiB (the fake API server shares this process)`);
+  console.log(
+    `  time: ${(elapsedMs / 1000).toFixed(2)} s (${((elapsedMs * 1000) / report.totals.pods).toFixed(0)} µs per Pod, listing included)`,
+  );
+  console.log(
+    `  peak RSS: ${mib(peakRss)} MiB; peak heap above the start: ${mib(peakHeap - heapStart)} MiB (the fake API server shares this process)`,
+  );
 } finally {
   await server.close();
 }

@@ -19,7 +19,13 @@ type WorldRequest =
 
 /** What the world answers, one answer per request (and `ready` once at the start). */
 type WorldAnswer =
-  | { readonly kind: 'ready'; readonly awsEndpoint: string; readonly dynamoEndpoint: string; readonly tableName: string; readonly kubeconfigSecretArn: string }
+  | {
+      readonly kind: 'ready';
+      readonly awsEndpoint: string;
+      readonly dynamoEndpoint: string;
+      readonly tableName: string;
+      readonly kubeconfigSecretArn: string;
+    }
   | { readonly kind: 'filled'; readonly rules: number; readonly invalid: number; readonly jsonBytes: number }
   | { readonly kind: 'changed'; readonly names: readonly string[] }
   | {
@@ -43,25 +49,53 @@ const INVALID_EVERY = 100;
 /** A PodMutation of the kinds platform teams write, about 600 bytes of spec; `revision` moves its target pool. */
 function podMutation(index: number, revision: number): { metadata: { name: string }; spec: Record<string, unknown> } {
   const team = `team-${index % NAMESPACES}`;
-  const pool = (value: string) => ({ matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: [value] }] });
+  const pool = (value: string) => ({
+    matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: [value] }],
+  });
   const target = `pool-${index % 17}-r${revision}`;
   const shape = index % 4;
   const workloadSelector =
-    shape === 0 ? { namespaces: [team, `${team}-staging`], kinds: ['Deployment', 'StatefulSet'] }
-    : shape === 1 ? { namespaces: [team], names: [`service-${index}`, `worker-${index}`] }
-    : shape === 2 ? { labelSelector: { matchLabels: { 'app.kubernetes.io/name': `service-${index}` }, matchExpressions: [{ key: 'tier', operator: 'In', values: ['web', 'api'] }] } }
-    : { namespaces: [team], nodeAffinityMatch: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [pool('legacy')] } } };
+    shape === 0
+      ? { namespaces: [team, `${team}-staging`], kinds: ['Deployment', 'StatefulSet'] }
+      : shape === 1
+        ? { namespaces: [team], names: [`service-${index}`, `worker-${index}`] }
+        : shape === 2
+          ? {
+              labelSelector: {
+                matchLabels: { 'app.kubernetes.io/name': `service-${index}` },
+                matchExpressions: [{ key: 'tier', operator: 'In', values: ['web', 'api'] }],
+              },
+            }
+          : {
+              namespaces: [team],
+              nodeAffinityMatch: {
+                requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [pool('legacy')] },
+              },
+            };
   return {
     metadata: { name: `${team}-migrate-${String(index).padStart(5, '0')}` },
     spec: {
       enable: true,
       priority: index % 10,
-      workloadSelector: index % INVALID_EVERY === INVALID_EVERY - 1 ? { ...workloadSelector, namespace: [team] } : workloadSelector,
-      mutationRemove: { nodeAffinity: { keys: ['example.com/node-pool'] }, nodeSelector: { keys: ['example.com/node-pool'] } },
+      workloadSelector:
+        index % INVALID_EVERY === INVALID_EVERY - 1 ? { ...workloadSelector, namespace: [team] } : workloadSelector,
+      mutationRemove: {
+        nodeAffinity: { keys: ['example.com/node-pool'] },
+        nodeSelector: { keys: ['example.com/node-pool'] },
+      },
       mutationAdd: {
         nodeAffinity: {
           requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [pool(target)] },
-          preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 50, preference: { matchExpressions: [{ key: 'karpenter.k8s.aws/instance-family', operator: 'In', values: ['m7g', 'c7g'] }] } }],
+          preferredDuringSchedulingIgnoredDuringExecution: [
+            {
+              weight: 50,
+              preference: {
+                matchExpressions: [
+                  { key: 'karpenter.k8s.aws/instance-family', operator: 'In', values: ['m7g', 'c7g'] },
+                ],
+              },
+            },
+          ],
         },
         tolerations: [{ key: 'example.com/dedicated', operator: 'Equal', value: target, effect: 'NoSchedule' }],
         annotations: { 'example.com/migrated-by': 'platform-team' },
@@ -70,7 +104,8 @@ function podMutation(index: number, revision: number): { metadata: { name: strin
   };
 }
 
-const KUBECONFIG_SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:podmutation/scale-kubeconfig-AbCdEf';
+const KUBECONFIG_SECRET_ARN =
+  'arn:aws:secretsmanager:us-east-1:123456789012:secret:podmutation/scale-kubeconfig-AbCdEf';
 const server = await startFakeApiServer();
 const dynamo = await startTestDynamo();
 const tableName = await createFreshTable(dynamo.endpoint);
@@ -116,9 +151,24 @@ function answer(request: WorldRequest): WorldAnswer | undefined {
       for (const { action } of relay.calls.slice(reported.calls)) awsCalls[action] = (awsCalls[action] ?? 0) + 1;
       const connections = server.connections - reported.connections;
       const { user, system } = process.cpuUsage(reported.cpu);
-      Object.assign(reported, { patches: server.statusPatches.length, requests: server.requests.length, connections: server.connections, calls: relay.calls.length, cpu: process.cpuUsage() });
+      Object.assign(reported, {
+        patches: server.statusPatches.length,
+        requests: server.requests.length,
+        connections: server.connections,
+        calls: relay.calls.length,
+        cpu: process.cpuUsage(),
+      });
       const patchedNames = patches.map((patch) => patch.name);
-      return { kind: 'stats', listRequests: lists, statusPatches: patches.length, patchedNames, connections, awsCalls, cpuMs: (user + system) / 1000, rssBytes: process.memoryUsage().rss };
+      return {
+        kind: 'stats',
+        listRequests: lists,
+        statusPatches: patches.length,
+        patchedNames,
+        connections,
+        awsCalls,
+        cpuMs: (user + system) / 1000,
+        rssBytes: process.memoryUsage().rss,
+      };
     }
     case 'close':
       return undefined;
@@ -133,6 +183,12 @@ process.on('message', (request: WorldRequest) => {
   }
   void Promise.all([relay.close(), aws.close(), server.close(), dynamo.close()]).then(() => process.exit(0));
 });
-send({ kind: 'ready', awsEndpoint: relay.url, dynamoEndpoint: dynamo.endpoint, tableName, kubeconfigSecretArn: KUBECONFIG_SECRET_ARN });
+send({
+  kind: 'ready',
+  awsEndpoint: relay.url,
+  dynamoEndpoint: dynamo.endpoint,
+  tableName,
+  kubeconfigSecretArn: KUBECONFIG_SECRET_ARN,
+});
 
 export type { WorldAnswer, WorldRequest };

@@ -96,7 +96,8 @@ function converse<Answer>(child: ChildProcess, name: string): Conversation<Answe
     ended = new Error(`the ${name} process exited (${signal ?? code})`);
     for (const waiter of waiting.splice(0)) waiter.reject(ended);
   });
-  const next = () => new Promise<Answer>((resolve, reject) => (ended === undefined ? waiting.push({ resolve, reject }) : reject(ended)));
+  const next = () =>
+    new Promise<Answer>((resolve, reject) => (ended === undefined ? waiting.push({ resolve, reject }) : reject(ended)));
   return {
     next,
     ask(request) {
@@ -107,7 +108,11 @@ function converse<Answer>(child: ChildProcess, name: string): Conversation<Answe
   };
 }
 
-async function ask<K extends WorldAnswer['kind']>(world: Conversation<WorldAnswer>, request: WorldRequest, kind: K): Promise<Extract<WorldAnswer, { kind: K }>> {
+async function ask<K extends WorldAnswer['kind']>(
+  world: Conversation<WorldAnswer>,
+  request: WorldRequest,
+  kind: K,
+): Promise<Extract<WorldAnswer, { kind: K }>> {
   const answer = await world.ask(request);
   check(answer.kind === kind, `the world answered ${answer.kind} to ${request.kind}`);
   return answer as Extract<WorldAnswer, { kind: K }>;
@@ -196,31 +201,66 @@ function apiGatewayEvent(body: string): object {
     rawQueryString: 'timeout=5s',
     headers: { 'content-type': 'application/json' },
     pathParameters: { token: WEBHOOK_TOKEN },
-    requestContext: { http: { method: 'POST', path: `/admit/${WEBHOOK_TOKEN}` }, requestId: 'cold', routeKey: 'POST /admit/{token}', stage: '$default', timeEpoch: Date.now() },
+    requestContext: {
+      http: { method: 'POST', path: `/admit/${WEBHOOK_TOKEN}` },
+      requestId: 'cold',
+      routeKey: 'POST /admit/{token}',
+      stage: '$default',
+      timeEpoch: Date.now(),
+    },
     body,
     isBase64Encoded: false,
   };
 }
 
 /** COLD_RUNS fresh processes per snapshot, interleaved after one unrecorded round; medians. */
-function measureColdStarts(folder: string, admission: FunctionBundle, ready: Ready, snapshots: readonly { clusterId: string; rules: number }[]): ColdStart[] {
+function measureColdStarts(
+  folder: string,
+  admission: FunctionBundle,
+  ready: Ready,
+  snapshots: readonly { clusterId: string; rules: number }[],
+): ColdStart[] {
   const runner = join(folder, 'cold-runner.cjs');
   const eventFile = join(folder, 'event.json');
   const resultFile = join(folder, 'result.json');
   writeFileSync(runner, COLD_RUNNER);
-  writeFileSync(eventFile, JSON.stringify(apiGatewayEvent(readFileSync(new URL('../test/fixtures/reviews/deployment-legacy-pool.json', import.meta.url), 'utf8'))));
+  writeFileSync(
+    eventFile,
+    JSON.stringify(
+      apiGatewayEvent(
+        readFileSync(new URL('../test/fixtures/reviews/deployment-legacy-pool.json', import.meta.url), 'utf8'),
+      ),
+    ),
+  );
   const runs = snapshots.map(() => [] as Omit<ColdStart, 'rules'>[]);
   for (let run = 0; run <= COLD_RUNS; run += 1) {
     snapshots.forEach((snapshot, index) => {
-      const env = { ...lambdaEnvironment('admission'), RULES_TABLE: ready.tableName, CLUSTER_ID: snapshot.clusterId, DYNAMODB_ENDPOINT: ready.dynamoEndpoint, WEBHOOK_TOKEN };
-      const result = spawnSync(process.execPath, [runner, admission.outfile, eventFile, resultFile, String(WARM_INVOCATIONS)], { encoding: 'utf8', env });
+      const env = {
+        ...lambdaEnvironment('admission'),
+        RULES_TABLE: ready.tableName,
+        CLUSTER_ID: snapshot.clusterId,
+        DYNAMODB_ENDPOINT: ready.dynamoEndpoint,
+        WEBHOOK_TOKEN,
+      };
+      const result = spawnSync(
+        process.execPath,
+        [runner, admission.outfile, eventFile, resultFile, String(WARM_INVOCATIONS)],
+        { encoding: 'utf8', env },
+      );
       check(result.status === 0, `the cold start run failed: ${result.stderr}`);
       if (run > 0) runs[index]!.push(JSON.parse(readFileSync(resultFile, 'utf8')) as Omit<ColdStart, 'rules'>);
     });
   }
   return snapshots.map((snapshot, index) => {
     const of = (key: keyof Omit<ColdStart, 'rules'>) => median(runs[index]!.map((time) => time[key]));
-    return { rules: snapshot.rules, loadMs: of('loadMs'), firstMs: of('firstMs'), warmMs: of('warmMs'), warmP99Ms: of('warmP99Ms'), logBytes: of('logBytes') };
+    return {
+      rules: snapshot.rules,
+      loadMs: of('loadMs'),
+      firstMs: of('firstMs'),
+      warmMs: of('warmMs'),
+      warmP99Ms: of('warmP99Ms'),
+      logBytes: of('logBytes'),
+    };
   });
 }
 
@@ -231,26 +271,48 @@ interface MeasuredSync extends SyncRun {
   readonly target?: number;
 }
 
-function print(filled: Extract<WorldAnswer, { kind: 'filled' }>, syncs: readonly MeasuredSync[], loadedRss: number, coldStarts: readonly ColdStart[], worldRss: number): void {
+function print(
+  filled: Extract<WorldAnswer, { kind: 'filled' }>,
+  syncs: readonly MeasuredSync[],
+  loadedRss: number,
+  coldStarts: readonly ColdStart[],
+  worldRss: number,
+): void {
   console.log(
     `sync of ${RULES} PodMutations (${filled.invalid} invalid; ${(filled.jsonBytes / RULES).toFixed(0)} bytes of spec JSON each on average): the shipped sync bundle ` +
       `in its own process (${mib(loadedRss)} RSS once loaded), everything it talks to in another (${mib(worldRss)} RSS at the end)`,
   );
-  console.log('| sync | time | CPU time: sync; world | peak RSS (sampled; at the start) | peak heap (sampled; at the start) | API requests: list pages, status writes, TLS connections | AWS calls | target |');
+  console.log(
+    '| sync | time | CPU time: sync; world | peak RSS (sampled; at the start) | peak heap (sampled; at the start) | API requests: list pages, status writes, TLS connections | AWS calls | target |',
+  );
   console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const sync of syncs) {
-    const calls = Object.entries(sync.world.awsCalls).map(([action, count]) => `${count} ${action.replace(/^[a-z]+:/, '')}`).join(', ');
+    const calls = Object.entries(sync.world.awsCalls)
+      .map(([action, count]) => `${count} ${action.replace(/^[a-z]+:/, '')}`)
+      .join(', ');
     const targets = [
-      ...(sync.target === undefined ? [] : [`under ${seconds(sync.target)}: ${sync.ms < sync.target ? 'met' : 'MISSED'} (${(sync.ms / sync.target).toFixed(2)}x)`]),
-      ...(sync.target === TARGETS.fullMs ? [`peak RSS under ${mib(TARGETS.peakRssBytes)}: ${sync.maxRss < TARGETS.peakRssBytes ? 'met' : 'MISSED'} (${mib(sync.maxRss)}, kernel high-water mark, ${(sync.maxRss / TARGETS.peakRssBytes).toFixed(2)}x)`] : []),
+      ...(sync.target === undefined
+        ? []
+        : [
+            `under ${seconds(sync.target)}: ${sync.ms < sync.target ? 'met' : 'MISSED'} (${(sync.ms / sync.target).toFixed(2)}x)`,
+          ]),
+      ...(sync.target === TARGETS.fullMs
+        ? [
+            `peak RSS under ${mib(TARGETS.peakRssBytes)}: ${sync.maxRss < TARGETS.peakRssBytes ? 'met' : 'MISSED'} (${mib(sync.maxRss)}, kernel high-water mark, ${(sync.maxRss / TARGETS.peakRssBytes).toFixed(2)}x)`,
+          ]
+        : []),
     ];
     console.log(
       `| ${sync.name}: ${sync.report.outcome} | ${seconds(sync.ms)} | ${seconds(sync.cpuMs)}; ${seconds(sync.world.cpuMs)} | ${mib(sync.peakRss)} (${mib(sync.startRss)}) | ${mib(sync.peakHeap)} (${mib(sync.startHeap)}) | ` +
         `${sync.world.listRequests}, ${sync.world.statusPatches}, ${sync.world.connections} | ${calls} | ${targets.join('; ')} |`,
     );
   }
-  console.log(`\nadmission function: the shipped bundle in fresh processes, then ${WARM_INVOCATIONS} warm invocations each (medians of ${COLD_RUNS} processes)`);
-  console.log('| snapshot | bundle load | first invocation (pointer, parts, validate, compile, review) | cold start over a warm invocation | warm invocation: median, p99 | stdout per warm invocation |');
+  console.log(
+    `\nadmission function: the shipped bundle in fresh processes, then ${WARM_INVOCATIONS} warm invocations each (medians of ${COLD_RUNS} processes)`,
+  );
+  console.log(
+    '| snapshot | bundle load | first invocation (pointer, parts, validate, compile, review) | cold start over a warm invocation | warm invocation: median, p99 | stdout per warm invocation |',
+  );
   console.log('| --- | --- | --- | --- | --- | --- |');
   for (const cold of coldStarts) {
     console.log(
@@ -260,7 +322,9 @@ function print(filled: Extract<WorldAnswer, { kind: 'filled' }>, syncs: readonly
   }
 }
 
-const worldProcess = fork(new URL('./scale-sync-world.ts', import.meta.url).pathname, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+const worldProcess = fork(new URL('./scale-sync-world.ts', import.meta.url).pathname, {
+  stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+});
 const world = converse<WorldAnswer>(worldProcess, 'world');
 const folder = mkdtempSync(join(tmpdir(), 'podmutation-scale-sync-'));
 let syncProcess: ChildProcess | undefined;
@@ -292,15 +356,26 @@ try {
   const syncs: MeasuredSync[] = [];
   const sync = async (name: string, target?: number): Promise<MeasuredSync> => {
     const run = await runner.ask({});
-    const measured = { ...run, name, world: await ask(world, { kind: 'stats' }, 'stats'), ...(target === undefined ? {} : { target }) };
+    const measured = {
+      ...run,
+      name,
+      world: await ask(world, { kind: 'stats' }, 'stats'),
+      ...(target === undefined ? {} : { target }),
+    };
     syncs.push(measured);
     return measured;
   };
 
   const full = await sync(`first sync of ${RULES} rules`, TARGETS.fullMs);
   check(full.report.outcome === 'published', `the first sync ended ${full.report.outcome}: ${full.report.error ?? ''}`);
-  expectThat(full.report.valid + full.report.invalid === RULES && full.report.invalid === filled.invalid, `the first sync counted ${full.report.valid} valid and ${full.report.invalid} invalid`);
-  expectThat(full.world.statusPatches === RULES && full.report.statusPatched === RULES, `the first sync wrote ${full.world.statusPatches} statuses (${full.report.statusSkipped} left for the next sync), expected ${RULES}`);
+  expectThat(
+    full.report.valid + full.report.invalid === RULES && full.report.invalid === filled.invalid,
+    `the first sync counted ${full.report.valid} valid and ${full.report.invalid} invalid`,
+  );
+  expectThat(
+    full.world.statusPatches === RULES && full.report.statusPatched === RULES,
+    `the first sync wrote ${full.world.statusPatches} statuses (${full.report.statusSkipped} left for the next sync), expected ${RULES}`,
+  );
 
   const unchanged = await sync('nothing changed', TARGETS.unchangedMs);
   expectThat(unchanged.report.outcome === 'unchanged', `the unchanged sync ended ${unchanged.report.outcome}`);

@@ -11,7 +11,12 @@ import { checkedToken, generateToken } from '../lib/endpoint/index.ts';
 import { generateStampKey } from '../lib/stamp/index.ts';
 import { createFileRuleSource } from '../lib/local-server/index.ts';
 import { startEmbeddedDynamo } from '../lib/store/embedded/index.ts';
-import { createDynamoClient, createSnapshotStore, createSnapshotTable, createSyncRecordStore } from '../lib/store/index.ts';
+import {
+  createDynamoClient,
+  createSnapshotStore,
+  createSnapshotTable,
+  createSyncRecordStore,
+} from '../lib/store/index.ts';
 
 /** A function of the service as osls resolved it: what the profile reads, and the environment it rewrites. */
 interface ServiceFunction {
@@ -68,14 +73,15 @@ const NOT_FOUND_FUNCTION = 'localNotFound';
 const DEFAULT_CLUSTER_ID = 'default';
 
 // What each CloudFormation reference of the environment becomes locally: the variables that replace the one holding it.
-const STAND_INS: Readonly<Record<string, (variable: string, local: LocalValues) => Readonly<Record<string, string>>>> = {
-  // The table the stack creates: the embedded one, at its endpoint.
-  RulesTable: (variable, local) => ({ [variable]: local.tableName, DYNAMODB_ENDPOINT: local.endpoint }),
-  // The token's secret: the token itself (WEBHOOK_TOKEN), and no secret to read.
-  WebhookTokenSecret: (_variable, local) => ({ WEBHOOK_TOKEN: local.token }),
-  // The stamp key's secret: a key generated for this run (STAMP_KEY).
-  StampKeySecret: () => ({ STAMP_KEY: generateStampKey() }),
-};
+const STAND_INS: Readonly<Record<string, (variable: string, local: LocalValues) => Readonly<Record<string, string>>>> =
+  {
+    // The table the stack creates: the embedded one, at its endpoint.
+    RulesTable: (variable, local) => ({ [variable]: local.tableName, DYNAMODB_ENDPOINT: local.endpoint }),
+    // The token's secret: the token itself (WEBHOOK_TOKEN), and no secret to read.
+    WebhookTokenSecret: (_variable, local) => ({ WEBHOOK_TOKEN: local.token }),
+    // The stamp key's secret: a key generated for this run (STAMP_KEY).
+    StampKeySecret: () => ({ STAMP_KEY: generateStampKey() }),
+  };
 
 /** A setting of custom.localProfile as text; an absent or empty one is the fallback. */
 function setting(settings: LocalProfileSettings, name: keyof LocalProfileSettings, fallback: string): string {
@@ -94,11 +100,17 @@ function referenceOf(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const entries = Object.entries(value);
   const [only] = entries;
-  return entries.length === 1 && only !== undefined && only[0] === 'Ref' && typeof only[1] === 'string' ? only[1] : undefined;
+  return entries.length === 1 && only !== undefined && only[0] === 'Ref' && typeof only[1] === 'string'
+    ? only[1]
+    : undefined;
 }
 
 /** A function's environment with every reference stood in for; throws naming each value that has no stand-in. */
-function localEnvironment(key: string, environment: Readonly<Record<string, unknown>>, local: LocalValues): Record<string, string> {
+function localEnvironment(
+  key: string,
+  environment: Readonly<Record<string, unknown>>,
+  local: LocalValues,
+): Record<string, string> {
   const result: Record<string, string> = {};
   const problems: string[] = [];
   for (const [name, value] of Object.entries(environment)) {
@@ -129,7 +141,10 @@ async function startLocalProfile(options: LocalProfileOptions): Promise<LocalPro
   const tableName = setting(settings, 'tableName', DEFAULT_TABLE_NAME);
   const givenToken = setting(settings, 'token', '');
   const token = givenToken === '' ? generateToken() : checkedToken(givenToken, 'the localToken parameter');
-  const rulePaths = setting(settings, 'rules', '').split(',').map((path) => path.trim()).filter((path) => path !== '');
+  const rulePaths = setting(settings, 'rules', '')
+    .split(',')
+    .map((path) => path.trim())
+    .filter((path) => path !== '');
 
   const dynamo = await startEmbeddedDynamo();
   const client = createDynamoClient({ endpoint: dynamo.endpoint });
@@ -142,16 +157,27 @@ async function startLocalProfile(options: LocalProfileOptions): Promise<LocalPro
   try {
     const local: LocalValues = { endpoint: dynamo.endpoint, tableName, token };
     const served = Object.entries(service.functions).filter(([, fn]) => isServed(fn));
-    const environments = served.map(([key, fn]) => [key, localEnvironment(key, { ...service.provider.environment, ...fn.environment }, local)] as const);
+    const environments = served.map(
+      ([key, fn]) =>
+        [key, localEnvironment(key, { ...service.provider.environment, ...fn.environment }, local)] as const,
+    );
     await createSnapshotTable(client, tableName);
-    const clusterIds = [...new Set(environments.map(([, environment]) => environment['CLUSTER_ID'] ?? DEFAULT_CLUSTER_ID))];
+    const clusterIds = [
+      ...new Set(environments.map(([, environment]) => environment['CLUSTER_ID'] ?? DEFAULT_CLUSTER_ID)),
+    ];
     if (rulePaths.length > 0) {
       const source = createFileRuleSource(rulePaths.map((path) => resolve(options.serviceDir, path)));
-      const table = { snapshots: createSnapshotStore({ client, tableName }), records: createSyncRecordStore({ client, tableName }) };
+      const table = {
+        snapshots: createSnapshotStore({ client, tableName }),
+        records: createSyncRecordStore({ client, tableName }),
+      };
       for (const clusterId of clusterIds) {
         const publication = await source.publishRules(table, clusterId);
-        for (const invalid of publication.invalid) for (const line of describeIssues(invalid)) report(`invalid rule skipped: ${line}`);
-        report(`published snapshot version ${publication.outcome.version} of ${rulePaths.join(', ')} for cluster ${clusterId} (${publication.rules} valid, ${publication.invalid.length} invalid)`);
+        for (const invalid of publication.invalid)
+          for (const line of describeIssues(invalid)) report(`invalid rule skipped: ${line}`);
+        report(
+          `published snapshot version ${publication.outcome.version} of ${rulePaths.join(', ')} for cluster ${clusterId} (${publication.rules} valid, ${publication.invalid.length} invalid)`,
+        );
       }
     }
 

@@ -43,10 +43,17 @@ function runBuild(serviceDir, ServerlessError) {
   const args = [tsx, BUILD_SCRIPT, '--outdir', join(serviceDir, 'dist'), '--skip-load-time'];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { cwd: serviceDir, stdio: ['ignore', 'inherit', 'inherit'] });
-    child.on('error', (error) => reject(new ServerlessError(`the build (scripts/build.ts) could not start: ${error.message}`)));
+    child.on('error', (error) =>
+      reject(new ServerlessError(`the build (scripts/build.ts) could not start: ${error.message}`)),
+    );
     child.on('close', (code, signal) => {
       if (code === 0) resolve();
-      else reject(new ServerlessError(`the build (scripts/build.ts) failed (${signal ?? `exit code ${code}`}); nothing was packaged`));
+      else
+        reject(
+          new ServerlessError(
+            `the build (scripts/build.ts) failed (${signal ?? `exit code ${code}`}); nothing was packaged`,
+          ),
+        );
     });
   });
 }
@@ -57,20 +64,30 @@ function idList(name, text, pattern, max, ServerlessError) {
   const ids = text.split(',').map((id) => id.trim());
   const wrong = ids.filter((id) => !pattern.test(id));
   if (wrong.length > 0) {
-    throw new ServerlessError(`the ${name} parameter holds ${wrong.map((id) => JSON.stringify(id)).join(', ')}; expected comma-separated ids of the form ${pattern.source}`);
+    throw new ServerlessError(
+      `the ${name} parameter holds ${wrong.map((id) => JSON.stringify(id)).join(', ')}; expected comma-separated ids of the form ${pattern.source}`,
+    );
   }
   if (new Set(ids).size !== ids.length) throw new ServerlessError(`the ${name} parameter names an id twice: "${text}"`);
-  if (ids.length > max) throw new ServerlessError(`the ${name} parameter names ${ids.length} ids; a Lambda function takes at most ${max}`);
+  if (ids.length > max)
+    throw new ServerlessError(`the ${name} parameter names ${ids.length} ids; a Lambda function takes at most ${max}`);
   return ids;
 }
 
 /** The sync function's VPC from the two parameters: none when both are empty, and an error when only one is set. */
 function syncVpc(subnetIdsText, securityGroupIdsText, ServerlessError) {
   const subnetIds = idList('subnetIds', String(subnetIdsText), SUBNET_ID, MAX_SUBNETS, ServerlessError);
-  const securityGroupIds = idList('securityGroupIds', String(securityGroupIdsText), SECURITY_GROUP_ID, MAX_SECURITY_GROUPS, ServerlessError);
+  const securityGroupIds = idList(
+    'securityGroupIds',
+    String(securityGroupIdsText),
+    SECURITY_GROUP_ID,
+    MAX_SECURITY_GROUPS,
+    ServerlessError,
+  );
   if (subnetIds.length === 0 && securityGroupIds.length === 0) return undefined;
   if (subnetIds.length === 0 || securityGroupIds.length === 0) {
-    const [given, missing] = subnetIds.length === 0 ? ['securityGroupIds', 'subnetIds'] : ['subnetIds', 'securityGroupIds'];
+    const [given, missing] =
+      subnetIds.length === 0 ? ['securityGroupIds', 'subnetIds'] : ['subnetIds', 'securityGroupIds'];
     throw new ServerlessError(
       `${given} is set but ${missing} is not: the sync function joins a VPC only with both ` +
         '(--param="subnetIds=subnet-...,subnet-..." --param="securityGroupIds=sg-..."), or neither to stay outside one',
@@ -82,7 +99,8 @@ function syncVpc(subnetIdsText, securityGroupIdsText, ServerlessError) {
 /** A parameter that must be one of a few words (true/false for a CloudFormation condition, enforce/audit). */
 function choice(name, value, choices, ServerlessError) {
   const text = String(value);
-  if (!choices.includes(text)) throw new ServerlessError(`the ${name} parameter is "${text}"; expected ${choices.join(' or ')}`);
+  if (!choices.includes(text))
+    throw new ServerlessError(`the ${name} parameter is "${text}"; expected ${choices.join(' or ')}`);
   return text;
 }
 
@@ -90,7 +108,9 @@ function choice(name, value, choices, ServerlessError) {
 function wholeNumber(name, value, minimum, maximum, ServerlessError) {
   const text = String(value);
   if (!/^\d+$/.test(text) || Number(text) < minimum || Number(text) > maximum) {
-    throw new ServerlessError(`the ${name} parameter is "${text}"; expected a whole number from ${minimum} to ${maximum}`);
+    throw new ServerlessError(
+      `the ${name} parameter is "${text}"; expected a whole number from ${minimum} to ${maximum}`,
+    );
   }
   return text;
 }
@@ -120,7 +140,9 @@ export default class PodMutationPlugin {
     const build = () => runBuild(serverless.serviceDir, ServerlessError);
     const buildToPackage = () => {
       if (serverless.service.provider.stage === 'local') {
-        throw new ServerlessError('the local stage is the offline profile (osls offline --stage local); package and deploy a stage of a real cluster');
+        throw new ServerlessError(
+          'the local stage is the offline profile (osls offline --stage local); package and deploy a stage of a real cluster',
+        );
       }
       return build();
     };
@@ -140,26 +162,55 @@ export default class PodMutationPlugin {
     this.configurationVariablesSources = {
       podmutation: {
         async resolve({ address, resolveVariable }) {
-          const vpc = async () => syncVpc(await resolveVariable('param:subnetIds'), await resolveVariable('param:securityGroupIds'), ServerlessError);
+          const vpc = async () =>
+            syncVpc(
+              await resolveVariable('param:subnetIds'),
+              await resolveVariable('param:securityGroupIds'),
+              ServerlessError,
+            );
           switch (address) {
             // Required, with no default: the one line a packaging without it prints.
             case 'clusterName': {
               const name = await resolveVariable('param:clusterName').catch(() => undefined);
               if (typeof name !== 'string' || name === '') {
-                throw new ServerlessError('clusterName is required: the EKS cluster name (or any id in kubeconfig mode); pass --param="clusterName=NAME"');
+                throw new ServerlessError(
+                  'clusterName is required: the EKS cluster name (or any id in kubeconfig mode); pass --param="clusterName=NAME"',
+                );
               }
               return { value: name };
             }
             // API Gateway's account limits are 10,000 requests a second and a burst of 5,000 (README, Limits).
             case 'throttleRateLimit':
-              return { value: Number(wholeNumber('throttleRateLimit', await resolveVariable('param:throttleRateLimit'), 1, 10_000, ServerlessError)) };
+              return {
+                value: Number(
+                  wholeNumber(
+                    'throttleRateLimit',
+                    await resolveVariable('param:throttleRateLimit'),
+                    1,
+                    10_000,
+                    ServerlessError,
+                  ),
+                ),
+              };
             case 'throttleBurstLimit':
-              return { value: Number(wholeNumber('throttleBurstLimit', await resolveVariable('param:throttleBurstLimit'), 1, 5_000, ServerlessError)) };
+              return {
+                value: Number(
+                  wholeNumber(
+                    'throttleBurstLimit',
+                    await resolveVariable('param:throttleBurstLimit'),
+                    1,
+                    5_000,
+                    ServerlessError,
+                  ),
+                ),
+              };
             // The one reference to alarmTopicArn that decides whether alarms notify: a stage without one is said once.
             case 'alarmTopicArn': {
               const topic = String(await resolveVariable('param:alarmTopicArn'));
               if (topic === '' && (await resolveVariable('sls:stage')) !== 'local') {
-                warn('no alarmTopicArn parameter: the stack\'s alarms change state but notify no one; pass --param="alarmTopicArn=arn:aws:sns:REGION:ACCOUNT:TOPIC"');
+                warn(
+                  'no alarmTopicArn parameter: the stack\'s alarms change state but notify no one; pass --param="alarmTopicArn=arn:aws:sns:REGION:ACCOUNT:TOPIC"',
+                );
               }
               return { value: topic };
             }
@@ -169,22 +220,64 @@ export default class PodMutationPlugin {
             case 'syncNetworkInterfaceResources':
               return { value: networkInterfaceResources(await vpc()) };
             case 'createAccessEntry':
-              return { value: choice('createAccessEntry', await resolveVariable('param:createAccessEntry'), ['true', 'false'], ServerlessError) };
+              return {
+                value: choice(
+                  'createAccessEntry',
+                  await resolveVariable('param:createAccessEntry'),
+                  ['true', 'false'],
+                  ServerlessError,
+                ),
+              };
             // Checked here as well as at the function's start (ENFORCEMENT): a typo fails the package, not every cold start.
             case 'enforcement':
-              return { value: choice('enforcement', await resolveVariable('param:enforcement'), ['enforce', 'audit'], ServerlessError) };
+              return {
+                value: choice(
+                  'enforcement',
+                  await resolveVariable('param:enforcement'),
+                  ['enforce', 'audit'],
+                  ServerlessError,
+                ),
+              };
             case 'reportIntervalMinutes':
-              return { value: wholeNumber('reportIntervalMinutes', await resolveVariable('param:reportIntervalMinutes'), 0, 1440, ServerlessError) };
+              return {
+                value: wholeNumber(
+                  'reportIntervalMinutes',
+                  await resolveVariable('param:reportIntervalMinutes'),
+                  0,
+                  1440,
+                  ServerlessError,
+                ),
+              };
             // A number, as the function schema's provisionedConcurrency takes; 0 creates no version and no alias.
             case 'provisionedConcurrency':
-              return { value: Number(wholeNumber('provisionedConcurrency', await resolveVariable('param:provisionedConcurrency'), 0, MAX_PROVISIONED_CONCURRENCY, ServerlessError)) };
+              return {
+                value: Number(
+                  wholeNumber(
+                    'provisionedConcurrency',
+                    await resolveVariable('param:provisionedConcurrency'),
+                    0,
+                    MAX_PROVISIONED_CONCURRENCY,
+                    ServerlessError,
+                  ),
+                ),
+              };
             case 'concurrencyAlarmThreshold': {
-              const quota = wholeNumber('concurrencyQuota', await resolveVariable('param:concurrencyQuota'), CONCURRENCY_QUOTA.minimum, CONCURRENCY_QUOTA.maximum, ServerlessError);
+              const quota = wholeNumber(
+                'concurrencyQuota',
+                await resolveVariable('param:concurrencyQuota'),
+                CONCURRENCY_QUOTA.minimum,
+                CONCURRENCY_QUOTA.maximum,
+                ServerlessError,
+              );
               return { value: Math.floor(Number(quota) * NEAR_LIMIT) };
             }
             // Milliseconds, from the admission function's timeout in seconds.
             case 'admissionSlowMs':
-              return { value: Math.floor(Number(await resolveVariable('self:functions.admission.timeout')) * 1000 * NEAR_LIMIT) };
+              return {
+                value: Math.floor(
+                  Number(await resolveVariable('self:functions.admission.timeout')) * 1000 * NEAR_LIMIT,
+                ),
+              };
             default:
               throw new ServerlessError(
                 `\${podmutation:${address}} is not a variable of serverless/plugin.mjs; expected clusterName, throttleRateLimit, throttleBurstLimit, alarmTopicArn, syncVpc, syncNetworkInterfaceResources, createAccessEntry, enforcement, reportIntervalMinutes, provisionedConcurrency, concurrencyAlarmThreshold or admissionSlowMs`,
@@ -212,7 +305,9 @@ export default class PodMutationPlugin {
         report: (line) => this.#log.notice(line),
       });
     } catch (error) {
-      throw new this.#serverless.classes.Error(`osls offline: ${error instanceof Error ? error.message : String(error)}`);
+      throw new this.#serverless.classes.Error(
+        `osls offline: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
   }
 }

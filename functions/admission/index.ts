@@ -51,7 +51,10 @@ const rules = createAdmissionRulesCache({
   deadlineMs: RULES_DEADLINE_MS,
   capacityFlavour: config.capacityFlavour,
   onRefreshFailure: (error) =>
-    logger.warn('rule refresh failed; serving the last rules and placements', { errorName: error.name, errorMessage: error.message }),
+    logger.warn('rule refresh failed; serving the last rules and placements', {
+      errorName: error.name,
+      errorMessage: error.message,
+    }),
 });
 const acceptedTokens = createTokenSource(config.token, {
   ...(config.token.kind === 'secret' ? { secrets: secretReaderFor(config.token.secretArn, CLIENT_TIMEOUTS) } : {}),

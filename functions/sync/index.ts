@@ -11,7 +11,13 @@ import middy from '@middy/core';
 import { createPodMutationSource, createWorkloadObjectSource } from '../../lib/cluster/index.ts';
 import { createPlacementStep } from '../../lib/placement/index.ts';
 import { KEYLESS_STAMPS } from '../../lib/stamp/index.ts';
-import { createDynamoClient, createPlacementStore, createSnapshotStore, createSyncLeaseStore, createSyncRecordStore } from '../../lib/store/index.ts';
+import {
+  createDynamoClient,
+  createPlacementStore,
+  createSnapshotStore,
+  createSyncLeaseStore,
+  createSyncRecordStore,
+} from '../../lib/store/index.ts';
 import { createSyncHandler, readSyncConfig, syncOnce, type ProgressDependencies } from '../../lib/sync/index.ts';
 
 const config = readSyncConfig(process.env);

@@ -1,7 +1,22 @@
 import { mutatePod, type Decision, type MutationOptions, type MutationOutcome, type RuleSet } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
-import { isJsonObject, optionalBoolean, optionalObject, optionalString, parseJsonExact, previewInput, truncateInput, typeMismatch } from '../values/index.ts';
-import type { AdmissionRequest, AdmissionResponse, AdmissionReviewResponse, GroupVersionKind, GroupVersionResource } from './kubernetes.ts';
+import {
+  isJsonObject,
+  optionalBoolean,
+  optionalObject,
+  optionalString,
+  parseJsonExact,
+  previewInput,
+  truncateInput,
+  typeMismatch,
+} from '../values/index.ts';
+import type {
+  AdmissionRequest,
+  AdmissionResponse,
+  AdmissionReviewResponse,
+  GroupVersionKind,
+  GroupVersionResource,
+} from './kubernetes.ts';
 
 const API_VERSION = 'admission.k8s.io/v1';
 
@@ -38,20 +53,32 @@ function checkedGroupVersion<N extends 'kind' | 'resource'>(value: unknown, path
 export function parseAdmissionReview(review: unknown): AdmissionRequest {
   if (!isJsonObject(review)) throw typeMismatch('AdmissionReview', 'an object', review);
   if (review.apiVersion !== API_VERSION) {
-    throw new MalformedInputError(`AdmissionReview apiVersion must be ${API_VERSION} (got ${previewInput(review.apiVersion)})`, {
-      context: { field: 'apiVersion' },
-    });
+    throw new MalformedInputError(
+      `AdmissionReview apiVersion must be ${API_VERSION} (got ${previewInput(review.apiVersion)})`,
+      {
+        context: { field: 'apiVersion' },
+      },
+    );
   }
   if (review.kind !== 'AdmissionReview') {
-    throw new MalformedInputError(`AdmissionReview kind must be AdmissionReview (got ${previewInput(review.kind)})`, { context: { field: 'kind' } });
+    throw new MalformedInputError(`AdmissionReview kind must be AdmissionReview (got ${previewInput(review.kind)})`, {
+      context: { field: 'kind' },
+    });
   }
   const { request } = review;
-  if (!isJsonObject(request)) throw new MalformedInputError('AdmissionReview has no request object', { context: { field: 'request' } });
+  if (!isJsonObject(request))
+    throw new MalformedInputError('AdmissionReview has no request object', { context: { field: 'request' } });
   if (typeof request.uid !== 'string' || request.uid === '') {
-    throw new MalformedInputError('AdmissionReview request.uid must be a non-empty string', { context: { field: 'request.uid' } });
+    throw new MalformedInputError('AdmissionReview request.uid must be a non-empty string', {
+      context: { field: 'request.uid' },
+    });
   }
   const kind: GroupVersionKind | undefined = checkedGroupVersion(request.kind, 'request.kind', 'kind');
-  const resource: GroupVersionResource | undefined = checkedGroupVersion(request.resource, 'request.resource', 'resource');
+  const resource: GroupVersionResource | undefined = checkedGroupVersion(
+    request.resource,
+    'request.resource',
+    'resource',
+  );
   const dryRun = optionalBoolean(request.dryRun, 'request.dryRun');
   return {
     uid: request.uid,
@@ -69,9 +96,13 @@ export function parseAdmissionReview(review: unknown): AdmissionRequest {
 function isPodCreate(request: AdmissionRequest): string | undefined {
   if (request.operation !== 'CREATE') return `operation ${truncateInput(request.operation || '(none)')} is not CREATE`;
   const { kind, resource } = request;
-  const isPod = kind !== undefined ? kind.group === '' && kind.kind === 'Pod' : resource?.group === '' && resource.resource === 'pods';
+  const isPod =
+    kind !== undefined
+      ? kind.group === '' && kind.kind === 'Pod'
+      : resource?.group === '' && resource.resource === 'pods';
   if (!isPod) return `resource ${truncateInput(kind?.kind ?? resource?.resource ?? '(unknown)')} is not a Pod`;
-  if (request.subResource !== undefined && request.subResource !== '') return `subresource ${truncateInput(request.subResource)} is not the Pod itself`;
+  if (request.subResource !== undefined && request.subResource !== '')
+    return `subresource ${truncateInput(request.subResource)} is not the Pod itself`;
   return undefined;
 }
 
@@ -93,10 +124,19 @@ function responseFor(uid: string, outcome: MutationOutcome): AdmissionResponse {
  * Answers one AdmissionRequest with the engine: Pod CREATEs are mutated, everything else is allowed
  * unchanged. Pure; never edits the request.
  */
-export function reviewAdmission(request: AdmissionRequest, ruleSet: RuleSet, options: ReviewOptions = {}): AdmissionVerdict {
+export function reviewAdmission(
+  request: AdmissionRequest,
+  ruleSet: RuleSet,
+  options: ReviewOptions = {},
+): AdmissionVerdict {
   const notPodCreate = isPodCreate(request);
   if (notPodCreate !== undefined) {
-    return { request, decision: 'skipped', skipReason: notPodCreate, response: responseEnvelope({ uid: request.uid, allowed: true }) };
+    return {
+      request,
+      decision: 'skipped',
+      skipReason: notPodCreate,
+      response: responseEnvelope({ uid: request.uid, allowed: true }),
+    };
   }
   // request.namespace is the safe source: the object's may still be empty at admission time (the Pod boundary falls
   // back to it only when the request names none).

@@ -30,7 +30,9 @@ export function summarizeVerdict(verdict: AdmissionVerdict): AdmissionSummary {
     uid: truncateInput(request.uid),
     namespace: truncateInput(workload?.namespace ?? request.namespace ?? ''),
     pod: truncateInput(outcome?.facts.displayName || request.name || ''),
-    ...(workload === undefined ? {} : { workloadKind: truncateInput(workload.kind), workloadName: truncateInput(workload.name) }),
+    ...(workload === undefined
+      ? {}
+      : { workloadKind: truncateInput(workload.kind), workloadName: truncateInput(workload.name) }),
     decision: verdict.decision,
     rules: outcome?.applied ?? [],
     ...(outcome === undefined || outcome.audited.length === 0 ? {} : { audited: outcome.audited }),

@@ -1,6 +1,13 @@
 /** The per-rule budget and the snapshot budget: a rule over its budget is invalid on its own. */
 import type { NodeAffinity, NodeSelectorTerm } from '../scheduling/index.ts';
-import { RULE_BUDGET, SNAPSHOT_BUDGET, type InvalidRule, type NormalizedRule, type RuleIssue, type RuleVerdict } from './types.ts';
+import {
+  RULE_BUDGET,
+  SNAPSHOT_BUDGET,
+  type InvalidRule,
+  type NormalizedRule,
+  type RuleIssue,
+  type RuleVerdict,
+} from './types.ts';
 
 /** What a rule spends of its budget. */
 export interface RuleCost {
@@ -23,8 +30,10 @@ function addTerm(counts: Counts, term: NodeSelectorTerm | undefined): void {
 }
 
 function addAffinity(counts: Counts, affinity: NodeAffinity | undefined): void {
-  for (const term of affinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []) addTerm(counts, term);
-  for (const entry of affinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []) addTerm(counts, entry.preference);
+  for (const term of affinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [])
+    addTerm(counts, term);
+  for (const entry of affinity?.preferredDuringSchedulingIgnoredDuringExecution ?? [])
+    addTerm(counts, entry.preference);
 }
 
 /** The requirements and values of a validated rule's node affinities and label selector, and its size. Pure. */
@@ -44,14 +53,21 @@ function overBudget(what: string, actual: number, budget: number): RuleIssue {
 /** The issues of a rule over its budget, each naming the budget; empty within it. */
 export function budgetIssues(cost: RuleCost): RuleIssue[] {
   const issues: RuleIssue[] = [];
-  if (cost.requirements > RULE_BUDGET.maxRequirements) issues.push(overBudget('requirements (node affinity and label selector)', cost.requirements, RULE_BUDGET.maxRequirements));
-  if (cost.values > RULE_BUDGET.maxValues) issues.push(overBudget('requirement values', cost.values, RULE_BUDGET.maxValues));
+  if (cost.requirements > RULE_BUDGET.maxRequirements)
+    issues.push(
+      overBudget('requirements (node affinity and label selector)', cost.requirements, RULE_BUDGET.maxRequirements),
+    );
+  if (cost.values > RULE_BUDGET.maxValues)
+    issues.push(overBudget('requirement values', cost.values, RULE_BUDGET.maxValues));
   if (cost.bytes > RULE_BUDGET.maxBytes) issues.push(overBudget('bytes of JSON', cost.bytes, RULE_BUDGET.maxBytes));
   return issues;
 }
 
 /** The order rules apply in: ascending priority, then name in code-unit order (not locale order, so every machine agrees). */
-export function byApplicationOrder(left: { readonly priority: number; readonly name: string }, right: { readonly priority: number; readonly name: string }): number {
+export function byApplicationOrder(
+  left: { readonly priority: number; readonly name: string },
+  right: { readonly priority: number; readonly name: string },
+): number {
   if (left.priority !== right.priority) return left.priority - right.priority;
   return left.name < right.name ? -1 : left.name > right.name ? 1 : 0;
 }
@@ -74,9 +90,15 @@ export function applySnapshotBudget<T extends { readonly verdict: RuleVerdict }>
       rules += 1;
       spent += bytes;
     } else {
-      const budget = rules < SNAPSHOT_BUDGET.maxRules ? `${SNAPSHOT_BUDGET.maxRuleBytes} bytes of rules` : `${SNAPSHOT_BUDGET.maxRules} rules`;
+      const budget =
+        rules < SNAPSHOT_BUDGET.maxRules
+          ? `${SNAPSHOT_BUDGET.maxRuleBytes} bytes of rules`
+          : `${SNAPSHOT_BUDGET.maxRules} rules`;
       const needs = rules < SNAPSHOT_BUDGET.maxRules ? `, and this rule needs ${bytes}` : '';
-      overBudget.set(index, `not published: the snapshot budget of ${budget} is spent by rules that apply before this one (priority, then name)${needs}`);
+      overBudget.set(
+        index,
+        `not published: the snapshot budget of ${budget} is spent by rules that apply before this one (priority, then name)${needs}`,
+      );
     }
   }
   if (overBudget.size === 0) return [...entries];
@@ -84,7 +106,11 @@ export function applySnapshotBudget<T extends { readonly verdict: RuleVerdict }>
     const reason = overBudget.get(index);
     if (reason === undefined || !entry.verdict.valid) return entry;
     const { rule } = entry.verdict;
-    const invalid = { name: rule.name, ...(rule.generation === undefined ? {} : { generation: rule.generation }), issues: [{ field: 'spec', reason }] };
+    const invalid = {
+      name: rule.name,
+      ...(rule.generation === undefined ? {} : { generation: rule.generation }),
+      issues: [{ field: 'spec', reason }],
+    };
     return { ...entry, verdict: { valid: false, invalid } };
   });
 }

@@ -7,11 +7,18 @@
  * something; then, on the normalized rule, "must remove or add something" and the rule budget (measured by
  * lib/api/budget.ts).
  */
-import { isDns1123Label, isDns1123Subdomain, isInt64, labelValueProblem, qualifiedNameProblem, type IssueSink, type JsonObject } from '../values/index.ts';
+import {
+  isDns1123Label,
+  isDns1123Subdomain,
+  isInt64,
+  labelValueProblem,
+  qualifiedNameProblem,
+  type IssueSink,
+  type JsonObject,
+} from '../values/index.ts';
 import { budgetIssues, ruleCost } from './budget.ts';
 import type { MutationAdd, MutationRemove } from './schema.ts';
 import { PRODUCT_ANNOTATION_PREFIX, RESERVED_KEYS, type NormalizedRule } from './types.ts';
-
 
 type Check = (value: never, path: string, issues: IssueSink) => void;
 
@@ -32,7 +39,8 @@ function report(issues: IssueSink, path: string, problem: string | undefined): v
 function strings(value: unknown): readonly string[] {
   if (!Array.isArray(value)) return [];
   const list: readonly unknown[] = value;
-  for (const item of list) if (typeof item !== 'string') return list.filter((entry): entry is string => typeof entry === 'string');
+  for (const item of list)
+    if (typeof item !== 'string') return list.filter((entry): entry is string => typeof entry === 'string');
   return list as readonly string[];
 }
 
@@ -74,10 +82,16 @@ function nodeRequirement(requirement: JsonObject, path: string, issues: IssueSin
   }
   const [value] = values as [string];
   if (!isInt64(value) || value.length > 63) {
-    issues.add(`${path}.values[0]`, `operator ${operator} needs a 64-bit integer value of at most 63 characters (got ${JSON.stringify(value)})`);
+    issues.add(
+      `${path}.values[0]`,
+      `operator ${operator} needs a 64-bit integer value of at most 63 characters (got ${JSON.stringify(value)})`,
+    );
   } else if (required && labelValueProblem(value) !== undefined) {
     // The API server validates every value of a required term as a label value: a signed operand would make the Pod fail creation.
-    issues.add(`${path}.values[0]`, `a required term's ${operator} value must be a label value, so it cannot carry a sign (got ${JSON.stringify(value)})`);
+    issues.add(
+      `${path}.values[0]`,
+      `a required term's ${operator} value must be a label value, so it cannot carry a sign (got ${JSON.stringify(value)})`,
+    );
   }
 }
 
@@ -85,18 +99,28 @@ function nodeRequirement(requirement: JsonObject, path: string, issues: IssueSin
 const KIND_NAME = /^[A-Za-z][A-Za-z0-9]*$/;
 
 /** The workloadSelector fields that restrict which Pods a rule selects. */
-const SELECTOR_DIMENSIONS = ['namespaces', 'kinds', 'names', 'labelSelector', 'nodeAffinityMatch', 'nodeSelectorMatch', 'tolerationsMatch'];
+const SELECTOR_DIMENSIONS = [
+  'namespaces',
+  'kinds',
+  'names',
+  'labelSelector',
+  'nodeAffinityMatch',
+  'nodeSelectorMatch',
+  'tolerationsMatch',
+];
 
 /** The named checks of values and objects. */
 export const CHECKS = {
   'label-key': (key: string, path: string, issues: IssueSink) => report(issues, path, labelKeyProblem(key, false)),
-  'label-key-reserved-allowed': (key: string, path: string, issues: IssueSink) => report(issues, path, labelKeyProblem(key, true)),
+  'label-key-reserved-allowed': (key: string, path: string, issues: IssueSink) =>
+    report(issues, path, labelKeyProblem(key, true)),
   'label-value': (value: string, path: string, issues: IssueSink) => report(issues, path, labelValueReason(value)),
   namespace: (value: string, path: string, issues: IssueSink) => {
     if (!isDns1123Label(value)) issues.add(path, `"${value}" is not a valid namespace name (DNS-1123 label)`);
   },
   kind: (value: string, path: string, issues: IssueSink) => {
-    if (value.length > 63 || !KIND_NAME.test(value)) issues.add(path, `"${value}" is not a valid kind name (a letter, then letters and digits, at most 63)`);
+    if (value.length > 63 || !KIND_NAME.test(value))
+      issues.add(path, `"${value}" is not a valid kind name (a letter, then letters and digits, at most 63)`);
   },
   'workload-name': (value: string, path: string, issues: IssueSink) => {
     if (!isDns1123Subdomain(value)) issues.add(path, `"${value}" is not a valid workload name (DNS-1123 subdomain)`);
@@ -105,23 +129,29 @@ export const CHECKS = {
     const problem = key === '' ? undefined : qualifiedNameProblem(key);
     if (problem !== undefined) issues.add(path, `"${key}" is not a valid label key: ${problem}`);
   },
-  'node-requirement-required': (requirement: JsonObject, path: string, issues: IssueSink) => nodeRequirement(requirement, path, issues, true),
-  'node-requirement-preferred': (requirement: JsonObject, path: string, issues: IssueSink) => nodeRequirement(requirement, path, issues, false),
+  'node-requirement-required': (requirement: JsonObject, path: string, issues: IssueSink) =>
+    nodeRequirement(requirement, path, issues, true),
+  'node-requirement-preferred': (requirement: JsonObject, path: string, issues: IssueSink) =>
+    nodeRequirement(requirement, path, issues, false),
   'label-requirement': (requirement: JsonObject, path: string, issues: IssueSink) => {
     operatorTakesValues(requirement.operator, strings(requirement.values), path, issues);
   },
   'node-affinity': (affinity: JsonObject, path: string, issues: IssueSink) => {
     const required = 'requiredDuringSchedulingIgnoredDuringExecution';
     const preferred = 'preferredDuringSchedulingIgnoredDuringExecution';
-    if (affinity[required] === undefined && affinity[preferred] === undefined) issues.add(path, `must set ${required} or ${preferred}`);
+    if (affinity[required] === undefined && affinity[preferred] === undefined)
+      issues.add(path, `must set ${required} or ${preferred}`);
   },
   toleration: (toleration: JsonObject, path: string, issues: IssueSink) => {
     const { key, operator, value, effect, tolerationSeconds } = toleration;
     // As in Kubernetes, an absent operator means Equal.
     const effective = operator === undefined || operator === '' ? 'Equal' : operator;
-    if (effective === 'Exists' && typeof value === 'string' && value !== '') issues.add(`${path}.value`, 'operator Exists takes no value');
-    if ((key === undefined || key === '') && effective !== 'Exists') issues.add(`${path}.operator`, 'an empty key requires operator Exists');
-    if (tolerationSeconds !== undefined && effect !== 'NoExecute') issues.add(`${path}.tolerationSeconds`, 'is only valid with effect NoExecute');
+    if (effective === 'Exists' && typeof value === 'string' && value !== '')
+      issues.add(`${path}.value`, 'operator Exists takes no value');
+    if ((key === undefined || key === '') && effective !== 'Exists')
+      issues.add(`${path}.operator`, 'an empty key requires operator Exists');
+    if (tolerationSeconds !== undefined && effect !== 'NoExecute')
+      issues.add(`${path}.tolerationSeconds`, 'is only valid with effect NoExecute');
   },
   'label-selector': (selector: JsonObject, path: string, issues: IssueSink) => {
     // A label selector left with nothing (its only content misspelt or pruned) would select every Pod.
@@ -134,10 +164,16 @@ export const CHECKS = {
     // all: false counts as absent, as mutationRemove.nodeAffinity.all does.
     if (selector.all === true && setsDimension) {
       const dimensions = SELECTOR_DIMENSIONS.filter((dimension) => selector[dimension] !== undefined);
-      issues.add(`${path}.all`, `all: true selects every Pod and takes no other dimension (got ${dimensions.join(', ')})`);
+      issues.add(
+        `${path}.all`,
+        `all: true selects every Pod and takes no other dimension (got ${dimensions.join(', ')})`,
+      );
     }
     if (selector.all !== true && !setsDimension) {
-      issues.add(path, 'sets no dimension; to select every Pod say all: true (an empty selector, for example one whose only field was misspelt and pruned, selects nothing here)');
+      issues.add(
+        path,
+        'sets no dimension; to select every Pod say all: true (an empty selector, for example one whose only field was misspelt and pruned, selects nothing here)',
+      );
     }
   },
   'remove-node-affinity': (removal: JsonObject, path: string, issues: IssueSink) => {
@@ -151,16 +187,22 @@ export const CHECKS = {
 /** The named checks of map keys. */
 export const KEY_CHECKS = {
   'label-key': (key: string, path: string, issues: IssueSink) => report(issues, path, labelKeyProblem(key, false)),
-  'label-key-reserved-allowed': (key: string, path: string, issues: IssueSink) => report(issues, path, labelKeyProblem(key, true)),
+  'label-key-reserved-allowed': (key: string, path: string, issues: IssueSink) =>
+    report(issues, path, labelKeyProblem(key, true)),
   'annotation-key': (key: string, path: string, issues: IssueSink) => {
     const problem = qualifiedNameProblem(key);
     if (problem !== undefined) issues.add(path, `"${key}" is not a valid annotation key: ${problem}`);
-    if (key.startsWith(PRODUCT_ANNOTATION_PREFIX)) issues.add(path, `annotations under ${PRODUCT_ANNOTATION_PREFIX} are managed by the product`);
+    if (key.startsWith(PRODUCT_ANNOTATION_PREFIX))
+      issues.add(path, `annotations under ${PRODUCT_ANNOTATION_PREFIX} are managed by the product`);
   },
 } satisfies Record<string, (key: string, path: string, issues: IssueSink) => void>;
 
 function removesSomething(remove: MutationRemove): boolean {
-  return remove.nodeAffinity !== undefined || (remove.nodeSelector?.keys.length ?? 0) > 0 || (remove.tolerations?.keys.length ?? 0) > 0;
+  return (
+    remove.nodeAffinity !== undefined ||
+    (remove.nodeSelector?.keys.length ?? 0) > 0 ||
+    (remove.tolerations?.keys.length ?? 0) > 0
+  );
 }
 
 function addsSomething(add: MutationAdd): boolean {

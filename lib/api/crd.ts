@@ -63,13 +63,22 @@ function crdNode(node: unknown, keepUnknown: boolean): unknown {
   const rank = (key: string) => (KEY_ORDER.includes(key) ? KEY_ORDER.indexOf(key) : KEY_ORDER.length);
   for (const [key, value] of entries.sort(([left], [right]) => rank(left) - rank(right))) {
     if (key === 'properties') {
-      result[key] = Object.fromEntries(Object.entries(value as Json).map(([name, child]) => [name, crdNode(child, keepUnknown)]));
+      result[key] = Object.fromEntries(
+        Object.entries(value as Json).map(([name, child]) => [name, crdNode(child, keepUnknown)]),
+      );
     } else if (key === 'items' || key === 'additionalProperties') result[key] = crdNode(value, keepUnknown);
     else result[key] = value;
   }
   if (keepUnknown && source.type === 'object' && source.properties !== undefined) {
     return Object.fromEntries(
-      Object.entries(result).flatMap(([key, value]) => (key === 'type' ? [[key, value], ['x-kubernetes-preserve-unknown-fields', true]] : [[key, value]])),
+      Object.entries(result).flatMap(([key, value]) =>
+        key === 'type'
+          ? [
+              [key, value],
+              ['x-kubernetes-preserve-unknown-fields', true],
+            ]
+          : [[key, value]],
+      ),
     );
   }
   return result;
@@ -102,7 +111,13 @@ export function podMutationCrd(): Json {
     spec: {
       group,
       scope: 'Cluster',
-      names: { plural: 'podmutations', singular: 'podmutation', kind: POD_MUTATION_KIND, listKind: `${POD_MUTATION_KIND}List`, shortNames: ['pm'] },
+      names: {
+        plural: 'podmutations',
+        singular: 'podmutation',
+        kind: POD_MUTATION_KIND,
+        listKind: `${POD_MUTATION_KIND}List`,
+        shortNames: ['pm'],
+      },
       versions: [
         {
           name: version,
@@ -111,16 +126,36 @@ export function podMutationCrd(): Json {
           subresources: { status: {} },
           additionalPrinterColumns: [
             { name: 'Enabled', type: 'boolean', jsonPath: '.spec.enable', description: 'Whether the rule is applied.' },
-            { name: 'Priority', type: 'integer', jsonPath: '.spec.priority', description: 'Lower priorities apply first.' },
+            {
+              name: 'Priority',
+              type: 'integer',
+              jsonPath: '.spec.priority',
+              description: 'Lower priorities apply first.',
+            },
             {
               name: 'Accepted',
               type: 'string',
               jsonPath: '.status.conditions[?(@.type=="Accepted")].status',
               description: 'Whether the sync accepted the rule as valid.',
             },
-            { name: 'Enforcement', type: 'string', jsonPath: '.status.enforcement', description: 'enforce applies the rule; audit only records what it would change.' },
-            { name: 'Matched', type: 'integer', jsonPath: '.status.matchedPods', description: 'Running Pods the rule matches (the sync report).' },
-            { name: 'Pending', type: 'integer', jsonPath: '.status.pendingPods', description: 'Matched Pods a rollout would still change.' },
+            {
+              name: 'Enforcement',
+              type: 'string',
+              jsonPath: '.status.enforcement',
+              description: 'enforce applies the rule; audit only records what it would change.',
+            },
+            {
+              name: 'Matched',
+              type: 'integer',
+              jsonPath: '.status.matchedPods',
+              description: 'Running Pods the rule matches (the sync report).',
+            },
+            {
+              name: 'Pending',
+              type: 'integer',
+              jsonPath: '.status.pendingPods',
+              description: 'Matched Pods a rollout would still change.',
+            },
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
           ],
           schema: { openAPIV3Schema: openApiSchema() },

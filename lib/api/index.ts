@@ -1,4 +1,11 @@
-import { applySnapshotBudget, budgetIssues, byApplicationOrder, listedInvalidRules, ruleCost, type RuleCost } from './budget.ts';
+import {
+  applySnapshotBudget,
+  budgetIssues,
+  byApplicationOrder,
+  listedInvalidRules,
+  ruleCost,
+  type RuleCost,
+} from './budget.ts';
 import {
   APPLIED_ANNOTATION,
   AUDITED_ANNOTATION,
@@ -22,7 +29,14 @@ import {
   type RuleSnapshot,
   type RuleVerdict,
 } from './types.ts';
-import { PodMutationSpecSchema, PodMutationStatusSchema, type MutationAdd, type MutationRemove, type PodMutationSpec, type WorkloadSelector } from './schema.ts';
+import {
+  PodMutationSpecSchema,
+  PodMutationStatusSchema,
+  type MutationAdd,
+  type MutationRemove,
+  type PodMutationSpec,
+  type WorkloadSelector,
+} from './schema.ts';
 import { describeIssues, ruleToResource, ruleWarnings, validatePodMutation } from './validate.ts';
 import { validateStructure } from './structure.ts';
 

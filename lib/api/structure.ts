@@ -101,7 +101,11 @@ function nodeOf(schema: SchemaNode): Node {
     alternatives: schema.anyOf?.map(nodeOf),
     additional: schema.additionalProperties === undefined ? undefined : nodeOf(schema.additionalProperties),
     keyCheck: keyCheck === undefined ? undefined : KEY_CHECKS[keyCheck],
-    properties: Object.entries(properties).map(([name, child]) => ({ name, node: nodeOf(child), hasDefault: child.default !== undefined })),
+    properties: Object.entries(properties).map(([name, child]) => ({
+      name,
+      node: nodeOf(child),
+      hasDefault: child.default !== undefined,
+    })),
     declared: new Set(Object.keys(properties)),
     known: Object.keys(properties).join(', '),
     required: schema.required ?? [],
@@ -146,14 +150,18 @@ function expectedType(schema: SchemaNode): string {
 
 /** The reason for a value that is not what the node declares; integers and enumerations repeat what they got. */
 function wrongValue(schema: SchemaNode, value: unknown): string {
-  const reason = schema['x-message'] ?? (schema.enum !== undefined ? `must be one of ${schema.enum.join(', ')}` : expectedType(schema));
+  const reason =
+    schema['x-message'] ??
+    (schema.enum !== undefined ? `must be one of ${schema.enum.join(', ')}` : expectedType(schema));
   return schema.type === 'integer' || schema.enum !== undefined ? `${reason} (got ${previewInput(value)})` : reason;
 }
 
 function limit(issues: IssueSink, path: string, node: Node, size: number): void {
   const { maxSize, minSize, schema } = node;
-  if (maxSize !== undefined && size > maxSize) issues.add(path, `has ${size} ${schema['x-noun'] ?? 'items'}, above the limit of ${maxSize}`);
-  if (minSize !== undefined && size < minSize) issues.add(path, schema['x-min'] ?? `must hold at least ${minSize} ${schema['x-noun'] ?? 'items'}`);
+  if (maxSize !== undefined && size > maxSize)
+    issues.add(path, `has ${size} ${schema['x-noun'] ?? 'items'}, above the limit of ${maxSize}`);
+  if (minSize !== undefined && size < minSize)
+    issues.add(path, schema['x-min'] ?? `must hold at least ${minSize} ${schema['x-noun'] ?? 'items'}`);
 }
 
 function validateString(node: Node, value: string, path: string, issues: IssueSink, prefix: string): void {
@@ -202,7 +210,8 @@ function validateObject(node: Node, value: JsonObject, path: string, issues: Iss
     if (!node.declared.has(key)) issues.add(fieldPath(path, key), `unknown field; expected one of ${node.known}`);
   }
   for (const name of node.required) {
-    if (value[name] === undefined) issues.add(fieldPath(path, name), node.schema.properties?.[name]?.['x-required'] ?? 'is required');
+    if (value[name] === undefined)
+      issues.add(fieldPath(path, name), node.schema.properties?.[name]?.['x-required'] ?? 'is required');
   }
   let result: JsonObject | undefined;
   let kept = 0;
@@ -272,7 +281,10 @@ function validateNode(node: Node, value: unknown, path: string, issues: IssueSin
     issues.add(path, `${prefix}${wrongValue(node.schema, value)}`);
     return value;
   }
-  if (typeof value === 'number' && ((node.minimum !== undefined && value < node.minimum) || (node.maximum !== undefined && value > node.maximum))) {
+  if (
+    typeof value === 'number' &&
+    ((node.minimum !== undefined && value < node.minimum) || (node.maximum !== undefined && value > node.maximum))
+  ) {
     issues.add(path, `${prefix}${wrongValue(node.schema, value)}`);
     return value;
   }

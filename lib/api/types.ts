@@ -120,8 +120,7 @@ export interface InvalidRule {
 
 /** The validator's verdict on one resource. */
 export type RuleVerdict =
-  | { readonly valid: true; readonly rule: NormalizedRule }
-  | { readonly valid: false; readonly invalid: InvalidRule };
+  { readonly valid: true; readonly rule: NormalizedRule } | { readonly valid: false; readonly invalid: InvalidRule };
 
 /**
  * The full rule set of one cluster as published to the store: valid rules normalized,

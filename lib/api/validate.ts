@@ -4,7 +4,14 @@
  * normalized rule shows: that it removes or adds something, and the per-rule budget.
  */
 import { DEFAULT_TOLERATION_KEYS, DEFAULT_TOLERATION_SECONDS, type Toleration } from '../scheduling/index.ts';
-import { previewInput, isDns1123Subdomain, isJsonObject, IssueList, type Issue, type IssueSink } from '../values/index.ts';
+import {
+  previewInput,
+  isDns1123Subdomain,
+  isJsonObject,
+  IssueList,
+  type Issue,
+  type IssueSink,
+} from '../values/index.ts';
 import { checkRemovesOrAdds, checkRuleBudget } from './checks.ts';
 import { PodMutationSpecSchema, type PodMutationSpec } from './schema.ts';
 import { validateStructure } from './structure.ts';
@@ -26,7 +33,12 @@ const MAX_ISSUES = 32;
 
 /** Name used to report a resource, even an invalid one. */
 function reportedName(resource: unknown): string {
-  if (isJsonObject(resource) && isJsonObject(resource.metadata) && typeof resource.metadata.name === 'string' && resource.metadata.name !== '') {
+  if (
+    isJsonObject(resource) &&
+    isJsonObject(resource.metadata) &&
+    typeof resource.metadata.name === 'string' &&
+    resource.metadata.name !== ''
+  ) {
     return resource.metadata.name;
   }
   return '<unnamed>';
@@ -48,18 +60,28 @@ function readEnforcement(metadata: Record<string, unknown>, issues: IssueSink): 
   }
   for (const key of Object.keys(annotations)) {
     if (!key.startsWith(PRODUCT_ANNOTATION_PREFIX) || POD_MUTATION_ANNOTATIONS.includes(key)) continue;
-    issues.add(`metadata.annotations[${previewInput(key)}]`, `unknown annotation under ${PRODUCT_ANNOTATION_PREFIX}; expected one of ${POD_MUTATION_ANNOTATIONS.join(', ')}`);
+    issues.add(
+      `metadata.annotations[${previewInput(key)}]`,
+      `unknown annotation under ${PRODUCT_ANNOTATION_PREFIX}; expected one of ${POD_MUTATION_ANNOTATIONS.join(', ')}`,
+    );
   }
   const value = annotations[ENFORCEMENT_ANNOTATION];
   if (value === undefined) return 'enforce';
   if (isEnforcement(value)) return value;
-  issues.add(`metadata.annotations["${ENFORCEMENT_ANNOTATION}"]`, `must be ${ENFORCEMENTS.join(' or ')} (got ${previewInput(value)})`);
+  issues.add(
+    `metadata.annotations["${ENFORCEMENT_ANNOTATION}"]`,
+    `must be ${ENFORCEMENTS.join(' or ')} (got ${previewInput(value)})`,
+  );
   return 'enforce';
 }
 
 /** The verdict on an invalid resource: its name, its generation when it has one, and the issues. */
 function invalidVerdict(name: string, generation: number | undefined, issues: IssueList): RuleVerdict {
-  return { valid: false, invalid: generation === undefined ? { name, issues: issues.reported() } : { name, generation, issues: issues.reported() } };
+  return {
+    valid: false,
+    invalid:
+      generation === undefined ? { name, issues: issues.reported() } : { name, generation, issues: issues.reported() },
+  };
 }
 
 /**
@@ -69,9 +91,10 @@ function invalidVerdict(name: string, generation: number | undefined, issues: Is
 export function validatePodMutation(resource: unknown): RuleVerdict {
   const issues = new IssueList(MAX_ISSUES);
   const name = reportedName(resource);
-  const generation = isJsonObject(resource) && isJsonObject(resource.metadata) && typeof resource.metadata.generation === 'number'
-    ? resource.metadata.generation
-    : undefined;
+  const generation =
+    isJsonObject(resource) && isJsonObject(resource.metadata) && typeof resource.metadata.generation === 'number'
+      ? resource.metadata.generation
+      : undefined;
 
   if (!isJsonObject(resource)) {
     issues.add('', 'must be an object');
@@ -80,7 +103,8 @@ export function validatePodMutation(resource: unknown): RuleVerdict {
   if (resource.apiVersion !== POD_MUTATION_API_VERSION) {
     issues.add('apiVersion', `must be ${POD_MUTATION_API_VERSION} (got ${previewInput(resource.apiVersion)})`);
   }
-  if (resource.kind !== POD_MUTATION_KIND) issues.add('kind', `must be ${POD_MUTATION_KIND} (got ${previewInput(resource.kind)})`);
+  if (resource.kind !== POD_MUTATION_KIND)
+    issues.add('kind', `must be ${POD_MUTATION_KIND} (got ${previewInput(resource.kind)})`);
   if (!isJsonObject(resource.metadata) || typeof resource.metadata.name !== 'string' || resource.metadata.name === '') {
     issues.add('metadata.name', 'is required');
   } else if (!isDns1123Subdomain(resource.metadata.name)) {
@@ -119,12 +143,14 @@ export function validatePodMutation(resource: unknown): RuleVerdict {
  * absent value as "").
  */
 function matchesDefaultToleration(entry: Toleration): boolean {
-  return DEFAULT_TOLERATION_KEYS.some((key) =>
-    (entry.key === undefined || entry.key === key)
-    && (entry.operator === undefined || entry.operator === 'Exists')
-    && (entry.value === undefined || entry.value === '')
-    && (entry.effect === undefined || entry.effect === 'NoExecute')
-    && (entry.tolerationSeconds === undefined || entry.tolerationSeconds === DEFAULT_TOLERATION_SECONDS));
+  return DEFAULT_TOLERATION_KEYS.some(
+    (key) =>
+      (entry.key === undefined || entry.key === key) &&
+      (entry.operator === undefined || entry.operator === 'Exists') &&
+      (entry.value === undefined || entry.value === '') &&
+      (entry.effect === undefined || entry.effect === 'NoExecute') &&
+      (entry.tolerationSeconds === undefined || entry.tolerationSeconds === DEFAULT_TOLERATION_SECONDS),
+  );
 }
 
 /**
@@ -136,20 +162,39 @@ export function ruleWarnings(rule: NormalizedRule, resource?: unknown): Issue[] 
   const entries: readonly Toleration[] = rule.workloadSelector.tolerationsMatch ?? [];
   const spec = isJsonObject(resource) && isJsonObject(resource.spec) ? resource.spec : undefined;
   // The schema defaults enable to false, so a rule that leaves it out is stored disabled: the likeliest first mistake.
-  const disabled: Issue[] = spec !== undefined && !Object.hasOwn(spec, 'enable')
-    ? [{ field: 'spec.enable', reason: 'is not set, so the rule is disabled and applied to no Pod (enable defaults to false); set enable: true to apply it, or enable: false to say it is meant' }]
-    : [];
-  return [...disabled, ...entries.flatMap((entry, index) => (matchesDefaultToleration(entry)
-    ? [{
-        field: `spec.workloadSelector.tolerationsMatch[${index}]`,
-        reason: `matches every Pod, so it restricts nothing: the API server's DefaultTolerationSeconds admission plugin gives each Pod the tolerations ${DEFAULT_TOLERATION_KEYS.join(' and ')} (operator Exists, effect NoExecute, ${DEFAULT_TOLERATION_SECONDS} s) before webhooks run, unless it tolerates those taints itself; to select every Pod say all: true`,
-      }]
-    : []))];
+  const disabled: Issue[] =
+    spec !== undefined && !Object.hasOwn(spec, 'enable')
+      ? [
+          {
+            field: 'spec.enable',
+            reason:
+              'is not set, so the rule is disabled and applied to no Pod (enable defaults to false); set enable: true to apply it, or enable: false to say it is meant',
+          },
+        ]
+      : [];
+  return [
+    ...disabled,
+    ...entries.flatMap((entry, index) =>
+      matchesDefaultToleration(entry)
+        ? [
+            {
+              field: `spec.workloadSelector.tolerationsMatch[${index}]`,
+              reason: `matches every Pod, so it restricts nothing: the API server's DefaultTolerationSeconds admission plugin gives each Pod the tolerations ${DEFAULT_TOLERATION_KEYS.join(' and ')} (operator Exists, effect NoExecute, ${DEFAULT_TOLERATION_SECONDS} s) before webhooks run, unless it tolerates those taints itself; to select every Pod say all: true`,
+            },
+          ]
+        : [],
+    ),
+  ];
 }
 
 /** One line per issue, each naming the rule and the field path. */
-export function describeIssues(invalid: { readonly name: string; readonly issues: readonly { field: string; reason: string }[] }): string[] {
-  return invalid.issues.map((issue) => `PodMutation "${invalid.name}": ${issue.field === '' ? '(resource)' : issue.field}: ${issue.reason}`);
+export function describeIssues(invalid: {
+  readonly name: string;
+  readonly issues: readonly { field: string; reason: string }[];
+}): string[] {
+  return invalid.issues.map(
+    (issue) => `PodMutation "${invalid.name}": ${issue.field === '' ? '(resource)' : issue.field}: ${issue.reason}`,
+  );
 }
 
 /** The PodMutation resource a normalized rule stands for (the inverse of normalization). Pure. */

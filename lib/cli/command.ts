@@ -88,7 +88,9 @@ export function optionDescription(option: Option): string {
 export function defineCommand(parent: Command, nameAndArgs: string, doc: CommandDoc): Command {
   const command = parent.command(nameAndArgs);
   DOCS.set(command, doc);
-  command.summary(doc.summary).description(doc.description ?? `${doc.summary[0]!.toUpperCase()}${doc.summary.slice(1)}.`);
+  command
+    .summary(doc.summary)
+    .description(doc.description ?? `${doc.summary[0]!.toUpperCase()}${doc.summary.slice(1)}.`);
   command.addHelpText('after', () => helpFooter(command, doc));
   return command;
 }
@@ -109,9 +111,13 @@ export function required(option: Option): Option {
 }
 
 function checkRequired(command: Command): void {
-  const missing = command.options.filter((option) => REQUIRED.has(option) && command.getOptionValue(option.attributeName()) === undefined);
+  const missing = command.options.filter(
+    (option) => REQUIRED.has(option) && command.getOptionValue(option.attributeName()) === undefined,
+  );
   if (missing.length > 0) {
-    throw new MalformedInputError(`required option${missing.length === 1 ? '' : 's'} ${missing.map((option) => `'${option.flags}'`).join(', ')} not specified`);
+    throw new MalformedInputError(
+      `required option${missing.length === 1 ? '' : 's'} ${missing.map((option) => `'${option.flags}'`).join(', ')} not specified`,
+    );
   }
 }
 

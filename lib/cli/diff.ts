@@ -49,7 +49,9 @@ export function diffLine(sign: DiffSign, text: string, colour: boolean): string 
 
 /** The semantic diff of two Pods' scheduling fields, one "S text" line each (S the sign); green + and red - when `colour`. */
 export function schedulingDiff(before: Pod, after: Pod, colour: boolean): string[] {
-  return schedulingDiffLines(diffScheduling(schedulingFieldsOf(before), schedulingFieldsOf(after))).map(({ sign, text }) => diffLine(sign, text, colour));
+  return schedulingDiffLines(diffScheduling(schedulingFieldsOf(before), schedulingFieldsOf(after))).map(
+    ({ sign, text }) => diffLine(sign, text, colour),
+  );
 }
 
 /**
@@ -62,7 +64,8 @@ export function lineDiff(before: string, after: string): { readonly sign: DiffSi
   const common: number[][] = Array.from({ length: left.length + 1 }, () => new Array<number>(right.length + 1).fill(0));
   for (let i = left.length - 1; i >= 0; i -= 1) {
     for (let j = right.length - 1; j >= 0; j -= 1) {
-      common[i]![j] = left[i] === right[j] ? common[i + 1]![j + 1]! + 1 : Math.max(common[i + 1]![j]!, common[i]![j + 1]!);
+      common[i]![j] =
+        left[i] === right[j] ? common[i + 1]![j + 1]! + 1 : Math.max(common[i + 1]![j]!, common[i]![j + 1]!);
     }
   }
   const lines: { sign: DiffSign; text: string }[] = [];

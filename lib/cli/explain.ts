@@ -45,7 +45,9 @@ interface ExplainedPod {
 function describePod(explained: ExplainedPod, diff: () => string[]): string[] {
   const { workload, message } = explained;
   if (explained.decision === 'rejected') return [`Pod ${explained.source}`, `  rejected: ${message!}`];
-  const lines = [`Pod ${explained.namespace}/${explained.name || '(unnamed)'} (workload ${workload.kind} ${workload.name})`];
+  const lines = [
+    `Pod ${explained.namespace}/${explained.name || '(unnamed)'} (workload ${workload.kind} ${workload.name})`,
+  ];
   if (explained.decision === 'skipped') return [...lines, `  skipped: ${message!}`];
   lines.push(explained.matched.length === 0 ? '  matched: none' : '  matched, in application order:');
   for (const name of explained.matched) lines.push(`    ${name}`);
@@ -53,7 +55,8 @@ function describePod(explained: ExplainedPod, diff: () => string[]): string[] {
   for (const line of auditedLines(explained.audited)) lines.push(`  ${line}`);
   if (explained.notMatched.length > 0) lines.push('  not matched (first dimension that failed):');
   for (const { rule, dimension, reason } of explained.notMatched) lines.push(`    ${rule}: ${dimension}: ${reason}`);
-  if (explained.disabled.length > 0) lines.push(`  disabled (spec.enable is not true): ${explained.disabled.join(', ')}`);
+  if (explained.disabled.length > 0)
+    lines.push(`  disabled (spec.enable is not true): ${explained.disabled.join(', ')}`);
   if (explained.decision === 'denied') return [...lines, `  denied: ${message!}`];
   const { patch } = explained;
   lines.push(`  result: ${explained.decision}${patch.length > 0 ? ` (${patch.length} patch operations)` : ''}`);
@@ -75,12 +78,18 @@ function explainedPod(input: PodInput, outcome: MutationOutcome): ExplainedPod {
     name: outcome.facts.displayName,
     workload: { kind: outcome.workload.kind, name: outcome.workload.name },
     decision: outcome.decision,
-    matched: outcome.evaluations.filter((item) => item.outcome === 'matched' && !auditedNames.has(item.rule.name)).map((item) => item.rule.name),
+    matched: outcome.evaluations
+      .filter((item) => item.outcome === 'matched' && !auditedNames.has(item.rule.name))
+      .map((item) => item.rule.name),
     applied: outcome.applied,
     audited: outcome.audited,
     notMatched: outcome.evaluations
       .filter((item) => item.outcome === 'not-matched')
-      .map((item) => ({ rule: item.rule.name, dimension: item.failed!, reason: describeMismatch(item.rule, outcome.facts, item.failed!) })),
+      .map((item) => ({
+        rule: item.rule.name,
+        dimension: item.failed!,
+        reason: describeMismatch(item.rule, outcome.facts, item.failed!),
+      })),
     disabled: outcome.evaluations.filter((item) => item.outcome === 'disabled').map((item) => item.rule.name),
     patch: outcome.patch,
     warnings: outcome.warnings,
@@ -91,7 +100,12 @@ function explainedPod(input: PodInput, outcome: MutationOutcome): ExplainedPod {
 /** A Pod the input boundary rejected, in the JSON shape. */
 function rejectedPod(input: PodInput, message: string): ExplainedPod {
   const { metadata } = input.pod;
-  const name = typeof metadata?.name === 'string' ? metadata.name : typeof metadata?.generateName === 'string' ? metadata.generateName : '';
+  const name =
+    typeof metadata?.name === 'string'
+      ? metadata.name
+      : typeof metadata?.generateName === 'string'
+        ? metadata.generateName
+        : '';
   return {
     source: input.origin,
     namespace: input.namespace,
@@ -121,7 +135,11 @@ async function explain(flags: ExplainFlags, given: string | undefined, { streams
   const managedSteps = await placementSteps(flags, streams);
   const enforcement = enforcementOf(flags.enforcement);
   const fallbackNamespace = flags.namespace || 'default';
-  const { inputs, skipped } = podInputs(parseResourceDocuments(await readInput(given, streams), source), source, fallbackNamespace);
+  const { inputs, skipped } = podInputs(
+    parseResourceDocuments(await readInput(given, streams), source),
+    source,
+    fallbackNamespace,
+  );
   for (const line of skipped) writeLine(streams.stderr, line);
   if (inputs.length === 0) throw new MalformedInputError(`${source}: no Pod found`);
   const pods: ExplainedPod[] = [];
@@ -135,14 +153,23 @@ async function explain(flags: ExplainFlags, given: string | undefined, { streams
     let explained: ExplainedPod;
     let outcome: MutationOutcome | undefined;
     try {
-      outcome = mutatePod(pod, namespace, ruleSet, context, { explain: true, managedSteps, enforcement, source: where, fallbackNamespace, stamps: KEYLESS_STAMPS });
+      outcome = mutatePod(pod, namespace, ruleSet, context, {
+        explain: true,
+        managedSteps,
+        enforcement,
+        source: where,
+        fallbackNamespace,
+        stamps: KEYLESS_STAMPS,
+      });
       explained = explainedPod(input, outcome);
     } catch (error) {
       if (!(error instanceof MalformedInputError)) throw error;
       explained = rejectedPod(input, error.message);
     }
     pods.push(explained);
-    if (table) for (const line of describePod(explained, () => schedulingDiff(pod, outcome!.pod, colour))) writeLine(streams.stdout, line);
+    if (table)
+      for (const line of describePod(explained, () => schedulingDiff(pod, outcome!.pod, colour)))
+        writeLine(streams.stdout, line);
   });
   if (flags.output !== 'table') printDocument(streams.stdout, flags.output, { pods });
   if (pods.some((pod) => pod.decision === 'rejected')) return EXIT.usage;
@@ -172,10 +199,18 @@ export function registerExplain(program: Command, context: CliContext): void {
     },
   });
   command
-    .argument('[input]', 'Pod, AdmissionReview or workload manifest file (or a List or YAML stream of them), or - for standard input (the default when input is piped)')
+    .argument(
+      '[input]',
+      'Pod, AdmissionReview or workload manifest file (or a List or YAML stream of them), or - for standard input (the default when input is piped)',
+    )
     .addOption(rulesOption())
     .addOption(allowEmptyOption())
-    .addOption(new Option('-n, --namespace <namespace>', 'the namespace of Pods and workloads that name none').default(undefined, 'default'))
+    .addOption(
+      new Option('-n, --namespace <namespace>', 'the namespace of Pods and workloads that name none').default(
+        undefined,
+        'default',
+      ),
+    )
     .addOption(enforcementOption())
     .addOption(outputOption());
   for (const option of placementOptions()) command.addOption(option);

@@ -1,6 +1,13 @@
 /** The `podmutation` CLI: commander commands, one module per command, and the exit code of a run. */
 import { CommanderError, type Command } from 'commander';
-import { ClusterError, ConfigurationError, DuplicateRuleError, MalformedInputError, PodMutationError, StoreError } from '../errors/index.ts';
+import {
+  ClusterError,
+  ConfigurationError,
+  DuplicateRuleError,
+  MalformedInputError,
+  PodMutationError,
+  StoreError,
+} from '../errors/index.ts';
 import { EXIT, commandDoc, commandPath, exitCodeOf, type CliContext } from './command.ts';
 import { writeLine, type CliStreams } from './io.ts';
 import { allCommands, createProgram } from './program.ts';
@@ -8,8 +15,14 @@ import { renderCliReference } from './reference.ts';
 
 /** The exit code of an error an action threw: bad input or flags are usage errors; a store or cluster failure is 1, or the command's own. */
 function errorExitCode(error: unknown, command: Command): number {
-  if (error instanceof MalformedInputError || error instanceof ConfigurationError || error instanceof DuplicateRuleError) return EXIT.usage;
-  if (error instanceof ClusterError || error instanceof StoreError) return commandDoc(command)?.unreadableExit ?? EXIT.findings;
+  if (
+    error instanceof MalformedInputError ||
+    error instanceof ConfigurationError ||
+    error instanceof DuplicateRuleError
+  )
+    return EXIT.usage;
+  if (error instanceof ClusterError || error instanceof StoreError)
+    return commandDoc(command)?.unreadableExit ?? EXIT.findings;
   return EXIT.findings;
 }
 

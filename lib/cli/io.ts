@@ -16,11 +16,14 @@ export interface CliStreams {
  */
 export async function readInput(path: string | undefined, streams: CliStreams): Promise<string> {
   if (path === undefined && (streams.stdin as { isTTY?: boolean }).isTTY === true) {
-    throw new MalformedInputError('no INPUT given, and standard input is a terminal: give a file, or pipe the input in (- reads standard input)');
+    throw new MalformedInputError(
+      'no INPUT given, and standard input is a terminal: give a file, or pipe the input in (- reads standard input)',
+    );
   }
   if (path === undefined || path === '-') {
     const chunks: Buffer[] = [];
-    for await (const chunk of streams.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+    for await (const chunk of streams.stdin)
+      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
     return Buffer.concat(chunks).toString('utf8');
   }
   return readTextFile(path);
@@ -36,7 +39,10 @@ export async function readFlagFile(path: string, flag: string): Promise<string> 
   try {
     return await readFile(path, 'utf8');
   } catch (error) {
-    throw new MalformedInputError(`${flag} ${path} cannot be read: ${fileProblem(error)}`, { cause: error, context: { flag } });
+    throw new MalformedInputError(`${flag} ${path} cannot be read: ${fileProblem(error)}`, {
+      cause: error,
+      context: { flag },
+    });
   }
 }
 
@@ -44,8 +50,16 @@ export async function readFlagFile(path: string, flag: string): Promise<string> 
  * Checks that exactly one of two alternative sources was given, naming both when neither or both were:
  * `serve needs --rules PATH (rule files) or --kubeconfig FILE (…); neither was given`.
  */
-export function requireOneOf(command: string, choices: readonly [{ readonly flag: string; readonly given: boolean }, { readonly flag: string; readonly given: boolean }]): void {
+export function requireOneOf(
+  command: string,
+  choices: readonly [
+    { readonly flag: string; readonly given: boolean },
+    { readonly flag: string; readonly given: boolean },
+  ],
+): void {
   const [first, second] = choices;
   if (first.given !== second.given) return;
-  throw new MalformedInputError(`${command} needs ${first.flag} or ${second.flag}; ${first.given ? 'both were given, give one' : 'neither was given'}`);
+  throw new MalformedInputError(
+    `${command} needs ${first.flag} or ${second.flag}; ${first.given ? 'both were given, give one' : 'neither was given'}`,
+  );
 }

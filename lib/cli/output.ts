@@ -11,7 +11,12 @@ export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 /** The `-o, --output FORMAT` option, table by default. */
 export function outputOption(): Option {
-  return new Option('-o, --output <format>', 'output format: table for people; json and yaml print the documented shape').choices(OUTPUT_FORMATS).default('table');
+  return new Option(
+    '-o, --output <format>',
+    'output format: table for people; json and yaml print the documented shape',
+  )
+    .choices(OUTPUT_FORMATS)
+    .default('table');
 }
 
 /** Prints `data` in a machine format: JSON with a two-space indent, or YAML. */

@@ -5,7 +5,13 @@ import { parsePlacementPolicy, workloadKey, type PlacementPolicy } from '../plac
 import type { PlacementStore } from '../store/index.ts';
 import { defineCommand, EXIT, onRun, required, type CliContext, type CommandDoc } from './command.ts';
 import { writeLine } from './io.ts';
-import { resolveStoreTarget, storeTargetOptions, targetClient, type StoreFlags, type StoreTarget } from './options/store-target.ts';
+import {
+  resolveStoreTarget,
+  storeTargetOptions,
+  targetClient,
+  type StoreFlags,
+  type StoreTarget,
+} from './options/store-target.ts';
 import { outputOption, printResult, type OutputFormat } from './output.ts';
 
 type Workload = Pick<PlacementPolicy, 'namespace' | 'kind' | 'name'>;
@@ -31,7 +37,9 @@ function policyOf(flags: SetFlags): PlacementPolicy {
       name: flags.name,
       mode: flags.mode,
       // Digits become a number; anything else is passed on as text so the validator reports it as given.
-      ...(spotPercent === undefined ? {} : { spotPercent: /^\d+$/.test(spotPercent) ? Number(spotPercent) : spotPercent }),
+      ...(spotPercent === undefined
+        ? {}
+        : { spotPercent: /^\d+$/.test(spotPercent) ? Number(spotPercent) : spotPercent }),
     },
     'placement policy',
   );
@@ -39,7 +47,10 @@ function policyOf(flags: SetFlags): PlacementPolicy {
 
 /** The workload the get and delete flags name, checked as parsePlacementPolicy checks it (any valid mode will do). */
 function workloadOf(flags: WorkloadFlags): Workload {
-  const { namespace, kind, name } = parsePlacementPolicy({ namespace: flags.namespace, kind: flags.kind, name: flags.name, mode: 'NonSpot' }, 'workload');
+  const { namespace, kind, name } = parsePlacementPolicy(
+    { namespace: flags.namespace, kind: flags.kind, name: flags.name, mode: 'NonSpot' },
+    'workload',
+  );
   return { namespace, kind, name };
 }
 
@@ -47,7 +58,12 @@ function workloadOf(flags: WorkloadFlags): Workload {
  * Runs one action against the placement store of the flags' TARGET. Every flag is checked before the store is
  * touched; a store failure is reported and exits 1.
  */
-async function withStore(flags: StoreFlags, { streams }: CliContext, action: string, run: (store: PlacementStore, target: StoreTarget) => Promise<number>): Promise<number> {
+async function withStore(
+  flags: StoreFlags,
+  { streams }: CliContext,
+  action: string,
+  run: (store: PlacementStore, target: StoreTarget) => Promise<number>,
+): Promise<number> {
   const target = await resolveStoreTarget(flags);
   const { createPlacementStore } = await import('../store/index.ts');
   let client: Awaited<ReturnType<typeof targetClient>> | undefined;
@@ -64,7 +80,10 @@ async function withStore(flags: StoreFlags, { streams }: CliContext, action: str
 }
 
 function missing(context: CliContext, action: string, target: StoreTarget, workload: string): number {
-  writeLine(context.streams.stderr, `podmutation placement ${action}: no placement policy for workload ${workload} in cluster "${target.clusterId}" of table "${target.tableName}"`);
+  writeLine(
+    context.streams.stderr,
+    `podmutation placement ${action}: no placement policy for workload ${workload} in cluster "${target.clusterId}" of table "${target.tableName}"`,
+  );
   return EXIT.findings;
 }
 
@@ -73,14 +92,27 @@ function policyTable(policies: readonly PlacementPolicy[]): string {
   if (policies.length === 0) return 'no placement policies';
   return columns(
     ['NAMESPACE', 'KIND', 'NAME', 'MODE', 'SPOT%'],
-    policies.map((policy) => [policy.namespace, policy.kind, policy.name, policy.mode, policy.spotPercent === undefined ? '-' : policy.spotPercent]),
+    policies.map((policy) => [
+      policy.namespace,
+      policy.kind,
+      policy.name,
+      policy.mode,
+      policy.spotPercent === undefined ? '-' : policy.spotPercent,
+    ]),
   ).join('\n');
 }
 
 function workloadOptions(command: Command): Command {
   return command
     .addOption(required(new Option('--namespace <namespace>', "the workload's namespace")))
-    .addOption(required(new Option('--kind <kind>', 'the workload kind, as admission resolves it (Deployment, StatefulSet, CronJob, …)')))
+    .addOption(
+      required(
+        new Option(
+          '--kind <kind>',
+          'the workload kind, as admission resolves it (Deployment, StatefulSet, CronJob, …)',
+        ),
+      ),
+    )
     .addOption(required(new Option('--name <name>', "the workload's name")));
 }
 
@@ -89,13 +121,18 @@ function withTarget(command: Command): Command {
   return command;
 }
 
-const EXITS: CommandDoc['exits'] = { 0: 'done', 1: 'no such policy, or the store failed', 2: 'usage error, an invalid policy, or a stack that cannot be read' };
+const EXITS: CommandDoc['exits'] = {
+  0: 'done',
+  1: 'no such policy, or the store failed',
+  2: 'usage error, an invalid policy, or a stack that cannot be read',
+};
 
 /** `podmutation placement set|get|list|delete`: the operator's placement policies in the rules table TARGET names. */
 export function registerPlacement(program: Command, context: CliContext): void {
   const placement = defineCommand(program, 'placement', {
     summary: "manage the operator's placement policies in the rules table",
-    description: "Manage the operator's placement policies (managed capacity: Spot, NonSpot, Diversity) in the rules table TARGET names.",
+    description:
+      "Manage the operator's placement policies (managed capacity: Spot, NonSpot, Diversity) in the rules table TARGET names.",
     examples: ['podmutation placement list --stage prod', 'podmutation placement set --help'],
     exits: { 0: 'help printed', 2: 'no or an unknown subcommand' },
   });
@@ -103,12 +140,19 @@ export function registerPlacement(program: Command, context: CliContext): void {
   const set = defineCommand(placement, 'set', {
     summary: "set a workload's placement policy",
     description: "Sets a workload's placement policy; prints one JSON line {changed, version, policy}.",
-    examples: ['podmutation placement set --namespace shop --kind Deployment --name web --mode Spot --stage prod --region eu-west-1'],
+    examples: [
+      'podmutation placement set --namespace shop --kind Deployment --name web --mode Spot --stage prod --region eu-west-1',
+    ],
     exits: EXITS,
   });
   workloadOptions(set)
     .addOption(required(new Option('--mode <mode>', 'Spot, NonSpot or Diversity')))
-    .addOption(new Option('--spot-percent <percent>', 'with --mode Diversity: the share of Pods on Spot, 0 to 100').default(undefined, '50'));
+    .addOption(
+      new Option('--spot-percent <percent>', 'with --mode Diversity: the share of Pods on Spot, 0 to 100').default(
+        undefined,
+        '50',
+      ),
+    );
   onRun<SetFlags>(withTarget(set), (flags) => {
     const policy = policyOf(flags);
     return withStore(flags, context, 'set', async (store, target) => {
@@ -136,8 +180,12 @@ export function registerPlacement(program: Command, context: CliContext): void {
 
   const list = defineCommand(placement, 'list', {
     summary: 'print every placement policy of the cluster',
-    description: 'Prints every placement policy of the cluster. `-o yaml` prints {policies: [...]}, which is itself a --placements file for review, explain, report and serve.',
-    examples: ['podmutation placement list --stage prod', 'podmutation placement list --stage prod -o yaml > placements.yaml'],
+    description:
+      'Prints every placement policy of the cluster. `-o yaml` prints {policies: [...]}, which is itself a --placements file for review, explain, report and serve.',
+    examples: [
+      'podmutation placement list --stage prod',
+      'podmutation placement list --stage prod -o yaml > placements.yaml',
+    ],
     exits: EXITS,
   });
   list.addOption(outputOption());

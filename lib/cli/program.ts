@@ -28,7 +28,8 @@ function configureErrors(command: Command, context: CliContext): void {
   command.configureOutput({
     writeOut: (text) => context.streams.stdout.write(text),
     writeErr: (text) => context.streams.stderr.write(text),
-    outputError: (text, write) => write(`${path}: ${text.replace(/^error: /, '').trimEnd()}\nRun '${path} --help' for usage.\n`),
+    outputError: (text, write) =>
+      write(`${path}: ${text.replace(/^error: /, '').trimEnd()}\nRun '${path} --help' for usage.\n`),
   });
 }
 
@@ -44,7 +45,10 @@ function registerHelp(program: Command): void {
     let target = program;
     for (const name of names) {
       const next = target.commands.find((candidate) => candidate.name() === name);
-      if (next === undefined) throw new MalformedInputError(`no command '${commandPath(target)} ${name}'; run '${commandPath(target)} --help' for its commands`);
+      if (next === undefined)
+        throw new MalformedInputError(
+          `no command '${commandPath(target)} ${name}'; run '${commandPath(target)} --help' for its commands`,
+        );
       target = next;
     }
     // outputHelp, not helpInformation: the examples and exit codes are help text added after it.
@@ -55,7 +59,11 @@ function registerHelp(program: Command): void {
 
 /** `podmutation version`: what --version (and -v) print. */
 function registerVersion(program: Command, context: CliContext): void {
-  const command = defineCommand(program, 'version', { summary: 'print the version (as --version and -v do)', examples: ['podmutation version'], exits: { 0: 'printed', 2: 'usage error' } });
+  const command = defineCommand(program, 'version', {
+    summary: 'print the version (as --version and -v do)',
+    examples: ['podmutation version'],
+    exits: { 0: 'printed', 2: 'usage error' },
+  });
   onRun(command, () => {
     writeLine(context.streams.stdout, context.version);
     return Promise.resolve(EXIT.ok);
@@ -65,7 +73,9 @@ function registerVersion(program: Command, context: CliContext): void {
 /** The program with every command; parse with `parseAsync(argv, { from: 'user' })` after `exitOverride()`. */
 export function createProgram(context: CliContext): Command {
   const program = new Command('podmutation')
-    .description('Check, explain and test PodMutation rules offline; serve the webhook locally; sync and manage a deployment.')
+    .description(
+      'Check, explain and test PodMutation rules offline; serve the webhook locally; sync and manage a deployment.',
+    )
     .version(context.version, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'print help')
     // Our own help command, which also takes a subcommand's path (`help placement set`); commander's takes one name.

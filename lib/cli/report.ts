@@ -3,7 +3,13 @@ import type { InvalidRule, NormalizedRule } from '../api/index.ts';
 import type { ClusterConfig } from '../cluster/index.ts';
 import { compileRuleSet } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
-import { createReport, renderReportTable, restartCommands, type MigrationReport, type ReportBuilder } from '../report/index.ts';
+import {
+  createReport,
+  renderReportTable,
+  restartCommands,
+  type MigrationReport,
+  type ReportBuilder,
+} from '../report/index.ts';
 import { parseYamlDocuments } from '../rule-files/index.ts';
 import { KEYLESS_STAMPS } from '../stamp/index.ts';
 import { checkNesting, isDns1123Label, isJsonObject, previewInput, typeMismatch } from '../values/index.ts';
@@ -70,17 +76,30 @@ function foldObjects(builder: ReportBuilder, objects: readonly Located[]): void 
 export type KubeconfigFile = Extract<ClusterConfig, { readonly mode: 'kubeconfigFile' }>;
 
 /** The cluster's PodMutations, validated as the sync validates them (the same list, budget and verdicts); invalid ones reported on stderr. */
-async function clusterRules(config: KubeconfigFile, streams: CliStreams): Promise<{ readonly rules: readonly NormalizedRule[]; readonly invalid: readonly InvalidRule[] }> {
+async function clusterRules(
+  config: KubeconfigFile,
+  streams: CliStreams,
+): Promise<{ readonly rules: readonly NormalizedRule[]; readonly invalid: readonly InvalidRule[] }> {
   // Loaded on use: the Kubernetes client is not needed offline.
-  const [{ createPodMutationSource }, { buildSnapshotContent }] = await Promise.all([import('../cluster/index.ts'), import('../sync/index.ts')]);
+  const [{ createPodMutationSource }, { buildSnapshotContent }] = await Promise.all([
+    import('../cluster/index.ts'),
+    import('../sync/index.ts'),
+  ]);
   const content = buildSnapshotContent(await createPodMutationSource(config).listPodMutations(), Date.now());
   reportInvalidRules(content.invalid, streams);
   return content;
 }
 
 /** Folds the cluster's objects page by page, as the sync's progress report does (lib/sync foldClusterObjects). */
-async function foldCluster(builder: ReportBuilder, config: KubeconfigFile, namespace: string | undefined): Promise<void> {
-  const [{ createWorkloadObjectSource }, { foldClusterObjects }] = await Promise.all([import('../cluster/index.ts'), import('../sync/index.ts')]);
+async function foldCluster(
+  builder: ReportBuilder,
+  config: KubeconfigFile,
+  namespace: string | undefined,
+): Promise<void> {
+  const [{ createWorkloadObjectSource }, { foldClusterObjects }] = await Promise.all([
+    import('../cluster/index.ts'),
+    import('../sync/index.ts'),
+  ]);
   await foldClusterObjects(builder, createWorkloadObjectSource(config), namespace);
 }
 
@@ -91,18 +110,30 @@ function checkedFlags(values: ReportFlags) {
     { flag: '--kubeconfig FILE (the cluster)', given: kubeconfig !== undefined },
     { flag: '--objects FILE (a kubectl get -o json List)', given: objects !== undefined },
   ]);
-  if (kubeconfig === '' || objects === '') throw new MalformedInputError(`--${kubeconfig === '' ? 'kubeconfig' : 'objects'} needs a FILE`);
-  if (values.context !== undefined && kubeconfig === undefined) throw new MalformedInputError('--context goes with --kubeconfig');
+  if (kubeconfig === '' || objects === '')
+    throw new MalformedInputError(`--${kubeconfig === '' ? 'kubeconfig' : 'objects'} needs a FILE`);
+  if (values.context !== undefined && kubeconfig === undefined)
+    throw new MalformedInputError('--context goes with --kubeconfig');
   if (objects !== undefined && (values.rules ?? []).length === 0) {
-    throw new MalformedInputError('report --objects needs --rules PATH: a file of objects holds no PodMutations (only --kubeconfig reads the cluster\'s)');
+    throw new MalformedInputError(
+      "report --objects needs --rules PATH: a file of objects holds no PodMutations (only --kubeconfig reads the cluster's)",
+    );
   }
   if (values.restartCommands === true && values.output !== 'table') {
-    throw new MalformedInputError(`--restart-commands prints shell commands instead of the report; leave out -o ${values.output}`);
+    throw new MalformedInputError(
+      `--restart-commands prints shell commands instead of the report; leave out -o ${values.output}`,
+    );
   }
-  if (namespace !== undefined && !isDns1123Label(namespace)) throw new MalformedInputError(`--namespace ${previewInput(namespace)} is not a namespace name`);
-  const cluster: KubeconfigFile | undefined = kubeconfig === undefined
-    ? undefined
-    : { mode: 'kubeconfigFile', path: kubeconfig, ...(values.context === undefined ? {} : { context: values.context }) };
+  if (namespace !== undefined && !isDns1123Label(namespace))
+    throw new MalformedInputError(`--namespace ${previewInput(namespace)} is not a namespace name`);
+  const cluster: KubeconfigFile | undefined =
+    kubeconfig === undefined
+      ? undefined
+      : {
+          mode: 'kubeconfigFile',
+          path: kubeconfig,
+          ...(values.context === undefined ? {} : { context: values.context }),
+        };
   return { cluster, objects, namespace };
 }
 
@@ -122,7 +153,13 @@ export interface ReportInputs extends PlacementFlags {
 
 /** The namespace to read, as kubectl chooses it: -n, else every one with -A or a file, else the kubeconfig context's. */
 async function namespaceOf(inputs: ReportInputs): Promise<string | undefined> {
-  if (inputs.namespace !== undefined || inputs.allNamespaces === true || inputs.objects !== undefined || inputs.cluster === undefined) return inputs.namespace;
+  if (
+    inputs.namespace !== undefined ||
+    inputs.allNamespaces === true ||
+    inputs.objects !== undefined ||
+    inputs.cluster === undefined
+  )
+    return inputs.namespace;
   const { contextNamespace } = await import('../cluster/index.ts');
   return contextNamespace(inputs.cluster);
 }
@@ -132,15 +169,27 @@ async function namespaceOf(inputs: ReportInputs): Promise<string | undefined> {
  * them; invalid ones reported on stderr) run over every running Pod as admission runs them. Shared by `report` and
  * `rollout`, so that both read the same verdicts.
  */
-export async function readReport(inputs: ReportInputs, streams: CliStreams): Promise<{ readonly result: MigrationReport; readonly invalid: readonly InvalidRule[] }> {
+export async function readReport(
+  inputs: ReportInputs,
+  streams: CliStreams,
+): Promise<{ readonly result: MigrationReport; readonly invalid: readonly InvalidRule[] }> {
   const enforcement = enforcementOf(inputs.enforcement);
   const managedSteps = await placementSteps(inputs, streams);
   const paths = inputs.rules ?? [];
-  const loaded = paths.length > 0 ? await loadRulesReportingInvalid(paths, streams, { allowEmpty: inputs.allowEmpty === true }) : await clusterRules(inputs.cluster!, streams);
+  const loaded =
+    paths.length > 0
+      ? await loadRulesReportingInvalid(paths, streams, { allowEmpty: inputs.allowEmpty === true })
+      : await clusterRules(inputs.cluster!, streams);
   // Stamps are checked by their sum: the report needs no access to the stack's key.
   const namespace = await namespaceOf(inputs);
-  const builder = createReport(compileRuleSet(loaded.rules), { managedSteps, enforcement, stamps: KEYLESS_STAMPS, ...(namespace === undefined ? {} : { namespace }) });
-  if (inputs.objects !== undefined) foldObjects(builder, objectsOf(await readInput(inputs.objects, streams), inputs.objects));
+  const builder = createReport(compileRuleSet(loaded.rules), {
+    managedSteps,
+    enforcement,
+    stamps: KEYLESS_STAMPS,
+    ...(namespace === undefined ? {} : { namespace }),
+  });
+  if (inputs.objects !== undefined)
+    foldObjects(builder, objectsOf(await readInput(inputs.objects, streams), inputs.objects));
   else await foldCluster(builder, inputs.cluster!, namespace);
   return { result: builder.result(), invalid: loaded.invalid };
 }
@@ -152,7 +201,11 @@ export async function readReport(inputs: ReportInputs, streams: CliStreams): Pro
 async function report(values: ReportFlags, { streams }: CliContext): Promise<number> {
   const flags = checkedFlags(values);
   const { result, invalid } = await readReport(
-    { ...values, ...(flags.cluster === undefined ? {} : { cluster: flags.cluster }), ...(flags.objects === undefined ? {} : { objects: flags.objects }) },
+    {
+      ...values,
+      ...(flags.cluster === undefined ? {} : { cluster: flags.cluster }),
+      ...(flags.objects === undefined ? {} : { objects: flags.objects }),
+    },
     streams,
   );
   if (values.restartCommands === true) for (const line of restartCommands(result)) writeLine(streams.stdout, line);
@@ -183,13 +236,30 @@ export function registerReport(program: Command, context: CliContext): void {
   });
   const source = 'Objects (one of):';
   command
-    .addOption(new Option('--kubeconfig <file>', 'read Pods and their owners from the cluster, page by page').helpGroup(source))
+    .addOption(
+      new Option('--kubeconfig <file>', 'read Pods and their owners from the cluster, page by page').helpGroup(source),
+    )
     .addOption(new Option('--context <name>', 'with --kubeconfig: the context to use').helpGroup(source))
-    .addOption(new Option('--objects <file>', 'read them from a file: kubectl get pods,replicasets,deployments,… -A -o json (needs --rules)').conflicts('kubeconfig').helpGroup(source))
-    .addOption(rulesOption({ optional: true, description: "PodMutation files or folders; repeatable (default: the cluster's PodMutations)" }))
+    .addOption(
+      new Option(
+        '--objects <file>',
+        'read them from a file: kubectl get pods,replicasets,deployments,… -A -o json (needs --rules)',
+      )
+        .conflicts('kubeconfig')
+        .helpGroup(source),
+    )
+    .addOption(
+      rulesOption({
+        optional: true,
+        description: "PodMutation files or folders; repeatable (default: the cluster's PodMutations)",
+      }),
+    )
     .addOption(allowEmptyOption())
     .addOption(outputOption())
-    .option('--restart-commands', 'print the kubectl commands that roll out the pending workloads instead of the report')
+    .option(
+      '--restart-commands',
+      'print the kubectl commands that roll out the pending workloads instead of the report',
+    )
     .addOption(enforcementOption());
   for (const option of [...namespaceOptions(), ...placementOptions()]) command.addOption(option);
   onRun<ReportFlags>(command, (flags) => report(flags, context));

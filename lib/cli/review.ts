@@ -56,7 +56,8 @@ function lineErrorAnswer(line: number, error: unknown): { readonly answer: strin
 /** The AdmissionReview the API server sends for the CREATE of an input's Pod (`review --wrap`). */
 function wrappedReview(input: PodInput, index: number, fallbackNamespace: string) {
   const podNamespace = input.pod.metadata?.namespace;
-  const namespace = input.namespace || (typeof podNamespace === 'string' && podNamespace !== '' ? podNamespace : fallbackNamespace);
+  const namespace =
+    input.namespace || (typeof podNamespace === 'string' && podNamespace !== '' ? podNamespace : fallbackNamespace);
   return {
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
@@ -77,18 +78,24 @@ function wrappedReview(input: PodInput, index: number, fallbackNamespace: string
  */
 async function review(flags: ReviewFlags, given: string | undefined, { streams }: CliContext): Promise<number> {
   const input = given ?? '-';
-  if (flags.namespace !== undefined && flags.wrap !== true) throw new MalformedInputError('--namespace goes with --wrap: a review names its own namespace');
+  if (flags.namespace !== undefined && flags.wrap !== true)
+    throw new MalformedInputError('--namespace goes with --wrap: a review names its own namespace');
   const loaded = await loadRulesReportingInvalid(flags.rules, streams, { allowEmpty: flags.allowEmpty === true });
   const ruleSet = compileRuleSet(loaded.rules);
   // Stamped as the webhook stamps, but without the stack's key: no MAC is written, and a stamp is checked by its sum.
-  const options = { managedSteps: await placementSteps(flags, streams), enforcement: enforcementOf(flags.enforcement), stamps: KEYLESS_STAMPS };
+  const options = {
+    managedSteps: await placementSteps(flags, streams),
+    enforcement: enforcementOf(flags.enforcement),
+    stamps: KEYLESS_STAMPS,
+  };
   const text = await readInput(given, streams);
   let denied = 0;
   // stdout carries the responses exactly as the webhook sends them; what audited rules would change goes to stderr.
   const answer = (body: string, where: string): string => {
     const answered = answerAdmissionReview(body, ruleSet, options);
     if (answered.verdict.outcome?.denial !== undefined) denied += 1;
-    for (const line of auditedLines(answered.verdict.outcome?.audited ?? [])) writeLine(streams.stderr, `${where}: ${line}`);
+    for (const line of auditedLines(answered.verdict.outcome?.audited ?? []))
+      writeLine(streams.stderr, `${where}: ${line}`);
     return answered.body;
   };
   const findings = (): number => (denied > 0 || loaded.invalid.length > 0 ? EXIT.findings : EXIT.ok);
@@ -98,7 +105,9 @@ async function review(flags: ReviewFlags, given: string | undefined, { streams }
     const { inputs, skipped } = podInputs(parseResourceDocuments(text, input), input, fallback);
     for (const line of skipped) writeLine(streams.stderr, line);
     if (inputs.length === 0) throw new MalformedInputError(`${input}: no Pod found`);
-    inputs.forEach((pod, index) => writeLine(streams.stdout, answer(JSON.stringify(wrappedReview(pod, index, fallback)), pod.origin)));
+    inputs.forEach((pod, index) =>
+      writeLine(streams.stdout, answer(JSON.stringify(wrappedReview(pod, index, fallback)), pod.origin)),
+    );
     return findings();
   }
   if (looksLikeNdjson(text)) {
@@ -121,7 +130,9 @@ async function review(flags: ReviewFlags, given: string | undefined, { streams }
   const kind = isJsonObject(document) && typeof document.kind === 'string' ? document.kind : undefined;
   if (kind !== undefined && kind !== 'AdmissionReview') {
     // A Pod or a manifest given where a review was expected: the one-flag fix is --wrap.
-    throw new MalformedInputError(`${input}: a ${kind}, not an AdmissionReview; review answers AdmissionReviews, and --wrap answers a ${kind} as the CREATE the API server would send`);
+    throw new MalformedInputError(
+      `${input}: a ${kind}, not an AdmissionReview; review answers AdmissionReviews, and --wrap answers a ${kind} as the CREATE the API server would send`,
+    );
   }
   writeLine(streams.stdout, answer(JSON.stringify(document), input));
   return findings();
@@ -153,8 +164,16 @@ export function registerReview(program: Command, context: CliContext): void {
     .argument('[input]', 'AdmissionReview file, or - for standard input (the default when input is piped)')
     .addOption(rulesOption())
     .addOption(allowEmptyOption())
-    .option('--wrap', 'read Pods, AdmissionReviews and workload manifests, and answer each Pod as the Pod CREATE the API server would send')
-    .addOption(new Option('-n, --namespace <namespace>', 'with --wrap: the namespace of Pods and workloads that name none').default(undefined, 'default'))
+    .option(
+      '--wrap',
+      'read Pods, AdmissionReviews and workload manifests, and answer each Pod as the Pod CREATE the API server would send',
+    )
+    .addOption(
+      new Option(
+        '-n, --namespace <namespace>',
+        'with --wrap: the namespace of Pods and workloads that name none',
+      ).default(undefined, 'default'),
+    )
     .addOption(enforcementOption());
   for (const option of placementOptions()) command.addOption(option);
   onRun<ReviewFlags, [string | undefined]>(command, (flags, [input]) => review(flags, input, context));

@@ -1,7 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { Option, type Command } from 'commander';
 import { MalformedInputError } from '../errors/index.ts';
-import { parseLabelSelector, planRecords, planRollout, rfc3339, runRollout, selects, type RolloutPlan, type RolloutRecord } from '../rollout/index.ts';
+import {
+  parseLabelSelector,
+  planRecords,
+  planRollout,
+  rfc3339,
+  runRollout,
+  selects,
+  type RolloutPlan,
+  type RolloutRecord,
+} from '../rollout/index.ts';
 import { isDns1123Label, isJsonObject, previewInput, stringMap } from '../values/index.ts';
 import { defineCommand, EXIT, onRun, required, type CliContext } from './command.ts';
 import { writeLine } from './io.ts';
@@ -32,7 +41,8 @@ const UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 
 
 /** A duration as Go's time.ParseDuration writes it, in whole units: `90s`, `5m`, `1h30m`, `500ms`. */
 function parseDuration(flag: string, text: string): number {
-  if (!/^(\d+(ms|s|m|h))+$/.test(text)) throw new MalformedInputError(`${flag} ${previewInput(text)} is not a duration (such as 30s, 5m or 1h30m)`);
+  if (!/^(\d+(ms|s|m|h))+$/.test(text))
+    throw new MalformedInputError(`${flag} ${previewInput(text)} is not a duration (such as 30s, 5m or 1h30m)`);
   let total = 0;
   for (const [, amount, unit] of text.matchAll(/(\d+)(ms|s|m|h)/g)) total += Number(amount) * UNITS[unit!]!;
   if (total === 0 && flag === '--timeout') throw new MalformedInputError('--timeout must be above 0');
@@ -40,11 +50,18 @@ function parseDuration(flag: string, text: string): number {
 }
 
 function checkedFlags(values: RolloutFlags) {
-  if (values.kubeconfig === undefined || values.kubeconfig === '') throw new MalformedInputError('rollout needs --kubeconfig FILE');
+  if (values.kubeconfig === undefined || values.kubeconfig === '')
+    throw new MalformedInputError('rollout needs --kubeconfig FILE');
   const { namespace } = values;
-  if (namespace !== undefined && !isDns1123Label(namespace)) throw new MalformedInputError(`--namespace ${previewInput(namespace)} is not a namespace name`);
-  if (!/^\d+$/.test(values.maxConcurrent) || Number(values.maxConcurrent) < 1) throw new MalformedInputError(`--max-concurrent ${previewInput(values.maxConcurrent)} is not a positive integer`);
-  const cluster: KubeconfigFile = { mode: 'kubeconfigFile', path: values.kubeconfig, ...(values.context === undefined ? {} : { context: values.context }) };
+  if (namespace !== undefined && !isDns1123Label(namespace))
+    throw new MalformedInputError(`--namespace ${previewInput(namespace)} is not a namespace name`);
+  if (!/^\d+$/.test(values.maxConcurrent) || Number(values.maxConcurrent) < 1)
+    throw new MalformedInputError(`--max-concurrent ${previewInput(values.maxConcurrent)} is not a positive integer`);
+  const cluster: KubeconfigFile = {
+    mode: 'kubeconfigFile',
+    path: values.kubeconfig,
+    ...(values.context === undefined ? {} : { context: values.context }),
+  };
   return {
     cluster,
     maxConcurrent: Number(values.maxConcurrent),
@@ -65,7 +82,12 @@ function renderRecord(record: RolloutRecord): string {
 }
 
 /** Keeps the planned workloads whose own labels the -l selector selects, as `kubectl rollout restart -l` does. */
-async function selected(plan: RolloutPlan, selector: ReturnType<typeof checkedFlags>['selector'], cluster: KubeconfigFile, size: number): Promise<RolloutPlan> {
+async function selected(
+  plan: RolloutPlan,
+  selector: ReturnType<typeof checkedFlags>['selector'],
+  cluster: KubeconfigFile,
+  size: number,
+): Promise<RolloutPlan> {
   if (selector === undefined) return plan;
   const { createRolloutTarget } = await import('../cluster/index.ts');
   const target = createRolloutTarget(cluster);
@@ -73,7 +95,13 @@ async function selected(plan: RolloutPlan, selector: ReturnType<typeof checkedFl
   for (const workload of plan.waves.flat()) {
     const object = await target.getWorkload(workload.kind, workload.namespace, workload.name);
     const metadata = isJsonObject(object) && isJsonObject(object.metadata) ? object.metadata : {};
-    if (selects(selector, stringMap(metadata.labels, `${workload.kind} ${workload.namespace}/${workload.name}.metadata.labels`))) kept.push(workload);
+    if (
+      selects(
+        selector,
+        stringMap(metadata.labels, `${workload.kind} ${workload.namespace}/${workload.name}.metadata.labels`),
+      )
+    )
+      kept.push(workload);
   }
   const waves = [];
   for (let start = 0; start < kept.length; start += size) waves.push(kept.slice(start, start + size));
@@ -88,20 +116,40 @@ async function selected(plan: RolloutPlan, selector: ReturnType<typeof checkedFl
 async function rollout(values: RolloutFlags, { streams }: CliContext): Promise<number> {
   const flags = checkedFlags(values);
   const inputs: ReportInputs = { ...values, cluster: flags.cluster };
-  const print = (record: RolloutRecord): void => writeLine(streams.stdout, values.output === 'json' ? JSON.stringify(record) : renderRecord(record));
+  const print = (record: RolloutRecord): void =>
+    writeLine(streams.stdout, values.output === 'json' ? JSON.stringify(record) : renderRecord(record));
   const id = `${rfc3339(Date.now()).replace(/[-:]/g, '')}-${randomBytes(3).toString('hex')}`;
   // A cluster that cannot be read exits 2 (the command's unreadableExit), not 1: a wait loop reads 1 as "not yet".
   const before = (await readReport(inputs, streams)).result;
-  const plan = await selected(planRollout(before, flags.maxConcurrent), flags.selector, flags.cluster, flags.maxConcurrent);
+  const plan = await selected(
+    planRollout(before, flags.maxConcurrent),
+    flags.selector,
+    flags.cluster,
+    flags.maxConcurrent,
+  );
   for (const record of planRecords(plan, id, rfc3339(Date.now()))) print(record);
   if (values.dryRun === true) return before.totals.pending > 0 || before.totals.denied > 0 ? EXIT.findings : EXIT.ok;
 
   const { createRolloutTarget } = await import('../cluster/index.ts');
-  const outcome = await runRollout(plan, createRolloutTarget(flags.cluster), { id, timeoutMs: flags.timeoutMs, pauseMs: flags.pauseMs, continueOnFailure: values.continueOnFailure === true }, print);
+  const outcome = await runRollout(
+    plan,
+    createRolloutTarget(flags.cluster),
+    { id, timeoutMs: flags.timeoutMs, pauseMs: flags.pauseMs, continueOnFailure: values.continueOnFailure === true },
+    print,
+  );
   const after = (await readReport(inputs, streams)).result;
   const { pending, denied } = after.totals;
   const exit = pending > 0 || denied > 0 || outcome.failed > 0 ? EXIT.findings : EXIT.ok;
-  print({ type: 'verdict', rollout: id, at: rfc3339(Date.now()), pending, denied, failed: outcome.failed, skipped: outcome.skipped, exit });
+  print({
+    type: 'verdict',
+    rollout: id,
+    at: rfc3339(Date.now()),
+    pending,
+    denied,
+    failed: outcome.failed,
+    skipped: outcome.skipped,
+    exit,
+  });
   return exit;
 }
 
@@ -110,9 +158,9 @@ export function registerRollout(program: Command, context: CliContext): void {
   const command = defineCommand(program, 'rollout', {
     summary: "restart the report's pending workloads in waves, and read the report again at the end",
     description:
-      "Reads the report as `podmutation report --kubeconfig` does and restarts its pending workloads, --max-concurrent at a " +
+      'Reads the report as `podmutation report --kubeconfig` does and restarts its pending workloads, --max-concurrent at a ' +
       'time: Deployments, StatefulSets, DaemonSets and Argo Rollouts through the pod template annotation `kubectl rollout ' +
-      "restart` sets; an OnDelete or partitioned StatefulSet by deleting its pending Pods one at a time. Bare Pods, Jobs and " +
+      'restart` sets; an OnDelete or partitioned StatefulSet by deleting its pending Pods one at a time. Bare Pods, Jobs and ' +
       'CronJobs are listed to recreate by hand. Current workloads are skipped, so a second run resumes an interrupted one ' +
       '(README.md, "Running a migration").',
     examples: [
@@ -130,15 +178,33 @@ export function registerRollout(program: Command, context: CliContext): void {
   command
     .addOption(required(new Option('--kubeconfig <file>', 'the cluster')))
     .addOption(new Option('--context <name>', 'the kubeconfig context to use'))
-    .addOption(rulesOption({ optional: true, description: "PodMutation files or folders; repeatable (default: the cluster's PodMutations)" }))
+    .addOption(
+      rulesOption({
+        optional: true,
+        description: "PodMutation files or folders; repeatable (default: the cluster's PodMutations)",
+      }),
+    )
     .addOption(allowEmptyOption())
-    .addOption(new Option('-l, --selector <selector>', "only workloads whose own labels match, as kubectl's -l (k=v, k!=v, k in (a,b), k, !k)"))
+    .addOption(
+      new Option(
+        '-l, --selector <selector>',
+        "only workloads whose own labels match, as kubectl's -l (k=v, k!=v, k in (a,b), k, !k)",
+      ),
+    )
     .addOption(new Option('--max-concurrent <n>', 'workloads restarted at a time (one wave)').default('1'))
     .addOption(new Option('--pause <duration>', 'pause between waves (such as 30s)'))
-    .addOption(new Option('--timeout <duration>', 'how long one workload may take, its disruption-budget wait included').default('5m'))
+    .addOption(
+      new Option('--timeout <duration>', 'how long one workload may take, its disruption-budget wait included').default(
+        '5m',
+      ),
+    )
     .option('--continue-on-failure', 'start the next wave after a failed workload')
     .option('--dry-run', 'print the plan (waves, workloads, why each is pending) and change nothing')
-    .addOption(new Option('-o, --output <format>', 'table: one line per step; json: one record (README.md) per line').choices(['table', 'json']).default('table'))
+    .addOption(
+      new Option('-o, --output <format>', 'table: one line per step; json: one record (README.md) per line')
+        .choices(['table', 'json'])
+        .default('table'),
+    )
     .addOption(enforcementOption());
   for (const option of [...namespaceOptions(), ...placementOptions()]) command.addOption(option);
   onRun<RolloutFlags>(command, (flags) => rollout(flags, context));

@@ -30,13 +30,15 @@ interface ServeFlags extends PlacementFlags {
 
 function port(text: string): number {
   const value = /^\d+$/.test(text) ? Number(text) : Number.NaN;
-  if (!Number.isInteger(value) || value > 65_535) throw new InvalidArgumentError('Expected a port number from 0 to 65535.');
+  if (!Number.isInteger(value) || value > 65_535)
+    throw new InvalidArgumentError('Expected a port number from 0 to 65535.');
   return value;
 }
 
 function seconds(text: string): number {
   const value = /^\d+(\.\d+)?$/.test(text) ? Number(text) : Number.NaN;
-  if (!(value > 0) || value > 86_400) throw new InvalidArgumentError('Expected a number of seconds above 0, at most 86400.');
+  if (!(value > 0) || value > 86_400)
+    throw new InvalidArgumentError('Expected a number of seconds above 0, at most 86400.');
   return value;
 }
 
@@ -48,11 +50,16 @@ async function ruleSource(
   streams: CliStreams,
 ): Promise<RuleSource> {
   const { createClusterRuleSource, createFileRuleSource } = await import('../local-server/index.ts');
-  if (kubeconfig === undefined) return createFileRuleSource(paths, { load: loadOptions, onSkipped: (skipped) => reportSkippedDocuments(skipped, streams) });
+  if (kubeconfig === undefined)
+    return createFileRuleSource(paths, {
+      load: loadOptions,
+      onSkipped: (skipped) => reportSkippedDocuments(skipped, streams),
+    });
   const { createPodMutationSource } = await import('../cluster/index.ts');
-  const config = kubeconfig.context === undefined
-    ? { mode: 'kubeconfigFile' as const, path: kubeconfig.path }
-    : { mode: 'kubeconfigFile' as const, path: kubeconfig.path, context: kubeconfig.context };
+  const config =
+    kubeconfig.context === undefined
+      ? { mode: 'kubeconfigFile' as const, path: kubeconfig.path }
+      : { mode: 'kubeconfigFile' as const, path: kubeconfig.path, context: kubeconfig.context };
   return createClusterRuleSource({
     source: createPodMutationSource(config),
     intervalSeconds: kubeconfig.intervalSeconds,
@@ -63,7 +70,8 @@ async function ruleSource(
 
 async function tlsOption(cert: string | undefined, key: string | undefined): Promise<TlsFiles | undefined> {
   if (cert === undefined && key === undefined) return undefined;
-  if (cert === undefined || key === undefined) throw new MalformedInputError('--tls-cert and --tls-key must be given together');
+  if (cert === undefined || key === undefined)
+    throw new MalformedInputError('--tls-cert and --tls-key must be given together');
   return { cert: await readFlagFile(cert, '--tls-cert'), key: await readFlagFile(key, '--tls-key') };
 }
 
@@ -90,16 +98,25 @@ async function serve(flags: ServeFlags, { streams }: CliContext): Promise<number
     { flag: '--rules PATH (rule files)', given: paths.length > 0 },
     { flag: '--kubeconfig FILE (the cluster as the rule source)', given: kubeconfig !== undefined },
   ]);
-  if (kubeconfig === undefined && flags.context !== undefined) throw new MalformedInputError('--context goes with --kubeconfig');
+  if (kubeconfig === undefined && flags.context !== undefined)
+    throw new MalformedInputError('--context goes with --kubeconfig');
   const tls = await tlsOption(flags.tlsCert, flags.tlsKey);
   const placements = await readPlacementFile(flags, streams);
   const enforcement = enforcementOf(flags.enforcement);
   // Loaded here, not at the top: the embedded DynamoDB and the AWS SDK add about 0.2 s to every other command.
-  const [{ startLocalServer }, { checkedToken }] = await Promise.all([import('../local-server/index.ts'), import('../endpoint/index.ts')]);
+  const [{ startLocalServer }, { checkedToken }] = await Promise.all([
+    import('../local-server/index.ts'),
+    import('../endpoint/index.ts'),
+  ]);
   const token = flags.token === undefined ? undefined : checkedToken(flags.token, '--token');
-  const cluster = kubeconfig === undefined
-    ? undefined
-    : { path: kubeconfig, intervalSeconds: flags.syncInterval, ...(flags.context === undefined ? {} : { context: flags.context }) };
+  const cluster =
+    kubeconfig === undefined
+      ? undefined
+      : {
+          path: kubeconfig,
+          intervalSeconds: flags.syncInterval,
+          ...(flags.context === undefined ? {} : { context: flags.context }),
+        };
   const server = await startLocalServer({
     rules: await ruleSource(paths, { allowEmpty: flags.allowEmpty === true }, cluster, streams),
     ...(flags.host === undefined ? {} : { host: flags.host }),
@@ -117,7 +134,10 @@ async function serve(flags: ServeFlags, { streams }: CliContext): Promise<number
   });
   writeLine(streams.stdout, `webhook URL (clientConfig.url of a MutatingWebhookConfiguration): ${server.url}`);
   if (tls === undefined) {
-    writeLine(streams.stderr, 'note: the Kubernetes API server only calls https:// webhooks; give --tls-cert and --tls-key to serve one');
+    writeLine(
+      streams.stderr,
+      'note: the Kubernetes API server only calls https:// webhooks; give --tls-cert and --tls-key to serve one',
+    );
   }
   await shutdownSignal();
   await server.close();
@@ -145,19 +165,45 @@ export function registerServe(program: Command, context: CliContext): void {
   });
   const source = 'Rule source (one of):';
   command
-    .addOption(new Option('--rules <path>', 'PodMutation files or folders as the rule source; repeatable').argParser(collect).helpGroup(source))
+    .addOption(
+      new Option('--rules <path>', 'PodMutation files or folders as the rule source; repeatable')
+        .argParser(collect)
+        .helpGroup(source),
+    )
     .addOption(new Option('--watch', 'with --rules: republish when the files change').helpGroup(source))
     .addOption(allowEmptyOption().helpGroup(source))
-    .addOption(new Option('--kubeconfig <file>', "the kubeconfig's cluster as the rule source, synced as the sync Lambda does").conflicts(['rules', 'watch']).helpGroup(source))
+    .addOption(
+      new Option('--kubeconfig <file>', "the kubeconfig's cluster as the rule source, synced as the sync Lambda does")
+        .conflicts(['rules', 'watch'])
+        .helpGroup(source),
+    )
     .addOption(new Option('--context <name>', 'with --kubeconfig: the context to use').helpGroup(source))
-    .addOption(new Option('--sync-interval <seconds>', 'with --kubeconfig: seconds between syncs').argParser(seconds).default(30).helpGroup(source))
-    .addOption(new Option('--port <port>', 'the port to listen on').argParser(port).default(undefined, '8080, or 8443 with TLS'))
+    .addOption(
+      new Option('--sync-interval <seconds>', 'with --kubeconfig: seconds between syncs')
+        .argParser(seconds)
+        .default(30)
+        .helpGroup(source),
+    )
+    .addOption(
+      new Option('--port <port>', 'the port to listen on').argParser(port).default(undefined, '8080, or 8443 with TLS'),
+    )
     .addOption(new Option('--host <host>', 'the address to listen on').default(undefined, '127.0.0.1'))
-    .addOption(new Option('--token <token>', 'the path token of the webhook URL (32-256 base64url characters)').default(undefined, 'generated'))
+    .addOption(
+      new Option('--token <token>', 'the path token of the webhook URL (32-256 base64url characters)').default(
+        undefined,
+        'generated',
+      ),
+    )
     .addOption(new Option('--tls-cert <file>', 'PEM certificate: serve https:// (with --tls-key)'))
     .addOption(new Option('--tls-key <file>', 'PEM private key (with --tls-cert)'))
-    .addOption(new Option('--refresh <seconds>', 'seconds between re-reads of the published rules').argParser(seconds).default(undefined, '30'))
-    .addOption(new Option('--cluster-id <id>', 'the cluster id the rules are published under').default(undefined, 'default'))
+    .addOption(
+      new Option('--refresh <seconds>', 'seconds between re-reads of the published rules')
+        .argParser(seconds)
+        .default(undefined, '30'),
+    )
+    .addOption(
+      new Option('--cluster-id <id>', 'the cluster id the rules are published under').default(undefined, 'default'),
+    )
     .addOption(enforcementOption());
   for (const option of placementOptions()) command.addOption(option);
   onRun<ServeFlags>(command, (flags) => serve(flags, context));

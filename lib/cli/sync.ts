@@ -6,7 +6,13 @@ import type { SyncReport } from '../sync/index.ts';
 import { readAll } from '../values/index.ts';
 import { defineCommand, EXIT, onRun, required, type CliContext } from './command.ts';
 import { writeLine } from './io.ts';
-import { resolveStoreTarget, storeTarget, storeTargetOptions, targetClient, type StoreFlags } from './options/store-target.ts';
+import {
+  resolveStoreTarget,
+  storeTarget,
+  storeTargetOptions,
+  targetClient,
+  type StoreFlags,
+} from './options/store-target.ts';
 
 interface SyncFlags extends StoreFlags {
   readonly once?: boolean;
@@ -24,9 +30,12 @@ function leaseWaitSeconds(text: string | undefined): number {
   if (text === undefined) return DEFAULT_LEASE_WAIT_SECONDS;
   const seconds = /^\d+$/.test(text) ? Number(text) : Number.NaN;
   if (!(seconds <= MAX_LEASE_WAIT_SECONDS)) {
-    throw new MalformedInputError(`--lease-wait is "${text}"; expected a whole number of seconds from 0 to ${MAX_LEASE_WAIT_SECONDS}`, {
-      context: { flag: '--lease-wait' },
-    });
+    throw new MalformedInputError(
+      `--lease-wait is "${text}"; expected a whole number of seconds from 0 to ${MAX_LEASE_WAIT_SECONDS}`,
+      {
+        context: { flag: '--lease-wait' },
+      },
+    );
   }
   return seconds;
 }
@@ -61,18 +70,21 @@ async function sync(values: SyncFlags, { streams }: CliContext): Promise<number>
   }
   if (values.kubeconfig === '') throw new MalformedInputError('sync needs --kubeconfig FILE');
   // Loaded on use: the Kubernetes client and the AWS SDK would slow the start of every other command.
-  const [{ createPodMutationSource }, { createSnapshotStore, createSyncLeaseStore, createSyncRecordStore }, { syncOnce }] = await Promise.all([
-    import('../cluster/index.ts'),
-    import('../store/index.ts'),
-    import('../sync/index.ts'),
-  ]);
+  const [
+    { createPodMutationSource },
+    { createSnapshotStore, createSyncLeaseStore, createSyncRecordStore },
+    { syncOnce },
+  ] = await Promise.all([import('../cluster/index.ts'), import('../store/index.ts'), import('../sync/index.ts')]);
   const source = createPodMutationSource({
     mode: 'kubeconfigFile',
     path: values.kubeconfig,
     ...(values.context === undefined ? {} : { context: values.context }),
   });
   // The lease flag with the store flags, before any network, so that one error names every wrong flag.
-  const { waitSeconds } = readAll({ waitSeconds: () => leaseWaitSeconds(values.leaseWait), target: () => storeTarget(values) }, MalformedInputError);
+  const { waitSeconds } = readAll(
+    { waitSeconds: () => leaseWaitSeconds(values.leaseWait), target: () => storeTarget(values) },
+    MalformedInputError,
+  );
   // After the kubeconfig, which needs no network: --stage reads the stack's outputs from CloudFormation.
   const target = await resolveStoreTarget(values);
   const client = await targetClient(target);
@@ -81,16 +93,22 @@ async function sync(values: SyncFlags, { streams }: CliContext): Promise<number>
       source,
       store: createSnapshotStore({ client, tableName: target.tableName }),
       records: createSyncRecordStore({ client, tableName: target.tableName }),
-      lease: { leases: createSyncLeaseStore({ client, tableName: target.tableName }), owner: leaseOwner(), waitMs: waitSeconds * 1000 },
+      lease: {
+        leases: createSyncLeaseStore({ client, tableName: target.tableName }),
+        owner: leaseOwner(),
+        waitMs: waitSeconds * 1000,
+      },
       clusterId: target.clusterId,
       // The report on stdout already says what info would; warnings and errors go to stderr as JSON lines.
       logger: jsonLineLogger(streams.stderr, ['warn', 'error']),
       metrics: DISCARDED_METRICS,
     });
     writeLine(streams.stdout, JSON.stringify(report));
-    if (report.outcome === 'skipped') writeLine(streams.stderr, `podmutation sync: ${skipMessage(report, target.clusterId, waitSeconds)}`);
+    if (report.outcome === 'skipped')
+      writeLine(streams.stderr, `podmutation sync: ${skipMessage(report, target.clusterId, waitSeconds)}`);
     // The error line above is JSON for machines; a refused publish says here, in words, what to do (set the clock right).
-    if (report.outcome === 'failed') writeLine(streams.stderr, `podmutation sync: not synced: ${report.error ?? 'the sync failed'}`);
+    if (report.outcome === 'failed')
+      writeLine(streams.stderr, `podmutation sync: not synced: ${report.error ?? 'the sync failed'}`);
     return report.outcome === 'failed' || report.outcome === 'skipped' ? EXIT.findings : EXIT.ok;
   } finally {
     client.destroy();
@@ -103,9 +121,12 @@ export function registerSync(program: Command, context: CliContext): void {
     summary: "sync the cluster's PodMutations into the rules table once, as the sync Lambda does",
     description:
       "One sync of the kubeconfig's cluster into the rules table TARGET names, status written back; the report is printed " +
-      'as one JSON line. The sync takes the cluster\'s sync lease first, waiting up to --lease-wait seconds while another ' +
+      "as one JSON line. The sync takes the cluster's sync lease first, waiting up to --lease-wait seconds while another " +
       'sync (the Lambda) holds it.',
-    examples: ['podmutation sync --once --kubeconfig ~/.kube/config --stage prod --region eu-west-1', 'podmutation sync --once --kubeconfig kind.yaml --dynamodb-endpoint http://127.0.0.1:8000'],
+    examples: [
+      'podmutation sync --once --kubeconfig ~/.kube/config --stage prod --region eu-west-1',
+      'podmutation sync --once --kubeconfig kind.yaml --dynamodb-endpoint http://127.0.0.1:8000',
+    ],
     exits: {
       0: 'published, or nothing changed',
       1: 'the sync failed or was skipped (the lease stayed held, or a newer list is already published)',
@@ -116,7 +137,12 @@ export function registerSync(program: Command, context: CliContext): void {
     .option('--once', 'one sync, then exit (required: a continuous sync from a workstation is `serve --kubeconfig`)')
     .addOption(required(new Option('--kubeconfig <file>', 'the kubeconfig of the cluster to read')))
     .option('--context <name>', 'the kubeconfig context to use')
-    .addOption(new Option('--lease-wait <seconds>', `seconds to wait for the sync lease another sync holds (0 to ${MAX_LEASE_WAIT_SECONDS})`).default(String(DEFAULT_LEASE_WAIT_SECONDS)));
+    .addOption(
+      new Option(
+        '--lease-wait <seconds>',
+        `seconds to wait for the sync lease another sync holds (0 to ${MAX_LEASE_WAIT_SECONDS})`,
+      ).default(String(DEFAULT_LEASE_WAIT_SECONDS)),
+    );
   for (const option of storeTargetOptions()) command.addOption(option);
   onRun<SyncFlags>(command, (flags) => sync(flags, context));
 }

@@ -3,7 +3,14 @@ import { dirname } from 'node:path';
 import { Option, type Command } from 'commander';
 import { stringify } from 'yaml';
 import { fileProblem, MalformedInputError } from '../errors/index.ts';
-import { findTestFiles, junitReport, runTestFile, TEST_FILE_NAME, type CaseFailure, type TestFileResult } from '../rule-tests/index.ts';
+import {
+  findTestFiles,
+  junitReport,
+  runTestFile,
+  TEST_FILE_NAME,
+  type CaseFailure,
+  type TestFileResult,
+} from '../rule-tests/index.ts';
 import { canonicalJson } from '../values/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
 import type { Pod } from '../engine/index.ts';
@@ -29,8 +36,12 @@ function sortedKeys(value: unknown): unknown {
 
 /** The unchanged runs of a line diff cut to DIFF_CONTEXT lines around each change. */
 function withContext<Line extends { readonly sign: DiffSign }>(lines: readonly Line[], ellipsis: Line): Line[] {
-  const near = lines.map((_, index) => lines.slice(Math.max(0, index - DIFF_CONTEXT), index + DIFF_CONTEXT + 1).some((line) => line.sign !== ' '));
-  return lines.flatMap((line, index) => (near[index] ? [line] : near[index - 1] === true || index === 0 ? [ellipsis] : []));
+  const near = lines.map((_, index) =>
+    lines.slice(Math.max(0, index - DIFF_CONTEXT), index + DIFF_CONTEXT + 1).some((line) => line.sign !== ' '),
+  );
+  return lines.flatMap((line, index) =>
+    near[index] ? [line] : near[index - 1] === true || index === 0 ? [ellipsis] : [],
+  );
 }
 
 /** An expectation's scheduling fields (or the actual ones, in the same form) as the Pod fields they stand for. */
@@ -46,18 +57,27 @@ function schedulingPod(view: unknown): Pod {
 export function caseDiff(failure: CaseFailure, colour = false): string[] {
   if (failure.aspect === 'scheduling') {
     // The summary's one-line form is for -o json; people read the diff.
-    return ['scheduling: differs as Kubernetes reads it (- expected, + actual):', ...schedulingDiff(schedulingPod(failure.expected), schedulingPod(failure.actual), colour).map((line) => `  ${line}`)];
+    return [
+      'scheduling: differs as Kubernetes reads it (- expected, + actual):',
+      ...schedulingDiff(schedulingPod(failure.expected), schedulingPod(failure.actual), colour).map(
+        (line) => `  ${line}`,
+      ),
+    ];
   }
   const yaml = (value: unknown) => stringify({ [failure.aspect]: sortedKeys(value) }).trimEnd();
   const lines = withContext(lineDiff(yaml(failure.expected), yaml(failure.actual)), { sign: ' ', text: '…' });
-  return [`${failure.aspect}: ${failure.summary}`, ...lines.map(({ sign, text }) => `  ${diffLine(sign, text, colour)}`)];
+  return [
+    `${failure.aspect}: ${failure.summary}`,
+    ...lines.map(({ sign, text }) => `  ${diffLine(sign, text, colour)}`),
+  ];
 }
 
 function printFile(result: TestFileResult, { stdout }: CliContext['streams'], colour: boolean): void {
   writeLine(stdout, result.name === result.file ? result.file : `${result.file} (${result.name})`);
   if (result.error !== undefined) {
     writeLine(stdout, '  ERROR the test file cannot be run; fix it:');
-    for (const { field, reason } of result.error.issues) writeLine(stdout, `        ${field === '' ? reason : `${field}: ${reason}`}`);
+    for (const { field, reason } of result.error.issues)
+      writeLine(stdout, `        ${field === '' ? reason : `${field}: ${reason}`}`);
     return;
   }
   if (result.invalidRules.length > 0) {
@@ -66,7 +86,8 @@ function printFile(result: TestFileResult, { stdout }: CliContext['streams'], co
   }
   for (const item of result.cases) {
     writeLine(stdout, `  ${item.failures.length === 0 ? 'PASS' : 'FAIL'}  ${item.resource}`);
-    for (const line of item.failures.flatMap((failure) => caseDiff(failure, colour))) writeLine(stdout, `        ${line}`);
+    for (const line of item.failures.flatMap((failure) => caseDiff(failure, colour)))
+      writeLine(stdout, `        ${line}`);
   }
   for (const resource of result.unchecked) writeLine(stdout, `  warning: ${resource} has no result; it is not checked`);
 }
@@ -77,9 +98,16 @@ function runDocument(results: readonly TestFileResult[], totals: Totals) {
     files: results.map(({ file, name, error, invalidRules, cases, unchecked }) => ({
       file,
       name,
-      ...(error === undefined ? {} : { error: { message: error.message, issues: error.issues.map(({ field, reason }) => ({ field, reason })) } }),
+      ...(error === undefined
+        ? {}
+        : { error: { message: error.message, issues: error.issues.map(({ field, reason }) => ({ field, reason })) } }),
       invalidRules,
-      cases: cases.map(({ resource, source, failures }) => ({ resource, source, passed: failures.length === 0, failures })),
+      cases: cases.map(({ resource, source, failures }) => ({
+        resource,
+        source,
+        passed: failures.length === 0,
+        failures,
+      })),
       unchecked,
     })),
     ...totals,
@@ -133,10 +161,15 @@ async function test(paths: readonly string[], flags: TestFlags, context: CliCont
       // A report folder that does not exist yet is made, as CI configurations expect (test-results/).
       await mkdir(folder, { recursive: true });
     } catch (error) {
-      throw new MalformedInputError(`cannot make the folder ${folder} of ${flags.junit}: ${fileProblem(error)}`, { cause: error });
+      throw new MalformedInputError(`cannot make the folder ${folder} of ${flags.junit}: ${fileProblem(error)}`, {
+        cause: error,
+      });
     }
     try {
-      await writeFile(flags.junit, junitReport(results, (failure) => caseDiff(failure)));
+      await writeFile(
+        flags.junit,
+        junitReport(results, (failure) => caseDiff(failure)),
+      );
     } catch (error) {
       throw new MalformedInputError(`cannot write ${flags.junit}: ${fileProblem(error)}`, { cause: error });
     }
@@ -151,7 +184,7 @@ export function registerTest(program: Command, context: CliContext): void {
     summary: 'run PodMutationTest files offline: each expected result passes, or fails with a diff',
     description:
       `Finds every ${TEST_FILE_NAME} under the given folders (or takes the given test files), and for each result of each ` +
-      'file runs the Pod of the named resource through the engine with the test\'s rules and placements, as admission would, ' +
+      "file runs the Pod of the named resource through the engine with the test's rules and placements, as admission would, " +
       'and compares the applied and audited rules, the denial, the scheduling fields (as Kubernetes reads them) and the patched ' +
       'resource with what the result expects. Prints PASS or FAIL per result, with a diff for each failure; a test file that ' +
       'cannot be read is reported and the other files still run. The file format is in README.md, "Testing rules".',

@@ -15,7 +15,15 @@ interface ValidateFlags {
 
 /** One rule of `validate -o json|yaml`: the documented, stable shape (README.md, "The CLI"). */
 type ValidatedRule =
-  | { readonly name: string; readonly source: string; readonly valid: true; readonly enabled: boolean; readonly priority: number; readonly enforcement: string; readonly warnings: Issues }
+  | {
+      readonly name: string;
+      readonly source: string;
+      readonly valid: true;
+      readonly enabled: boolean;
+      readonly priority: number;
+      readonly enforcement: string;
+      readonly warnings: Issues;
+    }
   | { readonly name: string; readonly source: string; readonly valid: false; readonly issues: Issues };
 
 /**
@@ -24,29 +32,59 @@ type ValidatedRule =
  */
 async function validate(paths: readonly string[], flags: ValidateFlags, { streams }: CliContext): Promise<number> {
   const { output } = flags;
-  const { loaded, skipped, unreadable } = await loadRuleFiles(paths, { keepGoing: true, allowEmpty: flags.allowEmpty === true });
+  const { loaded, skipped, unreadable } = await loadRuleFiles(paths, {
+    keepGoing: true,
+    allowEmpty: flags.allowEmpty === true,
+  });
   reportSkippedDocuments(skipped, streams);
   for (const { error } of unreadable) writeLine(streams.stderr, `podmutation validate: ${error.message}`);
   const rules: ValidatedRule[] = loaded.map(({ source, verdict, resource }) =>
     verdict.valid
-      ? { name: verdict.rule.name, source, valid: true, enabled: verdict.rule.enable, priority: verdict.rule.priority, enforcement: verdict.rule.enforcement, warnings: ruleWarnings(verdict.rule, resource) }
-      : { name: verdict.invalid.name, source, valid: false, issues: verdict.invalid.issues.map(({ field, reason }) => ({ field, reason })) },
+      ? {
+          name: verdict.rule.name,
+          source,
+          valid: true,
+          enabled: verdict.rule.enable,
+          priority: verdict.rule.priority,
+          enforcement: verdict.rule.enforcement,
+          warnings: ruleWarnings(verdict.rule, resource),
+        }
+      : {
+          name: verdict.invalid.name,
+          source,
+          valid: false,
+          issues: verdict.invalid.issues.map(({ field, reason }) => ({ field, reason })),
+        },
   );
   const invalid = rules.filter((rule) => !rule.valid).length;
   const warnings = rules.reduce((total, rule) => total + (rule.valid ? rule.warnings.length : 0), 0);
-  if (output !== 'table') printDocument(streams.stdout, output, { rules, valid: rules.length - invalid, invalid, unreadable: unreadable.map(({ source, error }) => ({ source, message: error.message })) });
+  if (output !== 'table')
+    printDocument(streams.stdout, output, {
+      rules,
+      valid: rules.length - invalid,
+      invalid,
+      unreadable: unreadable.map(({ source, error }) => ({ source, message: error.message })),
+    });
   else {
     for (const rule of rules) {
       if (rule.valid) {
-        writeLine(streams.stdout, `valid    ${rule.name} (${rule.source}; ${rule.enabled ? 'enabled' : 'disabled'}, priority ${rule.priority})`);
-        for (const line of describeIssues({ name: rule.name, issues: rule.warnings })) writeLine(streams.stdout, `  warning: ${line}`);
+        writeLine(
+          streams.stdout,
+          `valid    ${rule.name} (${rule.source}; ${rule.enabled ? 'enabled' : 'disabled'}, priority ${rule.priority})`,
+        );
+        for (const line of describeIssues({ name: rule.name, issues: rule.warnings }))
+          writeLine(streams.stdout, `  warning: ${line}`);
         continue;
       }
       writeLine(streams.stdout, `invalid  ${rule.name} (${rule.source})`);
       for (const line of describeIssues(rule)) writeLine(streams.stdout, `  ${line}`);
     }
-    const notRead = unreadable.length === 0 ? '' : `, ${unreadable.length} file${unreadable.length === 1 ? '' : 's'} not read`;
-    writeLine(streams.stdout, `${rules.length - invalid} valid, ${invalid} invalid${warnings === 0 ? '' : `, ${warnings} warning${warnings === 1 ? '' : 's'}`}${notRead}`);
+    const notRead =
+      unreadable.length === 0 ? '' : `, ${unreadable.length} file${unreadable.length === 1 ? '' : 's'} not read`;
+    writeLine(
+      streams.stdout,
+      `${rules.length - invalid} valid, ${invalid} invalid${warnings === 0 ? '' : `, ${warnings} warning${warnings === 1 ? '' : 's'}`}${notRead}`,
+    );
   }
   if (unreadable.length > 0) return EXIT.usage;
   return invalid === 0 ? EXIT.ok : EXIT.findings;
@@ -55,10 +93,18 @@ async function validate(paths: readonly string[], flags: ValidateFlags, { stream
 /** `podmutation validate`. */
 export function registerValidate(program: Command, context: CliContext): void {
   const command = defineCommand(program, 'validate', {
-    summary: 'check PodMutation files as the sync checks the cluster\'s: every rule valid, or invalid with field path and reason',
+    summary:
+      "check PodMutation files as the sync checks the cluster's: every rule valid, or invalid with field path and reason",
     examples: ['podmutation validate examples/rules', 'podmutation validate rules/ -o json'],
-    exits: { 0: 'every rule valid, with warnings or not', 1: 'some rule invalid', 2: 'usage error, a file that cannot be read or parsed (the others are still checked), or paths that hold no PodMutation' },
+    exits: {
+      0: 'every rule valid, with warnings or not',
+      1: 'some rule invalid',
+      2: 'usage error, a file that cannot be read or parsed (the others are still checked), or paths that hold no PodMutation',
+    },
   });
-  command.argument('<paths...>', 'PodMutation files (YAML or JSON, multi-document) or folders of them').addOption(outputOption()).addOption(allowEmptyOption());
+  command
+    .argument('<paths...>', 'PodMutation files (YAML or JSON, multi-document) or folders of them')
+    .addOption(outputOption())
+    .addOption(allowEmptyOption());
   onRun<ValidateFlags, [string[]]>(command, (flags, [paths]) => validate(paths, flags, context));
 }

@@ -20,7 +20,8 @@ const FAILURE_POLICIES: readonly FailurePolicy[] = ['Ignore', 'Fail'];
 
 // A secret ARN names its region (arn:aws:secretsmanager:<region>:...), which the secret reader uses: no AWS_REGION needed.
 function checkedSecretArn(arn: string): string {
-  if (!SECRET_ARN.pattern.test(arn)) throw new MalformedInputError(`--token-secret must be ${SECRET_ARN.form}, got ${previewInput(arn)}`);
+  if (!SECRET_ARN.pattern.test(arn))
+    throw new MalformedInputError(`--token-secret must be ${SECRET_ARN.form}, got ${previewInput(arn)}`);
   return arn;
 }
 
@@ -42,10 +43,13 @@ async function readCaBundle(file: string): Promise<string> {
     try {
       new X509Certificate(block);
     } catch (error) {
-      throw new MalformedInputError(`--ca-bundle ${file}: certificate ${index + 1} does not parse (${(error as Error).message})`, {
-        cause: error,
-        context: { flag: '--ca-bundle' },
-      });
+      throw new MalformedInputError(
+        `--ca-bundle ${file}: certificate ${index + 1} does not parse (${(error as Error).message})`,
+        {
+          cause: error,
+          context: { flag: '--ca-bundle' },
+        },
+      );
     }
   });
   return text;
@@ -65,7 +69,16 @@ async function webhookConfig(flags: WebhookConfigFlags, { streams }: CliContext)
   }
   const { url, failurePolicy, timeout: timeoutSeconds, name } = flags;
   const caBundle = flags.caBundle === undefined ? undefined : await readCaBundle(flags.caBundle);
-  streams.stdout.write(webhookConfigurationYaml({ url, token: token!, failurePolicy, timeoutSeconds, name, ...(caBundle === undefined ? {} : { caBundle }) }));
+  streams.stdout.write(
+    webhookConfigurationYaml({
+      url,
+      token: token!,
+      failurePolicy,
+      timeoutSeconds,
+      name,
+      ...(caBundle === undefined ? {} : { caBundle }),
+    }),
+  );
   return EXIT.ok;
 }
 
@@ -85,11 +98,31 @@ export function registerWebhookConfig(program: Command, context: CliContext): vo
   });
   command
     .addOption(required(new Option('--url <base>', 'the WebhookBaseUrl output of the deployment')))
-    .addOption(new Option('--token <token>', 'the webhook token (prefer --token-secret: a token on a command line lands in shell history)').conflicts('tokenSecret'))
-    .addOption(new Option('--token-secret <arn>', "the webhook token secret's ARN (the WebhookTokenSecretArn output); its AWSCURRENT value is read"))
-    .addOption(new Option('--failure-policy <policy>', 'what the API server does when the webhook cannot answer').choices(FAILURE_POLICIES).default(WEBHOOK_DEFAULTS.failurePolicy))
-    .addOption(new Option('--timeout <seconds>', 'the webhook timeout, 1 to 30 seconds').argParser(wholeSeconds).default(WEBHOOK_DEFAULTS.timeoutSeconds))
-    .addOption(new Option('--name <name>', 'the name of the MutatingWebhookConfiguration').default(WEBHOOK_DEFAULTS.name))
+    .addOption(
+      new Option(
+        '--token <token>',
+        'the webhook token (prefer --token-secret: a token on a command line lands in shell history)',
+      ).conflicts('tokenSecret'),
+    )
+    .addOption(
+      new Option(
+        '--token-secret <arn>',
+        "the webhook token secret's ARN (the WebhookTokenSecretArn output); its AWSCURRENT value is read",
+      ),
+    )
+    .addOption(
+      new Option('--failure-policy <policy>', 'what the API server does when the webhook cannot answer')
+        .choices(FAILURE_POLICIES)
+        .default(WEBHOOK_DEFAULTS.failurePolicy),
+    )
+    .addOption(
+      new Option('--timeout <seconds>', 'the webhook timeout, 1 to 30 seconds')
+        .argParser(wholeSeconds)
+        .default(WEBHOOK_DEFAULTS.timeoutSeconds),
+    )
+    .addOption(
+      new Option('--name <name>', 'the name of the MutatingWebhookConfiguration').default(WEBHOOK_DEFAULTS.name),
+    )
     .addOption(
       new Option(
         '--ca-bundle <file>',

@@ -86,9 +86,14 @@ function createClusterAccess<C>(
     backoff: RESOLUTION_BACKOFF,
     deadlineMs: options.requestTimeoutMs,
     timeoutError: (deadlineMs) =>
-      clusterError({ action: `resolving the connection to ${target}`, notFoundHint: '', target }, 'timeout', `no answer within ${deadlineMs} ms`, {
-        context: { timeoutMs: deadlineMs },
-      }),
+      clusterError(
+        { action: `resolving the connection to ${target}`, notFoundHint: '', target },
+        'timeout',
+        `no answer within ${deadlineMs} ms`,
+        {
+          context: { timeoutMs: deadlineMs },
+        },
+      ),
     ...(clock === undefined ? {} : { clock: () => clock().getTime() }),
   });
 
@@ -195,22 +200,46 @@ async function sendWrite(
   operation: ClusterOperation,
   timeoutMs: number,
   connection: Connection,
-  target: { readonly path: string; readonly query: Readonly<Record<string, string>>; readonly method: 'PATCH' | 'DELETE'; readonly contentType: string },
+  target: {
+    readonly path: string;
+    readonly query: Readonly<Record<string, string>>;
+    readonly method: 'PATCH' | 'DELETE';
+    readonly contentType: string;
+  },
   body: unknown,
 ): Promise<void> {
   try {
     const url = new URL(`${connection.server.replace(/\/+$/, '')}${target.path}`);
     for (const [name, value] of Object.entries(target.query)) url.searchParams.set(name, value);
-    await write(url, target.method, target.contentType, JSON.stringify(body), await connection.httpsOptions(), timeoutMs);
+    await write(
+      url,
+      target.method,
+      target.contentType,
+      JSON.stringify(body),
+      await connection.httpsOptions(),
+      timeoutMs,
+    );
   } catch (error) {
     // The answer's body is never decoded, so nothing after it arrived is a malformed answer.
     throw classifyRequestFailure(operation, error, { responded: false, timeoutMs });
   }
 }
 
-function write(url: URL, method: string, contentType: string, text: string, options: Awaited<ReturnType<Connection['httpsOptions']>>, timeoutMs: number): Promise<void> {
+function write(
+  url: URL,
+  method: string,
+  contentType: string,
+  text: string,
+  options: Awaited<ReturnType<Connection['httpsOptions']>>,
+  timeoutMs: number,
+): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const headers = { ...options.headers, accept: 'application/json', 'content-type': contentType, 'content-length': Buffer.byteLength(text) };
+    const headers = {
+      ...options.headers,
+      accept: 'application/json',
+      'content-type': contentType,
+      'content-length': Buffer.byteLength(text),
+    };
     const request = httpsRequest(url, { ...options, method, headers }, (response) => {
       const code = response.statusCode ?? 0;
       if (code >= 200 && code <= 299) {
@@ -219,10 +248,20 @@ function write(url: URL, method: string, contentType: string, text: string, opti
       }
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => reject(new ApiException(code, `HTTP ${code}`, Buffer.concat(chunks).toString('utf8'), headersOf(response.headers))));
+      response.on('end', () =>
+        reject(
+          new ApiException(code, `HTTP ${code}`, Buffer.concat(chunks).toString('utf8'), headersOf(response.headers)),
+        ),
+      );
       response.on('error', reject);
     });
-    const timer = setTimeout(() => request.destroy(Object.assign(new Error(`no complete answer within ${timeoutMs} ms`), { name: 'TimeoutError' })), timeoutMs);
+    const timer = setTimeout(
+      () =>
+        request.destroy(
+          Object.assign(new Error(`no complete answer within ${timeoutMs} ms`), { name: 'TimeoutError' }),
+        ),
+      timeoutMs,
+    );
     request.on('close', () => clearTimeout(timer));
     request.on('error', reject);
     request.end(text);
@@ -230,7 +269,9 @@ function write(url: URL, method: string, contentType: string, text: string, opti
 }
 
 function headersOf(headers: IncomingHttpHeaders): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : String(value)]));
+  return Object.fromEntries(
+    Object.entries(headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : String(value)]),
+  );
 }
 
 /** True when `error` is a ClusterError with this `context.reason`. */
@@ -241,7 +282,9 @@ function hasReason(error: unknown, reason: ClusterFailureReason): error is Clust
 /** Checks a per-request timeout option: an integer from 1 to 300 000 ms. */
 function checkRequestTimeout(requestTimeoutMs: number): number {
   if (!Number.isInteger(requestTimeoutMs) || requestTimeoutMs < 1 || requestTimeoutMs > 300_000) {
-    throw new ConfigurationError(`cluster request timeout must be an integer from 1 to 300000 ms, got ${requestTimeoutMs}`);
+    throw new ConfigurationError(
+      `cluster request timeout must be an integer from 1 to 300000 ms, got ${requestTimeoutMs}`,
+    );
   }
   return requestTimeoutMs;
 }
@@ -263,5 +306,14 @@ function describeTarget(config: ClusterConfig): string {
   }
 }
 
-export { createClusterAccess, send, sendMergePatch, sendWrite, getJson, hasReason, checkRequestTimeout, DEFAULT_LIST_PAGE_SIZE };
+export {
+  createClusterAccess,
+  send,
+  sendMergePatch,
+  sendWrite,
+  getJson,
+  hasReason,
+  checkRequestTimeout,
+  DEFAULT_LIST_PAGE_SIZE,
+};
 export type { ClusterAccess, ConnectionOptions };

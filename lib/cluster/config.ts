@@ -7,7 +7,12 @@ type ClusterConfig =
   /** EKS: endpoint and CA from DescribeCluster, token from the function's own IAM identity. */
   | { readonly mode: 'eks'; readonly clusterName: string; readonly region: string }
   /** A kubeconfig stored as the SecretString of a Secrets Manager secret; `region` is the secret's region. */
-  | { readonly mode: 'kubeconfigSecret'; readonly secretArn: string; readonly region: string; readonly context?: string }
+  | {
+      readonly mode: 'kubeconfigSecret';
+      readonly secretArn: string;
+      readonly region: string;
+      readonly context?: string;
+    }
   /** A kubeconfig file on disk (workstation use). */
   | { readonly mode: 'kubeconfigFile'; readonly path: string; readonly context?: string }
   /** The YAML text of a kubeconfig. */
@@ -32,7 +37,10 @@ function readClusterConfig(env: Environment): ClusterConfig {
 }
 
 function readEksConfig(env: Environment, name: string): ClusterConfig {
-  const { clusterName, region } = readAll({ clusterName: () => checkedClusterName(name), region: () => readRegion(env) }, ConfigurationError);
+  const { clusterName, region } = readAll(
+    { clusterName: () => checkedClusterName(name), region: () => readRegion(env) },
+    ConfigurationError,
+  );
   return { mode: 'eks', clusterName, region };
 }
 
@@ -49,7 +57,7 @@ function checkedClusterName(clusterName: string): string {
 function readRegion(env: Environment): string {
   const region = optionalSetting(env, 'AWS_REGION');
   if (region === undefined) {
-    throw new ConfigurationError('AWS_REGION is not set; EKS mode (CLUSTER_NAME) needs the cluster\'s region', {
+    throw new ConfigurationError("AWS_REGION is not set; EKS mode (CLUSTER_NAME) needs the cluster's region", {
       context: { variable: 'AWS_REGION' },
     });
   }

@@ -62,7 +62,14 @@ class PooledKubeConfig extends KubeConfig {
     // authenticator (a current EKS token); the agent client-node puts in it does not keep connections alive.
     await this.applyToHTTPSOptions(options);
     const { ca, cert, key, servername, rejectUnauthorized, headers, auth } = options;
-    this.#agent ??= new Agent({ keepAlive: true, ca, cert, key, ...(servername === undefined ? {} : { servername }), ...(rejectUnauthorized === undefined ? {} : { rejectUnauthorized }) });
+    this.#agent ??= new Agent({
+      keepAlive: true,
+      ca,
+      cert,
+      key,
+      ...(servername === undefined ? {} : { servername }),
+      ...(rejectUnauthorized === undefined ? {} : { rejectUnauthorized }),
+    });
     return { agent: this.#agent, headers, ...(auth === undefined ? {} : { auth }) };
   }
 }
@@ -156,7 +163,9 @@ async function readKubeconfigSecret(
   region: string,
   dependencies: ConnectionDependencies,
 ): Promise<string> {
-  const reader = dependencies.secretsManagerClient ?? secretReaderFor(secretArn, { requestTimeoutMs: dependencies.requestTimeoutMs });
+  const reader =
+    dependencies.secretsManagerClient ??
+    secretReaderFor(secretArn, { requestTimeoutMs: dependencies.requestTimeoutMs });
   const operation: ClusterOperation = {
     action: `reading the kubeconfig secret ${secretArn}`,
     notFoundHint: 'the secret does not exist',
@@ -164,9 +173,18 @@ async function readKubeconfigSecret(
     context: { secretArn },
   };
   const read = await readSecretString(reader, secretArn);
-  if ('failure' in read) throw awsFailure(operation, read.failure, 'the sync role lacks secretsmanager:GetSecretValue (or kms:Decrypt) on the secret');
+  if ('failure' in read)
+    throw awsFailure(
+      operation,
+      read.failure,
+      'the sync role lacks secretsmanager:GetSecretValue (or kms:Decrypt) on the secret',
+    );
   if ('empty' in read) {
-    throw clusterError(operation, 'configuration', 'the secret has no SecretString; store the kubeconfig YAML as the secret string');
+    throw clusterError(
+      operation,
+      'configuration',
+      'the secret has no SecretString; store the kubeconfig YAML as the secret string',
+    );
   }
   return read.text;
 }
@@ -179,7 +197,10 @@ async function eksConnection(
 ): Promise<Connection> {
   const client =
     dependencies.eksClient ??
-    new EKSClient({ region, requestHandler: { requestTimeout: dependencies.requestTimeoutMs, throwOnRequestTimeout: true } });
+    new EKSClient({
+      region,
+      requestHandler: { requestTimeout: dependencies.requestTimeoutMs, throwOnRequestTimeout: true },
+    });
   const operation: ClusterOperation = {
     action: `describing EKS cluster ${clusterName}`,
     notFoundHint: `there is no EKS cluster "${clusterName}" in ${region}`,
@@ -246,7 +267,10 @@ function awsFailure(operation: ClusterOperation, error: unknown, forbiddenHint: 
 function awsReason(name: string, status: number | undefined): ClusterFailureReason {
   if (name === 'AccessDeniedException' || status === 403) return 'forbidden';
   if (name === 'ResourceNotFoundException' || status === 404) return 'notFound';
-  if (['UnrecognizedClientException', 'InvalidClientTokenId', 'ExpiredTokenException'].includes(name) || status === 401) {
+  if (
+    ['UnrecognizedClientException', 'InvalidClientTokenId', 'ExpiredTokenException'].includes(name) ||
+    status === 401
+  ) {
     return 'unauthorized';
   }
   if (name === 'TimeoutError' || name === 'AbortError') return 'timeout';

@@ -132,4 +132,11 @@ function stsHostname(region: string): string {
 }
 
 export { presignEksToken, createEksTokenProvider };
-export type { AwsCredentials, AwsCredentialsProvider, Clock, EksTokenRequest, EksTokenProvider, EksTokenProviderOptions };
+export type {
+  AwsCredentials,
+  AwsCredentialsProvider,
+  Clock,
+  EksTokenRequest,
+  EksTokenProvider,
+  EksTokenProviderOptions,
+};

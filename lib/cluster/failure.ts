@@ -107,7 +107,8 @@ function statusFailure(operation: ClusterOperation, error: ApiException<unknown>
     );
   }
   if (code === 404) return clusterError(operation, 'notFound', `${status}: ${operation.notFoundHint}${suffix}`, extra);
-  if (code === 410) return clusterError(operation, 'gone', `${status} (the list continue token expired)${suffix}`, extra);
+  if (code === 410)
+    return clusterError(operation, 'gone', `${status} (the list continue token expired)${suffix}`, extra);
   if (code >= 500 || code === 429) {
     return clusterError(operation, 'server', `${status} (the API server could not serve the request)${suffix}`, extra);
   }
@@ -119,10 +120,15 @@ function transportFailure(operation: ClusterOperation, error: unknown): ClusterE
   const code = errorCode(error);
   const tlsProblem = code === undefined ? undefined : TLS_PROBLEMS[code];
   if (tlsProblem !== undefined) {
-    return clusterError(operation, 'network', `TLS verification of ${operation.target} failed (${code}): ${tlsProblem}`, {
-      cause: error,
-      context: { code },
-    });
+    return clusterError(
+      operation,
+      'network',
+      `TLS verification of ${operation.target} failed (${code}): ${tlsProblem}`,
+      {
+        cause: error,
+        context: { code },
+      },
+    );
   }
   const detail = code === undefined ? innermostMessage(error) : `${code}: ${innermostMessage(error)}`;
   return clusterError(operation, 'network', `could not reach ${operation.target} (${detail})`, {

@@ -17,7 +17,12 @@ import {
 } from './eks-token.ts';
 import type { ClusterFailureReason } from './failure.ts';
 import type { PodMutationList } from './list.ts';
-import { createRolloutTarget, type RolloutTarget, type RolloutTargetOptions, type RolloutWorkloadKind } from './rollout-target.ts';
+import {
+  createRolloutTarget,
+  type RolloutTarget,
+  type RolloutTargetOptions,
+  type RolloutWorkloadKind,
+} from './rollout-target.ts';
 import { createPodMutationSource, type PodMutationSource, type PodMutationSourceOptions } from './source.ts';
 import {
   createWorkloadObjectSource,

@@ -50,7 +50,11 @@ type ListOutcome =
   | { readonly kind: 'complete'; readonly list: PodMutationList }
   | { readonly kind: 'expired'; readonly error: ClusterError };
 
-async function collectOnce(fetchPage: PageFetcher, limits: ListLimits, operation: ClusterOperation): Promise<ListOutcome> {
+async function collectOnce(
+  fetchPage: PageFetcher,
+  limits: ListLimits,
+  operation: ClusterOperation,
+): Promise<ListOutcome> {
   const items: unknown[] = [];
   let resourceVersion = '';
   let pages = 0;
@@ -73,7 +77,11 @@ async function collectOnce(fetchPage: PageFetcher, limits: ListLimits, operation
  * a page that repeats an earlier continue token, and rejects a list that runs past `maxPages`, so a misbehaving
  * server cannot make a list loop forever.
  */
-async function* listPages(fetchPage: PageFetcher, maxPages: number, operation: ClusterOperation): AsyncGenerator<ListPage, void> {
+async function* listPages(
+  fetchPage: PageFetcher,
+  maxPages: number,
+  operation: ClusterOperation,
+): AsyncGenerator<ListPage, void> {
   const seenTokens = new Set<string>();
   let continueToken: string | undefined;
   for (let pageIndex = 0; pageIndex < maxPages; pageIndex += 1) {
@@ -116,7 +124,6 @@ function parseListPage(body: unknown, pageIndex: number, operation: ClusterOpera
   });
   return { items, resourceVersion, continueToken: continueToken === '' ? undefined : continueToken };
 }
-
 
 function kindOf(value: unknown): string {
   if (value === null) return 'null';

@@ -1,4 +1,12 @@
-import { checkRequestTimeout, createClusterAccess, getJson, hasReason, send, sendWrite, type ConnectionOptions } from './access.ts';
+import {
+  checkRequestTimeout,
+  createClusterAccess,
+  getJson,
+  hasReason,
+  send,
+  sendWrite,
+  type ConnectionOptions,
+} from './access.ts';
 import type { ClusterConfig } from './config.ts';
 import type { Connection } from './connection.ts';
 import type { ClusterOperation } from './failure.ts';
@@ -40,37 +48,67 @@ const MERGE = 'application/merge-patch+json';
 /** The RolloutTarget of the configured cluster, connecting as createWorkloadObjectSource does. */
 function createRolloutTarget(config: ClusterConfig, options: RolloutTargetOptions = {}): RolloutTarget {
   const timeoutMs = checkRequestTimeout(options.requestTimeoutMs ?? 30_000);
-  const access = createClusterAccess(config, { ...options, requestTimeoutMs: timeoutMs }, (connection: Connection) => connection);
-  const operation = (connection: Connection, action: string, notFoundHint: string, context: Record<string, unknown>): ClusterOperation => ({
+  const access = createClusterAccess(
+    config,
+    { ...options, requestTimeoutMs: timeoutMs },
+    (connection: Connection) => connection,
+  );
+  const operation = (
+    connection: Connection,
+    action: string,
+    notFoundHint: string,
+    context: Record<string, unknown>,
+  ): ClusterOperation => ({
     action,
     notFoundHint,
     target: connection.server,
     context,
   });
   const read = (action: string, hint: string, path: string, query: Record<string, string> = {}) =>
-    access.run(action, (connection) => send(operation(connection, action, hint, { operation: 'get', path }), timeoutMs, (request) => getJson(connection, path, query, request)));
-  const workloadPath = (kind: RolloutWorkloadKind, namespace: string, name: string) => `${PATHS[kind].replace('{ns}', encodeURIComponent(namespace))}/${encodeURIComponent(name)}`;
+    access.run(action, (connection) =>
+      send(operation(connection, action, hint, { operation: 'get', path }), timeoutMs, (request) =>
+        getJson(connection, path, query, request),
+      ),
+    );
+  const workloadPath = (kind: RolloutWorkloadKind, namespace: string, name: string) =>
+    `${PATHS[kind].replace('{ns}', encodeURIComponent(namespace))}/${encodeURIComponent(name)}`;
 
   return {
     getWorkload(kind, namespace, name) {
-      return read(`reading ${kind} ${namespace}/${name}`, `${kind} ${namespace}/${name} does not exist (deleted since the report?)`, workloadPath(kind, namespace, name));
+      return read(
+        `reading ${kind} ${namespace}/${name}`,
+        `${kind} ${namespace}/${name} does not exist (deleted since the report?)`,
+        workloadPath(kind, namespace, name),
+      );
     },
     patchWorkload(kind, namespace, name, patch) {
       const action = `patching ${kind} ${namespace}/${name}`;
       const path = workloadPath(kind, namespace, name);
       return access.run(action, (connection) =>
         sendWrite(
-          operation(connection, action, `${kind} ${namespace}/${name} does not exist (deleted since the report?)`, { operation: 'patch', path }),
+          operation(connection, action, `${kind} ${namespace}/${name} does not exist (deleted since the report?)`, {
+            operation: 'patch',
+            path,
+          }),
           timeoutMs,
           connection,
-          { path, query: { fieldManager: 'podmutation-rollout' }, method: 'PATCH', contentType: kind === 'Rollout' ? MERGE : STRATEGIC },
+          {
+            path,
+            query: { fieldManager: 'podmutation-rollout' },
+            method: 'PATCH',
+            contentType: kind === 'Rollout' ? MERGE : STRATEGIC,
+          },
           patch,
         ),
       );
     },
     async getPod(namespace, name) {
       try {
-        return await read(`reading Pod ${namespace}/${name}`, `Pod ${namespace}/${name} does not exist`, `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`);
+        return await read(
+          `reading Pod ${namespace}/${name}`,
+          `Pod ${namespace}/${name} does not exist`,
+          `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`,
+        );
       } catch (error) {
         if (hasReason(error, 'notFound')) return undefined;
         throw error;
@@ -91,7 +129,11 @@ function createRolloutTarget(config: ClusterConfig, options: RolloutTargetOption
     },
     async listPodDisruptionBudgets(namespace) {
       const path = `/apis/policy/v1/namespaces/${encodeURIComponent(namespace)}/poddisruptionbudgets`;
-      const list = await read(`listing poddisruptionbudgets.policy in namespace ${namespace}`, 'the API server does not serve policy/v1 poddisruptionbudgets', path);
+      const list = await read(
+        `listing poddisruptionbudgets.policy in namespace ${namespace}`,
+        'the API server does not serve policy/v1 poddisruptionbudgets',
+        path,
+      );
       const items = (list as { items?: unknown }).items;
       return Array.isArray(items) ? (items as unknown[]) : [];
     },

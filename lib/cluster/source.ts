@@ -1,7 +1,14 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { POD_MUTATION_API_VERSION } from '../api/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
-import { checkRequestTimeout, createClusterAccess, DEFAULT_LIST_PAGE_SIZE, send, sendMergePatch, type ConnectionOptions } from './access.ts';
+import {
+  checkRequestTimeout,
+  createClusterAccess,
+  DEFAULT_LIST_PAGE_SIZE,
+  send,
+  sendMergePatch,
+  type ConnectionOptions,
+} from './access.ts';
 import type { ClusterConfig } from './config.ts';
 import type { Connection } from './connection.ts';
 import type { ClusterOperation } from './failure.ts';
@@ -30,7 +37,12 @@ interface PodMutationSourceOptions extends ConnectionOptions {
 const [GROUP = '', VERSION = ''] = POD_MUTATION_API_VERSION.split('/');
 const PLURAL = 'podmutations';
 const RESOURCE = `${PLURAL}.${GROUP}`;
-const DEFAULTS = { pageSize: DEFAULT_LIST_PAGE_SIZE, requestTimeoutMs: 10_000, maxListRestarts: 3, fieldManager: 'podmutation-sync' };
+const DEFAULTS = {
+  pageSize: DEFAULT_LIST_PAGE_SIZE,
+  requestTimeoutMs: 10_000,
+  maxListRestarts: 3,
+  fieldManager: 'podmutation-sync',
+};
 // 1000 pages of the default 500 items is far beyond any real rule set; past it the server is misbehaving.
 const MAX_PAGES = 1000;
 
@@ -84,7 +96,13 @@ function createPodMutationSource(config: ClusterConfig, options: PodMutationSour
           context: { operation: 'patchStatus', resource: RESOURCE, name },
         };
         const path = `/apis/${GROUP}/${VERSION}/${PLURAL}/${encodeURIComponent(name)}/status`;
-        return sendMergePatch(operation, settings.requestTimeoutMs, cluster.connection, { path, query: { fieldManager: settings.fieldManager } }, { status });
+        return sendMergePatch(
+          operation,
+          settings.requestTimeoutMs,
+          cluster.connection,
+          { path, query: { fieldManager: settings.fieldManager } },
+          { status },
+        );
       });
     },
   };

@@ -1,12 +1,21 @@
 import { ConfigurationError } from '../errors/index.ts';
 import { isDns1123Label } from '../values/index.ts';
-import { checkRequestTimeout, createClusterAccess, DEFAULT_LIST_PAGE_SIZE, getJson, hasReason, send, type ConnectionOptions } from './access.ts';
+import {
+  checkRequestTimeout,
+  createClusterAccess,
+  DEFAULT_LIST_PAGE_SIZE,
+  getJson,
+  hasReason,
+  send,
+  type ConnectionOptions,
+} from './access.ts';
 import type { ClusterConfig } from './config.ts';
 import { clusterError, type ClusterOperation } from './failure.ts';
 import { listPages } from './list.ts';
 
 /** The kinds report reads, in the order they are listed: owners first, Pods last. */
-type WorkloadObjectKind = 'CronJob' | 'Job' | 'Deployment' | 'Rollout' | 'ReplicaSet' | 'StatefulSet' | 'DaemonSet' | 'Pod';
+type WorkloadObjectKind =
+  'CronJob' | 'Job' | 'Deployment' | 'Rollout' | 'ReplicaSet' | 'StatefulSet' | 'DaemonSet' | 'Pod';
 
 /** Every WorkloadObjectKind in listing order: a Pod's possible controllers before the Pods. */
 const WORKLOAD_OBJECT_KINDS: readonly WorkloadObjectKind[] = Object.freeze([
@@ -71,9 +80,16 @@ const MAX_OBJECTS = 1_000_000;
  * files and texts are checked now (ConfigurationError), secrets and EKS clusters on first use; a 401 forces a fresh
  * resolution. An out-of-range option throws ConfigurationError.
  */
-function createWorkloadObjectSource(config: ClusterConfig, options: WorkloadObjectSourceOptions = {}): WorkloadObjectSource {
+function createWorkloadObjectSource(
+  config: ClusterConfig,
+  options: WorkloadObjectSourceOptions = {},
+): WorkloadObjectSource {
   const settings = checkOptions(options);
-  const access = createClusterAccess(config, { ...options, requestTimeoutMs: settings.requestTimeoutMs }, (connection) => connection);
+  const access = createClusterAccess(
+    config,
+    { ...options, requestTimeoutMs: settings.requestTimeoutMs },
+    (connection) => connection,
+  );
   const maxPages = Math.ceil(MAX_OBJECTS / settings.pageSize);
 
   async function* pages(kind: WorkloadObjectKind, namespace?: string): AsyncGenerator<readonly unknown[], void> {
@@ -127,8 +143,11 @@ function createWorkloadObjectSource(config: ClusterConfig, options: WorkloadObje
 
 /** The collection's URL path: core resources under /api, the others under /apis/<group>. */
 function collectionPath(collection: Collection, namespace: string | undefined): string {
-  const root = collection.group === '' ? `/api/${collection.version}` : `/apis/${collection.group}/${collection.version}`;
-  return namespace === undefined ? `${root}/${collection.plural}` : `${root}/namespaces/${namespace}/${collection.plural}`;
+  const root =
+    collection.group === '' ? `/api/${collection.version}` : `/apis/${collection.group}/${collection.version}`;
+  return namespace === undefined
+    ? `${root}/${collection.plural}`
+    : `${root}/namespaces/${namespace}/${collection.plural}`;
 }
 
 /** Rewrites the failures whose generic message would mislead: a missing report permission, an expired token mid-list. */

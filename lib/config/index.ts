@@ -23,9 +23,12 @@ function wholeNumberSetting(
   if (text === undefined) return range.fallback;
   const value = /^\d+$/.test(text) ? Number(text) : Number.NaN;
   if (!Number.isSafeInteger(value) || value < range.minimum || value > range.maximum) {
-    throw new ConfigurationError(`${name} is "${text}"; expected a whole number of ${range.unit} from ${range.minimum} to ${range.maximum}`, {
-      context: { variable: name },
-    });
+    throw new ConfigurationError(
+      `${name} is "${text}"; expected a whole number of ${range.unit} from ${range.minimum} to ${range.maximum}`,
+      {
+        context: { variable: name },
+      },
+    );
   }
   return value;
 }
@@ -34,7 +37,9 @@ function wholeNumberSetting(
 function choiceSetting<T extends string>(env: Environment, name: string, choices: readonly T[], fallback: T): T {
   const text = optionalSetting(env, name) ?? fallback;
   if (!(choices as readonly string[]).includes(text)) {
-    throw new ConfigurationError(`${name} is "${text}"; expected one of ${choices.join(', ')}`, { context: { variable: name } });
+    throw new ConfigurationError(`${name} is "${text}"; expected one of ${choices.join(', ')}`, {
+      context: { variable: name },
+    });
   }
   return text as T;
 }

@@ -35,7 +35,8 @@ function compileAdmissionRules(
   capacityFlavour: CapacityFlavour,
 ): AdmissionRules {
   // No step at all without policies: the hot path then does exactly what it did before placements existed.
-  const managedSteps = placements.length === 0 ? [] : [createPlacementStep({ flavour: capacityFlavour, policies: placements })];
+  const managedSteps =
+    placements.length === 0 ? [] : [createPlacementStep({ flavour: capacityFlavour, policies: placements })];
   return { ...compileSnapshotRules(snapshot.rules), managedSteps };
 }
 

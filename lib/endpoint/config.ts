@@ -34,16 +34,18 @@ function readTokenConfig(env: Environment): TokenSourceConfig {
   const secretArn = optionalSetting(env, 'WEBHOOK_TOKEN_SECRET_ARN');
   const token = optionalSetting(env, 'WEBHOOK_TOKEN');
   if (secretArn !== undefined && token !== undefined) {
-    throw new ConfigurationError('WEBHOOK_TOKEN_SECRET_ARN and WEBHOOK_TOKEN are both set; expected exactly one of them', {
-      context: { variable: 'WEBHOOK_TOKEN' },
-    });
+    throw new ConfigurationError(
+      'WEBHOOK_TOKEN_SECRET_ARN and WEBHOOK_TOKEN are both set; expected exactly one of them',
+      {
+        context: { variable: 'WEBHOOK_TOKEN' },
+      },
+    );
   }
   if (secretArn !== undefined) {
     if (!SECRET_ARN.pattern.test(secretArn)) {
-      throw new ConfigurationError(
-        `WEBHOOK_TOKEN_SECRET_ARN is "${secretArn}"; expected ${SECRET_ARN.form}`,
-        { context: { variable: 'WEBHOOK_TOKEN_SECRET_ARN' } },
-      );
+      throw new ConfigurationError(`WEBHOOK_TOKEN_SECRET_ARN is "${secretArn}"; expected ${SECRET_ARN.form}`, {
+        context: { variable: 'WEBHOOK_TOKEN_SECRET_ARN' },
+      });
     }
     const refreshSeconds = wholeNumberSetting(env, 'TOKEN_REFRESH_SECONDS', {
       fallback: DEFAULT_TOKEN_REFRESH_SECONDS,
@@ -54,13 +56,21 @@ function readTokenConfig(env: Environment): TokenSourceConfig {
     return { kind: 'secret', secretArn, refreshSeconds };
   }
   if (token !== undefined) return { kind: 'literal', token: checkedToken(token, 'WEBHOOK_TOKEN') };
-  throw new ConfigurationError('neither WEBHOOK_TOKEN_SECRET_ARN nor WEBHOOK_TOKEN is set; expected exactly one of them', {
-    context: { variable: 'WEBHOOK_TOKEN_SECRET_ARN' },
-  });
+  throw new ConfigurationError(
+    'neither WEBHOOK_TOKEN_SECRET_ARN nor WEBHOOK_TOKEN is set; expected exactly one of them',
+    {
+      context: { variable: 'WEBHOOK_TOKEN_SECRET_ARN' },
+    },
+  );
 }
 
 function readMaxBodyBytes(env: Environment): number {
-  return wholeNumberSetting(env, 'MAX_BODY_BYTES', { fallback: DEFAULT_MAX_BODY_BYTES, minimum: MIN_BODY_BYTES, maximum: MAX_BODY_BYTES_LIMIT, unit: 'bytes' });
+  return wholeNumberSetting(env, 'MAX_BODY_BYTES', {
+    fallback: DEFAULT_MAX_BODY_BYTES,
+    minimum: MIN_BODY_BYTES,
+    maximum: MAX_BODY_BYTES_LIMIT,
+    unit: 'bytes',
+  });
 }
 
 function readCapacityFlavour(env: Environment): CapacityFlavour {

@@ -130,9 +130,20 @@ function createAdmissionHandler(deps: AdmissionHandlerDeps): AdmissionHandler {
   const clock = deps.clock ?? (() => performance.now());
   const tokenMatches = createTokenComparer();
 
-  function rejected(started: number, statusCode: number, reason: string, body: string, headers?: Readonly<Record<string, string>>) {
+  function rejected(
+    started: number,
+    statusCode: number,
+    reason: string,
+    body: string,
+    headers?: Readonly<Record<string, string>>,
+  ) {
     metrics.addMetric('Rejected', 'Count', 1);
-    logger.warn('admission request rejected', { route: ROUTE, status: statusCode, reason, durationMs: threeDecimals(clock() - started) });
+    logger.warn('admission request rejected', {
+      route: ROUTE,
+      status: statusCode,
+      reason,
+      durationMs: threeDecimals(clock() - started),
+    });
     return errorResult(statusCode, body, headers);
   }
 
@@ -180,7 +191,10 @@ function createAdmissionHandler(deps: AdmissionHandlerDeps): AdmissionHandler {
     }
 
     // Read beside the rules (once per container, at its first review); settled here, so no rejection goes unhandled.
-    const stampKey = deps.stamps?.().then((stamps) => ({ stamps }), (error: unknown) => ({ error }));
+    const stampKey = deps.stamps?.().then(
+      (stamps) => ({ stamps }),
+      (error: unknown) => ({ error }),
+    );
     let snapshot: CachedSnapshot<AdmissionRules>;
     try {
       snapshot = await rules.get();
@@ -194,7 +208,11 @@ function createAdmissionHandler(deps: AdmissionHandlerDeps): AdmissionHandler {
 
     let answer: ReturnType<typeof answerAdmissionReview>;
     try {
-      answer = answerAdmissionReview(body.text, snapshot.value, { managedSteps: snapshot.value.managedSteps, enforcement, ...(stamps === undefined ? {} : { stamps }) });
+      answer = answerAdmissionReview(body.text, snapshot.value, {
+        managedSteps: snapshot.value.managedSteps,
+        enforcement,
+        ...(stamps === undefined ? {} : { stamps }),
+      });
     } catch (error) {
       if (error instanceof MalformedInputError) {
         metrics.addMetric('Rejected', 'Count', 1);

@@ -2,14 +2,16 @@
 import { readAdmissionConfig, DEFAULT_MAX_BODY_BYTES } from './config.ts';
 import { createAdmissionHandler } from './handler.ts';
 import { createAdmissionRulesCache } from './admission-rules.ts';
-import { checkedToken, createTokenSource, generateToken, ignoredTokenVersionReporter, readCurrentToken, tokenRefreshFailureReporter } from './token.ts';
+import {
+  checkedToken,
+  createTokenSource,
+  generateToken,
+  ignoredTokenVersionReporter,
+  readCurrentToken,
+  tokenRefreshFailureReporter,
+} from './token.ts';
 import type { AdmissionConfig } from './config.ts';
-import type {
-  AdmissionHandler,
-  AdmissionHandlerDeps,
-  AdmissionMetrics,
-  LogFields,
-} from './handler.ts';
+import type { AdmissionHandler, AdmissionHandlerDeps, AdmissionMetrics, LogFields } from './handler.ts';
 import type { AdmissionRules, AdmissionRulesCacheOptions } from './admission-rules.ts';
 import type { SecretReader, TokenSource, TokenSourceConfig, TokenSourceOptions } from './token.ts';
 

@@ -3,7 +3,14 @@ import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ConfigurationError } from '../errors/index.ts';
 import type { Logger, Metrics } from '../observability/index.ts';
 import { createRefreshingValue } from '../refresh/index.ts';
-import { isSecretNotFound, readSecretString, SECRET_READ_BACKOFF, secretReaderFor, type SecretRead, type SecretReader } from '../secrets/index.ts';
+import {
+  isSecretNotFound,
+  readSecretString,
+  SECRET_READ_BACKOFF,
+  secretReaderFor,
+  type SecretRead,
+  type SecretReader,
+} from '../secrets/index.ts';
 import { WEBHOOK_TOKEN_FORM, WEBHOOK_TOKEN_PATTERN } from '../values/index.ts';
 
 /** Where the accepted tokens are read from: a Secrets Manager secret (deployed) or a literal value (local runs). */
@@ -45,9 +52,12 @@ const MISMATCH_REFRESH_MS = 10_000;
 function checkedToken(token: string, where: string, context: Record<string, unknown> = {}): string {
   if (!WEBHOOK_TOKEN_PATTERN.test(token)) {
     // The value itself is never put in the message: it may be a real secret with a typo.
-    throw new ConfigurationError(`${where} holds a token of ${token.length} characters that is not of the form ${WEBHOOK_TOKEN_FORM}`, {
-      context: { source: where, ...context },
-    });
+    throw new ConfigurationError(
+      `${where} holds a token of ${token.length} characters that is not of the form ${WEBHOOK_TOKEN_FORM}`,
+      {
+        context: { source: where, ...context },
+      },
+    );
   }
   return token;
 }
@@ -60,11 +70,17 @@ function tokenInSecret(secret: string, where: string, context: Record<string, un
     try {
       parsed = JSON.parse(text);
     } catch (error) {
-      throw new ConfigurationError(`${where} looks like JSON but does not parse; expected a token or {"token": "..."}`, { cause: error, context });
+      throw new ConfigurationError(
+        `${where} looks like JSON but does not parse; expected a token or {"token": "..."}`,
+        { cause: error, context },
+      );
     }
     const token = (parsed as { token?: unknown } | null)?.token;
     if (typeof token !== 'string') {
-      throw new ConfigurationError(`${where} is a JSON object without a string "token" field; expected a token or {"token": "..."}`, { context });
+      throw new ConfigurationError(
+        `${where} is a JSON object without a string "token" field; expected a token or {"token": "..."}`,
+        { context },
+      );
     }
     return checkedToken(token, where, context);
   }
@@ -72,17 +88,25 @@ function tokenInSecret(secret: string, where: string, context: Record<string, un
 }
 
 function readFailure(secretArn: string, stage: string, failure: unknown): ConfigurationError {
-  return new ConfigurationError(`reading the webhook token from secret ${secretArn} (${stage}) failed: ${(failure as Error).message}`, {
-    cause: failure,
-    context: { secretArn, versionStage: stage },
-  });
+  return new ConfigurationError(
+    `reading the webhook token from secret ${secretArn} (${stage}) failed: ${(failure as Error).message}`,
+    {
+      cause: failure,
+      context: { secretArn, versionStage: stage },
+    },
+  );
 }
 
 /** The token of one version of the secret read without failure; a malformed one throws a ConfigurationError naming the stage. */
-function tokenOfVersion(read: Exclude<SecretRead, { readonly failure: unknown }>, secretArn: string, stage: string): string {
+function tokenOfVersion(
+  read: Exclude<SecretRead, { readonly failure: unknown }>,
+  secretArn: string,
+  stage: string,
+): string {
   const where = `secret ${secretArn} (${stage})`;
   const context = { secretArn, versionStage: stage };
-  if ('empty' in read) throw new ConfigurationError(`${where} has no SecretString; expected the token as a string secret`, { context });
+  if ('empty' in read)
+    throw new ConfigurationError(`${where} has no SecretString; expected the token as a string secret`, { context });
   return tokenInSecret(read.text, where, context);
 }
 
@@ -93,7 +117,10 @@ function currentTokenOf(current: SecretRead, secretArn: string): string {
 
 /** The token of the secret's AWSCURRENT version: the one a new webhook configuration carries. */
 async function readCurrentToken(secretArn: string, options: { readonly secrets?: SecretReader } = {}): Promise<string> {
-  return currentTokenOf(await readSecretString(options.secrets ?? secretReaderFor(secretArn), secretArn, 'AWSCURRENT'), secretArn);
+  return currentTokenOf(
+    await readSecretString(options.secrets ?? secretReaderFor(secretArn), secretArn, 'AWSCURRENT'),
+    secretArn,
+  );
 }
 
 /**
@@ -101,7 +128,11 @@ async function readCurrentToken(secretArn: string, options: { readonly secrets?:
  * A malformed AWSPREVIOUS is left out and handed to `onIgnored`: a second put-secret-value that fixes a bad first one
  * turns the bad value into AWSPREVIOUS, and the current token must still be accepted.
  */
-async function readSecretTokens(reader: SecretReader, secretArn: string, onIgnored?: (error: ConfigurationError) => void): Promise<readonly string[]> {
+async function readSecretTokens(
+  reader: SecretReader,
+  secretArn: string,
+  onIgnored?: (error: ConfigurationError) => void,
+): Promise<readonly string[]> {
   const [current, previous] = await Promise.all([
     readSecretString(reader, secretArn, 'AWSCURRENT'),
     readSecretString(reader, secretArn, 'AWSPREVIOUS'),
@@ -144,9 +175,12 @@ function createTokenSource(config: TokenSourceConfig, options: TokenSourceOption
     backoff: SECRET_READ_BACKOFF,
     ...(options.deadlineMs === undefined ? {} : { deadlineMs: options.deadlineMs }),
     timeoutError: (deadlineMs) =>
-      new ConfigurationError(`reading the webhook token from secret ${secretArn} gave no answer within ${deadlineMs} ms`, {
-        context: { secretArn, deadlineMs },
-      }),
+      new ConfigurationError(
+        `reading the webhook token from secret ${secretArn} gave no answer within ${deadlineMs} ms`,
+        {
+          context: { secretArn, deadlineMs },
+        },
+      ),
     onFailure: (failure, kept) => {
       if (kept && failure instanceof ConfigurationError) options.onRefreshFailure?.(failure);
     },
@@ -189,10 +223,16 @@ function createTokenComparer(): (presented: string | undefined, accepted: readon
 }
 
 /** The onRefreshFailure of the deployed function: a warning (never a token) and one TokenRefreshFailures count. */
-function tokenRefreshFailureReporter(logger: Pick<Logger, 'warn'>, metrics: Pick<Metrics, 'addMetric'>): (error: ConfigurationError) => void {
+function tokenRefreshFailureReporter(
+  logger: Pick<Logger, 'warn'>,
+  metrics: Pick<Metrics, 'addMetric'>,
+): (error: ConfigurationError) => void {
   return (error) => {
     // The last good tokens stay accepted; the metric's alarm catches a secret that stays unreadable.
-    logger.warn('webhook token refresh failed; keeping the last tokens', { errorName: error.name, errorMessage: error.message });
+    logger.warn('webhook token refresh failed; keeping the last tokens', {
+      errorName: error.name,
+      errorMessage: error.message,
+    });
     metrics.addMetric('TokenRefreshFailures', 'Count', 1);
   };
 }

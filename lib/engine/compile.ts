@@ -1,4 +1,11 @@
-import { byApplicationOrder, describeIssues, ruleToResource, validatePodMutation, type Enforcement, type NormalizedRule } from '../api/index.ts';
+import {
+  byApplicationOrder,
+  describeIssues,
+  ruleToResource,
+  validatePodMutation,
+  type Enforcement,
+  type NormalizedRule,
+} from '../api/index.ts';
 import { StoreError } from '../errors/index.ts';
 import type { LabelSelectorRequirement, NodeAffinity, Toleration } from '../scheduling/index.ts';
 import { preferenceFromKubernetes, termFromKubernetes, type Preference, type Term } from '../scheduling/index.ts';
@@ -142,9 +149,12 @@ export function compileSnapshotRules(rules: readonly NormalizedRule[]): RuleSet 
   const revalidated = rules.map((rule) => {
     const verdict = validatePodMutation(ruleToResource(rule));
     if (!verdict.valid) {
-      throw new StoreError(`snapshot rule "${verdict.invalid.name}" fails validation: ${describeIssues(verdict.invalid).join('; ')}`, {
-        context: { rule: verdict.invalid.name },
-      });
+      throw new StoreError(
+        `snapshot rule "${verdict.invalid.name}" fails validation: ${describeIssues(verdict.invalid).join('; ')}`,
+        {
+          context: { rule: verdict.invalid.name },
+        },
+      );
     }
     return verdict.rule;
   });

@@ -13,7 +13,13 @@ import {
   type StepOwner,
   type StepResult,
 } from './mutate.ts';
-import { compileRuleSet, compileSnapshotRules, type AffinitySelector, type CompiledRule, type RuleSet } from './compile.ts';
+import {
+  compileRuleSet,
+  compileSnapshotRules,
+  type AffinitySelector,
+  type CompiledRule,
+  type RuleSet,
+} from './compile.ts';
 import type { SchedulingState } from './state.ts';
 import { MAX_ANNOTATION_BYTES, STAMP_ANNOTATION, type StampDigest, type StampVerdict } from './stamp.ts';
 import type { Workload, WorkloadEvidence } from './workload.ts';

@@ -16,7 +16,10 @@ export type MatchDimension =
   | 'nodeAffinityMatch.required'
   | 'nodeAffinityMatch.preferred';
 
-function labelRequirementHolds(requirement: LabelSelectorRequirement, labels: Readonly<Record<string, string>>): boolean {
+function labelRequirementHolds(
+  requirement: LabelSelectorRequirement,
+  labels: Readonly<Record<string, string>>,
+): boolean {
   const value = Object.hasOwn(labels, requirement.key) ? labels[requirement.key] : undefined;
   const values = requirement.values ?? [];
   switch (requirement.operator) {
@@ -46,15 +49,21 @@ const TOLERATION_FIELDS: readonly (keyof Toleration)[] = ['key', 'operator', 'va
 /** True when the Pod toleration equals the wanted one on every field the wanted one sets. */
 function tolerationPresent(wanted: Toleration, present: readonly Toleration[]): boolean {
   const setFields = TOLERATION_FIELDS.filter((field) => wanted[field] !== undefined);
-  return present.some((candidate) => setFields.every((field) => tolerationField(candidate, field) === tolerationField(wanted, field)));
+  return present.some((candidate) =>
+    setFields.every((field) => tolerationField(candidate, field) === tolerationField(wanted, field)),
+  );
 }
 
 function affinityFailure(selector: AffinitySelector, facts: PodFacts): MatchDimension | undefined {
   const pod = facts.nodeAffinity;
-  if (selector.required !== undefined && (pod.required === undefined || !requiredMatches(pod.required, selector.required))) {
+  if (
+    selector.required !== undefined &&
+    (pod.required === undefined || !requiredMatches(pod.required, selector.required))
+  ) {
     return 'nodeAffinityMatch.required';
   }
-  if (selector.preferred.length > 0 && !preferredMatches(pod.preferred, selector.preferred)) return 'nodeAffinityMatch.preferred';
+  if (selector.preferred.length > 0 && !preferredMatches(pod.preferred, selector.preferred))
+    return 'nodeAffinityMatch.preferred';
   return undefined;
 }
 
@@ -70,9 +79,11 @@ export function matchRule(rule: CompiledRule, facts: PodFacts): MatchDimension |
   if (match.kinds !== undefined && !match.kinds.has(workload.kind)) return 'kinds';
   if (match.names !== undefined && !match.names.has(workload.name)) return 'names';
   for (const [key, value] of match.matchLabels) if (facts.labels[key] !== value) return 'labelSelector.matchLabels';
-  for (const requirement of match.labelExpressions) if (!labelRequirementHolds(requirement, facts.labels)) return 'labelSelector.matchExpressions';
+  for (const requirement of match.labelExpressions)
+    if (!labelRequirementHolds(requirement, facts.labels)) return 'labelSelector.matchExpressions';
   for (const [key, value] of match.nodeSelector) if (facts.nodeSelector[key] !== value) return 'nodeSelectorMatch';
-  for (const toleration of match.tolerations) if (!tolerationPresent(toleration, facts.tolerations)) return 'tolerationsMatch';
+  for (const toleration of match.tolerations)
+    if (!tolerationPresent(toleration, facts.tolerations)) return 'tolerationsMatch';
   return match.nodeAffinity === undefined ? undefined : affinityFailure(match.nodeAffinity, facts);
 }
 
@@ -117,7 +128,9 @@ export function describeMismatch(rule: CompiledRule, facts: PodFacts, dimension:
       return `toleration ${missing.key || '(any key)'} is not on the Pod`;
     }
     case 'nodeAffinityMatch.required':
-      return facts.nodeAffinity.required === undefined ? 'the Pod has no required node affinity' : 'no Pod term holds every requirement of a selector term';
+      return facts.nodeAffinity.required === undefined
+        ? 'the Pod has no required node affinity'
+        : 'no Pod term holds every requirement of a selector term';
     case 'nodeAffinityMatch.preferred':
       return facts.nodeAffinity.preferred.length === 0
         ? 'the Pod has no preferred node affinity'

@@ -104,7 +104,11 @@ export interface MutationOutcome {
 }
 
 // Node affinity is replaced whole rather than patched term by term: index operations are fragile.
-const WHOLE_SUBTREES: ReadonlySet<string> = new Set(['/spec/affinity/nodeAffinity', '/spec/tolerations', '/spec/topologySpreadConstraints']);
+const WHOLE_SUBTREES: ReadonlySet<string> = new Set([
+  '/spec/affinity/nodeAffinity',
+  '/spec/tolerations',
+  '/spec/topologySpreadConstraints',
+]);
 const MAX_WARNINGS = 4;
 const MAX_WARNING_LENGTH = 255;
 
@@ -126,7 +130,8 @@ function removeNodeAffinity(affinity: AffinitySelector, rule: CompiledRule): Aff
     .map(({ item, term }) => (term === item.term ? item : preference(item.weight, term)));
   if (affinity.required === undefined) return { required: undefined, preferred };
   const required = affinity.required.map((term) => withoutKeys(term, keys));
-  if (required.every((term, index) => term === affinity.required![index])) return { required: affinity.required, preferred };
+  if (required.every((term, index) => term === affinity.required![index]))
+    return { required: affinity.required, preferred };
   // A required term that had requirements and is left with none would select no node: clear the whole required selector.
   const emptied = required.some((term, index) => isEmptyTerm(term) && !isEmptyTerm(affinity.required![index]!));
   if (emptied) return { required: undefined, preferred };
@@ -152,7 +157,12 @@ function exceeded(owner: StepOwner, limit: string, actual: number, maximum: numb
  * ANDs `added` into the state's required node affinity: the added terms when there is none,
  * else the canonicalized Cartesian product, within the runtime limits (a denial otherwise). Pure.
  */
-export function andRequiredAffinity(state: SchedulingState, facts: PodFacts, owner: StepOwner, added: readonly Term[]): StepResult {
+export function andRequiredAffinity(
+  state: SchedulingState,
+  facts: PodFacts,
+  owner: StepOwner,
+  added: readonly Term[],
+): StepResult {
   const affinity = currentNodeAffinity(state, facts);
   let combined: readonly Term[];
   if (affinity.required === undefined) combined = canonicalizeTerms(added);
@@ -160,16 +170,31 @@ export function andRequiredAffinity(state: SchedulingState, facts: PodFacts, own
     const usable = dropEmptyTerms(affinity.required);
     if (usable.every(isEmptyTerm)) {
       // Every term selects no node; an AND must not broaden that, so the selector stays and we warn.
-      return { state: warn(state, `${owner.subject}: the Pod's required node affinity has only empty terms and matches no node; left unchanged`) };
+      return {
+        state: warn(
+          state,
+          `${owner.subject}: the Pod's required node affinity has only empty terms and matches no node; left unchanged`,
+        ),
+      };
     }
     const intermediate = productSize(usable, added);
     if (intermediate > LIMITS.intermediateRequiredTerms) {
-      return exceeded(owner, 'intermediate required terms before canonicalization', intermediate, LIMITS.intermediateRequiredTerms);
+      return exceeded(
+        owner,
+        'intermediate required terms before canonicalization',
+        intermediate,
+        LIMITS.intermediateRequiredTerms,
+      );
     }
     combined = andTerms(usable, added);
   }
   if (combined.length > LIMITS.combinedRequiredTerms) {
-    return exceeded(owner, 'required node selector terms after combining', combined.length, LIMITS.combinedRequiredTerms);
+    return exceeded(
+      owner,
+      'required node selector terms after combining',
+      combined.length,
+      LIMITS.combinedRequiredTerms,
+    );
   }
   const widest = Math.max(...combined.map(requirementCount));
   if (widest > LIMITS.combinedRequirementsPerTerm) {
@@ -193,7 +218,12 @@ function applyNodeAffinity(state: SchedulingState, rule: CompiledRule, facts: Po
     const affinity = currentNodeAffinity(next, facts);
     const preferred = appendPreferences(affinity.preferred, added.preferred);
     if (preferred.length > LIMITS.combinedPreferredTerms) {
-      return exceeded(ruleOwner(rule), 'preferred node affinity terms after combining', preferred.length, LIMITS.combinedPreferredTerms);
+      return exceeded(
+        ruleOwner(rule),
+        'preferred node affinity terms after combining',
+        preferred.length,
+        LIMITS.combinedPreferredTerms,
+      );
     }
     next = { ...next, nodeAffinity: { ...affinity, preferred } };
   }
@@ -210,7 +240,9 @@ function applyMaps(state: SchedulingState, rule: CompiledRule, facts: PodFacts):
     next = { ...next, nodeSelector };
   }
   if (remove.tolerationKeys.size > 0 || add.tolerations.length > 0) {
-    const tolerations = (state.tolerations ?? facts.tolerations).filter((item) => !remove.tolerationKeys.has(item.key ?? ''));
+    const tolerations = (state.tolerations ?? facts.tolerations).filter(
+      (item) => !remove.tolerationKeys.has(item.key ?? ''),
+    );
     const present = new Set(tolerations.map(tolerationIdentity));
     for (const toleration of add.tolerations) {
       const identity = tolerationIdentity(toleration);
@@ -238,10 +270,20 @@ function applyRule(state: SchedulingState, rule: CompiledRule, facts: PodFacts):
 function rawLimitDenial(rule: string, facts: PodFacts): LimitExceededError | undefined {
   const { terms, widestTerm } = facts.rawRequired;
   if (terms > LIMITS.rawRequiredTerms) {
-    return new LimitExceededError(rule, 'required node selector terms on the incoming Pod', terms, LIMITS.rawRequiredTerms);
+    return new LimitExceededError(
+      rule,
+      'required node selector terms on the incoming Pod',
+      terms,
+      LIMITS.rawRequiredTerms,
+    );
   }
   if (widestTerm > LIMITS.rawRequirementsPerTerm) {
-    return new LimitExceededError(rule, 'requirements in one required term on the incoming Pod', widestTerm, LIMITS.rawRequirementsPerTerm);
+    return new LimitExceededError(
+      rule,
+      'requirements in one required term on the incoming Pod',
+      widestTerm,
+      LIMITS.rawRequirementsPerTerm,
+    );
   }
   return undefined;
 }
@@ -252,7 +294,10 @@ function unsatisfiableTermWarnings(state: SchedulingState, facts: PodFacts): Sch
   const impossible = terms.flatMap((term, index) => (isEmptyTerm(term) || termCanMatchSomeNode(term) ? [] : [index]));
   if (impossible.length === 0) return state;
   const listed = impossible.slice(0, 8).join(', ') + (impossible.length > 8 ? ', …' : '');
-  return warn(state, `required node affinity term(s) ${listed} of the mutated Pod can match no node (contradictory requirements on one key)`);
+  return warn(
+    state,
+    `required node affinity term(s) ${listed} of the mutated Pod can match no node (contradictory requirements on one key)`,
+  );
 }
 
 /**
@@ -281,14 +326,23 @@ function auditRule(state: SchedulingState, rule: CompiledRule, facts: PodFacts):
   const result = applyRule(state, rule, facts);
   if ('denied' in result) return { name: rule.name, operations: 0, fields: [], denial: result.denied.message };
   const operations = diffJson(podWithState(facts, state), podWithState(facts, result.state), WHOLE_SUBTREES);
-  return { name: rule.name, operations: operations.length, fields: [...new Set(operations.map((operation) => changedField(operation.path)))] };
+  return {
+    name: rule.name,
+    operations: operations.length,
+    fields: [...new Set(operations.map((operation) => changedField(operation.path)))],
+  };
 }
 
 /** What every outcome of one Pod shares. */
 type OutcomeBase = Pick<MutationOutcome, 'workload' | 'facts' | 'pod' | 'patch' | 'warnings' | 'stamp'>;
 
 /** The outcome of a review that a limit denied: nothing applied. */
-function deniedOutcome(base: OutcomeBase, audited: readonly AuditedMatch[], evaluations: readonly RuleEvaluation[], denial: LimitExceededError): MutationOutcome {
+function deniedOutcome(
+  base: OutcomeBase,
+  audited: readonly AuditedMatch[],
+  evaluations: readonly RuleEvaluation[],
+  denial: LimitExceededError,
+): MutationOutcome {
   return { ...base, decision: 'denied', applied: [], audited, evaluations, denial };
 }
 
@@ -328,17 +382,38 @@ export function mutatePod(
 ): MutationOutcome {
   const { managedSteps = [], explain = false } = options;
   const auditAll = options.enforcement === 'audit';
-  const read = (candidate: unknown): PodFacts => podFacts(candidate, namespace, options.source, options.fallbackNamespace);
+  const read = (candidate: unknown): PodFacts =>
+    podFacts(candidate, namespace, options.source, options.fallbackNamespace);
   const incoming = read(pod);
   if (incoming.daemonSetOwned) {
-    const skipped: OutcomeBase = { workload: incoming.workload, facts: incoming, pod: incoming.pod, patch: [], warnings: [] };
-    return { ...skipped, decision: 'skipped', applied: [], audited: [], evaluations: [], skipReason: 'DaemonSet-owned Pods are not mutated' };
+    const skipped: OutcomeBase = {
+      workload: incoming.workload,
+      facts: incoming,
+      pod: incoming.pod,
+      patch: [],
+      warnings: [],
+    };
+    return {
+      ...skipped,
+      decision: 'skipped',
+      applied: [],
+      audited: [],
+      evaluations: [],
+      skipReason: 'DaemonSet-owned Pods are not mutated',
+    };
   }
   // A Pod the webhook stamped is reviewed as its author sent it, with the draw of its first review.
   const reading = options.stamps === undefined ? undefined : readStamp(incoming, options.stamps, read);
   const facts = reading?.facts ?? incoming;
   const stepContext = reading?.seed === undefined ? context : { ...context, requestUid: reading.seed };
-  const base: OutcomeBase = { workload: facts.workload, facts, pod: incoming.pod, patch: [], warnings: [], ...(reading === undefined ? {} : { stamp: reading.verdict }) };
+  const base: OutcomeBase = {
+    workload: facts.workload,
+    facts,
+    pod: incoming.pod,
+    patch: [],
+    warnings: [],
+    ...(reading === undefined ? {} : { stamp: reading.verdict }),
+  };
   // All rules are matched against the original Pod before any mutation: through the index, or every rule to explain.
   const evaluations: RuleEvaluation[] = [];
   const matched = explain ? evaluateEveryRule(ruleSet, facts, evaluations) : matchingRules(ruleSet, facts);
@@ -349,7 +424,12 @@ export function mutatePod(
     if (rawDenial !== undefined) {
       // Audit never denies: the audited rules record the denial that enforcing them would cause.
       if (enforced !== undefined) return deniedOutcome(base, audited, evaluations, rawDenial);
-      const would = matched.map((rule) => ({ name: rule.name, operations: 0, fields: [], denial: rawLimitDenial(rule.name, facts)!.message }));
+      const would = matched.map((rule) => ({
+        name: rule.name,
+        operations: 0,
+        fields: [],
+        denial: rawLimitDenial(rule.name, facts)!.message,
+      }));
       return { ...base, decision: 'unchanged', applied: [], audited: would, evaluations };
     }
   }
@@ -375,12 +455,18 @@ export function mutatePod(
   }
   if (applied.length > 0) {
     state = unsatisfiableTermWarnings(state, facts);
-    const annotations = { ...(state.annotations ?? facts.annotations), [APPLIED_ANNOTATION]: recordedNames(facts, APPLIED_ANNOTATION, applied) };
+    const annotations = {
+      ...(state.annotations ?? facts.annotations),
+      [APPLIED_ANNOTATION]: recordedNames(facts, APPLIED_ANNOTATION, applied),
+    };
     state = { ...state, annotations };
   }
   if (audited.length > 0) {
     const names = audited.map((match) => match.name);
-    const annotations = { ...(state.annotations ?? facts.annotations), [AUDITED_ANNOTATION]: recordedNames(facts, AUDITED_ANNOTATION, names) };
+    const annotations = {
+      ...(state.annotations ?? facts.annotations),
+      [AUDITED_ANNOTATION]: recordedNames(facts, AUDITED_ANNOTATION, names),
+    };
     state = { ...state, annotations };
   }
   let result = podWithState(facts, state);
@@ -391,7 +477,8 @@ export function mutatePod(
       nodeSelector: state.nodeSelector ?? facts.nodeSelector,
       tolerations: state.tolerations ?? facts.tolerations,
       nodeAffinity: currentNodeAffinity(state, facts),
-      topologySpreadConstraints: (state.topologySpreadConstraints as readonly JsonObject[] | undefined) ?? facts.topologySpreadConstraints,
+      topologySpreadConstraints:
+        (state.topologySpreadConstraints as readonly JsonObject[] | undefined) ?? facts.topologySpreadConstraints,
       annotations: state.annotations ?? facts.annotations,
     };
     const stamped = stampPod(facts, result, fields, stepContext.requestUid, options.stamps, reading!);

@@ -98,7 +98,8 @@ function checkTolerations(value: unknown, path: string): readonly Toleration[] {
   const tolerations = objectList(value, path);
   tolerations.forEach((toleration, index) => {
     const itemPath = `${path}[${index}]`;
-    for (const field of ['key', 'operator', 'value', 'effect'] as const) optionalString(toleration[field], `${itemPath}.${field}`);
+    for (const field of ['key', 'operator', 'value', 'effect'] as const)
+      optionalString(toleration[field], `${itemPath}.${field}`);
     optionalInt64(toleration.tolerationSeconds, `${itemPath}.tolerationSeconds`);
   });
   return tolerations;
@@ -116,7 +117,8 @@ function controllerOf(metadata: JsonObject | undefined, path: string): Controlle
     const ownerPath = `${path}.ownerReferences[${index}]`;
     const kind = optionalString(owner.kind, `${ownerPath}.kind`);
     const name = optionalString(owner.name, `${ownerPath}.name`);
-    if (optionalBoolean(owner.controller, `${ownerPath}.controller`) === true && controller === undefined) controller = { kind, name };
+    if (optionalBoolean(owner.controller, `${ownerPath}.controller`) === true && controller === undefined)
+      controller = { kind, name };
   });
   return controller;
 }
@@ -148,9 +150,15 @@ export function podFacts(pod: unknown, namespace: string, path = 'request.object
   const controller = controllerOf(metadata, metadataPath);
   const nodeSelector = stringMap(spec?.nodeSelector, `${specPath}.nodeSelector`);
   const tolerations = checkTolerations(spec?.tolerations, `${specPath}.tolerations`);
-  const topologySpreadConstraints = objectList(spec?.topologySpreadConstraints, `${specPath}.topologySpreadConstraints`);
+  const topologySpreadConstraints = objectList(
+    spec?.topologySpreadConstraints,
+    `${specPath}.topologySpreadConstraints`,
+  );
   const affinity = checkNodeAffinity(spec, specPath);
-  const workload = resolveWorkload({ name, generateName, labels, controller }, namespace || ownNamespace || fallbackNamespace);
+  const workload = resolveWorkload(
+    { name, generateName, labels, controller },
+    namespace || ownNamespace || fallbackNamespace,
+  );
   let nodeAffinity: AffinitySelector | undefined;
   return {
     pod: pod,

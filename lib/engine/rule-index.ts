@@ -12,7 +12,11 @@ const DIMENSIONS = ['namespaces', 'names', 'kinds'] as const;
 type Dimension = (typeof DIMENSIONS)[number];
 
 /** The workload field each dimension compares. */
-const WORKLOAD_FIELD: Readonly<Record<Dimension, keyof Workload>> = { namespaces: 'namespace', names: 'name', kinds: 'kind' };
+const WORKLOAD_FIELD: Readonly<Record<Dimension, keyof Workload>> = {
+  namespaces: 'namespace',
+  names: 'name',
+  kinds: 'kind',
+};
 
 /** What the index needs of a compiled rule. */
 export interface IndexedRule {
@@ -31,11 +35,16 @@ const NONE: readonly number[] = [];
 
 /** How many rules list each value, per dimension: a value many rules share makes a poor bucket. */
 function valueCounts(rules: readonly IndexedRule[]): Record<Dimension, Map<string, number>> {
-  const counts = { namespaces: new Map<string, number>(), names: new Map<string, number>(), kinds: new Map<string, number>() };
+  const counts = {
+    namespaces: new Map<string, number>(),
+    names: new Map<string, number>(),
+    kinds: new Map<string, number>(),
+  };
   for (const rule of rules) {
     if (!rule.enabled) continue;
     for (const dimension of DIMENSIONS) {
-      for (const value of rule.match[dimension] ?? []) counts[dimension].set(value, (counts[dimension].get(value) ?? 0) + 1);
+      for (const value of rule.match[dimension] ?? [])
+        counts[dimension].set(value, (counts[dimension].get(value) ?? 0) + 1);
     }
   }
   return counts;
@@ -65,7 +74,11 @@ function chosenDimension(rule: IndexedRule, counts: Record<Dimension, Map<string
 /** Builds the index of rules given in application order; disabled rules are in no list. Pure. */
 export function indexRules(rules: readonly IndexedRule[]): RuleIndex {
   const counts = valueCounts(rules);
-  const byValue = { namespaces: new Map<string, number[]>(), names: new Map<string, number[]>(), kinds: new Map<string, number[]>() };
+  const byValue = {
+    namespaces: new Map<string, number[]>(),
+    names: new Map<string, number[]>(),
+    kinds: new Map<string, number[]>(),
+  };
   const any: number[] = [];
   for (let position = 0; position < rules.length; position += 1) {
     const rule = rules[position]!;

@@ -58,14 +58,23 @@ export interface StampReading {
 }
 
 const STAMP_VERSION = 1;
-const RECORD_FIELDS: ReadonlySet<string> = new Set(['annotations', 'nodeSelector', 'tolerations', 'nodeAffinity', 'topologySpreadConstraints']);
+const RECORD_FIELDS: ReadonlySet<string> = new Set([
+  'annotations',
+  'nodeSelector',
+  'tolerations',
+  'nodeAffinity',
+  'topologySpreadConstraints',
+]);
 // The lists a review appends to (rules' tolerations, Diversity's spread constraint), recorded as a count when it only appended.
 const LIST_FIELDS = ['tolerations', 'topologySpreadConstraints'] as const;
 const STAMP_FIELDS: ReadonlySet<string> = new Set(['v', 'seed', 'before', 'sum', 'mac']);
 // Kubernetes' limit on the annotations of one object, keys and values together, in bytes (TotalAnnotationSizeLimitB).
 export const MAX_ANNOTATION_BYTES = 256 * 1024;
 /** What a stamp's sum covers, as the engine reads a Pod (PodFacts has every field; a review's result is given as the same view). */
-export type CoveredFields = Pick<PodFacts, 'workload' | 'labels' | 'nodeSelector' | 'tolerations' | 'nodeAffinity' | 'topologySpreadConstraints' | 'annotations'>;
+export type CoveredFields = Pick<
+  PodFacts,
+  'workload' | 'labels' | 'nodeSelector' | 'tolerations' | 'nodeAffinity' | 'topologySpreadConstraints' | 'annotations'
+>;
 
 // The labels the API server copies from the Node onto a Pod when it is bound, after admission (the PodTopologyLabels
 // admission plugin, on by default since Kubernetes 1.35: plugin/pkg/admission/podtopologylabels). A running Pod carries
@@ -74,7 +83,12 @@ const BINDING_LABELS: readonly string[] = ['topology.kubernetes.io/zone', 'topol
 
 /** A string map's entries sorted by key, as JSON, less the keys in `without`. */
 function sortedEntries(map: Readonly<Record<string, string>>, without: readonly string[] = []): string {
-  return JSON.stringify(Object.keys(map).filter((key) => !without.includes(key)).sort().map((key) => [key, map[key]]));
+  return JSON.stringify(
+    Object.keys(map)
+      .filter((key) => !without.includes(key))
+      .sort()
+      .map((key) => [key, map[key]]),
+  );
 }
 
 /**
@@ -89,8 +103,18 @@ function coveredText(fields: CoveredFields, record: StampRecord, recordJson: str
   const kept = record.topologySpreadConstraints;
   const spread = fields.topologySpreadConstraints;
   // Only the constraints the review appended: the API server merges matchLabelKeys into a Pod's own ones after admission.
-  const appended = kept === undefined ? 'null' : typeof kept === 'number' ? `${kept} ${canonicalJson(spread.slice(kept))}` : canonicalJson(spread);
-  const changedAnnotations = record.annotations === undefined ? [] : Object.keys(record.annotations).sort().map((key) => [key, annotations[key] ?? null]);
+  const appended =
+    kept === undefined
+      ? 'null'
+      : typeof kept === 'number'
+        ? `${kept} ${canonicalJson(spread.slice(kept))}`
+        : canonicalJson(spread);
+  const changedAnnotations =
+    record.annotations === undefined
+      ? []
+      : Object.keys(record.annotations)
+          .sort()
+          .map((key) => [key, annotations[key] ?? null]);
   return [
     `v${STAMP_VERSION}`,
     JSON.stringify([workload.namespace, workload.kind, workload.name]),
@@ -99,7 +123,11 @@ function coveredText(fields: CoveredFields, record: StampRecord, recordJson: str
     // Each identity is a JSON list already: the list of them is written without quoting them again.
     `[${fields.tolerations.map(tolerationIdentity).sort().join(',')}]`,
     // A required selector without terms is no selector (it is never emitted).
-    JSON.stringify(nodeAffinity.required === undefined || nodeAffinity.required.length === 0 ? null : nodeAffinity.required.map((term) => term.id).sort()),
+    JSON.stringify(
+      nodeAffinity.required === undefined || nodeAffinity.required.length === 0
+        ? null
+        : nodeAffinity.required.map((term) => term.id).sort(),
+    ),
     JSON.stringify(nodeAffinity.preferred.map((item) => item.id).sort()),
     appended,
     JSON.stringify(changedAnnotations),
@@ -109,7 +137,17 @@ function coveredText(fields: CoveredFields, record: StampRecord, recordJson: str
 }
 
 /** A stamp read from its annotation, or undefined when the text is not one. */
-function parseStamp(text: string): { readonly seed: string; readonly sum: string; readonly mac?: string; readonly record: StampRecord; readonly recordJson: string } | undefined {
+function parseStamp(
+  text: string,
+):
+  | {
+      readonly seed: string;
+      readonly sum: string;
+      readonly mac?: string;
+      readonly record: StampRecord;
+      readonly recordJson: string;
+    }
+  | undefined {
   if (textNestsDeeperThan(text)) return undefined;
   let value: unknown;
   try {
@@ -118,15 +156,34 @@ function parseStamp(text: string): { readonly seed: string; readonly sum: string
   } catch {
     return undefined;
   }
-  if (!isJsonObject(value) || value.v !== STAMP_VERSION || Object.keys(value).some((key) => !STAMP_FIELDS.has(key))) return undefined;
+  if (!isJsonObject(value) || value.v !== STAMP_VERSION || Object.keys(value).some((key) => !STAMP_FIELDS.has(key)))
+    return undefined;
   const { seed, sum, mac, before } = value;
-  if (typeof seed !== 'string' || seed === '' || typeof sum !== 'string' || (mac !== undefined && typeof mac !== 'string')) return undefined;
+  if (
+    typeof seed !== 'string' ||
+    seed === '' ||
+    typeof sum !== 'string' ||
+    (mac !== undefined && typeof mac !== 'string')
+  )
+    return undefined;
   if (!isJsonObject(before) || Object.keys(before).some((key) => !RECORD_FIELDS.has(key))) return undefined;
   const { annotations } = before;
-  if (annotations !== undefined && !(isJsonObject(annotations) && Object.values(annotations).every((item) => item === null || typeof item === 'string'))) return undefined;
+  if (
+    annotations !== undefined &&
+    !(
+      isJsonObject(annotations) && Object.values(annotations).every((item) => item === null || typeof item === 'string')
+    )
+  )
+    return undefined;
   for (const field of LIST_FIELDS) {
     const list = before[field];
-    if (list !== undefined && list !== null && !Array.isArray(list) && !(typeof list === 'number' && Number.isSafeInteger(list) && list >= 0)) return undefined;
+    if (
+      list !== undefined &&
+      list !== null &&
+      !Array.isArray(list) &&
+      !(typeof list === 'number' && Number.isSafeInteger(list) && list >= 0)
+    )
+      return undefined;
   }
   return { seed, sum, ...(mac === undefined ? {} : { mac }), record: before, recordJson: JSON.stringify(before) };
 }
@@ -139,7 +196,9 @@ function withoutStamp(pod: Pod): Pod {
 }
 
 /** The labels without those the API server adds at binding (BINDING_LABELS); `labels` itself when it has none. */
-function withoutBindingLabels(labels: Readonly<Record<string, string>> | undefined): Readonly<Record<string, string>> | undefined {
+function withoutBindingLabels(
+  labels: Readonly<Record<string, string>> | undefined,
+): Readonly<Record<string, string>> | undefined {
   if (labels === undefined || !BINDING_LABELS.some((key) => Object.hasOwn(labels, key))) return labels;
   const kept = { ...labels };
   for (const key of BINDING_LABELS) delete kept[key];
@@ -158,7 +217,11 @@ function preImage(pod: Pod, record: StampRecord): Pod | undefined {
   // An absent field is recorded as null; JSON has no undefined.
   if (Object.hasOwn(record, 'nodeSelector')) spec = withField(spec, 'nodeSelector', record.nodeSelector ?? undefined);
   if (Object.hasOwn(record, 'nodeAffinity')) {
-    const affinity = withField(isJsonObject(spec.affinity) ? spec.affinity : {}, 'nodeAffinity', record.nodeAffinity ?? undefined);
+    const affinity = withField(
+      isJsonObject(spec.affinity) ? spec.affinity : {},
+      'nodeAffinity',
+      record.nodeAffinity ?? undefined,
+    );
     spec = withField(spec, 'affinity', Object.keys(affinity).length === 0 ? undefined : affinity);
   }
   for (const field of LIST_FIELDS) {
@@ -170,7 +233,11 @@ function preImage(pod: Pod, record: StampRecord): Pod | undefined {
     } else if (kept !== undefined) spec = withField(spec, field, kept ?? undefined);
   }
   const labels = withoutBindingLabels(stripped.metadata?.labels);
-  return { ...stripped, metadata: { ...stripped.metadata, annotations, ...(labels === undefined ? {} : { labels }) }, spec };
+  return {
+    ...stripped,
+    metadata: { ...stripped.metadata, annotations, ...(labels === undefined ? {} : { labels }) },
+    spec,
+  };
 }
 
 /**
@@ -183,8 +250,13 @@ export function readStamp(incoming: PodFacts, digest: StampDigest, read: (pod: P
   if (text === undefined) return { facts: incoming, verdict: 'none' };
   const refused = (): StampReading => ({ facts: read(withoutStamp(incoming.pod)), verdict: 'refused' });
   const stamp = parseStamp(text);
-  if (stamp === undefined || digest.sum(coveredText(incoming, stamp.record, stamp.recordJson, stamp.seed)) !== stamp.sum) return refused();
-  if (digest.key !== undefined && (stamp.mac === undefined || !digest.key.verify(stamp.sum, stamp.mac))) return refused();
+  if (
+    stamp === undefined ||
+    digest.sum(coveredText(incoming, stamp.record, stamp.recordJson, stamp.seed)) !== stamp.sum
+  )
+    return refused();
+  if (digest.key !== undefined && (stamp.mac === undefined || !digest.key.verify(stamp.sum, stamp.mac)))
+    return refused();
   const rebuilt = preImage(incoming.pod, stamp.record);
   if (rebuilt === undefined) return refused();
   let facts: PodFacts;
@@ -236,7 +308,10 @@ function recordOf(before: Pod, after: Pod): StampRecord | undefined {
       if (oldList === newList || jsonEqual(oldList, newList)) continue;
       // A list the review only appended to is recorded by the number of entries it kept: the stamp stays small.
       const prior: readonly unknown[] = Array.isArray(oldList) ? oldList : [];
-      const appended = Array.isArray(newList) && newList.length > prior.length && prior.every((item, index) => item === newList[index] || jsonEqual(item, newList[index]));
+      const appended =
+        Array.isArray(newList) &&
+        newList.length > prior.length &&
+        prior.every((item, index) => item === newList[index] || jsonEqual(item, newList[index]));
       // A list that was absent is recorded as null, not as 0: its absence is put back, not an empty list.
       record[field] = appended && Array.isArray(oldList) ? prior.length : (oldList ?? null);
     }
@@ -271,7 +346,14 @@ function annotationBytes(annotations: Readonly<Record<string, string>>): number 
  * result as the engine reads it) with the stamp of what they changed, or `after` as it is when they changed nothing. A denial when the stamp would take the Pod's
  * annotations past Kubernetes' limit, which the API server would refuse. Pure.
  */
-export function stampPod(before: PodFacts, after: Pod, fields: CoveredFields, seed: string, digest: StampDigest, reading: StampReading): Pod | LimitExceededError {
+export function stampPod(
+  before: PodFacts,
+  after: Pod,
+  fields: CoveredFields,
+  seed: string,
+  digest: StampDigest,
+  reading: StampReading,
+): Pod | LimitExceededError {
   const record = recordOf(before.pod, after);
   if (record === undefined) return after;
   // JSON.stringify, not canonical JSON: the record's text parses back to an object that stringifies to the same text.
@@ -279,11 +361,20 @@ export function stampPod(before: PodFacts, after: Pod, fields: CoveredFields, se
   const sum = digest.sum(coveredText(fields, record, recordJson, seed));
   // Canonical JSON of { v, seed, before, sum, mac }, its members in code-unit order, written out: the record is serialised once.
   const mac = digest.key === undefined ? '' : `"mac":${JSON.stringify(digest.key.sign(sum))},`;
-  const text = reading.checked?.sum === sum ? reading.checked.text : `{"before":${recordJson},${mac}"seed":${JSON.stringify(seed)},"sum":${JSON.stringify(sum)},"v":${STAMP_VERSION}}`;
+  const text =
+    reading.checked?.sum === sum
+      ? reading.checked.text
+      : `{"before":${recordJson},${mac}"seed":${JSON.stringify(seed)},"sum":${JSON.stringify(sum)},"v":${STAMP_VERSION}}`;
   const annotations = { ...after.metadata?.annotations, [STAMP_ANNOTATION]: text };
   const bytes = annotationBytes(annotations);
   if (bytes > MAX_ANNOTATION_BYTES) {
-    return new LimitExceededError(STAMP_ANNOTATION, "bytes of the Pod's annotations with the stamp of the fields it changes", bytes, MAX_ANNOTATION_BYTES, 'admission');
+    return new LimitExceededError(
+      STAMP_ANNOTATION,
+      "bytes of the Pod's annotations with the stamp of the fields it changes",
+      bytes,
+      MAX_ANNOTATION_BYTES,
+      'admission',
+    );
   }
   return { ...after, metadata: { ...after.metadata, annotations } };
 }
@@ -297,7 +388,8 @@ export function stampPod(before: PodFacts, after: Pod, fields: CoveredFields, se
 export function keptAsStored(incoming: Pod, result: Pod): Pod {
   let kept = result;
   const labels = incoming.metadata?.labels;
-  if (labels !== undefined && withoutBindingLabels(labels) !== labels) kept = { ...kept, metadata: { ...kept.metadata, labels } };
+  if (labels !== undefined && withoutBindingLabels(labels) !== labels)
+    kept = { ...kept, metadata: { ...kept.metadata, labels } };
   const arrived = incoming.spec?.tolerations;
   const sent = kept.spec?.tolerations;
   if (arrived === undefined || sent === undefined || arrived === sent || arrived.length !== sent.length) return kept;

@@ -68,7 +68,9 @@ function nodeAffinityToKubernetes(selector: AffinitySelector, facts: PodFacts): 
     }
   } else if (selector.required !== undefined && selector.required.length > 0) {
     // Never emit a required selector with no terms: Kubernetes rejects it.
-    result.requiredDuringSchedulingIgnoredDuringExecution = { nodeSelectorTerms: selector.required.map(termToKubernetes) };
+    result.requiredDuringSchedulingIgnoredDuringExecution = {
+      nodeSelectorTerms: selector.required.map(termToKubernetes),
+    };
   }
   if (sameMultiset(selector.preferred, facts.nodeAffinity.preferred)) {
     if (original?.preferredDuringSchedulingIgnoredDuringExecution !== undefined) {
@@ -107,7 +109,8 @@ export function podWithState(facts: PodFacts, state: SchedulingState): Pod {
   if (state.annotations !== undefined) metadata = withField(metadata ?? {}, 'annotations', state.annotations);
   if (state.nodeSelector !== undefined) spec = withField(spec ?? {}, 'nodeSelector', state.nodeSelector);
   if (state.tolerations !== undefined) spec = withField(spec ?? {}, 'tolerations', state.tolerations);
-  if (state.topologySpreadConstraints !== undefined) spec = withField(spec ?? {}, 'topologySpreadConstraints', state.topologySpreadConstraints);
+  if (state.topologySpreadConstraints !== undefined)
+    spec = withField(spec ?? {}, 'topologySpreadConstraints', state.topologySpreadConstraints);
   if (state.nodeAffinity !== undefined && !sameAffinity(state.nodeAffinity, facts.nodeAffinity)) {
     spec = withField(spec ?? {}, 'affinity', affinityWith(pod, nodeAffinityToKubernetes(state.nodeAffinity, facts)));
   }

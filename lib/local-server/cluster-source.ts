@@ -34,14 +34,29 @@ function createClusterRuleSource(options: ClusterRuleSourceOptions): RuleSource 
         listPodMutations: async () => (listed = await options.source.listPodMutations()),
         patchStatus: (name, status) => options.source.patchStatus(name, status),
       };
-      const report = await syncOnce({ source, store, records, clusterId, logger: options.logger ?? DISCARDED_LOGGER, metrics: DISCARDED_METRICS, clock });
+      const report = await syncOnce({
+        source,
+        store,
+        records,
+        clusterId,
+        logger: options.logger ?? DISCARDED_LOGGER,
+        metrics: DISCARDED_METRICS,
+        clock,
+      });
       if (report.outcome === 'failed' || listed === undefined || report.version === undefined) {
-        throw new ClusterError(`syncing from the ${options.description} failed: ${report.error ?? 'no list was read'}`, {
-          context: { step: report.failedStep },
-        });
+        throw new ClusterError(
+          `syncing from the ${options.description} failed: ${report.error ?? 'no list was read'}`,
+          {
+            context: { step: report.failedStep },
+          },
+        );
       }
       const { invalid } = buildSnapshotContent(listed, clock());
-      return { rules: report.valid, invalid, outcome: { published: report.outcome === 'published', version: report.version } };
+      return {
+        rules: report.valid,
+        invalid,
+        outcome: { published: report.outcome === 'published', version: report.version },
+      };
     },
     watch(onChange) {
       const timer = setInterval(onChange, options.intervalSeconds * 1000);

@@ -15,7 +15,8 @@ interface RequestHead {
 
 const ADMIT_ROUTE = /^\/admit\/([^/]+)\/?$/;
 // API Gateway passes textual bodies as strings and base64-encodes the rest; these media types count as text.
-const TEXT_MEDIA_TYPE = /^(text\/[^;]*|application\/(json|[^;]*\+json|xml|[^;]*\+xml|javascript|x-www-form-urlencoded))\s*(;|$)/i;
+const TEXT_MEDIA_TYPE =
+  /^(text\/[^;]*|application\/(json|[^;]*\+json|xml|[^;]*\+xml|javascript|x-www-form-urlencoded))\s*(;|$)/i;
 function decodedSegment(segment: string): string {
   if (!segment.includes('%')) return segment;
   try {
@@ -107,7 +108,8 @@ function requestHead(request: IncomingMessage): RequestHead {
 
 /** Writes a structured result as API Gateway would: status (default 200), headers, body decoded when base64. */
 function writeHttpApiResult(response: ServerResponse, result: APIGatewayProxyStructuredResultV2): void {
-  const body = result.body === undefined ? Buffer.alloc(0) : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
+  const body =
+    result.body === undefined ? Buffer.alloc(0) : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
   if (result.cookies !== undefined && result.cookies.length > 0) headers['set-cookie'] = [...result.cookies];

@@ -6,5 +6,20 @@ import type { ClusterRuleSourceOptions } from './cluster-source.ts';
 import type { LocalServer, LocalServerOptions, TlsFiles } from './server.ts';
 import type { FileRuleSourceOptions, RulePublication, RuleSource } from './source.ts';
 
-export { startLocalServer, createFileRuleSource, createClusterRuleSource, CONNECTION_LIMITS, MAX_CONNECTIONS, LOCAL_SERVER_DEFAULTS };
-export type { LocalServer, LocalServerOptions, TlsFiles, RuleSource, RulePublication, FileRuleSourceOptions, ClusterRuleSourceOptions };
+export {
+  startLocalServer,
+  createFileRuleSource,
+  createClusterRuleSource,
+  CONNECTION_LIMITS,
+  MAX_CONNECTIONS,
+  LOCAL_SERVER_DEFAULTS,
+};
+export type {
+  LocalServer,
+  LocalServerOptions,
+  TlsFiles,
+  RuleSource,
+  RulePublication,
+  FileRuleSourceOptions,
+  ClusterRuleSourceOptions,
+};

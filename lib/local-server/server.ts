@@ -7,12 +7,24 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { describeIssues, type Enforcement } from '../api/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
-import { checkedToken, createAdmissionHandler, createAdmissionRulesCache, generateToken, DEFAULT_MAX_BODY_BYTES } from '../endpoint/index.ts';
+import {
+  checkedToken,
+  createAdmissionHandler,
+  createAdmissionRulesCache,
+  generateToken,
+  DEFAULT_MAX_BODY_BYTES,
+} from '../endpoint/index.ts';
 import { checkedStampKey, createStampSource, generateStampKey } from '../stamp/index.ts';
 import type { AdmissionHandler } from '../endpoint/index.ts';
 import { DISCARDED_LOGGER, DISCARDED_METRICS, type Logger } from '../observability/index.ts';
 import type { CapacityFlavour, PlacementPolicy } from '../placement/index.ts';
-import { createDynamoClient, createPlacementStore, createSnapshotStore, createSnapshotTable, createSyncRecordStore } from '../store/index.ts';
+import {
+  createDynamoClient,
+  createPlacementStore,
+  createSnapshotStore,
+  createSnapshotTable,
+  createSyncRecordStore,
+} from '../store/index.ts';
 import { startEmbeddedDynamo, type EmbeddedDynamo } from '../store/embedded/index.ts';
 import { isAdmissionRoute, requestHead, toHttpApiEvent, writeHttpApiResult } from './event.ts';
 import type { RulePublication, RuleSource, RuleTable } from './source.ts';
@@ -65,7 +77,13 @@ interface LocalServer {
 
 const TABLE_NAME = 'podmutation-rules';
 /** What the server uses when an option is not given; `podmutation serve --help` states them (a test checks it). */
-const LOCAL_SERVER_DEFAULTS = { host: '127.0.0.1', httpPort: 8080, httpsPort: 8443, refreshSeconds: 30, clusterId: 'default' } as const;
+const LOCAL_SERVER_DEFAULTS = {
+  host: '127.0.0.1',
+  httpPort: 8080,
+  httpsPort: 8443,
+  refreshSeconds: 30,
+  clusterId: 'default',
+} as const;
 // The embedded store cannot go away under the server, so staleness only matters if it is somehow wedged.
 const MIN_MAX_STALE_SECONDS = 300;
 
@@ -83,9 +101,11 @@ const CONNECTION_LIMITS = Object.freeze({
 /** Open connections at most; `npm run load` uses 200. */
 const MAX_CONNECTIONS = 512;
 // API Gateway's answer for a request no route matches.
-const NOT_FOUND = { statusCode: 404, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: 'Not Found' }) };
-
-
+const NOT_FOUND = {
+  statusCode: 404,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ message: 'Not Found' }),
+};
 
 /** The body, keeping at most limit + 1 bytes (enough for the handler to answer 413) while draining the rest. */
 function readCappedBody(request: IncomingMessage, limit: number): Promise<Buffer> {
@@ -118,7 +138,10 @@ function requestListener(handler: AdmissionHandler, maxBodyBytes: number, logger
       .then((result) => writeHttpApiResult(response, result))
       .catch((error: unknown) => {
         // The handler never throws; this is a broken connection or a bug in the adapter.
-        logger.error('local server request failed', { errorName: (error as Error).name, errorMessage: (error as Error).message });
+        logger.error('local server request failed', {
+          errorName: (error as Error).name,
+          errorMessage: (error as Error).message,
+        });
         if (!response.headersSent) {
           writeHttpApiResult(response, {
             statusCode: 500,
@@ -133,7 +156,9 @@ function requestListener(handler: AdmissionHandler, maxBodyBytes: number, logger
 function listen(server: Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const fail = (error: Error): void =>
-      reject(new ConfigurationError(`the local server cannot listen on ${host}:${port}: ${error.message}`, { cause: error }));
+      reject(
+        new ConfigurationError(`the local server cannot listen on ${host}:${port}: ${error.message}`, { cause: error }),
+      );
     server.once('error', fail);
     server.listen(port, host, () => {
       server.off('error', fail);
@@ -158,11 +183,19 @@ function describePublication(publication: RulePublication, source: RuleSource): 
 }
 
 function invalidRuleLines(publication: RulePublication): string[] {
-  return publication.invalid.flatMap((invalid) => describeIssues(invalid).map((line) => `invalid rule skipped: ${line}`));
+  return publication.invalid.flatMap((invalid) =>
+    describeIssues(invalid).map((line) => `invalid rule skipped: ${line}`),
+  );
 }
 
 /** Publishes at start, then on every change; changes during a publication are folded into one more run. */
-function createRepublisher(source: RuleSource, table: RuleTable, clusterId: string, report: (line: string) => void, published: () => Promise<void>) {
+function createRepublisher(
+  source: RuleSource,
+  table: RuleTable,
+  clusterId: string,
+  report: (line: string) => void,
+  published: () => Promise<void>,
+) {
   let running: Promise<void> | undefined;
   let again = false;
   async function run(): Promise<void> {
@@ -205,9 +238,11 @@ function urlHost(host: string): string {
  */
 async function startLocalServer(options: LocalServerOptions): Promise<LocalServer> {
   const token = options.token === undefined ? generateToken() : checkedToken(options.token, 'the token option');
-  const stampKey = options.stampKey === undefined ? generateStampKey() : checkedStampKey(options.stampKey, 'the stampKey option');
+  const stampKey =
+    options.stampKey === undefined ? generateStampKey() : checkedStampKey(options.stampKey, 'the stampKey option');
   const host = options.host ?? LOCAL_SERVER_DEFAULTS.host;
-  const port = options.port ?? (options.tls === undefined ? LOCAL_SERVER_DEFAULTS.httpPort : LOCAL_SERVER_DEFAULTS.httpsPort);
+  const port =
+    options.port ?? (options.tls === undefined ? LOCAL_SERVER_DEFAULTS.httpPort : LOCAL_SERVER_DEFAULTS.httpsPort);
   const clusterId = options.clusterId ?? LOCAL_SERVER_DEFAULTS.clusterId;
   const refreshSeconds = options.refreshSeconds ?? LOCAL_SERVER_DEFAULTS.refreshSeconds;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
@@ -261,7 +296,9 @@ async function startLocalServer(options: LocalServerOptions): Promise<LocalServe
 
     const listener = requestListener(handler, maxBodyBytes, logger);
     const server =
-      options.tls === undefined ? createHttpServer(CONNECTION_LIMITS, listener) : createHttpsServer({ ...CONNECTION_LIMITS, ...options.tls }, listener);
+      options.tls === undefined
+        ? createHttpServer(CONNECTION_LIMITS, listener)
+        : createHttpsServer({ ...CONNECTION_LIMITS, ...options.tls }, listener);
     server.maxConnections = MAX_CONNECTIONS;
     const boundPort = await listen(server, port, host);
     cleanups.push(() => closeServer(server));

@@ -23,7 +23,11 @@ interface Metrics {
 }
 
 /** A logger that writes nothing. */
-const DISCARDED_LOGGER: Logger = Object.freeze({ info: () => undefined, warn: () => undefined, error: () => undefined });
+const DISCARDED_LOGGER: Logger = Object.freeze({
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+});
 
 /** Metrics that go nowhere: local runs have no CloudWatch. */
 const DISCARDED_METRICS: Metrics = Object.freeze({ addMetric: () => undefined });
@@ -32,9 +36,15 @@ const DISCARDED_METRICS: Metrics = Object.freeze({ addMetric: () => undefined })
  * One JSON object per line on a stream, in the shape of the Lambda's Powertools log lines (level, message,
  * timestamp, fields). `levels` limits what is written: the CLI's sync prints its report and logs only problems.
  */
-function jsonLineLogger(stream: Writable, levels: readonly ('info' | 'warn' | 'error')[] = ['info', 'warn', 'error']): Logger {
+function jsonLineLogger(
+  stream: Writable,
+  levels: readonly ('info' | 'warn' | 'error')[] = ['info', 'warn', 'error'],
+): Logger {
   const write = (level: 'info' | 'warn' | 'error') => (message: string, fields: LogFields) => {
-    if (levels.includes(level)) stream.write(`${JSON.stringify({ level: level.toUpperCase(), message, timestamp: new Date().toISOString(), ...fields })}\n`);
+    if (levels.includes(level))
+      stream.write(
+        `${JSON.stringify({ level: level.toUpperCase(), message, timestamp: new Date().toISOString(), ...fields })}\n`,
+      );
   };
   return { info: write('info'), warn: write('warn'), error: write('error') };
 }

@@ -19,7 +19,9 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 function jsonEqual(left: unknown, right: unknown): boolean {
   if (left === right) return true;
   if (Array.isArray(left)) {
-    return Array.isArray(right) && left.length === right.length && left.every((item, index) => jsonEqual(item, right[index]));
+    return (
+      Array.isArray(right) && left.length === right.length && left.every((item, index) => jsonEqual(item, right[index]))
+    );
   }
   if (isPlainObject(left) && isPlainObject(right)) {
     const keys = Object.keys(left);
@@ -29,7 +31,13 @@ function jsonEqual(left: unknown, right: unknown): boolean {
   return false;
 }
 
-function diffInto(operations: JsonPatchOperation[], path: string, before: unknown, after: unknown, atomic: ReadonlySet<string>): void {
+function diffInto(
+  operations: JsonPatchOperation[],
+  path: string,
+  before: unknown,
+  after: unknown,
+  atomic: ReadonlySet<string>,
+): void {
   if (before === after) return;
   // Arrays and the listed subtrees are replaced whole: index operations are fragile against concurrent edits.
   if (!isPlainObject(before) || !isPlainObject(after) || atomic.has(path)) {
@@ -37,7 +45,8 @@ function diffInto(operations: JsonPatchOperation[], path: string, before: unknow
     return;
   }
   for (const key in before) {
-    if (Object.hasOwn(before, key) && !Object.hasOwn(after, key)) operations.push({ op: 'remove', path: `${path}/${escapePointerToken(key)}` });
+    if (Object.hasOwn(before, key) && !Object.hasOwn(after, key))
+      operations.push({ op: 'remove', path: `${path}/${escapePointerToken(key)}` });
   }
   for (const key in after) {
     if (!Object.hasOwn(after, key)) continue;
@@ -56,7 +65,11 @@ function diffInto(operations: JsonPatchOperation[], path: string, before: unknow
  * into; arrays and the `atomic` paths (JSON pointers) are replaced whole; missing parents are added
  * whole. Applies with a strict RFC 6902 implementation to `before` exactly. Pure.
  */
-function diffJson(before: unknown, after: unknown, atomic: ReadonlySet<string> = new Set()): readonly JsonPatchOperation[] {
+function diffJson(
+  before: unknown,
+  after: unknown,
+  atomic: ReadonlySet<string> = new Set(),
+): readonly JsonPatchOperation[] {
   const operations: JsonPatchOperation[] = [];
   if (isPlainObject(before) && isPlainObject(after)) diffInto(operations, '', before, after, atomic);
   else if (!jsonEqual(before, after)) operations.push({ op: 'replace', path: '', value: after });

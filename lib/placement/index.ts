@@ -1,4 +1,12 @@
-import { CAPACITY_FLAVOUR_NAMES, CAPACITY_FLAVOURS, DEFAULT_CAPACITY_FLAVOUR, parseCapacityFlavour, parsePlacementPolicies, parsePlacementPolicy, workloadKey } from './policy.ts';
+import {
+  CAPACITY_FLAVOUR_NAMES,
+  CAPACITY_FLAVOURS,
+  DEFAULT_CAPACITY_FLAVOUR,
+  parseCapacityFlavour,
+  parsePlacementPolicies,
+  parsePlacementPolicy,
+  workloadKey,
+} from './policy.ts';
 import { createPlacementStep, withRecordedCapacity } from './step.ts';
 import {
   CAPACITY_ANNOTATION,

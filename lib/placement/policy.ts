@@ -1,6 +1,12 @@
 import { MalformedInputError } from '../errors/index.ts';
 import { isDns1123Label, isDns1123Subdomain, IssueList, previewInput, readAll } from '../values/index.ts';
-import { CAPACITY_LABELS, DEFAULT_SPOT_PERCENT, type CapacityFlavour, type PlacementMode, type PlacementPolicy } from './types.ts';
+import {
+  CAPACITY_LABELS,
+  DEFAULT_SPOT_PERCENT,
+  type CapacityFlavour,
+  type PlacementMode,
+  type PlacementPolicy,
+} from './types.ts';
 
 const MODES: readonly PlacementMode[] = ['Spot', 'NonSpot', 'Diversity'];
 const KNOWN_FIELDS = ['namespace', 'kind', 'name', 'mode', 'spotPercent'];
@@ -12,17 +18,23 @@ const MAX_ISSUES = 16;
  * MalformedInputError naming the workload and every wrong field; returns the policy with defaults applied.
  */
 export function parsePlacementPolicy(input: unknown, source = 'placement policy'): PlacementPolicy {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new MalformedInputError(`${source} must be an object`);
+  if (typeof input !== 'object' || input === null || Array.isArray(input))
+    throw new MalformedInputError(`${source} must be an object`);
   const value = input as Record<string, unknown>;
   const { namespace, kind, name, mode, spotPercent } = value;
   const where = `${source} ${String(namespace)}/${String(kind)}/${String(name)}`;
   const issues = new IssueList(MAX_ISSUES);
   const fail = (field: string, reason: string): void => issues.add(field, reason);
-  for (const field of Object.keys(value)) if (!KNOWN_FIELDS.includes(field)) fail(field, `unknown field; expected one of ${KNOWN_FIELDS.join(', ')}`);
-  if (typeof namespace !== 'string' || !isDns1123Label(namespace)) fail('namespace', 'must be a namespace name (DNS-1123 label)');
-  if (typeof kind !== 'string' || !/^[A-Z][A-Za-z0-9]*$/.test(kind)) fail('kind', 'must be a workload kind such as Deployment, StatefulSet, CronJob');
-  if (typeof name !== 'string' || !isDns1123Subdomain(name)) fail('name', 'must be a workload name (DNS-1123 subdomain)');
-  if (typeof mode !== 'string' || !MODES.includes(mode as PlacementMode)) fail('mode', `must be one of ${MODES.join(', ')} (got ${previewInput(mode)})`);
+  for (const field of Object.keys(value))
+    if (!KNOWN_FIELDS.includes(field)) fail(field, `unknown field; expected one of ${KNOWN_FIELDS.join(', ')}`);
+  if (typeof namespace !== 'string' || !isDns1123Label(namespace))
+    fail('namespace', 'must be a namespace name (DNS-1123 label)');
+  if (typeof kind !== 'string' || !/^[A-Z][A-Za-z0-9]*$/.test(kind))
+    fail('kind', 'must be a workload kind such as Deployment, StatefulSet, CronJob');
+  if (typeof name !== 'string' || !isDns1123Subdomain(name))
+    fail('name', 'must be a workload name (DNS-1123 subdomain)');
+  if (typeof mode !== 'string' || !MODES.includes(mode as PlacementMode))
+    fail('mode', `must be one of ${MODES.join(', ')} (got ${previewInput(mode)})`);
   if (spotPercent !== undefined) {
     if (mode !== 'Diversity') fail('spotPercent', 'is only used with mode Diversity');
     if (typeof spotPercent !== 'number' || !Number.isInteger(spotPercent) || spotPercent < 0 || spotPercent > 100) {
@@ -31,13 +43,21 @@ export function parsePlacementPolicy(input: unknown, source = 'placement policy'
   }
   const [first] = issues.issues;
   if (first !== undefined) {
-    const listed = issues.reported().map((issue) => (issue.field === '' ? issue.reason : `${issue.field}: ${issue.reason}`));
+    const listed = issues
+      .reported()
+      .map((issue) => (issue.field === '' ? issue.reason : `${issue.field}: ${issue.reason}`));
     // Each gathered issue reads on its own (workload and field), as readAll lists them when a file has several.
-    const gathered = issues.reported().map((issue, index) => ({ field: issue.field, reason: `${where}: ${listed[index]!}` }));
-    throw new MalformedInputError(`${where}: ${listed.join('; ')}`, { context: { field: first.field, issues: gathered } });
+    const gathered = issues
+      .reported()
+      .map((issue, index) => ({ field: issue.field, reason: `${where}: ${listed[index]!}` }));
+    throw new MalformedInputError(`${where}: ${listed.join('; ')}`, {
+      context: { field: first.field, issues: gathered },
+    });
   }
   const policy = { namespace, kind, name, mode } as PlacementPolicy;
-  return mode === 'Diversity' ? { ...policy, spotPercent: (spotPercent as number | undefined) ?? DEFAULT_SPOT_PERCENT } : policy;
+  return mode === 'Diversity'
+    ? { ...policy, spotPercent: (spotPercent as number | undefined) ?? DEFAULT_SPOT_PERCENT }
+    : policy;
 }
 
 /** True for a capacity flavour name (karpenter, eks, gke). */
@@ -54,7 +74,9 @@ export const DEFAULT_CAPACITY_FLAVOUR: CapacityFlavour = 'karpenter';
 /** Checks a capacity flavour name, failing with the accepted names. */
 export function parseCapacityFlavour(value: string): CapacityFlavour {
   if (isCapacityFlavour(value)) return value;
-  throw new MalformedInputError(`capacity flavour must be one of ${CAPACITY_FLAVOUR_NAMES} (got ${previewInput(value)})`);
+  throw new MalformedInputError(
+    `capacity flavour must be one of ${CAPACITY_FLAVOUR_NAMES} (got ${previewInput(value)})`,
+  );
 }
 
 /** The lookup key of a workload. */
@@ -68,9 +90,13 @@ export function workloadKey(namespace: string, kind: string, name: string): stri
  */
 export function parsePlacementPolicies(document: unknown, source: string): readonly PlacementPolicy[] {
   const list = Array.isArray(document) ? document : (document as { policies?: unknown } | null)?.policies;
-  if (!Array.isArray(list)) throw new MalformedInputError(`${source}: expected a list of placement policies or { policies: [...] }`);
+  if (!Array.isArray(list))
+    throw new MalformedInputError(`${source}: expected a list of placement policies or { policies: [...] }`);
   const policies: PlacementPolicy[] = Object.values(
-    readAll(Object.fromEntries(list.map((item, index) => [index, () => parsePlacementPolicy(item, `${source}[${index}]`)])), MalformedInputError),
+    readAll(
+      Object.fromEntries(list.map((item, index) => [index, () => parsePlacementPolicy(item, `${source}[${index}]`)])),
+      MalformedInputError,
+    ),
   );
   const seen = new Set<string>();
   for (const policy of policies) {

@@ -1,4 +1,11 @@
-import { andRequiredAffinity, type ManagedStep, type MutationContext, type PodFacts, type SchedulingState, type StepResult } from '../engine/index.ts';
+import {
+  andRequiredAffinity,
+  type ManagedStep,
+  type MutationContext,
+  type PodFacts,
+  type SchedulingState,
+  type StepResult,
+} from '../engine/index.ts';
 import { labelRequirement, term } from '../scheduling/index.ts';
 import { workloadKey } from './policy.ts';
 import {
@@ -53,10 +60,17 @@ function diversityChoice(context: RecordingContext, spotPercent: number): Capaci
 function withInstanceTypeSpread(state: SchedulingState, facts: PodFacts): SchedulingState {
   const current: readonly unknown[] = state.topologySpreadConstraints ?? facts.topologySpreadConstraints;
   const { labels } = facts;
-  const spreadsAlready = current.some((constraint) => (constraint as { topologyKey?: unknown }).topologyKey === INSTANCE_TYPE_KEY);
+  const spreadsAlready = current.some(
+    (constraint) => (constraint as { topologyKey?: unknown }).topologyKey === INSTANCE_TYPE_KEY,
+  );
   // Without labels there is nothing to select the workload's Pods by, so no spread is added.
   if (spreadsAlready || Object.keys(labels).length === 0) return state;
-  const constraint = { maxSkew: 1, topologyKey: INSTANCE_TYPE_KEY, whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: labels } };
+  const constraint = {
+    maxSkew: 1,
+    topologyKey: INSTANCE_TYPE_KEY,
+    whenUnsatisfiable: 'ScheduleAnyway',
+    labelSelector: { matchLabels: labels },
+  };
   return { ...state, topologySpreadConstraints: [...current, constraint] };
 }
 
@@ -71,10 +85,17 @@ function withCapacityAnnotation(state: SchedulingState, facts: PodFacts, choice:
  * requirement into every required term (creating the selector when there is none); Diversity also
  * records the choice and spreads across instance types. Runs after every customer rule.
  */
-export function createPlacementStep(options: { readonly flavour: CapacityFlavour; readonly policies: readonly PlacementPolicy[] }): ManagedStep {
+export function createPlacementStep(options: {
+  readonly flavour: CapacityFlavour;
+  readonly policies: readonly PlacementPolicy[];
+}): ManagedStep {
   const label = CAPACITY_LABELS[options.flavour];
-  const byWorkload = new Map(options.policies.map((policy) => [workloadKey(policy.namespace, policy.kind, policy.name), policy]));
-  const requirementTerm = (choice: CapacityChoice) => [term([labelRequirement(label.key, 'In', [choice === 'spot' ? label.spot : label.onDemand])])];
+  const byWorkload = new Map(
+    options.policies.map((policy) => [workloadKey(policy.namespace, policy.kind, policy.name), policy]),
+  );
+  const requirementTerm = (choice: CapacityChoice) => [
+    term([labelRequirement(label.key, 'In', [choice === 'spot' ? label.spot : label.onDemand])]),
+  ];
   return {
     // Not a valid PodMutation name, so it can never be mistaken for a customer rule in the applied annotation.
     name: 'managed:capacity',
@@ -84,9 +105,11 @@ export function createPlacementStep(options: { readonly flavour: CapacityFlavour
       if (policy === undefined) return undefined;
       const owner = { name: `managed:${policy.mode}`, subject: `managed capacity placement (${policy.mode})` };
       const choice: CapacityChoice =
-        policy.mode === 'Spot' ? 'spot'
-        : policy.mode === 'NonSpot' ? 'on-demand'
-        : diversityChoice(context, policy.spotPercent ?? DEFAULT_SPOT_PERCENT);
+        policy.mode === 'Spot'
+          ? 'spot'
+          : policy.mode === 'NonSpot'
+            ? 'on-demand'
+            : diversityChoice(context, policy.spotPercent ?? DEFAULT_SPOT_PERCENT);
       const result = andRequiredAffinity(state, facts, owner, requirementTerm(choice));
       if ('denied' in result || policy.mode !== 'Diversity') return result;
       return { state: withInstanceTypeSpread(withCapacityAnnotation(result.state, facts, choice), facts) };

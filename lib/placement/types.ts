@@ -20,7 +20,9 @@ export interface PlacementPolicy {
 }
 
 /** The capacity label of each flavour, and its value for Spot and for on-demand capacity. */
-export const CAPACITY_LABELS: Readonly<Record<CapacityFlavour, { readonly key: string; readonly spot: string; readonly onDemand: string }>> = {
+export const CAPACITY_LABELS: Readonly<
+  Record<CapacityFlavour, { readonly key: string; readonly spot: string; readonly onDemand: string }>
+> = {
   karpenter: { key: 'karpenter.sh/capacity-type', spot: 'spot', onDemand: 'on-demand' },
   eks: { key: 'eks.amazonaws.com/capacityType', spot: 'SPOT', onDemand: 'ON_DEMAND' },
   gke: { key: 'cloud.google.com/gke-provisioning', spot: 'spot', onDemand: 'standard' },

@@ -78,7 +78,9 @@ interface Attempt {
 
 function checkedMs(value: number, option: string, allowInfinity = false): number {
   if (Number.isNaN(value) || value <= 0 || (!allowInfinity && !Number.isFinite(value))) {
-    throw new ConfigurationError(`refreshing value option ${option} is ${value}; expected a positive number of milliseconds`);
+    throw new ConfigurationError(
+      `refreshing value option ${option} is ${value}; expected a positive number of milliseconds`,
+    );
   }
   return value;
 }
@@ -92,9 +94,14 @@ function backoffDelay(backoff: Backoff, failures: number, draw: number): number 
 /** A value read by `options.read` on demand; see RefreshingValueOptions for the schedule, deadline and backoff. */
 function createRefreshingValue<T>(options: RefreshingValueOptions<T>): RefreshingValue<T> {
   const refreshMs = checkedMs(options.refreshMs, 'refreshMs', true);
-  const backoff = { initialMs: checkedMs(options.backoff.initialMs, 'backoff.initialMs'), maxMs: checkedMs(options.backoff.maxMs, 'backoff.maxMs') };
+  const backoff = {
+    initialMs: checkedMs(options.backoff.initialMs, 'backoff.initialMs'),
+    maxMs: checkedMs(options.backoff.maxMs, 'backoff.maxMs'),
+  };
   if (backoff.maxMs < backoff.initialMs) {
-    throw new ConfigurationError(`refreshing value option backoff.maxMs (${backoff.maxMs}) is below backoff.initialMs (${backoff.initialMs})`);
+    throw new ConfigurationError(
+      `refreshing value option backoff.maxMs (${backoff.maxMs}) is below backoff.initialMs (${backoff.initialMs})`,
+    );
   }
   const deadlineMs = options.deadlineMs === undefined ? undefined : checkedMs(options.deadlineMs, 'deadlineMs');
   const timeoutError = options.timeoutError ?? ((ms: number) => new Error(`no answer within ${ms} ms`));

@@ -4,7 +4,10 @@ import { DEFAULT_TOLERATION_KEYS, type Toleration } from '../scheduling/index.ts
 
 /** The plugin's own test: a toleration of this key (or of every key) for NoExecute (or every effect). */
 function toleratesNoExecute(tolerations: readonly Toleration[], key: string): boolean {
-  return tolerations.some((toleration) => (!toleration.key || toleration.key === key) && (!toleration.effect || toleration.effect === 'NoExecute'));
+  return tolerations.some(
+    (toleration) =>
+      (!toleration.key || toleration.key === key) && (!toleration.effect || toleration.effect === 'NoExecute'),
+  );
 }
 
 /**
@@ -17,7 +20,9 @@ function asAdmitted(candidate: Pod, running: PodFacts): Pod {
   const tolerations = candidate.spec?.tolerations ?? [];
   const defaults = DEFAULT_TOLERATION_KEYS.flatMap((key) => {
     if (toleratesNoExecute(tolerations, key)) return [];
-    const inherited = running.tolerations.find((item) => item.key === key && item.operator === 'Exists' && item.effect === 'NoExecute');
+    const inherited = running.tolerations.find(
+      (item) => item.key === key && item.operator === 'Exists' && item.effect === 'NoExecute',
+    );
     return inherited === undefined ? [] : [inherited];
   });
   if (defaults.length === 0) return candidate;

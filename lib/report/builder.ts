@@ -5,9 +5,28 @@
  * only deleting their Pods rolls out).
  */
 import type { Enforcement } from '../api/index.ts';
-import { mutatePod, podFacts, type CompiledRule, type ManagedStep, type MutationOutcome, type PodFacts, type RuleSet, type StampDigest, type Workload } from '../engine/index.ts';
+import {
+  mutatePod,
+  podFacts,
+  type CompiledRule,
+  type ManagedStep,
+  type MutationOutcome,
+  type PodFacts,
+  type RuleSet,
+  type StampDigest,
+  type Workload,
+} from '../engine/index.ts';
 import { CAPACITY_ANNOTATION, withRecordedCapacity } from '../placement/index.ts';
-import { classifyObject, createOwnerIndex, podFromWorkload, podOrdinal, readPodIdentity, readWorkloadObject, type PodOrigin, type WorkloadObject } from '../workloads/index.ts';
+import {
+  classifyObject,
+  createOwnerIndex,
+  podFromWorkload,
+  podOrdinal,
+  readPodIdentity,
+  readWorkloadObject,
+  type PodOrigin,
+  type WorkloadObject,
+} from '../workloads/index.ts';
 import { asAdmitted } from './admitted.ts';
 import { boundedLine, schedulingChange } from './compare.ts';
 import type { MigrationReport, ReportRule, ReportWorkload, Verdict } from './types.ts';
@@ -106,7 +125,10 @@ function createReport(ruleSet: RuleSet, options: ReportOptions = {}): ReportBuil
   const rules = new Map<string, RuleTally>(
     ruleSet.rules
       .filter((rule) => rule.enabled)
-      .map((rule) => [rule.name, { rule, enforcement: auditAll ? 'audit' : rule.enforcement, matched: 0, current: 0, pending: 0 }]),
+      .map((rule) => [
+        rule.name,
+        { rule, enforcement: auditAll ? 'audit' : rule.enforcement, matched: 0, current: 0, pending: 0 },
+      ]),
   );
   const workloads = new Map<string, WorkloadTally>();
   const totals = { pods: 0, unaffected: 0, current: 0, pending: 0, denied: 0 };
@@ -115,7 +137,18 @@ function createReport(ruleSet: RuleSet, options: ReportOptions = {}): ReportBuil
     const key = `${workload.namespace}\u0000${workload.kind}\u0000${workload.name}`;
     let tally = workloads.get(key);
     if (tally === undefined) {
-      tally = { workload, pods: 0, current: 0, pending: 0, denied: 0, affected: false, rules: new Set(), steps: new Set(), samples: [], unsampled: 0 };
+      tally = {
+        workload,
+        pods: 0,
+        current: 0,
+        pending: 0,
+        denied: 0,
+        affected: false,
+        rules: new Set(),
+        steps: new Set(),
+        samples: [],
+        unsampled: 0,
+      };
       workloads.set(key, tally);
     }
     return tally;
@@ -134,9 +167,18 @@ function createReport(ruleSet: RuleSet, options: ReportOptions = {}): ReportBuil
     enforced: readonly CompiledRule[],
     source: string,
   ): { verdict: Exclude<Verdict, 'unaffected'>; line: string } => {
-    if (outcome.decision === 'denied') return { verdict: 'denied', line: boundedLine(`denied: ${outcome.denial?.message ?? 'admission would be denied'}`) };
+    if (outcome.decision === 'denied')
+      return {
+        verdict: 'denied',
+        line: boundedLine(`denied: ${outcome.denial?.message ?? 'admission would be denied'}`),
+      };
     // The engine's facts are of the Pod it read, which is not the one it sends when a stamp rebuilt it.
-    const rollout = outcome.pod === running.pod ? running : outcome.pod === outcome.facts.pod ? outcome.facts : podFacts(outcome.pod, outcome.workload.namespace, source);
+    const rollout =
+      outcome.pod === running.pod
+        ? running
+        : outcome.pod === outcome.facts.pod
+          ? outcome.facts
+          : podFacts(outcome.pod, outcome.workload.namespace, source);
     const keys = [...new Set(enforced.flatMap((rule) => rule.add.annotations.map(([key]) => key)))];
     const line = schedulingChange(rollout, running, keys);
     return { verdict: line === '' ? 'current' : 'pending', line };
@@ -169,26 +211,36 @@ function createReport(ruleSet: RuleSet, options: ReportOptions = {}): ReportBuil
       const source = fromTemplate ? templatePath(origin) : path;
       const requestUid = identity.uid || `${identity.namespace}/${identity.name || identity.generateName}`;
       const evaluate = (explain: boolean) =>
-        mutatePod(candidate, identity.namespace, ruleSet, withRecordedCapacity({ requestUid }, running.annotations[CAPACITY_ANNOTATION]), {
-          managedSteps,
-          explain,
-          source,
-          ...(options.enforcement === undefined ? {} : { enforcement: options.enforcement }),
-          ...(options.stamps === undefined ? {} : { stamps: options.stamps }),
-        });
+        mutatePod(
+          candidate,
+          identity.namespace,
+          ruleSet,
+          withRecordedCapacity({ requestUid }, running.annotations[CAPACITY_ANNOTATION]),
+          {
+            managedSteps,
+            explain,
+            source,
+            ...(options.enforcement === undefined ? {} : { enforcement: options.enforcement }),
+            ...(options.stamps === undefined ? {} : { stamps: options.stamps }),
+          },
+        );
       // The applied and audited rules are the matched ones. A denial applies none, so only then is the engine asked to
       // explain: recording every rule's evaluation for every Pod would allocate rules x Pods objects.
       let outcome = evaluate(false);
       if (outcome.decision === 'denied') outcome = evaluate(true);
       const tally = tallyOf(outcome.workload);
       tally.pods += 1;
-      const matched = outcome.decision === 'denied'
-        ? outcome.evaluations.flatMap((evaluation) => (evaluation.outcome === 'matched' ? [evaluation.rule] : []))
-        : [...outcome.applied, ...outcome.audited.map((match) => match.name)]
-            .flatMap((name) => byName.get(name) ?? [])
-            .sort((left, right) => order.get(left.name)! - order.get(right.name)!);
+      const matched =
+        outcome.decision === 'denied'
+          ? outcome.evaluations.flatMap((evaluation) => (evaluation.outcome === 'matched' ? [evaluation.rule] : []))
+          : [...outcome.applied, ...outcome.audited.map((match) => match.name)]
+              .flatMap((name) => byName.get(name) ?? [])
+              .sort((left, right) => order.get(left.name)! - order.get(right.name)!);
       const steps = outcome.applied.filter((name) => !byName.has(name));
-      if (outcome.decision === 'skipped' || (matched.length === 0 && steps.length === 0 && outcome.decision !== 'denied')) {
+      if (
+        outcome.decision === 'skipped' ||
+        (matched.length === 0 && steps.length === 0 && outcome.decision !== 'denied')
+      ) {
         totals.unaffected += 1;
         return 'unaffected';
       }
@@ -198,7 +250,8 @@ function createReport(ruleSet: RuleSet, options: ReportOptions = {}): ReportBuil
       for (const rule of matched) tally.rules.add(rule.name);
       for (const step of steps) tally.steps.add(step);
       if (line !== '') sample(tally, line);
-      if (verdict === 'pending' && fromTemplate && rollsOutByDeletion(origin.workload)) (tally.deletePods ??= []).push(identity.name);
+      if (verdict === 'pending' && fromTemplate && rollsOutByDeletion(origin.workload))
+        (tally.deletePods ??= []).push(identity.name);
       tally[verdict] += 1;
       totals[verdict] += 1;
       for (const rule of matched) {
@@ -213,7 +266,12 @@ function createReport(ruleSet: RuleSet, options: ReportOptions = {}): ReportBuil
     result(): MigrationReport {
       const listed: ReportWorkload[] = [...workloads.values()]
         .filter((tally) => tally.affected)
-        .sort((left, right) => compare(left.workload.namespace, right.workload.namespace) || compare(left.workload.kind, right.workload.kind) || compare(left.workload.name, right.workload.name))
+        .sort(
+          (left, right) =>
+            compare(left.workload.namespace, right.workload.namespace) ||
+            compare(left.workload.kind, right.workload.kind) ||
+            compare(left.workload.name, right.workload.name),
+        )
         .map((tally) => ({
           namespace: tally.workload.namespace,
           kind: tally.workload.kind,
@@ -224,9 +282,17 @@ function createReport(ruleSet: RuleSet, options: ReportOptions = {}): ReportBuil
           denied: tally.denied,
           rules: [...[...tally.rules].sort((left, right) => order.get(left)! - order.get(right)!), ...tally.steps],
           change: changeOf(tally),
-          ...(tally.deletePods === undefined ? {} : { deletePods: byOrdinalDescending(tally.workload.name, tally.deletePods) }),
+          ...(tally.deletePods === undefined
+            ? {}
+            : { deletePods: byOrdinalDescending(tally.workload.name, tally.deletePods) }),
         }));
-      const ruleRows: ReportRule[] = [...rules.values()].map(({ rule, enforcement, matched, current, pending }) => ({ name: rule.name, enforcement, matched, current, pending }));
+      const ruleRows: ReportRule[] = [...rules.values()].map(({ rule, enforcement, matched, current, pending }) => ({
+        name: rule.name,
+        enforcement,
+        matched,
+        current,
+        pending,
+      }));
       return { rules: ruleRows, workloads: listed, totals: { ...totals } };
     },
   };

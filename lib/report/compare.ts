@@ -18,7 +18,10 @@ function requirementText(requirement: Requirement, field: boolean): string {
 }
 
 function termText(term: Term): string {
-  const parts = [...term.expressions.map((item) => requirementText(item, false)), ...term.fields.map((item) => requirementText(item, true))];
+  const parts = [
+    ...term.expressions.map((item) => requirementText(item, false)),
+    ...term.fields.map((item) => requirementText(item, true)),
+  ];
   return `{${[...new Set(parts)].sort().join(', ')}}`;
 }
 
@@ -35,11 +38,14 @@ function tolerationText(toleration: Toleration): string {
  * requirement per key (with the Pod's own label value) to labelSelector at creation, which the template never has.
  */
 function spreadIdentity(constraint: unknown): string {
-  if (!isJsonObject(constraint) || !Array.isArray(constraint.matchLabelKeys) || !isJsonObject(constraint.labelSelector)) return canonicalJson(constraint);
+  if (!isJsonObject(constraint) || !Array.isArray(constraint.matchLabelKeys) || !isJsonObject(constraint.labelSelector))
+    return canonicalJson(constraint);
   const keys = new Set(constraint.matchLabelKeys.filter((key): key is string => typeof key === 'string'));
   const { matchExpressions, ...selector } = constraint.labelSelector;
   const kept = Array.isArray(matchExpressions)
-    ? matchExpressions.filter((item) => !(isJsonObject(item) && item.operator === 'In' && typeof item.key === 'string' && keys.has(item.key)))
+    ? matchExpressions.filter(
+        (item) => !(isJsonObject(item) && item.operator === 'In' && typeof item.key === 'string' && keys.has(item.key)),
+      )
     : [];
   const labelSelector = kept.length === 0 ? selector : { ...selector, matchExpressions: kept };
   const normalized: Record<string, unknown> = { ...constraint, labelSelector };
@@ -49,7 +55,8 @@ function spreadIdentity(constraint: unknown): string {
 
 function spreadText(constraint: unknown): string {
   const fields = isJsonObject(constraint) ? constraint : {};
-  const part = (value: unknown): string => (typeof value === 'string' || typeof value === 'number' ? String(value) : '?');
+  const part = (value: unknown): string =>
+    typeof value === 'string' || typeof value === 'number' ? String(value) : '?';
   return `${part(fields.topologyKey)}:${part(fields.whenUnsatisfiable)}:maxSkew=${part(fields.maxSkew)}`;
 }
 
@@ -64,8 +71,14 @@ function members<T>(items: readonly T[], identity: (item: T) => string, text: (i
 
 /** "-x" for each member only the running Pod has, then "+y" for each only the rollout's has; each group sorted. */
 function difference(rollout: Members, running: Members): string[] {
-  const removed = [...running].filter(([id]) => !rollout.has(id)).map(([, text]) => text).sort();
-  const added = [...rollout].filter(([id]) => !running.has(id)).map(([, text]) => text).sort();
+  const removed = [...running]
+    .filter(([id]) => !rollout.has(id))
+    .map(([, text]) => text)
+    .sort();
+  const added = [...rollout]
+    .filter(([id]) => !running.has(id))
+    .map(([, text]) => text)
+    .sort();
   return [...removed.map((text) => `-${text}`), ...added.map((text) => `+${text}`)];
 }
 
@@ -88,7 +101,13 @@ function pairs(map: Readonly<Record<string, string>>, keys?: readonly string[]):
 function schedulingChange(rollout: PodFacts, running: PodFacts, annotationKeys: readonly string[]): string {
   const fields: [string, string[]][] = [
     ['nodeSelector', difference(pairs(rollout.nodeSelector), pairs(running.nodeSelector))],
-    ['tolerations', difference(members(rollout.tolerations, tolerationIdentity, tolerationText), members(running.tolerations, tolerationIdentity, tolerationText))],
+    [
+      'tolerations',
+      difference(
+        members(rollout.tolerations, tolerationIdentity, tolerationText),
+        members(running.tolerations, tolerationIdentity, tolerationText),
+      ),
+    ],
     [
       'nodeAffinity required',
       difference(
@@ -99,14 +118,31 @@ function schedulingChange(rollout: PodFacts, running: PodFacts, annotationKeys: 
     [
       'nodeAffinity preferred',
       difference(
-        members(rollout.nodeAffinity.preferred, (item) => item.id, (item) => `${item.weight}${termText(item.term)}`),
-        members(running.nodeAffinity.preferred, (item) => item.id, (item) => `${item.weight}${termText(item.term)}`),
+        members(
+          rollout.nodeAffinity.preferred,
+          (item) => item.id,
+          (item) => `${item.weight}${termText(item.term)}`,
+        ),
+        members(
+          running.nodeAffinity.preferred,
+          (item) => item.id,
+          (item) => `${item.weight}${termText(item.term)}`,
+        ),
       ),
     ],
-    ['topologySpreadConstraints', difference(members(rollout.topologySpreadConstraints, spreadIdentity, spreadText), members(running.topologySpreadConstraints, spreadIdentity, spreadText))],
+    [
+      'topologySpreadConstraints',
+      difference(
+        members(rollout.topologySpreadConstraints, spreadIdentity, spreadText),
+        members(running.topologySpreadConstraints, spreadIdentity, spreadText),
+      ),
+    ],
     ['annotations', difference(pairs(rollout.annotations, annotationKeys), pairs(running.annotations, annotationKeys))],
   ];
-  const line = fields.filter(([, parts]) => parts.length > 0).map(([name, parts]) => `${name}: ${parts.join(' ')}`).join('; ');
+  const line = fields
+    .filter(([, parts]) => parts.length > 0)
+    .map(([name, parts]) => `${name}: ${parts.join(' ')}`)
+    .join('; ');
   return boundedLine(line);
 }
 

@@ -9,4 +9,13 @@ import { renderReportTable, restartAction, restartCommands, type RestartAction }
 import type { MigrationReport, ReportRule, ReportTotals, ReportWorkload, Verdict } from './types.ts';
 
 export { createReport, schedulingChange, MAX_CHANGE_CHARS, renderReportTable, restartAction, restartCommands };
-export type { RestartAction, ReportBuilder, ReportOptions, MigrationReport, ReportRule, ReportTotals, ReportWorkload, Verdict };
+export type {
+  RestartAction,
+  ReportBuilder,
+  ReportOptions,
+  MigrationReport,
+  ReportRule,
+  ReportTotals,
+  ReportWorkload,
+  Verdict,
+};

@@ -4,17 +4,35 @@ import type { MigrationReport, ReportWorkload } from './types.ts';
 
 /** The report as three aligned tables (rules, workloads, totals), in the JSON's order; "-" for no change. */
 function renderReportTable(report: MigrationReport): string {
-  const rules = report.rules.length === 0
-    ? ['no enabled rules']
-    : columns(['RULE', 'ENFORCEMENT', 'MATCHED', 'CURRENT', 'PENDING'], report.rules.map((rule) => [rule.name, rule.enforcement, rule.matched, rule.current, rule.pending]));
-  const workloads = report.workloads.length === 0
-    ? ['no workload is matched by a rule']
-    : columns(
-        ['NAMESPACE', 'KIND', 'NAME', 'PODS', 'CURRENT', 'PENDING', 'DENIED', 'RULES', 'CHANGE'],
-        report.workloads.map((item) => [item.namespace, item.kind, item.name, item.pods, item.current, item.pending, item.denied, item.rules.join(',') || '-', item.change || '-']),
-      );
+  const rules =
+    report.rules.length === 0
+      ? ['no enabled rules']
+      : columns(
+          ['RULE', 'ENFORCEMENT', 'MATCHED', 'CURRENT', 'PENDING'],
+          report.rules.map((rule) => [rule.name, rule.enforcement, rule.matched, rule.current, rule.pending]),
+        );
+  const workloads =
+    report.workloads.length === 0
+      ? ['no workload is matched by a rule']
+      : columns(
+          ['NAMESPACE', 'KIND', 'NAME', 'PODS', 'CURRENT', 'PENDING', 'DENIED', 'RULES', 'CHANGE'],
+          report.workloads.map((item) => [
+            item.namespace,
+            item.kind,
+            item.name,
+            item.pods,
+            item.current,
+            item.pending,
+            item.denied,
+            item.rules.join(',') || '-',
+            item.change || '-',
+          ]),
+        );
   const { totals } = report;
-  const summary = columns(['PODS', 'UNAFFECTED', 'CURRENT', 'PENDING', 'DENIED'], [[totals.pods, totals.unaffected, totals.current, totals.pending, totals.denied]]);
+  const summary = columns(
+    ['PODS', 'UNAFFECTED', 'CURRENT', 'PENDING', 'DENIED'],
+    [[totals.pods, totals.unaffected, totals.current, totals.pending, totals.denied]],
+  );
   return [...rules, '', ...workloads, '', ...summary].join('\n');
 }
 
@@ -25,7 +43,10 @@ function renderReportTable(report: MigrationReport): string {
 function deleteCommands(namespace: string, name: string, deletePods: readonly string[], pods: string): string[] {
   return [
     `# StatefulSet ${namespace}/${name}: its updateStrategy (OnDelete, or a partition) keeps rollout restart from recreating its ${pods}; deleted, each is created again`,
-    ...deletePods.map((pod) => `kubectl delete pod ${pod} -n ${namespace} && until kubectl wait --for=condition=Ready pod/${pod} -n ${namespace} --timeout=10m; do sleep 2; done`),
+    ...deletePods.map(
+      (pod) =>
+        `kubectl delete pod ${pod} -n ${namespace} && until kubectl wait --for=condition=Ready pod/${pod} -n ${namespace} --timeout=10m; do sleep 2; done`,
+    ),
   ];
 }
 
@@ -44,7 +65,12 @@ type RestartAction =
 function restartAction(workload: ReportWorkload): RestartAction {
   const { kind, name, namespace, deletePods } = workload;
   // Pod names too: a StatefulSet's are its name and an ordinal, but a name of another form was read from the input.
-  if (!isDns1123Subdomain(name) || !isDns1123Label(namespace) || (deletePods ?? []).some((pod) => !isDns1123Subdomain(pod))) return { type: 'left-out' };
+  if (
+    !isDns1123Subdomain(name) ||
+    !isDns1123Label(namespace) ||
+    (deletePods ?? []).some((pod) => !isDns1123Subdomain(pod))
+  )
+    return { type: 'left-out' };
   switch (kind) {
     case 'StatefulSet':
       return deletePods === undefined ? { type: 'restart', kind } : { type: 'delete', pods: deletePods };
@@ -64,13 +90,19 @@ function restartCommand(workload: ReportWorkload): string[] {
   const action = restartAction(workload);
   switch (action.type) {
     case 'left-out':
-      return [`# left out, not a Kubernetes name: ${cell(kind)} ${previewInput(namespace)}/${previewInput(name)} (${pods})`];
+      return [
+        `# left out, not a Kubernetes name: ${cell(kind)} ${previewInput(namespace)}/${previewInput(name)} (${pods})`,
+      ];
     case 'delete':
       return deleteCommands(namespace, name, action.pods, pods);
     case 'by-hand':
       return [`# recreate by hand: ${cell(kind)} ${namespace}/${name} (${pods})`];
     case 'restart':
-      return [action.kind === 'Rollout' ? `kubectl argo rollouts restart ${name} -n ${namespace}` : `kubectl rollout restart ${action.kind.toLowerCase()}/${name} -n ${namespace}`];
+      return [
+        action.kind === 'Rollout'
+          ? `kubectl argo rollouts restart ${name} -n ${namespace}`
+          : `kubectl rollout restart ${action.kind.toLowerCase()}/${name} -n ${namespace}`,
+      ];
   }
 }
 

@@ -1,9 +1,22 @@
 /** Pure: the PodDisruptionBudgets that select a workload's Pods and allow no disruption now. */
 import { MalformedInputError } from '../errors/index.ts';
-import { isJsonObject, previewInput, objectList, optionalInteger, optionalObject, optionalString, stringList, stringMap, typeMismatch } from '../values/index.ts';
+import {
+  isJsonObject,
+  previewInput,
+  objectList,
+  optionalInteger,
+  optionalObject,
+  optionalString,
+  stringList,
+  stringMap,
+  typeMismatch,
+} from '../values/index.ts';
 
 /** A label selector read from a PDB: null (matches nothing) or its labels and expressions. */
-type Selector = { readonly matchLabels: Readonly<Record<string, string>>; readonly expressions: readonly { key: string; operator: string; values: readonly string[] }[] } | null;
+type Selector = {
+  readonly matchLabels: Readonly<Record<string, string>>;
+  readonly expressions: readonly { key: string; operator: string; values: readonly string[] }[];
+} | null;
 
 function readSelector(value: unknown, path: string): Selector {
   const selector = optionalObject(value, path);
@@ -11,7 +24,11 @@ function readSelector(value: unknown, path: string): Selector {
   if (selector === undefined) return null;
   const expressions = objectList(selector.matchExpressions, `${path}.matchExpressions`).map((expression, index) => {
     const where = `${path}.matchExpressions[${index}]`;
-    return { key: optionalString(expression.key, `${where}.key`), operator: optionalString(expression.operator, `${where}.operator`), values: stringList(expression.values, `${where}.values`) };
+    return {
+      key: optionalString(expression.key, `${where}.key`),
+      operator: optionalString(expression.operator, `${where}.operator`),
+      values: stringList(expression.values, `${where}.values`),
+    };
   });
   return { matchLabels: stringMap(selector.matchLabels, `${path}.matchLabels`), expressions };
 }
@@ -28,12 +45,22 @@ function parseLabelSelector(text: string): NonNullable<Selector> {
     const requirement = raw.trim();
     const set = /^(\S+)\s+(in|notin)\s*\(([^)]*)\)$/.exec(requirement);
     const equality = /^([^!=\s]+)\s*(==|=|!=)\s*([^!=\s]*)$/.exec(requirement);
-    if (set !== null) expressions.push({ key: set[1]!, operator: set[2] === 'in' ? 'In' : 'NotIn', values: set[3]!.split(',').map((value) => value.trim()) });
-    else if (equality !== null && equality[2] === '!=') expressions.push({ key: equality[1]!, operator: 'NotIn', values: [equality[3]!] });
+    if (set !== null)
+      expressions.push({
+        key: set[1]!,
+        operator: set[2] === 'in' ? 'In' : 'NotIn',
+        values: set[3]!.split(',').map((value) => value.trim()),
+      });
+    else if (equality !== null && equality[2] === '!=')
+      expressions.push({ key: equality[1]!, operator: 'NotIn', values: [equality[3]!] });
     else if (equality !== null) matchLabels[equality[1]!] = equality[3]!;
-    else if (/^![^!=\s]+$/.test(requirement)) expressions.push({ key: requirement.slice(1), operator: 'DoesNotExist', values: [] });
+    else if (/^![^!=\s]+$/.test(requirement))
+      expressions.push({ key: requirement.slice(1), operator: 'DoesNotExist', values: [] });
     else if (/^[^!=\s]+$/.test(requirement)) expressions.push({ key: requirement, operator: 'Exists', values: [] });
-    else throw new MalformedInputError(`-l ${previewInput(text)}: cannot read the requirement ${previewInput(requirement)}`);
+    else
+      throw new MalformedInputError(
+        `-l ${previewInput(text)}: cannot read the requirement ${previewInput(requirement)}`,
+      );
   }
   return { matchLabels, expressions };
 }
@@ -64,7 +91,11 @@ function selects(selector: Selector, labels: Readonly<Record<string, string>>): 
  * The names of the PDBs among `budgets` (a policy/v1 list's items) whose selector selects Pods with `labels` and whose
  * status allows 0 disruptions; a PDB whose status the disruption controller has not written yet counts as 0.
  */
-function blockingBudgets(budgets: readonly unknown[], labels: Readonly<Record<string, string>>, path = 'poddisruptionbudgets'): string[] {
+function blockingBudgets(
+  budgets: readonly unknown[],
+  labels: Readonly<Record<string, string>>,
+  path = 'poddisruptionbudgets',
+): string[] {
   return budgets.flatMap((budget, index) => {
     const where = `${path}[${index}]`;
     if (!isJsonObject(budget)) throw typeMismatch(where, 'an object', budget);

@@ -32,7 +32,8 @@ interface RolloutPlan {
  * refuses) and those with no rollout (bare Pods, Jobs, CronJobs, other controllers) are left alone.
  */
 function planRollout(report: MigrationReport, maxConcurrent: number): RolloutPlan {
-  if (!Number.isInteger(maxConcurrent) || maxConcurrent < 1) throw new RangeError(`maxConcurrent must be a positive integer, got ${maxConcurrent}`);
+  if (!Number.isInteger(maxConcurrent) || maxConcurrent < 1)
+    throw new RangeError(`maxConcurrent must be a positive integer, got ${maxConcurrent}`);
   const planned: PlannedWorkload[] = [];
   const leftAlone: LeftAlone[] = [];
   for (const workload of report.workloads) {
@@ -47,11 +48,13 @@ function planRollout(report: MigrationReport, maxConcurrent: number): RolloutPla
     const action = restartAction(workload);
     const base = { namespace: workload.namespace, name: workload.name, change: workload.change };
     if (action.type === 'restart') planned.push({ ...base, kind: action.kind, method: 'restart', pods: [] });
-    else if (action.type === 'delete') planned.push({ ...base, kind: 'StatefulSet', method: 'delete-pods', pods: action.pods });
+    else if (action.type === 'delete')
+      planned.push({ ...base, kind: 'StatefulSet', method: 'delete-pods', pods: action.pods });
     else leftAlone.push({ workload, state: 'by-hand' });
   }
   const waves: PlannedWorkload[][] = [];
-  for (let start = 0; start < planned.length; start += maxConcurrent) waves.push(planned.slice(start, start + maxConcurrent));
+  for (let start = 0; start < planned.length; start += maxConcurrent)
+    waves.push(planned.slice(start, start + maxConcurrent));
   return { waves, leftAlone };
 }
 

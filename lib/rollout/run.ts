@@ -45,7 +45,11 @@ function describeDuration(ms: number): string {
 
 /** The records of a plan before it runs: the workloads left alone (wave 0) and each planned one with its wave. */
 function planRecords(plan: RolloutPlan, id: string, at: string): WorkloadRecord[] {
-  const record = (wave: number, workload: { namespace: string; kind: string; name: string; change: string }, state: RolloutState): WorkloadRecord => ({
+  const record = (
+    wave: number,
+    workload: { namespace: string; kind: string; name: string; change: string },
+    state: RolloutState,
+  ): WorkloadRecord => ({
     type: 'workload',
     rollout: id,
     at,
@@ -68,13 +72,28 @@ function planRecords(plan: RolloutPlan, id: string, at: string): WorkloadRecord[
  * or its pending Pods deleted one at a time, each once the previous one is Ready again; done when its controller
  * reports the rollout complete. After a wave with a failure no wave starts, unless continueOnFailure.
  */
-async function runRollout(plan: RolloutPlan, target: RolloutTarget, options: RolloutRunOptions, emit: (record: WorkloadRecord) => void): Promise<RolloutOutcome> {
+async function runRollout(
+  plan: RolloutPlan,
+  target: RolloutTarget,
+  options: RolloutRunOptions,
+  emit: (record: WorkloadRecord) => void,
+): Promise<RolloutOutcome> {
   const now = options.now ?? Date.now;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const pollMs = options.pollMs ?? 1000;
   const counts = { done: 0, failed: 0, skipped: 0, notStarted: 0 };
   const record = (wave: number, workload: PlannedWorkload, state: RolloutState, reason = ''): void => {
-    emit({ type: 'workload', rollout: options.id, at: rfc3339(now()), wave, namespace: workload.namespace, kind: workload.kind, name: workload.name, state, reason });
+    emit({
+      type: 'workload',
+      rollout: options.id,
+      at: rfc3339(now()),
+      wave,
+      namespace: workload.namespace,
+      kind: workload.kind,
+      name: workload.name,
+      state,
+      reason,
+    });
   };
 
   const untilDeadline = async <T>(deadline: number, read: () => Promise<T | undefined>): Promise<T | undefined> => {
@@ -93,7 +112,11 @@ async function runRollout(plan: RolloutPlan, target: RolloutTarget, options: Rol
     const shape = readWorkloadShape(kind, await target.getWorkload(kind, namespace, name), path);
     let blocking: string[] = [];
     const clear = await untilDeadline(deadline, async () => {
-      blocking = blockingBudgets(await target.listPodDisruptionBudgets(namespace), shape.templateLabels, `poddisruptionbudgets in ${namespace}`);
+      blocking = blockingBudgets(
+        await target.listPodDisruptionBudgets(namespace),
+        shape.templateLabels,
+        `poddisruptionbudgets in ${namespace}`,
+      );
       return blocking.length === 0 ? true : undefined;
     });
     if (clear === undefined) {
@@ -103,9 +126,17 @@ async function runRollout(plan: RolloutPlan, target: RolloutTarget, options: Rol
     }
     const at = rfc3339(now());
     const stamp = { metadata: { annotations: { [ROLLOUT_ANNOTATION]: JSON.stringify({ id: options.id, at }) } } };
-    record(wave, workload, 'started', workload.method === 'delete-pods' ? `deleting ${workload.pods.join(', ')} one at a time` : '');
+    record(
+      wave,
+      workload,
+      'started',
+      workload.method === 'delete-pods' ? `deleting ${workload.pods.join(', ')} one at a time` : '',
+    );
     if (workload.method === 'restart') {
-      await target.patchWorkload(kind, namespace, name, { ...stamp, spec: { template: { metadata: { annotations: { [RESTARTED_AT_ANNOTATION]: at } } } } });
+      await target.patchWorkload(kind, namespace, name, {
+        ...stamp,
+        spec: { template: { metadata: { annotations: { [RESTARTED_AT_ANNOTATION]: at } } } },
+      });
       let detail = '';
       const finished = await untilDeadline(deadline, async () => {
         const progress = readProgress(kind, await target.getWorkload(kind, namespace, name), path);
@@ -159,7 +190,8 @@ async function runRollout(plan: RolloutPlan, target: RolloutTarget, options: Rol
   let stopped = false;
   for (const [index, wave] of plan.waves.entries()) {
     if (stopped) {
-      for (const workload of wave) record(index + 1, workload, 'not-started', 'an earlier wave failed (--continue-on-failure starts it anyway)');
+      for (const workload of wave)
+        record(index + 1, workload, 'not-started', 'an earlier wave failed (--continue-on-failure starts it anyway)');
       counts.notStarted += wave.length;
       continue;
     }

@@ -4,7 +4,16 @@
  * with field paths in errors.
  */
 import type { RolloutWorkloadKind } from '../cluster/index.ts';
-import { isJsonObject, objectList, optionalInteger, optionalObject, optionalString, stringMap, typeMismatch, type JsonObject } from '../values/index.ts';
+import {
+  isJsonObject,
+  objectList,
+  optionalInteger,
+  optionalObject,
+  optionalString,
+  stringMap,
+  typeMismatch,
+  type JsonObject,
+} from '../values/index.ts';
 
 /** Where a workload's rollout stands: done, still progressing (and on what), or failed (and why). */
 type Progress =
@@ -49,7 +58,10 @@ function deploymentProgress(spec: JsonObject | undefined, status: JsonObject | u
   const conditions = objectList(status?.conditions, `${path}.status.conditions`);
   const progressing = conditions.find((condition) => condition.type === 'Progressing');
   if (progressing?.reason === 'ProgressDeadlineExceeded') {
-    return { state: 'failed', reason: `progress deadline exceeded: ${optionalString(progressing.message, `${path}.status.conditions.message`) || 'ProgressDeadlineExceeded'}` };
+    return {
+      state: 'failed',
+      reason: `progress deadline exceeded: ${optionalString(progressing.message, `${path}.status.conditions.message`) || 'ProgressDeadlineExceeded'}`,
+    };
   }
   const replicas = optionalInteger(spec?.replicas, `${path}.spec.replicas`) ?? 1;
   const updated = count(status?.updatedReplicas, `${path}.status.updatedReplicas`);
@@ -57,7 +69,8 @@ function deploymentProgress(spec: JsonObject | undefined, status: JsonObject | u
   const available = count(status?.availableReplicas, `${path}.status.availableReplicas`);
   if (updated < replicas) return { state: 'progressing', detail: `${updated} of ${replicas} new replicas updated` };
   if (total > updated) return { state: 'progressing', detail: `${total - updated} old replicas pending termination` };
-  if (available < updated) return { state: 'progressing', detail: `${available} of ${updated} updated replicas available` };
+  if (available < updated)
+    return { state: 'progressing', detail: `${available} of ${updated} updated replicas available` };
   return { state: 'done' };
 }
 
@@ -68,7 +81,8 @@ function statefulSetProgress(spec: JsonObject | undefined, status: JsonObject | 
   if (ready < replicas) return { state: 'progressing', detail: `${ready} of ${replicas} Pods ready` };
   const update = optionalString(status?.updateRevision, `${path}.status.updateRevision`);
   const current = optionalString(status?.currentRevision, `${path}.status.currentRevision`);
-  if (update !== current) return { state: 'progressing', detail: `${updated} of ${replicas} Pods at revision ${update}` };
+  if (update !== current)
+    return { state: 'progressing', detail: `${updated} of ${replicas} Pods at revision ${update}` };
   if (updated < replicas) return { state: 'progressing', detail: `${updated} of ${replicas} Pods updated` };
   return { state: 'done' };
 }
@@ -86,12 +100,15 @@ function daemonSetProgress(status: JsonObject | undefined, path: string): Progre
 function argoRolloutProgress(spec: JsonObject | undefined, status: JsonObject | undefined, path: string): Progress {
   const phase = optionalString(status?.phase, `${path}.status.phase`);
   const message = optionalString(status?.message, `${path}.status.message`);
-  if (phase === 'Degraded') return { state: 'failed', reason: `Rollout degraded${message === '' ? '' : `: ${message}`}` };
+  if (phase === 'Degraded')
+    return { state: 'failed', reason: `Rollout degraded${message === '' ? '' : `: ${message}`}` };
   const replicas = optionalInteger(spec?.replicas, `${path}.spec.replicas`) ?? 1;
   const updated = count(status?.updatedReplicas, `${path}.status.updatedReplicas`);
   const available = count(status?.availableReplicas, `${path}.status.availableReplicas`);
-  if (phase !== 'Healthy') return { state: 'progressing', detail: `phase ${phase || 'unknown'}${message === '' ? '' : `: ${message}`}` };
-  if (updated < replicas || available < replicas) return { state: 'progressing', detail: `${updated} of ${replicas} updated, ${available} available` };
+  if (phase !== 'Healthy')
+    return { state: 'progressing', detail: `phase ${phase || 'unknown'}${message === '' ? '' : `: ${message}`}` };
+  if (updated < replicas || available < replicas)
+    return { state: 'progressing', detail: `${updated} of ${replicas} updated, ${available} available` };
   return { state: 'done' };
 }
 
@@ -104,8 +121,12 @@ function readProgress(kind: RolloutWorkloadKind, value: unknown, path: string): 
   const generation = count(metadata?.generation, `${path}.metadata.generation`);
   // Argo Rollouts writes observedGeneration as a string.
   const observedRaw = status?.observedGeneration;
-  const observed = typeof observedRaw === 'string' && /^\d+$/.test(observedRaw) ? Number(observedRaw) : count(observedRaw, `${path}.status.observedGeneration`);
-  if (observed < generation || observed === 0) return { state: 'progressing', detail: `waiting for the ${kind} controller to observe generation ${generation}` };
+  const observed =
+    typeof observedRaw === 'string' && /^\d+$/.test(observedRaw)
+      ? Number(observedRaw)
+      : count(observedRaw, `${path}.status.observedGeneration`);
+  if (observed < generation || observed === 0)
+    return { state: 'progressing', detail: `waiting for the ${kind} controller to observe generation ${generation}` };
   switch (kind) {
     case 'Deployment':
       return deploymentProgress(spec, status, path);

@@ -1,7 +1,8 @@
 /** The record `podmutation rollout` prints for each step (`-o json`: one JSON object a line), documented in README.md. */
 
 /** What happened to one workload: listed (plan), left alone (current, by-hand, denied), or its restart's progress. */
-type RolloutState = 'planned' | 'current' | 'by-hand' | 'denied' | 'started' | 'done' | 'failed' | 'skipped' | 'not-started';
+type RolloutState =
+  'planned' | 'current' | 'by-hand' | 'denied' | 'started' | 'done' | 'failed' | 'skipped' | 'not-started';
 
 /** How a planned workload is rolled out: its pod template restarted, or its pending Pods deleted one at a time. */
 type RolloutMethod = 'restart' | 'delete-pods';

@@ -1,7 +1,15 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { applySnapshotBudget, POD_MUTATION_API_VERSION, POD_MUTATION_KIND, validatePodMutation, type InvalidRule, type NormalizedRule, type RuleVerdict } from '../api/index.ts';
+import {
+  applySnapshotBudget,
+  POD_MUTATION_API_VERSION,
+  POD_MUTATION_KIND,
+  validatePodMutation,
+  type InvalidRule,
+  type NormalizedRule,
+  type RuleVerdict,
+} from '../api/index.ts';
 import { DuplicateRuleError, fileProblem, MalformedInputError } from '../errors/index.ts';
 import { checkNesting, MAX_JSON_DEPTH, textNestsDeeperThan } from '../values/index.ts';
 
@@ -51,7 +59,10 @@ async function readTextFile(path: string): Promise<string> {
   try {
     return await readFile(path, 'utf8');
   } catch (error) {
-    throw new MalformedInputError(`cannot read ${path}: ${fileProblem(error)}`, { cause: error, context: { source: path } });
+    throw new MalformedInputError(`cannot read ${path}: ${fileProblem(error)}`, {
+      cause: error,
+      context: { source: path },
+    });
   }
 }
 
@@ -82,7 +93,10 @@ function parseYamlDocuments(text: string, source: string): unknown[] {
     if (document.errors.length > 0) {
       const first = document.errors[0]!;
       const at = positionOf(text, first.pos[0]);
-      throw new MalformedInputError(`${source}:${at.line}:${at.column}: not valid JSON or YAML: ${first.message}`, { cause: first, context: { source, ...at } });
+      throw new MalformedInputError(`${source}:${at.line}:${at.column}: not valid JSON or YAML: ${first.message}`, {
+        cause: first,
+        context: { source, ...at },
+      });
     }
     const value: unknown = document.toJS({ maxAliasCount: 100 });
     if (value === null || value === undefined) continue;
@@ -109,7 +123,8 @@ function parseSingleDocument(text: string, source: string): unknown {
   }
   const documents = parseYamlDocuments(text, source);
   if (documents.length === 0) throw new MalformedInputError(`${source}: input is empty`);
-  if (documents.length > 1) throw new MalformedInputError(`${source}: expected one document, found ${documents.length}`);
+  if (documents.length > 1)
+    throw new MalformedInputError(`${source}: expected one document, found ${documents.length}`);
   return documents[0];
 }
 
@@ -120,8 +135,13 @@ function parseSingleDocument(text: string, source: string): unknown {
 function parseResourceDocuments(text: string, source: string): unknown[] {
   const resources: unknown[] = [];
   for (const value of parseYamlDocuments(text, source)) {
-    if (typeof value === 'object' && !Array.isArray(value) && typeof (value as { kind?: unknown }).kind === 'string'
-      && (value as { kind: string }).kind.endsWith('List') && Array.isArray((value as { items?: unknown }).items)) {
+    if (
+      typeof value === 'object' &&
+      !Array.isArray(value) &&
+      typeof (value as { kind?: unknown }).kind === 'string' &&
+      (value as { kind: string }).kind.endsWith('List') &&
+      Array.isArray((value as { items?: unknown }).items)
+    ) {
       resources.push(...(value as { items: unknown[] }).items);
     } else resources.push(value);
   }
@@ -166,7 +186,9 @@ function verdictsFor(resources: readonly { readonly source: string; readonly res
   }
   for (const [name, sources] of sourcesByName) if (sources.length > 1) throw new DuplicateRuleError(name, sources);
   // The snapshot budget applies to files as it does to a cluster, so the CLI answers as the webhook would.
-  const loaded = applySnapshotBudget(resources.map(({ source, resource }) => ({ source, verdict: validatePodMutation(resource), resource })));
+  const loaded = applySnapshotBudget(
+    resources.map(({ source, resource }) => ({ source, verdict: validatePodMutation(resource), resource })),
+  );
   return {
     loaded,
     rules: loaded.flatMap(({ verdict }) => (verdict.valid ? [verdict.rule] : [])),
@@ -216,10 +238,16 @@ async function loadRuleFiles(paths: readonly string[], options: LoadOptions = {}
     }
   }
   if (resources.length === 0 && unreadable.length === 0 && options.allowEmpty !== true) {
-    const where = files.length === 0 ? 'no .yaml, .yml or .json file' : `${files.length === 1 ? 'a file' : `${files.length} files`} but no PodMutation`;
-    throw new MalformedInputError(`rules path ${paths.join(', ')} holds ${where}; check the path, or pass --allow-empty where no rules is what you mean`, {
-      context: { source: paths.join(', ') },
-    });
+    const where =
+      files.length === 0
+        ? 'no .yaml, .yml or .json file'
+        : `${files.length === 1 ? 'a file' : `${files.length} files`} but no PodMutation`;
+    throw new MalformedInputError(
+      `rules path ${paths.join(', ')} holds ${where}; check the path, or pass --allow-empty where no rules is what you mean`,
+      {
+        context: { source: paths.join(', ') },
+      },
+    );
   }
   return { ...verdictsFor(resources), skipped, unreadable };
 }

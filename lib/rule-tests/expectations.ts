@@ -44,7 +44,12 @@ function schedulingView(pod: Pod): ExpectedScheduling {
   const spec: JsonObject = isJsonObject(pod.spec) ? pod.spec : {};
   const view: Record<string, unknown> = {};
   for (const field of SPEC_FIELDS) {
-    const value = field === 'affinity' ? (isJsonObject(spec.affinity) && spec.affinity.nodeAffinity !== undefined ? { nodeAffinity: spec.affinity.nodeAffinity } : undefined) : spec[field];
+    const value =
+      field === 'affinity'
+        ? isJsonObject(spec.affinity) && spec.affinity.nodeAffinity !== undefined
+          ? { nodeAffinity: spec.affinity.nodeAffinity }
+          : undefined
+        : spec[field];
     if (value !== undefined && value !== null) view[field] = value;
   }
   const annotations = customerAnnotations(pod.metadata?.annotations);
@@ -70,7 +75,9 @@ function asPod(view: ExpectedScheduling): Pod {
 
 /** "" when the two views schedule alike as Kubernetes reads them (sets of tolerations, terms, requirements, values). */
 function schedulingDifference(expected: ExpectedScheduling, actual: ExpectedScheduling): string {
-  const keys = [...new Set([...Object.keys(expected.annotations ?? {}), ...Object.keys(actual.annotations ?? {})])].sort();
+  const keys = [
+    ...new Set([...Object.keys(expected.annotations ?? {}), ...Object.keys(actual.annotations ?? {})]),
+  ].sort();
   // schedulingChange marks with "-" what only its second Pod has: the expectation's, as in the diff below it.
   return schedulingChange(podFacts(asPod(actual), '', 'actual'), podFacts(asPod(expected), '', 'expected'), keys);
 }
@@ -108,28 +115,63 @@ export function checkResult(
 ): CaseFailure[] {
   const failures: CaseFailure[] = [];
   if (!sameList(expected.applied, outcome.applied)) {
-    failures.push({ aspect: 'applied', summary: `expected ${list(expected.applied)}, got ${list(outcome.applied)}`, expected: expected.applied, actual: outcome.applied });
+    failures.push({
+      aspect: 'applied',
+      summary: `expected ${list(expected.applied)}, got ${list(outcome.applied)}`,
+      expected: expected.applied,
+      actual: outcome.applied,
+    });
   }
   const audited = outcome.audited.map((match) => match.name);
   if (!sameList(expected.audited, audited)) {
-    failures.push({ aspect: 'audited', summary: `expected ${list(expected.audited)}, got ${list(audited)}`, expected: expected.audited, actual: audited });
+    failures.push({
+      aspect: 'audited',
+      summary: `expected ${list(expected.audited)}, got ${list(audited)}`,
+      expected: expected.audited,
+      actual: audited,
+    });
   }
   const denial = outcome.denial?.message ?? false;
-  const deniedAsExpected = typeof expected.denied === 'string' ? denial !== false && denial.includes(expected.denied) : expected.denied === (denial !== false);
+  const deniedAsExpected =
+    typeof expected.denied === 'string'
+      ? denial !== false && denial.includes(expected.denied)
+      : expected.denied === (denial !== false);
   if (!deniedAsExpected) {
-    const wanted = expected.denied === false ? 'admitted' : expected.denied === true ? 'denied' : `denied with a message containing ${JSON.stringify(expected.denied)}`;
-    failures.push({ aspect: 'denied', summary: `expected ${wanted}, got ${denial === false ? 'admitted' : `denied: ${denial}`}`, expected: expected.denied, actual: denial });
+    const wanted =
+      expected.denied === false
+        ? 'admitted'
+        : expected.denied === true
+          ? 'denied'
+          : `denied with a message containing ${JSON.stringify(expected.denied)}`;
+    failures.push({
+      aspect: 'denied',
+      summary: `expected ${wanted}, got ${denial === false ? 'admitted' : `denied: ${denial}`}`,
+      expected: expected.denied,
+      actual: denial,
+    });
   }
   if (denial !== false) return failures;
   if (expected.scheduling !== undefined) {
     const wanted = expectedView(expected.scheduling, input.pod);
     const actual = schedulingView(outcome.pod);
     const difference = schedulingDifference(wanted, actual);
-    if (difference !== '') failures.push({ aspect: 'scheduling', summary: `differs as Kubernetes reads it (- expected, + actual): ${difference}`, expected: wanted, actual });
+    if (difference !== '')
+      failures.push({
+        aspect: 'scheduling',
+        summary: `differs as Kubernetes reads it (- expected, + actual): ${difference}`,
+        expected: wanted,
+        actual,
+      });
   }
   if (patched !== undefined) {
     const at = firstDifference(patched.expected, patched.actual);
-    if (at !== undefined) failures.push({ aspect: 'patchedResource', summary: `differs at ${at === '' ? 'the root' : at}`, expected: patched.expected, actual: patched.actual });
+    if (at !== undefined)
+      failures.push({
+        aspect: 'patchedResource',
+        summary: `differs at ${at === '' ? 'the root' : at}`,
+        expected: patched.expected,
+        actual: patched.actual,
+      });
   }
   return failures;
 }
@@ -158,7 +200,11 @@ export function patchedResource(input: PodInput, outcome: MutationOutcome): unkn
   const owner = input.resource.kind === 'CronJob' ? ((spec.jobTemplate as JsonObject).spec as JsonObject) : spec;
   const template = owner.template as JsonObject;
   const touched = touchedFields(outcome);
-  if (touched.has('annotations')) template.metadata = { ...(isJsonObject(template.metadata) ? template.metadata : {}), annotations: outcome.pod.metadata?.annotations };
+  if (touched.has('annotations'))
+    template.metadata = {
+      ...(isJsonObject(template.metadata) ? template.metadata : {}),
+      annotations: outcome.pod.metadata?.annotations,
+    };
   const podSpec: JsonObject = isJsonObject(outcome.pod.spec) ? outcome.pod.spec : {};
   for (const field of SPEC_FIELDS) {
     if (!touched.has(field)) continue;

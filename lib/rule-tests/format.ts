@@ -41,9 +41,16 @@ function StringMap(): TSchema {
 }
 
 const Strings = () => ArraySchema(StringSchema(), { 'x-message': 'must be a list of strings' });
-const Paths = (noun: string) => ArraySchema(StringSchema(), { minItems: 1, 'x-noun': noun, 'x-min': `must name at least one ${noun.replace(/s$/, '')}`, 'x-message': 'must be a list of paths' });
+const Paths = (noun: string) =>
+  ArraySchema(StringSchema(), {
+    minItems: 1,
+    'x-noun': noun,
+    'x-min': `must name at least one ${noun.replace(/s$/, '')}`,
+    'x-message': 'must be a list of paths',
+  });
 
-const requirement = (operators: readonly string[]) => ObjectSchema({ key: StringSchema(), operator: StringEnum(operators), values: Optional(Strings()) });
+const requirement = (operators: readonly string[]) =>
+  ObjectSchema({ key: StringSchema(), operator: StringEnum(operators), values: Optional(Strings()) });
 const term = ObjectSchema({
   matchExpressions: Optional(ArraySchema(requirement(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt']))),
   matchFields: Optional(ArraySchema(requirement(['In', 'NotIn']))),
@@ -67,8 +74,12 @@ const scheduling = ObjectSchema({
     ObjectSchema({
       nodeAffinity: Optional(
         ObjectSchema({
-          requiredDuringSchedulingIgnoredDuringExecution: Optional(ObjectSchema({ nodeSelectorTerms: ArraySchema(term) })),
-          preferredDuringSchedulingIgnoredDuringExecution: Optional(ArraySchema(ObjectSchema({ weight: Integer({ minimum: 1, maximum: 100 }), preference: term }))),
+          requiredDuringSchedulingIgnoredDuringExecution: Optional(
+            ObjectSchema({ nodeSelectorTerms: ArraySchema(term) }),
+          ),
+          preferredDuringSchedulingIgnoredDuringExecution: Optional(
+            ArraySchema(ObjectSchema({ weight: Integer({ minimum: 1, maximum: 100 }), preference: term })),
+          ),
         }),
       ),
     }),
@@ -99,7 +110,9 @@ const result = ObjectSchema({
   resource: StringSchema(),
   applied: Strings(),
   audited: Optional(Strings()),
-  denied: Optional(Union([BooleanSchema(), StringSchema()], { 'x-message': 'must be true, false or a part of the denial message' })),
+  denied: Optional(
+    Union([BooleanSchema(), StringSchema()], { 'x-message': 'must be true, false or a part of the denial message' }),
+  ),
   scheduling: Optional(scheduling),
   patchedResource: Optional(StringSchema()),
 });
@@ -185,7 +198,8 @@ function checkMeanings(document: JsonObject, issues: IssueList): void {
   (document.resources as string[]).forEach((path, index) => nonEmpty(path, `resources[${index}]`));
   nonEmpty((document.metadata as JsonObject).name, 'metadata.name');
   nonEmpty(document.placements, 'placements');
-  if (document.capacityFlavour !== undefined && document.placements === undefined) issues.add('capacityFlavour', 'is only used with placements');
+  if (document.capacityFlavour !== undefined && document.placements === undefined)
+    issues.add('capacityFlavour', 'is only used with placements');
   if (typeof document.namespace === 'string' && !isDns1123Label(document.namespace)) {
     issues.add('namespace', `must be a namespace name (DNS-1123 label), got ${previewInput(document.namespace)}`);
   }
@@ -199,12 +213,18 @@ function checkMeanings(document: JsonObject, issues: IssueList): void {
     if (denied === '') issues.add(`${path}.denied`, 'must not be empty: true expects any denial');
     const deniedExpected = denied === true || (typeof denied === 'string' && denied !== '');
     if (deniedExpected && (item.scheduling !== undefined || item.patchedResource !== undefined)) {
-      issues.add(path, 'a denied Pod is not admitted: expect its denial, or its scheduling and patched resource, not both');
+      issues.add(
+        path,
+        'a denied Pod is not admitted: expect its denial, or its scheduling and patched resource, not both',
+      );
     }
     const annotations = (item.scheduling as ExpectedScheduling | undefined)?.annotations ?? {};
     for (const key of Object.keys(annotations)) {
       if (key.startsWith(PRODUCT_ANNOTATION_PREFIX)) {
-        issues.add(`${path}.scheduling.annotations[${previewInput(key)}]`, `is the product's own: applied and audited check the ${PRODUCT_ANNOTATION_PREFIX} annotations`);
+        issues.add(
+          `${path}.scheduling.annotations[${previewInput(key)}]`,
+          `is the product's own: applied and audited check the ${PRODUCT_ANNOTATION_PREFIX} annotations`,
+        );
       }
     }
   });

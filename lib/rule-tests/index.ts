@@ -31,4 +31,14 @@ export {
   xmlText,
   xmlAttribute,
 };
-export type { Aspect, CaseFailure, CaseResult, ExpectedResult, ExpectedScheduling, FailureLines, ResourceReference, RuleTest, TestFileResult };
+export type {
+  Aspect,
+  CaseFailure,
+  CaseResult,
+  ExpectedResult,
+  ExpectedScheduling,
+  FailureLines,
+  ResourceReference,
+  RuleTest,
+  TestFileResult,
+};

@@ -15,7 +15,16 @@ export type FailureLines = (failure: CaseFailure) => readonly string[];
 // XML 1.0 allows tab, newline, carriage return and the code points from U+0020 on, but the surrogates (unpaired here,
 // as paired ones are read as one code point) and U+FFFE/U+FFFF: anything else cannot appear even escaped.
 const NOT_XML_CHARACTER = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
-const ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;', '\n': '&#10;', '\r': '&#13;', '\t': '&#9;' };
+const ESCAPES: Readonly<Record<string, string>> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&apos;',
+  '\n': '&#10;',
+  '\r': '&#13;',
+  '\t': '&#9;',
+};
 
 /** Text as XML element content: markup escaped, characters XML cannot hold replaced with U+FFFD. */
 export function xmlText(text: string): string {
@@ -28,7 +37,9 @@ export function xmlAttribute(text: string): string {
 }
 
 function attributes(values: Readonly<Record<string, string | number>>): string {
-  return Object.entries(values).map(([name, value]) => ` ${name}="${xmlAttribute(String(value))}"`).join('');
+  return Object.entries(values)
+    .map(([name, value]) => ` ${name}="${xmlAttribute(String(value))}"`)
+    .join('');
 }
 
 const time = (seconds: number) => seconds.toFixed(3);
@@ -36,23 +47,51 @@ const time = (seconds: number) => seconds.toFixed(3);
 interface JUnitCase {
   readonly name: string;
   readonly seconds: number;
-  readonly problem?: { readonly element: 'failure' | 'error'; readonly message: string; readonly type: string; readonly body: string };
+  readonly problem?: {
+    readonly element: 'failure' | 'error';
+    readonly message: string;
+    readonly type: string;
+    readonly body: string;
+  };
 }
 
 function fileCases(result: TestFileResult, lines: FailureLines): JUnitCase[] {
   if (result.error !== undefined) {
-    const body = result.error.issues.map((issue) => (issue.field === '' ? issue.reason : `${issue.field}: ${issue.reason}`)).join('\n');
-    return [{ name: 'test file', seconds: result.seconds, problem: { element: 'error', message: result.error.message, type: 'unreadable', body } }];
+    const body = result.error.issues
+      .map((issue) => (issue.field === '' ? issue.reason : `${issue.field}: ${issue.reason}`))
+      .join('\n');
+    return [
+      {
+        name: 'test file',
+        seconds: result.seconds,
+        problem: { element: 'error', message: result.error.message, type: 'unreadable', body },
+      },
+    ];
   }
   const cases: JUnitCase[] = result.cases.map((item) => {
     if (item.failures.length === 0) return { name: item.resource, seconds: item.seconds };
     const message = item.failures.map((failure) => `${failure.aspect}: ${failure.summary}`).join('; ');
-    const body = [`${item.resource} (${item.source})`, ...item.failures.flatMap((failure) => lines(failure))].join('\n');
-    return { name: item.resource, seconds: item.seconds, problem: { element: 'failure', message, type: 'mismatch', body } };
+    const body = [`${item.resource} (${item.source})`, ...item.failures.flatMap((failure) => lines(failure))].join(
+      '\n',
+    );
+    return {
+      name: item.resource,
+      seconds: item.seconds,
+      problem: { element: 'failure', message, type: 'mismatch', body },
+    };
   });
   if (result.invalidRules.length > 0) {
     const body = result.invalidRules.join('\n');
-    cases.unshift({ name: 'rules are valid', seconds: 0, problem: { element: 'failure', message: `${result.invalidRules.length} invalid rule issues`, type: 'invalid-rules', body } });
+    cases.unshift({
+      name: 'rules are valid',
+      seconds: 0,
+      problem: {
+        element: 'failure',
+        message: `${result.invalidRules.length} invalid rule issues`,
+        type: 'invalid-rules',
+        body,
+      },
+    });
   }
   return cases;
 }
@@ -60,7 +99,8 @@ function fileCases(result: TestFileResult, lines: FailureLines): JUnitCase[] {
 /** The JUnit XML of a run: testsuites, a testsuite per test file, a testcase per result, with failures and errors counted. */
 export function junitReport(results: readonly TestFileResult[], lines: FailureLines): string {
   const suites = results.map((result) => ({ result, cases: fileCases(result, lines) }));
-  const count = (cases: readonly JUnitCase[], element: 'failure' | 'error') => cases.filter((item) => item.problem?.element === element).length;
+  const count = (cases: readonly JUnitCase[], element: 'failure' | 'error') =>
+    cases.filter((item) => item.problem?.element === element).length;
   const all = suites.flatMap((suite) => suite.cases);
   const total = results.reduce((sum, result) => sum + result.seconds, 0);
   const out = [
@@ -68,7 +108,9 @@ export function junitReport(results: readonly TestFileResult[], lines: FailureLi
     `<testsuites${attributes({ name: 'podmutation test', tests: all.length, failures: count(all, 'failure'), errors: count(all, 'error'), time: time(total) })}>`,
   ];
   for (const { result, cases } of suites) {
-    out.push(`  <testsuite${attributes({ name: result.name, file: result.file, tests: cases.length, failures: count(cases, 'failure'), errors: count(cases, 'error'), skipped: 0, time: time(result.seconds) })}>`);
+    out.push(
+      `  <testsuite${attributes({ name: result.name, file: result.file, tests: cases.length, failures: count(cases, 'failure'), errors: count(cases, 'error'), skipped: 0, time: time(result.seconds) })}>`,
+    );
     for (const item of cases) {
       const head = `    <testcase${attributes({ classname: result.file, name: item.name, file: result.file, time: time(item.seconds) })}`;
       const { problem } = item;
@@ -76,7 +118,11 @@ export function junitReport(results: readonly TestFileResult[], lines: FailureLi
         out.push(`${head}/>`);
         continue;
       }
-      out.push(`${head}>`, `      <${problem.element}${attributes({ message: problem.message, type: problem.type })}>${xmlText(problem.body)}</${problem.element}>`, '    </testcase>');
+      out.push(
+        `${head}>`,
+        `      <${problem.element}${attributes({ message: problem.message, type: problem.type })}>${xmlText(problem.body)}</${problem.element}>`,
+        '    </testcase>',
+      );
     }
     out.push('  </testsuite>');
   }

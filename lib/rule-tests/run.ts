@@ -48,7 +48,11 @@ function identityText(resource: ResourceIdentity): string {
 }
 
 function names(reference: ResourceReference, resource: ResourceIdentity): boolean {
-  return reference.kind === resource.kind && reference.name === resource.name && (reference.namespace === undefined || reference.namespace === resource.namespace);
+  return (
+    reference.kind === resource.kind &&
+    reference.name === resource.name &&
+    (reference.namespace === undefined || reference.namespace === resource.namespace)
+  );
 }
 
 function listed(inputs: readonly PodInput[]): string {
@@ -66,14 +70,26 @@ function resolveResults(test: RuleTest, inputs: readonly PodInput[]): PodInput[]
   const resolved = test.results.map((result) => {
     const field = `${result.path}.resource`;
     const matches = inputs.filter((input) => names(result.resource, input.resource));
-    if (matches.length === 0) issues.push({ field, reason: `no resource ${result.resource.text} in the resources (they are ${listed(inputs) || 'none'})` });
-    else if (matches.length > 1) issues.push({ field, reason: `${result.resource.text} names ${matches.length} resources (${matches.map((input) => input.origin).join('; ')}); give each its own name or namespace` });
-    else if (claimed.has(matches[0]!)) issues.push({ field, reason: `names the same resource as ${claimed.get(matches[0]!)!}` });
+    if (matches.length === 0)
+      issues.push({
+        field,
+        reason: `no resource ${result.resource.text} in the resources (they are ${listed(inputs) || 'none'})`,
+      });
+    else if (matches.length > 1)
+      issues.push({
+        field,
+        reason: `${result.resource.text} names ${matches.length} resources (${matches.map((input) => input.origin).join('; ')}); give each its own name or namespace`,
+      });
+    else if (claimed.has(matches[0]!))
+      issues.push({ field, reason: `names the same resource as ${claimed.get(matches[0]!)!}` });
     else claimed.set(matches[0]!, result.path);
     return matches[0]!;
   });
   if (issues.length > 0) {
-    throw new MalformedInputError(`${test.file}: ${issues.map((issue) => `${issue.field}: ${issue.reason}`).join('; ')}`, { context: { source: test.file, issues } });
+    throw new MalformedInputError(
+      `${test.file}: ${issues.map((issue) => `${issue.field}: ${issue.reason}`).join('; ')}`,
+      { context: { source: test.file, issues } },
+    );
   }
   return resolved;
 }
@@ -81,24 +97,48 @@ function resolveResults(test: RuleTest, inputs: readonly PodInput[]): PodInput[]
 async function managedSteps(test: RuleTest): Promise<readonly ManagedStep[]> {
   if (test.placements === undefined) return [];
   const document = parseSingleDocument(await readTextFile(test.placements), test.placements);
-  return [createPlacementStep({ flavour: test.capacityFlavour, policies: parsePlacementPolicies(document, test.placements) })];
+  return [
+    createPlacementStep({ flavour: test.capacityFlavour, policies: parsePlacementPolicies(document, test.placements) }),
+  ];
 }
 
-async function runCase(test: RuleTest, result: ExpectedResult, input: PodInput, ruleSet: RuleSet, steps: readonly ManagedStep[]): Promise<CaseResult> {
+async function runCase(
+  test: RuleTest,
+  result: ExpectedResult,
+  input: PodInput,
+  ruleSet: RuleSet,
+  steps: readonly ManagedStep[],
+): Promise<CaseResult> {
   const started = performance.now();
   // The request uid seeds Diversity placement: a stable one keeps a test's answer the same from run to run.
-  const uid = input.uid ?? (typeof input.pod.metadata?.uid === 'string' ? input.pod.metadata.uid : result.resource.text);
-  const outcome = mutatePod(input.pod, input.namespace, ruleSet, { requestUid: uid }, {
-    managedSteps: steps,
-    enforcement: test.enforcement,
-    source: input.origin,
-    fallbackNamespace: test.namespace,
-  });
-  const patched = result.patchedResource === undefined
-    ? undefined
-    : { expected: parseSingleDocument(await readTextFile(result.patchedResource), result.patchedResource), actual: patchedResource(input, outcome) };
+  const uid =
+    input.uid ?? (typeof input.pod.metadata?.uid === 'string' ? input.pod.metadata.uid : result.resource.text);
+  const outcome = mutatePod(
+    input.pod,
+    input.namespace,
+    ruleSet,
+    { requestUid: uid },
+    {
+      managedSteps: steps,
+      enforcement: test.enforcement,
+      source: input.origin,
+      fallbackNamespace: test.namespace,
+    },
+  );
+  const patched =
+    result.patchedResource === undefined
+      ? undefined
+      : {
+          expected: parseSingleDocument(await readTextFile(result.patchedResource), result.patchedResource),
+          actual: patchedResource(input, outcome),
+        };
   const failures = checkResult(result, input, outcome, patched);
-  return { resource: result.resource.text, source: input.origin, failures, seconds: (performance.now() - started) / 1000 };
+  return {
+    resource: result.resource.text,
+    source: input.origin,
+    failures,
+    seconds: (performance.now() - started) / 1000,
+  };
 }
 
 /** Runs one test file; a file that cannot be read (or whose rules, placements or resources cannot) is a result with `error`. */
@@ -113,23 +153,35 @@ export async function runTestFile(file: string): Promise<TestFileResult> {
     const ruleSet = compileRuleSet(loaded.rules);
     const steps = await managedSteps(test);
     const inputs: PodInput[] = [];
-    for (const path of test.resources) inputs.push(...podInputs(parseResourceDocuments(await readTextFile(path), path), path, test.namespace).inputs);
+    for (const path of test.resources)
+      inputs.push(...podInputs(parseResourceDocuments(await readTextFile(path), path), path, test.namespace).inputs);
     const resolved = resolveResults(test, inputs);
     const cases: CaseResult[] = [];
-    for (const [index, result] of test.results.entries()) cases.push(await runCase(test, result, resolved[index]!, ruleSet, steps));
+    for (const [index, result] of test.results.entries())
+      cases.push(await runCase(test, result, resolved[index]!, ruleSet, steps));
     const checked = new Set(resolved);
     return {
       file,
       name,
       invalidRules: loaded.invalid.flatMap((invalid) => describeIssues(invalid)),
       cases,
-      unchecked: inputs.filter((input) => !checked.has(input)).map((input) => `${identityText(input.resource)} (${input.origin})`),
+      unchecked: inputs
+        .filter((input) => !checked.has(input))
+        .map((input) => `${identityText(input.resource)} (${input.origin})`),
       seconds: seconds(),
     };
   } catch (error) {
     // The project's own errors are input that cannot be read; anything else is a bug and is not hidden.
     if (!(error instanceof PodMutationError)) throw error;
-    return { file, name, error: { message: error.message, issues: issuesOf(error) }, invalidRules: [], cases: [], unchecked: [], seconds: seconds() };
+    return {
+      file,
+      name,
+      error: { message: error.message, issues: issuesOf(error) },
+      invalidRules: [],
+      cases: [],
+      unchecked: [],
+      seconds: seconds(),
+    };
   }
 }
 
@@ -137,7 +189,8 @@ async function testFilesUnder(path: string): Promise<string[]> {
   const entries = await readdir(path, { withFileTypes: true });
   const found: string[] = [];
   for (const entry of entries.sort((left, right) => (left.name < right.name ? -1 : 1))) {
-    if (entry.isDirectory() && !SKIPPED_FOLDERS.has(entry.name)) found.push(...(await testFilesUnder(join(path, entry.name))));
+    if (entry.isDirectory() && !SKIPPED_FOLDERS.has(entry.name))
+      found.push(...(await testFilesUnder(join(path, entry.name))));
     else if (entry.isFile() && entry.name === TEST_FILE_NAME) found.push(join(path, entry.name));
   }
   return found;
@@ -147,14 +200,20 @@ async function testFilesUnder(path: string): Promise<string[]> {
  * The test files of the paths, in order: a folder's podmutation-test.yaml files, recursively and sorted; a file as
  * given. A path that cannot be read, or a folder without a test file, is malformed input.
  */
-export async function findTestFiles(paths: readonly string[], options: { readonly allowEmpty?: boolean } = {}): Promise<string[]> {
+export async function findTestFiles(
+  paths: readonly string[],
+  options: { readonly allowEmpty?: boolean } = {},
+): Promise<string[]> {
   const files: string[] = [];
   for (const path of paths) {
     let isFolder: boolean;
     try {
       isFolder = (await stat(path)).isDirectory();
     } catch (error) {
-      throw new MalformedInputError(`test path ${path} cannot be read: ${fileProblem(error)}`, { cause: error, context: { source: path } });
+      throw new MalformedInputError(`test path ${path} cannot be read: ${fileProblem(error)}`, {
+        cause: error,
+        context: { source: path },
+      });
     }
     if (!isFolder) {
       files.push(path);
@@ -162,7 +221,10 @@ export async function findTestFiles(paths: readonly string[], options: { readonl
     }
     const found = await testFilesUnder(path);
     if (found.length === 0 && options.allowEmpty !== true) {
-      throw new MalformedInputError(`no ${TEST_FILE_NAME} under ${path}; check the path, or pass --allow-empty where no tests is what you mean`, { context: { source: path } });
+      throw new MalformedInputError(
+        `no ${TEST_FILE_NAME} under ${path}; check the path, or pass --allow-empty where no tests is what you mean`,
+        { context: { source: path } },
+      );
     }
     files.push(...found);
   }

@@ -7,7 +7,15 @@
 import type { Toleration } from './kubernetes.ts';
 import type { Preference, Requirement, Term } from './requirements.ts';
 import { canonicalJson, previewInput } from '../values/index.ts';
-import { termsChanged, type EntryChanges, type KeyChange, type PlacedTerm, type RequiredChanges, type SchedulingDiff, type TermPair } from './diff.ts';
+import {
+  termsChanged,
+  type EntryChanges,
+  type KeyChange,
+  type PlacedTerm,
+  type RequiredChanges,
+  type SchedulingDiff,
+  type TermPair,
+} from './diff.ts';
 
 /** '+' only after, '-' only before, ' ' a heading, a note or an unchanged part shown for context. */
 type DiffSign = '+' | '-' | ' ';
@@ -39,14 +47,19 @@ function annotationValue(text: string): string {
 function requirementText(requirement: Requirement, field: boolean): string {
   const { key, operator, values } = requirement;
   const operand =
-    values.length === 0 ? ''
-    : (operator === 'Gt' || operator === 'Lt') && values.length === 1 ? ` ${token(values[0]!)}`
-    : ` [${values.map(token).join(', ')}]`;
+    values.length === 0
+      ? ''
+      : (operator === 'Gt' || operator === 'Lt') && values.length === 1
+        ? ` ${token(values[0]!)}`
+        : ` [${values.map(token).join(', ')}]`;
   return `${field ? 'field ' : ''}${token(key)} ${token(operator)}${operand}`;
 }
 
 /** The requirements of a term in its order, each as a person reads it; matchFields marked `field`. */
-function requirementTexts(term: Term, requirements: readonly Requirement[] = [...term.expressions, ...term.fields]): string[] {
+function requirementTexts(
+  term: Term,
+  requirements: readonly Requirement[] = [...term.expressions, ...term.fields],
+): string[] {
   return requirements.map((requirement) => requirementText(requirement, term.fields.includes(requirement)));
 }
 
@@ -59,7 +72,11 @@ function tolerationText(toleration: Toleration): string {
   const { key, value, effect, tolerationSeconds } = toleration;
   const operator = toleration.operator || 'Equal';
   const match = `${key ? token(key) : ''}${value ? `=${token(value)}` : ''}${effect ? `:${token(effect)}` : ''}`;
-  const parts = [match, operator === 'Equal' ? '' : `op=${token(operator)}`, tolerationSeconds === undefined ? '' : `for ${previewInput(tolerationSeconds)}s`];
+  const parts = [
+    match,
+    operator === 'Equal' ? '' : `op=${token(operator)}`,
+    tolerationSeconds === undefined ? '' : `for ${previewInput(tolerationSeconds)}s`,
+  ];
   return parts.filter((part) => part !== '').join(' ') || 'op=Equal';
 }
 
@@ -71,13 +88,20 @@ const SPREAD_LEADING_FIELDS = ['topologyKey', 'maxSkew', 'whenUnsatisfiable'];
 
 /** A spread constraint on one line: its leading fields first, then the others by name; nested values as JSON. */
 function spreadText(constraint: unknown): string {
-  if (typeof constraint !== 'object' || constraint === null || Array.isArray(constraint) || Object.keys(constraint).length === 0) {
+  if (
+    typeof constraint !== 'object' ||
+    constraint === null ||
+    Array.isArray(constraint) ||
+    Object.keys(constraint).length === 0
+  ) {
     return canonicalJson(constraint);
   }
   const record = constraint as Readonly<Record<string, unknown>>;
   const names = [
     ...SPREAD_LEADING_FIELDS.filter((name) => Object.hasOwn(record, name)),
-    ...Object.keys(record).filter((name) => !SPREAD_LEADING_FIELDS.includes(name)).sort(),
+    ...Object.keys(record)
+      .filter((name) => !SPREAD_LEADING_FIELDS.includes(name))
+      .sort(),
   ];
   const valueText = (value: unknown) =>
     typeof value === 'string' && BARE_WORD.test(value) && !JSON_WORDS.has(value) ? value : canonicalJson(value);
@@ -88,7 +112,11 @@ function line(sign: DiffSign, depth: number, text: string): DiffLine {
   return { sign, text: `${INDENT.repeat(depth)}${text}` };
 }
 
-function keyLines(heading: string, changes: readonly KeyChange[], text: (key: string, value: string) => string): DiffLine[] {
+function keyLines(
+  heading: string,
+  changes: readonly KeyChange[],
+  text: (key: string, value: string) => string,
+): DiffLine[] {
   if (changes.length === 0) return [];
   const lines = [line(' ', 0, `${heading}:`)];
   for (const { key, before, after } of changes) {
@@ -117,7 +145,9 @@ function pairLines(pair: TermPair): DiffLine[] {
     return [line(' ', 1, `term ${after.position + 1}${unchanged}: ${termText(after.term)}`)];
   }
   const lines = [line(' ', 1, `term ${after.position + 1}${moved}:`)];
-  const kept = [...after.term.expressions, ...after.term.fields].filter((requirement) => before.term.ids.has(requirement.id));
+  const kept = [...after.term.expressions, ...after.term.fields].filter((requirement) =>
+    before.term.ids.has(requirement.id),
+  );
   for (const text of requirementTexts(after.term, kept)) lines.push(line(' ', 2, text));
   const keys = [...new Set([...pair.removed, ...pair.added].map((requirement) => requirement.key))];
   for (const key of keys) {
@@ -131,7 +161,10 @@ function pairLines(pair: TermPair): DiffLine[] {
 
 function wholeTermLines(sign: '+' | '-', heading: string, placed: PlacedTerm): DiffLine[] {
   const texts = requirementTexts(placed.term);
-  return [line(sign, 1, heading), ...(texts.length === 0 ? [termText(placed.term)] : texts).map((text) => line(sign, 2, text))];
+  return [
+    line(sign, 1, heading),
+    ...(texts.length === 0 ? [termText(placed.term)] : texts).map((text) => line(sign, 2, text)),
+  ];
 }
 
 function requiredLines(required: RequiredChanges): DiffLine[] {
@@ -140,12 +173,15 @@ function requiredLines(required: RequiredChanges): DiffLine[] {
   if (!termsChanged(required)) return [];
   const byPosition = new Map<number, DiffLine[]>();
   for (const pair of required.pairs) byPosition.set(pair.after.position, pairLines(pair));
-  for (const placed of required.added) byPosition.set(placed.position, wholeTermLines('+', `new term ${placed.position + 1}:`, placed));
+  for (const placed of required.added)
+    byPosition.set(placed.position, wholeTermLines('+', `new term ${placed.position + 1}:`, placed));
   const positions = [...byPosition.keys()].sort((a, b) => a - b);
   return [
     line(' ', 0, `${heading}:`),
     ...positions.flatMap((position) => byPosition.get(position)!),
-    ...required.removed.flatMap((placed) => wholeTermLines('-', `removed term (was term ${placed.position + 1}):`, placed)),
+    ...required.removed.flatMap((placed) =>
+      wholeTermLines('-', `removed term (was term ${placed.position + 1}):`, placed),
+    ),
   ];
 }
 

@@ -6,7 +6,13 @@
  */
 import { canonicalJson } from '../values/index.ts';
 import type { NodeAffinity, NodeSelectorTerm, PreferredSchedulingTerm, Toleration } from './kubernetes.ts';
-import { preferenceFromKubernetes, termFromKubernetes, type Preference, type Requirement, type Term } from './requirements.ts';
+import {
+  preferenceFromKubernetes,
+  termFromKubernetes,
+  type Preference,
+  type Requirement,
+  type Term,
+} from './requirements.ts';
 
 /**
  * The scheduling fields of one Pod that rules and managed placement change, in their core/v1 shapes, as the Pod
@@ -103,10 +109,16 @@ function unmatched<T>(items: readonly T[], other: readonly T[], identity: (item:
   });
 }
 
-function entryChanges<T>(before: readonly T[], after: readonly T[], identity: (item: T) => string, written: (item: T) => string): EntryChanges<T> {
+function entryChanges<T>(
+  before: readonly T[],
+  after: readonly T[],
+  identity: (item: T) => string,
+  written: (item: T) => string,
+): EntryChanges<T> {
   const removed = unmatched(before, after, identity);
   const added = unmatched(after, before, identity);
-  const reordered = removed.length === 0 && added.length === 0 && before.map(written).join('\n') !== after.map(written).join('\n');
+  const reordered =
+    removed.length === 0 && added.length === 0 && before.map(written).join('\n') !== after.map(written).join('\n');
   return { removed, added, reordered };
 }
 
@@ -155,13 +167,19 @@ function pairTerms(before: readonly Term[], after: readonly Term[]): Array<[numb
     pairedBefore.add(match);
     pairedAfter.add(index);
   });
-  const candidates: Array<{ readonly left: number; readonly right: number; readonly shared: number; readonly changed: number }> = [];
+  const candidates: Array<{
+    readonly left: number;
+    readonly right: number;
+    readonly shared: number;
+    readonly changed: number;
+  }> = [];
   before.forEach((left, i) => {
     if (pairedBefore.has(i)) return;
     after.forEach((right, j) => {
       if (pairedAfter.has(j)) return;
       const shared = sharedCount(left, right);
-      if (shared > 0) candidates.push({ left: i, right: j, shared, changed: left.ids.size + right.ids.size - 2 * shared });
+      if (shared > 0)
+        candidates.push({ left: i, right: j, shared, changed: left.ids.size + right.ids.size - 2 * shared });
     });
   });
   candidates.sort(
@@ -184,7 +202,11 @@ function pairTerms(before: readonly Term[], after: readonly Term[]): Array<[numb
 
 /** True when some term was removed, added or changed: the required terms differ as an OR of requirement sets. */
 function termsChanged(required: Omit<RequiredChanges, 'reordered'>): boolean {
-  return required.removed.length > 0 || required.added.length > 0 || required.pairs.some((pair) => pair.removed.length > 0 || pair.added.length > 0);
+  return (
+    required.removed.length > 0 ||
+    required.added.length > 0 ||
+    required.pairs.some((pair) => pair.removed.length > 0 || pair.added.length > 0)
+  );
 }
 
 function requiredChanges(before: readonly NodeSelectorTerm[], after: readonly NodeSelectorTerm[]): RequiredChanges {
@@ -202,7 +224,9 @@ function requiredChanges(before: readonly NodeSelectorTerm[], after: readonly No
   const pairedAfter = new Set(pairs.map((pair) => pair.after.position));
   const removed = left.flatMap((term, position) => (pairedBefore.has(position) ? [] : [{ position, term }]));
   const added = right.flatMap((term, position) => (pairedAfter.has(position) ? [] : [{ position, term }]));
-  const reordered = !termsChanged({ pairs, removed, added }) && before.map(writtenTerm).join('\n') !== after.map(writtenTerm).join('\n');
+  const reordered =
+    !termsChanged({ pairs, removed, added }) &&
+    before.map(writtenTerm).join('\n') !== after.map(writtenTerm).join('\n');
   return { pairs, removed, added, reordered };
 }
 
@@ -210,7 +234,9 @@ function requiredTerms(affinity: NodeAffinity | null | undefined): readonly Node
   return affinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
 }
 
-function preferences(affinity: NodeAffinity | null | undefined): Array<{ readonly preference: Preference; readonly written: string }> {
+function preferences(
+  affinity: NodeAffinity | null | undefined,
+): Array<{ readonly preference: Preference; readonly written: string }> {
   return (affinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []).map((item: PreferredSchedulingTerm) => ({
     preference: preferenceFromKubernetes(item),
     written: `${item.weight ?? 0} ${writtenTerm(item.preference)}`,
@@ -228,14 +254,24 @@ function diffScheduling(before: SchedulingFields, after: SchedulingFields): Sche
   return {
     annotations: keyChanges(before.annotations ?? {}, after.annotations ?? {}),
     nodeSelector: keyChanges(before.nodeSelector ?? {}, after.nodeSelector ?? {}),
-    tolerations: entryChanges(before.tolerations ?? [], after.tolerations ?? [], tolerationIdentity, tolerationIdentity),
+    tolerations: entryChanges(
+      before.tolerations ?? [],
+      after.tolerations ?? [],
+      tolerationIdentity,
+      tolerationIdentity,
+    ),
     required: requiredChanges(requiredTerms(before.nodeAffinity), requiredTerms(after.nodeAffinity)),
     preferred: {
       removed: preferred.removed.map((item) => item.preference),
       added: preferred.added.map((item) => item.preference),
       reordered: preferred.reordered,
     },
-    topologySpreadConstraints: entryChanges(before.topologySpreadConstraints ?? [], after.topologySpreadConstraints ?? [], canonicalJson, canonicalJson),
+    topologySpreadConstraints: entryChanges(
+      before.topologySpreadConstraints ?? [],
+      after.topologySpreadConstraints ?? [],
+      canonicalJson,
+      canonicalJson,
+    ),
   };
 }
 
@@ -244,7 +280,9 @@ function isEmptySchedulingDiff(diff: SchedulingDiff): boolean {
   return (
     diff.annotations.length === 0 &&
     diff.nodeSelector.length === 0 &&
-    [diff.tolerations, diff.preferred, diff.topologySpreadConstraints].every((field) => field.removed.length === 0 && field.added.length === 0) &&
+    [diff.tolerations, diff.preferred, diff.topologySpreadConstraints].every(
+      (field) => field.removed.length === 0 && field.added.length === 0,
+    ) &&
     !termsChanged(diff.required)
   );
 }

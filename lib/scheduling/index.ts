@@ -38,7 +38,16 @@ import {
 } from './diff.ts';
 import { schedulingDiffLines, type DiffLine, type DiffSign } from './diff-lines.ts';
 import { DEFAULT_TOLERATION_KEYS, DEFAULT_TOLERATION_SECONDS } from './kubernetes.ts';
-import type { NodeSelectorRequirement, NodeSelectorTerm, NodeSelector, PreferredSchedulingTerm, NodeAffinity, Toleration, LabelSelectorRequirement, LabelSelector } from './kubernetes.ts';
+import type {
+  NodeSelectorRequirement,
+  NodeSelectorTerm,
+  NodeSelector,
+  PreferredSchedulingTerm,
+  NodeAffinity,
+  Toleration,
+  LabelSelectorRequirement,
+  LabelSelector,
+} from './kubernetes.ts';
 
 export {
   labelRequirement,

@@ -101,8 +101,12 @@ function preference(weight: number, preferenceTerm: Term): Preference {
  * (rule validator, Pod boundary); absent or null fields are Go's zero values: empty lists and strings.
  */
 function termFromKubernetes(source: NodeSelectorTerm | null | undefined): Term {
-  const expressions = (source?.matchExpressions ?? []).map((item) => labelRequirement(item.key ?? '', item.operator ?? '', item.values ?? []));
-  const fields = (source?.matchFields ?? []).map((item) => fieldRequirement(item.key ?? '', item.operator ?? '', item.values ?? []));
+  const expressions = (source?.matchExpressions ?? []).map((item) =>
+    labelRequirement(item.key ?? '', item.operator ?? '', item.values ?? []),
+  );
+  const fields = (source?.matchFields ?? []).map((item) =>
+    fieldRequirement(item.key ?? '', item.operator ?? '', item.values ?? []),
+  );
   return term(expressions, fields);
 }
 

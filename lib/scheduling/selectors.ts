@@ -94,7 +94,8 @@ function combineTerms(left: Term, right: Term): Term {
   // Disjoint terms (the common case, measured to dominate a 64 x 64 product) need no collapsing.
   if (!overlaps) return disjointUnion(left, right);
   const shared = new Map<string, Requirement>();
-  for (const requirement of [...left.expressions, ...left.fields]) if (right.ids.has(requirement.id)) shared.set(requirement.id, requirement);
+  for (const requirement of [...left.expressions, ...left.fields])
+    if (right.ids.has(requirement.id)) shared.set(requirement.id, requirement);
   const keep = (requirement: Requirement) => !shared.has(requirement.id);
   const spell = (requirement: Requirement) => shared.get(requirement.id) ?? requirement;
   return term(

@@ -44,7 +44,9 @@ function termMatchesNode(candidate: Term, node: NodeView): boolean {
   if (candidate.ids.size === 0) return false;
   return (
     candidate.expressions.every((requirement) => requirementMatches(requirement, node.labels[requirement.key])) &&
-    candidate.fields.every((requirement) => requirement.key === 'metadata.name' && requirementMatches(requirement, node.name))
+    candidate.fields.every(
+      (requirement) => requirement.key === 'metadata.name' && requirementMatches(requirement, node.name),
+    )
   );
 }
 
@@ -74,7 +76,15 @@ function termCanMatchSomeNode(candidate: Term): boolean {
   for (const requirement of candidate.expressions) {
     let constraint = constraints.get(requirement.key);
     if (constraint === undefined) {
-      constraint = { mustExist: false, mustNotExist: false, allowed: undefined, excluded: new Set(), above: undefined, below: undefined, unparsable: false };
+      constraint = {
+        mustExist: false,
+        mustNotExist: false,
+        allowed: undefined,
+        excluded: new Set(),
+        above: undefined,
+        below: undefined,
+        unparsable: false,
+      };
       constraints.set(requirement.key, constraint);
     }
     narrow(constraint, requirement);
@@ -88,7 +98,10 @@ function narrow(constraint: KeyConstraint, requirement: Requirement): void {
     case 'In': {
       constraint.mustExist = true;
       const values = new Set(requirement.values);
-      constraint.allowed = constraint.allowed === undefined ? values : new Set([...constraint.allowed].filter((value) => values.has(value)));
+      constraint.allowed =
+        constraint.allowed === undefined
+          ? values
+          : new Set([...constraint.allowed].filter((value) => values.has(value)));
       break;
     }
     case 'NotIn':
@@ -105,7 +118,8 @@ function narrow(constraint: KeyConstraint, requirement: Requirement): void {
       constraint.mustExist = true;
       const bound = requirement.values.length === 1 ? parseInt64(requirement.values[0]) : undefined;
       if (bound === undefined) constraint.unparsable = true;
-      else if (requirement.operator === 'Gt') constraint.above = constraint.above === undefined || bound > constraint.above ? bound : constraint.above;
+      else if (requirement.operator === 'Gt')
+        constraint.above = constraint.above === undefined || bound > constraint.above ? bound : constraint.above;
       else constraint.below = constraint.below === undefined || bound < constraint.below ? bound : constraint.below;
       break;
     }
@@ -118,7 +132,10 @@ function withinRange(constraint: KeyConstraint, value: string): boolean {
   if (constraint.above === undefined && constraint.below === undefined) return true;
   const parsed = parseInt64(value);
   if (parsed === undefined) return false;
-  return (constraint.above === undefined || parsed > constraint.above) && (constraint.below === undefined || parsed < constraint.below);
+  return (
+    (constraint.above === undefined || parsed > constraint.above) &&
+    (constraint.below === undefined || parsed < constraint.below)
+  );
 }
 
 function satisfiable(constraint: KeyConstraint): boolean {

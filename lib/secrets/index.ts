@@ -3,7 +3,11 @@
  * Used by the webhook token (lib/endpoint), the stamp key (lib/stamp) and the kubeconfig of the sync (lib/cluster), which each turn a failure
  * into their own typed error; the secret's value never appears in a message.
  */
-import { GetSecretValueCommand, SecretsManagerClient, type GetSecretValueCommandOutput } from '@aws-sdk/client-secrets-manager';
+import {
+  GetSecretValueCommand,
+  SecretsManagerClient,
+  type GetSecretValueCommandOutput,
+} from '@aws-sdk/client-secrets-manager';
 import { SECRET_ARN } from '../values/index.ts';
 
 /** The one Secrets Manager call the product makes; satisfied by SecretsManagerClient. */
@@ -52,7 +56,12 @@ function secretReaderFor(secretArn: string, options: SecretReaderOptions = {}): 
 async function readSecretString(reader: SecretReader, secretArn: string, versionStage?: string): Promise<SecretRead> {
   let output: GetSecretValueCommandOutput;
   try {
-    output = await reader.send(new GetSecretValueCommand({ SecretId: secretArn, ...(versionStage === undefined ? {} : { VersionStage: versionStage }) }));
+    output = await reader.send(
+      new GetSecretValueCommand({
+        SecretId: secretArn,
+        ...(versionStage === undefined ? {} : { VersionStage: versionStage }),
+      }),
+    );
   } catch (failure) {
     return { failure };
   }

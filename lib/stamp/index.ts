@@ -13,7 +13,8 @@ import { readSecretString, SECRET_READ_BACKOFF, secretReaderFor, type SecretRead
 import { SECRET_ARN, WEBHOOK_TOKEN_FORM, WEBHOOK_TOKEN_PATTERN } from '../values/index.ts';
 
 /** Where the stamp key is read from: a Secrets Manager secret (deployed) or a literal value (local runs). */
-type StampKeyConfig = { readonly kind: 'secret'; readonly secretArn: string } | { readonly kind: 'literal'; readonly key: string };
+type StampKeyConfig =
+  { readonly kind: 'secret'; readonly secretArn: string } | { readonly kind: 'literal'; readonly key: string };
 
 /** The stamp's digests, once the key is read; rejects while it cannot be (the next call reads again). */
 type StampSource = () => Promise<StampDigest>;
@@ -29,9 +30,12 @@ const KEYLESS_STAMPS: StampDigest = Object.freeze({ sum });
 function checkedStampKey(key: string, where: string): string {
   if (!WEBHOOK_TOKEN_PATTERN.test(key)) {
     // The value itself is never put in the message.
-    throw new ConfigurationError(`${where} holds a stamp key of ${key.length} characters that is not of the form ${WEBHOOK_TOKEN_FORM}`, {
-      context: { source: where },
-    });
+    throw new ConfigurationError(
+      `${where} holds a stamp key of ${key.length} characters that is not of the form ${WEBHOOK_TOKEN_FORM}`,
+      {
+        context: { source: where },
+      },
+    );
   }
   return key;
 }
@@ -67,11 +71,15 @@ function readStampKeyConfig(env: Environment): StampKeyConfig | undefined {
   const secretArn = optionalSetting(env, 'STAMP_KEY_SECRET_ARN');
   const key = optionalSetting(env, 'STAMP_KEY');
   if (secretArn !== undefined && key !== undefined) {
-    throw new ConfigurationError('STAMP_KEY_SECRET_ARN and STAMP_KEY are both set; expected at most one of them', { context: { variable: 'STAMP_KEY' } });
+    throw new ConfigurationError('STAMP_KEY_SECRET_ARN and STAMP_KEY are both set; expected at most one of them', {
+      context: { variable: 'STAMP_KEY' },
+    });
   }
   if (secretArn !== undefined) {
     if (!SECRET_ARN.pattern.test(secretArn)) {
-      throw new ConfigurationError(`STAMP_KEY_SECRET_ARN is "${secretArn}"; expected ${SECRET_ARN.form}`, { context: { variable: 'STAMP_KEY_SECRET_ARN' } });
+      throw new ConfigurationError(`STAMP_KEY_SECRET_ARN is "${secretArn}"; expected ${SECRET_ARN.form}`, {
+        context: { variable: 'STAMP_KEY_SECRET_ARN' },
+      });
     }
     return { kind: 'secret', secretArn };
   }
@@ -114,7 +122,9 @@ function createStampSource(config: StampKeyConfig, options: StampSourceOptions =
     backoff: SECRET_READ_BACKOFF,
     ...(options.deadlineMs === undefined ? {} : { deadlineMs: options.deadlineMs }),
     timeoutError: (deadlineMs) =>
-      new ConfigurationError(`reading the stamp key from secret ${secretArn} gave no answer within ${deadlineMs} ms`, { context: { secretArn, deadlineMs } }),
+      new ConfigurationError(`reading the stamp key from secret ${secretArn} gave no answer within ${deadlineMs} ms`, {
+        context: { secretArn, deadlineMs },
+      }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.random === undefined ? {} : { random: options.random }),
   });

@@ -52,7 +52,9 @@ interface Loaded<T> {
 const NO_PLACEMENTS: LoadedPlacements = { version: 0, contentHash: undefined, policies: [] };
 
 function samePlacements(current: PlacementVersion | undefined, loaded: LoadedPlacements): boolean {
-  return current === undefined ? loaded.version === 0 : current.version === loaded.version && current.contentHash === loaded.contentHash;
+  return current === undefined
+    ? loaded.version === 0
+    : current.version === loaded.version && current.contentHash === loaded.contentHash;
 }
 
 function secondsOption(value: number, option: string): number {
@@ -100,7 +102,9 @@ function createSnapshotCache<T>(options: SnapshotCacheOptions<T>): SnapshotCache
   async function readPlacementSet(current: PlacementVersion | undefined): Promise<LoadedPlacements> {
     if (current === undefined) return NO_PLACEMENTS;
     const set = await placements?.readPlacements(clusterId);
-    return set === undefined ? NO_PLACEMENTS : { version: set.version, contentHash: set.contentHash, policies: set.policies };
+    return set === undefined
+      ? NO_PLACEMENTS
+      : { version: set.version, contentHash: set.contentHash, policies: set.policies };
   }
 
   function compiled(snapshot: RuleSnapshot, placementSet: LoadedPlacements): Loaded<T> {
@@ -129,8 +133,11 @@ function createSnapshotCache<T>(options: SnapshotCacheOptions<T>): SnapshotCache
       }
       // Any change reloads, not only a higher version: a recreated table restarts its versions at 1.
       const snapshotChanged =
-        loaded === undefined || pointer.version !== loaded.snapshot.version || pointer.contentHash !== loaded.snapshot.contentHash;
-      const placementsChanged = placements !== undefined && (loaded === undefined || !samePlacements(placementVersion, loaded.placements));
+        loaded === undefined ||
+        pointer.version !== loaded.snapshot.version ||
+        pointer.contentHash !== loaded.snapshot.contentHash;
+      const placementsChanged =
+        placements !== undefined && (loaded === undefined || !samePlacements(placementVersion, loaded.placements));
       if (!snapshotChanged && !placementsChanged) return loaded;
       const [snapshot, placementSet] = await Promise.all([
         snapshotChanged ? store.readSnapshot(clusterId, pointer) : loaded.snapshot,
@@ -185,7 +192,12 @@ function createSnapshotCache<T>(options: SnapshotCacheOptions<T>): SnapshotCache
 
   function stats(): SnapshotCacheStats {
     const counts = value.stats();
-    return { refreshes: counts.successes, reloads, refreshFailures: counts.failures, consecutiveFailures: counts.consecutiveFailures };
+    return {
+      refreshes: counts.successes,
+      reloads,
+      refreshFailures: counts.failures,
+      consecutiveFailures: counts.consecutiveFailures,
+    };
   }
 
   // Gets arriving during a refresh wait for it (up to the deadline) rather than serve the value it is replacing.

@@ -32,7 +32,10 @@ function withTableTime(command: GetItemCommand): () => number | undefined {
 }
 
 function dateHeaderOf(response: unknown): number | undefined {
-  const headers = typeof response === 'object' && response !== null ? (response as { readonly headers?: unknown }).headers : undefined;
+  const headers =
+    typeof response === 'object' && response !== null
+      ? (response as { readonly headers?: unknown }).headers
+      : undefined;
   if (typeof headers !== 'object' || headers === null) return undefined;
   const entry = Object.entries(headers).find(([name]) => name.toLowerCase() === 'date');
   const time = typeof entry?.[1] === 'string' ? Date.parse(entry[1]) : Number.NaN;

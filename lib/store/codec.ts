@@ -9,7 +9,8 @@ import type { SnapshotContent } from './types.ts';
 const MAX_CONTENT_BYTES = 64 * 1024 * 1024;
 
 /** A decoded part set: the content and the text it was parsed from, or what was wrong with it. */
-type DecodedContent = { readonly content: SnapshotContent; readonly text: string } | { readonly problem: string; readonly cause?: unknown };
+type DecodedContent =
+  { readonly content: SnapshotContent; readonly text: string } | { readonly problem: string; readonly cause?: unknown };
 
 function sha256Hex(bytes: string | Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
@@ -27,7 +28,10 @@ interface SerializedContent {
  * The stored text around the rules' canonical JSON: the canonical JSON of { invalid, resourceVersion, rules, syncedAt }
  * (keys in code-unit order) is `before` + rules + `after`. One definition for the publisher and the reader.
  */
-function storedFrame(invalid: string, content: Pick<SnapshotContent, 'resourceVersion' | 'syncedAt'>): { readonly before: string; readonly after: string } {
+function storedFrame(
+  invalid: string,
+  content: Pick<SnapshotContent, 'resourceVersion' | 'syncedAt'>,
+): { readonly before: string; readonly after: string } {
   return {
     before: `{"invalid":${invalid},"resourceVersion":${canonicalJson(content.resourceVersion)},"rules":`,
     after: `,"syncedAt":${canonicalJson(content.syncedAt)}}`,
@@ -76,7 +80,8 @@ function decodedContentHash(decoded: { readonly content: SnapshotContent; readon
   const { content, text } = decoded;
   const invalid = canonicalJson(content.invalid);
   const { before, after } = storedFrame(invalid, content);
-  if (!text.startsWith(before) || !text.endsWith(after) || text.length < before.length + after.length) return contentHashOf(content);
+  if (!text.startsWith(before) || !text.endsWith(after) || text.length < before.length + after.length)
+    return contentHashOf(content);
   return hashOf(invalid, text.slice(before.length, text.length - after.length));
 }
 
@@ -112,7 +117,8 @@ function checkRule(rule: unknown, path: string, issues: IssueSink): void {
   if (typeof rule.enable !== 'boolean') issues.add(`${path}.enable`, 'must be a boolean');
   if (typeof rule.priority !== 'number') issues.add(`${path}.priority`, 'must be a number');
   // Absent in snapshots published before rules carried an enforcement (every rule enforced); revalidation at compile reads it as enforce.
-  if (rule.enforcement !== undefined && !isEnforcement(rule.enforcement)) issues.add(`${path}.enforcement`, `must be ${ENFORCEMENTS.join(' or ')}`);
+  if (rule.enforcement !== undefined && !isEnforcement(rule.enforcement))
+    issues.add(`${path}.enforcement`, `must be ${ENFORCEMENTS.join(' or ')}`);
   for (const field of ['workloadSelector', 'mutationRemove', 'mutationAdd'] as const) {
     if (!isJsonObject(rule[field])) issues.add(`${path}.${field}`, 'must be an object');
   }
@@ -137,8 +143,12 @@ function checkContent(value: unknown, issues: IssueSink): void {
   if (!Array.isArray(invalid)) issues.add('content.invalid', 'must be an array');
   if (typeof value.resourceVersion !== 'string') issues.add('content.resourceVersion', 'must be a string');
   if (typeof value.syncedAt !== 'string') issues.add('content.syncedAt', 'must be a string');
-  if (Array.isArray(rules)) (rules as readonly unknown[]).forEach((rule, index) => checkRule(rule, `content.rules[${index}]`, issues));
-  if (Array.isArray(invalid)) (invalid as readonly unknown[]).forEach((rule, index) => checkInvalidRule(rule, `content.invalid[${index}]`, issues));
+  if (Array.isArray(rules))
+    (rules as readonly unknown[]).forEach((rule, index) => checkRule(rule, `content.rules[${index}]`, issues));
+  if (Array.isArray(invalid))
+    (invalid as readonly unknown[]).forEach((rule, index) =>
+      checkInvalidRule(rule, `content.invalid[${index}]`, issues),
+    );
 }
 
 /** The problems of decoded content in one sentence, or undefined for a snapshot's shape. */

@@ -20,10 +20,9 @@ function readTableName(env: Environment): string {
 function readClusterId(env: Environment): string {
   const clusterId = optionalSetting(env, 'CLUSTER_ID') ?? 'default';
   if (!CLUSTER_ID.pattern.test(clusterId)) {
-    throw new ConfigurationError(
-      `CLUSTER_ID is "${clusterId}"; expected ${CLUSTER_ID.form}`,
-      { context: { variable: 'CLUSTER_ID' } },
-    );
+    throw new ConfigurationError(`CLUSTER_ID is "${clusterId}"; expected ${CLUSTER_ID.form}`, {
+      context: { variable: 'CLUSTER_ID' },
+    });
   }
   return clusterId;
 }
@@ -39,7 +38,12 @@ function readEndpoint(env: Environment): string | undefined {
 }
 
 function readFreshness(env: Environment): Pick<StoreConfig, 'refreshSeconds' | 'maxStaleSeconds'> {
-  const refreshSeconds = wholeNumberSetting(env, 'RULES_REFRESH_SECONDS', { fallback: 30, minimum: 1, maximum: MAX_SECONDS, unit: 'seconds' });
+  const refreshSeconds = wholeNumberSetting(env, 'RULES_REFRESH_SECONDS', {
+    fallback: 30,
+    minimum: 1,
+    maximum: MAX_SECONDS,
+    unit: 'seconds',
+  });
   // A value may only be served stale after a refresh was due, so the limit cannot be shorter than the interval.
   const maxStaleSeconds = wholeNumberSetting(env, 'RULES_MAX_STALE_SECONDS', {
     fallback: Math.max(300, refreshSeconds),
@@ -56,7 +60,12 @@ function readFreshness(env: Environment): Pick<StoreConfig, 'refreshSeconds' | '
  */
 function readStoreConfig(env: Environment): StoreConfig {
   const { tableName, clusterId, endpoint, freshness } = readAll(
-    { tableName: () => readTableName(env), clusterId: () => readClusterId(env), endpoint: () => readEndpoint(env), freshness: () => readFreshness(env) },
+    {
+      tableName: () => readTableName(env),
+      clusterId: () => readClusterId(env),
+      endpoint: () => readEndpoint(env),
+      freshness: () => readFreshness(env),
+    },
     ConfigurationError,
   );
   return { tableName, clusterId, ...(endpoint === undefined ? {} : { endpoint }), ...freshness };

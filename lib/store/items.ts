@@ -67,19 +67,32 @@ function isoTime(text: string, what: string): string {
 }
 
 /** Runs one DynamoDB call; its failure is a StoreError naming the operation, the table and the cluster. */
-async function storeCall<T>(tableName: string, operation: string, clusterId: string, run: () => Promise<T>): Promise<T> {
+async function storeCall<T>(
+  tableName: string,
+  operation: string,
+  clusterId: string,
+  run: () => Promise<T>,
+): Promise<T> {
   try {
     return await run();
   } catch (error) {
-    throw new StoreError(`DynamoDB ${operation} on table "${tableName}" for cluster "${clusterId}" failed: ${messageOf(error)}`, {
-      cause: error,
-      context: { tableName, clusterId, operation },
-    });
+    throw new StoreError(
+      `DynamoDB ${operation} on table "${tableName}" for cluster "${clusterId}" failed: ${messageOf(error)}`,
+      {
+        cause: error,
+        context: { tableName, clusterId, operation },
+      },
+    );
   }
 }
 
 /** Runs one conditional DynamoDB write: its output when written, undefined when its condition failed, else fails as storeCall. */
-async function conditionalWrite<T>(tableName: string, operation: string, clusterId: string, run: () => Promise<T>): Promise<T | undefined> {
+async function conditionalWrite<T>(
+  tableName: string,
+  operation: string,
+  clusterId: string,
+  run: () => Promise<T>,
+): Promise<T | undefined> {
   try {
     return await storeCall(tableName, operation, clusterId, run);
   } catch (error) {
@@ -89,9 +102,26 @@ async function conditionalWrite<T>(tableName: string, operation: string, cluster
 }
 
 /** Runs one conditional DynamoDB write: true when written, false when its condition failed, else fails as storeCall. */
-async function conditionalCall(tableName: string, operation: string, clusterId: string, run: () => Promise<unknown>): Promise<boolean> {
+async function conditionalCall(
+  tableName: string,
+  operation: string,
+  clusterId: string,
+  run: () => Promise<unknown>,
+): Promise<boolean> {
   return (await conditionalWrite(tableName, operation, clusterId, async () => ({ output: await run() }))) !== undefined;
 }
 
-export { CONTENT_HASH_PATTERN, toItem, itemKey, fieldsOf, integerField, stringField, checkedClusterId, isoTime, storeCall, conditionalWrite, conditionalCall };
+export {
+  CONTENT_HASH_PATTERN,
+  toItem,
+  itemKey,
+  fieldsOf,
+  integerField,
+  stringField,
+  checkedClusterId,
+  isoTime,
+  storeCall,
+  conditionalWrite,
+  conditionalCall,
+};
 export type { Item, ItemFields };

@@ -13,7 +13,17 @@ import { randomBytes } from 'node:crypto';
 import { GetItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ConfigurationError, MalformedInputError, StoreError } from '../errors/index.ts';
 import { MAX_CLOCK_SKEW_MS } from './clock.ts';
-import { checkedClusterId, conditionalWrite, fieldsOf, integerField, itemKey, storeCall, stringField, toItem, type Item } from './items.ts';
+import {
+  checkedClusterId,
+  conditionalWrite,
+  fieldsOf,
+  integerField,
+  itemKey,
+  storeCall,
+  stringField,
+  toItem,
+  type Item,
+} from './items.ts';
 import { LEASE_SORT_KEY } from './layout.ts';
 import type { HeldSyncLease, SyncLeaseAcquisition, SyncLeaseState, SyncLeaseStore } from './types.ts';
 
@@ -58,9 +68,12 @@ function durationOption(value: number | undefined): number {
 
 function checkedOwner(owner: string): string {
   if (!OWNER_PATTERN.test(owner)) {
-    throw new MalformedInputError(`sync lease owner "${owner}" is invalid; expected 1 to 200 printable ASCII characters`, {
-      context: { field: 'owner' },
-    });
+    throw new MalformedInputError(
+      `sync lease owner "${owner}" is invalid; expected 1 to 200 printable ASCII characters`,
+      {
+        context: { field: 'owner' },
+      },
+    );
   }
   return owner;
 }
@@ -73,13 +86,15 @@ function isoOf(epochMs: number): string {
 function parseLease(item: Item): SyncLeaseState | string {
   const fields = fieldsOf(item);
   const holderId = stringField(fields, 'holderId');
-  if (holderId === undefined || !HOLDER_ID_PATTERN.test(holderId)) return 'holderId must be a string attribute of 16 lowercase hex digits';
+  if (holderId === undefined || !HOLDER_ID_PATTERN.test(holderId))
+    return 'holderId must be a string attribute of 16 lowercase hex digits';
   const owner = stringField(fields, 'owner');
   if (owner === undefined) return 'owner must be a string attribute';
   const acquiredAt = stringField(fields, 'acquiredAt');
   if (acquiredAt === undefined) return 'acquiredAt must be a string attribute';
   const expiresAtMs = integerField(fields, 'leaseExpiresAt');
-  if (expiresAtMs === undefined || expiresAtMs < 0) return 'leaseExpiresAt must be a number attribute holding epoch milliseconds';
+  if (expiresAtMs === undefined || expiresAtMs < 0)
+    return 'leaseExpiresAt must be a number attribute holding epoch milliseconds';
   const releasedAt = stringField(fields, 'releasedAt');
   return {
     holderId,
@@ -96,10 +111,14 @@ function createSyncLeaseStore(options: SyncLeaseStoreOptions): SyncLeaseStore {
   const { client, tableName } = options;
   const clock = options.clock ?? Date.now;
   const durationMs = durationOption(options.durationSeconds) * 1000;
-  const call = <T>(operation: string, clusterId: string, run: () => Promise<T>) => storeCall(tableName, operation, clusterId, run);
+  const call = <T>(operation: string, clusterId: string, run: () => Promise<T>) =>
+    storeCall(tableName, operation, clusterId, run);
 
   /** One conditional UpdateItem of the lease item: the attributes it changed, as they were; undefined when its condition failed. */
-  async function update(clusterId: string, expressions: { update: string; condition: string; values: Readonly<Record<string, unknown>> }): Promise<Item | undefined> {
+  async function update(
+    clusterId: string,
+    expressions: { update: string; condition: string; values: Readonly<Record<string, unknown>> },
+  ): Promise<Item | undefined> {
     const output = await conditionalWrite(tableName, 'UpdateItem', clusterId, () =>
       client.send(
         new UpdateItemCommand({
@@ -122,7 +141,9 @@ function createSyncLeaseStore(options: SyncLeaseStoreOptions): SyncLeaseStore {
   async function read(clusterId: string): Promise<SyncLeaseState | undefined> {
     checkedClusterId(clusterId);
     const { Item: item } = await call('GetItem', clusterId, () =>
-      client.send(new GetItemCommand({ TableName: tableName, Key: itemKey(clusterId, LEASE_SORT_KEY), ConsistentRead: true })),
+      client.send(
+        new GetItemCommand({ TableName: tableName, Key: itemKey(clusterId, LEASE_SORT_KEY), ConsistentRead: true }),
+      ),
     );
     if (item === undefined) return undefined;
     const lease = parseLease(item);
@@ -145,14 +166,26 @@ function createSyncLeaseStore(options: SyncLeaseStoreOptions): SyncLeaseStore {
         update:
           'SET #holderId = :holderId, #owner = :owner, #acquiredAt = :now, #expires = :expires REMOVE #renewedAt, #releasedAt ADD #acquisitions :one',
         condition: 'attribute_not_exists(#expires) OR #expires < :nowMs OR #expires > :trustedExpiry',
-        values: { ':holderId': holderId, ':owner': owner, ':now': isoOf(now), ':nowMs': now, ':expires': now + durationMs, ':trustedExpiry': trustedExpiry(now), ':one': 1 },
+        values: {
+          ':holderId': holderId,
+          ':owner': owner,
+          ':now': isoOf(now),
+          ':nowMs': now,
+          ':expires': now + durationMs,
+          ':trustedExpiry': trustedExpiry(now),
+          ':one': 1,
+        },
       });
       if (previous !== undefined) {
         const lease = { clusterId, holderId, owner, expiresAt: isoOf(now + durationMs) };
         const fields = fieldsOf(previous);
         const expiry = integerField(fields, 'leaseExpiresAt');
         if (expiry === undefined || expiry <= trustedExpiry(now)) return { acquired: true, lease };
-        const untrusted = { owner: stringField(fields, 'owner') ?? 'an unknown holder', expiresAt: isoOf(expiry), aheadMs: expiry - now - durationMs };
+        const untrusted = {
+          owner: stringField(fields, 'owner') ?? 'an unknown holder',
+          expiresAt: isoOf(expiry),
+          aheadMs: expiry - now - durationMs,
+        };
         return { acquired: true, lease, untrusted };
       }
       const holder = await read(clusterId);
@@ -217,7 +250,9 @@ function createSyncLeaseStore(options: SyncLeaseStoreOptions): SyncLeaseStore {
 /** The attribute name placeholders an expression uses (DynamoDB rejects unused ones). */
 function namesIn(...expressions: readonly string[]): Record<string, string> {
   const text = expressions.join(' ');
-  return Object.fromEntries(Object.entries(NAMES).filter(([placeholder]) => new RegExp(`${placeholder}\\b`).test(text)));
+  return Object.fromEntries(
+    Object.entries(NAMES).filter(([placeholder]) => new RegExp(`${placeholder}\\b`).test(text)),
+  );
 }
 
 export { createSyncLeaseStore };

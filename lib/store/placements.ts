@@ -20,7 +20,16 @@ import {
 import { ConfigurationError, MalformedInputError, messageOf, StoreError } from '../errors/index.ts';
 import { parsePlacementPolicy, workloadKey, type PlacementPolicy } from '../placement/index.ts';
 import { canonicalJson } from '../values/index.ts';
-import { CONTENT_HASH_PATTERN, checkedClusterId, fieldsOf, integerField, itemKey, stringField, toItem, type Item } from './items.ts';
+import {
+  CONTENT_HASH_PATTERN,
+  checkedClusterId,
+  fieldsOf,
+  integerField,
+  itemKey,
+  stringField,
+  toItem,
+  type Item,
+} from './items.ts';
 import { PARTITION_KEY, PLACEMENT_SORT_KEY } from './layout.ts';
 import type { PlacementSet, PlacementStore, PlacementVersion, PlacementWrite } from './types.ts';
 
@@ -82,7 +91,8 @@ function duplicateWorkload(policies: readonly PlacementPolicy[]): string | undef
 function parseVersion(item: Item): PlacementVersion | string {
   const fields = fieldsOf(item);
   const version = integerField(fields, 'version');
-  if (version === undefined || version < 1) return 'version must be a number attribute holding an integer of at least 1';
+  if (version === undefined || version < 1)
+    return 'version must be a number attribute holding an integer of at least 1';
   const contentHash = stringField(fields, 'contentHash');
   if (contentHash === undefined || !CONTENT_HASH_PATTERN.test(contentHash)) {
     return 'contentHash must be a string attribute of the form sha256:<64 hex digits>';
@@ -121,10 +131,18 @@ function parseSet(item: Item): PlacementSet | { readonly problem: string; readon
   return { ...head, policies: policies.sort(byWorkload), updatedAt };
 }
 
-function integerOption(value: number | undefined, option: string, fallback: number, minimum: number, maximum: number): number {
+function integerOption(
+  value: number | undefined,
+  option: string,
+  fallback: number,
+  minimum: number,
+  maximum: number,
+): number {
   if (value === undefined) return fallback;
   if (!Number.isInteger(value) || value < minimum || value > maximum) {
-    throw new ConfigurationError(`placement store option ${option} is ${value}; expected an integer from ${minimum} to ${maximum}`);
+    throw new ConfigurationError(
+      `placement store option ${option} is ${value}; expected an integer from ${minimum} to ${maximum}`,
+    );
   }
   return value;
 }
@@ -133,7 +151,13 @@ function integerOption(value: number | undefined, option: string, fallback: numb
 function createPlacementStore(options: PlacementStoreOptions): PlacementStore {
   const { client, tableName } = options;
   const clock = options.clock ?? Date.now;
-  const maxWriteAttempts = integerOption(options.maxWriteAttempts, 'maxWriteAttempts', DEFAULT_MAX_WRITE_ATTEMPTS, 1, 100);
+  const maxWriteAttempts = integerOption(
+    options.maxWriteAttempts,
+    'maxWriteAttempts',
+    DEFAULT_MAX_WRITE_ATTEMPTS,
+    1,
+    100,
+  );
 
   function failed(operation: string, clusterId: string, error: unknown): StoreError {
     return new StoreError(
@@ -143,10 +167,13 @@ function createPlacementStore(options: PlacementStoreOptions): PlacementStore {
   }
 
   function unusable(clusterId: string, problem: string, cause?: unknown): StoreError {
-    return new StoreError(`placement policies of cluster "${clusterId}" in table "${tableName}" are unusable: ${problem}`, {
-      cause,
-      context: { tableName, clusterId, problem },
-    });
+    return new StoreError(
+      `placement policies of cluster "${clusterId}" in table "${tableName}" are unusable: ${problem}`,
+      {
+        cause,
+        context: { tableName, clusterId, problem },
+      },
+    );
   }
 
   const key = (clusterId: string): Item => itemKey(clusterId, PLACEMENT_SORT_KEY);
@@ -173,7 +200,9 @@ function createPlacementStore(options: PlacementStoreOptions): PlacementStore {
           Key: key(clusterId),
           ConsistentRead: consistent,
           // A projection trims the response, not the read capacity: DynamoDB charges by the size of the whole item.
-          ...(versionOnly ? { ProjectionExpression: '#version, contentHash', ExpressionAttributeNames: { '#version': 'version' } } : {}),
+          ...(versionOnly
+            ? { ProjectionExpression: '#version, contentHash', ExpressionAttributeNames: { '#version': 'version' } }
+            : {}),
         }),
       );
       return item;
@@ -199,8 +228,15 @@ function createPlacementStore(options: PlacementStoreOptions): PlacementStore {
   }
 
   /** Puts the next version if the set is still at `current`; false when another writer changed it first. */
-  async function putNext(clusterId: string, current: PlacementVersion | undefined, encoded: EncodedSet): Promise<boolean> {
-    const condition: Pick<PutItemCommandInput, 'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'> =
+  async function putNext(
+    clusterId: string,
+    current: PlacementVersion | undefined,
+    encoded: EncodedSet,
+  ): Promise<boolean> {
+    const condition: Pick<
+      PutItemCommandInput,
+      'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'
+    > =
       current === undefined
         ? { ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': PARTITION_KEY } }
         : {
@@ -259,7 +295,12 @@ function createPlacementStore(options: PlacementStoreOptions): PlacementStore {
     });
   }
 
-  async function deletePlacement(clusterId: string, namespace: string, kind: string, name: string): Promise<PlacementWrite> {
+  async function deletePlacement(
+    clusterId: string,
+    namespace: string,
+    kind: string,
+    name: string,
+  ): Promise<PlacementWrite> {
     checkedClusterId(clusterId);
     const deleted = workloadKey(namespace, kind, name);
     return revise(clusterId, async () => {
@@ -275,15 +316,23 @@ function createPlacementStore(options: PlacementStoreOptions): PlacementStore {
     const checked = policies.map((policy, index) => parsePlacementPolicy(policy, `placement policy ${index}`));
     const duplicate = duplicateWorkload(checked);
     if (duplicate !== undefined) {
-      throw new MalformedInputError(`placement policies for cluster "${clusterId}" name workload ${duplicate} more than once`, {
-        context: { clusterId, workload: duplicate },
-      });
+      throw new MalformedInputError(
+        `placement policies for cluster "${clusterId}" name workload ${duplicate} more than once`,
+        {
+          context: { clusterId, workload: duplicate },
+        },
+      );
     }
     // Only the version is needed: the new set does not depend on the old one, so even a damaged body is replaced.
     return revise(clusterId, async () => ({ current: await readVersion(clusterId, true), next: checked }));
   }
 
-  async function getPlacement(clusterId: string, namespace: string, kind: string, name: string): Promise<PlacementPolicy | undefined> {
+  async function getPlacement(
+    clusterId: string,
+    namespace: string,
+    kind: string,
+    name: string,
+  ): Promise<PlacementPolicy | undefined> {
     checkedClusterId(clusterId);
     const wanted = workloadKey(namespace, kind, name);
     return (await readSet(clusterId))?.policies.find((policy) => policyKey(policy) === wanted);
@@ -304,7 +353,15 @@ function createPlacementStore(options: PlacementStoreOptions): PlacementStore {
     return readSet(clusterId);
   }
 
-  return { setPlacement, deletePlacement, replacePlacements, getPlacement, listPlacements, readPlacementVersion, readPlacements };
+  return {
+    setPlacement,
+    deletePlacement,
+    replacePlacements,
+    getPlacement,
+    listPlacements,
+    readPlacementVersion,
+    readPlacements,
+  };
 }
 
 export { createPlacementStore };

@@ -92,10 +92,18 @@ const DEFAULT_RETENTION_SECONDS = 900;
 const PART_WRITE_CONCURRENCY = 4;
 const PUBLISH_ID_PATTERN = /^[0-9a-f]{16}$/;
 
-function integerOption(value: number | undefined, option: string, fallback: number, minimum: number, maximum: number): number {
+function integerOption(
+  value: number | undefined,
+  option: string,
+  fallback: number,
+  minimum: number,
+  maximum: number,
+): number {
   if (value === undefined) return fallback;
   if (!Number.isInteger(value) || value < minimum || value > maximum) {
-    throw new ConfigurationError(`snapshot store option ${option} is ${value}; expected an integer from ${minimum} to ${maximum}`);
+    throw new ConfigurationError(
+      `snapshot store option ${option} is ${value}; expected an integer from ${minimum} to ${maximum}`,
+    );
   }
   return value;
 }
@@ -126,7 +134,9 @@ function parsePointer(item: Item): SnapshotPointer | string {
 
 function checkedListStart(value: number | undefined): number | undefined {
   if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) {
-    throw new MalformedInputError(`listStartedAt is ${value}; expected epoch milliseconds`, { context: { field: 'listStartedAt' } });
+    throw new MalformedInputError(`listStartedAt is ${value}; expected epoch milliseconds`, {
+      context: { field: 'listStartedAt' },
+    });
   }
   return value;
 }
@@ -143,10 +153,12 @@ function partBody(item: Item, pointer: SnapshotPointer, part: number): Uint8Arra
   if (integerField(fields, 'partCount') !== pointer.partCount) {
     return `${where} does not record a part count of ${pointer.partCount}`;
   }
-  if (stringField(fields, 'contentHash') !== pointer.contentHash) return `${where} does not record content hash ${pointer.contentHash}`;
+  if (stringField(fields, 'contentHash') !== pointer.contentHash)
+    return `${where} does not record content hash ${pointer.contentHash}`;
   const { body } = fields;
   if (!(body instanceof Uint8Array)) return `${where} has no binary body`;
-  if (stringField(fields, 'partDigest') !== partDigestOf(body)) return `${where} is corrupted: its body does not match its digest`;
+  if (stringField(fields, 'partDigest') !== partDigestOf(body))
+    return `${where} is corrupted: its body does not match its digest`;
   return body;
 }
 
@@ -155,20 +167,37 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
   const { client, tableName } = options;
   const clock = options.clock ?? Date.now;
   const partBytes = integerOption(options.partBytes, 'partBytes', DEFAULT_PART_BYTES, MIN_PART_BYTES, MAX_PART_BYTES);
-  const retentionSeconds = integerOption(options.retentionSeconds, 'retentionSeconds', DEFAULT_RETENTION_SECONDS, 1, 30 * 24 * 3600);
+  const retentionSeconds = integerOption(
+    options.retentionSeconds,
+    'retentionSeconds',
+    DEFAULT_RETENTION_SECONDS,
+    1,
+    30 * 24 * 3600,
+  );
 
-  const call = <T>(operation: string, clusterId: string, run: () => Promise<T>) => storeCall(tableName, operation, clusterId, run);
+  const call = <T>(operation: string, clusterId: string, run: () => Promise<T>) =>
+    storeCall(tableName, operation, clusterId, run);
 
   function unusable(clusterId: string, version: number, problem: string, cause?: unknown): StoreError {
-    return new StoreError(`snapshot version ${version} of cluster "${clusterId}" in table "${tableName}" is unusable: ${problem}`, {
-      cause,
-      context: { tableName, clusterId, version, problem },
-    });
+    return new StoreError(
+      `snapshot version ${version} of cluster "${clusterId}" in table "${tableName}" is unusable: ${problem}`,
+      {
+        cause,
+        context: { tableName, clusterId, version, problem },
+      },
+    );
   }
 
   /** The pointer and the table's clock when DynamoDB answered (its Date header; undefined without one). */
-  async function readCurrent(clusterId: string, consistent: boolean): Promise<{ pointer: SnapshotPointer | undefined; tableTime: number | undefined }> {
-    const command = new GetItemCommand({ TableName: tableName, Key: itemKey(clusterId, POINTER_SORT_KEY), ConsistentRead: consistent });
+  async function readCurrent(
+    clusterId: string,
+    consistent: boolean,
+  ): Promise<{ pointer: SnapshotPointer | undefined; tableTime: number | undefined }> {
+    const command = new GetItemCommand({
+      TableName: tableName,
+      Key: itemKey(clusterId, POINTER_SORT_KEY),
+      ConsistentRead: consistent,
+    });
     const tableTime = withTableTime(command);
     const { Item: item } = await call('GetItem', clusterId, () => client.send(command));
     if (item === undefined) return { pointer: undefined, tableTime: tableTime() };
@@ -192,16 +221,27 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
   function refuseAhead(clusterId: string, listStartedAt: number, tableTime: number | undefined): void {
     const ownTime = clock();
     const [whose, time] =
-      tableTime !== undefined && listStartedAt - tableTime > MAX_CLOCK_SKEW_MS ? ['the table\'s clock (DynamoDB\'s Date header)', tableTime]
-      : listStartedAt - ownTime > MAX_CLOCK_SKEW_MS ? ['this process\'s clock', ownTime]
-      : [undefined, undefined];
+      tableTime !== undefined && listStartedAt - tableTime > MAX_CLOCK_SKEW_MS
+        ? ["the table's clock (DynamoDB's Date header)", tableTime]
+        : listStartedAt - ownTime > MAX_CLOCK_SKEW_MS
+          ? ["this process's clock", ownTime]
+          : [undefined, undefined];
     if (whose === undefined) return;
     const aheadMs = listStartedAt - time;
     throw new StoreError(
       `refused to publish for cluster "${clusterId}" in table "${tableName}": this list started at ${isoOf(listStartedAt)}, ${spanText(aheadMs)} ahead of ` +
         `${whose}, ${isoOf(time)}; a list start more than ${spanText(MAX_CLOCK_SKEW_MS)} ahead would hold back every later sync, so nothing was ` +
         'published. Set the clock of the machine that ran this sync right (turn on NTP) and sync again',
-      { context: { tableName, clusterId, reason: 'clockAhead', listStartedAt: isoOf(listStartedAt), clockTime: isoOf(time), aheadMs } },
+      {
+        context: {
+          tableName,
+          clusterId,
+          reason: 'clockAhead',
+          listStartedAt: isoOf(listStartedAt),
+          clockTime: isoOf(time),
+          aheadMs,
+        },
+      },
     );
   }
 
@@ -271,7 +311,11 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
     );
   }
 
-  async function writeParts(clusterId: string, pointer: SnapshotPointer, parts: readonly Uint8Array[]): Promise<Item[]> {
+  async function writeParts(
+    clusterId: string,
+    pointer: SnapshotPointer,
+    parts: readonly Uint8Array[],
+  ): Promise<Item[]> {
     const keys = parts.map((_, part) => itemKey(clusterId, partSortKey(pointer.version, pointer.publishId, part)));
     for (let start = 0; start < parts.length; start += PART_WRITE_CONCURRENCY) {
       await Promise.all(
@@ -305,9 +349,16 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
    * The refusal of a publish whose list started before the list of the current snapshot. When that list start lies
    * ahead of the table's clock, its writer's clock runs ahead, and the message says when syncs publish again.
    */
-  function superseded(clusterId: string, current: SnapshotPointer, listStartedAt: number, tableTime: number | undefined, cause?: unknown): StoreError {
+  function superseded(
+    clusterId: string,
+    current: SnapshotPointer,
+    listStartedAt: number,
+    tableTime: number | undefined,
+    cause?: unknown,
+  ): StoreError {
     const currentStart = isoOf(current.listStartedAt ?? 0);
-    const ahead = tableTime === undefined || current.listStartedAt === undefined ? 0 : current.listStartedAt - tableTime;
+    const ahead =
+      tableTime === undefined || current.listStartedAt === undefined ? 0 : current.listStartedAt - tableTime;
     const skew =
       ahead > 0
         ? `; that list start lies ${spanText(ahead)} ahead of the table's clock, so the clock of the sync that listed it runs ahead: ` +
@@ -318,14 +369,29 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
         `started at ${currentStart}, after this one (started at ${isoOf(listStartedAt)}); nothing was published${skew}`,
       {
         cause,
-        context: { tableName, clusterId, reason: 'superseded', version: current.version, listStartedAt: isoOf(listStartedAt), currentListStartedAt: currentStart },
+        context: {
+          tableName,
+          clusterId,
+          reason: 'superseded',
+          version: current.version,
+          listStartedAt: isoOf(listStartedAt),
+          currentListStartedAt: currentStart,
+        },
       },
     );
   }
 
   /** True when the current pointer's list started after listStartedAt, and not beyond trustedUntil. */
-  function isNewer(current: SnapshotPointer | undefined, listStartedAt: number, trustedUntil: number): current is SnapshotPointer {
-    return current?.listStartedAt !== undefined && current.listStartedAt > listStartedAt && current.listStartedAt <= trustedUntil;
+  function isNewer(
+    current: SnapshotPointer | undefined,
+    listStartedAt: number,
+    trustedUntil: number,
+  ): current is SnapshotPointer {
+    return (
+      current?.listStartedAt !== undefined &&
+      current.listStartedAt > listStartedAt &&
+      current.listStartedAt <= trustedUntil
+    );
   }
 
   async function switchPointer(clusterId: string, pointer: SnapshotPointer, trustedUntil: number): Promise<void> {
@@ -344,14 +410,25 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
             ? '(attribute_not_exists(#pk) OR #version < :version) AND ' +
               '(attribute_not_exists(#listStartedAt) OR #listStartedAt <= :listStartedAt OR #listStartedAt > :trustedUntil)'
             : 'attribute_not_exists(#pk) OR #version < :version',
-          ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#version': 'version', ...(ordered ? { '#listStartedAt': 'listStartedAt' } : {}) },
-          ExpressionAttributeValues: toItem({ ':version': pointer.version, ...(ordered ? { ':listStartedAt': listStartedAt, ':trustedUntil': trustedUntil } : {}) }),
+          ExpressionAttributeNames: {
+            '#pk': PARTITION_KEY,
+            '#version': 'version',
+            ...(ordered ? { '#listStartedAt': 'listStartedAt' } : {}),
+          },
+          ExpressionAttributeValues: toItem({
+            ':version': pointer.version,
+            ...(ordered ? { ':listStartedAt': listStartedAt, ':trustedUntil': trustedUntil } : {}),
+          }),
         }),
       );
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) {
-        const { pointer: current, tableTime } = await readCurrent(clusterId, true).catch(() => ({ pointer: undefined, tableTime: undefined }));
-        if (listStartedAt !== undefined && isNewer(current, listStartedAt, trustedUntil)) throw superseded(clusterId, current, listStartedAt, tableTime, error);
+        const { pointer: current, tableTime } = await readCurrent(clusterId, true).catch(() => ({
+          pointer: undefined,
+          tableTime: undefined,
+        }));
+        if (listStartedAt !== undefined && isNewer(current, listStartedAt, trustedUntil))
+          throw superseded(clusterId, current, listStartedAt, tableTime, error);
         throw new StoreError(
           `another publisher won: the pointer of cluster "${clusterId}" in table "${tableName}" is already at version ${pointer.version} or later`,
           { cause: error, context: { tableName, clusterId, version: pointer.version } },
@@ -369,8 +446,19 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
    * to this one's, so that a list older than this one cannot replace it later, or back to it from beyond
    * trustedUntil. False when the pointer moved meanwhile.
    */
-  async function confirmUnchanged(clusterId: string, current: SnapshotPointer, listStartedAt: number | undefined, trustedUntil: number): Promise<boolean> {
-    if (listStartedAt === undefined || (current.listStartedAt !== undefined && current.listStartedAt >= listStartedAt && current.listStartedAt <= trustedUntil)) return true;
+  async function confirmUnchanged(
+    clusterId: string,
+    current: SnapshotPointer,
+    listStartedAt: number | undefined,
+    trustedUntil: number,
+  ): Promise<boolean> {
+    if (
+      listStartedAt === undefined ||
+      (current.listStartedAt !== undefined &&
+        current.listStartedAt >= listStartedAt &&
+        current.listStartedAt <= trustedUntil)
+    )
+      return true;
     return conditionalCall(tableName, 'UpdateItem', clusterId, () =>
       client.send(
         new UpdateItemCommand({
@@ -380,7 +468,11 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
           ConditionExpression:
             '#version = :version AND #publishId = :publishId AND ' +
             '(attribute_not_exists(#listStartedAt) OR #listStartedAt < :listStartedAt OR #listStartedAt > :trustedUntil)',
-          ExpressionAttributeNames: { '#version': 'version', '#publishId': 'publishId', '#listStartedAt': 'listStartedAt' },
+          ExpressionAttributeNames: {
+            '#version': 'version',
+            '#publishId': 'publishId',
+            '#listStartedAt': 'listStartedAt',
+          },
           ExpressionAttributeValues: toItem({
             ':version': current.version,
             ':publishId': current.publishId,
@@ -393,12 +485,22 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
   }
 
   /** The current pointer's list start when it lies beyond trustedUntil (a clock ahead wrote it), for the outcome. */
-  function untrustedStart(current: SnapshotPointer | undefined, listStartedAt: number | undefined, now: number, trustedUntil: number): UntrustedListStart | undefined {
-    if (listStartedAt === undefined || current?.listStartedAt === undefined || current.listStartedAt <= trustedUntil) return undefined;
+  function untrustedStart(
+    current: SnapshotPointer | undefined,
+    listStartedAt: number | undefined,
+    now: number,
+    trustedUntil: number,
+  ): UntrustedListStart | undefined {
+    if (listStartedAt === undefined || current?.listStartedAt === undefined || current.listStartedAt <= trustedUntil)
+      return undefined;
     return { listStartedAt: isoOf(current.listStartedAt), aheadMs: current.listStartedAt - now };
   }
 
-  async function publish(clusterId: string, content: SnapshotContent, options: PublishOptions = {}): Promise<PublishOutcome> {
+  async function publish(
+    clusterId: string,
+    content: SnapshotContent,
+    options: PublishOptions = {},
+  ): Promise<PublishOutcome> {
     checkedClusterId(clusterId);
     isoTime(content.syncedAt, 'syncedAt');
     const listStartedAt = checkedListStart(options.listStartedAt);
@@ -417,13 +519,17 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
           return { published: false, version: current.version, contentHash, supersededParts: 0, ...replaced };
         }
         if (attempt === 2) {
-          throw new StoreError(`another publisher won: the pointer of cluster "${clusterId}" in table "${tableName}" moved while this publish confirmed it`, {
-            context: { tableName, clusterId, version: current.version },
-          });
+          throw new StoreError(
+            `another publisher won: the pointer of cluster "${clusterId}" in table "${tableName}" moved while this publish confirmed it`,
+            {
+              context: { tableName, clusterId, version: current.version },
+            },
+          );
         }
         continue;
       }
-      if (listStartedAt !== undefined && isNewer(current, listStartedAt, trustedUntil)) throw superseded(clusterId, current, listStartedAt, tableTime);
+      if (listStartedAt !== undefined && isNewer(current, listStartedAt, trustedUntil))
+        throw superseded(clusterId, current, listStartedAt, tableTime);
       return { ...(await publishNew(clusterId, serialized, current, listStartedAt, trustedUntil)), ...replaced };
     }
   }
@@ -437,7 +543,8 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
   ): Promise<PublishOutcome> {
     const { contentHash } = serialized;
     const version = (current?.version ?? 0) + 1;
-    if (version > MAX_VERSION) throw new StoreError(`cluster "${clusterId}" has reached the last snapshot version ${MAX_VERSION}`);
+    if (version > MAX_VERSION)
+      throw new StoreError(`cluster "${clusterId}" has reached the last snapshot version ${MAX_VERSION}`);
     let parts: readonly Uint8Array[];
     try {
       parts = serialized.encode(partBytes);
@@ -448,7 +555,9 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
       });
     }
     if (parts.length > MAX_PARTS) {
-      throw new StoreError(`snapshot of cluster "${clusterId}" needs ${parts.length} parts, above the limit of ${MAX_PARTS}`);
+      throw new StoreError(
+        `snapshot of cluster "${clusterId}" needs ${parts.length} parts, above the limit of ${MAX_PARTS}`,
+      );
     }
     const pointer: SnapshotPointer = {
       version,
@@ -471,7 +580,9 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
       return { published: true, version, contentHash, supersededParts };
     } catch (error) {
       const cleanupError =
-        error instanceof StoreError ? error : new StoreError(messageOf(error), { cause: error, context: { clusterId } });
+        error instanceof StoreError
+          ? error
+          : new StoreError(messageOf(error), { cause: error, context: { clusterId } });
       return { published: true, version, contentHash, supersededParts: 0, cleanupError };
     }
   }
@@ -491,7 +602,11 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
         throw unusable(clusterId, pointer.version, `item ${item[SORT_KEY]?.S} has no part index`);
       }
       if (part >= pointer.partCount) {
-        throw unusable(clusterId, pointer.version, `unexpected part ${part}; the pointer names ${pointer.partCount} parts`);
+        throw unusable(
+          clusterId,
+          pointer.version,
+          `unexpected part ${part}; the pointer names ${pointer.partCount} parts`,
+        );
       }
       if (item[SORT_KEY]?.S !== partSortKey(pointer.version, pointer.publishId, part) || bodies[part] !== undefined) {
         throw unusable(clusterId, pointer.version, `item ${item[SORT_KEY]?.S} claims to be part ${part}`);
@@ -508,7 +623,11 @@ function createSnapshotStore(options: SnapshotStoreOptions): SnapshotStore {
     if ('problem' in decoded) throw unusable(clusterId, pointer.version, decoded.problem, decoded.cause);
     const actualHash = decodedContentHash(decoded);
     if (actualHash !== pointer.contentHash) {
-      throw unusable(clusterId, pointer.version, `content hashes to ${actualHash}, but the pointer says ${pointer.contentHash}`);
+      throw unusable(
+        clusterId,
+        pointer.version,
+        `content hashes to ${actualHash}, but the pointer says ${pointer.contentHash}`,
+      );
     }
     const { rules, invalid, resourceVersion, syncedAt } = decoded.content;
     return { rules, invalid, resourceVersion, syncedAt, contentHash: pointer.contentHash, version: pointer.version };

@@ -3,7 +3,12 @@
  * (lastAttemptAt, lastStatus, lastSuccessAt, lastVersion, lastError), so staleness can be seen and alarmed on, and when
  * the migration report last ran (lastReportAt).
  */
-import { GetItemCommand, UpdateItemCommand, type DynamoDBClient, type UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
+import {
+  GetItemCommand,
+  UpdateItemCommand,
+  type DynamoDBClient,
+  type UpdateItemCommandInput,
+} from '@aws-sdk/client-dynamodb';
 import { StoreError } from '../errors/index.ts';
 import { checkedClusterId, fieldsOf, integerField, isoTime, itemKey, storeCall, stringField, toItem } from './items.ts';
 import { SYNC_SORT_KEY } from './layout.ts';
@@ -21,7 +26,8 @@ const STATUSES: readonly SyncStatus['lastStatus'][] = ['published', 'unchanged',
 /** The sync records of one table; see the item above. */
 function createSyncRecordStore(options: SyncRecordStoreOptions): SyncRecordStore {
   const { client, tableName } = options;
-  const call = <T>(operation: string, clusterId: string, run: () => Promise<T>) => storeCall(tableName, operation, clusterId, run);
+  const call = <T>(operation: string, clusterId: string, run: () => Promise<T>) =>
+    storeCall(tableName, operation, clusterId, run);
 
   async function recordSync(clusterId: string, record: SyncRecord): Promise<void> {
     checkedClusterId(clusterId);
@@ -31,10 +37,15 @@ function createSyncRecordStore(options: SyncRecordStoreOptions): SyncRecordStore
       outcome.status === 'failed'
         ? {
             UpdateExpression: 'SET lastAttemptAt = :at, lastStatus = :status, lastError = :error',
-            ExpressionAttributeValues: toItem({ ':at': at, ':status': outcome.status, ':error': outcome.error.slice(0, MAX_SYNC_ERROR_CHARS) }),
+            ExpressionAttributeValues: toItem({
+              ':at': at,
+              ':status': outcome.status,
+              ':error': outcome.error.slice(0, MAX_SYNC_ERROR_CHARS),
+            }),
           }
         : {
-            UpdateExpression: 'SET lastAttemptAt = :at, lastStatus = :status, lastSuccessAt = :at, lastVersion = :version REMOVE lastError',
+            UpdateExpression:
+              'SET lastAttemptAt = :at, lastStatus = :status, lastSuccessAt = :at, lastVersion = :version REMOVE lastError',
             ExpressionAttributeValues: toItem({ ':at': at, ':status': outcome.status, ':version': outcome.version }),
           };
     await call('UpdateItem', clusterId, () =>
@@ -89,7 +100,13 @@ function createSyncRecordStore(options: SyncRecordStoreOptions): SyncRecordStore
   async function readReportTime(clusterId: string): Promise<string | undefined> {
     checkedClusterId(clusterId);
     const { Item: item } = await call('GetItem', clusterId, () =>
-      client.send(new GetItemCommand({ TableName: tableName, Key: itemKey(clusterId, SYNC_SORT_KEY), ProjectionExpression: 'lastReportAt' })),
+      client.send(
+        new GetItemCommand({
+          TableName: tableName,
+          Key: itemKey(clusterId, SYNC_SORT_KEY),
+          ProjectionExpression: 'lastReportAt',
+        }),
+      ),
     );
     return item === undefined ? undefined : stringField(fieldsOf(item), 'lastReportAt');
   }

@@ -36,7 +36,12 @@ function readIntervalSeconds(env: Environment): number {
 const MAX_REPORT_INTERVAL_MINUTES = 1440;
 
 function readReportIntervalMinutes(env: Environment): number {
-  return wholeNumberSetting(env, 'REPORT_INTERVAL_MINUTES', { fallback: 0, minimum: 0, maximum: MAX_REPORT_INTERVAL_MINUTES, unit: 'minutes' });
+  return wholeNumberSetting(env, 'REPORT_INTERVAL_MINUTES', {
+    fallback: 0,
+    minimum: 0,
+    maximum: MAX_REPORT_INTERVAL_MINUTES,
+    unit: 'minutes',
+  });
 }
 
 /**

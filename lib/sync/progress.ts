@@ -59,7 +59,9 @@ function planProgressUpdates(
     const status = isJsonObject(resource.status) ? resource.status : {};
     if (!resource.verdict.valid) {
       const shown = status['matchedPods'] != null || status['pendingPods'] != null;
-      return shown ? [{ name: resource.name, status: { matchedPods: null, pendingPods: null, lastReportTime: null } }] : [];
+      return shown
+        ? [{ name: resource.name, status: { matchedPods: null, pendingPods: null, lastReportTime: null } }]
+        : [];
     }
     const counts = progress.get(resource.name) ?? { matchedPods: 0, pendingPods: 0 };
     if (status['matchedPods'] === counts.matchedPods && status['pendingPods'] === counts.pendingPods) return [];
@@ -71,7 +73,9 @@ function planProgressUpdates(
 function pendingMetricRules(progress: ReadonlyMap<string, RuleProgress>): readonly (readonly [string, number])[] {
   return [...progress]
     .filter(([, counts]) => counts.pendingPods > 0)
-    .sort(([leftName, left], [rightName, right]) => right.pendingPods - left.pendingPods || (leftName < rightName ? -1 : 1))
+    .sort(
+      ([leftName, left], [rightName, right]) => right.pendingPods - left.pendingPods || (leftName < rightName ? -1 : 1),
+    )
     .slice(0, MAX_PENDING_METRIC_RULES)
     .map(([name, counts]) => [name, counts.pendingPods] as const);
 }
@@ -87,7 +91,11 @@ async function progressDue(progress: ProgressDependencies, clusterId: string, no
  * the owner kinds first and the Pods last (WORKLOAD_OBJECT_KINDS), each page dropped once folded, so memory is bounded
  * by the page size and the number of workloads, not by the number of Pods.
  */
-async function foldClusterObjects(report: ReportBuilder, objects: WorkloadObjectSource, namespace?: string): Promise<void> {
+async function foldClusterObjects(
+  report: ReportBuilder,
+  objects: WorkloadObjectSource,
+  namespace?: string,
+): Promise<void> {
   for (const kind of WORKLOAD_OBJECT_KINDS) {
     let index = 0;
     for await (const page of objects.pages(kind, namespace)) {
@@ -104,7 +112,10 @@ async function foldClusterObjects(report: ReportBuilder, objects: WorkloadObject
 /** The migration report of the cluster's running Pods under `ruleSet`, as `podmutation report` computes it. */
 async function computeProgress(progress: ProgressDependencies, ruleSet: RuleSet): Promise<MigrationReport> {
   const managedSteps = progress.managedSteps === undefined ? [] : await progress.managedSteps();
-  const report = createReport(ruleSet, { managedSteps, ...(progress.stamps === undefined ? {} : { stamps: progress.stamps }) });
+  const report = createReport(ruleSet, {
+    managedSteps,
+    ...(progress.stamps === undefined ? {} : { stamps: progress.stamps }),
+  });
   await foldClusterObjects(report, progress.objects);
   return report.result();
 }
@@ -114,5 +125,13 @@ function progressOf(report: MigrationReport): ReadonlyMap<string, RuleProgress> 
   return new Map(report.rules.map((rule) => [rule.name, { matchedPods: rule.matched, pendingPods: rule.pending }]));
 }
 
-export { planProgressUpdates, pendingMetricRules, progressDue, computeProgress, foldClusterObjects, progressOf, MAX_PENDING_METRIC_RULES };
+export {
+  planProgressUpdates,
+  pendingMetricRules,
+  progressDue,
+  computeProgress,
+  foldClusterObjects,
+  progressOf,
+  MAX_PENDING_METRIC_RULES,
+};
 export type { RuleProgress, ProgressUpdate, ProgressDependencies };

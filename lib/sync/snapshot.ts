@@ -1,5 +1,11 @@
 /** From one complete cluster list to snapshot content and per-resource verdicts. Pure. */
-import { applySnapshotBudget, validatePodMutation, type InvalidRule, type NormalizedRule, type RuleVerdict } from '../api/index.ts';
+import {
+  applySnapshotBudget,
+  validatePodMutation,
+  type InvalidRule,
+  type NormalizedRule,
+  type RuleVerdict,
+} from '../api/index.ts';
 import { DuplicateRuleError, MalformedInputError } from '../errors/index.ts';
 import type { PodMutationList } from '../cluster/index.ts';
 import type { SnapshotContent } from '../store/index.ts';
@@ -21,25 +27,30 @@ interface AssessedResource {
  */
 function assessList(list: PodMutationList): readonly AssessedResource[] {
   const positions = new Map<string, number>();
-  return Object.freeze(applySnapshotBudget(
-    list.items.map((item, index): AssessedResource => {
-      const metadata = isJsonObject(item) && isJsonObject(item['metadata']) ? item['metadata'] : undefined;
-      const name = metadata?.['name'];
-      if (typeof name !== 'string' || name === '') {
-        throw new MalformedInputError(`list item ${index} has no metadata.name; expected every PodMutation to be named`, {
-          context: { item: index },
-        });
-      }
-      const earlier = positions.get(name);
-      // Names are unique per cluster, so a repeat means the pages came from different views of the cluster.
-      if (earlier !== undefined) throw new DuplicateRuleError(name, [`list item ${earlier}`, `list item ${index}`]);
-      positions.set(name, index);
-      const generation = metadata?.['generation'];
-      const verdict = validatePodMutation(item);
-      const status = isJsonObject(item) ? item['status'] : undefined;
-      return typeof generation === 'number' ? { name, generation, status, verdict } : { name, status, verdict };
-    }),
-  ));
+  return Object.freeze(
+    applySnapshotBudget(
+      list.items.map((item, index): AssessedResource => {
+        const metadata = isJsonObject(item) && isJsonObject(item['metadata']) ? item['metadata'] : undefined;
+        const name = metadata?.['name'];
+        if (typeof name !== 'string' || name === '') {
+          throw new MalformedInputError(
+            `list item ${index} has no metadata.name; expected every PodMutation to be named`,
+            {
+              context: { item: index },
+            },
+          );
+        }
+        const earlier = positions.get(name);
+        // Names are unique per cluster, so a repeat means the pages came from different views of the cluster.
+        if (earlier !== undefined) throw new DuplicateRuleError(name, [`list item ${earlier}`, `list item ${index}`]);
+        positions.set(name, index);
+        const generation = metadata?.['generation'];
+        const verdict = validatePodMutation(item);
+        const status = isJsonObject(item) ? item['status'] : undefined;
+        return typeof generation === 'number' ? { name, generation, status, verdict } : { name, status, verdict };
+      }),
+    ),
+  );
 }
 
 /** Snapshot content of assessed resources: valid rules and invalid ones, each sorted by name (the store hashes arrays in order). */
@@ -74,7 +85,6 @@ function buildSnapshotContent(list: PodMutationList, now: number): SnapshotConte
 function byName(left: { readonly name: string }, right: { readonly name: string }): number {
   return left.name < right.name ? -1 : left.name > right.name ? 1 : 0;
 }
-
 
 export { assessList, snapshotContentOf, buildSnapshotContent };
 export type { AssessedResource };

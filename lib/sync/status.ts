@@ -85,7 +85,8 @@ function statusUpdateFor(resource: AssessedResource, now: string): StatusUpdate 
     ...(generation === undefined ? {} : { observedGeneration: generation }),
   };
   // A merge patch replaces the whole array, so the patch repeats every other condition as it was.
-  const nextConditions = index === -1 ? [...conditions, condition] : conditions.map((entry, at) => (at === index ? condition : entry));
+  const nextConditions =
+    index === -1 ? [...conditions, condition] : conditions.map((entry, at) => (at === index ? condition : entry));
   return {
     name: resource.name,
     status: {

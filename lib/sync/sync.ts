@@ -6,11 +6,26 @@
 import { ConfigurationError, messageOf, PodMutationError, StoreError } from '../errors/index.ts';
 import type { LogFields, Logger, Metrics } from '../observability/index.ts';
 import type { PodMutationList, PodMutationSource } from '../cluster/index.ts';
-import type { HeldSyncLease, PublishOutcome, SnapshotStore, SyncLeaseAcquisition, SyncLeaseStore, SyncOutcome, SyncRecordStore } from '../store/index.ts';
+import type {
+  HeldSyncLease,
+  PublishOutcome,
+  SnapshotStore,
+  SyncLeaseAcquisition,
+  SyncLeaseStore,
+  SyncOutcome,
+  SyncRecordStore,
+} from '../store/index.ts';
 import { assessList, snapshotContentOf, type AssessedResource } from './snapshot.ts';
 import { listedInvalidRules, type NormalizedRule } from '../api/index.ts';
 import { compileRuleSet } from '../engine/index.ts';
-import { computeProgress, pendingMetricRules, planProgressUpdates, progressDue, progressOf, type ProgressDependencies } from './progress.ts';
+import {
+  computeProgress,
+  pendingMetricRules,
+  planProgressUpdates,
+  progressDue,
+  progressOf,
+  type ProgressDependencies,
+} from './progress.ts';
 import { planStatusUpdates } from './status.ts';
 
 /** Structured log fields of the sync (the product's one LogFields). */
@@ -145,18 +160,25 @@ async function syncOnce(deps: SyncDependencies): Promise<SyncReport> {
   }
   if (!taken.acquired) {
     const { holder } = taken;
-    return run.skipped('leaseHeld', 'sync skipped: another sync holds the sync lease of the cluster; the next sync retries', {
-      leaseHolder: holder.owner,
-      leaseExpiresAt: holder.expiresAt,
-    });
+    return run.skipped(
+      'leaseHeld',
+      'sync skipped: another sync holds the sync lease of the cluster; the next sync retries',
+      {
+        leaseHolder: holder.owner,
+        leaseExpiresAt: holder.expiresAt,
+      },
+    );
   }
   if (taken.untrusted !== undefined) {
-    deps.logger.warn('took over a sync lease whose expiry lay too far ahead to honour; the clock of the sync that took it runs ahead', {
-      clusterId: deps.clusterId,
-      leaseHolder: taken.untrusted.owner,
-      leaseExpiresAt: taken.untrusted.expiresAt,
-      aheadMs: taken.untrusted.aheadMs,
-    });
+    deps.logger.warn(
+      'took over a sync lease whose expiry lay too far ahead to honour; the clock of the sync that took it runs ahead',
+      {
+        clusterId: deps.clusterId,
+        leaseHolder: taken.untrusted.owner,
+        leaseExpiresAt: taken.untrusted.expiresAt,
+        aheadMs: taken.untrusted.aheadMs,
+      },
+    );
   }
   const held = { lease: taken.lease };
   try {
@@ -194,7 +216,15 @@ function syncRun(deps: SyncDependencies, clock: () => number, startedMs: number)
     async failed(step, error, seen = {}) {
       const message = messageOf(error);
       await record(deps, seen.listStartedAt ?? startedAt, { status: 'failed', error: message });
-      const report: SyncReport = { outcome: 'failed', ...empty, ...seen, ...base, durationMs: clock() - startedMs, error: message, failedStep: step };
+      const report: SyncReport = {
+        outcome: 'failed',
+        ...empty,
+        ...seen,
+        ...base,
+        durationMs: clock() - startedMs,
+        error: message,
+        failedStep: step,
+      };
       deps.logger.error('sync failed; nothing was published and the last snapshot stays current', {
         clusterId: deps.clusterId,
         ...report,
@@ -204,7 +234,14 @@ function syncRun(deps: SyncDependencies, clock: () => number, startedMs: number)
       return report;
     },
     skipped(reason, message, seen) {
-      const report: SyncReport = { outcome: 'skipped', ...empty, ...seen, ...base, durationMs: clock() - startedMs, skipReason: reason };
+      const report: SyncReport = {
+        outcome: 'skipped',
+        ...empty,
+        ...seen,
+        ...base,
+        durationMs: clock() - startedMs,
+        skipReason: reason,
+      };
       deps.logger.warn(message, { clusterId: deps.clusterId, ...report });
       emitMetrics(deps.metrics, report);
       return report;
@@ -251,7 +288,11 @@ async function listAndPublish(
 
   let outcome: PublishOutcome;
   try {
-    outcome = await deps.store.publish(deps.clusterId, { ...content, invalid: listedInvalidRules(content.invalid) }, { listStartedAt: listStartedMs });
+    outcome = await deps.store.publish(
+      deps.clusterId,
+      { ...content, invalid: listedInvalidRules(content.invalid) },
+      { listStartedAt: listStartedMs },
+    );
   } catch (error) {
     if (error instanceof StoreError && error.context['reason'] === 'superseded') {
       const version = error.context['version'];
@@ -264,12 +305,15 @@ async function listAndPublish(
     return run.failed('publish', error, counts);
   }
   if (outcome.untrustedListStart !== undefined) {
-    deps.logger.warn('replaced a snapshot whose list start lay too far ahead of the table\'s clock; the clock of the sync that published it runs ahead', {
-      clusterId: deps.clusterId,
-      version: outcome.version,
-      untrustedListStartedAt: outcome.untrustedListStart.listStartedAt,
-      aheadMs: outcome.untrustedListStart.aheadMs,
-    });
+    deps.logger.warn(
+      "replaced a snapshot whose list start lay too far ahead of the table's clock; the clock of the sync that published it runs ahead",
+      {
+        clusterId: deps.clusterId,
+        version: outcome.version,
+        untrustedListStartedAt: outcome.untrustedListStart.listStartedAt,
+        aheadMs: outcome.untrustedListStart.aheadMs,
+      },
+    );
   }
   if (outcome.cleanupError !== undefined) {
     deps.logger.warn('published; marking the superseded snapshot for expiry failed, a later publish retries it', {
@@ -291,11 +335,16 @@ async function listAndPublish(
       clusterId: deps.clusterId,
       statusFailed: writes.failures.length,
       statusSkipped: writes.skipped,
-      failures: writes.failures.slice(0, LOGGED_STATUS_FAILURES).map(({ name, error }) => ({ name, ...errorFields(error) })),
+      failures: writes.failures
+        .slice(0, LOGGED_STATUS_FAILURES)
+        .map(({ name, error }) => ({ name, ...errorFields(error) })),
     });
   }
 
-  const progress = deps.progress === undefined ? undefined : await reportProgress(deps, deps.progress, resources, content.rules, limits);
+  const progress =
+    deps.progress === undefined
+      ? undefined
+      : await reportProgress(deps, deps.progress, resources, content.rules, limits);
 
   const report: SyncReport = {
     outcome: status,
@@ -342,7 +391,8 @@ async function reportProgress(
       clock,
     });
     // Recorded only when every write landed: otherwise the next sync reports again rather than in an interval.
-    if (writes.failures.length === 0 && writes.skipped === 0) await progress.records.recordReport(deps.clusterId, reportTime);
+    if (writes.failures.length === 0 && writes.skipped === 0)
+      await progress.records.recordReport(deps.clusterId, reportTime);
     for (const [rule, pending] of pendingMetricRules(counts)) progress.pendingPodsMetric?.(rule, pending);
     deps.metrics.addMetric('ReportErrors', 'Count', 0);
     deps.metrics.addMetric('PendingPodsTotal', 'Count', migration.totals.pending);
@@ -359,7 +409,14 @@ async function reportProgress(
       clusterId: deps.clusterId,
       ...errorFields(error),
     });
-    return { pods: 0, pendingPods: 0, statusPatched: 0, statusFailed: 0, durationMs: clock() - startedMs, error: messageOf(error) };
+    return {
+      pods: 0,
+      pendingPods: 0,
+      statusPatched: 0,
+      statusFailed: 0,
+      durationMs: clock() - startedMs,
+      error: messageOf(error),
+    };
   }
 }
 
@@ -368,7 +425,8 @@ type CheckedLease = SyncLeaseOptions & Required<Pick<SyncLeaseOptions, 'waitMs' 
 
 function checkedLease(lease: SyncLeaseOptions): CheckedLease {
   const waitMs = lease.waitMs ?? 0;
-  if (!Number.isInteger(waitMs) || waitMs < 0) throw new ConfigurationError(`sync option lease.waitMs is ${waitMs}; expected a whole number of milliseconds`);
+  if (!Number.isInteger(waitMs) || waitMs < 0)
+    throw new ConfigurationError(`sync option lease.waitMs is ${waitMs}; expected a whole number of milliseconds`);
   return {
     ...lease,
     waitMs,
@@ -475,4 +533,14 @@ function positiveInteger(value: number | undefined, option: string, fallback: nu
 }
 
 export { syncOnce };
-export type { ProgressReport, SyncDependencies, SyncLeaseOptions, SyncLogger, SyncLogFields, SyncMetrics, SyncReport, SyncSkipReason, SyncStep };
+export type {
+  ProgressReport,
+  SyncDependencies,
+  SyncLeaseOptions,
+  SyncLogger,
+  SyncLogFields,
+  SyncMetrics,
+  SyncReport,
+  SyncSkipReason,
+  SyncStep,
+};

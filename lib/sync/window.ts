@@ -54,7 +54,9 @@ const DEFAULT_WINDOW_MS = 60_000;
 async function runSyncWindow(options: SyncWindowOptions): Promise<readonly SyncReport[]> {
   const { clock, sleep, deadline } = options;
   if (!Number.isFinite(options.intervalSeconds) || options.intervalSeconds <= 0) {
-    throw new ConfigurationError(`sync interval is ${options.intervalSeconds} s; expected a positive number of seconds`);
+    throw new ConfigurationError(
+      `sync interval is ${options.intervalSeconds} s; expected a positive number of seconds`,
+    );
   }
   const intervalMs = options.intervalSeconds * 1000;
   const reports: SyncReport[] = [];
@@ -78,14 +80,21 @@ async function runSyncWindow(options: SyncWindowOptions): Promise<readonly SyncR
  */
 function createSyncHandler(options: SyncHandlerOptions): SyncHandler {
   const clock = options.clock ?? Date.now;
-  const sleep = options.sleep ?? ((milliseconds: number) => new Promise<void>((resolve) => setTimeout(resolve, milliseconds)));
+  const sleep =
+    options.sleep ?? ((milliseconds: number) => new Promise<void>((resolve) => setTimeout(resolve, milliseconds)));
   const safetyMarginMs = options.safetyMarginMs ?? DEFAULT_SAFETY_MARGIN_MS;
   const windowMs = options.windowMs ?? DEFAULT_WINDOW_MS;
   return async (event, context) => {
     if (!isScheduledEvent(event)) return options.syncOnce(context);
     const now = clock();
     const deadline = now + Math.min(windowMs, context.getRemainingTimeInMillis() - safetyMarginMs);
-    return runSyncWindow({ syncOnce: () => options.syncOnce(context), intervalSeconds: options.intervalSeconds, deadline, clock, sleep });
+    return runSyncWindow({
+      syncOnce: () => options.syncOnce(context),
+      intervalSeconds: options.intervalSeconds,
+      deadline,
+      clock,
+      sleep,
+    });
   };
 }
 

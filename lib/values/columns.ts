@@ -9,7 +9,12 @@ function printable(value: string | number): string {
 function columns(headers: readonly string[], rows: readonly (readonly (string | number)[])[]): string[] {
   const table = [headers, ...rows].map((row) => row.map(printable));
   const widths = headers.map((_, index) => Math.max(...table.map((row) => row[index]!.length)));
-  return table.map((row) => row.map((text, index) => (index === row.length - 1 ? text : text.padEnd(widths[index]!))).join('  ').trimEnd());
+  return table.map((row) =>
+    row
+      .map((text, index) => (index === row.length - 1 ? text : text.padEnd(widths[index]!)))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 export { columns, printable };

@@ -33,7 +33,9 @@ class IssueList implements IssueSink {
 
   /** The issues, the last one saying how many more were found when some were dropped. */
   reported(): readonly Issue[] {
-    return this.dropped === 0 ? this.issues : [...this.issues, { field: '', reason: `and ${this.dropped} more issues` }];
+    return this.dropped === 0
+      ? this.issues
+      : [...this.issues, { field: '', reason: `and ${this.dropped} more issues` }];
   }
 }
 
@@ -68,7 +70,9 @@ function readAll<T extends object>(readers: { readonly [K in keyof T]: () => T[K
   if (first === undefined) return result as T;
   if (failures.length === 1) throw first;
   const issues = failures.flatMap(issuesOf);
-  throw new Failure(`${issues.length} problems: ${issues.map((issue) => issue.reason).join('; ')}`, { context: { issues } });
+  throw new Failure(`${issues.length} problems: ${issues.map((issue) => issue.reason).join('; ')}`, {
+    context: { issues },
+  });
 }
 
 export { IssueList, readAll, issuesOf };

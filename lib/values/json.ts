@@ -32,7 +32,10 @@ interface RawInteger {
 // JSON.parse source text access and JSON.rawJSON (TC39 proposal-json-parse-with-source), in V8 since Node 21; not yet
 // declared by TypeScript's lib.
 const SOURCE_JSON = JSON as unknown as {
-  parse(text: string, reviver: (key: string, value: unknown, context: { readonly source?: string }) => unknown): unknown;
+  parse(
+    text: string,
+    reviver: (key: string, value: unknown, context: { readonly source?: string }) => unknown,
+  ): unknown;
   rawJSON(text: string): RawInteger;
   isRawJSON(value: unknown): value is RawInteger;
 };
@@ -51,10 +54,21 @@ function isDigit(code: number): boolean {
 // What may stand before a JSON number's digits (a separator, its sign, whitespace) and after an integer's (a separator,
 // whitespace): a run of digits inside a string, such as an image digest's, has a letter or a quote beside it.
 function mayPrecedeNumber(code: number): boolean {
-  return code === 0x3a || code === 0x2c || code === 0x5b || code === 0x2d || code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
+  return (
+    code === 0x3a ||
+    code === 0x2c ||
+    code === 0x5b ||
+    code === 0x2d ||
+    code === 0x20 ||
+    code === 0x0a ||
+    code === 0x0d ||
+    code === 0x09
+  );
 }
 function mayFollowInteger(code: number): boolean {
-  return code === 0x2c || code === 0x7d || code === 0x5d || code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
+  return (
+    code === 0x2c || code === 0x7d || code === 0x5d || code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09
+  );
 }
 
 /**
@@ -69,7 +83,12 @@ function mayHoldLongInteger(text: string): boolean {
     while (start > 0 && isDigit(text.charCodeAt(start - 1))) start -= 1;
     let end = index + 1;
     while (end < text.length && isDigit(text.charCodeAt(end))) end += 1;
-    if (end - start >= 16 && (start === 0 || mayPrecedeNumber(text.charCodeAt(start - 1))) && (end === text.length || mayFollowInteger(text.charCodeAt(end)))) return true;
+    if (
+      end - start >= 16 &&
+      (start === 0 || mayPrecedeNumber(text.charCodeAt(start - 1))) &&
+      (end === text.length || mayFollowInteger(text.charCodeAt(end)))
+    )
+      return true;
     index = end - 1;
   }
   return false;
@@ -84,9 +103,13 @@ function mayHoldLongInteger(text: string): boolean {
 function parseJsonExact(text: string): unknown {
   if (!mayHoldLongInteger(text)) return JSON.parse(text);
   return SOURCE_JSON.parse(text, (_key, value, context) =>
-    typeof value === 'number' && !Number.isSafeInteger(value) && context.source !== undefined && INTEGER_TEXT.test(context.source)
+    typeof value === 'number' &&
+    !Number.isSafeInteger(value) &&
+    context.source !== undefined &&
+    INTEGER_TEXT.test(context.source)
       ? SOURCE_JSON.rawJSON(context.source)
-      : value);
+      : value,
+  );
 }
 
 /** The JSON type of a value as a message says it: "null", "a string", "a list", "an object". */
@@ -199,7 +222,9 @@ function memberPath(path: string, key: string): string {
 
 /** The error for a value of the wrong type: `<path>: expected <expected>, got <type>`. */
 function typeMismatch(path: string, expected: string, value: unknown): MalformedInputError {
-  return new MalformedInputError(`${path}: expected ${expected}, got ${jsonTypeName(value)}`, { context: { field: path } });
+  return new MalformedInputError(`${path}: expected ${expected}, got ${jsonTypeName(value)}`, {
+    context: { field: path },
+  });
 }
 
 /** An optional object: absent or null is undefined. */

@@ -28,10 +28,16 @@ export const CLUSTER_ID: ValueRule = {
 };
 
 /** A Serverless Framework stage or service name, as this project's stacks use them. */
-export const SERVERLESS_STAGE: ValueRule = { pattern: /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/, form: '1 to 64 letters, digits or "-", starting with a letter or digit' };
+export const SERVERLESS_STAGE: ValueRule = {
+  pattern: /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/,
+  form: '1 to 64 letters, digits or "-", starting with a letter or digit',
+};
 
 /** A CloudFormation stack name (CreateStack: a letter, then letters, digits and "-", at most 128 characters). */
-export const CLOUDFORMATION_STACK_NAME: ValueRule = { pattern: /^[A-Za-z][A-Za-z0-9-]{0,127}$/, form: 'a letter, then up to 127 letters, digits or "-"' };
+export const CLOUDFORMATION_STACK_NAME: ValueRule = {
+  pattern: /^[A-Za-z][A-Za-z0-9-]{0,127}$/,
+  form: 'a letter, then up to 127 letters, digits or "-"',
+};
 
 /** An EKS cluster name: 1-100 characters, starting with a letter or digit (CreateCluster API reference). */
 export const EKS_CLUSTER_NAME: ValueRule = {

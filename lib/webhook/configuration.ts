@@ -24,15 +24,18 @@ const ADMISSION_ROUTE = '/admit/';
 function baseUrlProblem(url: string): string | undefined {
   if (url.length === 0) return 'is empty; expected https://host[/path]';
   if (/[\s\p{Cc}]/u.test(url)) return 'must not contain whitespace or control characters';
-  if (url.includes('?')) return 'must not contain a query ("?..."); the API server forbids query parameters in webhook URLs';
-  if (url.includes('#')) return 'must not contain a fragment ("#..."); the API server forbids fragments in webhook URLs';
+  if (url.includes('?'))
+    return 'must not contain a query ("?..."); the API server forbids query parameters in webhook URLs';
+  if (url.includes('#'))
+    return 'must not contain a fragment ("#..."); the API server forbids fragments in webhook URLs';
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
     return 'is not a valid URL; expected https://host[/path]';
   }
-  if (parsed.protocol !== 'https:') return `must use https (got ${parsed.protocol.replace(/:$/, '')}); the API server only calls https webhooks`;
+  if (parsed.protocol !== 'https:')
+    return `must use https (got ${parsed.protocol.replace(/:$/, '')}); the API server only calls https webhooks`;
   // new URL() drops an empty user info ("https://@host"), which the API server still rejects.
   const authority = url.slice(url.indexOf('//') + 2).split('/')[0] ?? '';
   if (authority.includes('@') || parsed.username !== '' || parsed.password !== '') {
@@ -47,7 +50,8 @@ function baseUrlProblem(url: string): string | undefined {
 
 function checkedFailurePolicy(value: unknown): FailurePolicy {
   if (value === undefined) return WEBHOOK_DEFAULTS.failurePolicy;
-  if (typeof value === 'string' && (FAILURE_POLICIES as readonly string[]).includes(value)) return value as FailurePolicy;
+  if (typeof value === 'string' && (FAILURE_POLICIES as readonly string[]).includes(value))
+    return value as FailurePolicy;
   throw new ConfigurationError(`webhook failurePolicy must be Ignore or Fail (got ${previewInput(value)})`, {
     context: { option: 'failurePolicy' },
   });
@@ -55,7 +59,12 @@ function checkedFailurePolicy(value: unknown): FailurePolicy {
 
 function checkedTimeout(value: unknown): number {
   if (value === undefined) return WEBHOOK_DEFAULTS.timeoutSeconds;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < TIMEOUT_RANGE.minimum || value > TIMEOUT_RANGE.maximum) {
+  if (
+    typeof value !== 'number' ||
+    !Number.isInteger(value) ||
+    value < TIMEOUT_RANGE.minimum ||
+    value > TIMEOUT_RANGE.maximum
+  ) {
     throw new ConfigurationError(
       `webhook timeoutSeconds must be a whole number of seconds from ${TIMEOUT_RANGE.minimum} to ${TIMEOUT_RANGE.maximum} (got ${previewInput(value)})`,
       { context: { option: 'timeoutSeconds' } },
@@ -67,7 +76,12 @@ function checkedTimeout(value: unknown): number {
 function checkedName(value: unknown): string {
   if (value === undefined) return WEBHOOK_DEFAULTS.name;
   // Webhook names must be fully qualified: a DNS subdomain of at least three labels.
-  if (typeof value !== 'string' || value.length > 253 || !DNS1123_SUBDOMAIN.test(value) || value.split('.').length < 3) {
+  if (
+    typeof value !== 'string' ||
+    value.length > 253 ||
+    !DNS1123_SUBDOMAIN.test(value) ||
+    value.split('.').length < 3
+  ) {
     throw new ConfigurationError(
       `webhook name must be a lowercase DNS subdomain of at least three dot-separated labels, such as ${WEBHOOK_DEFAULTS.name} (got ${previewInput(value)})`,
       { context: { option: 'name' } },
@@ -78,7 +92,8 @@ function checkedName(value: unknown): string {
 
 function checkedUrl(value: unknown): string {
   const problem = typeof value === 'string' ? baseUrlProblem(value) : 'must be a string';
-  if (problem !== undefined) throw new ConfigurationError(`webhook base URL ${problem}`, { context: { option: 'url' } });
+  if (problem !== undefined)
+    throw new ConfigurationError(`webhook base URL ${problem}`, { context: { option: 'url' } });
   return (value as string).replace(/\/+$/, '');
 }
 
@@ -90,12 +105,17 @@ function checkedCaBundle(value: unknown): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value === 'string' && /PRIVATE KEY-----/.test(value)) {
     // Said apart: a key in the bundle would be written into a cluster object every client of the API can read.
-    throw new ConfigurationError('webhook CA bundle holds a private key; give the CA certificate (PEM) only', { context: { option: 'caBundle' } });
-  }
-  if (typeof value !== 'string' || !PEM_CERTIFICATES.test(value)) {
-    throw new ConfigurationError('webhook CA bundle must be PEM certificates ("-----BEGIN CERTIFICATE-----" blocks) and nothing else', {
+    throw new ConfigurationError('webhook CA bundle holds a private key; give the CA certificate (PEM) only', {
       context: { option: 'caBundle' },
     });
+  }
+  if (typeof value !== 'string' || !PEM_CERTIFICATES.test(value)) {
+    throw new ConfigurationError(
+      'webhook CA bundle must be PEM certificates ("-----BEGIN CERTIFICATE-----" blocks) and nothing else',
+      {
+        context: { option: 'caBundle' },
+      },
+    );
   }
   return Buffer.from(value.trim() + '\n').toString('base64');
 }
@@ -103,7 +123,10 @@ function checkedCaBundle(value: unknown): string | undefined {
 function checkedToken(value: unknown): string {
   // The message never includes the token itself, only its length.
   if (typeof value !== 'string' || !TOKEN_PATTERN.test(value)) {
-    const got = typeof value === 'string' ? `${value.length} characters${/^[A-Za-z0-9_-]*$/.test(value) ? '' : ', some outside that alphabet'}` : typeof value;
+    const got =
+      typeof value === 'string'
+        ? `${value.length} characters${/^[A-Za-z0-9_-]*$/.test(value) ? '' : ', some outside that alphabet'}`
+        : typeof value;
     throw new ConfigurationError(
       `webhook token must be ${WEBHOOK_TOKEN_FORM} (URL-path-safe; 32 hex characters carry 128 bits, ` +
         `the minimum; generate it randomly, e.g. openssl rand -hex 32) (got ${got})`,

@@ -19,7 +19,17 @@ import { createOwnerIndex, type OwnerIndex, type PodOrigin } from './owners.ts';
 import { podFromWorkload, podOrdinal, templateHash, type PodFromWorkloadOptions } from './pod.ts';
 import { podInputs, type PodInput, type ResourceIdentity } from './inputs.ts';
 
-export { classifyObject, isWorkloadKind, readWorkloadObject, readPodIdentity, podFromWorkload, podOrdinal, templateHash, createOwnerIndex, podInputs };
+export {
+  classifyObject,
+  isWorkloadKind,
+  readWorkloadObject,
+  readPodIdentity,
+  podFromWorkload,
+  podOrdinal,
+  templateHash,
+  createOwnerIndex,
+  podInputs,
+};
 export type {
   ObjectClass,
   ObjectReference,

@@ -43,7 +43,11 @@ function text(value: unknown): string {
 /** The identity of a Pod document, in its namespace or the fallback; never throws (explain reports a bad Pod in place). */
 function podIdentity(pod: JsonObject, fallbackNamespace: string): ResourceIdentity {
   const metadata = isJsonObject(pod.metadata) ? pod.metadata : {};
-  return { kind: 'Pod', namespace: text(metadata.namespace) || fallbackNamespace, name: text(metadata.name) || text(metadata.generateName) };
+  return {
+    kind: 'Pod',
+    namespace: text(metadata.namespace) || fallbackNamespace,
+    name: text(metadata.name) || text(metadata.generateName),
+  };
 }
 
 /** The Pod of one AdmissionReview document, read through the webhook's own boundary (parseAdmissionReview). */
@@ -52,13 +56,16 @@ function reviewPod(document: JsonObject, where: string): PodInput {
   try {
     request = parseAdmissionReview(document);
   } catch (error) {
-    if (error instanceof MalformedInputError) throw new MalformedInputError(`${where}: ${error.message}`, { cause: error });
+    if (error instanceof MalformedInputError)
+      throw new MalformedInputError(`${where}: ${error.message}`, { cause: error });
     throw error;
   }
   const { object } = request;
   if (!isJsonObject(object)) throw new MalformedInputError(`${where}: the AdmissionReview has no request.object`);
   if (object.kind !== undefined && object.kind !== 'Pod') {
-    throw new MalformedInputError(`${where}: the AdmissionReview's request.object is not a Pod (kind ${previewInput(object.kind)})`);
+    throw new MalformedInputError(
+      `${where}: the AdmissionReview's request.object is not a Pod (kind ${previewInput(object.kind)})`,
+    );
   }
   const namespace = request.namespace ?? '';
   return {
@@ -72,14 +79,27 @@ function reviewPod(document: JsonObject, where: string): PodInput {
 }
 
 /** The Pods of an input's documents, in order, and the documents of other kinds (a chart's Services), skipped. */
-function podInputs(documents: readonly unknown[], source: string, fallbackNamespace: string): { readonly inputs: PodInput[]; readonly skipped: string[] } {
+function podInputs(
+  documents: readonly unknown[],
+  source: string,
+  fallbackNamespace: string,
+): { readonly inputs: PodInput[]; readonly skipped: string[] } {
   const skipped: string[] = [];
   const inputs = documents.flatMap((document, index): PodInput[] => {
     const where = `${source}: document ${index + 1}`;
     if (!isJsonObject(document)) throw new MalformedInputError(`${where} is not an object`);
     const { kind } = document;
     if (kind === undefined || kind === 'Pod') {
-      return [{ pod: document, namespace: '', uid: undefined, origin: where, document, resource: podIdentity(document, fallbackNamespace) }];
+      return [
+        {
+          pod: document,
+          namespace: '',
+          uid: undefined,
+          origin: where,
+          document,
+          resource: podIdentity(document, fallbackNamespace),
+        },
+      ];
     }
     if (kind === 'AdmissionReview') return [reviewPod(document, where)];
     const cls = classifyObject(document, where);

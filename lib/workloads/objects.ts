@@ -111,7 +111,10 @@ function isWorkloadKind(kind: string): kind is WorkloadKind {
 function classifyObject(value: unknown, path: string): ObjectClass {
   if (!isJsonObject(value)) throw typeMismatch(path, 'an object', value);
   const kind = optionalString(value.kind, `${path}.kind`);
-  if (kind === '') throw new MalformedInputError(`${path}.kind: expected the kind of the object, got nothing`, { context: { field: `${path}.kind` } });
+  if (kind === '')
+    throw new MalformedInputError(`${path}.kind: expected the kind of the object, got nothing`, {
+      context: { field: `${path}.kind` },
+    });
   const apiVersion = optionalString(value.apiVersion, `${path}.apiVersion`);
   if (kind === 'Pod') return apiVersion === '' || apiVersion === 'v1' ? 'Pod' : undefined;
   if (!isWorkloadKind(kind)) return undefined;
@@ -136,7 +139,8 @@ function controllerOf(metadata: JsonObject | undefined, path: string): ObjectRef
       uid: optionalString(owner.uid, `${ownerPath}.uid`),
     };
     // As in Kubernetes, the first reference with controller: true is the controller.
-    if (optionalBoolean(owner.controller, `${ownerPath}.controller`) === true && controller === undefined) controller = reference;
+    if (optionalBoolean(owner.controller, `${ownerPath}.controller`) === true && controller === undefined)
+      controller = reference;
   });
   return controller;
 }
@@ -146,7 +150,10 @@ function optionalTime(value: unknown, path: string): number | undefined {
   const text = optionalString(value, path);
   if (text === '') return undefined;
   const time = Date.parse(text);
-  if (Number.isNaN(time)) throw new MalformedInputError(`${path}: expected an RFC 3339 time, got ${previewInput(text)}`, { context: { field: path } });
+  if (Number.isNaN(time))
+    throw new MalformedInputError(`${path}: expected an RFC 3339 time, got ${previewInput(text)}`, {
+      context: { field: path },
+    });
   return time;
 }
 
@@ -188,9 +195,12 @@ function readWorkloadObject(value: unknown, path: string): WorkloadObject {
   const kind = classifyObject(value, path);
   const object = value as JsonObject;
   if (kind === undefined || kind === 'Pod') {
-    throw new MalformedInputError(`${path}: expected a workload (${Object.keys(API_GROUPS).join(', ')}), got ${previewInput(object.kind)}`, {
-      context: { field: `${path}.kind` },
-    });
+    throw new MalformedInputError(
+      `${path}: expected a workload (${Object.keys(API_GROUPS).join(', ')}), got ${previewInput(object.kind)}`,
+      {
+        context: { field: `${path}.kind` },
+      },
+    );
   }
   const metadata = optionalObject(object.metadata, `${path}.metadata`);
   const namespace = optionalString(metadata?.namespace, `${path}.metadata.namespace`);
@@ -224,11 +234,14 @@ function readWorkloadObject(value: unknown, path: string): WorkloadObject {
     serviceName: kind === 'StatefulSet' ? optionalString(spec?.serviceName, `${specPath}.serviceName`) : '',
     ordinalStart: optionalInteger(ordinals?.start, `${specPath}.ordinals.start`) ?? 0,
     // As the API server defaults them: an absent type is RollingUpdate, an absent partition 0.
-    updateStrategy: kind === 'StatefulSet' ? optionalString(strategy?.type, `${strategyPath}.type`) || 'RollingUpdate' : '',
+    updateStrategy:
+      kind === 'StatefulSet' ? optionalString(strategy?.type, `${strategyPath}.type`) || 'RollingUpdate' : '',
     partition: optionalInteger(rollingUpdate?.partition, `${strategyPath}.rollingUpdate.partition`) ?? 0,
-    scheduledTime: kind === 'CronJob'
-      ? optionalTime(status?.lastScheduleTime, `${path}.status.lastScheduleTime`) ?? optionalTime(metadata?.creationTimestamp, `${path}.metadata.creationTimestamp`)
-      : undefined,
+    scheduledTime:
+      kind === 'CronJob'
+        ? (optionalTime(status?.lastScheduleTime, `${path}.status.lastScheduleTime`) ??
+          optionalTime(metadata?.creationTimestamp, `${path}.metadata.creationTimestamp`))
+        : undefined,
     path,
   };
 }

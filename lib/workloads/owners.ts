@@ -40,13 +40,16 @@ function templateNeeded(object: WorkloadObject): boolean {
 
 function groupMatches(reference: ObjectReference, object: WorkloadObject): boolean {
   const slash = reference.apiVersion.indexOf('/');
-  return reference.apiVersion === '' || (slash >= 0 && reference.apiVersion.slice(0, slash) === API_GROUPS[object.kind]);
+  return (
+    reference.apiVersion === '' || (slash >= 0 && reference.apiVersion.slice(0, slash) === API_GROUPS[object.kind])
+  );
 }
 
 /** The hash a running Pod's label carries; a StatefulSet's revision label is `<name>-<hash>`. */
 function labelHash(pod: PodIdentity, label: string, prefix = ''): string | undefined {
   const value = pod.labels[label];
-  if (value === undefined || value === '' || !value.startsWith(prefix) || value.length === prefix.length) return undefined;
+  if (value === undefined || value === '' || !value.startsWith(prefix) || value.length === prefix.length)
+    return undefined;
   return value.slice(prefix.length);
 }
 
@@ -74,13 +77,18 @@ function createOwnerIndex(): OwnerIndex {
     reason: `its owner ${reference.kind} ${namespace}/${reference.name} is not in the input`,
   });
 
-  const fromTemplate = (workload: WorkloadObject, options: PodFromWorkloadOptions): PodOrigin => ({ origin: 'template', workload, options });
+  const fromTemplate = (workload: WorkloadObject, options: PodFromWorkloadOptions): PodOrigin => ({
+    origin: 'template',
+    workload,
+    options,
+  });
 
   const throughReplicaSet = (pod: PodIdentity, replicaSet: WorkloadObject): PodOrigin => {
     const { namespace } = pod;
     const owner = replicaSet.controller;
     if (owner === undefined) return fromTemplate(replicaSet, { namespace });
-    if (owner.kind !== 'Deployment' && owner.kind !== 'Rollout') return { origin: 'pod', reason: `its ReplicaSet is controlled by a ${owner.kind}` };
+    if (owner.kind !== 'Deployment' && owner.kind !== 'Rollout')
+      return { origin: 'pod', reason: `its ReplicaSet is controlled by a ${owner.kind}` };
     const workload = find(namespace, owner);
     if (workload === undefined || workload.kind !== owner.kind) return missing(owner, namespace);
     const hashLabel = owner.kind === 'Deployment' ? 'pod-template-hash' : 'rollouts-pod-template-hash';
@@ -123,7 +131,11 @@ function createOwnerIndex(): OwnerIndex {
           return throughJob(pod, owner);
         case 'StatefulSet': {
           const hash = labelHash(pod, 'controller-revision-hash', `${owner.name}-`);
-          return fromTemplate(owner, { namespace: pod.namespace, podName: pod.name, ...(hash === undefined ? {} : { templateHash: hash }) });
+          return fromTemplate(owner, {
+            namespace: pod.namespace,
+            podName: pod.name,
+            ...(hash === undefined ? {} : { templateHash: hash }),
+          });
         }
         default:
           // Deployments, Rollouts and CronJobs create Pods through a ReplicaSet or a Job, never directly.

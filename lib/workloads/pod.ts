@@ -24,7 +24,6 @@ const SAFE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 const FALLBACK_SCHEDULE_MS = Date.UTC(2020, 0, 1);
 const STATEFULSET_ORDINAL = /-(\d+)$/;
 
-
 /**
  * A stable template hash in the form the controllers print (FNV-1a 32 of the template, its decimal digits mapped through
  * SafeEncodeString's alphabet). It is not the controllers' own value: theirs hashes Go's spew dump of the template
@@ -32,7 +31,11 @@ const STATEFULSET_ORDINAL = /-(\d+)$/;
  */
 function templateHash(template: PodTemplate): string {
   // An absent map is written null, as the hash has always been taken (a changed hash would read as a changed template).
-  const text = canonicalJson({ labels: template.labels ?? null, annotations: template.annotations ?? null, spec: template.spec ?? {} });
+  const text = canonicalJson({
+    labels: template.labels ?? null,
+    annotations: template.annotations ?? null,
+    spec: template.spec ?? {},
+  });
   let hash = 0x811c9dc5;
   for (let index = 0; index < text.length; index += 1) {
     hash ^= text.charCodeAt(index);
@@ -41,7 +44,12 @@ function templateHash(template: PodTemplate): string {
   return [...String(hash)].map((digit) => SAFE_ALPHABET[digit.charCodeAt(0) % SAFE_ALPHABET.length]!).join('');
 }
 
-function ownerReference(apiVersion: string, kind: string, name: string, uid: string): OwnerReference & { readonly blockOwnerDeletion: true } {
+function ownerReference(
+  apiVersion: string,
+  kind: string,
+  name: string,
+  uid: string,
+): OwnerReference & { readonly blockOwnerDeletion: true } {
   return { apiVersion, kind, name, ...(uid === '' ? {} : { uid }), controller: true, blockOwnerDeletion: true };
 }
 
@@ -88,7 +96,11 @@ function statefulSetPod(object: WorkloadObject, template: PodTemplate, options: 
   const revision = `${prefix}${options.templateHash || templateHash(template)}`;
   return podOf(template, options.namespace, {
     name,
-    labels: { 'controller-revision-hash': revision, 'statefulset.kubernetes.io/pod-name': name, 'apps.kubernetes.io/pod-index': String(ordinal) },
+    labels: {
+      'controller-revision-hash': revision,
+      'statefulset.kubernetes.io/pod-name': name,
+      'apps.kubernetes.io/pod-index': String(ordinal),
+    },
     owner: ownerReference(object.apiVersion || 'apps/v1', 'StatefulSet', object.name, object.uid),
     // The StatefulSet controller gives each Pod its stable network identity.
     spec: { hostname: name, ...(object.serviceName === '' ? {} : { subdomain: object.serviceName }) },
@@ -98,9 +110,12 @@ function statefulSetPod(object: WorkloadObject, template: PodTemplate, options: 
 function templateOf(object: WorkloadObject, options: PodFromWorkloadOptions): PodTemplate {
   const template = object.template ?? options.referencedTemplate?.template;
   if (template === undefined) {
-    throw new MalformedInputError(`${object.path}: ${object.kind} "${object.name}" has no Pod template (spec.workloadRef names one not given)`, {
-      context: { field: `${object.path}.spec.template` },
-    });
+    throw new MalformedInputError(
+      `${object.path}: ${object.kind} "${object.name}" has no Pod template (spec.workloadRef names one not given)`,
+      {
+        context: { field: `${object.path}.spec.template` },
+      },
+    );
   }
   return template;
 }
@@ -121,7 +136,11 @@ function podFromWorkload(object: WorkloadObject, options: PodFromWorkloadOptions
       const hash = options.templateHash || templateHash(template);
       const replicaSet = `${object.name}-${hash}`;
       const label = object.kind === 'Deployment' ? 'pod-template-hash' : 'rollouts-pod-template-hash';
-      return podOf(template, namespace, { generateName: `${replicaSet}-`, labels: { [label]: hash }, owner: ownerReference('apps/v1', 'ReplicaSet', replicaSet, '') });
+      return podOf(template, namespace, {
+        generateName: `${replicaSet}-`,
+        labels: { [label]: hash },
+        owner: ownerReference('apps/v1', 'ReplicaSet', replicaSet, ''),
+      });
     }
     case 'StatefulSet':
       return statefulSetPod(object, template, options);
@@ -135,13 +154,23 @@ function podFromWorkload(object: WorkloadObject, options: PodFromWorkloadOptions
       // The CronJob controller names each Job after its scheduled time in minutes since the epoch.
       const minutes = Math.floor((options.scheduledTime ?? object.scheduledTime ?? FALLBACK_SCHEDULE_MS) / 60_000);
       const job = `${object.name}-${minutes}`;
-      return podOf(template, namespace, { generateName: `${job}-`, labels: jobLabels(job, ''), owner: ownerReference('batch/v1', 'Job', job, '') });
+      return podOf(template, namespace, {
+        generateName: `${job}-`,
+        labels: jobLabels(job, ''),
+        owner: ownerReference('batch/v1', 'Job', job, ''),
+      });
     }
     case 'ReplicaSet':
-      return podOf(template, namespace, { generateName: `${object.name}-`, labels: {}, owner: ownerReference(object.apiVersion || 'apps/v1', 'ReplicaSet', object.name, object.uid) });
+      return podOf(template, namespace, {
+        generateName: `${object.name}-`,
+        labels: {},
+        owner: ownerReference(object.apiVersion || 'apps/v1', 'ReplicaSet', object.name, object.uid),
+      });
     case 'DaemonSet': {
       // Only the identity: the node affinity and tolerations the DaemonSet controller adds are moot, the engine skips these Pods.
-      const labels: Record<string, string> = { 'controller-revision-hash': options.templateHash || templateHash(template) };
+      const labels: Record<string, string> = {
+        'controller-revision-hash': options.templateHash || templateHash(template),
+      };
       if (object.generation !== undefined) labels['pod-template-generation'] = String(object.generation);
       return podOf(template, namespace, {
         generateName: `${object.name}-`,

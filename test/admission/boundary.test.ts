@@ -69,8 +69,8 @@ describe('a field that is null is read as absent, as the API server decodes it',
     ['spec.affinity.nodeAffinity', NODE_AFFINITY],
     ['requiredDuringSchedulingIgnoredDuringExecution', REQUIRED],
     ['nodeSelectorTerms', [...REQUIRED, 'nodeSelectorTerms']],
-    ['a term\'s matchExpressions', [...TERM, 'matchExpressions']],
-    ['a requirement\'s values', [...TERM, 'matchExpressions', 0, 'values']],
+    ["a term's matchExpressions", [...TERM, 'matchExpressions']],
+    ["a requirement's values", [...TERM, 'matchExpressions', 0, 'values']],
     ['preferredDuringSchedulingIgnoredDuringExecution', PREFERRED],
   ])('%s: null answers as the field absent', (_, path) => {
     expect(admittedPod(reviewWith(path, null) as never)).toEqual(admittedPod(reviewWith(path, undefined) as never));
@@ -84,7 +84,9 @@ describe('a field that is null is read as absent, as the API server decodes it',
   });
 
   it('an empty nodeSelectorTerms list answers as no required selector', () => {
-    expect(admittedPod(reviewWith([...REQUIRED, 'nodeSelectorTerms'], []) as never)).toEqual(admittedPod(reviewWith(REQUIRED, undefined) as never));
+    expect(admittedPod(reviewWith([...REQUIRED, 'nodeSelectorTerms'], []) as never)).toEqual(
+      admittedPod(reviewWith(REQUIRED, undefined) as never),
+    );
   });
 
   it('request.kind: null falls back to request.resource, as for an absent kind', () => {
@@ -94,7 +96,9 @@ describe('a field that is null is read as absent, as the API server decodes it',
 
   it('metadata: null and spec: null answer as a Pod without them', () => {
     expect(answer(reviewWith([...POD, 'spec'], null)).allowed).toBe(true);
-    expect(admittedPod(reviewWith([...POD, 'metadata'], null) as never)).toEqual(admittedPod(reviewWith([...POD, 'metadata'], undefined) as never));
+    expect(admittedPod(reviewWith([...POD, 'metadata'], null) as never)).toEqual(
+      admittedPod(reviewWith([...POD, 'metadata'], undefined) as never),
+    );
   });
 });
 
@@ -102,32 +106,147 @@ describe('a value of the wrong type is rejected with its field path', () => {
   const rejected = (review: unknown) => () => answerAdmissionReview(JSON.stringify(review), RULES);
 
   it.each<[string, Path, unknown, string]>([
-    ['nodeSelectorTerms as an object', [...REQUIRED, 'nodeSelectorTerms'], {}, 'request.object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms: expected a list, got an object'],
-    ['a null term', [...REQUIRED, 'nodeSelectorTerms'], [null], 'request.object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]: expected an object, got null'],
-    ['a null requirement', [...TERM, 'matchExpressions'], [null], 'nodeSelectorTerms[0].matchExpressions[0]: expected an object, got null'],
-    ['matchExpressions as a string', [...TERM, 'matchExpressions'], 'key In x', 'nodeSelectorTerms[0].matchExpressions: expected a list, got a string'],
-    ['a requirement value that is a list', [...TERM, 'matchExpressions', 0, 'values'], [['legacy']], 'matchExpressions[0].values[0]: expected a string, got a list'],
-    ['a requirement key that is a number', [...TERM, 'matchExpressions', 0, 'key'], 7, 'matchExpressions[0].key: expected a string, got a number'],
-    ['a null preferred entry', PREFERRED, [null], 'preferredDuringSchedulingIgnoredDuringExecution[0]: expected an object, got null'],
-    ['preferred as an object', PREFERRED, {}, 'preferredDuringSchedulingIgnoredDuringExecution: expected a list, got an object'],
-    ['a preferred weight that is a string', PREFERRED, [{ weight: '10', preference: {} }], 'preferredDuringSchedulingIgnoredDuringExecution[0].weight: expected an integer, got a string'],
-    ['a null toleration', [...SPEC, 'tolerations'], [{ key: 'a', operator: 'Exists' }, null], 'request.object.spec.tolerations[1]: expected an object, got null'],
-    ['tolerations as an object', [...SPEC, 'tolerations'], {}, 'request.object.spec.tolerations: expected a list, got an object'],
-    ['tolerations as a string', [...SPEC, 'tolerations'], 'all', 'request.object.spec.tolerations: expected a list, got a string'],
-    ['tolerationSeconds as a string', [...SPEC, 'tolerations'], [{ key: 'a', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: '30' }], 'request.object.spec.tolerations[0].tolerationSeconds: expected an integer, got a string'],
-    ['ownerReferences as an object', [...POD, 'metadata', 'ownerReferences'], {}, 'request.object.metadata.ownerReferences: expected a list, got an object'],
-    ['ownerReferences as a string', [...POD, 'metadata', 'ownerReferences'], 'ReplicaSet', 'request.object.metadata.ownerReferences: expected a list, got a string'],
-    ['a null ownerReference', [...POD, 'metadata', 'ownerReferences'], [null], 'request.object.metadata.ownerReferences[0]: expected an object, got null'],
-    ['a ReplicaSet owner whose name is a number', [...POD, 'metadata', 'ownerReferences'], [{ kind: 'ReplicaSet', name: 42, controller: true }], 'request.object.metadata.ownerReferences[0].name: expected a string, got a number'],
-    ['controller as a string', [...POD, 'metadata', 'ownerReferences'], [{ kind: 'ReplicaSet', name: 'x', controller: 'true' }], 'request.object.metadata.ownerReferences[0].controller: expected a boolean, got a string'],
-    ['a label value that is a number', [...POD, 'metadata', 'labels'], { app: 1 }, 'request.object.metadata.labels.app: expected a string, got a number'],
-    ['an annotation key quoted in the path', [...POD, 'metadata', 'annotations'], { 'example.com/x': false }, 'request.object.metadata.annotations["example.com/x"]: expected a string, got a boolean'],
-    ['a nodeSelector as a list', [...SPEC, 'nodeSelector'], [], 'request.object.spec.nodeSelector: expected an object, got a list'],
-    ['a topology spread constraint that is a number', [...SPEC, 'topologySpreadConstraints'], [1], 'request.object.spec.topologySpreadConstraints[0]: expected an object, got a number'],
+    [
+      'nodeSelectorTerms as an object',
+      [...REQUIRED, 'nodeSelectorTerms'],
+      {},
+      'request.object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms: expected a list, got an object',
+    ],
+    [
+      'a null term',
+      [...REQUIRED, 'nodeSelectorTerms'],
+      [null],
+      'request.object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]: expected an object, got null',
+    ],
+    [
+      'a null requirement',
+      [...TERM, 'matchExpressions'],
+      [null],
+      'nodeSelectorTerms[0].matchExpressions[0]: expected an object, got null',
+    ],
+    [
+      'matchExpressions as a string',
+      [...TERM, 'matchExpressions'],
+      'key In x',
+      'nodeSelectorTerms[0].matchExpressions: expected a list, got a string',
+    ],
+    [
+      'a requirement value that is a list',
+      [...TERM, 'matchExpressions', 0, 'values'],
+      [['legacy']],
+      'matchExpressions[0].values[0]: expected a string, got a list',
+    ],
+    [
+      'a requirement key that is a number',
+      [...TERM, 'matchExpressions', 0, 'key'],
+      7,
+      'matchExpressions[0].key: expected a string, got a number',
+    ],
+    [
+      'a null preferred entry',
+      PREFERRED,
+      [null],
+      'preferredDuringSchedulingIgnoredDuringExecution[0]: expected an object, got null',
+    ],
+    [
+      'preferred as an object',
+      PREFERRED,
+      {},
+      'preferredDuringSchedulingIgnoredDuringExecution: expected a list, got an object',
+    ],
+    [
+      'a preferred weight that is a string',
+      PREFERRED,
+      [{ weight: '10', preference: {} }],
+      'preferredDuringSchedulingIgnoredDuringExecution[0].weight: expected an integer, got a string',
+    ],
+    [
+      'a null toleration',
+      [...SPEC, 'tolerations'],
+      [{ key: 'a', operator: 'Exists' }, null],
+      'request.object.spec.tolerations[1]: expected an object, got null',
+    ],
+    [
+      'tolerations as an object',
+      [...SPEC, 'tolerations'],
+      {},
+      'request.object.spec.tolerations: expected a list, got an object',
+    ],
+    [
+      'tolerations as a string',
+      [...SPEC, 'tolerations'],
+      'all',
+      'request.object.spec.tolerations: expected a list, got a string',
+    ],
+    [
+      'tolerationSeconds as a string',
+      [...SPEC, 'tolerations'],
+      [{ key: 'a', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: '30' }],
+      'request.object.spec.tolerations[0].tolerationSeconds: expected an integer, got a string',
+    ],
+    [
+      'ownerReferences as an object',
+      [...POD, 'metadata', 'ownerReferences'],
+      {},
+      'request.object.metadata.ownerReferences: expected a list, got an object',
+    ],
+    [
+      'ownerReferences as a string',
+      [...POD, 'metadata', 'ownerReferences'],
+      'ReplicaSet',
+      'request.object.metadata.ownerReferences: expected a list, got a string',
+    ],
+    [
+      'a null ownerReference',
+      [...POD, 'metadata', 'ownerReferences'],
+      [null],
+      'request.object.metadata.ownerReferences[0]: expected an object, got null',
+    ],
+    [
+      'a ReplicaSet owner whose name is a number',
+      [...POD, 'metadata', 'ownerReferences'],
+      [{ kind: 'ReplicaSet', name: 42, controller: true }],
+      'request.object.metadata.ownerReferences[0].name: expected a string, got a number',
+    ],
+    [
+      'controller as a string',
+      [...POD, 'metadata', 'ownerReferences'],
+      [{ kind: 'ReplicaSet', name: 'x', controller: 'true' }],
+      'request.object.metadata.ownerReferences[0].controller: expected a boolean, got a string',
+    ],
+    [
+      'a label value that is a number',
+      [...POD, 'metadata', 'labels'],
+      { app: 1 },
+      'request.object.metadata.labels.app: expected a string, got a number',
+    ],
+    [
+      'an annotation key quoted in the path',
+      [...POD, 'metadata', 'annotations'],
+      { 'example.com/x': false },
+      'request.object.metadata.annotations["example.com/x"]: expected a string, got a boolean',
+    ],
+    [
+      'a nodeSelector as a list',
+      [...SPEC, 'nodeSelector'],
+      [],
+      'request.object.spec.nodeSelector: expected an object, got a list',
+    ],
+    [
+      'a topology spread constraint that is a number',
+      [...SPEC, 'topologySpreadConstraints'],
+      [1],
+      'request.object.spec.topologySpreadConstraints[0]: expected an object, got a number',
+    ],
     ['spec as a string', [...POD, 'spec'], 'spec', 'request.object.spec: expected an object, got a string'],
     ['the object as null', POD, null, 'request.object: expected an object (the Pod), got null'],
     ['request.kind as a string', ['kind'], 'Pod', 'request.kind: expected an object, got a string'],
-    ['request.kind.kind as a number', ['kind'], { group: '', version: 'v1', kind: 1 }, 'request.kind.kind: expected a string, got a number'],
+    [
+      'request.kind.kind as a number',
+      ['kind'],
+      { group: '', version: 'v1', kind: 1 },
+      'request.kind.kind: expected a string, got a number',
+    ],
     ['request.namespace as a list', ['namespace'], ['production'], 'request.namespace: expected a string, got a list'],
     ['request.operation as a number', ['operation'], 1, 'request.operation: expected a string, got a number'],
   ])('%s', (_, path, value, message) => {
@@ -137,16 +256,21 @@ describe('a value of the wrong type is rejected with its field path', () => {
   });
 
   it.each<[string, Path]>([
-    ['a required term\'s values', [...TERM, 'matchExpressions', 0, 'values']],
+    ["a required term's values", [...TERM, 'matchExpressions', 0, 'values']],
     ['a toleration', [...SPEC, 'tolerations', 0, 'nested']],
   ])(`100,000 nested lists inside %s are refused as nesting deeper than ${MAX_JSON_DEPTH} levels`, (_, path) => {
     // JSON.stringify itself overflows on such a value, so the text is spliced in where a placeholder stood.
     const body = JSON.stringify(reviewWith(path, 'DEEP')).replace('"DEEP"', '['.repeat(100_000) + ']'.repeat(100_000));
-    expect(() => answerAdmissionReview(body, RULES)).toThrow(`request.object: nests deeper than ${MAX_JSON_DEPTH} levels`);
+    expect(() => answerAdmissionReview(body, RULES)).toThrow(
+      `request.object: nests deeper than ${MAX_JSON_DEPTH} levels`,
+    );
   });
 
   it('repeats at most a bounded prefix of a 2 MB apiVersion', () => {
-    const attempt = () => answerAdmissionReview(JSON.stringify({ ...REVIEW, apiVersion: 'v'.repeat(2 * 1024 * 1024) }), RULES);
-    expect(attempt).toThrow(/^AdmissionReview apiVersion must be admission\.k8s\.io\/v1 \(got "v{256}"… \(2097152 characters\)\)$/);
+    const attempt = () =>
+      answerAdmissionReview(JSON.stringify({ ...REVIEW, apiVersion: 'v'.repeat(2 * 1024 * 1024) }), RULES);
+    expect(attempt).toThrow(
+      /^AdmissionReview apiVersion must be admission\.k8s\.io\/v1 \(got "v{256}"… \(2097152 characters\)\)$/,
+    );
   });
 });

@@ -20,7 +20,9 @@ type Path = readonly (string | number)[];
 /** A JSON object or list of the review, indexed by the steps of a Path. */
 type Node = Record<string | number, unknown>;
 
-const REVIEW = JSON.parse(fixtureText('reviews/deployment-legacy-pool.json')) as { readonly request: Node & { readonly uid: string } };
+const REVIEW = JSON.parse(fixtureText('reviews/deployment-legacy-pool.json')) as {
+  readonly request: Node & { readonly uid: string };
+};
 
 // Rules that read every selector dimension and write every field, plus managed placement for the workload.
 const RULES: AdmissionRules = {
@@ -32,14 +34,28 @@ const RULES: AdmissionRules = {
         nodeSelectorMatch: { 'example.com/old': 'x' },
         tolerationsMatch: [{ key: 'example.com/old' }],
         nodeAffinityMatch: {
-          requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['legacy'] }] }] },
-          preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 10, preference: { matchExpressions: [{ key: 'example.com/zone', operator: 'In', values: ['a'] }] } }],
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [
+              { matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['legacy'] }] },
+            ],
+          },
+          preferredDuringSchedulingIgnoredDuringExecution: [
+            {
+              weight: 10,
+              preference: { matchExpressions: [{ key: 'example.com/zone', operator: 'In', values: ['a'] }] },
+            },
+          ],
         },
       },
       mutationAdd: { annotations: { 'example.com/read': 'yes' } },
     }),
   ),
-  managedSteps: [createPlacementStep({ flavour: 'karpenter', policies: [{ namespace: 'production', kind: 'Deployment', name: 'checkout', mode: 'Diversity', spotPercent: 50 }] })],
+  managedSteps: [
+    createPlacementStep({
+      flavour: 'karpenter',
+      policies: [{ namespace: 'production', kind: 'Deployment', name: 'checkout', mode: 'Diversity', spotPercent: 50 }],
+    }),
+  ],
 };
 
 const O = ['object'];
@@ -52,17 +68,56 @@ const P = [...NA, 'preferredDuringSchedulingIgnoredDuringExecution'];
 
 /** Every place the webhook reads: the request's fields, and each scheduling field of the Pod down to a value. */
 const FIELDS: readonly Path[] = [
-  ['kind'], ['kind', 'kind'], ['resource'], ['namespace'], ['operation'], ['subResource'], ['name'], ['dryRun'], O,
-  M, [...M, 'name'], [...M, 'generateName'], [...M, 'namespace'], [...M, 'labels'], [...M, 'labels', 'pod-template-hash'],
-  [...M, 'annotations'], [...M, 'annotations', 'podmutation.agent.cloudpilot.ai/applied'], [...M, 'annotations', 'podmutation.agent.cloudpilot.ai/capacity'],
-  [...M, 'ownerReferences'], [...M, 'ownerReferences', 0], [...M, 'ownerReferences', 0, 'kind'], [...M, 'ownerReferences', 0, 'name'],
+  ['kind'],
+  ['kind', 'kind'],
+  ['resource'],
+  ['namespace'],
+  ['operation'],
+  ['subResource'],
+  ['name'],
+  ['dryRun'],
+  O,
+  M,
+  [...M, 'name'],
+  [...M, 'generateName'],
+  [...M, 'namespace'],
+  [...M, 'labels'],
+  [...M, 'labels', 'pod-template-hash'],
+  [...M, 'annotations'],
+  [...M, 'annotations', 'podmutation.agent.cloudpilot.ai/applied'],
+  [...M, 'annotations', 'podmutation.agent.cloudpilot.ai/capacity'],
+  [...M, 'ownerReferences'],
+  [...M, 'ownerReferences', 0],
+  [...M, 'ownerReferences', 0, 'kind'],
+  [...M, 'ownerReferences', 0, 'name'],
   [...M, 'ownerReferences', 0, 'controller'],
-  S, [...S, 'nodeSelector'], [...S, 'nodeSelector', 'example.com/old'], [...S, 'tolerations'], [...S, 'tolerations', 0],
-  [...S, 'tolerations', 0, 'key'], [...S, 'tolerations', 0, 'operator'], [...S, 'tolerations', 0, 'tolerationSeconds'],
-  [...S, 'topologySpreadConstraints'], [...S, 'topologySpreadConstraints', 0], [...S, 'affinity'], NA, R,
-  [...R, 'nodeSelectorTerms'], T, [...T, 'matchExpressions'], [...T, 'matchExpressions', 0], [...T, 'matchExpressions', 0, 'key'],
-  [...T, 'matchExpressions', 0, 'operator'], [...T, 'matchExpressions', 0, 'values'], [...T, 'matchExpressions', 0, 'values', 0],
-  [...T, 'matchFields'], P, [...P, 0], [...P, 0, 'weight'], [...P, 0, 'preference'], [...P, 0, 'preference', 'matchExpressions'],
+  S,
+  [...S, 'nodeSelector'],
+  [...S, 'nodeSelector', 'example.com/old'],
+  [...S, 'tolerations'],
+  [...S, 'tolerations', 0],
+  [...S, 'tolerations', 0, 'key'],
+  [...S, 'tolerations', 0, 'operator'],
+  [...S, 'tolerations', 0, 'tolerationSeconds'],
+  [...S, 'topologySpreadConstraints'],
+  [...S, 'topologySpreadConstraints', 0],
+  [...S, 'affinity'],
+  NA,
+  R,
+  [...R, 'nodeSelectorTerms'],
+  T,
+  [...T, 'matchExpressions'],
+  [...T, 'matchExpressions', 0],
+  [...T, 'matchExpressions', 0, 'key'],
+  [...T, 'matchExpressions', 0, 'operator'],
+  [...T, 'matchExpressions', 0, 'values'],
+  [...T, 'matchExpressions', 0, 'values', 0],
+  [...T, 'matchFields'],
+  P,
+  [...P, 0],
+  [...P, 0, 'weight'],
+  [...P, 0, 'preference'],
+  [...P, 0, 'preference', 'matchExpressions'],
 ];
 
 /** The fixture review as JSON text with `value` at `path` (below request); parents are created as needed. */
@@ -101,7 +156,9 @@ describe('any JSON value at any field the webhook reads', () => {
     fc.assert(
       fc.property(fc.anything(), fc.string(), (pod, namespace) => {
         try {
-          expect(['mutated', 'unchanged', 'denied', 'skipped']).toContain(mutatePod(pod, namespace, RULES, { requestUid: 'uid' }, { managedSteps: RULES.managedSteps }).decision);
+          expect(['mutated', 'unchanged', 'denied', 'skipped']).toContain(
+            mutatePod(pod, namespace, RULES, { requestUid: 'uid' }, { managedSteps: RULES.managedSteps }).decision,
+          );
         } catch (error) {
           expect(error).toBeInstanceOf(MalformedInputError);
         }
@@ -112,7 +169,17 @@ describe('any JSON value at any field the webhook reads', () => {
 
   it('gets 200 or 400 from the HTTP handler', async () => {
     const handler = createAdmissionHandler({
-      rules: { get: () => Promise.resolve({ value: RULES, version: 1, contentHash: 'sha256:0', syncedAt: '2026-12-01T10:00:00.000Z', ageSeconds: 0, stale: false }) },
+      rules: {
+        get: () =>
+          Promise.resolve({
+            value: RULES,
+            version: 1,
+            contentHash: 'sha256:0',
+            syncedAt: '2026-12-01T10:00:00.000Z',
+            ageSeconds: 0,
+            stale: false,
+          }),
+      },
       acceptedTokens: () => Promise.resolve([TOKEN]),
       logger: recordingLogger(),
       metrics: recordingMetrics(),

@@ -28,23 +28,42 @@ function patched(request: { object: Pod }, patch: string | undefined): Pod {
 interface EditableLegacyPoolReview {
   readonly request: {
     readonly uid: string;
-    readonly object: { readonly spec: { readonly affinity: { readonly nodeAffinity: { readonly requiredDuringSchedulingIgnoredDuringExecution: { readonly nodeSelectorTerms: NodeSelectorTerm[] } } } } };
+    readonly object: {
+      readonly spec: {
+        readonly affinity: {
+          readonly nodeAffinity: {
+            readonly requiredDuringSchedulingIgnoredDuringExecution: { readonly nodeSelectorTerms: NodeSelectorTerm[] };
+          };
+        };
+      };
+    };
   };
 }
 
 describe('answerAdmissionReview on real AdmissionReviews', () => {
   it('answers a Deployment Pod on the legacy pool with the reference migration, as a base64 JSONPatch', () => {
     const { request, response } = answer('deployment-legacy-pool.json');
-    expect(response).toMatchObject({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: request.uid, allowed: true, patchType: 'JSONPatch' } });
+    expect(response).toMatchObject({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      response: { uid: request.uid, allowed: true, patchType: 'JSONPatch' },
+    });
     const pod = patched(request, response.response.patch);
     expect(pod.metadata?.annotations).toEqual({
       'kubectl.kubernetes.io/restartedAt': '2026-11-30T09:12:44Z',
       'example.com/migration': 'merged-pool',
       'podmutation.agent.cloudpilot.ai/applied': 'migrate-legacy-pool',
     });
-    expect(pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms).toEqual([
-      { matchExpressions: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] }, { key: 'example.com/node-pool', operator: 'In', values: ['merged'] }] },
-    ]);
+    expect(pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms).toEqual(
+      [
+        {
+          matchExpressions: [
+            { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] },
+            { key: 'example.com/node-pool', operator: 'In', values: ['merged'] },
+          ],
+        },
+      ],
+    );
     expect(pod.spec?.affinity?.podAntiAffinity).toEqual(request.object.spec?.affinity?.podAntiAffinity);
   });
 
@@ -53,7 +72,11 @@ describe('answerAdmissionReview on real AdmissionReviews', () => {
     const pod = patched(request, response.response.patch);
     expect(pod.metadata?.annotations).toEqual({ 'podmutation.agent.cloudpilot.ai/applied': 'batch-to-spot-pool' });
     expect(pod.spec?.nodeSelector).toEqual({ 'kubernetes.io/os': 'linux', 'example.com/node-pool': 'batch-spot' });
-    expect(pod.spec?.tolerations?.at(-1)).toEqual({ key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule' });
+    expect(pod.spec?.tolerations?.at(-1)).toEqual({
+      key: 'example.com/spot',
+      operator: 'Exists',
+      effect: 'NoSchedule',
+    });
   });
 
   it.each([
@@ -62,12 +85,20 @@ describe('answerAdmissionReview on real AdmissionReviews', () => {
     ['a DaemonSet-owned Pod', 'daemonset-pod.json', 'DaemonSet-owned Pods are not mutated'],
   ])('allows %s with no patch', (_, fixture, reason) => {
     const { request, response, verdict } = answer(fixture);
-    expect(response).toEqual({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: request.uid, allowed: true } });
+    expect(response).toEqual({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      response: { uid: request.uid, allowed: true },
+    });
     expect(verdict.skipReason).toBe(reason);
   });
 
   it.each([
-    ['a wrong apiVersion', 'malformed-v1beta1.json', 'AdmissionReview apiVersion must be admission.k8s.io/v1 (got "admission.k8s.io/v1beta1")'],
+    [
+      'a wrong apiVersion',
+      'malformed-v1beta1.json',
+      'AdmissionReview apiVersion must be admission.k8s.io/v1 (got "admission.k8s.io/v1beta1")',
+    ],
     ['no request.uid', 'malformed-no-uid.json', 'AdmissionReview request.uid must be a non-empty string'],
   ])('rejects a review with %s as malformed', (_, fixture, message) => {
     expect(() => answerAdmissionReview(fixtureText(`reviews/${fixture}`), ruleSet)).toThrow(message);
@@ -78,18 +109,41 @@ describe('answerAdmissionReview on real AdmissionReviews', () => {
   });
 
   it('denies with allowed false, status code 400 and the rule and limit in the message', async () => {
-    const wide = (await loadRuleFiles([EXAMPLES])).rules.map((rule) => rule.name === 'migrate-legacy-pool'
-      ? { ...rule, mutationRemove: {}, mutationAdd: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: Array.from({ length: 64 }, (_, i) => ({ matchExpressions: [{ key: 'example.com/z', operator: 'In' as const, values: [`z${i}`] }] })) } } } }
-      : rule);
+    const wide = (await loadRuleFiles([EXAMPLES])).rules.map((rule) =>
+      rule.name === 'migrate-legacy-pool'
+        ? {
+            ...rule,
+            mutationRemove: {},
+            mutationAdd: {
+              nodeAffinity: {
+                requiredDuringSchedulingIgnoredDuringExecution: {
+                  nodeSelectorTerms: Array.from({ length: 64 }, (_, i) => ({
+                    matchExpressions: [{ key: 'example.com/z', operator: 'In' as const, values: [`z${i}`] }],
+                  })),
+                },
+              },
+            },
+          }
+        : rule,
+    );
     const review = JSON.parse(fixtureText('reviews/deployment-legacy-pool.json')) as EditableLegacyPoolReview;
     review.request.object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms.push(
-      ...Array.from({ length: 64 }, (_, i) => ({ matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['legacy'] }, { key: 'example.com/y', operator: 'In', values: [`y${i}`] }] })),
+      ...Array.from({ length: 64 }, (_, i) => ({
+        matchExpressions: [
+          { key: 'example.com/node-pool', operator: 'In', values: ['legacy'] },
+          { key: 'example.com/y', operator: 'In', values: [`y${i}`] },
+        ],
+      })),
     );
     const { response } = parseAnswer(answerAdmissionReview(JSON.stringify(review), compileRuleSet(wide)).body);
     expect(response).toEqual({
       uid: review.request.uid,
       allowed: false,
-      status: { code: 400, message: 'PodMutation "migrate-legacy-pool": intermediate required terms before canonicalization would be 4160, above the limit of 4096' },
+      status: {
+        code: 400,
+        message:
+          'PodMutation "migrate-legacy-pool": intermediate required terms before canonicalization would be 4160, above the limit of 4096',
+      },
     });
   });
 
@@ -111,12 +165,31 @@ describe('answerAdmissionReview on real AdmissionReviews', () => {
 });
 
 describe('integers in the subtrees a patch replaces', () => {
-  const addsSpot = rules(rule('tolerate-spot', { enable: true, workloadSelector: { namespaces: ['production'] }, mutationAdd: { tolerations: [{ key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule' }] } }));
+  const addsSpot = rules(
+    rule('tolerate-spot', {
+      enable: true,
+      workloadSelector: { namespaces: ['production'] },
+      mutationAdd: { tolerations: [{ key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule' }] },
+    }),
+  );
 
   /** A Pod review whose one toleration's seconds are `digits`, written into the JSON text as they are. */
   function reviewWithSeconds(digits: string): string {
-    const object = pod({ namespace: 'production', tolerations: [{ key: 'example.com/draining', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 1 }] });
-    const review = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'seconds', kind: { group: '', version: 'v1', kind: 'Pod' }, namespace: 'production', operation: 'CREATE', object } };
+    const object = pod({
+      namespace: 'production',
+      tolerations: [{ key: 'example.com/draining', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 1 }],
+    });
+    const review = {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: 'seconds',
+        kind: { group: '', version: 'v1', kind: 'Pod' },
+        namespace: 'production',
+        operation: 'CREATE',
+        object,
+      },
+    };
     return JSON.stringify(review).replace('"tolerationSeconds":1', `"tolerationSeconds":${digits}`);
   }
 
@@ -127,12 +200,14 @@ describe('integers in the subtrees a patch replaces', () => {
   }
 
   it.each([
-    ['int64\'s maximum', '9223372036854775807'],
-    ['int64\'s minimum', '-9223372036854775808'],
+    ["int64's maximum", '9223372036854775807'],
+    ["int64's minimum", '-9223372036854775808'],
     ['the first integer a double cannot hold', '9007199254740993'],
     ['a safe integer', '300'],
   ])('keep their digits: %s (%s) comes back in the replaced tolerations list as written', (_case, digits) => {
-    expect(patchText(digits)).toContain(`"key":"example.com/draining","operator":"Exists","effect":"NoExecute","tolerationSeconds":${digits}}`);
+    expect(patchText(digits)).toContain(
+      `"key":"example.com/draining","operator":"Exists","effect":"NoExecute","tolerationSeconds":${digits}}`,
+    );
   });
 
   it('keep the digits of every int64', () => {
@@ -145,6 +220,8 @@ describe('integers in the subtrees a patch replaces', () => {
   });
 
   it('still refuse a number that is no integer, naming the field', () => {
-    expect(() => answerAdmissionReview(reviewWithSeconds('1.5'), addsSpot)).toThrow('request.object.spec.tolerations[0].tolerationSeconds: expected an integer, got a number');
+    expect(() => answerAdmissionReview(reviewWithSeconds('1.5'), addsSpot)).toThrow(
+      'request.object.spec.tolerations[0].tolerationSeconds: expected an integer, got a number',
+    );
   });
 });

@@ -25,10 +25,16 @@ function valid(resource: unknown): NormalizedRule {
   return verdict.rule;
 }
 
-const requirement = (index: number, values: number) => ({ key: `example.com/k${index}`, operator: 'In', values: Array.from({ length: values }, (_, value) => `v${value}`) });
+const requirement = (index: number, values: number) => ({
+  key: `example.com/k${index}`,
+  operator: 'In',
+  values: Array.from({ length: values }, (_, value) => `v${value}`),
+});
 const terms = (count: number, perTerm: number, values: number) => ({
   requiredDuringSchedulingIgnoredDuringExecution: {
-    nodeSelectorTerms: Array.from({ length: count }, (_, term) => ({ matchExpressions: Array.from({ length: perTerm }, (_, index) => requirement(term * perTerm + index, values)) })),
+    nodeSelectorTerms: Array.from({ length: count }, (_, term) => ({
+      matchExpressions: Array.from({ length: perTerm }, (_, index) => requirement(term * perTerm + index, values)),
+    })),
   },
 });
 
@@ -42,8 +48,18 @@ describe('the per-rule budget', () => {
   });
 
   it.each([
-    ['one requirement more than the budget', terms(4, 64, 0 + 1).requiredDuringSchedulingIgnoredDuringExecution, { labelSelector: { matchExpressions: [{ key: 'app', operator: 'Exists' }] } }, `the rule holds ${RULE_BUDGET.maxRequirements + 1} requirements (node affinity and label selector), above the per-rule budget of ${RULE_BUDGET.maxRequirements}`],
-    ['one value more than the budget', terms(1, 17, 61).requiredDuringSchedulingIgnoredDuringExecution, {}, `the rule holds 1037 requirement values, above the per-rule budget of ${RULE_BUDGET.maxValues}`],
+    [
+      'one requirement more than the budget',
+      terms(4, 64, 0 + 1).requiredDuringSchedulingIgnoredDuringExecution,
+      { labelSelector: { matchExpressions: [{ key: 'app', operator: 'Exists' }] } },
+      `the rule holds ${RULE_BUDGET.maxRequirements + 1} requirements (node affinity and label selector), above the per-rule budget of ${RULE_BUDGET.maxRequirements}`,
+    ],
+    [
+      'one value more than the budget',
+      terms(1, 17, 61).requiredDuringSchedulingIgnoredDuringExecution,
+      {},
+      `the rule holds 1037 requirement values, above the per-rule budget of ${RULE_BUDGET.maxValues}`,
+    ],
   ])('rejects a rule with %s in the validator and the CRD, naming the budget', (_, required, selector, reason) => {
     const resource = podMutation('over-budget', {
       workloadSelector: { namespaces: ['production'], ...selector },
@@ -56,13 +72,20 @@ describe('the per-rule budget', () => {
 });
 
 describe('the snapshot budget', () => {
-  const small = valid(podMutation('small', { workloadSelector: { namespaces: ['production'] }, mutationAdd: { annotations: { 'example.com/a': 'b' } } }));
+  const small = valid(
+    podMutation('small', {
+      workloadSelector: { namespaces: ['production'] },
+      mutationAdd: { annotations: { 'example.com/a': 'b' } },
+    }),
+  );
   const big = (index: number) => valid(largestRule(`big-${String(index).padStart(2, '0')}`));
   const bigRules = Array.from({ length: 20 }, (_, index) => big(index));
   const fitting = Math.floor(SNAPSHOT_BUDGET.maxRuleBytes / ruleCost(bigRules[0]!).bytes);
 
   it('publishes rules in application order while they fit, and rejects each later one on its own, naming the budget', () => {
-    const entries = [small, ...[...bigRules].reverse()].map((rule): { verdict: RuleVerdict } => ({ verdict: { valid: true, rule } }));
+    const entries = [small, ...[...bigRules].reverse()].map((rule): { verdict: RuleVerdict } => ({
+      verdict: { valid: true, rule },
+    }));
 
     const budgeted = applySnapshotBudget(entries);
 
@@ -71,8 +94,15 @@ describe('the snapshot budget', () => {
     expect(published).toHaveLength(fitting + 1);
     expect(published).toContain('small');
     const rejected = budgeted.flatMap(({ verdict }) => (verdict.valid ? [] : [verdict.invalid]));
-    expect(rejected.map((invalid) => invalid.name)).toEqual(bigRules.slice(fitting).map((rule) => rule.name).reverse());
-    expect(rejected[0]!.issues[0]!.reason).toContain(`the snapshot budget of ${SNAPSHOT_BUDGET.maxRuleBytes} bytes of rules is spent`);
+    expect(rejected.map((invalid) => invalid.name)).toEqual(
+      bigRules
+        .slice(fitting)
+        .map((rule) => rule.name)
+        .reverse(),
+    );
+    expect(rejected[0]!.issues[0]!.reason).toContain(
+      `the snapshot budget of ${SNAPSHOT_BUDGET.maxRuleBytes} bytes of rules is spent`,
+    );
   });
 
   it('changes nothing for rules within the budget', () => {
@@ -82,18 +112,35 @@ describe('the snapshot budget', () => {
 
   it('publishes at most its count of rules, in application order, and rejects each later one, naming the count', () => {
     // The smallest rules: the bytes they take are far within the budget, so the count decides.
-    const minimal = (name: string, priority: number) => valid(podMutation(name, { priority, workloadSelector: { all: true }, mutationAdd: { nodeSelector: { a: 'b' } } }));
+    const minimal = (name: string, priority: number) =>
+      valid(
+        podMutation(name, { priority, workloadSelector: { all: true }, mutationAdd: { nodeSelector: { a: 'b' } } }),
+      );
     const late = [minimal('a-late-1', 100), minimal('a-late-0', 100)];
-    const rules = [...late, ...Array.from({ length: SNAPSHOT_BUDGET.maxRules }, (_, index) => minimal(`r${String(index).padStart(5, '0')}`, 0))];
+    const rules = [
+      ...late,
+      ...Array.from({ length: SNAPSHOT_BUDGET.maxRules }, (_, index) =>
+        minimal(`r${String(index).padStart(5, '0')}`, 0),
+      ),
+    ];
 
-    const budgeted = applySnapshotBudget(rules.map((rule): { verdict: RuleVerdict } => ({ verdict: { valid: true, rule } })));
+    const budgeted = applySnapshotBudget(
+      rules.map((rule): { verdict: RuleVerdict } => ({ verdict: { valid: true, rule } })),
+    );
 
     const rejected = budgeted.flatMap(({ verdict }) => (verdict.valid ? [] : [verdict.invalid]));
     expect(budgeted.filter(({ verdict }) => verdict.valid)).toHaveLength(SNAPSHOT_BUDGET.maxRules);
-    expect(rejected).toEqual(['a-late-1', 'a-late-0'].map((name) => ({
-      name,
-      issues: [{ field: 'spec', reason: `not published: the snapshot budget of ${SNAPSHOT_BUDGET.maxRules} rules is spent by rules that apply before this one (priority, then name)` }],
-    })));
+    expect(rejected).toEqual(
+      ['a-late-1', 'a-late-0'].map((name) => ({
+        name,
+        issues: [
+          {
+            field: 'spec',
+            reason: `not published: the snapshot budget of ${SNAPSHOT_BUDGET.maxRules} rules is spent by rules that apply before this one (priority, then name)`,
+          },
+        ],
+      })),
+    );
   });
 });
 
@@ -101,7 +148,10 @@ describe('the invalid rules a snapshot lists', () => {
   const bytesOf = (invalid: readonly InvalidRule[]) => Buffer.byteLength(JSON.stringify(invalid), 'utf8');
   const invalidRule = fc.record({
     name: fc.string({ minLength: 1, maxLength: 40 }),
-    issues: fc.array(fc.record({ field: fc.string({ maxLength: 60 }), reason: fc.string({ maxLength: 4000 }) }), { minLength: 1, maxLength: 32 }),
+    issues: fc.array(fc.record({ field: fc.string({ maxLength: 60 }), reason: fc.string({ maxLength: 4000 }) }), {
+      minLength: 1,
+      maxLength: 32,
+    }),
   });
 
   it('are the first ones given while their JSON fits the budget, and the next one would not', () => {
@@ -111,7 +161,8 @@ describe('the invalid rules a snapshot lists', () => {
 
         expect(listed).toEqual(invalid.slice(0, listed.length));
         expect(bytesOf(listed)).toBeLessThanOrEqual(SNAPSHOT_BUDGET.maxInvalidBytes);
-        if (listed.length < invalid.length) expect(bytesOf(invalid.slice(0, listed.length + 1))).toBeGreaterThan(SNAPSHOT_BUDGET.maxInvalidBytes);
+        if (listed.length < invalid.length)
+          expect(bytesOf(invalid.slice(0, listed.length + 1))).toBeGreaterThan(SNAPSHOT_BUDGET.maxInvalidBytes);
       }),
       { numRuns: 50 },
     );

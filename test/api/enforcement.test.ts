@@ -16,7 +16,9 @@ describe('the enforcement annotation', () => {
     ['enforce', { [ENFORCEMENT_ANNOTATION]: 'enforce' }, 'enforce'],
     ['audit', { [ENFORCEMENT_ANNOTATION]: 'audit' }, 'audit'],
   ])('reads %s as %s', (_case, annotations, expected) => {
-    const verdict = validatePodMutation(annotations === undefined ? podMutation('audited', SPEC) : withAnnotations(annotations));
+    const verdict = validatePodMutation(
+      annotations === undefined ? podMutation('audited', SPEC) : withAnnotations(annotations),
+    );
 
     expect(verdict.valid && verdict.rule.enforcement).toBe(expected);
   });
@@ -40,23 +42,33 @@ describe('the enforcement annotation', () => {
     ['a key in another case', 'podmutation.agent.cloudpilot.ai/Enforcement'],
     ['a product annotation of Pods', 'podmutation.agent.cloudpilot.ai/applied'],
     ['the bare prefix', 'podmutation.agent.cloudpilot.ai/'],
-  ])('rejects %s under the product prefix, naming the key and the known ones, so a rule meant for audit is never enforced', (_case, key) => {
-    const verdict = validatePodMutation(withAnnotations({ [key]: 'audit' }));
+  ])(
+    'rejects %s under the product prefix, naming the key and the known ones, so a rule meant for audit is never enforced',
+    (_case, key) => {
+      const verdict = validatePodMutation(withAnnotations({ [key]: 'audit' }));
 
-    expect(verdict.valid).toBe(false);
-    expect(!verdict.valid && verdict.invalid.issues).toEqual([
-      { field: `metadata.annotations["${key}"]`, reason: `unknown annotation under podmutation.agent.cloudpilot.ai/; expected one of ${ENFORCEMENT_ANNOTATION}` },
+      expect(verdict.valid).toBe(false);
+      expect(!verdict.valid && verdict.invalid.issues).toEqual([
+        {
+          field: `metadata.annotations["${key}"]`,
+          reason: `unknown annotation under podmutation.agent.cloudpilot.ai/; expected one of ${ENFORCEMENT_ANNOTATION}`,
+        },
+      ]);
+    },
+  );
+
+  it('reports a misspelt key beside a correct one', () => {
+    const verdict = validatePodMutation(
+      withAnnotations({ [ENFORCEMENT_ANNOTATION]: 'enforce', 'podmutation.agent.cloudpilot.ai/enforcment': 'audit' }),
+    );
+
+    expect(!verdict.valid && verdict.invalid.issues.map((issue) => issue.field)).toEqual([
+      'metadata.annotations["podmutation.agent.cloudpilot.ai/enforcment"]',
     ]);
   });
 
-  it('reports a misspelt key beside a correct one', () => {
-    const verdict = validatePodMutation(withAnnotations({ [ENFORCEMENT_ANNOTATION]: 'enforce', 'podmutation.agent.cloudpilot.ai/enforcment': 'audit' }));
-
-    expect(!verdict.valid && verdict.invalid.issues.map((issue) => issue.field)).toEqual(['metadata.annotations["podmutation.agent.cloudpilot.ai/enforcment"]']);
-  });
-
   it.each([
-    ['kubectl\'s last applied configuration', 'kubectl.kubernetes.io/last-applied-configuration'],
+    ["kubectl's last applied configuration", 'kubectl.kubernetes.io/last-applied-configuration'],
     ['a key of another product that shares the domain', 'agent.cloudpilot.ai/owner'],
     ['a key that ends like the prefix', 'example.com/podmutation.agent.cloudpilot.ai'],
   ])('leaves %s alone', (_case, key) => {
@@ -68,7 +80,9 @@ describe('the enforcement annotation', () => {
   it('rejects annotations that are not a map', () => {
     const verdict = validatePodMutation(withAnnotations(['audit']));
 
-    expect(!verdict.valid && verdict.invalid.issues).toEqual([{ field: 'metadata.annotations', reason: 'must be a map of strings' }]);
+    expect(!verdict.valid && verdict.invalid.issues).toEqual([
+      { field: 'metadata.annotations', reason: 'must be a map of strings' },
+    ]);
   });
 
   it('round-trips an audited rule through its resource form', () => {

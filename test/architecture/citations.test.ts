@@ -13,7 +13,22 @@ const CODE = /\.(ts|mts|mjs|js)$/;
 const TRACKER_NUMBER = new RegExp(['\\bissues?', '\\s+#?\\d+'].join(''), 'i');
 
 function trackedCode(): string[] {
-  const listed = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', 'lib', 'functions', 'bin', 'scripts', 'serverless', 'test'], { cwd: ROOT, encoding: 'utf8' });
+  const listed = execFileSync(
+    'git',
+    [
+      'ls-files',
+      '--cached',
+      '--others',
+      '--exclude-standard',
+      'lib',
+      'functions',
+      'bin',
+      'scripts',
+      'serverless',
+      'test',
+    ],
+    { cwd: ROOT, encoding: 'utf8' },
+  );
   return listed.split('\n').filter((path) => CODE.test(path));
 }
 

@@ -20,7 +20,8 @@ function folderRules(): Map<string, FolderRule> {
     const cells = line.split('|').map((cell) => cell.trim());
     // | `folder` | job | imports | packages |
     if (cells.length !== 6 || !/^`[a-z-]+`$/.test(cells[1]!)) continue;
-    const list = (cell: string) => (cell === '—' ? [] : cell.split(',').map((item) => item.trim().replace(/^`|`$/g, '')));
+    const list = (cell: string) =>
+      cell === '—' ? [] : cell.split(',').map((item) => item.trim().replace(/^`|`$/g, ''));
     const folder = cells[1]!.slice(1, -1);
     rules.set(folder, { folder, imports: new Set(list(cells[3]!)), packages: list(cells[4]!) });
   }
@@ -56,12 +57,16 @@ function importsOf(file: string): Import[] {
 /** The repository-relative path an import points at, or undefined for a package. */
 function target(imported: Import): string | undefined {
   if (!imported.specifier.startsWith('.')) return undefined;
-  return relative(ROOT, resolve(ROOT, dirname(imported.file), imported.specifier)).split(sep).join('/');
+  return relative(ROOT, resolve(ROOT, dirname(imported.file), imported.specifier))
+    .split(sep)
+    .join('/');
 }
 
 function packageAllowed(specifier: string, allowed: readonly string[]): boolean {
   const name = specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]!;
-  return allowed.some((pattern) => (pattern.endsWith('*') ? specifier.startsWith(pattern.slice(0, -1)) : pattern === name || pattern === specifier));
+  return allowed.some((pattern) =>
+    pattern.endsWith('*') ? specifier.startsWith(pattern.slice(0, -1)) : pattern === name || pattern === specifier,
+  );
 }
 
 const libFolders = readdirSync(join(ROOT, 'lib')).filter((entry) => statSync(join(ROOT, 'lib', entry)).isDirectory());
@@ -75,7 +80,9 @@ function violations(imported: Import): string[] {
   if (rule === undefined) return [];
   const to = target(imported);
   if (to === undefined) {
-    return packageAllowed(imported.specifier, rule.packages) ? [] : [`${imported.file} imports package ${imported.specifier}, not listed for ${from}`];
+    return packageAllowed(imported.specifier, rule.packages)
+      ? []
+      : [`${imported.file} imports package ${imported.specifier}, not listed for ${from}`];
   }
   if (!to.startsWith('lib/')) return [`${imported.file} imports ${to}, outside lib/`];
   const into = to.split('/')[1]!;
@@ -92,7 +99,9 @@ describe('the import directions of ARCHITECTURE.md', () => {
   });
 
   it('allows only imports of folders it lists', () => {
-    const unknown = [...rules.values()].flatMap((rule) => [...rule.imports].filter((name) => !rules.has(name)).map((name) => `${rule.folder} → ${name}`));
+    const unknown = [...rules.values()].flatMap((rule) =>
+      [...rule.imports].filter((name) => !rules.has(name)).map((name) => `${rule.folder} → ${name}`),
+    );
     expect(unknown).toEqual([]);
   });
 
@@ -137,22 +146,32 @@ describe('the import check itself', () => {
   const check = (file: string, specifier: string) => violations({ file, specifier });
 
   it('rejects the engine importing the store', () => {
-    expect(check('lib/engine/mutate.ts', '../store/index.ts')).toEqual([`lib/engine/mutate.ts imports lib/store/index.ts, but engine may not import store`]);
+    expect(check('lib/engine/mutate.ts', '../store/index.ts')).toEqual([
+      `lib/engine/mutate.ts imports lib/store/index.ts, but engine may not import store`,
+    ]);
   });
 
   it('rejects an import past a folder index', () => {
-    expect(check('lib/endpoint/handler.ts', '../store/cache.ts')).toEqual([`lib/endpoint/handler.ts imports lib/store/cache.ts instead of store's index.ts`]);
+    expect(check('lib/endpoint/handler.ts', '../store/cache.ts')).toEqual([
+      `lib/endpoint/handler.ts imports lib/store/cache.ts instead of store's index.ts`,
+    ]);
   });
 
   it('rejects a package the folder does not list', () => {
-    expect(check('lib/engine/pod.ts', 'node:fs')).toEqual([`lib/engine/pod.ts imports package node:fs, not listed for engine`]);
+    expect(check('lib/engine/pod.ts', 'node:fs')).toEqual([
+      `lib/engine/pod.ts imports package node:fs, not listed for engine`,
+    ]);
   });
 
   it('rejects lib/ reaching into test/', () => {
-    expect(check('lib/api/validate.ts', '../../test/support/builders.ts')).toEqual([`lib/api/validate.ts imports test/support/builders.ts, outside lib/`]);
+    expect(check('lib/api/validate.ts', '../../test/support/builders.ts')).toEqual([
+      `lib/api/validate.ts imports test/support/builders.ts, outside lib/`,
+    ]);
   });
 
   it('accepts a listed folder through its index and a listed package', () => {
-    expect([...check('lib/sync/sync.ts', '../store/index.ts'), ...check('lib/store/dynamo.ts', 'node:http')]).toEqual([]);
+    expect([...check('lib/sync/sync.ts', '../store/index.ts'), ...check('lib/store/dynamo.ts', 'node:http')]).toEqual(
+      [],
+    );
   });
 });

@@ -71,7 +71,9 @@ describe('npm run build', () => {
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     const [code] = (await once(child, 'exit')) as [number | null];
-    const frames = stderr.split('\n').filter((line) => line.trimStart().startsWith('at ') && line.includes(admission.outfile));
+    const frames = stderr
+      .split('\n')
+      .filter((line) => line.trimStart().startsWith('at ') && line.includes(admission.outfile));
 
     expect(code).not.toBe(0);
     expect(stderr).toContain('RULES_TABLE is not set');
@@ -80,7 +82,10 @@ describe('npm run build', () => {
   });
 
   it('reports a bundle that contains the Kubernetes client', () => {
-    const problems = admissionBundleProblems({ ...admission, inputs: [...admission.inputs, 'node_modules/@kubernetes/client-node/dist/index.js'] });
+    const problems = admissionBundleProblems({
+      ...admission,
+      inputs: [...admission.inputs, 'node_modules/@kubernetes/client-node/dist/index.js'],
+    });
 
     expect(problems).toEqual([expect.stringMatching(/^contains @kubernetes\/client-node \(1 files/)]);
   });
@@ -119,7 +124,9 @@ describe('npm run build', () => {
       child.stdin.end(JSON.stringify(admissionEvent({ body: fixtureText('reviews/deployment-legacy-pool.json') })));
       const [code] = (await once(child, 'exit')) as [number | null];
 
-      const result = JSON.parse(/^RESULT (.*)$/m.exec(stdout)?.[1] ?? 'null') as APIGatewayProxyStructuredResultV2 | null;
+      const result = JSON.parse(
+        /^RESULT (.*)$/m.exec(stdout)?.[1] ?? 'null',
+      ) as APIGatewayProxyStructuredResultV2 | null;
       expect(code).toBe(0);
       expect(result).toMatchObject({ statusCode: 200 });
       expect(parseAnswer(result?.body ?? '').response.patchType).toBe('JSONPatch');

@@ -16,8 +16,12 @@ describe('explain with --enforcement audit', () => {
     const [checkout] = run.stdout.split('\n\n');
     expect(run.code).toBe(0);
     expect(checkout).toContain('  matched: none\n');
-    expect(checkout).toMatch(/ {2}audited migrate-legacy-pool: matched; enforcing it would change .*nodeAffinity.* \(\d+ patch operations\)/);
-    expect(checkout).toContain('      annotations:\n    +   podmutation.agent.cloudpilot.ai/audited: migrate-legacy-pool');
+    expect(checkout).toMatch(
+      / {2}audited migrate-legacy-pool: matched; enforcing it would change .*nodeAffinity.* \(\d+ patch operations\)/,
+    );
+    expect(checkout).toContain(
+      '      annotations:\n    +   podmutation.agent.cloudpilot.ai/audited: migrate-legacy-pool',
+    );
     expect(checkout).not.toContain('required node affinity');
   });
 
@@ -25,7 +29,9 @@ describe('explain with --enforcement audit', () => {
     const run = await runPodmutationInProcess(['explain', '--rules', EXAMPLES, '--enforcement', 'Audit', POD_LIST]);
 
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain("option '--enforcement <mode>' argument 'Audit' is invalid. Allowed choices are enforce, audit.");
+    expect(run.stderr).toContain(
+      "option '--enforcement <mode>' argument 'Audit' is invalid. Allowed choices are enforce, audit.",
+    );
   });
 });
 
@@ -35,7 +41,10 @@ describe('review with --enforcement audit', () => {
 
     const operations = decodePatch(parseAnswer(run.stdout).response.patch);
     expect(run.code).toBe(0);
-    expect(operations.map((operation) => operation.path)).toEqual([`/metadata/annotations/${AUDITED_ANNOTATION.replace('/', '~1')}`, `/metadata/annotations/${STAMP_ANNOTATION.replace('/', '~1')}`]);
+    expect(operations.map((operation) => operation.path)).toEqual([
+      `/metadata/annotations/${AUDITED_ANNOTATION.replace('/', '~1')}`,
+      `/metadata/annotations/${STAMP_ANNOTATION.replace('/', '~1')}`,
+    ]);
     expect(run.stderr).toContain(`${REVIEW}: audited migrate-legacy-pool: matched; enforcing it would change`);
   });
 

@@ -12,10 +12,17 @@ import { decodePatch, parseAnswer, parseReview } from '../support/reviews.ts';
 const REVIEWS = ['deployment-legacy-pool.json', 'cronjob-pod.json', 'pod-update.json', 'daemonset-pod.json'];
 
 /** One line of NDJSON output: an AdmissionReview answer, or an error answer naming the failed line. */
-type OutputLine = Partial<AdmissionReviewResponse> & { readonly error?: string; readonly message?: string; readonly line?: number };
+type OutputLine = Partial<AdmissionReviewResponse> & {
+  readonly error?: string;
+  readonly message?: string;
+  readonly line?: number;
+};
 
 function outputLines(stdout: string): OutputLine[] {
-  return stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as OutputLine);
+  return stdout
+    .trimEnd()
+    .split('\n')
+    .map((line) => JSON.parse(line) as OutputLine);
 }
 
 async function libraryAnswer(fixture: string): Promise<string> {
@@ -25,8 +32,13 @@ async function libraryAnswer(fixture: string): Promise<string> {
 }
 
 describe('podmutation review', () => {
-  it('prints byte for byte the response the engine produces, its stamps without the stack\'s key', async () => {
-    const run = await runPodmutation(['review', '--rules', EXAMPLES, fixturePath('reviews/deployment-legacy-pool.json')]);
+  it("prints byte for byte the response the engine produces, its stamps without the stack's key", async () => {
+    const run = await runPodmutation([
+      'review',
+      '--rules',
+      EXAMPLES,
+      fixturePath('reviews/deployment-legacy-pool.json'),
+    ]);
     expect(run).toEqual({ code: 0, stdout: `${await libraryAnswer('deployment-legacy-pool.json')}\n`, stderr: '' });
   });
 
@@ -44,20 +56,54 @@ describe('podmutation review', () => {
   });
 
   it('skips invalid rules with a line each on stderr, still answers, and exits 1 for the invalid rule', async () => {
-    const run = await runPodmutation(['review', '--rules', fixturePath('rules/invalid'), fixturePath('reviews/deployment-legacy-pool.json')]);
+    const run = await runPodmutation([
+      'review',
+      '--rules',
+      fixturePath('rules/invalid'),
+      fixturePath('reviews/deployment-legacy-pool.json'),
+    ]);
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain('invalid rule skipped: PodMutation "force-spot": spec.mutationAdd.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key');
+    expect(run.stderr).toContain(
+      'invalid rule skipped: PodMutation "force-spot": spec.mutationAdd.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key',
+    );
     const { response } = parseAnswer(run.stdout);
     const patch = decodePatch(response.patch);
-    expect(patch).toContainEqual({ op: 'add', path: '/metadata/annotations/podmutation.agent.cloudpilot.ai~1applied', value: 'tag-team' });
+    expect(patch).toContainEqual({
+      op: 'add',
+      path: '/metadata/annotations/podmutation.agent.cloudpilot.ai~1applied',
+      value: 'tag-team',
+    });
   });
 
   it.each([
-    ['a review that is not JSON or YAML, with its position', '{"apiVersion": [', /podmutation review: -:1:17: not valid JSON or YAML/],
-    ['a bare Pod, pointing to --wrap', JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web' }, spec: { containers: [] } }), /^podmutation review: -: a Pod, not an AdmissionReview; review answers AdmissionReviews, and --wrap answers a Pod as the CREATE the API server would send\n$/],
-    ['a review with the wrong apiVersion', fixtureText('reviews/malformed-v1beta1.json'), /apiVersion must be admission.k8s.io\/v1/],
-    ['a YAML review of 10,000 nested flow lists', `apiVersion: admission.k8s.io/v1\nkind: AdmissionReview\nrequest: ${'['.repeat(10_000)}${']'.repeat(10_000)}\n`, /podmutation review: -: nests deeper than 128 levels/],
-    ['a JSON review whose Pod is null', JSON.stringify({ ...parseReview(fixtureText('reviews/pod-update.json')), request: { ...parseReview(fixtureText('reviews/pod-update.json')).request, operation: 'CREATE', object: null } }), /podmutation review: request\.object: expected an object \(the Pod\), got null/],
+    [
+      'a review that is not JSON or YAML, with its position',
+      '{"apiVersion": [',
+      /podmutation review: -:1:17: not valid JSON or YAML/,
+    ],
+    [
+      'a bare Pod, pointing to --wrap',
+      JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web' }, spec: { containers: [] } }),
+      /^podmutation review: -: a Pod, not an AdmissionReview; review answers AdmissionReviews, and --wrap answers a Pod as the CREATE the API server would send\n$/,
+    ],
+    [
+      'a review with the wrong apiVersion',
+      fixtureText('reviews/malformed-v1beta1.json'),
+      /apiVersion must be admission.k8s.io\/v1/,
+    ],
+    [
+      'a YAML review of 10,000 nested flow lists',
+      `apiVersion: admission.k8s.io/v1\nkind: AdmissionReview\nrequest: ${'['.repeat(10_000)}${']'.repeat(10_000)}\n`,
+      /podmutation review: -: nests deeper than 128 levels/,
+    ],
+    [
+      'a JSON review whose Pod is null',
+      JSON.stringify({
+        ...parseReview(fixtureText('reviews/pod-update.json')),
+        request: { ...parseReview(fixtureText('reviews/pod-update.json')).request, operation: 'CREATE', object: null },
+      }),
+      /podmutation review: request\.object: expected an object \(the Pod\), got null/,
+    ],
   ])('exits 2 with a clear message for %s', async (_, input, message) => {
     const run = await runPodmutation(['review', '--rules', EXAMPLES], input);
     expect(run.code).toBe(2);
@@ -66,7 +112,12 @@ describe('podmutation review', () => {
   });
 
   it('exits 2 when two rules share a name, naming both files', async () => {
-    const run = await runPodmutation(['review', '--rules', fixturePath('rules/duplicates'), fixturePath('reviews/pod-update.json')]);
+    const run = await runPodmutation([
+      'review',
+      '--rules',
+      fixturePath('rules/duplicates'),
+      fixturePath('reviews/pod-update.json'),
+    ]);
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/PodMutation "same-name" is defined more than once \(.*a\.yaml, .*b\.yaml\)/);
   });
@@ -77,7 +128,11 @@ describe('podmutation review', () => {
     expect(run.code).toBe(2);
     const [answer, failure] = outputLines(run.stdout);
     expect(answer?.response?.uid).toBeDefined();
-    expect(failure).toEqual({ error: 'MalformedInputError', message: expect.stringContaining('apiVersion must be admission.k8s.io/v1') as unknown, line: 2 });
+    expect(failure).toEqual({
+      error: 'MalformedInputError',
+      message: expect.stringContaining('apiVersion must be admission.k8s.io/v1') as unknown,
+      line: 2,
+    });
     expect(run.stderr).toContain('-:2: AdmissionReview apiVersion must be admission.k8s.io/v1');
   });
 });
@@ -86,17 +141,34 @@ describe('podmutation review of NDJSON', () => {
   it('answers every line in order, a failed line with an error answer naming it, and exits 2', async () => {
     const review = parseReview(fixtureText('reviews/deployment-legacy-pool.json'));
     const good = JSON.stringify(review);
-    const nullToleration = JSON.stringify({ ...review, request: { ...review.request, object: { ...review.request.object, spec: { ...review.request.object.spec, tolerations: [null] } } } });
+    const nullToleration = JSON.stringify({
+      ...review,
+      request: {
+        ...review.request,
+        object: { ...review.request.object, spec: { ...review.request.object.spec, tolerations: [null] } },
+      },
+    });
     const deep = good.replace('"legacy"', '['.repeat(100_000) + ']'.repeat(100_000));
 
-    const run = await runPodmutation(['review', '--rules', EXAMPLES], [good, nullToleration, '', deep, good].join('\n'));
+    const run = await runPodmutation(
+      ['review', '--rules', EXAMPLES],
+      [good, nullToleration, '', deep, good].join('\n'),
+    );
 
     expect(run.code).toBe(2);
     const answers = outputLines(run.stdout);
     expect(answers).toHaveLength(4);
     expect(answers[0]?.response?.uid).toBe(review.request.uid);
-    expect(answers[1]).toEqual({ error: 'MalformedInputError', message: 'request.object.spec.tolerations[0]: expected an object, got null', line: 2 });
-    expect(answers[2]).toEqual({ error: 'MalformedInputError', message: 'request.object: nests deeper than 128 levels', line: 4 });
+    expect(answers[1]).toEqual({
+      error: 'MalformedInputError',
+      message: 'request.object.spec.tolerations[0]: expected an object, got null',
+      line: 2,
+    });
+    expect(answers[2]).toEqual({
+      error: 'MalformedInputError',
+      message: 'request.object: nests deeper than 128 levels',
+      line: 4,
+    });
     expect(answers[3]).toEqual(answers[0]);
     expect(run.stderr).toContain('-:2: request.object.spec.tolerations[0]: expected an object, got null');
     expect(run.stderr).not.toMatch(/\bat \S+ \(/);
@@ -128,17 +200,23 @@ describe('podmutation validate', () => {
     expect(run.stdout).toMatch(/^valid {4}tag-team /m);
   });
 
-  it('reports a rule whose enforcement annotation\'s key is misspelt as invalid, naming the key and the known one, and exits 1', async () => {
+  it("reports a rule whose enforcement annotation's key is misspelt as invalid, naming the key and the known one, and exits 1", async () => {
     const rule = {
       apiVersion: 'agent.cloudpilot.ai/v1alpha1',
       kind: 'PodMutation',
       metadata: { name: 'audit-me', annotations: { 'podmutation.agent.cloudpilot.ai/enforcment': 'audit' } },
-      spec: { enable: true, workloadSelector: { namespaces: ['production'] }, mutationAdd: { nodeSelector: { 'example.com/pool': 'merged' } } },
+      spec: {
+        enable: true,
+        workloadSelector: { namespaces: ['production'] },
+        mutationAdd: { nodeSelector: { 'example.com/pool': 'merged' } },
+      },
     };
     const run = await runPodmutation(['validate', writeTemporary('typo.yaml', stringify(rule))]);
     expect(run.code).toBe(1);
     expect(run.stdout).toContain('invalid  audit-me');
-    expect(run.stdout).toContain('metadata.annotations["podmutation.agent.cloudpilot.ai/enforcment"]: unknown annotation under podmutation.agent.cloudpilot.ai/; expected one of podmutation.agent.cloudpilot.ai/enforcement');
+    expect(run.stdout).toContain(
+      'metadata.annotations["podmutation.agent.cloudpilot.ai/enforcment"]: unknown annotation under podmutation.agent.cloudpilot.ai/; expected one of podmutation.agent.cloudpilot.ai/enforcement',
+    );
   });
 
   it('warns about a tolerationsMatch entry that every Pod meets, and still exits 0', async () => {
@@ -146,12 +224,18 @@ describe('podmutation validate', () => {
       apiVersion: 'agent.cloudpilot.ai/v1alpha1',
       kind: 'PodMutation',
       metadata: { name: 'every-pod' },
-      spec: { enable: true, workloadSelector: { tolerationsMatch: [{ operator: 'Exists' }] }, mutationAdd: { nodeSelector: { 'example.com/pool': 'merged' } } },
+      spec: {
+        enable: true,
+        workloadSelector: { tolerationsMatch: [{ operator: 'Exists' }] },
+        mutationAdd: { nodeSelector: { 'example.com/pool': 'merged' } },
+      },
     };
     const run = await runPodmutation(['validate', writeTemporary('every-pod.yaml', stringify(rule))]);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^valid {4}every-pod /m);
-    expect(run.stdout).toContain('  warning: PodMutation "every-pod": spec.workloadSelector.tolerationsMatch[0]: matches every Pod, so it restricts nothing: the API server\'s DefaultTolerationSeconds admission plugin');
+    expect(run.stdout).toContain(
+      '  warning: PodMutation "every-pod": spec.workloadSelector.tolerationsMatch[0]: matches every Pod, so it restricts nothing: the API server\'s DefaultTolerationSeconds admission plugin',
+    );
     expect(run.stdout.trimEnd().split('\n').at(-1)).toBe('1 valid, 0 invalid, 1 warning');
   });
 
@@ -171,7 +255,9 @@ describe('podmutation explain', () => {
     expect(checkout).toContain('    migrate-legacy-pool\n');
     expect(checkout).toContain('batch-to-spot-pool: namespaces: namespace "production" is not one of batch, analytics');
     expect(checkout).toContain('disabled (spec.enable is not true): retire-old-zone-taint');
-    expect(checkout).toContain('    -     example.com/node-pool In [legacy]\n    +     example.com/node-pool In [merged]');
+    expect(checkout).toContain(
+      '    -     example.com/node-pool In [legacy]\n    +     example.com/node-pool In [merged]',
+    );
     expect(report).toContain('Pod batch/nightly-report-29434560-q8w4z (workload CronJob nightly-report)');
     expect(report).toContain('    -   example.com/node-pool=batch-ondemand\n    +   example.com/node-pool=batch-spot');
     expect(report).toContain('      tolerations:\n    +   example.com/spot:NoSchedule op=Exists');
@@ -180,7 +266,7 @@ describe('podmutation explain', () => {
   it('exits 2 when the input is an AdmissionReview of something other than a Pod', async () => {
     const run = await runPodmutation(['explain', '--rules', EXAMPLES, fixturePath('reviews/configmap-create.json')]);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain("the AdmissionReview's request.object is not a Pod (kind \"ConfigMap\")");
+    expect(run.stderr).toContain('the AdmissionReview\'s request.object is not a Pod (kind "ConfigMap")');
   });
 });
 
@@ -209,27 +295,64 @@ describe('podmutation --placements', () => {
   const placements = fixturePath('../../examples/placements.yaml');
 
   it('runs the managed capacity step after the rules in review', async () => {
-    const run = await runPodmutation(['review', '--rules', EXAMPLES, '--placements', placements, '--capacity-flavour', 'eks', fixturePath('reviews/cronjob-pod.json')]);
+    const run = await runPodmutation([
+      'review',
+      '--rules',
+      EXAMPLES,
+      '--placements',
+      placements,
+      '--capacity-flavour',
+      'eks',
+      fixturePath('reviews/cronjob-pod.json'),
+    ]);
     expect(run.code).toBe(0);
     const patch = decodePatch(parseAnswer(run.stdout).response.patch);
     expect(patch).toContainEqual({
       op: 'add',
       path: '/spec/affinity',
-      value: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'eks.amazonaws.com/capacityType', operator: 'In', values: ['SPOT'] }] }] } } },
+      value: {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [
+              { matchExpressions: [{ key: 'eks.amazonaws.com/capacityType', operator: 'In', values: ['SPOT'] }] },
+            ],
+          },
+        },
+      },
     });
   });
 
   it('shows the managed step in explain', async () => {
-    const run = await runPodmutation(['explain', '--rules', EXAMPLES, '--placements', placements, fixturePath('pods/pod-list.json')]);
+    const run = await runPodmutation([
+      'explain',
+      '--rules',
+      EXAMPLES,
+      '--placements',
+      placements,
+      fixturePath('pods/pod-list.json'),
+    ]);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('podmutation.agent.cloudpilot.ai/applied: migrate-legacy-pool,managed:capacity');
     expect(run.stdout).toContain('    +     karpenter.sh/capacity-type In [on-demand]');
-    expect(run.stdout).toContain('      topologySpreadConstraints:\n    +   topologyKey=node.kubernetes.io/instance-type maxSkew=1 whenUnsatisfiable=ScheduleAnyway labelSelector=');
+    expect(run.stdout).toContain(
+      '      topologySpreadConstraints:\n    +   topologyKey=node.kubernetes.io/instance-type maxSkew=1 whenUnsatisfiable=ScheduleAnyway labelSelector=',
+    );
   });
 
   it('exits 2 for an unknown capacity flavour', async () => {
-    const run = await runPodmutation(['review', '--rules', EXAMPLES, '--placements', placements, '--capacity-flavour', 'azure', fixturePath('reviews/cronjob-pod.json')]);
+    const run = await runPodmutation([
+      'review',
+      '--rules',
+      EXAMPLES,
+      '--placements',
+      placements,
+      '--capacity-flavour',
+      'azure',
+      fixturePath('reviews/cronjob-pod.json'),
+    ]);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain("option '--capacity-flavour <flavour>' argument 'azure' is invalid. Allowed choices are karpenter, eks, gke.");
+    expect(run.stderr).toContain(
+      "option '--capacity-flavour <flavour>' argument 'azure' is invalid. Allowed choices are karpenter, eks, gke.",
+    );
   });
 });

@@ -21,7 +21,12 @@ describe('the colour decision', () => {
   it.each([
     { when: 'stdout is a TTY and nothing is set', isTTY: true, env: {}, colour: true },
     { when: 'stdout is a TTY and NO_COLOR is set', isTTY: true, env: { NO_COLOR: '1' }, colour: false },
-    { when: 'stdout is a TTY and NO_COLOR is empty (no-color.org: only "present and not an empty string" counts)', isTTY: true, env: { NO_COLOR: '' }, colour: true },
+    {
+      when: 'stdout is a TTY and NO_COLOR is empty (no-color.org: only "present and not an empty string" counts)',
+      isTTY: true,
+      env: { NO_COLOR: '' },
+      colour: true,
+    },
     { when: 'stdout is not a TTY', isTTY: false, env: {}, colour: false },
     { when: 'stdout says nothing about a TTY (a pipe, a file)', isTTY: undefined, env: {}, colour: false },
     { when: 'stdout is a TTY of TERM=dumb', isTTY: true, env: { TERM: 'dumb' }, colour: false },
@@ -29,7 +34,12 @@ describe('the colour decision', () => {
     { when: 'stdout is not a TTY and FORCE_COLOR is empty', isTTY: false, env: { FORCE_COLOR: '' }, colour: false },
     { when: 'stdout is a TTY and FORCE_COLOR is 0', isTTY: true, env: { FORCE_COLOR: '0' }, colour: false },
     { when: 'stdout is a TTY and FORCE_COLOR is false', isTTY: true, env: { FORCE_COLOR: 'false' }, colour: false },
-    { when: 'both NO_COLOR and FORCE_COLOR are set (NO_COLOR wins)', isTTY: true, env: { NO_COLOR: '1', FORCE_COLOR: '1' }, colour: false },
+    {
+      when: 'both NO_COLOR and FORCE_COLOR are set (NO_COLOR wins)',
+      isTTY: true,
+      env: { NO_COLOR: '1', FORCE_COLOR: '1' },
+      colour: false,
+    },
   ])('is $colour when $when', ({ isTTY, env, colour }) => {
     expect(colourWanted(stream(isTTY), env)).toBe(colour);
   });
@@ -40,7 +50,11 @@ describe('the coloured scheduling diff', () => {
   const after: Pod = { metadata: { annotations: { kept: 'yes' } }, spec: { nodeSelector: { pool: 'new' } } };
 
   it('colours added lines green and removed lines red, and leaves headings plain', () => {
-    expect(schedulingDiff(before, after, true)).toEqual(['  nodeSelector:', `${RED}-   pool=old${RESET}`, `${GREEN}+   pool=new${RESET}`]);
+    expect(schedulingDiff(before, after, true)).toEqual([
+      '  nodeSelector:',
+      `${RED}-   pool=old${RESET}`,
+      `${GREEN}+   pool=new${RESET}`,
+    ]);
   });
 
   it('writes no escape sequence without colour', () => {
@@ -50,7 +64,12 @@ describe('the coloured scheduling diff', () => {
 
 describe('explain shows the semantic diff', () => {
   it("reads the README's worked example as term 1 losing node-pool legacy and gaining node-pool merged", async () => {
-    const run = await runPodmutationInProcess(['explain', '--rules', EXAMPLES, fixturePath('reviews/deployment-legacy-pool.json')]);
+    const run = await runPodmutationInProcess([
+      'explain',
+      '--rules',
+      EXAMPLES,
+      fixturePath('reviews/deployment-legacy-pool.json'),
+    ]);
 
     expect(run.code).toBe(0);
     const diff = run.stdout.slice(run.stdout.indexOf('  changes to the scheduling fields'));
@@ -70,8 +89,15 @@ describe('explain shows the semantic diff', () => {
 
   it('matches the diff the README shows for the worked example', async () => {
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const shown = /reads:\n\n```\n([\s\S]*?)\n```/.exec(readme.slice(readme.indexOf('The *Worked example* above')))?.[1];
-    const run = await runPodmutationInProcess(['explain', '--rules', EXAMPLES, fixturePath('reviews/deployment-legacy-pool.json')]);
+    const shown = /reads:\n\n```\n([\s\S]*?)\n```/.exec(
+      readme.slice(readme.indexOf('The *Worked example* above')),
+    )?.[1];
+    const run = await runPodmutationInProcess([
+      'explain',
+      '--rules',
+      EXAMPLES,
+      fixturePath('reviews/deployment-legacy-pool.json'),
+    ]);
 
     expect(shown).toBe(run.stdout.slice(run.stdout.indexOf('  changes to the scheduling fields')).trimEnd());
   });
@@ -80,7 +106,10 @@ describe('explain shows the semantic diff', () => {
     const stdout = stream(true);
     let out = '';
     stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    const code = await runCli(['explain', '--rules', EXAMPLES, fixturePath('reviews/deployment-legacy-pool.json')], cliContext({ stdin: new PassThrough(), stdout, stderr: new PassThrough() }, env));
+    const code = await runCli(
+      ['explain', '--rules', EXAMPLES, fixturePath('reviews/deployment-legacy-pool.json')],
+      cliContext({ stdin: new PassThrough(), stdout, stderr: new PassThrough() }, env),
+    );
     expect(code).toBe(0);
     return out;
   }

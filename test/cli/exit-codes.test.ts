@@ -15,11 +15,12 @@ const OBJECTS = fixturePath('report/cluster.json');
 
 /** The exit codes each command documents, by its path (`podmutation placement set`). */
 const DOCUMENTED = new Map(
-  allCommands(createProgram(cliContext({ stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough() })))
-    .flatMap((command) => {
-      const doc = commandDoc(command);
-      return doc === undefined ? [] : [[commandPath(command), Object.keys(doc.exits).map(Number)] as const];
-    }),
+  allCommands(
+    createProgram(cliContext({ stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough() })),
+  ).flatMap((command) => {
+    const doc = commandDoc(command);
+    return doc === undefined ? [] : [[commandPath(command), Object.keys(doc.exits).map(Number)] as const];
+  }),
 );
 
 const CASES: readonly (readonly [string, readonly string[], number])[] = [
@@ -58,9 +59,25 @@ describe('the exit codes of each command', () => {
   it('covers every code every command documents', () => {
     const covered = new Set(CASES.map(([command, , code]) => `${command} ${code}`));
     // Codes reached only against a deployment or a cluster are covered by their own tests (sync, placement, serve 1).
-    const elsewhere = new Set(['sync 0', 'sync 1', 'sync 2', 'serve 0', 'serve 1', 'placement 0', 'test 1', 'rollout 0', 'rollout 1', 'report 0', 'webhook-config 1']);
+    const elsewhere = new Set([
+      'sync 0',
+      'sync 1',
+      'sync 2',
+      'serve 0',
+      'serve 1',
+      'placement 0',
+      'test 1',
+      'rollout 0',
+      'rollout 1',
+      'report 0',
+      'webhook-config 1',
+    ]);
     const missing = [...DOCUMENTED].flatMap(([path, codes]) =>
-      path.split(' ').length === 2 ? codes.map((code) => `${path.slice('podmutation '.length)} ${code}`).filter((key) => !covered.has(key) && !elsewhere.has(key)) : [],
+      path.split(' ').length === 2
+        ? codes
+            .map((code) => `${path.slice('podmutation '.length)} ${code}`)
+            .filter((key) => !covered.has(key) && !elsewhere.has(key))
+        : [],
     );
 
     expect(missing).toEqual([]);

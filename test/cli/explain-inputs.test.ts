@@ -50,7 +50,10 @@ afterAll(async () => {
 
 describe('explain of inputs as users have them', () => {
   it('answers for an AdmissionReview as for its request.object in the request namespace', async () => {
-    const podFile = await file('pod.json', JSON.stringify({ ...POD, metadata: { ...POD.metadata, namespace: REVIEW.request.namespace } }));
+    const podFile = await file(
+      'pod.json',
+      JSON.stringify({ ...POD, metadata: { ...POD.metadata, namespace: REVIEW.request.namespace } }),
+    );
 
     const fromReview = await explain(await file('review.json', REVIEW_TEXT));
     const fromPod = await explain(podFile);
@@ -82,7 +85,12 @@ describe('explain of inputs as users have them', () => {
   });
 
   it('explains every workload of a helm template stream and skips the documents that create no Pod', async () => {
-    const service = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'checkout', namespace: 'production' }, spec: { ports: [{ port: 80 }] } };
+    const service = {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'checkout', namespace: 'production' },
+      spec: { ports: [{ port: 80 }] },
+    };
     const stream = [service, DEPLOYMENT].map((document) => stringify(document)).join('---\n');
 
     const run = await explain(await file('chart.yaml', stream));
@@ -96,10 +104,24 @@ describe('explain of inputs as users have them', () => {
 describe('review --wrap', () => {
   it('answers a Deployment manifest as the webhook answers the CREATE of the Pod its controller creates', async () => {
     const controllerPod = podFromWorkload(readWorkloadObject(DEPLOYMENT, 'deployment'), { namespace: 'production' });
-    const review = { ...REVIEW, request: { ...REVIEW.request, uid: 'podmutation-review-1', namespace: 'production', object: controllerPod } };
+    const review = {
+      ...REVIEW,
+      request: { ...REVIEW.request, uid: 'podmutation-review-1', namespace: 'production', object: controllerPod },
+    };
 
-    const wrapped = await runPodmutationInProcess(['review', '--rules', EXAMPLES, '--wrap', await file('wrap-deployment.yaml', stringify(DEPLOYMENT))]);
-    const direct = await runPodmutationInProcess(['review', '--rules', EXAMPLES, await file('wrap-review.json', JSON.stringify(review))]);
+    const wrapped = await runPodmutationInProcess([
+      'review',
+      '--rules',
+      EXAMPLES,
+      '--wrap',
+      await file('wrap-deployment.yaml', stringify(DEPLOYMENT)),
+    ]);
+    const direct = await runPodmutationInProcess([
+      'review',
+      '--rules',
+      EXAMPLES,
+      await file('wrap-review.json', JSON.stringify(review)),
+    ]);
 
     expect(wrapped.code).toBe(0);
     expect(JSON.parse(wrapped.stdout)).toEqual(JSON.parse(direct.stdout));
@@ -110,15 +132,33 @@ describe('review --wrap', () => {
     const service = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'checkout' } };
     const stream = [DEPLOYMENT, service, POD].map((document) => stringify(document)).join('---\n');
 
-    const run = await runPodmutationInProcess(['review', '--rules', EXAMPLES, '--wrap', '--namespace', 'production', await file('wrap-stream.yaml', stream)]);
+    const run = await runPodmutationInProcess([
+      'review',
+      '--rules',
+      EXAMPLES,
+      '--wrap',
+      '--namespace',
+      'production',
+      await file('wrap-stream.yaml', stream),
+    ]);
 
-    const answers = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { response: { uid: string } });
+    const answers = run.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { response: { uid: string } });
     expect(answers.map((answer) => answer.response.uid)).toEqual(['podmutation-review-1', 'podmutation-review-2']);
     expect(run.stderr).toContain('document 2 (kind "Service") creates no Pod; skipped');
   });
 
   it('refuses --namespace without --wrap, since a review names its own namespace', async () => {
-    const run = await runPodmutationInProcess(['review', '--rules', EXAMPLES, '--namespace', 'production', await file('plain.json', REVIEW_TEXT)]);
+    const run = await runPodmutationInProcess([
+      'review',
+      '--rules',
+      EXAMPLES,
+      '--namespace',
+      'production',
+      await file('plain.json', REVIEW_TEXT),
+    ]);
 
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('--namespace goes with --wrap');

@@ -11,7 +11,10 @@ function escaped(text: string): string {
 
 function stackXml(name: string, outputs: Readonly<Record<string, string>>): string {
   const members = Object.entries(outputs)
-    .map(([key, value]) => `<member><OutputKey>${escaped(key)}</OutputKey><OutputValue>${escaped(value)}</OutputValue></member>`)
+    .map(
+      ([key, value]) =>
+        `<member><OutputKey>${escaped(key)}</OutputKey><OutputValue>${escaped(value)}</OutputValue></member>`,
+    )
     .join('');
   return `<member><StackName>${escaped(name)}</StackName><StackId>arn:aws:cloudformation:eu-west-1:123456789012:stack/${escaped(name)}/1</StackId><CreationTime>2026-12-01T10:00:00Z</CreationTime><StackStatus>UPDATE_COMPLETE</StackStatus><Outputs>${members}</Outputs></member>`;
 }
@@ -46,7 +49,12 @@ export async function startFakeCloudFormation(stacks: Map<string, Readonly<Recor
     url,
     requested: () => [...requested],
     client: () =>
-      new CloudFormationClient({ endpoint: url, region: 'eu-west-1', credentials: { accessKeyId: 'AKIDTEST', secretAccessKey: 'test-secret' }, maxAttempts: 1 }),
+      new CloudFormationClient({
+        endpoint: url,
+        region: 'eu-west-1',
+        credentials: { accessKeyId: 'AKIDTEST', secretAccessKey: 'test-secret' },
+        maxAttempts: 1,
+      }),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

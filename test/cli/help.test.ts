@@ -10,14 +10,17 @@ import { allCommands, createProgram, runCli } from '../../lib/cli/index.ts';
 import { EXAMPLES } from '../support/fixtures.ts';
 import { cliContext, PACKAGE_VERSION, runPodmutation, runPodmutationInProcess } from '../support/cli.ts';
 
-const program = createProgram(cliContext({ stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough() }));
+const program = createProgram(
+  cliContext({ stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough() }),
+);
 
 /** Every command below the program, as the words that reach it: ['placement', 'set']. */
 const COMMANDS: readonly (readonly string[])[] = allCommands(program)
   .slice(1)
   .map((command) => {
     const words: string[] = [];
-    for (let current: Command | null = command; current !== null && current !== program; current = current.parent) words.unshift(current.name());
+    for (let current: Command | null = command; current !== null && current !== program; current = current.parent)
+      words.unshift(current.name());
     return words;
   });
 
@@ -47,21 +50,28 @@ describe('--help', () => {
     ]);
   });
 
-  it.each(COMMANDS.map((words) => [words.join(' '), words] as const))('podmutation %s --help exits 0 with usage, every flag and its default', async (_, words) => {
-    const run = await runPodmutationInProcess([...words, '--help']);
+  it.each(COMMANDS.map((words) => [words.join(' '), words] as const))(
+    'podmutation %s --help exits 0 with usage, every flag and its default',
+    async (_, words) => {
+      const run = await runPodmutationInProcess([...words, '--help']);
 
-    expect(run.code).toBe(0);
-    expect(run.stderr).toBe('');
-    expect(run.stdout).toContain(`Usage: podmutation ${words.join(' ')} `);
-    const command = commandOf(words);
-    // commander wraps help at 80 columns: compare with the whitespace folded.
-    const text = run.stdout.replace(/\s+/g, ' ');
-    for (const option of command.options) {
-      expect(text).toContain(option.flags);
-      const shown = option.defaultValueDescription ?? (typeof option.defaultValue === 'string' || typeof option.defaultValue === 'number' ? String(option.defaultValue) : undefined);
-      if (shown !== undefined) expect(text).toContain(`default: ${shown}`);
-    }
-  });
+      expect(run.code).toBe(0);
+      expect(run.stderr).toBe('');
+      expect(run.stdout).toContain(`Usage: podmutation ${words.join(' ')} `);
+      const command = commandOf(words);
+      // commander wraps help at 80 columns: compare with the whitespace folded.
+      const text = run.stdout.replace(/\s+/g, ' ');
+      for (const option of command.options) {
+        expect(text).toContain(option.flags);
+        const shown =
+          option.defaultValueDescription ??
+          (typeof option.defaultValue === 'string' || typeof option.defaultValue === 'number'
+            ? String(option.defaultValue)
+            : undefined);
+        if (shown !== undefined) expect(text).toContain(`default: ${shown}`);
+      }
+    },
+  );
 
   it.each(COMMANDS.map((words) => [words.join(' '), words] as const))(
     'podmutation %s --help shows an example and the exit codes',
@@ -93,7 +103,12 @@ describe('--help', () => {
   it('names the command `podmutation help` does not know, exiting 2', async () => {
     const run = await runPodmutationInProcess(['help', 'placement', 'unset']);
 
-    expect(run).toMatchObject({ code: 2, stdout: '', stderr: "podmutation help: no command 'podmutation placement unset'; run 'podmutation placement --help' for its commands\n" });
+    expect(run).toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr:
+        "podmutation help: no command 'podmutation placement unset'; run 'podmutation placement --help' for its commands\n",
+    });
   });
 
   it('states the local server defaults serve uses', async () => {
@@ -101,7 +116,9 @@ describe('--help', () => {
     const text = (await runPodmutationInProcess(['serve', '--help'])).stdout.replace(/\s+/g, ' ');
 
     expect(text).toContain(`--host <host> the address to listen on (default: ${LOCAL_SERVER_DEFAULTS.host})`);
-    expect(text).toContain(`(default: ${LOCAL_SERVER_DEFAULTS.httpPort}, or ${LOCAL_SERVER_DEFAULTS.httpsPort} with TLS)`);
+    expect(text).toContain(
+      `(default: ${LOCAL_SERVER_DEFAULTS.httpPort}, or ${LOCAL_SERVER_DEFAULTS.httpsPort} with TLS)`,
+    );
     expect(text).toContain(`published rules (default: ${LOCAL_SERVER_DEFAULTS.refreshSeconds})`);
     expect(text).toContain(`published under (default: ${LOCAL_SERVER_DEFAULTS.clusterId})`);
   });
@@ -135,13 +152,18 @@ describe('a misspelt flag', () => {
 
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toBe(`podmutation ${command}: unknown option '${typed}'\n(Did you mean ${closest}?)\nRun 'podmutation ${command} --help' for usage.\n`);
+    expect(run.stderr).toBe(
+      `podmutation ${command}: unknown option '${typed}'\n(Did you mean ${closest}?)\nRun 'podmutation ${command} --help' for usage.\n`,
+    );
   });
 
   it('names a required flag only once no flag is unknown', async () => {
     const run = await runPodmutationInProcess(['review', '-']);
 
-    expect(run).toMatchObject({ code: 2, stderr: "podmutation review: required option '--rules <path>' not specified\n" });
+    expect(run).toMatchObject({
+      code: 2,
+      stderr: "podmutation review: required option '--rules <path>' not specified\n",
+    });
   });
 });
 
@@ -150,19 +172,29 @@ describe('errors', () => {
     const run = await runPodmutationInProcess(['validate', '/dev/null/x']);
 
     expect(run.code).toBe(2);
-    expect(run.stderr).toBe('podmutation validate: rules path /dev/null/x cannot be read: a part of the path is a file, not a folder (ENOTDIR)\n');
+    expect(run.stderr).toBe(
+      'podmutation validate: rules path /dev/null/x cannot be read: a part of the path is a file, not a folder (ENOTDIR)\n',
+    );
     expect(run.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it.each(['explain', 'review'])('%s without INPUT at a terminal exits 2 instead of waiting for typing', async (command) => {
-    const stdin = Object.assign(new PassThrough(), { isTTY: true });
-    const stderr = new PassThrough();
-    let text = '';
-    stderr.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+  it.each(['explain', 'review'])(
+    '%s without INPUT at a terminal exits 2 instead of waiting for typing',
+    async (command) => {
+      const stdin = Object.assign(new PassThrough(), { isTTY: true });
+      const stderr = new PassThrough();
+      let text = '';
+      stderr.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
 
-    const code = await runCli([command, '--rules', EXAMPLES], cliContext({ stdin, stdout: new PassThrough(), stderr }));
+      const code = await runCli(
+        [command, '--rules', EXAMPLES],
+        cliContext({ stdin, stdout: new PassThrough(), stderr }),
+      );
 
-    expect(code).toBe(2);
-    expect(text).toBe(`podmutation ${command}: no INPUT given, and standard input is a terminal: give a file, or pipe the input in (- reads standard input)\n`);
-  });
+      expect(code).toBe(2);
+      expect(text).toBe(
+        `podmutation ${command}: no INPUT given, and standard input is a terminal: give a file, or pipe the input in (- reads standard input)\n`,
+      );
+    },
+  );
 });

@@ -22,12 +22,25 @@ const VALIDATE = Type.Object(
       Type.Union([
         Type.Object(
           {
-            name: Type.String(), source: Type.String(), valid: Type.Literal(true), enabled: Type.Boolean(), priority: Type.Integer(), enforcement: Type.Union([Type.Literal('enforce'), Type.Literal('audit')]),
+            name: Type.String(),
+            source: Type.String(),
+            valid: Type.Literal(true),
+            enabled: Type.Boolean(),
+            priority: Type.Integer(),
+            enforcement: Type.Union([Type.Literal('enforce'), Type.Literal('audit')]),
             warnings: Type.Array(Type.Object({ field: Type.String(), reason: Type.String() }, closed)),
           },
           closed,
         ),
-        Type.Object({ name: Type.String(), source: Type.String(), valid: Type.Literal(false), issues: Type.Array(Type.Object({ field: Type.String(), reason: Type.String() }, closed), { minItems: 1 }) }, closed),
+        Type.Object(
+          {
+            name: Type.String(),
+            source: Type.String(),
+            valid: Type.Literal(false),
+            issues: Type.Array(Type.Object({ field: Type.String(), reason: Type.String() }, closed), { minItems: 1 }),
+          },
+          closed,
+        ),
       ]),
     ),
     valid: Type.Integer({ minimum: 0 }),
@@ -38,7 +51,12 @@ const VALIDATE = Type.Object(
 );
 
 const PATCH_OPERATION = Type.Object(
-  { op: Type.Union(['add', 'remove', 'replace', 'move', 'copy', 'test'].map((op) => Type.Literal(op))), path: Type.String(), value: Type.Optional(Type.Unknown()), from: Type.Optional(Type.String()) },
+  {
+    op: Type.Union(['add', 'remove', 'replace', 'move', 'copy', 'test'].map((op) => Type.Literal(op))),
+    path: Type.String(),
+    value: Type.Optional(Type.Unknown()),
+    from: Type.Optional(Type.String()),
+  },
   closed,
 );
 
@@ -51,11 +69,20 @@ const EXPLAIN = Type.Object(
           namespace: Type.String(),
           name: Type.String(),
           workload: Type.Object({ kind: Type.String(), name: Type.String() }, closed),
-          decision: Type.Union(['mutated', 'unchanged', 'denied', 'skipped', 'rejected'].map((decision) => Type.Literal(decision))),
+          decision: Type.Union(
+            ['mutated', 'unchanged', 'denied', 'skipped', 'rejected'].map((decision) => Type.Literal(decision)),
+          ),
           matched: Names,
           applied: Names,
-          audited: Type.Array(Type.Object({ name: Type.String(), operations: Type.Integer(), fields: Names, denial: Type.Optional(Type.String()) }, closed)),
-          notMatched: Type.Array(Type.Object({ rule: Type.String(), dimension: Type.String(), reason: Type.String() }, closed)),
+          audited: Type.Array(
+            Type.Object(
+              { name: Type.String(), operations: Type.Integer(), fields: Names, denial: Type.Optional(Type.String()) },
+              closed,
+            ),
+          ),
+          notMatched: Type.Array(
+            Type.Object({ rule: Type.String(), dimension: Type.String(), reason: Type.String() }, closed),
+          ),
           disabled: Names,
           patch: Type.Array(PATCH_OPERATION),
           warnings: Names,
@@ -71,11 +98,30 @@ const EXPLAIN = Type.Object(
 const COUNT = Type.Integer({ minimum: 0 });
 const REPORT = Type.Object(
   {
-    rules: Type.Array(Type.Object({ name: Type.String(), enforcement: Type.Union([Type.Literal('enforce'), Type.Literal('audit')]), matched: COUNT, current: COUNT, pending: COUNT }, closed)),
+    rules: Type.Array(
+      Type.Object(
+        {
+          name: Type.String(),
+          enforcement: Type.Union([Type.Literal('enforce'), Type.Literal('audit')]),
+          matched: COUNT,
+          current: COUNT,
+          pending: COUNT,
+        },
+        closed,
+      ),
+    ),
     workloads: Type.Array(
       Type.Object(
         {
-          namespace: Type.String(), kind: Type.String(), name: Type.String(), pods: COUNT, current: COUNT, pending: COUNT, denied: COUNT, rules: Names, change: Type.String({ maxLength: 240 }),
+          namespace: Type.String(),
+          kind: Type.String(),
+          name: Type.String(),
+          pods: COUNT,
+          current: COUNT,
+          pending: COUNT,
+          denied: COUNT,
+          rules: Names,
+          change: Type.String({ maxLength: 240 }),
           deletePods: Type.Optional(Type.Array(Type.String(), { minItems: 1 })),
         },
         closed,
@@ -94,7 +140,9 @@ const TEST = Type.Object(
         {
           file: Type.String(),
           name: Type.String(),
-          error: Type.Optional(Type.Object({ message: Type.String(), issues: Type.Array(ISSUE, { minItems: 1 }) }, closed)),
+          error: Type.Optional(
+            Type.Object({ message: Type.String(), issues: Type.Array(ISSUE, { minItems: 1 }) }, closed),
+          ),
           invalidRules: Names,
           cases: Type.Array(
             Type.Object(
@@ -105,7 +153,11 @@ const TEST = Type.Object(
                 failures: Type.Array(
                   Type.Object(
                     {
-                      aspect: Type.Union(['applied', 'audited', 'denied', 'scheduling', 'patchedResource'].map((aspect) => Type.Literal(aspect))),
+                      aspect: Type.Union(
+                        ['applied', 'audited', 'denied', 'scheduling', 'patchedResource'].map((aspect) =>
+                          Type.Literal(aspect),
+                        ),
+                      ),
                       summary: Type.String(),
                       expected: Type.Unknown(),
                       actual: Type.Unknown(),
@@ -166,7 +218,11 @@ describe('validate -o json', () => {
 
     expect(code).toBe(1);
     expect(violations(VALIDATE, document)).toEqual([]);
-    expect((document as { rules: { name: string; issues?: { field: string }[] }[] }).rules.find((rule) => rule.name === 'force-spot')?.issues?.[0]?.field).toMatch(/^spec\.mutationAdd\./);
+    expect(
+      (document as { rules: { name: string; issues?: { field: string }[] }[] }).rules.find(
+        (rule) => rule.name === 'force-spot',
+      )?.issues?.[0]?.field,
+    ).toMatch(/^spec\.mutationAdd\./);
   });
 });
 
@@ -185,48 +241,76 @@ describe('explain -o json', () => {
       applied: ['migrate-legacy-pool'],
       disabled: ['retire-old-zone-taint'],
     });
-    expect(checkout?.notMatched).toContainEqual({ rule: 'batch-to-spot-pool', dimension: 'namespaces', reason: 'namespace "production" is not one of batch, analytics' });
+    expect(checkout?.notMatched).toContainEqual({
+      rule: 'batch-to-spot-pool',
+      dimension: 'namespaces',
+      reason: 'namespace "production" is not one of batch, analytics',
+    });
   });
 
   it('prints a denial with its message and exits 1', async () => {
     const { code, document } = await printed(['explain', ...rulePaths().flatMap((path) => ['--rules', path]), cluster]);
 
     expect(violations(EXPLAIN, document)).toEqual([]);
-    const denied = (document as { pods: { decision: string; message?: string }[] }).pods.filter((pod) => pod.decision === 'denied');
+    const denied = (document as { pods: { decision: string; message?: string }[] }).pods.filter(
+      (pod) => pod.decision === 'denied',
+    );
     expect(denied.length).toBeGreaterThan(0);
-    expect(denied[0]?.message).toMatch(/^PodMutation "fan-out-zones": required node selector terms after combining would be \d+, above the limit of 64$/);
+    expect(denied[0]?.message).toMatch(
+      /^PodMutation "fan-out-zones": required node selector terms after combining would be \d+, above the limit of 64$/,
+    );
     expect(code).toBe(1);
   });
 
   it('prints a Pod the input contract rejects with the field path, explains the others, and exits 2', async () => {
-    const list = JSON.parse(readFileSync(fixturePath('pods/pod-list.json'), 'utf8')) as { items: { spec: Record<string, unknown> }[] };
+    const list = JSON.parse(readFileSync(fixturePath('pods/pod-list.json'), 'utf8')) as {
+      items: { spec: Record<string, unknown> }[];
+    };
     list.items[1]!.spec.tolerations = 'none';
     const { code, document } = await printed(['explain', '--rules', EXAMPLES, writeTemporary('rejected.json', list)]);
 
     expect(code).toBe(2);
     expect(violations(EXPLAIN, document)).toEqual([]);
-    expect((document as { pods: { decision: string; message?: string }[] }).pods.map((pod) => pod.decision)).toEqual(['mutated', 'rejected']);
-    expect((document as { pods: { message?: string }[] }).pods[1]?.message).toContain('spec.tolerations: expected a list');
+    expect((document as { pods: { decision: string; message?: string }[] }).pods.map((pod) => pod.decision)).toEqual([
+      'mutated',
+      'rejected',
+    ]);
+    expect((document as { pods: { message?: string }[] }).pods[1]?.message).toContain(
+      'spec.tolerations: expected a list',
+    );
   });
 });
 
 describe('validate -o json, with a warning', () => {
   it('prints the warning of a valid rule in the documented shape, and exits 0', async () => {
     const rule = {
-      apiVersion: 'agent.cloudpilot.ai/v1alpha1', kind: 'PodMutation', metadata: { name: 'every-pod' },
-      spec: { enable: true, workloadSelector: { tolerationsMatch: [{ operator: 'Exists' }] }, mutationAdd: { nodeSelector: { 'example.com/pool': 'merged' } } },
+      apiVersion: 'agent.cloudpilot.ai/v1alpha1',
+      kind: 'PodMutation',
+      metadata: { name: 'every-pod' },
+      spec: {
+        enable: true,
+        workloadSelector: { tolerationsMatch: [{ operator: 'Exists' }] },
+        mutationAdd: { nodeSelector: { 'example.com/pool': 'merged' } },
+      },
     };
     const { code, document } = await printed(['validate', writeTemporary('every-pod.json', rule)]);
 
     expect(code).toBe(0);
     expect(violations(VALIDATE, document)).toEqual([]);
-    expect((document as { rules: { warnings: { field: string }[] }[] }).rules[0]?.warnings.map((warning) => warning.field)).toEqual(['spec.workloadSelector.tolerationsMatch[0]']);
+    expect(
+      (document as { rules: { warnings: { field: string }[] }[] }).rules[0]?.warnings.map((warning) => warning.field),
+    ).toEqual(['spec.workloadSelector.tolerationsMatch[0]']);
   });
 });
 
 describe('report -o json', () => {
   it('prints the documented shape', async () => {
-    const { document } = await printed(['report', '--objects', cluster, ...rulePaths().flatMap((path) => ['--rules', path])]);
+    const { document } = await printed([
+      'report',
+      '--objects',
+      cluster,
+      ...rulePaths().flatMap((path) => ['--rules', path]),
+    ]);
 
     expect(violations(REPORT, document)).toEqual([]);
   });
@@ -236,13 +320,28 @@ describe('report -o json', () => {
     const ledger = list.items.find((item) => item.kind === 'StatefulSet') as { spec: Record<string, unknown> };
     ledger.spec = { ...ledger.spec, updateStrategy: { type: 'OnDelete' } };
     const moveLedger = {
-      apiVersion: 'agent.cloudpilot.ai/v1alpha1', kind: 'PodMutation', metadata: { name: 'move-ledger' },
-      spec: { enable: true, workloadSelector: { names: ['ledger'] }, mutationAdd: { nodeSelector: { 'example.com/pool': 'db' } } },
+      apiVersion: 'agent.cloudpilot.ai/v1alpha1',
+      kind: 'PodMutation',
+      metadata: { name: 'move-ledger' },
+      spec: {
+        enable: true,
+        workloadSelector: { names: ['ledger'] },
+        mutationAdd: { nodeSelector: { 'example.com/pool': 'db' } },
+      },
     };
-    const { document } = await printed(['report', '--objects', writeTemporary('on-delete.json', list), '--rules', writeTemporary('move-ledger.json', moveLedger)]);
+    const { document } = await printed([
+      'report',
+      '--objects',
+      writeTemporary('on-delete.json', list),
+      '--rules',
+      writeTemporary('move-ledger.json', moveLedger),
+    ]);
 
     expect(violations(REPORT, document)).toEqual([]);
-    expect((document as { workloads: { deletePods?: string[] }[] }).workloads[0]?.deletePods).toEqual(['ledger-1', 'ledger-0']);
+    expect((document as { workloads: { deletePods?: string[] }[] }).workloads[0]?.deletePods).toEqual([
+      'ledger-1',
+      'ledger-0',
+    ]);
   });
 });
 
@@ -256,11 +355,17 @@ describe('test -o json', () => {
   });
 
   it('prints a failed result with each expectation, a file that cannot be run with its issues, and exits 2', async () => {
-    const { code, document } = await printed(['test', fixturePath('rule-tests/wrong-scheduling'), fixturePath('rule-tests/malformed')]);
+    const { code, document } = await printed([
+      'test',
+      fixturePath('rule-tests/wrong-scheduling'),
+      fixturePath('rule-tests/malformed'),
+    ]);
 
     expect(code).toBe(2);
     expect(violations(TEST, document)).toEqual([]);
-    const [failing, malformed] = (document as { files: { cases: { failures: { aspect: string }[] }[]; error?: unknown }[] }).files;
+    const [failing, malformed] = (
+      document as { files: { cases: { failures: { aspect: string }[] }[]; error?: unknown }[] }
+    ).files;
     expect(failing?.cases[0]?.failures.map((failure) => failure.aspect)).toEqual(['scheduling']);
     expect(malformed?.error).toBeDefined();
   });
@@ -268,7 +373,9 @@ describe('test -o json', () => {
 
 describe("README.md's JSON examples", () => {
   const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const examples = [...readme.matchAll(/<!-- shape: (\w+) -->\n```json\n([\s\S]*?)\n```/g)].map((match) => [match[1]!, match[2]!] as const);
+  const examples = [...readme.matchAll(/<!-- shape: (\w+) -->\n```json\n([\s\S]*?)\n```/g)].map(
+    (match) => [match[1]!, match[2]!] as const,
+  );
 
   it('exist for validate, explain, test and report', () => {
     expect(examples.map(([name]) => name).sort()).toEqual(['explain', 'report', 'test', 'validate']);

@@ -8,7 +8,13 @@ import { parse } from 'yaml';
 import { placementSteps } from '../../lib/cli/options/placement-file.ts';
 import { createDynamoClient, createPlacementStore, type PlacementStore } from '../../lib/store/index.ts';
 import { runPodmutation, runPodmutationInProcess } from '../support/cli.ts';
-import { closedEndpoint, createFreshTable, freshClusterId, startTestDynamo, type TestDynamo } from '../store/support.ts';
+import {
+  closedEndpoint,
+  createFreshTable,
+  freshClusterId,
+  startTestDynamo,
+  type TestDynamo,
+} from '../store/support.ts';
 
 let dynamo: TestDynamo;
 let tableName: string;
@@ -31,9 +37,18 @@ const WEB = { namespace: 'apps', kind: 'Deployment', name: 'web' } as const;
 const WEB_FLAGS = ['--namespace', 'apps', '--kind', 'Deployment', '--name', 'web'];
 
 function placement(action: string, clusterId: string, ...flags: string[]): string[] {
-  return ['placement', action, ...flags, '--table', tableName, '--dynamodb-endpoint', dynamo.endpoint, '--cluster-id', clusterId];
+  return [
+    'placement',
+    action,
+    ...flags,
+    '--table',
+    tableName,
+    '--dynamodb-endpoint',
+    dynamo.endpoint,
+    '--cluster-id',
+    clusterId,
+  ];
 }
-
 
 // Each spawn is a real binary start; they touch separate clusters, so they run at once.
 describe.concurrent('podmutation placement, the binary', () => {
@@ -43,7 +58,11 @@ describe.concurrent('podmutation placement, the binary', () => {
     const run = await runPodmutation(placement('set', clusterId, ...WEB_FLAGS, '--mode', 'Diversity'));
 
     expect(run.code).toBe(0);
-    expect(JSON.parse(run.stdout)).toEqual({ changed: true, version: 1, policy: { ...WEB, mode: 'Diversity', spotPercent: 50 } });
+    expect(JSON.parse(run.stdout)).toEqual({
+      changed: true,
+      version: 1,
+      policy: { ...WEB, mode: 'Diversity', spotPercent: 50 },
+    });
     expect(await store.listPlacements(clusterId)).toEqual([{ ...WEB, mode: 'Diversity', spotPercent: 50 }]);
   });
 
@@ -82,7 +101,12 @@ describe.concurrent('podmutation placement, the binary', () => {
 
     expect(run).toMatchObject({
       code: 0,
-      stdout: ['NAMESPACE  KIND        NAME  MODE       SPOT%', 'apps       Deployment  api   NonSpot    -', 'apps       Deployment  web   Diversity  30', ''].join('\n'),
+      stdout: [
+        'NAMESPACE  KIND        NAME  MODE       SPOT%',
+        'apps       Deployment  api   NonSpot    -',
+        'apps       Deployment  web   Diversity  30',
+        '',
+      ].join('\n'),
     });
   });
 
@@ -103,20 +127,25 @@ describe.concurrent('podmutation placement, the binary', () => {
     const run = await runPodmutation(placement('get', clusterId, ...WEB_FLAGS));
 
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain(`podmutation placement get: no placement policy for workload apps/Deployment/web in cluster "${clusterId}"`);
+    expect(run.stderr).toContain(
+      `podmutation placement get: no placement policy for workload apps/Deployment/web in cluster "${clusterId}"`,
+    );
     expect(run.stdout).toBe('');
   });
 
   it('set of an invalid policy exits 2 with the validator message and writes nothing', async () => {
     const clusterId = freshClusterId();
 
-    const run = await runPodmutation(placement('set', clusterId, ...WEB_FLAGS, '--mode', 'Diversity', '--spot-percent', '120'));
+    const run = await runPodmutation(
+      placement('set', clusterId, ...WEB_FLAGS, '--mode', 'Diversity', '--spot-percent', '120'),
+    );
 
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('podmutation placement set: placement policy apps/Deployment/web: spotPercent: must be an integer from 0 to 100 (got 120)');
+    expect(run.stderr).toContain(
+      'podmutation placement set: placement policy apps/Deployment/web: spotPercent: must be an integer from 0 to 100 (got 120)',
+    );
     expect(await store.readPlacementVersion(clusterId)).toBeUndefined();
   });
-
 });
 
 describe('podmutation placement, in process', () => {
@@ -128,17 +157,23 @@ describe('podmutation placement, in process', () => {
   });
 
   it('exits 2 naming the field when get names a workload kind in the wrong form', async () => {
-    const run = await runPodmutationInProcess(placement('get', freshClusterId(), '--namespace', 'apps', '--kind', 'deployment', '--name', 'web'));
+    const run = await runPodmutationInProcess(
+      placement('get', freshClusterId(), '--namespace', 'apps', '--kind', 'deployment', '--name', 'web'),
+    );
 
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('workload apps/deployment/web: kind: must be a workload kind such as Deployment');
   });
 
   it('exits 2 naming the flags set is missing', async () => {
-    const run = await runPodmutationInProcess(placement('set', freshClusterId(), '--namespace', 'apps', '--kind', 'Deployment'));
+    const run = await runPodmutationInProcess(
+      placement('set', freshClusterId(), '--namespace', 'apps', '--kind', 'Deployment'),
+    );
 
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain("podmutation placement set: required options '--name <name>', '--mode <mode>' not specified");
+    expect(run.stderr).toContain(
+      "podmutation placement set: required options '--name <name>', '--mode <mode>' not specified",
+    );
   });
 
   it('exits 2 when a flag does not belong to the action', async () => {
@@ -152,7 +187,9 @@ describe('podmutation placement, in process', () => {
     const run = await runPodmutationInProcess(['placement']);
 
     expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/Commands:\n {2}set \[options\] +set a workload's placement policy\n {2}get .*\n {2}list .*\n {2}delete /);
+    expect(run.stderr).toMatch(
+      /Commands:\n {2}set \[options\] +set a workload's placement policy\n {2}get .*\n {2}list .*\n {2}delete /,
+    );
   });
 
   it('exits 1 with the store failure when DynamoDB cannot be reached', async () => {
@@ -169,7 +206,10 @@ describe('podmutation placement, in process', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'placements-')), 'placements.yaml');
     writeFileSync(file, listed.stdout);
 
-    const steps = await placementSteps({ placements: file }, { stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough() });
+    const steps = await placementSteps(
+      { placements: file },
+      { stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough() },
+    );
 
     expect(steps.map((step) => step.name)).toEqual(['managed:capacity']);
   });

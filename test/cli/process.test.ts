@@ -22,7 +22,9 @@ function portIsFree(port: number): Promise<boolean> {
 }
 
 /** Runs the bin with its standard output closed before it writes, as `| head -1` leaves it; its exit and what it wrote to stderr. */
-async function withClosedStdout(args: readonly string[]): Promise<{ readonly code: number | null; readonly stderr: string }> {
+async function withClosedStdout(
+  args: readonly string[],
+): Promise<{ readonly code: number | null; readonly stderr: string }> {
   const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.destroy();
   let stderr = '';
@@ -51,7 +53,7 @@ describe('a closed standard output', () => {
 const SYSTEM_NODE = '/usr/bin/node';
 
 describe('an older Node.js', () => {
-  it("is refused before anything runs, naming the version needed and the one found", async () => {
+  it('is refused before anything runs, naming the version needed and the one found', async () => {
     const found = execFileSync(SYSTEM_NODE, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim();
     // The test needs a Node.js older than the one package.json asks for; the machine's is 20.
     expect(Number(found.split('.')[0])).toBeLessThan(22);
@@ -71,7 +73,10 @@ describe('npm start', () => {
   it('stops its server when npm itself is sent SIGTERM, freeing the port', async () => {
     const port = await freePort();
     // npm runs the script through sh; the script execs node, so the signal npm forwards reaches the server.
-    const npm = spawn('npm', ['start', '--silent', '--', '--port', String(port)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const npm = spawn('npm', ['start', '--silent', '--', '--port', String(port)], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     const onData = (chunk: Buffer) => (output += chunk.toString('utf8'));
     npm.stdout.on('data', onData);

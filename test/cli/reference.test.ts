@@ -14,7 +14,21 @@ describe("README.md's CLI reference", () => {
   it('lists every command with its exit codes, and a section per command', () => {
     const reference = currentReference();
 
-    for (const command of ['review', 'explain', 'validate', 'test', 'report', 'rollout', 'serve', 'sync', 'webhook-config', 'placement set', 'placement get', 'placement list', 'placement delete']) {
+    for (const command of [
+      'review',
+      'explain',
+      'validate',
+      'test',
+      'report',
+      'rollout',
+      'serve',
+      'sync',
+      'webhook-config',
+      'placement set',
+      'placement get',
+      'placement list',
+      'placement delete',
+    ]) {
       expect(reference).toMatch(new RegExp(`^\\| \`${command}\` \\| .+ \\| 0 .+; 2 .+ \\|$`, 'm'));
       expect(reference).toContain(`#### \`podmutation ${command} `);
     }

@@ -4,7 +4,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { MigrationReport } from '../../lib/report/index.ts';
-import { startFakeApiServer, writeKubeconfig, type FakeApiServer, type PodMutationInput, type WorkloadObjectInput } from '../cluster/fake-api-server.ts';
+import {
+  startFakeApiServer,
+  writeKubeconfig,
+  type FakeApiServer,
+  type PodMutationInput,
+  type WorkloadObjectInput,
+} from '../cluster/fake-api-server.ts';
 import { clusterList, rulePaths, writeTemporary, type KubectlList } from '../report/support.ts';
 import { runPodmutationInProcess } from '../support/cli.ts';
 import { fixturePath } from '../support/fixtures.ts';
@@ -48,9 +54,20 @@ const EXPECTED_JSON: MigrationReport = {
       pending: 1,
       denied: 0,
       rules: ['batch-to-spot-pool'],
-      change: 'nodeSelector: -example.com/node-pool=batch-ondemand +example.com/node-pool=batch-spot; tolerations: +example.com/spot:Exists:NoSchedule',
+      change:
+        'nodeSelector: -example.com/node-pool=batch-ondemand +example.com/node-pool=batch-spot; tolerations: +example.com/spot:Exists:NoSchedule',
     },
-    { namespace: 'production', kind: 'Deployment', name: 'checkout', pods: 2, current: 2, pending: 0, denied: 0, rules: ['migrate-legacy-pool', 'audit-spot-checkout'], change: '' },
+    {
+      namespace: 'production',
+      kind: 'Deployment',
+      name: 'checkout',
+      pods: 2,
+      current: 2,
+      pending: 0,
+      denied: 0,
+      rules: ['migrate-legacy-pool', 'audit-spot-checkout'],
+      change: '',
+    },
     {
       namespace: 'production',
       kind: 'Deployment',
@@ -63,7 +80,17 @@ const EXPECTED_JSON: MigrationReport = {
       change:
         'nodeAffinity required: -{example.com/node-pool In [legacy], kubernetes.io/arch In [amd64]} +{example.com/node-pool In [merged], kubernetes.io/arch In [amd64]}; annotations: +example.com/migration=merged-pool',
     },
-    { namespace: 'production', kind: 'Pod', name: 'toolbox', pods: 1, current: 0, pending: 1, denied: 0, rules: ['tag-payments'], change: 'annotations: +example.com/cost-center=payments' },
+    {
+      namespace: 'production',
+      kind: 'Pod',
+      name: 'toolbox',
+      pods: 1,
+      current: 0,
+      pending: 1,
+      denied: 0,
+      rules: ['tag-payments'],
+      change: 'annotations: +example.com/cost-center=payments',
+    },
     {
       namespace: 'production',
       kind: 'Rollout',
@@ -73,7 +100,8 @@ const EXPECTED_JSON: MigrationReport = {
       pending: 1,
       denied: 0,
       rules: ['migrate-legacy-pool'],
-      change: 'nodeAffinity required: -{example.com/node-pool In [legacy]} +{example.com/node-pool In [merged]}; annotations: +example.com/migration=merged-pool',
+      change:
+        'nodeAffinity required: -{example.com/node-pool In [legacy]} +{example.com/node-pool In [merged]}; annotations: +example.com/migration=merged-pool',
     },
     {
       namespace: 'production',
@@ -84,7 +112,8 @@ const EXPECTED_JSON: MigrationReport = {
       pending: 0,
       denied: 2,
       rules: ['fan-out-zones'],
-      change: 'denied: PodMutation "fan-out-zones": required node selector terms after combining would be 72, above the limit of 64',
+      change:
+        'denied: PodMutation "fan-out-zones": required node selector terms after combining would be 72, above the limit of 64',
     },
   ],
   totals: { pods: 11, unaffected: 2, current: 2, pending: 5, denied: 2 },
@@ -93,25 +122,52 @@ const EXPECTED_JSON: MigrationReport = {
 /** The JSON types of a value's fields, recursively: the shape the README documents. */
 function shapeOf(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(shapeOf);
-  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([key, field]) => [key, shapeOf(field)]));
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([key, field]) => [key, shapeOf(field)]));
   return typeof value;
 }
 
 const RULE_SHAPE = { name: 'string', enforcement: 'string', matched: 'number', current: 'number', pending: 'number' };
-const WORKLOAD_SHAPE = { namespace: 'string', kind: 'string', name: 'string', pods: 'number', current: 'number', pending: 'number', denied: 'number', change: 'string' };
+const WORKLOAD_SHAPE = {
+  namespace: 'string',
+  kind: 'string',
+  name: 'string',
+  pods: 'number',
+  current: 'number',
+  pending: 'number',
+  denied: 'number',
+  change: 'string',
+};
 
 describe('podmutation report --objects', () => {
   it('prints the documented JSON shape: exactly these keys, in this order, of these types', async () => {
     const report = await reportJson(['--objects', objects, ...rulesArgs()]);
 
     expect(Object.keys(report)).toEqual(['rules', 'workloads', 'totals']);
-    for (const rule of report.rules) expect([Object.keys(rule), shapeOf(rule)]).toEqual([Object.keys(RULE_SHAPE), RULE_SHAPE]);
+    for (const rule of report.rules)
+      expect([Object.keys(rule), shapeOf(rule)]).toEqual([Object.keys(RULE_SHAPE), RULE_SHAPE]);
     for (const workload of report.workloads) {
-      expect(Object.keys(workload)).toEqual(['namespace', 'kind', 'name', 'pods', 'current', 'pending', 'denied', 'rules', 'change']);
+      expect(Object.keys(workload)).toEqual([
+        'namespace',
+        'kind',
+        'name',
+        'pods',
+        'current',
+        'pending',
+        'denied',
+        'rules',
+        'change',
+      ]);
       expect(shapeOf({ ...workload, rules: undefined })).toEqual({ ...WORKLOAD_SHAPE, rules: 'undefined' });
       expect(workload.rules.every((name) => typeof name === 'string')).toBe(true);
     }
-    expect(shapeOf(report.totals)).toEqual({ pods: 'number', unaffected: 'number', current: 'number', pending: 'number', denied: 'number' });
+    expect(shapeOf(report.totals)).toEqual({
+      pods: 'number',
+      unaffected: 'number',
+      current: 'number',
+      pending: 'number',
+      denied: 'number',
+    });
   });
 
   it('reports every verdict of the fixture cluster: current, pending, denied, unaffected, audited', async () => {
@@ -121,7 +177,11 @@ describe('podmutation report --objects', () => {
   it('finds the Deployment pending once its rule changed what it adds', async () => {
     const report = await reportJson(['--objects', objects, ...rulesArgs('changed')]);
 
-    expect(report.workloads.find((item) => item.name === 'checkout')).toMatchObject({ current: 0, pending: 2, change: expect.stringContaining('+{example.com/node-pool In [merged-2024]') as unknown });
+    expect(report.workloads.find((item) => item.name === 'checkout')).toMatchObject({
+      current: 0,
+      pending: 2,
+      change: expect.stringContaining('+{example.com/node-pool In [merged-2024]') as unknown,
+    });
   });
 
   it('prints the same data as aligned tables by default', async () => {
@@ -134,8 +194,13 @@ describe('podmutation report --objects', () => {
       'tag-payments         enforce      1        0        1',
       'fan-out-zones        enforce      2        0        0',
     ]);
-    expect(lines).toContain('production  Deployment   checkout        2     2        0        0       migrate-legacy-pool,audit-spot-checkout  -');
-    expect(lines.slice(-2)).toEqual(['PODS  UNAFFECTED  CURRENT  PENDING  DENIED', '11    2           2        5        2']);
+    expect(lines).toContain(
+      'production  Deployment   checkout        2     2        0        0       migrate-legacy-pool,audit-spot-checkout  -',
+    );
+    expect(lines.slice(-2)).toEqual([
+      'PODS  UNAFFECTED  CURRENT  PENDING  DENIED',
+      '11    2           2        5        2',
+    ]);
   });
 
   it('prints the commands that roll out the pending workloads, and what to recreate by hand', async () => {
@@ -158,12 +223,28 @@ describe('podmutation report --objects', () => {
     const onDelete = structuredClone(list);
     const ledger = onDelete.items.find((item) => item.kind === 'StatefulSet') as { spec: Record<string, unknown> };
     ledger.spec = { ...ledger.spec, updateStrategy: { type: 'OnDelete' } };
-    const moveLedger = writeTemporary('move-ledger.yaml', stringify({
-      apiVersion: 'agent.cloudpilot.ai/v1alpha1', kind: 'PodMutation', metadata: { name: 'move-ledger' },
-      spec: { enable: true, workloadSelector: { names: ['ledger'] }, mutationAdd: { nodeSelector: { 'example.com/pool': 'db' } } },
-    }));
+    const moveLedger = writeTemporary(
+      'move-ledger.yaml',
+      stringify({
+        apiVersion: 'agent.cloudpilot.ai/v1alpha1',
+        kind: 'PodMutation',
+        metadata: { name: 'move-ledger' },
+        spec: {
+          enable: true,
+          workloadSelector: { names: ['ledger'] },
+          mutationAdd: { nodeSelector: { 'example.com/pool': 'db' } },
+        },
+      }),
+    );
 
-    const run = await runPodmutationInProcess(['report', '--objects', writeTemporary('on-delete.json', onDelete), '--rules', moveLedger, '--restart-commands']);
+    const run = await runPodmutationInProcess([
+      'report',
+      '--objects',
+      writeTemporary('on-delete.json', onDelete),
+      '--rules',
+      moveLedger,
+      '--restart-commands',
+    ]);
 
     expect(run.code).toBe(1);
     expect(run.stdout.split('\n').filter((line) => line.includes('ledger'))).toEqual([
@@ -187,9 +268,26 @@ describe('podmutation report --objects', () => {
   });
 
   it('exits 0 when a rollout would change nothing: the batch CronJob with its rule audited', async () => {
-    const run = await runPodmutationInProcess(['report', '--objects', objects, ...rulesArgs(), '--enforcement', 'audit', '--namespace', 'batch', '-o', 'json']);
+    const run = await runPodmutationInProcess([
+      'report',
+      '--objects',
+      objects,
+      ...rulesArgs(),
+      '--enforcement',
+      'audit',
+      '--namespace',
+      'batch',
+      '-o',
+      'json',
+    ]);
 
-    expect((JSON.parse(run.stdout) as MigrationReport).totals).toEqual({ pods: 1, unaffected: 0, current: 1, pending: 0, denied: 0 });
+    expect((JSON.parse(run.stdout) as MigrationReport).totals).toEqual({
+      pods: 1,
+      unaffected: 0,
+      current: 1,
+      pending: 0,
+      denied: 0,
+    });
     expect(run.code).toBe(0);
   });
 
@@ -206,7 +304,15 @@ describe('podmutation report --objects', () => {
   });
 
   it('skips an invalid rule with a line on stderr and still reports', async () => {
-    const run = await runPodmutationInProcess(['report', '--objects', objects, '--rules', fixturePath('rules/invalid'), '-o', 'json']);
+    const run = await runPodmutationInProcess([
+      'report',
+      '--objects',
+      objects,
+      '--rules',
+      fixturePath('rules/invalid'),
+      '-o',
+      'json',
+    ]);
 
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('invalid rule skipped: PodMutation "force-spot"');
@@ -216,15 +322,47 @@ describe('podmutation report --objects', () => {
 
 describe('podmutation report, bad usage and input', () => {
   it.each([
-    ['--objects without --rules', ['--objects', 'cluster.json'], 'podmutation report: report --objects needs --rules PATH: a file of objects holds no PodMutations'],
-    ['neither --objects nor --kubeconfig', ['--rules', 'r.yaml'], 'podmutation report: report needs --kubeconfig FILE (the cluster) or --objects FILE (a kubectl get -o json List); neither was given\n'],
-    ['both --objects and --kubeconfig', ['--objects', 'a', '--kubeconfig', 'b', '--rules', 'r'], "podmutation report: option '--objects <file>' cannot be used with option '--kubeconfig <file>'"],
-    ['--context without --kubeconfig', ['--objects', 'a', '--rules', 'r', '--context', 'c'], 'podmutation report: --context goes with --kubeconfig'],
-    ['an unknown output format', ['--objects', 'a', '--rules', 'r', '-o', 'xml'], "podmutation report: option '-o, --output <format>' argument 'xml' is invalid. Allowed choices are table, json, yaml."],
-    ['--restart-commands with -o json', ['--objects', 'a', '--rules', 'r', '-o', 'json', '--restart-commands'], 'podmutation report: --restart-commands prints shell commands instead of the report'],
-    ['a namespace that is no namespace name', ['--objects', 'a', '--rules', 'r', '--namespace', 'Bad_NS'], 'podmutation report: --namespace "Bad_NS" is not a namespace name'],
+    [
+      '--objects without --rules',
+      ['--objects', 'cluster.json'],
+      'podmutation report: report --objects needs --rules PATH: a file of objects holds no PodMutations',
+    ],
+    [
+      'neither --objects nor --kubeconfig',
+      ['--rules', 'r.yaml'],
+      'podmutation report: report needs --kubeconfig FILE (the cluster) or --objects FILE (a kubectl get -o json List); neither was given\n',
+    ],
+    [
+      'both --objects and --kubeconfig',
+      ['--objects', 'a', '--kubeconfig', 'b', '--rules', 'r'],
+      "podmutation report: option '--objects <file>' cannot be used with option '--kubeconfig <file>'",
+    ],
+    [
+      '--context without --kubeconfig',
+      ['--objects', 'a', '--rules', 'r', '--context', 'c'],
+      'podmutation report: --context goes with --kubeconfig',
+    ],
+    [
+      'an unknown output format',
+      ['--objects', 'a', '--rules', 'r', '-o', 'xml'],
+      "podmutation report: option '-o, --output <format>' argument 'xml' is invalid. Allowed choices are table, json, yaml.",
+    ],
+    [
+      '--restart-commands with -o json',
+      ['--objects', 'a', '--rules', 'r', '-o', 'json', '--restart-commands'],
+      'podmutation report: --restart-commands prints shell commands instead of the report',
+    ],
+    [
+      'a namespace that is no namespace name',
+      ['--objects', 'a', '--rules', 'r', '--namespace', 'Bad_NS'],
+      'podmutation report: --namespace "Bad_NS" is not a namespace name',
+    ],
     ['an unknown flag', ['--objects', 'a', '--rules', 'r', '--watch'], "podmutation report: unknown option '--watch'"],
-    ['a misspelt flag, naming the closest', ['--object', 'a', '--rules', 'r'], "podmutation report: unknown option '--object'\n(Did you mean --objects?)"],
+    [
+      'a misspelt flag, naming the closest',
+      ['--object', 'a', '--rules', 'r'],
+      "podmutation report: unknown option '--object'\n(Did you mean --objects?)",
+    ],
   ])('exits 2 for %s', async (_, args, message) => {
     const run = await runPodmutationInProcess(['report', ...args]);
 
@@ -242,7 +380,9 @@ describe('podmutation report, bad usage and input', () => {
     const run = await runPodmutationInProcess(['report', '--objects', path, ...rulesArgs()]);
 
     expect(run).toMatchObject({ code: 2, stdout: '' });
-    expect(run.stderr).toBe(`podmutation report: ${path}: items[${index}].spec.template: expected an object (the Pod template), got a string\n`);
+    expect(run.stderr).toBe(
+      `podmutation report: ${path}: items[${index}].spec.template: expected an object (the Pod template), got a string\n`,
+    );
   });
 
   it('exits 2 naming the field of a running Pod that is not well formed', async () => {
@@ -253,28 +393,41 @@ describe('podmutation report, bad usage and input', () => {
     const run = await runPodmutationInProcess(['report', '--objects', path, ...rulesArgs()]);
 
     expect(run.code).toBe(2);
-    expect(run.stderr).toBe(`podmutation report: ${path}: items[2].spec.tolerations[0].key: expected a string, got a number\n`);
+    expect(run.stderr).toBe(
+      `podmutation report: ${path}: items[2].spec.tolerations[0].key: expected a string, got a number\n`,
+    );
   });
 
   it('exits 2 naming the document of a YAML stream', async () => {
-    const path = writeTemporary('objects.yaml', 'apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n---\napiVersion: v1\nmetadata: {name: b}\n');
+    const path = writeTemporary(
+      'objects.yaml',
+      'apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n---\napiVersion: v1\nmetadata: {name: b}\n',
+    );
 
     const run = await runPodmutationInProcess(['report', '--objects', path, ...rulesArgs()]);
 
     expect(run.code).toBe(2);
-    expect(run.stderr).toBe(`podmutation report: ${path}: document 2.kind: expected the kind of the object, got nothing\n`);
+    expect(run.stderr).toBe(
+      `podmutation report: ${path}: document 2.kind: expected the kind of the object, got nothing\n`,
+    );
   });
 
   it('exits 2 for an empty objects file', async () => {
     const path = writeTemporary('empty.json', '');
 
-    expect(await runPodmutationInProcess(['report', '--objects', path, ...rulesArgs()])).toMatchObject({ code: 2, stderr: `podmutation report: ${path}: input is empty\n` });
+    expect(await runPodmutationInProcess(['report', '--objects', path, ...rulesArgs()])).toMatchObject({
+      code: 2,
+      stderr: `podmutation report: ${path}: input is empty\n`,
+    });
   });
 
   it('exits 2 when the objects file cannot be read', async () => {
     const run = await runPodmutationInProcess(['report', '--objects', '/nonexistent/cluster.json', ...rulesArgs()]);
 
-    expect(run).toMatchObject({ code: 2, stderr: 'podmutation report: cannot read /nonexistent/cluster.json: no such file or folder (ENOENT)\n' });
+    expect(run).toMatchObject({
+      code: 2,
+      stderr: 'podmutation report: cannot read /nonexistent/cluster.json: no such file or folder (ENOENT)\n',
+    });
   });
 });
 
@@ -284,7 +437,10 @@ describe('podmutation report --kubeconfig', () => {
 
   /** The fixture's PodMutations as the cluster holds them. */
   function clusterRules(): PodMutationInput[] {
-    const files = [...readdirSync(fixturePath('report/rules')).map((name) => join(fixturePath('report/rules'), name)), fixturePath('report/migrate-legacy-pool.yaml')];
+    const files = [
+      ...readdirSync(fixturePath('report/rules')).map((name) => join(fixturePath('report/rules'), name)),
+      fixturePath('report/migrate-legacy-pool.yaml'),
+    ];
     return files.map((file) => parseAllDocuments(readFileSync(file, 'utf8'))[0]!.toJS() as PodMutationInput);
   }
 
@@ -297,7 +453,10 @@ describe('podmutation report --kubeconfig', () => {
       list.items.map((item) => {
         const metadata = item.metadata as { ownerReferences?: Record<string, unknown>[] };
         const ownerReferences = metadata.ownerReferences?.map((owner) => ({ ...owner, uid: undefined }));
-        return { ...item, metadata: { ...metadata, ...(ownerReferences === undefined ? {} : { ownerReferences }) } } as WorkloadObjectInput;
+        return {
+          ...item,
+          metadata: { ...metadata, ...(ownerReferences === undefined ? {} : { ownerReferences }) },
+        } as WorkloadObjectInput;
       }),
     );
   });
@@ -313,13 +472,30 @@ describe('podmutation report --kubeconfig', () => {
   it("reads only the kubeconfig context's namespace without -n or -A, as kubectl does", async () => {
     const inBatch = writeKubeconfig(server, { namespace: 'batch' });
 
-    expect(await reportJson(['--kubeconfig', inBatch])).toEqual(await reportJson(['--kubeconfig', kubeconfig, '--namespace', 'batch']));
-    expect(await reportJson(['--kubeconfig', kubeconfig])).toEqual(await reportJson(['--kubeconfig', kubeconfig, '--namespace', 'default']));
+    expect(await reportJson(['--kubeconfig', inBatch])).toEqual(
+      await reportJson(['--kubeconfig', kubeconfig, '--namespace', 'batch']),
+    );
+    expect(await reportJson(['--kubeconfig', kubeconfig])).toEqual(
+      await reportJson(['--kubeconfig', kubeconfig, '--namespace', 'default']),
+    );
   });
 
   it.each([
-    ['refuses to list Pods, naming the missing permission', { kind: 'status', code: 403, reason: 'Forbidden', message: 'pods is forbidden: User "report" cannot list resource "pods"' }, /^podmutation report: listing pods in all namespaces failed: 403 Forbidden/],
-    ['resets the connection, as an outage does', { kind: 'reset' }, /^podmutation report: listing pods in all namespaces failed/],
+    [
+      'refuses to list Pods, naming the missing permission',
+      {
+        kind: 'status',
+        code: 403,
+        reason: 'Forbidden',
+        message: 'pods is forbidden: User "report" cannot list resource "pods"',
+      },
+      /^podmutation report: listing pods in all namespaces failed: 403 Forbidden/,
+    ],
+    [
+      'resets the connection, as an outage does',
+      { kind: 'reset' },
+      /^podmutation report: listing pods in all namespaces failed/,
+    ],
   ] as const)('exits 2, not the 1 of pending Pods, when the cluster %s', async (_name, fault, message) => {
     server.fail(fault, { resource: 'pods' });
     try {
@@ -342,11 +518,20 @@ describe('podmutation report --kubeconfig', () => {
     const report = await reportJson(['--kubeconfig', kubeconfig, '--namespace', 'batch']);
 
     expect(report.totals.pods).toBe(1);
-    expect(server.requests.filter((request) => request.path.endsWith('/pods')).at(-1)?.path).toBe('/api/v1/namespaces/batch/pods');
+    expect(server.requests.filter((request) => request.path.endsWith('/pods')).at(-1)?.path).toBe(
+      '/api/v1/namespaces/batch/pods',
+    );
   });
 
-  it("skips a cluster PodMutation the sync would reject, saying so on stderr", async () => {
-    server.put({ metadata: { name: 'broken' }, spec: { enable: true, workloadSelector: { namespace: ['production'] }, mutationAdd: { nodeSelector: { a: 'b' } } } });
+  it('skips a cluster PodMutation the sync would reject, saying so on stderr', async () => {
+    server.put({
+      metadata: { name: 'broken' },
+      spec: {
+        enable: true,
+        workloadSelector: { namespace: ['production'] },
+        mutationAdd: { nodeSelector: { a: 'b' } },
+      },
+    });
     try {
       const run = await runPodmutationInProcess(['report', '--kubeconfig', kubeconfig, '-A', '-o', 'json']);
 

@@ -36,7 +36,9 @@ describe('a YAML error', () => {
 
     const run = await runPodmutationInProcess(['validate', join(folder, 'tabbed.yaml')]);
 
-    expect(run.stderr).toBe(`podmutation validate: ${join(folder, 'tabbed.yaml')}:4:1: not valid JSON or YAML: Tabs are not allowed as indentation\n`);
+    expect(run.stderr).toBe(
+      `podmutation validate: ${join(folder, 'tabbed.yaml')}:4:1: not valid JSON or YAML: Tabs are not allowed as indentation\n`,
+    );
     expect(run.code).toBe(2);
   });
 });
@@ -47,7 +49,9 @@ describe('validate of a folder with one broken file', () => {
 
     const run = await runPodmutationInProcess(['validate', folder]);
 
-    expect(run.stdout).toContain(`valid    migrate-legacy-pool (${join(folder, 'migrate-legacy-pool.yaml')}; enabled, priority 100)`);
+    expect(run.stdout).toContain(
+      `valid    migrate-legacy-pool (${join(folder, 'migrate-legacy-pool.yaml')}; enabled, priority 100)`,
+    );
     expect(run.stdout).toContain(`${EXAMPLE_COUNT} valid, 0 invalid, 1 file not read`);
     expect(run.stderr).toContain(`${join(folder, 'broken.yaml')}:4:1: not valid JSON or YAML`);
     expect(run.code).toBe(2);
@@ -60,7 +64,12 @@ describe('validate of a folder with one broken file', () => {
     const document = JSON.parse(run.stdout) as { valid: number; unreadable: { source: string; message: string }[] };
 
     expect(document.valid).toBe(EXAMPLE_COUNT);
-    expect(document.unreadable).toEqual([{ source: join(folder, 'broken.yaml'), message: expect.stringContaining('broken.yaml:4:1: not valid JSON or YAML') as unknown }]);
+    expect(document.unreadable).toEqual([
+      {
+        source: join(folder, 'broken.yaml'),
+        message: expect.stringContaining('broken.yaml:4:1: not valid JSON or YAML') as unknown,
+      },
+    ]);
   });
 });
 
@@ -78,8 +87,15 @@ describe('documents of other kinds in a rules path', () => {
     expect(run.code).toBe(0);
   });
 
-  it('read as a PodMutation when it is of the product\'s API group, so that a misspelt kind is invalid, not skipped', async () => {
-    const folder = folderWith('misspelt', { 'misspelt.yaml': 'apiVersion: agent.cloudpilot.ai/v1alpha1\nkind: PodMutaton\nmetadata:\n  name: misspelt\nspec: {}\n' }, false);
+  it("read as a PodMutation when it is of the product's API group, so that a misspelt kind is invalid, not skipped", async () => {
+    const folder = folderWith(
+      'misspelt',
+      {
+        'misspelt.yaml':
+          'apiVersion: agent.cloudpilot.ai/v1alpha1\nkind: PodMutaton\nmetadata:\n  name: misspelt\nspec: {}\n',
+      },
+      false,
+    );
 
     const run = await runPodmutationInProcess(['validate', folder]);
 
@@ -116,7 +132,9 @@ describe('a rules path that holds no PodMutation', () => {
     const refused = await runPodmutationInProcess(['test', folder]);
     const allowed = await runPodmutationInProcess(['test', folder, '--allow-empty']);
 
-    expect(refused.stderr).toContain(`no podmutation-test.yaml under ${folder}; check the path, or pass --allow-empty where no tests is what you mean`);
+    expect(refused.stderr).toContain(
+      `no podmutation-test.yaml under ${folder}; check the path, or pass --allow-empty where no tests is what you mean`,
+    );
     expect(refused.code).toBe(2);
     expect(allowed.code).toBe(0);
   });

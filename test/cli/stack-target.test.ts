@@ -12,8 +12,14 @@ const BIN = fileURLToPath(new URL('../../bin/podmutation.mjs', import.meta.url))
 
 describe('storeTarget: where the flags point, before any network call', () => {
   it.each([
-    { flags: { dynamodbEndpoint: 'http://127.0.0.1:8000' }, target: { tableName: 'podmutation-rules', clusterId: 'default', endpoint: 'http://127.0.0.1:8000' } },
-    { flags: { table: 'rules-abc', clusterId: 'prod-eks', region: 'eu-west-1' }, target: { tableName: 'rules-abc', clusterId: 'prod-eks', region: 'eu-west-1' } },
+    {
+      flags: { dynamodbEndpoint: 'http://127.0.0.1:8000' },
+      target: { tableName: 'podmutation-rules', clusterId: 'default', endpoint: 'http://127.0.0.1:8000' },
+    },
+    {
+      flags: { table: 'rules-abc', clusterId: 'prod-eks', region: 'eu-west-1' },
+      target: { tableName: 'rules-abc', clusterId: 'prod-eks', region: 'eu-west-1' },
+    },
     { flags: { stage: 'prod', region: 'eu-west-1' }, target: { stack: 'podmutation-prod', region: 'eu-west-1' } },
     { flags: { stage: 'prod', service: 'pm-edge' }, target: { stack: 'pm-edge-prod' } },
   ])('reads $flags', ({ flags, target }) => {
@@ -24,9 +30,15 @@ describe('storeTarget: where the flags point, before any network call', () => {
     { flags: {}, message: /say which deployment to use: --stage S .* or both --table and --cluster-id/ },
     { flags: { table: 'rules-abc' }, message: /say which deployment to use/ },
     { flags: { clusterId: 'prod-eks' }, message: /say which deployment to use/ },
-    { flags: { stage: 'prod', table: 'rules-abc' }, message: /--stage reads the table and cluster id from the deployed stack; leave out --table/ },
+    {
+      flags: { stage: 'prod', table: 'rules-abc' },
+      message: /--stage reads the table and cluster id from the deployed stack; leave out --table/,
+    },
     { flags: { stage: 'prod', dynamodbEndpoint: 'http://127.0.0.1:8000' }, message: /leave out --dynamodb-endpoint/ },
-    { flags: { service: 'pm-edge', table: 'a-b-c', clusterId: 'x' }, message: /--service names the stack together with --stage/ },
+    {
+      flags: { service: 'pm-edge', table: 'a-b-c', clusterId: 'x' },
+      message: /--service names the stack together with --stage/,
+    },
     { flags: { stage: 'prod_1' }, message: /--stage is "prod_1"; expected 1 to 64 letters, digits or "-"/ },
   ])('refuses $flags, writing nowhere by default', ({ flags, message }) => {
     expect(() => storeTarget(flags)).toThrow(MalformedInputError);
@@ -34,12 +46,15 @@ describe('storeTarget: where the flags point, before any network call', () => {
   });
 });
 
-describe('resolveStoreTarget: the deployed stack\'s outputs', () => {
+describe("resolveStoreTarget: the deployed stack's outputs", () => {
   let fake: Awaited<ReturnType<typeof startFakeCloudFormation>>;
   beforeAll(async () => {
     fake = await startFakeCloudFormation(
       new Map<string, Readonly<Record<string, string>>>([
-        ['podmutation-prod', { RulesTableName: 'podmutation-prod-RulesTable-1A2B3C', ClusterId: 'prod-eks', WebhookBaseUrl: 'https://x' }],
+        [
+          'podmutation-prod',
+          { RulesTableName: 'podmutation-prod-RulesTable-1A2B3C', ClusterId: 'prod-eks', WebhookBaseUrl: 'https://x' },
+        ],
         ['podmutation-old', { RulesTableName: 'podmutation-old-RulesTable-9Z' }],
         ['podmutation-odd', { RulesTableName: 'has spaces', ClusterId: 'prod-eks' }],
       ]),
@@ -48,7 +63,9 @@ describe('resolveStoreTarget: the deployed stack\'s outputs', () => {
   afterAll(() => fake.close());
 
   it('finds the table and the cluster id in the stack <service>-<stage>', async () => {
-    await expect(resolveStoreTarget({ stage: 'prod', region: 'eu-west-1' }, { stacks: fake.client() })).resolves.toEqual({
+    await expect(
+      resolveStoreTarget({ stage: 'prod', region: 'eu-west-1' }, { stacks: fake.client() }),
+    ).resolves.toEqual({
       tableName: 'podmutation-prod-RulesTable-1A2B3C',
       clusterId: 'prod-eks',
       region: 'eu-west-1',
@@ -60,7 +77,9 @@ describe('resolveStoreTarget: the deployed stack\'s outputs', () => {
     const resolving = resolveStoreTarget({ stage: 'qa', region: 'eu-west-1' }, { stacks: fake.client() });
 
     await expect(resolving).rejects.toThrow(ConfigurationError);
-    await expect(resolving).rejects.toThrow('reading stack podmutation-qa in eu-west-1 failed: Stack with id podmutation-qa does not exist');
+    await expect(resolving).rejects.toThrow(
+      'reading stack podmutation-qa in eu-west-1 failed: Stack with id podmutation-qa does not exist',
+    );
   });
 
   it('says which output is missing from a stack deployed before the ClusterId output', async () => {
@@ -70,7 +89,9 @@ describe('resolveStoreTarget: the deployed stack\'s outputs', () => {
   });
 
   it('checks an output value like a flag', async () => {
-    await expect(resolveStoreTarget({ stage: 'odd' }, { stacks: fake.client() })).rejects.toThrow(/output RulesTableName of stack podmutation-odd is "has spaces"; expected a DynamoDB table name/);
+    await expect(resolveStoreTarget({ stage: 'odd' }, { stacks: fake.client() })).rejects.toThrow(
+      /output RulesTableName of stack podmutation-odd is "has spaces"; expected a DynamoDB table name/,
+    );
   });
 });
 
@@ -83,7 +104,9 @@ describe('podmutation placement --stage, the binary', () => {
     dynamo = await startTestDynamo();
     tableName = await createFreshTable(dynamo.endpoint);
     client = createDynamoClient({ endpoint: dynamo.endpoint });
-    fake = await startFakeCloudFormation(new Map([['podmutation-prod', { RulesTableName: tableName, ClusterId: 'prod-eks' }]]));
+    fake = await startFakeCloudFormation(
+      new Map([['podmutation-prod', { RulesTableName: tableName, ClusterId: 'prod-eks' }]]),
+    );
   });
   afterAll(async () => {
     client.destroy();
@@ -111,7 +134,7 @@ describe('podmutation placement --stage, the binary', () => {
 
   const SET = ['placement', 'set', '--namespace', 'apps', '--kind', 'Deployment', '--name', 'web', '--mode', 'Spot'];
 
-  it('writes the policy to the stack\'s table under its cluster id', async () => {
+  it("writes the policy to the stack's table under its cluster id", async () => {
     const result = await run([...SET, '--stage', 'prod', '--region', 'eu-west-1']);
 
     expect(result).toMatchObject({ code: 0 });

@@ -25,7 +25,9 @@ function suiteOf(folder: string): { readonly files: string[]; readonly resources
   const files = readdirSync(folder, { recursive: true, encoding: 'utf8' })
     .filter((path) => path.endsWith(TEST_FILE_NAME) && statSync(join(folder, path)).isFile())
     .map((path) => join(folder, path));
-  const resources = files.flatMap((file) => (parse(readFileSync(file, 'utf8')) as { results: { resource: string }[] }).results.map((result) => result.resource));
+  const resources = files.flatMap((file) =>
+    (parse(readFileSync(file, 'utf8')) as { results: { resource: string }[] }).results.map((result) => result.resource),
+  );
   return { files, resources };
 }
 
@@ -47,13 +49,17 @@ describe('podmutation test examples/tests', () => {
     const kinds = new Set(suite.resources.map((resource) => resource.split('/')[0]));
     const texts = suite.files.map((file) => readFileSync(file, 'utf8')).join('\n');
 
-    expect([...kinds]).toEqual(expect.arrayContaining(['Deployment', 'StatefulSet', 'CronJob', 'Job', 'Rollout', 'Pod', 'AdmissionReview']));
+    expect([...kinds]).toEqual(
+      expect.arrayContaining(['Deployment', 'StatefulSet', 'CronJob', 'Job', 'Rollout', 'Pod', 'AdmissionReview']),
+    );
     expect(texts).toMatch(/^ {4}denied: /m);
     expect(texts).toMatch(/^ {4}audited: \[\S/m);
     expect(texts).toMatch(/^enforcement: audit$/m);
     expect(texts).toMatch(/^placements: /m);
     expect(texts).toMatch(/^ {4}patchedResource: /m);
-    expect(readFileSync(join(EXAMPLE_TESTS, 'prefer-arm64-web/resources/pods.json'), 'utf8')).toContain('"kind": "List"');
+    expect(readFileSync(join(EXAMPLE_TESTS, 'prefer-arm64-web/resources/pods.json'), 'utf8')).toContain(
+      '"kind": "List"',
+    );
   });
 
   it('writes a JUnit report of every result, none failed', async () => {
@@ -79,7 +85,17 @@ describe('podmutation test examples/tests', () => {
 
 describe('podmutation test on failing test files', () => {
   it.each([
-    ['a wrong applied list', 'wrong-applied', ['  FAIL  Deployment/staging/checkout', '        applied: expected [migrate-legacy-pool], got []', '          - applied:', '          -   - migrate-legacy-pool', '          + applied: []']],
+    [
+      'a wrong applied list',
+      'wrong-applied',
+      [
+        '  FAIL  Deployment/staging/checkout',
+        '        applied: expected [migrate-legacy-pool], got []',
+        '          - applied:',
+        '          -   - migrate-legacy-pool',
+        '          + applied: []',
+      ],
+    ],
     [
       'a wrong scheduling expectation',
       'wrong-scheduling',
@@ -99,12 +115,19 @@ describe('podmutation test on failing test files', () => {
     [
       'a wrong patched resource',
       'wrong-patched-resource',
-      ['  FAIL  StatefulSet/production/postgres', '        patchedResource: differs at spec.template.metadata.annotations["example.com/migration"]', '          +           example.com/migration: merged-pool'],
+      [
+        '  FAIL  StatefulSet/production/postgres',
+        '        patchedResource: differs at spec.template.metadata.annotations["example.com/migration"]',
+        '          +           example.com/migration: merged-pool',
+      ],
     ],
     [
       'an invalid rule, which the cluster would skip',
       'invalid-rules',
-      ['  FAIL  rules: invalid rules are skipped, as the cluster would skip them', '  PASS  Deployment/production/checkout'],
+      [
+        '  FAIL  rules: invalid rules are skipped, as the cluster would skip them',
+        '  PASS  Deployment/production/checkout',
+      ],
     ],
   ])('fails %s with the diff, and exits 1', async (_, name, lines) => {
     const run = await runPodmutationInProcess(['test', fixture(name)]);
@@ -114,35 +137,52 @@ describe('podmutation test on failing test files', () => {
     expect(run.stdout).toMatch(/\n\d+ passed, 1 failed in 1 test file\n$/);
   });
 
-  it('fails a suite whose rule misspells the enforcement annotation\'s key, naming the key, rather than testing it as enforced', async () => {
+  it("fails a suite whose rule misspells the enforcement annotation's key, naming the key, rather than testing it as enforced", async () => {
     const folder = mkdtempSync(join(scratch, 'typo-'));
-    writeFileSync(join(folder, 'rules.yaml'), stringify({
-      apiVersion: 'agent.cloudpilot.ai/v1alpha1',
-      kind: 'PodMutation',
-      metadata: { name: 'audit-me', annotations: { 'podmutation.agent.cloudpilot.ai/enforcment': 'audit' } },
-      spec: { enable: true, workloadSelector: { namespaces: ['production'] }, mutationAdd: { nodeSelector: { 'example.com/pool': 'merged' } } },
-    }));
-    writeFileSync(join(folder, TEST_FILE_NAME), stringify({
-      apiVersion: 'cli.podmutation.agent.cloudpilot.ai/v1alpha1',
-      kind: 'PodMutationTest',
-      metadata: { name: 'typo' },
-      rules: ['rules.yaml'],
-      resources: [join(EXAMPLE_TESTS, 'migrate-legacy-pool/resources/checkout.yaml')],
-      results: [{ resource: 'Deployment/production/checkout', applied: [] }],
-    }));
+    writeFileSync(
+      join(folder, 'rules.yaml'),
+      stringify({
+        apiVersion: 'agent.cloudpilot.ai/v1alpha1',
+        kind: 'PodMutation',
+        metadata: { name: 'audit-me', annotations: { 'podmutation.agent.cloudpilot.ai/enforcment': 'audit' } },
+        spec: {
+          enable: true,
+          workloadSelector: { namespaces: ['production'] },
+          mutationAdd: { nodeSelector: { 'example.com/pool': 'merged' } },
+        },
+      }),
+    );
+    writeFileSync(
+      join(folder, TEST_FILE_NAME),
+      stringify({
+        apiVersion: 'cli.podmutation.agent.cloudpilot.ai/v1alpha1',
+        kind: 'PodMutationTest',
+        metadata: { name: 'typo' },
+        rules: ['rules.yaml'],
+        resources: [join(EXAMPLE_TESTS, 'migrate-legacy-pool/resources/checkout.yaml')],
+        results: [{ resource: 'Deployment/production/checkout', applied: [] }],
+      }),
+    );
 
     const run = await runPodmutationInProcess(['test', folder]);
 
     expect(run.code).toBe(1);
     expect(run.stdout).toContain('  FAIL  rules: invalid rules are skipped, as the cluster would skip them');
-    expect(run.stdout).toContain('PodMutation "audit-me": metadata.annotations["podmutation.agent.cloudpilot.ai/enforcment"]: unknown annotation under podmutation.agent.cloudpilot.ai/; expected one of podmutation.agent.cloudpilot.ai/enforcement');
+    expect(run.stdout).toContain(
+      'PodMutation "audit-me": metadata.annotations["podmutation.agent.cloudpilot.ai/enforcment"]: unknown annotation under podmutation.agent.cloudpilot.ai/; expected one of podmutation.agent.cloudpilot.ai/enforcement',
+    );
   });
 
   it('shows the scheduling difference as explain does: the requirement that left and joined term 1, expected first', async () => {
     const run = await runPodmutationInProcess(['test', fixture('wrong-scheduling')]);
 
     expect(run.stdout).toContain(
-      ['              term 1:', '                kubernetes.io/arch In [amd64]', '          -     example.com/node-pool In [legacy]', '          +     example.com/node-pool In [merged]'].join('\n'),
+      [
+        '              term 1:',
+        '                kubernetes.io/arch In [amd64]',
+        '          -     example.com/node-pool In [legacy]',
+        '          +     example.com/node-pool In [merged]',
+      ].join('\n'),
     );
   });
 
@@ -156,7 +196,10 @@ describe('podmutation test on failing test files', () => {
 
   it('colours the diff when standard output is a terminal, and not with NO_COLOR', async () => {
     const coloured = await runPodmutationInProcess(['test', fixture('wrong-scheduling')], { FORCE_COLOR: '1' });
-    const plain = await runPodmutationInProcess(['test', fixture('wrong-scheduling')], { FORCE_COLOR: '1', NO_COLOR: '1' });
+    const plain = await runPodmutationInProcess(['test', fixture('wrong-scheduling')], {
+      FORCE_COLOR: '1',
+      NO_COLOR: '1',
+    });
 
     expect(coloured.stdout).toContain('\u001b[31m-     example.com/node-pool In [legacy]\u001b[39m');
     expect(plain.stdout).not.toContain('\u001b[');
@@ -165,7 +208,9 @@ describe('podmutation test on failing test files', () => {
   it('warns of a resource no result names: it is not checked', async () => {
     const run = await runPodmutationInProcess(['test', fixture('wrong-scheduling')]);
 
-    expect(run.stdout).toMatch(/^ {2}warning: Deployment\/staging\/checkout \(.*checkout\.yaml: document 3 \(Deployment checkout\)\) has no result; it is not checked$/m);
+    expect(run.stdout).toMatch(
+      /^ {2}warning: Deployment\/staging\/checkout \(.*checkout\.yaml: document 3 \(Deployment checkout\)\) has no result; it is not checked$/m,
+    );
   });
 });
 
@@ -192,8 +237,12 @@ describe('podmutation test on a test file that cannot be run', () => {
     const run = await runPodmutationInProcess(['test', fixture('unresolved')]);
 
     expect(run.code).toBe(2);
-    expect(run.stdout).toContain('results[0].resource: no resource Deployment/production/chekout in the resources (they are Deployment/production/checkout, Deployment/staging/checkout)');
-    expect(run.stdout).toMatch(/results\[1\]\.resource: Deployment\/checkout names 2 resources \(.*document 2 \(Deployment checkout\); .*document 3 \(Deployment checkout\)\); give each its own name or namespace/);
+    expect(run.stdout).toContain(
+      'results[0].resource: no resource Deployment/production/chekout in the resources (they are Deployment/production/checkout, Deployment/staging/checkout)',
+    );
+    expect(run.stdout).toMatch(
+      /results\[1\]\.resource: Deployment\/checkout names 2 resources \(.*document 2 \(Deployment checkout\); .*document 3 \(Deployment checkout\)\); give each its own name or namespace/,
+    );
     expect(run.stdout).toContain('results[3].resource: names the same resource as results[2]');
   });
 
@@ -203,13 +252,31 @@ describe('podmutation test on a test file that cannot be run', () => {
 
     expect(run.code).toBe(2);
     expect(document.errors).toBe(1);
-    expect(document.files[0]!.error.issues.map((issue) => issue.field)).toEqual(['rules', 'results[0].aplied', 'results[0].applied', 'results[1].denied', 'results[1].scheduling.affinity.nodeAfinity']);
+    expect(document.files[0]!.error.issues.map((issue) => issue.field)).toEqual([
+      'rules',
+      'results[0].aplied',
+      'results[0].applied',
+      'results[1].denied',
+      'results[1].scheduling.affinity.nodeAfinity',
+    ]);
   });
 
   it.each([
-    ['a path that does not exist', ['test', '/nonexistent/tests'], 'podmutation test: test path /nonexistent/tests cannot be read: no such file or folder (ENOENT)\n'],
-    ['a folder without a test file', ['test', fixturePath('pods')], `podmutation test: no podmutation-test.yaml under ${fixturePath('pods')}; check the path, or pass --allow-empty where no tests is what you mean\n`],
-    ['a JUnit file under a file, not a folder', ['test', fixture('wrong-applied'), '--junit', '/dev/null/report.xml'], 'podmutation test: cannot make the folder /dev/null of /dev/null/report.xml: it exists, and is not a folder (EEXIST)\n'],
+    [
+      'a path that does not exist',
+      ['test', '/nonexistent/tests'],
+      'podmutation test: test path /nonexistent/tests cannot be read: no such file or folder (ENOENT)\n',
+    ],
+    [
+      'a folder without a test file',
+      ['test', fixturePath('pods')],
+      `podmutation test: no podmutation-test.yaml under ${fixturePath('pods')}; check the path, or pass --allow-empty where no tests is what you mean\n`,
+    ],
+    [
+      'a JUnit file under a file, not a folder',
+      ['test', fixture('wrong-applied'), '--junit', '/dev/null/report.xml'],
+      'podmutation test: cannot make the folder /dev/null of /dev/null/report.xml: it exists, and is not a folder (EEXIST)\n',
+    ],
   ])('exits 2 for %s, without a stack trace', async (_, args, stderr) => {
     const run = await runPodmutationInProcess(args);
 

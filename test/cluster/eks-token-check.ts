@@ -21,7 +21,10 @@ function decodeEksToken(token: string): URL | undefined {
 /** The SigV4 signature of a presigned GET URL over the given signed headers (empty payload). */
 function expectedSignature(url: URL, headers: Readonly<Record<string, string>>, secretAccessKey: string): string {
   const encode = (value: string): string =>
-    encodeURIComponent(value).replace(/[!'()*]/g, (character) => `%${character.charCodeAt(0).toString(16).toUpperCase()}`);
+    encodeURIComponent(value).replace(
+      /[!'()*]/g,
+      (character) => `%${character.charCodeAt(0).toString(16).toUpperCase()}`,
+    );
   const query = [...url.searchParams.entries()]
     .filter(([key]) => key !== 'X-Amz-Signature')
     .map(([key, value]) => [encode(key), encode(value)] as const)
@@ -52,7 +55,10 @@ function expectedSignature(url: URL, headers: Readonly<Record<string, string>>, 
 }
 
 /** True when the token is a GetCallerIdentity URL for the region, signed for `clusterName` with the secret key. */
-function isValidEksToken(token: string, expected: { clusterName: string; region: string; secretAccessKey: string }): boolean {
+function isValidEksToken(
+  token: string,
+  expected: { clusterName: string; region: string; secretAccessKey: string },
+): boolean {
   const url = decodeEksToken(token);
   if (url === undefined) return false;
   const host = `sts.${expected.region}.amazonaws.com`;

@@ -52,12 +52,18 @@ describe('presignEksToken', () => {
     const host = 'sts.eu-west-1.amazonaws.com';
     const signature = url.searchParams.get('X-Amz-Signature');
 
-    expect(signature).toBe(expectedSignature(url, { host, 'x-k8s-aws-id': 'prod-cluster' }, credentials.secretAccessKey));
-    expect(signature).not.toBe(expectedSignature(url, { host, 'x-k8s-aws-id': 'other-cluster' }, credentials.secretAccessKey));
+    expect(signature).toBe(
+      expectedSignature(url, { host, 'x-k8s-aws-id': 'prod-cluster' }, credentials.secretAccessKey),
+    );
+    expect(signature).not.toBe(
+      expectedSignature(url, { host, 'x-k8s-aws-id': 'other-cluster' }, credentials.secretAccessKey),
+    );
   });
 
   it('gives the same token for the same credentials and clock', async () => {
-    expect(await presignEksToken(request)).toBe(await presignEksToken({ ...request, signingDate: new Date(signingDate) }));
+    expect(await presignEksToken(request)).toBe(
+      await presignEksToken({ ...request, signingDate: new Date(signingDate) }),
+    );
   });
 
   it('omits the security token parameter for long-term credentials', async () => {
@@ -75,7 +81,10 @@ describe('presignEksToken', () => {
   });
 
   it('stays well under the 4 KB token limit with session credentials', async () => {
-    const token = await presignEksToken({ ...request, credentials: { ...credentials, sessionToken: 'x'.repeat(1200) } });
+    const token = await presignEksToken({
+      ...request,
+      credentials: { ...credentials, sessionToken: 'x'.repeat(1200) },
+    });
 
     expect(token.length).toBeLessThan(4096);
   });
@@ -94,7 +103,12 @@ function signedAt(token: string): string | null {
 describe('createEksTokenProvider', () => {
   it('hands out the cached token until the reuse period ends', async () => {
     const clock = fakeClock(signingDate);
-    const provider = createEksTokenProvider({ clusterName: 'prod-cluster', region: 'eu-west-1', credentials, clock: clock.now });
+    const provider = createEksTokenProvider({
+      clusterName: 'prod-cluster',
+      region: 'eu-west-1',
+      credentials,
+      clock: clock.now,
+    });
 
     const first = await provider.token();
     clock.advance(10 * 60_000 - 1);
@@ -104,7 +118,12 @@ describe('createEksTokenProvider', () => {
 
   it('presigns a new token dated by the clock once the default 10-minute reuse period has passed', async () => {
     const clock = fakeClock(signingDate);
-    const provider = createEksTokenProvider({ clusterName: 'prod-cluster', region: 'eu-west-1', credentials, clock: clock.now });
+    const provider = createEksTokenProvider({
+      clusterName: 'prod-cluster',
+      region: 'eu-west-1',
+      credentials,
+      clock: clock.now,
+    });
 
     const first = await provider.token();
     clock.advance(10 * 60_000);
@@ -186,7 +205,12 @@ describe('createEksTokenProvider', () => {
 
   it('rejects a reuse period that would hand out tokens with less than a minute of validity left', () => {
     expect(() =>
-      createEksTokenProvider({ clusterName: 'prod-cluster', region: 'eu-west-1', credentials, reuseForMs: 14 * 60_000 + 1 }),
+      createEksTokenProvider({
+        clusterName: 'prod-cluster',
+        region: 'eu-west-1',
+        credentials,
+        reuseForMs: 14 * 60_000 + 1,
+      }),
     ).toThrow(ConfigurationError);
   });
 });

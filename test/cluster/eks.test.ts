@@ -5,7 +5,11 @@ import { decodeEksToken, isValidEksToken } from './eks-token-check.ts';
 import { startFakeApiServer, type FakeApiServer } from './fake-api-server.ts';
 import { startFakeAws, type FakeAws } from './fake-aws.ts';
 
-const credentials: AwsCredentials = { accessKeyId: 'AKIDSYNCROLE', secretAccessKey: 'sync-role-secret', sessionToken: 'sync-session' };
+const credentials: AwsCredentials = {
+  accessKeyId: 'AKIDSYNCROLE',
+  secretAccessKey: 'sync-role-secret',
+  sessionToken: 'sync-session',
+};
 const region = 'eu-west-1';
 
 let server: FakeApiServer;

@@ -90,7 +90,11 @@ interface RecordedStatusPatch {
 
 /** What a test puts into the fake cluster; the server fills in the rest of metadata. */
 interface PodMutationInput {
-  readonly metadata: { readonly name: string; readonly labels?: Readonly<Record<string, string>>; readonly annotations?: Readonly<Record<string, string>> };
+  readonly metadata: {
+    readonly name: string;
+    readonly labels?: Readonly<Record<string, string>>;
+    readonly annotations?: Readonly<Record<string, string>>;
+  };
   readonly spec?: unknown;
 }
 
@@ -170,7 +174,13 @@ async function createTestCertificates(): Promise<TestCertificates> {
       { name: 'basicConstraints', cA: false },
       { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
       { name: 'extKeyUsage', serverAuth: true },
-      { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }, { type: 2, value: 'localhost' }] },
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 7, ip: '127.0.0.1' },
+          { type: 2, value: 'localhost' },
+        ],
+      },
     ],
   });
   return { caPem: ca.cert, caKeyPem: ca.private, certPem: leaf.cert, keyPem: leaf.private };
@@ -205,7 +215,9 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
       on === 'any' || on === route.kind || (on === 'list' && route.kind === 'continue');
     const entry = faults.find(
       (candidate) =>
-        candidate.remaining > 0 && matches(candidate.on) && (candidate.resource === undefined || candidate.resource === route.resource),
+        candidate.remaining > 0 &&
+        matches(candidate.on) &&
+        (candidate.resource === undefined || candidate.resource === route.resource),
     );
     if (entry === undefined) return undefined;
     entry.remaining -= 1;
@@ -225,7 +237,8 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
 
     const statusMatch = STATUS_PATH.exec(url.pathname);
     const route = routeOf(request.method, url.pathname, query, statusMatch !== null);
-    if (route === undefined) return sendStatus(response, 404, 'NotFound', 'the server could not find the requested resource');
+    if (route === undefined)
+      return sendStatus(response, 404, 'NotFound', 'the server could not find the requested resource');
 
     const fault = takeFault(route);
     if (fault !== undefined) {
@@ -239,7 +252,12 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
         response.end(fault.body);
         return;
       }
-      return sendStatus(response, fault.code, fault.reason ?? 'InternalError', fault.message ?? `injected ${fault.code}`);
+      return sendStatus(
+        response,
+        fault.code,
+        fault.reason ?? 'InternalError',
+        fault.message ?? `injected ${fault.code}`,
+      );
     }
 
     if (route.kind === 'patch') {
@@ -251,7 +269,8 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
         path: url.pathname,
         apiVersion: `${GROUP}/${VERSION}`,
         kind: 'PodMutationList',
-        items: () => [...objects.values()].sort((a, b) => nameOf(a).localeCompare(nameOf(b))).map((item) => structuredClone(item)),
+        items: () =>
+          [...objects.values()].sort((a, b) => nameOf(a).localeCompare(nameOf(b))).map((item) => structuredClone(item)),
       });
     }
     const { kind, namespace } = route.workload;
@@ -287,7 +306,11 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
     const continueToken = query['continue'];
     if (continueToken === undefined || continueToken === '') {
       snapshotId = randomUUID();
-      snapshots.set(snapshotId, { path: collection.path, resourceVersion: String(revision), items: collection.items() });
+      snapshots.set(snapshotId, {
+        path: collection.path,
+        resourceVersion: String(revision),
+        items: collection.items(),
+      });
       offset = 0;
     } else {
       const decoded = decodeContinue(continueToken);
@@ -336,7 +359,12 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
     }
     statusPatches.push({ name, path, contentType, query, body });
     if (contentType?.split(';')[0]?.trim() !== MERGE_PATCH) {
-      return sendStatus(response, 415, 'UnsupportedMediaType', `the body of the request was in an unknown format: ${contentType}`);
+      return sendStatus(
+        response,
+        415,
+        'UnsupportedMediaType',
+        `the body of the request was in an unknown format: ${contentType}`,
+      );
     }
     const stored = objects.get(name);
     if (stored === undefined) {
@@ -385,7 +413,8 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
       const existing = objects.get(resource.metadata.name);
       const existingMetadata = (existing?.['metadata'] ?? {}) as Json;
       const specChanged = existing === undefined || JSON.stringify(existing['spec']) !== JSON.stringify(resource.spec);
-      const previousGeneration = typeof existingMetadata['generation'] === 'number' ? existingMetadata['generation'] : 0;
+      const previousGeneration =
+        typeof existingMetadata['generation'] === 'number' ? existingMetadata['generation'] : 0;
       const stored: Json = {
         apiVersion: `${GROUP}/${VERSION}`,
         kind: 'PodMutation',
@@ -431,7 +460,8 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
           metadata: {
             ...(rest['metadata'] as Json),
             uid: existingMetadata['uid'] ?? randomUUID(),
-            creationTimestamp: existingMetadata['creationTimestamp'] ?? new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+            creationTimestamp:
+              existingMetadata['creationTimestamp'] ?? new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
             resourceVersion: bump(),
           },
         });
@@ -477,7 +507,10 @@ interface KubeconfigOverrides {
 }
 
 /** The YAML of a kubeconfig for the fake server: its URL, CA data and a bearer token. */
-function kubeconfigFor(server: Pick<FakeApiServer, 'url' | 'caPem' | 'token'>, overrides: KubeconfigOverrides = {}): string {
+function kubeconfigFor(
+  server: Pick<FakeApiServer, 'url' | 'caPem' | 'token'>,
+  overrides: KubeconfigOverrides = {},
+): string {
   const contextName = overrides.contextName ?? 'fake';
   return stringify({
     apiVersion: 'v1',
@@ -492,13 +525,25 @@ function kubeconfigFor(server: Pick<FakeApiServer, 'url' | 'caPem' | 'token'>, o
       },
     ],
     users: [{ name: 'fake-user', user: { token: overrides.token ?? server.token } }],
-    contexts: [{ name: contextName, context: { cluster: 'fake-cluster', user: 'fake-user', ...(overrides.namespace === undefined ? {} : { namespace: overrides.namespace }) } }],
+    contexts: [
+      {
+        name: contextName,
+        context: {
+          cluster: 'fake-cluster',
+          user: 'fake-user',
+          ...(overrides.namespace === undefined ? {} : { namespace: overrides.namespace }),
+        },
+      },
+    ],
     'current-context': contextName,
   });
 }
 
 /** Writes kubeconfigFor(server) to a new temporary folder and returns the file's path. */
-function writeKubeconfig(server: Pick<FakeApiServer, 'url' | 'caPem' | 'token'>, overrides: KubeconfigOverrides = {}): string {
+function writeKubeconfig(
+  server: Pick<FakeApiServer, 'url' | 'caPem' | 'token'>,
+  overrides: KubeconfigOverrides = {},
+): string {
   const path = join(mkdtempSync(join(tmpdir(), 'fake-kubeconfig-')), 'config');
   writeFileSync(path, kubeconfigFor(server, overrides), { mode: 0o600 });
   return path;
@@ -534,7 +579,12 @@ const WORKLOAD_BY_COLLECTION = new Map<string, WorkloadKind>(
   ]),
 );
 
-function routeOf(method: string | undefined, path: string, query: Record<string, string>, isStatusPath: boolean): Route | undefined {
+function routeOf(
+  method: string | undefined,
+  path: string,
+  query: Record<string, string>,
+  isStatusPath: boolean,
+): Route | undefined {
   const listKind: RequestKind = query['continue'] ? 'continue' : 'list';
   if (method === 'GET' && path === COLLECTION_PATH) return { kind: listKind, resource: 'podmutations' };
   if (method === 'PATCH' && isStatusPath) return { kind: 'patch', resource: 'podmutations' };
@@ -553,7 +603,9 @@ function routeOf(method: string | undefined, path: string, query: Record<string,
 /** The kind of a workload input; throws when the kind, apiVersion or metadata would not be accepted by the API. */
 function checkedWorkloadKind(input: WorkloadObjectInput): WorkloadKind {
   if (!Object.hasOwn(WORKLOAD_COLLECTIONS, input.kind)) {
-    throw new Error(`fake API server: cannot store kind "${input.kind}"; it holds ${Object.keys(WORKLOAD_COLLECTIONS).join(', ')}`);
+    throw new Error(
+      `fake API server: cannot store kind "${input.kind}"; it holds ${Object.keys(WORKLOAD_COLLECTIONS).join(', ')}`,
+    );
   }
   const kind = input.kind as WorkloadKind;
   const expected = WORKLOAD_COLLECTIONS[kind].apiVersion;
@@ -598,7 +650,10 @@ function encodeContinue(position: { snapshotId: string; offset: number }): strin
 
 function decodeContinue(token: string): { snapshotId: string; offset: number } | undefined {
   try {
-    const decoded = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { snapshotId?: unknown; offset?: unknown };
+    const decoded = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as {
+      snapshotId?: unknown;
+      offset?: unknown;
+    };
     if (typeof decoded.snapshotId !== 'string' || typeof decoded.offset !== 'number') return undefined;
     return { snapshotId: decoded.snapshotId, offset: decoded.offset };
   } catch {
@@ -622,7 +677,15 @@ function sendJson(response: ServerResponse, code: number, body: unknown): void {
 
 /** A metav1.Status failure body, as the API server sends with every error. */
 function sendStatus(response: ServerResponse, code: number, reason: string, message: string): void {
-  sendJson(response, code, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });
+  sendJson(response, code, {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message,
+    reason,
+    code,
+  });
 }
 
 export { startFakeApiServer, createTestCertificates, kubeconfigFor, writeKubeconfig };

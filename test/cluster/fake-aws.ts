@@ -45,13 +45,22 @@ async function startFakeAws(): Promise<FakeAws> {
       calls.getSecretValue += 1;
       const { SecretId: secretId } = JSON.parse(body) as { SecretId: string };
       if (deniedSecrets.has(secretId)) {
-        return awsJsonError(response, 'AccessDeniedException', `User is not authorized to perform: secretsmanager:GetSecretValue on ${secretId}`);
+        return awsJsonError(
+          response,
+          'AccessDeniedException',
+          `User is not authorized to perform: secretsmanager:GetSecretValue on ${secretId}`,
+        );
       }
       const secret = secrets.get(secretId);
       if (secret === undefined) {
         return awsJsonError(response, 'ResourceNotFoundException', "Secrets Manager can't find the specified secret.");
       }
-      return sendJson(response, 200, { ARN: secretId, Name: secretId.split(':').at(-1), SecretString: secret }, 'application/x-amz-json-1.1');
+      return sendJson(
+        response,
+        200,
+        { ARN: secretId, Name: secretId.split(':').at(-1), SecretString: secret },
+        'application/x-amz-json-1.1',
+      );
     }
     const clusterPath = /^\/clusters\/([^/?]+)$/.exec(request.url ?? '');
     if (request.method === 'GET' && clusterPath !== null) {
@@ -77,7 +86,12 @@ async function startFakeAws(): Promise<FakeAws> {
         'application/json',
       );
     }
-    sendJson(response, 400, { message: `unexpected ${request.method} ${request.url} ${String(target)}` }, 'application/json');
+    sendJson(
+      response,
+      400,
+      { message: `unexpected ${request.method} ${request.url} ${String(target)}` },
+      'application/json',
+    );
   };
 
   const server = createServer((request, response) => {

@@ -63,7 +63,10 @@ const caData = (): string => Buffer.from(server.caPem).toString('base64');
 
 describe('kubeconfig files and texts', () => {
   it('lists through a kubeconfig file', async () => {
-    const list = await createPodMutationSource({ mode: 'kubeconfigFile', path: writeKubeconfig(server) }).listPodMutations();
+    const list = await createPodMutationSource({
+      mode: 'kubeconfigFile',
+      path: writeKubeconfig(server),
+    }).listPodMutations();
 
     expect(list.items).toHaveLength(1);
   });
@@ -73,7 +76,10 @@ describe('kubeconfig files and texts', () => {
     writeFileSync(join(folder, 'ca.pem'), server.caPem);
     writeFileSync(join(folder, 'config'), kubeconfigText({ server: server.url, 'certificate-authority': 'ca.pem' }));
 
-    const list = await createPodMutationSource({ mode: 'kubeconfigFile', path: join(folder, 'config') }).listPodMutations();
+    const list = await createPodMutationSource({
+      mode: 'kubeconfigFile',
+      path: join(folder, 'config'),
+    }).listPodMutations();
 
     expect(list.items).toHaveLength(1);
   });
@@ -104,9 +110,9 @@ describe('kubeconfig files and texts', () => {
   });
 
   it('fails fast when the requested context does not exist', () => {
-    expect(() => createPodMutationSource({ mode: 'kubeconfigText', text: kubeconfigFor(server), context: 'nope' })).toThrow(
-      /has no context "nope"/,
-    );
+    expect(() =>
+      createPodMutationSource({ mode: 'kubeconfigText', text: kubeconfigFor(server), context: 'nope' }),
+    ).toThrow(/has no context "nope"/);
   });
 
   it('refuses a cluster with insecure-skip-tls-verify', () => {
@@ -124,7 +130,10 @@ describe('kubeconfig files and texts', () => {
   });
 
   it('refuses a kubeconfig without a current context', () => {
-    const text = kubeconfigText({ server: server.url, 'certificate-authority-data': caData() }, { 'current-context': '' });
+    const text = kubeconfigText(
+      { server: server.url, 'certificate-authority-data': caData() },
+      { 'current-context': '' },
+    );
 
     expect(() => createPodMutationSource({ mode: 'kubeconfigText', text })).toThrow(ConfigurationError);
   });
@@ -220,7 +229,9 @@ describe('kubeconfig from Secrets Manager', () => {
 
       await expect(source.listPodMutations()).rejects.toMatchObject({
         name: 'ClusterError',
-        message: expect.stringMatching(/^resolving the connection to the kubeconfig in secret .*silent failed: no answer within 100 ms$/) as unknown,
+        message: expect.stringMatching(
+          /^resolving the connection to the kubeconfig in secret .*silent failed: no answer within 100 ms$/,
+        ) as unknown,
         context: { reason: 'timeout' },
       });
       expect(silent.held()).toBe(1);

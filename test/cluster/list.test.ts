@@ -18,7 +18,9 @@ afterEach(() => {
   for (const name of server.names()) server.remove(name);
 });
 
-function sourceFor(options: { pageSize?: number; requestTimeoutMs?: number; maxListRestarts?: number; token?: string } = {}): PodMutationSource {
+function sourceFor(
+  options: { pageSize?: number; requestTimeoutMs?: number; maxListRestarts?: number; token?: string } = {},
+): PodMutationSource {
   const { token, ...sourceOptions } = options;
   return createPodMutationSource(
     { mode: 'kubeconfigText', text: kubeconfigFor(server, token === undefined ? {} : { token }) },
@@ -68,7 +70,9 @@ describe('listing podmutations', () => {
     expect(listRequests.map((request) => request.query['limit'])).toEqual(['2', '2', '2']);
     expect(listRequests[0]?.query['continue']).toBeUndefined();
     expect(listRequests[1]?.query['continue']).toBeTruthy();
-    expect(listRequests.every((request) => request.path === '/apis/agent.cloudpilot.ai/v1alpha1/podmutations')).toBe(true);
+    expect(listRequests.every((request) => request.path === '/apis/agent.cloudpilot.ai/v1alpha1/podmutations')).toBe(
+      true,
+    );
   });
 
   it('returns an empty list with its resourceVersion when the cluster has no podmutations', async () => {
@@ -117,22 +121,36 @@ describe('listing podmutations', () => {
   });
 
   it('rejects with reason forbidden and points at the RBAC manifest on 403', async () => {
-    server.fail({ kind: 'status', code: 403, reason: 'Forbidden', message: 'podmutations.agent.cloudpilot.ai is forbidden: User "sync" cannot list resource' });
+    server.fail({
+      kind: 'status',
+      code: 403,
+      reason: 'Forbidden',
+      message: 'podmutations.agent.cloudpilot.ai is forbidden: User "sync" cannot list resource',
+    });
 
     const error = await clusterFailure(sourceFor().listPodMutations());
 
     expect(error.context['reason']).toBe('forbidden');
-    expect(error.message).toMatch(/403 Forbidden \(the identity of these credentials lacks permission for this request: the sync's grants are infra\/rbac\.yaml, report's infra\/rbac-report\.yaml\)/);
+    expect(error.message).toMatch(
+      /403 Forbidden \(the identity of these credentials lacks permission for this request: the sync's grants are infra\/rbac\.yaml, report's infra\/rbac-report\.yaml\)/,
+    );
     expect(error.message).toContain('User "sync" cannot list resource');
   });
 
   it('rejects with reason notFound and says the CRD is missing on 404', async () => {
-    server.fail({ kind: 'status', code: 404, reason: 'NotFound', message: 'the server could not find the requested resource' });
+    server.fail({
+      kind: 'status',
+      code: 404,
+      reason: 'NotFound',
+      message: 'the server could not find the requested resource',
+    });
 
     const error = await clusterFailure(sourceFor().listPodMutations());
 
     expect(error.context['reason']).toBe('notFound');
-    expect(error.message).toMatch(/404 Not Found: the PodMutation CRD \(podmutations\.agent\.cloudpilot\.ai\) is not installed/);
+    expect(error.message).toMatch(
+      /404 Not Found: the PodMutation CRD \(podmutations\.agent\.cloudpilot\.ai\) is not installed/,
+    );
   });
 
   it('rejects with reason server on 500', async () => {
@@ -184,9 +202,21 @@ describe('listing podmutations', () => {
     ['the body is not an object', '[1,2,3]', /is not a JSON object \(got an array\)/],
     ['the list has no metadata', '{"items":[]}', /has no list metadata/],
     ['the list metadata has no resourceVersion', '{"metadata":{},"items":[]}', /has no metadata\.resourceVersion/],
-    ['items is not an array', '{"metadata":{"resourceVersion":"5"},"items":{}}', /items field that is not an array \(got object\)/],
-    ['items is null', '{"metadata":{"resourceVersion":"5"},"items":null}', /items field that is not an array \(got null\)/],
-    ['an item has no metadata.name', '{"metadata":{"resourceVersion":"5"},"items":[{"metadata":{"name":"a"}},{"spec":{}}]}', /items\[1\] without metadata\.name/],
+    [
+      'items is not an array',
+      '{"metadata":{"resourceVersion":"5"},"items":{}}',
+      /items field that is not an array \(got object\)/,
+    ],
+    [
+      'items is null',
+      '{"metadata":{"resourceVersion":"5"},"items":null}',
+      /items field that is not an array \(got null\)/,
+    ],
+    [
+      'an item has no metadata.name',
+      '{"metadata":{"resourceVersion":"5"},"items":[{"metadata":{"name":"a"}},{"spec":{}}]}',
+      /items\[1\] without metadata\.name/,
+    ],
   ])('rejects with reason malformed when %s', async (_case, body, message) => {
     server.fail({ kind: 'raw', body });
 
@@ -216,7 +246,9 @@ describe('listing podmutations', () => {
     const error = await clusterFailure(source.listPodMutations());
 
     expect(error.context['reason']).toBe('network');
-    expect(error.message).toMatch(/TLS verification of https:\/\/127\.0\.0\.1:\d+ failed .*not signed by the cluster CA/);
+    expect(error.message).toMatch(
+      /TLS verification of https:\/\/127\.0\.0\.1:\d+ failed .*not signed by the cluster CA/,
+    );
   });
 
   it('rejects with reason network when nothing listens at the server address', async () => {

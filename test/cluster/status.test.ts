@@ -1,7 +1,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterError } from '../../lib/errors/index.ts';
 import { createPodMutationSource, type PodMutationSource } from '../../lib/cluster/index.ts';
-import { createTestCertificates, kubeconfigFor, startFakeApiServer, type FakeApiServer, type KubeconfigOverrides } from './fake-api-server.ts';
+import {
+  createTestCertificates,
+  kubeconfigFor,
+  startFakeApiServer,
+  type FakeApiServer,
+  type KubeconfigOverrides,
+} from './fake-api-server.ts';
 
 let server: FakeApiServer;
 let source: PodMutationSource;
@@ -23,7 +29,9 @@ afterEach(() => {
 const acceptedStatus = {
   observedGeneration: 1,
   lastSyncTime: '2026-12-01T12:00:00Z',
-  conditions: [{ type: 'Accepted', status: 'True', reason: 'Valid', message: '', lastTransitionTime: '2026-12-01T12:00:00Z' }],
+  conditions: [
+    { type: 'Accepted', status: 'True', reason: 'Valid', message: '', lastTransitionTime: '2026-12-01T12:00:00Z' },
+  ],
 };
 
 describe('patching podmutation status', () => {
@@ -56,7 +64,9 @@ describe('patching podmutation status', () => {
     const failure = source.patchStatus('gone-rule', acceptedStatus);
 
     await expect(failure).rejects.toBeInstanceOf(ClusterError);
-    await expect(failure).rejects.toThrow(/patching the status of podmutations\.agent\.cloudpilot\.ai "gone-rule" failed: 404 Not Found/);
+    await expect(failure).rejects.toThrow(
+      /patching the status of podmutations\.agent\.cloudpilot\.ai "gone-rule" failed: 404 Not Found/,
+    );
     await expect(failure).rejects.toMatchObject({ context: { reason: 'notFound', name: 'gone-rule' } });
   });
 
@@ -82,7 +92,11 @@ describe('patching podmutation status', () => {
 });
 
 describe('failed status writes, as every cluster request reports them', () => {
-  const sourceWith = (overrides: KubeconfigOverrides) => createPodMutationSource({ mode: 'kubeconfigText', text: kubeconfigFor(server, overrides) }, { requestTimeoutMs: 300 });
+  const sourceWith = (overrides: KubeconfigOverrides) =>
+    createPodMutationSource(
+      { mode: 'kubeconfigText', text: kubeconfigFor(server, overrides) },
+      { requestTimeoutMs: 300 },
+    );
 
   it.each([
     {
@@ -108,10 +122,12 @@ describe('failed status writes, as every cluster request reports them', () => {
     },
     {
       when: 'the API server fails, quoting what it said',
-      arrange: () => server.fail({ kind: 'status', code: 500, message: 'etcdserver: request timed out' }, { on: 'patch' }),
+      arrange: () =>
+        server.fail({ kind: 'status', code: 500, message: 'etcdserver: request timed out' }, { on: 'patch' }),
       overrides: (): Promise<KubeconfigOverrides> => Promise.resolve({}),
       reason: 'server',
-      message: /500 Internal Server Error \(the API server could not serve the request\); the API server said: etcdserver: request timed out/,
+      message:
+        /500 Internal Server Error \(the API server could not serve the request\); the API server said: etcdserver: request timed out/,
     },
   ])('rejects with reason $reason when $when', async ({ arrange, overrides, reason, message }) => {
     server.put({ metadata: { name: 'spot-first' }, spec: {} });
@@ -120,14 +136,19 @@ describe('failed status writes, as every cluster request reports them', () => {
 
     const failure = source.patchStatus('spot-first', acceptedStatus);
 
-    await expect(failure).rejects.toMatchObject({ name: 'ClusterError', context: { reason, operation: 'patchStatus', name: 'spot-first' } });
+    await expect(failure).rejects.toMatchObject({
+      name: 'ClusterError',
+      context: { reason, operation: 'patchStatus', name: 'spot-first' },
+    });
     await expect(failure).rejects.toThrow(message);
   });
 });
 
 describe('connections to the API server', () => {
-  const freshSource = () => createPodMutationSource({ mode: 'kubeconfigText', text: kubeconfigFor(server) }, { pageSize: 2 });
-  const names = (count: number) => Array.from({ length: count }, (_, index) => `rule-${String(index).padStart(2, '0')}`);
+  const freshSource = () =>
+    createPodMutationSource({ mode: 'kubeconfigText', text: kubeconfigFor(server) }, { pageSize: 2 });
+  const names = (count: number) =>
+    Array.from({ length: count }, (_, index) => `rule-${String(index).padStart(2, '0')}`);
   const putRules = (count: number) => {
     for (const name of names(count)) server.put({ metadata: { name }, spec: { priority: 1 } });
   };
@@ -163,7 +184,8 @@ describe('connections to the API server', () => {
 
     await Promise.all(
       Array.from({ length: inFlight }, async () => {
-        for (let name = queue.shift(); name !== undefined; name = queue.shift()) await source.patchStatus(name, acceptedStatus);
+        for (let name = queue.shift(); name !== undefined; name = queue.shift())
+          await source.patchStatus(name, acceptedStatus);
       }),
     );
 

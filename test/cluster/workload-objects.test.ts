@@ -67,7 +67,16 @@ function namesOf(items: readonly unknown[]): string[] {
 
 describe('listing workload objects', () => {
   it('lists the kinds owners first and Pods last', () => {
-    expect(WORKLOAD_OBJECT_KINDS).toEqual(['CronJob', 'Job', 'Deployment', 'Rollout', 'ReplicaSet', 'StatefulSet', 'DaemonSet', 'Pod']);
+    expect(WORKLOAD_OBJECT_KINDS).toEqual([
+      'CronJob',
+      'Job',
+      'Deployment',
+      'Rollout',
+      'ReplicaSet',
+      'StatefulSet',
+      'DaemonSet',
+      'Pod',
+    ]);
   });
 
   it.each(WORKLOAD_OBJECT_KINDS.map((kind) => [kind]))('lists every %s with apiVersion and kind set', async (kind) => {
@@ -134,7 +143,9 @@ describe('listing workload objects', () => {
     const pages = await collect(sourceFor().pages('CronJob', 'team-a'));
 
     expect(namesOf(pages.flat())).toEqual(['team-a/nightly']);
-    expect(server.requests.slice(before).map((request) => request.path)).toEqual(['/apis/batch/v1/namespaces/team-a/cronjobs']);
+    expect(server.requests.slice(before).map((request) => request.path)).toEqual([
+      '/apis/batch/v1/namespaces/team-a/cronjobs',
+    ]);
   });
 
   it('yields one empty page when the cluster has no objects of the kind', async () => {
@@ -176,7 +187,12 @@ describe('listing workload objects', () => {
 describe('failures of a workload listing', () => {
   it('rejects with reason forbidden naming the missing verb and resource on 403', async () => {
     server.fail(
-      { kind: 'status', code: 403, reason: 'Forbidden', message: 'pods is forbidden: User "report" cannot list resource "pods"' },
+      {
+        kind: 'status',
+        code: 403,
+        reason: 'Forbidden',
+        message: 'pods is forbidden: User "report" cannot list resource "pods"',
+      },
       { resource: 'pods' },
     );
 
@@ -184,7 +200,9 @@ describe('failures of a workload listing', () => {
 
     await expect(listing).rejects.toThrow(ClusterError);
     await expect(listing).rejects.toHaveProperty('context.reason', 'forbidden');
-    await expect(listing).rejects.toThrow(/^listing pods in all namespaces failed: 403 Forbidden: .*list pods in all namespaces.*optional/);
+    await expect(listing).rejects.toThrow(
+      /^listing pods in all namespaces failed: 403 Forbidden: .*list pods in all namespaces.*optional/,
+    );
   });
 
   it('names the API group and namespace of a forbidden owner listing', async () => {
@@ -192,7 +210,9 @@ describe('failures of a workload listing', () => {
 
     const listing = collect(sourceFor().pages('ReplicaSet', 'team-a'));
 
-    await expect(listing).rejects.toThrow(/list replicasets in namespace team-a \(verb "list", resource "replicasets", API group "apps"\)/);
+    await expect(listing).rejects.toThrow(
+      /list replicasets in namespace team-a \(verb "list", resource "replicasets", API group "apps"\)/,
+    );
   });
 
   it('rejects with reason gone and asks to start over when the continue token expires mid-list', async () => {

@@ -23,7 +23,11 @@ interface Plugin {
   readonly hooks: Readonly<Record<string, () => Promise<void>>>;
 }
 
-type PluginClass = new (serverless: PluginHost, options: Readonly<Record<string, unknown>>, utils: { readonly log: { notice(line: string): void } }) => Plugin;
+type PluginClass = new (
+  serverless: PluginHost,
+  options: Readonly<Record<string, unknown>>,
+  utils: { readonly log: { notice(line: string): void } },
+) => Plugin;
 
 const STALE = 'exports.handler = async () => "the bundle of an earlier build";\n';
 
@@ -72,7 +76,9 @@ describe('packaging builds from the current source', () => {
   });
 
   it('builds before `osls deploy function` packages a function, as before `osls package`', async () => {
-    const pluginModule = (await import(pathToFileURL(join(serviceFolder, 'serverless', 'plugin.mjs')).href)) as { readonly default: PluginClass };
+    const pluginModule = (await import(pathToFileURL(join(serviceFolder, 'serverless', 'plugin.mjs')).href)) as {
+      readonly default: PluginClass;
+    };
     const plugin = new pluginModule.default(
       { serviceDir: serviceFolder, service: { provider: { stage: 'ci' } }, classes: { Error } },
       {},
@@ -82,7 +88,9 @@ describe('packaging builds from the current source', () => {
     await changeSource(changed);
 
     // osls's deploy function spawns package:function; package runs createDeploymentArtifacts.
-    expect(Object.keys(plugin.hooks)).toEqual(expect.arrayContaining(['before:package:function:package', 'before:package:createDeploymentArtifacts']));
+    expect(Object.keys(plugin.hooks)).toEqual(
+      expect.arrayContaining(['before:package:function:package', 'before:package:createDeploymentArtifacts']),
+    );
     await plugin.hooks['before:package:function:package']!();
     expect(await readFile(join(serviceFolder, 'dist', 'admission', 'index.js'), 'utf8')).toContain(changed);
   }, 60_000);

@@ -59,17 +59,24 @@ interface InvokeOptions {
   readonly timeoutSeconds: number;
 }
 
-
 /** The IAM action and resource of a request, by protocol: JSON 1.0/1.1 name theirs in X-Amz-Target, EKS is REST. */
 function callOf(request: IncomingMessage, body: Buffer): AwsCall & { readonly service: 'dynamodb' | 'other' } {
   const target = request.headers['x-amz-target'];
   if (typeof target === 'string' && target.startsWith('DynamoDB_20120810.')) {
     const { TableName } = JSON.parse(body.toString('utf8')) as { TableName?: string };
-    return { service: 'dynamodb', action: `dynamodb:${target.slice(target.indexOf('.') + 1)}`, resource: String(TableName) };
+    return {
+      service: 'dynamodb',
+      action: `dynamodb:${target.slice(target.indexOf('.') + 1)}`,
+      resource: String(TableName),
+    };
   }
   if (typeof target === 'string' && target.startsWith('secretsmanager.')) {
     const { SecretId } = JSON.parse(body.toString('utf8')) as { SecretId?: string };
-    return { service: 'other', action: `secretsmanager:${target.slice(target.indexOf('.') + 1)}`, resource: String(SecretId) };
+    return {
+      service: 'other',
+      action: `secretsmanager:${target.slice(target.indexOf('.') + 1)}`,
+      resource: String(SecretId),
+    };
   }
   const cluster = /^\/clusters\/([^/?]+)$/.exec(request.url ?? '');
   if (request.method === 'GET' && cluster?.[1] !== undefined) {
@@ -93,7 +100,10 @@ function forward(backend: string, request: IncomingMessage, body: Buffer, respon
 }
 
 /** Starts the relay on 127.0.0.1: DynamoDB calls go to `dynamodb`, every other call to `other`. */
-async function startRecordingRelay(backends: { readonly dynamodb: string; readonly other: string }): Promise<RecordingRelay> {
+async function startRecordingRelay(backends: {
+  readonly dynamodb: string;
+  readonly other: string;
+}): Promise<RecordingRelay> {
   const calls: AwsCall[] = [];
   const server = createServer((request, response) => {
     readBody(request).then(
@@ -152,12 +162,22 @@ async function invokeShippedHandler(options: InvokeOptions): Promise<Invocation>
       callbackWaitsForEmptyEventLoop: true,
       timeoutMs: options.timeoutSeconds * 1000,
     };
-    const args = [runner, options.taskRoot, options.handler, JSON.stringify(options.event), JSON.stringify(context), resultFile];
+    const args = [
+      runner,
+      options.taskRoot,
+      options.handler,
+      JSON.stringify(options.event),
+      JSON.stringify(context),
+      resultFile,
+    ];
     const output = await runProcess(process.execPath, args, { cwd: options.taskRoot, env: { ...options.environment } });
     if (output.code !== 0) {
       throw new Error(`${options.functionName} exited with ${output.code}:\n${output.stdout}\n${output.stderr}`);
     }
-    return { result: JSON.parse(await readFile(resultFile, 'utf8')), lines: output.stdout.split('\n').filter((line) => line !== '') };
+    return {
+      result: JSON.parse(await readFile(resultFile, 'utf8')),
+      lines: output.stdout.split('\n').filter((line) => line !== ''),
+    };
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
@@ -165,7 +185,10 @@ async function invokeShippedHandler(options: InvokeOptions): Promise<Invocation>
 
 /** Whether a parsed line is an embedded-metric-format document: one with _aws.CloudWatchMetrics. */
 function isEmbeddedMetricDocument(value: unknown): value is EmbeddedMetricDocument {
-  return (value as { readonly _aws?: { readonly CloudWatchMetrics?: unknown } } | null)?._aws?.CloudWatchMetrics !== undefined;
+  return (
+    (value as { readonly _aws?: { readonly CloudWatchMetrics?: unknown } } | null)?._aws?.CloudWatchMetrics !==
+    undefined
+  );
 }
 
 /** The CloudWatch embedded-metric-format documents among printed lines. */

@@ -47,7 +47,9 @@ function ready(child: ChildProcess, url: string): Promise<void> {
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
-    child.on('exit', (code, signal) => reject(new Error(`osls offline ended (${signal ?? code}) before it was ready:\n${output}`)));
+    child.on('exit', (code, signal) =>
+      reject(new Error(`osls offline ended (${signal ?? code}) before it was ready:\n${output}`)),
+    );
   });
 }
 
@@ -99,7 +101,17 @@ beforeAll(async () => {
   await createServiceFolder(serviceFolder);
   const [httpPort, lambdaPort] = [await freePort(), await freePort()];
   baseUrl = `http://127.0.0.1:${httpPort}`;
-  const args = ['offline', '--stage', 'local', '--host', '127.0.0.1', '--httpPort', String(httpPort), '--lambdaPort', String(lambdaPort)];
+  const args = [
+    'offline',
+    '--stage',
+    'local',
+    '--host',
+    '127.0.0.1',
+    '--httpPort',
+    String(httpPort),
+    '--lambdaPort',
+    String(lambdaPort),
+  ];
   // Its own process group, so that stop() reaches serverless-offline's workers too.
   offline = spawn(process.execPath, [OSLS_CLI, ...args, '--noSponsor', `--param=localToken=${TOKEN}`], {
     cwd: serviceFolder,
@@ -119,15 +131,28 @@ describe('osls offline --stage local', () => {
   it('answers a real AdmissionReview on POST /admit/{token} exactly as the engine does with the example rules', async () => {
     const review = fixtureText(REVIEW);
     // The engine stamps as the webhook does, but without the key: the same stamp, less its MAC.
-    const expected = parseAnswer(answerAdmissionReview(review, compileRuleSet((await loadRuleFiles([EXAMPLES])).rules), { stamps: KEYLESS_STAMPS }).body);
+    const expected = parseAnswer(
+      answerAdmissionReview(review, compileRuleSet((await loadRuleFiles([EXAMPLES])).rules), { stamps: KEYLESS_STAMPS })
+        .body,
+    );
 
     const response = await post(`/admit/${TOKEN}`, review);
     const answer = parseAnswer(await response.text());
 
     expect(response.status).toBe(200);
-    expect({ ...answer, response: { ...answer.response, patch: undefined } }).toEqual({ ...expected, response: { ...expected.response, patch: undefined } });
-    expect(withoutMac(answer.response.patch)).toEqual({ operations: withoutMac(expected.response.patch).operations, macs: 1 });
-    expect(answer.response).toMatchObject({ uid: (JSON.parse(review) as { request: { uid: string } }).request.uid, allowed: true, patchType: 'JSONPatch' });
+    expect({ ...answer, response: { ...answer.response, patch: undefined } }).toEqual({
+      ...expected,
+      response: { ...expected.response, patch: undefined },
+    });
+    expect(withoutMac(answer.response.patch)).toEqual({
+      operations: withoutMac(expected.response.patch).operations,
+      macs: 1,
+    });
+    expect(answer.response).toMatchObject({
+      uid: (JSON.parse(review) as { request: { uid: string } }).request.uid,
+      allowed: true,
+      patchType: 'JSONPatch',
+    });
     expect(decodePatch(answer.response.patch)).toContainEqual({
       op: 'add',
       path: '/metadata/annotations/podmutation.agent.cloudpilot.ai~1applied',
@@ -141,7 +166,7 @@ describe('osls offline --stage local', () => {
     expect(response.status).toBe(403);
   });
 
-  it("answers a path no route matches as API Gateway does, without echoing the path and its token", async () => {
+  it('answers a path no route matches as API Gateway does, without echoing the path and its token', async () => {
     const response = await post(`/admitt/${TOKEN}`, fixtureText(REVIEW));
     const body = await response.text();
 
@@ -151,8 +176,12 @@ describe('osls offline --stage local', () => {
   });
 
   it('says what it serves and where, and leaves the scheduled sync out', () => {
-    expect(output).toContain(`webhook URL (clientConfig.url of a MutatingWebhookConfiguration): ${baseUrl}/admit/${TOKEN}`);
-    expect(output).toMatch(/published snapshot version \d+ of examples\/rules for cluster local \(\d+ valid, 0 invalid\)/);
+    expect(output).toContain(
+      `webhook URL (clientConfig.url of a MutatingWebhookConfiguration): ${baseUrl}/admit/${TOKEN}`,
+    );
+    expect(output).toMatch(
+      /published snapshot version \d+ of examples\/rules for cluster local \(\d+ valid, 0 invalid\)/,
+    );
     expect(output).toContain('sync: not served locally');
   });
 });
@@ -180,14 +209,32 @@ function portIsFree(port: number): Promise<boolean> {
 describe('npm run offline', () => {
   it('stops serverless-offline when npm itself is sent SIGTERM, freeing the port', async () => {
     const [httpPort, lambdaPort] = [await freePort(), await freePort()];
-    const args = ['run', 'offline', '--silent', '--', '--host', '127.0.0.1', '--httpPort', String(httpPort), '--lambdaPort', String(lambdaPort), '--noSponsor'];
+    const args = [
+      'run',
+      'offline',
+      '--silent',
+      '--',
+      '--host',
+      '127.0.0.1',
+      '--httpPort',
+      String(httpPort),
+      '--lambdaPort',
+      String(lambdaPort),
+      '--noSponsor',
+    ];
     // npm runs the script through sh; the script execs osls, so the signal npm forwards reaches serverless-offline.
-    const npm = spawn('npm', args, { cwd: serviceFolder, env: offlineEnvironment(home), stdio: ['ignore', 'pipe', 'pipe'] });
+    const npm = spawn('npm', args, {
+      cwd: serviceFolder,
+      env: offlineEnvironment(home),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let printed = '';
     const onData = (chunk: Buffer) => (printed += chunk.toString('utf8'));
     npm.stdout.on('data', onData);
     npm.stderr.on('data', onData);
-    await expect.poll(() => printed, { timeout: 60_000, interval: 100 }).toContain(`Server ready: http://127.0.0.1:${httpPort}`);
+    await expect
+      .poll(() => printed, { timeout: 60_000, interval: 100 })
+      .toContain(`Server ready: http://127.0.0.1:${httpPort}`);
 
     const exited = once(npm, 'close');
     npm.kill('SIGTERM');

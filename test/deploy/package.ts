@@ -97,7 +97,9 @@ async function packageServiceWithOutput(
   if (result.code !== 0) {
     throw new Error(`osls package exited with ${result.code}:\n${result.stdout}\n${result.stderr}`);
   }
-  const template = JSON.parse(await readFile(join(packageFolder, 'cloudformation-template-update-stack.json'), 'utf8')) as Template;
+  const template = JSON.parse(
+    await readFile(join(packageFolder, 'cloudformation-template-update-stack.json'), 'utf8'),
+  ) as Template;
   return { template, output: result.stdout + result.stderr };
 }
 
@@ -127,12 +129,14 @@ function readZip(zip: Buffer): ZipEntry[] {
   // The end record is 22 bytes plus a comment of at most 65,535.
   let end = zip.length - 22;
   while (end >= Math.max(0, zip.length - 22 - 0xffff) && zip.readUInt32LE(end) !== END_OF_CENTRAL_DIRECTORY) end -= 1;
-  if (end < 0 || zip.readUInt32LE(end) !== END_OF_CENTRAL_DIRECTORY) throw new Error('no end of central directory record');
+  if (end < 0 || zip.readUInt32LE(end) !== END_OF_CENTRAL_DIRECTORY)
+    throw new Error('no end of central directory record');
   const count = zip.readUInt16LE(end + 10);
   let offset = zip.readUInt32LE(end + 16);
   const entries: ZipEntry[] = [];
   for (let index = 0; index < count; index += 1) {
-    if (zip.readUInt32LE(offset) !== CENTRAL_DIRECTORY_ENTRY) throw new Error(`central directory entry ${index} is corrupt`);
+    if (zip.readUInt32LE(offset) !== CENTRAL_DIRECTORY_ENTRY)
+      throw new Error(`central directory entry ${index} is corrupt`);
     const method = zip.readUInt16LE(offset + 10);
     const checksum = zip.readUInt32LE(offset + 16);
     const compressedSize = zip.readUInt32LE(offset + 20);
@@ -164,5 +168,19 @@ async function extractZip(entries: readonly ZipEntry[], folder: string): Promise
   }
 }
 
-export { ROOT, OSLS_CLI, STAGE, REGION, createServiceFolder, offlineEnvironment, runOsls, packageArgs, packageService, packageServiceWithOutput, filesUnder, readZip, extractZip };
+export {
+  ROOT,
+  OSLS_CLI,
+  STAGE,
+  REGION,
+  createServiceFolder,
+  offlineEnvironment,
+  runOsls,
+  packageArgs,
+  packageService,
+  packageServiceWithOutput,
+  filesUnder,
+  readZip,
+  extractZip,
+};
 export type { ShippedFile, ZipEntry, CliResult };

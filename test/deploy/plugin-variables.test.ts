@@ -31,9 +31,12 @@ function resolve(address: string, params: Readonly<Record<string, string>>): Pro
 }
 
 describe('the plugin variables that check parameters', () => {
-  it.each(['0', '1', '1440'])('passes reportIntervalMinutes=%s through as the variable the sync reads', async (value) => {
-    await expect(resolve('reportIntervalMinutes', { reportIntervalMinutes: value })).resolves.toEqual({ value });
-  });
+  it.each(['0', '1', '1440'])(
+    'passes reportIntervalMinutes=%s through as the variable the sync reads',
+    async (value) => {
+      await expect(resolve('reportIntervalMinutes', { reportIntervalMinutes: value })).resolves.toEqual({ value });
+    },
+  );
 
   it.each(['1441', '-1', '5m', '1.5', ''])('refuses reportIntervalMinutes=%j, naming the range', async (value) => {
     await expect(resolve('reportIntervalMinutes', { reportIntervalMinutes: value })).rejects.toThrow(
@@ -46,7 +49,9 @@ describe('the plugin variables that check parameters', () => {
   });
 
   it('refuses an enforcement other than enforce or audit', async () => {
-    await expect(resolve('enforcement', { enforcement: 'Audit' })).rejects.toThrow('the enforcement parameter is "Audit"; expected enforce or audit');
+    await expect(resolve('enforcement', { enforcement: 'Audit' })).rejects.toThrow(
+      'the enforcement parameter is "Audit"; expected enforce or audit',
+    );
   });
 
   it.each([
@@ -54,7 +59,9 @@ describe('the plugin variables that check parameters', () => {
     ['1', 1],
     ['1000', 1000],
   ])('passes provisionedConcurrency=%s through as the number the function schema takes', async (value, number) => {
-    await expect(resolve('provisionedConcurrency', { provisionedConcurrency: value })).resolves.toEqual({ value: number });
+    await expect(resolve('provisionedConcurrency', { provisionedConcurrency: value })).resolves.toEqual({
+      value: number,
+    });
   });
 
   it.each(['1001', '-1', '2.5', 'five', ''])('refuses provisionedConcurrency=%j, naming the range', async (value) => {
@@ -68,7 +75,9 @@ describe('the plugin variables that check parameters', () => {
     ['3000', 2400],
     ['125', 100],
   ])('sets the concurrency alarm at 80%% of concurrencyQuota=%s', async (quota, threshold) => {
-    await expect(resolve('concurrencyAlarmThreshold', { concurrencyQuota: quota })).resolves.toEqual({ value: threshold });
+    await expect(resolve('concurrencyAlarmThreshold', { concurrencyQuota: quota })).resolves.toEqual({
+      value: threshold,
+    });
   });
 
   it.each(['99', '1000001', '1e3', 'lots'])('refuses concurrencyQuota=%j, naming the range', async (quota) => {
@@ -77,7 +86,9 @@ describe('the plugin variables that check parameters', () => {
     );
   });
 
-  it('sets the slow-admission alarm at 80% of the admission function\'s timeout, in milliseconds', async () => {
-    await expect(resolve('admissionSlowMs', { 'self:functions.admission.timeout': '3' })).resolves.toEqual({ value: 2400 });
+  it("sets the slow-admission alarm at 80% of the admission function's timeout, in milliseconds", async () => {
+    await expect(resolve('admissionSlowMs', { 'self:functions.admission.timeout': '3' })).resolves.toEqual({
+      value: 2400,
+    });
   });
 });

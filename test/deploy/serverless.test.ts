@@ -24,7 +24,14 @@ import { startFakeAws, type FakeAws } from '../cluster/fake-aws.ts';
 import { contentOf, ruleAdding } from '../store/support.ts';
 import { admissionReview, pod } from '../support/builders.ts';
 import { decodePatch, parseAnswer } from '../support/reviews.ts';
-import { embeddedMetrics, invokeShippedHandler, startRecordingRelay, type AwsCall, type Invocation, type RecordingRelay } from './lambda-run.ts';
+import {
+  embeddedMetrics,
+  invokeShippedHandler,
+  startRecordingRelay,
+  type AwsCall,
+  type Invocation,
+  type RecordingRelay,
+} from './lambda-run.ts';
 import {
   ROOT,
   REGION,
@@ -92,7 +99,11 @@ const STAMP_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:S
 const STAMP_KEY = 'StampKeyOfTheDeployTest0123456789abcdefghijklmnopqrstuvwxyzABCD';
 const WEBHOOK_TOKEN = 'Zk3q9XvT0bLm7RcWp2YsN8dHa4JeU6gQ1iKoF5tVzBxC0nMw';
 // The credentials Lambda puts in the environment; the EKS token the sync makes is signed with them.
-const LAMBDA_CREDENTIALS = { AWS_ACCESS_KEY_ID: 'AKIDDEPLOYTEST', AWS_SECRET_ACCESS_KEY: 'deploy-test-secret', AWS_SESSION_TOKEN: 'deploy-test-session' };
+const LAMBDA_CREDENTIALS = {
+  AWS_ACCESS_KEY_ID: 'AKIDDEPLOYTEST',
+  AWS_SECRET_ACCESS_KEY: 'deploy-test-secret',
+  AWS_SESSION_TOKEN: 'deploy-test-session',
+};
 const EKS_CLUSTER_ARN = `arn:\${AWS::Partition}:eks:\${AWS::Region}:\${AWS::AccountId}:cluster/${CLUSTER_NAME}`;
 const EC2_ARN = 'arn:${AWS::Partition}:ec2:${AWS::Region}:${AWS::AccountId}';
 const ALARMS = [
@@ -233,19 +244,25 @@ function functionVariables(template: Template, functionId: string): Readonly<Rec
 /** A variable the template sets to a literal string for a function. */
 function literalVariable(template: Template, functionId: string, name: string): string {
   const value = functionVariables(template, functionId)[name];
-  if (typeof value !== 'string') throw new Error(`${functionId} sets ${name} to ${JSON.stringify(value)}, not a literal string`);
+  if (typeof value !== 'string')
+    throw new Error(`${functionId} sets ${name} to ${JSON.stringify(value)}, not a literal string`);
   return value;
 }
 
 /** A function's environment as Lambda would set it: Refs replaced by the physical ids given. */
-function functionEnvironment(template: Template, functionId: string, physicalIds: Readonly<Record<string, string>>): Record<string, string> {
+function functionEnvironment(
+  template: Template,
+  functionId: string,
+  physicalIds: Readonly<Record<string, string>>,
+): Record<string, string> {
   const variables = functionProperties(template, functionId).Environment?.Variables ?? {};
   return Object.fromEntries(
     Object.entries(variables).map(([name, value]) => {
       if (typeof value === 'string') return [name, value];
       const reference = renderExpression(value).match(/^\$\{([A-Za-z0-9]+)\}$/)?.[1];
       const physical = reference === undefined ? undefined : physicalIds[reference];
-      if (physical === undefined) throw new Error(`${functionId} ${name} is ${JSON.stringify(value)}; no stand-in for it`);
+      if (physical === undefined)
+        throw new Error(`${functionId} ${name} is ${JSON.stringify(value)}; no stand-in for it`);
       return [name, physical];
     }),
   );
@@ -265,7 +282,12 @@ function lambdaEnvironment(functionName: string): Record<string, string> {
 }
 
 /** A fresh table created from the template's own key schema, holding one published snapshot. */
-async function tableWithSnapshot(template: Template, tableName: string, clusterId: string, ruleName: string): Promise<void> {
+async function tableWithSnapshot(
+  template: Template,
+  tableName: string,
+  clusterId: string,
+  ruleName: string,
+): Promise<void> {
   const table = properties(template, 'RulesTable') as TableProperties;
   const client = createDynamoClient({ endpoint: dynamo.endpoint });
   await client.send(
@@ -297,7 +319,10 @@ async function runShippedFunction(options: {
   const invocation = await invokeShippedHandler({
     taskRoot,
     handler: lambda.Handler,
-    environment: { ...functionEnvironment(options.template, functionId, options.physicalIds), ...lambdaEnvironment(lambda.FunctionName) },
+    environment: {
+      ...functionEnvironment(options.template, functionId, options.physicalIds),
+      ...lambdaEnvironment(lambda.FunctionName),
+    },
     event: options.event,
     functionName: lambda.FunctionName,
     memorySize: lambda.MemorySize,
@@ -308,7 +333,9 @@ async function runShippedFunction(options: {
 
 /** What a run needed from IAM, as `action on resource` lines in the template's notation. */
 function neededGrants(run: FunctionRun): string[] {
-  const lines = run.calls.map((call) => `${call.action} on ${run.arns[call.resource] ?? `an unexpected resource "${call.resource}"`}`);
+  const lines = run.calls.map(
+    (call) => `${call.action} on ${run.arns[call.resource] ?? `an unexpected resource "${call.resource}"`}`,
+  );
   return [...new Set(lines)].sort();
 }
 
@@ -328,7 +355,13 @@ function apiGatewayEvent(token: string, body: string): unknown {
       accountId: '123456789012',
       apiId: 'abc123',
       domainName: 'abc123.execute-api.eu-west-1.amazonaws.com',
-      http: { method: 'POST', path: `/admit/${token}`, protocol: 'HTTP/1.1', sourceIp: '192.0.2.10', userAgent: 'kube-apiserver-admission' },
+      http: {
+        method: 'POST',
+        path: `/admit/${token}`,
+        protocol: 'HTTP/1.1',
+        sourceIp: '192.0.2.10',
+        userAgent: 'kube-apiserver-admission',
+      },
       requestId: 'deploy-test-request',
       routeKey: 'POST /admit/{token}',
       stage: '$default',
@@ -352,7 +385,9 @@ async function metricNamesIn(folder: 'endpoint' | 'sync'): Promise<Set<string>> 
   const directory = join(ROOT, 'lib', folder);
   const files = (await readdir(directory)).filter((file) => file.endsWith('.ts'));
   const sources = await Promise.all(files.map((file) => readFile(join(directory, file), 'utf8')));
-  return new Set(sources.flatMap((source) => [...source.matchAll(/addMetric\(\s*'([A-Za-z0-9]+)'/g)].map((match) => match[1]!)));
+  return new Set(
+    sources.flatMap((source) => [...source.matchAll(/addMetric\(\s*'([A-Za-z0-9]+)'/g)].map((match) => match[1]!)),
+  );
 }
 
 /** Powertools puts every metric in POWERTOOLS_METRICS_NAMESPACE with dimension service = POWERTOOLS_SERVICE_NAME. */
@@ -374,18 +409,25 @@ function metricProblem(metric: AlarmMetric, contract: MetricsContract): string |
     const ofFunction = Object.values(FUNCTIONS).some((id) => metric.dimensions.join() === `FunctionName=\${${id}}`);
     // The account's concurrency in the region, which every function shares: it has no dimension.
     const accountWide = metric.metricName === 'ConcurrentExecutions' && metric.dimensions.length === 0;
-    return (['Errors', 'Duration', 'Throttles', 'ConcurrentExecutions'].includes(metric.metricName) && ofFunction) || accountWide
+    return (['Errors', 'Duration', 'Throttles', 'ConcurrentExecutions'].includes(metric.metricName) && ofFunction) ||
+      accountWide
       ? undefined
       : `${where} is not a Lambda metric of this stack`;
   }
   if (metric.namespace === 'AWS/ApiGateway') {
     const ofApi = metric.dimensions.join() === 'ApiId=${HttpApi}';
-    return ['5xx', '4xx', 'Latency', 'IntegrationLatency', 'Count'].includes(metric.metricName) && ofApi ? undefined : `${where} is not an HTTP API metric of this stack`;
+    return ['5xx', '4xx', 'Latency', 'IntegrationLatency', 'Count'].includes(metric.metricName) && ofApi
+      ? undefined
+      : `${where} is not an HTTP API metric of this stack`;
   }
   if (metric.namespace !== contract.namespace) return `${where}: the functions emit into ${contract.namespace}`;
-  const owner = (['admission', 'sync'] as const).find((name) => metric.dimensions.join() === `service=${contract.services[name]}`);
+  const owner = (['admission', 'sync'] as const).find(
+    (name) => metric.dimensions.join() === `service=${contract.services[name]}`,
+  );
   if (owner === undefined) return `${where}: no function emits with these dimensions`;
-  return contract.names[owner].has(metric.metricName) ? undefined : `${where}: the ${owner} function never emits ${metric.metricName}`;
+  return contract.names[owner].has(metric.metricName)
+    ? undefined
+    : `${where}: the ${owner} function never emits ${metric.metricName}`;
 }
 
 /** The metrics a shipped function printed in embedded metric format, as `namespace name service=...` lines. */
@@ -398,7 +440,10 @@ function printedMetrics(run: FunctionRun): string[] {
 }
 
 /** The variables a configuration reader looks at, observed through a recording environment. */
-function variablesRead(reader: (env: Readonly<Record<string, string | undefined>>) => unknown, env: Readonly<Record<string, string>>): Set<string> {
+function variablesRead(
+  reader: (env: Readonly<Record<string, string | undefined>>) => unknown,
+  env: Readonly<Record<string, string>>,
+): Set<string> {
   const read = new Set<string>();
   const recording = new Proxy(env, {
     get(target, name) {
@@ -421,18 +466,37 @@ beforeAll(async () => {
 
   // One at a time: osls clears and rewrites the service folder's .serverless/ while it packages, and each package
   // builds dist/ again.
-  ({ template: eksPackaged, output: eksOutput } = await packageServiceWithOutput(serviceFolder, EKS_PARAMS, join(scratch, 'package-eks'), home));
+  ({ template: eksPackaged, output: eksOutput } = await packageServiceWithOutput(
+    serviceFolder,
+    EKS_PARAMS,
+    join(scratch, 'package-eks'),
+    home,
+  ));
   eksTemplate = effectiveTemplate(eksPackaged);
-  kubeconfigTemplate = effectiveTemplate(await packageService(serviceFolder, KUBECONFIG_PARAMS, join(scratch, 'package-kubeconfig'), home));
+  kubeconfigTemplate = effectiveTemplate(
+    await packageService(serviceFolder, KUBECONFIG_PARAMS, join(scratch, 'package-kubeconfig'), home),
+  );
   vpcTemplate = effectiveTemplate(await packageService(serviceFolder, VPC_PARAMS, join(scratch, 'package-vpc'), home));
   withoutClusterName = await runOsls(serviceFolder, packageArgs({}, join(scratch, 'package-missing')), home);
   const subnetsOnly = { clusterName: CLUSTER_NAME, subnetIds: VPC_PARAMS.subnetIds };
-  withoutSecurityGroups = await runOsls(serviceFolder, packageArgs(subnetsOnly, join(scratch, 'package-subnets-only')), home);
+  withoutSecurityGroups = await runOsls(
+    serviceFolder,
+    packageArgs(subnetsOnly, join(scratch, 'package-subnets-only')),
+    home,
+  );
   tunedTemplate = effectiveTemplate(
     await packageService(serviceFolder, TUNED_PARAMS, join(scratch, 'package-tuned'), home),
   );
-  typoEnforcement = await runOsls(serviceFolder, packageArgs({ clusterName: CLUSTER_NAME, enforcement: 'Audit' }, join(scratch, 'package-typo')), home);
-  localStage = await runOsls(serviceFolder, ['package', '--stage', 'local', '--package', join(scratch, 'package-local')], home);
+  typoEnforcement = await runOsls(
+    serviceFolder,
+    packageArgs({ clusterName: CLUSTER_NAME, enforcement: 'Audit' }, join(scratch, 'package-typo')),
+    home,
+  );
+  localStage = await runOsls(
+    serviceFolder,
+    ['package', '--stage', 'local', '--package', join(scratch, 'package-local')],
+    home,
+  );
   artifacts = {
     eks: await readArtifacts(join(scratch, 'package-eks')),
     kubeconfig: await readArtifacts(join(scratch, 'package-kubeconfig')),
@@ -442,7 +506,9 @@ beforeAll(async () => {
   aws = await startFakeAws();
   const secretAccessKey = LAMBDA_CREDENTIALS.AWS_SECRET_ACCESS_KEY;
   apiServer = await startFakeApiServer({
-    acceptToken: (token) => token === apiServer.token || isValidEksToken(token, { clusterName: CLUSTER_NAME, region: REGION, secretAccessKey }),
+    acceptToken: (token) =>
+      token === apiServer.token ||
+      isValidEksToken(token, { clusterName: CLUSTER_NAME, region: REGION, secretAccessKey }),
   });
   apiServer.put({
     metadata: { name: 'prefer-arm64-web' },
@@ -453,7 +519,10 @@ beforeAll(async () => {
       mutationAdd: {
         nodeAffinity: {
           preferredDuringSchedulingIgnoredDuringExecution: [
-            { weight: 60, preference: { matchExpressions: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['arm64'] }] } },
+            {
+              weight: 60,
+              preference: { matchExpressions: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['arm64'] }] },
+            },
           ],
         },
       },
@@ -467,37 +536,55 @@ beforeAll(async () => {
 
   // Each run gets its own table holding an earlier snapshot, so a sync publishes and supersedes (every write path).
   const clusterId = literalVariable(eksTemplate, FUNCTIONS.admission, 'CLUSTER_ID');
-  const tables = { admission: 'podmutation-ci-RulesTable-ADMISSION', eks: 'podmutation-ci-RulesTable-EKSSYNC', kubeconfig: 'podmutation-ci-RulesTable-KUBECONFIG' };
+  const tables = {
+    admission: 'podmutation-ci-RulesTable-ADMISSION',
+    eks: 'podmutation-ci-RulesTable-EKSSYNC',
+    kubeconfig: 'podmutation-ci-RulesTable-KUBECONFIG',
+  };
   await tableWithSnapshot(eksTemplate, tables.admission, clusterId, 'served-rule');
   await tableWithSnapshot(eksTemplate, tables.eks, clusterId, 'superseded-rule');
   await tableWithSnapshot(kubeconfigTemplate, tables.kubeconfig, clusterId, 'superseded-rule');
 
   const review = JSON.stringify(admissionReview(pod({ namespace: 'apps' })));
-  const admission = await settle(runShippedFunction({
-    template: eksTemplate,
-    name: 'admission',
-    entries: artifacts.eks.admission,
-    physicalIds: { RulesTable: tables.admission, WebhookTokenSecret: WEBHOOK_SECRET_ARN, StampKeySecret: STAMP_SECRET_ARN },
-    arns: { [tables.admission]: '${RulesTable.Arn}', [WEBHOOK_SECRET_ARN]: '${WebhookTokenSecret}', [STAMP_SECRET_ARN]: '${StampKeySecret}' },
-    event: apiGatewayEvent(WEBHOOK_TOKEN, review),
-  }));
+  const admission = await settle(
+    runShippedFunction({
+      template: eksTemplate,
+      name: 'admission',
+      entries: artifacts.eks.admission,
+      physicalIds: {
+        RulesTable: tables.admission,
+        WebhookTokenSecret: WEBHOOK_SECRET_ARN,
+        StampKeySecret: STAMP_SECRET_ARN,
+      },
+      arns: {
+        [tables.admission]: '${RulesTable.Arn}',
+        [WEBHOOK_SECRET_ARN]: '${WebhookTokenSecret}',
+        [STAMP_SECRET_ARN]: '${StampKeySecret}',
+      },
+      event: apiGatewayEvent(WEBHOOK_TOKEN, review),
+    }),
+  );
   // A manual invocation (not an EventBridge event) syncs once instead of for the whole minute.
-  const eksSync = await settle(runShippedFunction({
-    template: eksTemplate,
-    name: 'sync',
-    entries: artifacts.eks.sync,
-    physicalIds: { RulesTable: tables.eks },
-    arns: { [tables.eks]: '${RulesTable.Arn}', [CLUSTER_NAME]: EKS_CLUSTER_ARN },
-    event: {},
-  }));
-  const kubeconfigSync = await settle(runShippedFunction({
-    template: kubeconfigTemplate,
-    name: 'sync',
-    entries: artifacts.kubeconfig.sync,
-    physicalIds: { RulesTable: tables.kubeconfig },
-    arns: { [tables.kubeconfig]: '${RulesTable.Arn}', [KUBECONFIG_SECRET_ARN]: KUBECONFIG_SECRET_ARN },
-    event: {},
-  }));
+  const eksSync = await settle(
+    runShippedFunction({
+      template: eksTemplate,
+      name: 'sync',
+      entries: artifacts.eks.sync,
+      physicalIds: { RulesTable: tables.eks },
+      arns: { [tables.eks]: '${RulesTable.Arn}', [CLUSTER_NAME]: EKS_CLUSTER_ARN },
+      event: {},
+    }),
+  );
+  const kubeconfigSync = await settle(
+    runShippedFunction({
+      template: kubeconfigTemplate,
+      name: 'sync',
+      entries: artifacts.kubeconfig.sync,
+      physicalIds: { RulesTable: tables.kubeconfig },
+      arns: { [tables.kubeconfig]: '${RulesTable.Arn}', [KUBECONFIG_SECRET_ARN]: KUBECONFIG_SECRET_ARN },
+      event: {},
+    }),
+  );
   runs = { admission, eksSync, kubeconfigSync };
 }, 120_000);
 
@@ -521,13 +608,17 @@ describe('osls package', () => {
     const output = withoutClusterName.stdout + withoutClusterName.stderr;
 
     expect(withoutClusterName.code).not.toBe(0);
-    expect(output).toContain('clusterName is required: the EKS cluster name (or any id in kubeconfig mode); pass --param="clusterName=NAME"');
+    expect(output).toContain(
+      'clusterName is required: the EKS cluster name (or any id in kubeconfig mode); pass --param="clusterName=NAME"',
+    );
     expect(output.match(/Cannot resolve variable at/g)).toHaveLength(1);
   });
 
   it('warns when no alarmTopicArn is set, as the alarms would notify no one, and not when one is', () => {
     expect(eksOutput).toContain("no alarmTopicArn parameter: the stack's alarms change state but notify no one");
-    expect(resource(tunedTemplate, 'AdmissionErrorsAlarm').Properties).toMatchObject({ AlarmActions: [TUNED_PARAMS.alarmTopicArn] });
+    expect(resource(tunedTemplate, 'AdmissionErrorsAlarm').Properties).toMatchObject({
+      AlarmActions: [TUNED_PARAMS.alarmTopicArn],
+    });
   });
 
   it('refuses subnetIds without securityGroupIds, naming both', () => {
@@ -539,7 +630,9 @@ describe('osls package', () => {
 
   it('refuses an enforcement other than enforce or audit at packaging, not at every cold start', () => {
     expect(typoEnforcement.code).not.toBe(0);
-    expect(typoEnforcement.stdout + typoEnforcement.stderr).toMatch(/the enforcement parameter is "Audit"; expected enforce or audit/);
+    expect(typoEnforcement.stdout + typoEnforcement.stderr).toMatch(
+      /the enforcement parameter is "Audit"; expected enforce or audit/,
+    );
   });
 
   it('enforces every rule and writes no migration report by default', () => {
@@ -592,10 +685,16 @@ describe('functions', () => {
   });
 
   it('drops a failed or throttled sync invocation instead of retrying it behind the next one', () => {
-    const configs = resourcesOfType(eksTemplate, 'AWS::Lambda::EventInvokeConfig').map((id) => properties(eksTemplate, id));
+    const configs = resourcesOfType(eksTemplate, 'AWS::Lambda::EventInvokeConfig').map((id) =>
+      properties(eksTemplate, id),
+    );
 
     expect(configs).toEqual([
-      expect.objectContaining({ FunctionName: { Ref: FUNCTIONS.sync }, MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 }) as unknown,
+      expect.objectContaining({
+        FunctionName: { Ref: FUNCTIONS.sync },
+        MaximumRetryAttempts: 0,
+        MaximumEventAgeInSeconds: 60,
+      }) as unknown,
     ]);
   });
 
@@ -607,17 +706,35 @@ describe('functions', () => {
   });
 
   it('sets only variables the function reads: its configuration reader, or Powertools its own', () => {
-    const unread = (env: Record<string, string>, reader: (env: Readonly<Record<string, string | undefined>>) => unknown) => {
+    const unread = (
+      env: Record<string, string>,
+      reader: (env: Readonly<Record<string, string | undefined>>) => unknown,
+    ) => {
       const read = variablesRead(reader, { ...env, AWS_REGION: REGION });
       return Object.keys(env).filter((name) => !read.has(name) && !name.startsWith('POWERTOOLS_'));
     };
 
-    expect(unread(functionEnvironment(eksTemplate, FUNCTIONS.admission, { RulesTable: 'rules', WebhookTokenSecret: WEBHOOK_SECRET_ARN, StampKeySecret: STAMP_SECRET_ARN }), readAdmissionConfig)).toEqual([]);
-    expect(unread(functionEnvironment(eksTemplate, FUNCTIONS.sync, { RulesTable: 'rules' }), readSyncConfig)).toEqual([]);
+    expect(
+      unread(
+        functionEnvironment(eksTemplate, FUNCTIONS.admission, {
+          RulesTable: 'rules',
+          WebhookTokenSecret: WEBHOOK_SECRET_ARN,
+          StampKeySecret: STAMP_SECRET_ARN,
+        }),
+        readAdmissionConfig,
+      ),
+    ).toEqual([]);
+    expect(unread(functionEnvironment(eksTemplate, FUNCTIONS.sync, { RulesTable: 'rules' }), readSyncConfig)).toEqual(
+      [],
+    );
   });
 
   it('configures the admission function for the table, the token secret, the stamp key secret and the cluster id', () => {
-    const env = functionEnvironment(eksTemplate, FUNCTIONS.admission, { RulesTable: 'podmutation-ci-RulesTable-1', WebhookTokenSecret: WEBHOOK_SECRET_ARN, StampKeySecret: STAMP_SECRET_ARN });
+    const env = functionEnvironment(eksTemplate, FUNCTIONS.admission, {
+      RulesTable: 'podmutation-ci-RulesTable-1',
+      WebhookTokenSecret: WEBHOOK_SECRET_ARN,
+      StampKeySecret: STAMP_SECRET_ARN,
+    });
 
     expect(readAdmissionConfig(env)).toMatchObject({
       store: { tableName: 'podmutation-ci-RulesTable-1', clusterId: CLUSTER_NAME },
@@ -627,13 +744,19 @@ describe('functions', () => {
   });
 
   it('configures the sync for EKS access to the cluster when no kubeconfig secret is given', () => {
-    const env = { ...functionEnvironment(eksTemplate, FUNCTIONS.sync, { RulesTable: 'podmutation-ci-RulesTable-1' }), AWS_REGION: REGION };
+    const env = {
+      ...functionEnvironment(eksTemplate, FUNCTIONS.sync, { RulesTable: 'podmutation-ci-RulesTable-1' }),
+      AWS_REGION: REGION,
+    };
 
     expect(readSyncConfig(env).cluster).toEqual({ mode: 'eks', clusterName: CLUSTER_NAME, region: REGION });
   });
 
   it('configures the sync for the kubeconfig secret alone when one is given', () => {
-    const env = { ...functionEnvironment(kubeconfigTemplate, FUNCTIONS.sync, { RulesTable: 'podmutation-ci-RulesTable-1' }), AWS_REGION: REGION };
+    const env = {
+      ...functionEnvironment(kubeconfigTemplate, FUNCTIONS.sync, { RulesTable: 'podmutation-ci-RulesTable-1' }),
+      AWS_REGION: REGION,
+    };
 
     expect(readSyncConfig(env).cluster).toMatchObject({ mode: 'kubeconfigSecret', secretArn: KUBECONFIG_SECRET_ARN });
   });
@@ -662,17 +785,19 @@ describe('artifacts', () => {
     const result = ran('admission').invocation.result as APIGatewayProxyStructuredResultV2;
 
     expect(result.statusCode).toBe(200);
-    expect(parseAnswer(result.body ?? '').response).toMatchObject({ uid: 'b3a1d2c4-0e5f-4a6b-8c7d-9e0f1a2b3c4d', allowed: true });
+    expect(parseAnswer(result.body ?? '').response).toMatchObject({
+      uid: 'b3a1d2c4-0e5f-4a6b-8c7d-9e0f1a2b3c4d',
+      allowed: true,
+    });
   });
 
   it("stamps the Pod it changes under the key in the stack's stamp secret", () => {
     const result = ran('admission').invocation.result as APIGatewayProxyStructuredResultV2;
-    const stamps = decodePatch(parseAnswer(result.body ?? '').response.patch)
-      .flatMap((operation) => {
-        const value: unknown = 'value' in operation ? operation.value : undefined;
-        if (operation.path === '/metadata/annotations') return [(value as Record<string, string>)[STAMP_ANNOTATION]];
-        return operation.path.endsWith('~1stamp') ? [value as string] : [];
-      });
+    const stamps = decodePatch(parseAnswer(result.body ?? '').response.patch).flatMap((operation) => {
+      const value: unknown = 'value' in operation ? operation.value : undefined;
+      if (operation.path === '/metadata/annotations') return [(value as Record<string, string>)[STAMP_ANNOTATION]];
+      return operation.path.endsWith('~1stamp') ? [value as string] : [];
+    });
     const [stamp] = stamps.map((text) => JSON.parse(text!) as { sum: string; mac: string });
 
     expect(stamps).toHaveLength(1);
@@ -691,7 +816,8 @@ describe('artifacts', () => {
 describe('HTTP API', () => {
   it('routes POST /admit/{token} to the admission function with payload format 2.0', () => {
     const routes = resourcesOfType(eksTemplate, 'AWS::ApiGatewayV2::Route').map((id) => properties(eksTemplate, id));
-    const integrationId = renderExpression(routes[0]?.['Target']).match(/^integrations\/\$\{([A-Za-z0-9]+)\}$/)?.[1] ?? '';
+    const integrationId =
+      renderExpression(routes[0]?.['Target']).match(/^integrations\/\$\{([A-Za-z0-9]+)\}$/)?.[1] ?? '';
 
     expect(routes.map((route) => route['RouteKey'])).toEqual(['POST /admit/{token}']);
     expect(properties(eksTemplate, integrationId)).toMatchObject({
@@ -702,15 +828,28 @@ describe('HTTP API', () => {
   });
 
   it('throttles every route before Lambda: 1,000 requests a second and a burst of 2,000 by default, or the parameters', () => {
-    expect(properties(eksTemplate, 'HttpApiStage')['DefaultRouteSettings']).toEqual({ ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 2000 });
-    expect(properties(tunedTemplate, 'HttpApiStage')['DefaultRouteSettings']).toEqual({ ThrottlingRateLimit: 250, ThrottlingBurstLimit: 500 });
+    expect(properties(eksTemplate, 'HttpApiStage')['DefaultRouteSettings']).toEqual({
+      ThrottlingRateLimit: 1000,
+      ThrottlingBurstLimit: 2000,
+    });
+    expect(properties(tunedTemplate, 'HttpApiStage')['DefaultRouteSettings']).toEqual({
+      ThrottlingRateLimit: 250,
+      ThrottlingBurstLimit: 500,
+    });
   });
 
   it('writes an access log line per request in JSON, with the route key and never the path that holds the token', () => {
-    const settings = properties(eksTemplate, 'HttpApiStage')['AccessLogSettings'] as { DestinationArn: unknown; Format: string };
+    const settings = properties(eksTemplate, 'HttpApiStage')['AccessLogSettings'] as {
+      DestinationArn: unknown;
+      Format: string;
+    };
     const fields = JSON.parse(settings.Format) as Record<string, string>;
 
-    expect(fields).toMatchObject({ routeKey: '$context.routeKey', status: '$context.status', requestId: '$context.requestId' });
+    expect(fields).toMatchObject({
+      routeKey: '$context.routeKey',
+      status: '$context.status',
+      requestId: '$context.requestId',
+    });
     expect(settings.Format).not.toMatch(/\$context\.(path|rawPath|resourcePath)\b/);
     expect(renderExpression(settings.DestinationArn)).toBe('${HttpApiLogGroup.Arn}');
     expect(properties(eksTemplate, 'HttpApiLogGroup')).toMatchObject({ RetentionInDays: 30 });
@@ -723,14 +862,21 @@ describe('HTTP API', () => {
 
     expect(permissions).toHaveLength(1);
     expect(permissions[0]).toMatchObject({ Action: 'lambda:InvokeFunction', Principal: 'apigateway.amazonaws.com' });
-    expect(renderExpression(permissions[0]!['SourceArn'])).toBe('arn:${AWS::Partition}:execute-api:${AWS::Region}:${AWS::AccountId}:${HttpApi}/*');
+    expect(renderExpression(permissions[0]!['SourceArn'])).toBe(
+      'arn:${AWS::Partition}:execute-api:${AWS::Region}:${AWS::AccountId}:${HttpApi}/*',
+    );
   });
 });
 
 describe('provisioned concurrency', () => {
-  const lambdaResources = (template: Template) => [...resourcesOfType(template, 'AWS::Lambda::Alias'), ...resourcesOfType(template, 'AWS::Lambda::Version')];
+  const lambdaResources = (template: Template) => [
+    ...resourcesOfType(template, 'AWS::Lambda::Alias'),
+    ...resourcesOfType(template, 'AWS::Lambda::Version'),
+  ];
   const integrationUri = (template: Template) =>
-    renderExpression(properties(template, resourcesOfType(template, 'AWS::ApiGatewayV2::Integration')[0]!)['IntegrationUri']);
+    renderExpression(
+      properties(template, resourcesOfType(template, 'AWS::ApiGatewayV2::Integration')[0]!)['IntegrationUri'],
+    );
 
   it('keeps no environment initialized by default: no version, no alias, and the HTTP API invokes the function itself', () => {
     expect(config.params.default['provisionedConcurrency']).toBe(0);
@@ -741,7 +887,8 @@ describe('provisioned concurrency', () => {
   it('keeps the given number of admission environments initialized, behind the alias the HTTP API invokes', () => {
     const [alias] = resourcesOfType(tunedTemplate, 'AWS::Lambda::Alias');
     const aliasProperties = properties(tunedTemplate, alias!);
-    const version = renderExpression(aliasProperties['FunctionVersion']).match(/^\$\{([A-Za-z0-9]+)\.Version\}$/)?.[1] ?? '';
+    const version =
+      renderExpression(aliasProperties['FunctionVersion']).match(/^\$\{([A-Za-z0-9]+)\.Version\}$/)?.[1] ?? '';
     const permission = resourcesOfType(tunedTemplate, 'AWS::Lambda::Permission')
       .map((id) => properties(tunedTemplate, id))
       .find((candidate) => candidate['Principal'] === 'apigateway.amazonaws.com');
@@ -757,7 +904,9 @@ describe('provisioned concurrency', () => {
   });
 
   it('keeps nothing initialized for the sync function, which runs once a minute under its reserved concurrency of 1', () => {
-    const aliasFunctions = resourcesOfType(tunedTemplate, 'AWS::Lambda::Alias').map((id) => properties(tunedTemplate, id)['FunctionName']);
+    const aliasFunctions = resourcesOfType(tunedTemplate, 'AWS::Lambda::Alias').map(
+      (id) => properties(tunedTemplate, id)['FunctionName'],
+    );
 
     expect(aliasFunctions).toEqual([{ Ref: FUNCTIONS.admission }]);
   });
@@ -769,7 +918,9 @@ describe('schedule', () => {
 
     expect(rules).toHaveLength(1);
     expect(rules[0]).toMatchObject({ ScheduleExpression: 'rate(1 minute)', State: 'ENABLED' });
-    expect((rules[0]!['Targets'] as readonly { readonly Arn: unknown }[]).map((target) => target.Arn)).toEqual([{ 'Fn::GetAtt': [FUNCTIONS.sync, 'Arn'] }]);
+    expect((rules[0]!['Targets'] as readonly { readonly Arn: unknown }[]).map((target) => target.Arn)).toEqual([
+      { 'Fn::GetAtt': [FUNCTIONS.sync, 'Arn'] },
+    ]);
   });
 });
 
@@ -783,17 +934,25 @@ describe('rules table', () => {
   });
 
   it('expires items on the attribute the store writes on superseded parts', () => {
-    expect(properties(eksTemplate, 'RulesTable')['TimeToLiveSpecification']).toEqual({ AttributeName: EXPIRES_AT_ATTRIBUTE, Enabled: true });
+    expect(properties(eksTemplate, 'RulesTable')['TimeToLiveSpecification']).toEqual({
+      AttributeName: EXPIRES_AT_ATTRIBUTE,
+      Enabled: true,
+    });
   });
 
   it('keeps the table and its rules when the stack is deleted or the table replaced', () => {
-    expect(resource(eksTemplate, 'RulesTable')).toMatchObject({ DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+    expect(resource(eksTemplate, 'RulesTable')).toMatchObject({
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+    });
   });
 });
 
 describe('stamp key secret', () => {
   it('generates a key the admission function accepts, in a secret of its own that no rotation of the token touches', () => {
-    const generated = properties(eksTemplate, 'StampKeySecret')['GenerateSecretString'] as { readonly PasswordLength: number };
+    const generated = properties(eksTemplate, 'StampKeySecret')['GenerateSecretString'] as {
+      readonly PasswordLength: number;
+    };
 
     expect(generated).toMatchObject({ ExcludePunctuation: true, IncludeSpace: false });
     expect(() => checkedStampKey('a'.repeat(generated.PasswordLength), 'the generated key')).not.toThrow();
@@ -803,7 +962,9 @@ describe('stamp key secret', () => {
 
 describe('webhook token secret', () => {
   it('generates a token of a length and alphabet the admission function accepts', () => {
-    const generated = properties(eksTemplate, 'WebhookTokenSecret')['GenerateSecretString'] as { readonly PasswordLength: number };
+    const generated = properties(eksTemplate, 'WebhookTokenSecret')['GenerateSecretString'] as {
+      readonly PasswordLength: number;
+    };
 
     expect(generated).toMatchObject({ ExcludePunctuation: true, IncludeSpace: false });
     expect(() => checkedToken('a'.repeat(generated.PasswordLength), 'the generated token')).not.toThrow();
@@ -811,13 +972,15 @@ describe('webhook token secret', () => {
 });
 
 describe('log groups', () => {
-  it('keeps each function\'s logs for the default retention', () => {
+  it("keeps each function's logs for the default retention", () => {
     for (const id of Object.values(FUNCTIONS)) {
-      expect(properties(eksTemplate, functionLogGroup(eksTemplate, id))['RetentionInDays']).toBe(config.params.default['logRetentionInDays']);
+      expect(properties(eksTemplate, functionLogGroup(eksTemplate, id))['RetentionInDays']).toBe(
+        config.params.default['logRetentionInDays'],
+      );
     }
   });
 
-  it('keeps each function\'s logs for the logRetentionInDays parameter when given', () => {
+  it("keeps each function's logs for the logRetentionInDays parameter when given", () => {
     for (const id of Object.values(FUNCTIONS)) {
       expect(properties(kubeconfigTemplate, functionLogGroup(kubeconfigTemplate, id))['RetentionInDays']).toBe(7);
     }
@@ -833,7 +996,11 @@ describe('alarms', () => {
 
   it('reads only metrics the functions emit, in their namespace and service dimension, or AWS metrics of this stack', async () => {
     const contract = await metricsContract(eksTemplate);
-    const problems = ALARMS.flatMap((id) => metricsOf(eksTemplate, id).map((metric) => metricProblem(metric, contract)).filter(Boolean));
+    const problems = ALARMS.flatMap((id) =>
+      metricsOf(eksTemplate, id)
+        .map((metric) => metricProblem(metric, contract))
+        .filter(Boolean),
+    );
 
     expect(problems).toEqual([]);
   });
@@ -841,43 +1008,77 @@ describe('alarms', () => {
   it('counts failed admission invocations and the internal errors the handler answers with 500', async () => {
     const { services } = await metricsContract(eksTemplate);
 
-    expect(metricsOf(eksTemplate, 'AdmissionErrorsAlarm').map((metric) => `${metric.metricName} ${metric.dimensions.join(',')}`).sort()).toEqual([
-      `Errors FunctionName=\${${FUNCTIONS.admission}}`,
-      `Errors service=${services.admission}`,
-    ]);
+    expect(
+      metricsOf(eksTemplate, 'AdmissionErrorsAlarm')
+        .map((metric) => `${metric.metricName} ${metric.dimensions.join(',')}`)
+        .sort(),
+    ).toEqual([`Errors FunctionName=\${${FUNCTIONS.admission}}`, `Errors service=${services.admission}`]);
   });
 
   it('counts 5xx answers of the webhook endpoint', () => {
-    expect(metricsOf(eksTemplate, 'Admission5xxAlarm')).toMatchObject([{ namespace: 'AWS/ApiGateway', metricName: '5xx', stat: 'Sum' }]);
+    expect(metricsOf(eksTemplate, 'Admission5xxAlarm')).toMatchObject([
+      { namespace: 'AWS/ApiGateway', metricName: '5xx', stat: 'Sum' },
+    ]);
   });
 
   it('alarms on any throttled admission invocation, which the cluster admits unmutated', () => {
     expect(metricsOf(eksTemplate, 'AdmissionThrottlesAlarm')).toEqual([
-      expect.objectContaining({ namespace: 'AWS/Lambda', metricName: 'Throttles', dimensions: [`FunctionName=\${${FUNCTIONS.admission}}`], stat: 'Sum', period: 60 }) as unknown,
+      expect.objectContaining({
+        namespace: 'AWS/Lambda',
+        metricName: 'Throttles',
+        dimensions: [`FunctionName=\${${FUNCTIONS.admission}}`],
+        stat: 'Sum',
+        period: 60,
+      }) as unknown,
     ]);
-    expect(properties(eksTemplate, 'AdmissionThrottlesAlarm')).toMatchObject({ Threshold: 1, EvaluationPeriods: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+    expect(properties(eksTemplate, 'AdmissionThrottlesAlarm')).toMatchObject({
+      Threshold: 1,
+      EvaluationPeriods: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
   });
 
-  it('alarms when the slowest admissions take 80% of the admission function\'s timeout', () => {
+  it("alarms when the slowest admissions take 80% of the admission function's timeout", () => {
     expect(metricsOf(eksTemplate, 'AdmissionSlowAlarm')).toEqual([
-      expect.objectContaining({ metricName: 'Duration', dimensions: [`FunctionName=\${${FUNCTIONS.admission}}`], stat: 'p99', period: 60 }) as unknown,
+      expect.objectContaining({
+        metricName: 'Duration',
+        dimensions: [`FunctionName=\${${FUNCTIONS.admission}}`],
+        stat: 'p99',
+        period: 60,
+      }) as unknown,
     ]);
-    expect(properties(eksTemplate, 'AdmissionSlowAlarm')['Threshold']).toBe(config.functions.admission.timeout * 1000 * NEAR_LIMIT);
+    expect(properties(eksTemplate, 'AdmissionSlowAlarm')['Threshold']).toBe(
+      config.functions.admission.timeout * 1000 * NEAR_LIMIT,
+    );
   });
 
-  it('alarms at 80% of the account\'s concurrency quota in the region: AWS\'s default 1,000, or the concurrencyQuota parameter', () => {
+  it("alarms at 80% of the account's concurrency quota in the region: AWS's default 1,000, or the concurrencyQuota parameter", () => {
     expect(metricsOf(eksTemplate, 'LambdaConcurrencyAlarm')).toEqual([
-      expect.objectContaining({ namespace: 'AWS/Lambda', metricName: 'ConcurrentExecutions', dimensions: [], stat: 'Maximum' }) as unknown,
+      expect.objectContaining({
+        namespace: 'AWS/Lambda',
+        metricName: 'ConcurrentExecutions',
+        dimensions: [],
+        stat: 'Maximum',
+      }) as unknown,
     ]);
-    expect(properties(eksTemplate, 'LambdaConcurrencyAlarm')['Threshold']).toBe(Number(config.params.default['concurrencyQuota']) * NEAR_LIMIT);
-    expect(properties(tunedTemplate, 'LambdaConcurrencyAlarm')['Threshold']).toBe(Number(TUNED_PARAMS.concurrencyQuota) * NEAR_LIMIT);
+    expect(properties(eksTemplate, 'LambdaConcurrencyAlarm')['Threshold']).toBe(
+      Number(config.params.default['concurrencyQuota']) * NEAR_LIMIT,
+    );
+    expect(properties(tunedTemplate, 'LambdaConcurrencyAlarm')['Threshold']).toBe(
+      Number(TUNED_PARAMS.concurrencyQuota) * NEAR_LIMIT,
+    );
   });
 
   it('counts denials over five minutes', async () => {
     const { services } = await metricsContract(eksTemplate);
 
     expect(metricsOf(eksTemplate, 'DenialsSpikeAlarm')).toEqual([
-      expect.objectContaining({ metricName: 'Denials', dimensions: [`service=${services.admission}`], stat: 'Sum', period: 300 }) as unknown,
+      expect.objectContaining({
+        metricName: 'Denials',
+        dimensions: [`service=${services.admission}`],
+        stat: 'Sum',
+        period: 300,
+      }) as unknown,
     ]);
   });
 
@@ -885,27 +1086,46 @@ describe('alarms', () => {
     const { services } = await metricsContract(eksTemplate);
 
     expect(metricsOf(eksTemplate, 'TokenRefreshFailuresAlarm')).toEqual([
-      expect.objectContaining({ metricName: 'TokenRefreshFailures', dimensions: [`service=${services.admission}`], stat: 'Sum', period: 300 }) as unknown,
+      expect.objectContaining({
+        metricName: 'TokenRefreshFailures',
+        dimensions: [`service=${services.admission}`],
+        stat: 'Sum',
+        period: 300,
+      }) as unknown,
     ]);
-    expect(properties(eksTemplate, 'TokenRefreshFailuresAlarm')).toMatchObject({ EvaluationPeriods: 3, DatapointsToAlarm: 3 });
+    expect(properties(eksTemplate, 'TokenRefreshFailuresAlarm')).toMatchObject({
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 3,
+    });
   });
 
   it('counts failed syncs and failed sync invocations', async () => {
     const { services } = await metricsContract(eksTemplate);
 
-    expect(metricsOf(eksTemplate, 'SyncFailuresAlarm').map((metric) => `${metric.metricName} ${metric.dimensions.join(',')}`).sort()).toEqual([
-      `Errors FunctionName=\${${FUNCTIONS.sync}}`,
-      `SyncErrors service=${services.sync}`,
-    ]);
+    expect(
+      metricsOf(eksTemplate, 'SyncFailuresAlarm')
+        .map((metric) => `${metric.metricName} ${metric.dimensions.join(',')}`)
+        .sort(),
+    ).toEqual([`Errors FunctionName=\${${FUNCTIONS.sync}}`, `SyncErrors service=${services.sync}`]);
   });
 
   it('fires when syncs ran for 5 minutes and none succeeded: each failed or skipped', () => {
     const alarm = resource(eksTemplate, 'RulesStaleAlarm');
-    const stats = metricsOf(eksTemplate, 'RulesStaleAlarm').map((metric) => `${metric.id}=${metric.stat}(${metric.metricName}, ${metric.period} s)`);
+    const stats = metricsOf(eksTemplate, 'RulesStaleAlarm').map(
+      (metric) => `${metric.id}=${metric.stat}(${metric.metricName}, ${metric.period} s)`,
+    );
 
-    expect(stats.sort()).toEqual(['failedSyncs=Sum(SyncErrors, 300 s)', 'skippedSyncs=Sum(SyncSkipped, 300 s)', 'syncs=SampleCount(SyncErrors, 300 s)']);
+    expect(stats.sort()).toEqual([
+      'failedSyncs=Sum(SyncErrors, 300 s)',
+      'skippedSyncs=Sum(SyncSkipped, 300 s)',
+      'syncs=SampleCount(SyncErrors, 300 s)',
+    ]);
     expect(alarmExpression(alarm)).toBe('syncs - failedSyncs - skippedSyncs');
-    expect(alarm.Properties).toMatchObject({ ComparisonOperator: 'LessThanThreshold', Threshold: 1, EvaluationPeriods: 1 });
+    expect(alarm.Properties).toMatchObject({
+      ComparisonOperator: 'LessThanThreshold',
+      Threshold: 1,
+      EvaluationPeriods: 1,
+    });
   });
 
   it('fires no alarm on a new stack before its first sync: no alarm treats missing data as breaching', () => {
@@ -927,7 +1147,10 @@ describe('alarms', () => {
 
   it('notifies the alarm topic of alarms and recoveries when one is given', () => {
     for (const id of ALARMS) {
-      expect(properties(kubeconfigTemplate, id)).toMatchObject({ AlarmActions: [ALARM_TOPIC_ARN], OKActions: [ALARM_TOPIC_ARN] });
+      expect(properties(kubeconfigTemplate, id)).toMatchObject({
+        AlarmActions: [ALARM_TOPIC_ARN],
+        OKActions: [ALARM_TOPIC_ARN],
+      });
     }
   });
 
@@ -953,14 +1176,20 @@ describe('alarms', () => {
 describe('dashboard', () => {
   const body = (template: Template) => {
     const dashboard = properties(template, 'Dashboard');
-    return JSON.parse(renderExpression(dashboard['DashboardBody']).replaceAll('${AWS::Region}', REGION)) as DashboardBody;
+    return JSON.parse(
+      renderExpression(dashboard['DashboardBody']).replaceAll('${AWS::Region}', REGION),
+    ) as DashboardBody;
   };
   /** Each widget's metric names, with an expression's id standing for itself. */
-  const metricWidgets = (template: Template) => body(template).widgets.flatMap((widget) => (widget.type === 'metric' ? [widget] : []));
-  const logQueries = (template: Template) => body(template).widgets.flatMap((widget) => (widget.type === 'log' ? [widget.properties.query] : []));
+  const metricWidgets = (template: Template) =>
+    body(template).widgets.flatMap((widget) => (widget.type === 'metric' ? [widget] : []));
+  const logQueries = (template: Template) =>
+    body(template).widgets.flatMap((widget) => (widget.type === 'log' ? [widget.properties.query] : []));
   const widgetMetrics = (template: Template): string[][] =>
     metricWidgets(template).map((widget) =>
-      widget.properties.metrics.map((row) => (isExpressionRow(row) ? `expression ${row[0].expression}` : `${row[0]} ${row[1]}`)),
+      widget.properties.metrics.map((row) =>
+        isExpressionRow(row) ? `expression ${row[0].expression}` : `${row[0]} ${row[1]}`,
+      ),
     );
 
   it('has a body that parses as JSON once CloudFormation substitutes it', () => {
@@ -970,24 +1199,38 @@ describe('dashboard', () => {
   it('has widgets for admissions, mutations, denials, latency and sync age', async () => {
     const { namespace } = await metricsContract(eksTemplate);
     const widgets = widgetMetrics(eksTemplate);
-    const widgetWith = (...metrics: string[]) => widgets.some((widget) => metrics.every((metric) => widget.includes(metric)));
+    const widgetWith = (...metrics: string[]) =>
+      widgets.some((widget) => metrics.every((metric) => widget.includes(metric)));
 
     expect(widgetWith(`${namespace} Admissions`)).toBe(true);
     expect(widgetWith(`${namespace} Mutations`)).toBe(true);
     expect(widgetWith(`${namespace} Denials`)).toBe(true);
     expect(widgetWith('AWS/Lambda Duration')).toBe(true);
-    expect(widgetWith('expression syncs - failedSyncs - skippedSyncs', `${namespace} SyncErrors`, `${namespace} SyncSkipped`)).toBe(true);
+    expect(
+      widgetWith(
+        'expression syncs - failedSyncs - skippedSyncs',
+        `${namespace} SyncErrors`,
+        `${namespace} SyncSkipped`,
+      ),
+    ).toBe(true);
   });
 
-  it('shows the admission function\'s concurrency and throttles beside the concurrency of every function of the account', () => {
-    const rows = metricWidgets(eksTemplate).flatMap((widget) => widget.properties.metrics).filter(isNamedRow);
-    const shown = rows.map(([namespace, name, ...rest]) => `${namespace} ${name} ${rest.filter((item) => typeof item === 'string').join('=')}`);
+  it("shows the admission function's concurrency and throttles beside the concurrency of every function of the account", () => {
+    const rows = metricWidgets(eksTemplate)
+      .flatMap((widget) => widget.properties.metrics)
+      .filter(isNamedRow);
+    const shown = rows.map(
+      ([namespace, name, ...rest]) =>
+        `${namespace} ${name} ${rest.filter((item) => typeof item === 'string').join('=')}`,
+    );
 
-    expect(shown).toEqual(expect.arrayContaining([
-      `AWS/Lambda ConcurrentExecutions FunctionName=\${${FUNCTIONS.admission}}`,
-      'AWS/Lambda ConcurrentExecutions ',
-      `AWS/Lambda Throttles FunctionName=\${${FUNCTIONS.admission}}`,
-    ]));
+    expect(shown).toEqual(
+      expect.arrayContaining([
+        `AWS/Lambda ConcurrentExecutions FunctionName=\${${FUNCTIONS.admission}}`,
+        'AWS/Lambda ConcurrentExecutions ',
+        `AWS/Lambda Throttles FunctionName=\${${FUNCTIONS.admission}}`,
+      ]),
+    );
   });
 
   it('ranks rules by applied and by audited admissions from the admission function log lines, with no per-rule metric', () => {
@@ -1003,11 +1246,15 @@ describe('dashboard', () => {
 
   it('reads code metrics only with the service dimension of the function that emits them', async () => {
     const contract = await metricsContract(eksTemplate);
-    const rows = metricWidgets(eksTemplate).flatMap((widget) => widget.properties.metrics).filter(isNamedRow);
+    const rows = metricWidgets(eksTemplate)
+      .flatMap((widget) => widget.properties.metrics)
+      .filter(isNamedRow);
     const problems = rows
       .map(([namespace, metricName, ...rest]) => {
         const dimensions = rest.filter((item) => typeof item === 'string');
-        const pairs = dimensions.flatMap((item, index) => (index % 2 === 0 ? [`${item}=${dimensions[index + 1]}`] : []));
+        const pairs = dimensions.flatMap((item, index) =>
+          index % 2 === 0 ? [`${item}=${dimensions[index + 1]}`] : [],
+        );
         return { id: 'widget', namespace, metricName, dimensions: pairs, stat: '', period: 0 };
       })
       .map((metric) => metricProblem(metric, contract))
@@ -1039,7 +1286,7 @@ describe('IAM', () => {
     }
   });
 
-  it('only allows, with no wildcard action and no wildcard resource but the streams of the function\'s own log group', () => {
+  it("only allows, with no wildcard action and no wildcard resource but the streams of the function's own log group", () => {
     for (const template of Object.values(templates())) {
       for (const id of Object.values(FUNCTIONS)) {
         const ownStreams = logStreamsArn(functionLogGroup(template, id));
@@ -1056,8 +1303,12 @@ describe('IAM', () => {
   });
 
   it('in a VPC, adds wildcards only where EC2 takes no narrower resource: Describe actions, and the interfaces Lambda names', () => {
-    const added = roleStatements(vpcTemplate, 'SyncRole').filter((statement) => statement.actions.some((action) => action.startsWith('ec2:')));
-    const wildcards = added.flatMap((statement) => statement.resources.filter((arn) => arn.includes('*')).map((arn) => `${statement.actions.join(',')} on ${arn}`));
+    const added = roleStatements(vpcTemplate, 'SyncRole').filter((statement) =>
+      statement.actions.some((action) => action.startsWith('ec2:')),
+    );
+    const wildcards = added.flatMap((statement) =>
+      statement.resources.filter((arn) => arn.includes('*')).map((arn) => `${statement.actions.join(',')} on ${arn}`),
+    );
 
     expect(added.every((statement) => statement.effect === 'Allow' && statement.otherKeys.length === 0)).toBe(true);
     expect(wildcards.sort()).toEqual([
@@ -1071,7 +1322,9 @@ describe('IAM', () => {
     const dynamodb = roleGrants(eksTemplate, 'AdmissionRole').filter((grant) => grant.startsWith('dynamodb:'));
 
     expect(dynamodb.length).toBeGreaterThan(0);
-    expect(dynamodb.filter((grant) => !DYNAMODB_READ_ACTIONS.some((action) => grant.startsWith(`${action} `)))).toEqual([]);
+    expect(dynamodb.filter((grant) => !DYNAMODB_READ_ACTIONS.some((action) => grant.startsWith(`${action} `)))).toEqual(
+      [],
+    );
   });
 
   it('grants the admission role exactly the AWS calls the shipped admission bundle makes, and its logs', () => {
@@ -1081,17 +1334,23 @@ describe('IAM', () => {
       'secretsmanager:GetSecretValue on ${StampKeySecret}',
       'secretsmanager:GetSecretValue on ${WebhookTokenSecret}',
     ]);
-    expect(roleGrants(eksTemplate, 'AdmissionRole')).toEqual([...neededGrants(ran('admission')), ...logGrants(eksTemplate, FUNCTIONS.admission)].sort());
+    expect(roleGrants(eksTemplate, 'AdmissionRole')).toEqual(
+      [...neededGrants(ran('admission')), ...logGrants(eksTemplate, FUNCTIONS.admission)].sort(),
+    );
   });
 
   it('grants the EKS-mode sync role exactly the AWS calls the shipped sync bundle makes, and its logs', () => {
     expect(neededGrants(ran('eksSync'))).toContain(`eks:DescribeCluster on ${EKS_CLUSTER_ARN}`);
-    expect(roleGrants(eksTemplate, 'SyncRole')).toEqual([...neededGrants(ran('eksSync')), ...logGrants(eksTemplate, FUNCTIONS.sync)].sort());
+    expect(roleGrants(eksTemplate, 'SyncRole')).toEqual(
+      [...neededGrants(ran('eksSync')), ...logGrants(eksTemplate, FUNCTIONS.sync)].sort(),
+    );
   });
 
   it('grants the kubeconfig-mode sync role reading its kubeconfig secret instead of describing the cluster', () => {
     expect(neededGrants(ran('kubeconfigSync'))).toContain(`secretsmanager:GetSecretValue on ${KUBECONFIG_SECRET_ARN}`);
-    expect(roleGrants(kubeconfigTemplate, 'SyncRole')).toEqual([...neededGrants(ran('kubeconfigSync')), ...logGrants(kubeconfigTemplate, FUNCTIONS.sync)].sort());
+    expect(roleGrants(kubeconfigTemplate, 'SyncRole')).toEqual(
+      [...neededGrants(ran('kubeconfigSync')), ...logGrants(kubeconfigTemplate, FUNCTIONS.sync)].sort(),
+    );
   });
 });
 
@@ -1115,15 +1374,24 @@ describe('outputs', () => {
 describe('a sync function in a VPC (subnetIds and securityGroupIds)', () => {
   /** A function's properties but those named; Code always differs, as each package has its own artifact folder. */
   const propertiesWithout = (template: Template, functionId: string, ...names: string[]) =>
-    Object.fromEntries(Object.entries(functionProperties(template, functionId)).filter(([name]) => !['Code', ...names].includes(name)));
+    Object.fromEntries(
+      Object.entries(functionProperties(template, functionId)).filter(([name]) => !['Code', ...names].includes(name)),
+    );
 
   it('puts the sync function in the given subnets and security groups', () => {
-    expect(functionProperties(vpcTemplate, FUNCTIONS.sync)['VpcConfig']).toEqual({ SubnetIds: SUBNET_IDS, SecurityGroupIds: SECURITY_GROUP_IDS });
+    expect(functionProperties(vpcTemplate, FUNCTIONS.sync)['VpcConfig']).toEqual({
+      SubnetIds: SUBNET_IDS,
+      SecurityGroupIds: SECURITY_GROUP_IDS,
+    });
   });
 
   it('changes nothing else of the sync function, and nothing of the admission function', () => {
-    expect(propertiesWithout(vpcTemplate, FUNCTIONS.sync, 'VpcConfig')).toEqual(propertiesWithout(eksTemplate, FUNCTIONS.sync));
-    expect(propertiesWithout(vpcTemplate, FUNCTIONS.admission)).toEqual(propertiesWithout(eksTemplate, FUNCTIONS.admission));
+    expect(propertiesWithout(vpcTemplate, FUNCTIONS.sync, 'VpcConfig')).toEqual(
+      propertiesWithout(eksTemplate, FUNCTIONS.sync),
+    );
+    expect(propertiesWithout(vpcTemplate, FUNCTIONS.admission)).toEqual(
+      propertiesWithout(eksTemplate, FUNCTIONS.admission),
+    );
   });
 
   it('without the parameters, writes no VpcConfig at all, even behind a condition', () => {
@@ -1138,7 +1406,11 @@ describe('a sync function in a VPC (subnetIds and securityGroupIds)', () => {
     const eni = (action: string, arns: readonly string[]) => arns.map((arn) => `${action} on ${arn}`);
 
     expect(own.filter((grant) => grant.startsWith('ec2:'))).toEqual([]);
-    expect(roleGrants(vpcTemplate, 'SyncRole').filter((grant) => !own.includes(grant)).sort()).toEqual(
+    expect(
+      roleGrants(vpcTemplate, 'SyncRole')
+        .filter((grant) => !own.includes(grant))
+        .sort(),
+    ).toEqual(
       [
         ...eni('ec2:DescribeNetworkInterfaces', ['*']),
         ...eni('ec2:DescribeSubnets', ['*']),
@@ -1147,8 +1419,8 @@ describe('a sync function in a VPC (subnetIds and securityGroupIds)', () => {
           ...SUBNET_IDS.map((id) => `${EC2_ARN}:subnet/${id}`),
           ...SECURITY_GROUP_IDS.map((id) => `${EC2_ARN}:security-group/${id}`),
         ]),
-        ...['ec2:DeleteNetworkInterface', 'ec2:AssignPrivateIpAddresses', 'ec2:UnassignPrivateIpAddresses'].flatMap((action) =>
-          eni(action, [`${EC2_ARN}:network-interface/*`]),
+        ...['ec2:DeleteNetworkInterface', 'ec2:AssignPrivateIpAddresses', 'ec2:UnassignPrivateIpAddresses'].flatMap(
+          (action) => eni(action, [`${EC2_ARN}:network-interface/*`]),
         ),
       ].sort(),
     );
@@ -1164,15 +1436,22 @@ describe('cluster access (EKS mode)', () => {
   }
 
   const rbacManifests = async (): Promise<RbacManifest[]> =>
-    parseAllDocuments(await readFile(join(ROOT, 'infra', 'rbac.yaml'), 'utf8')).map((document) => document.toJS() as RbacManifest);
+    parseAllDocuments(await readFile(join(ROOT, 'infra', 'rbac.yaml'), 'utf8')).map(
+      (document) => document.toJS() as RbacManifest,
+    );
 
   it('applies, with the label selector each mode is given, only the objects that mode uses', async () => {
     // kubectl's `key!=value`: objects without the label match too.
     const selected = (manifests: readonly RbacManifest[], excluded: string) =>
-      manifests.filter((manifest) => manifest.metadata.labels?.['podmutation.agent.cloudpilot.ai/access'] !== excluded).map((manifest) => `${manifest.kind}/${manifest.metadata.name}`);
+      manifests
+        .filter((manifest) => manifest.metadata.labels?.['podmutation.agent.cloudpilot.ai/access'] !== excluded)
+        .map((manifest) => `${manifest.kind}/${manifest.metadata.name}`);
     const manifests = await rbacManifests();
 
-    expect(selected(manifests, 'kubeconfig')).toEqual(['ClusterRole/podmutation-sync', 'ClusterRoleBinding/podmutation-sync']);
+    expect(selected(manifests, 'kubeconfig')).toEqual([
+      'ClusterRole/podmutation-sync',
+      'ClusterRoleBinding/podmutation-sync',
+    ]);
     expect(selected(manifests, 'eks-access-entry')).toEqual([
       'Namespace/podmutation-system',
       'ClusterRole/podmutation-sync',
@@ -1181,9 +1460,10 @@ describe('cluster access (EKS mode)', () => {
     ]);
   });
 
-  it('creates the sync role\'s access entry in the Kubernetes group infra/rbac.yaml binds', async () => {
+  it("creates the sync role's access entry in the Kubernetes group infra/rbac.yaml binds", async () => {
     const manifests = await rbacManifests();
-    const groups = manifests.flatMap((manifest) => (manifest.kind === 'ClusterRoleBinding' ? manifest.subjects ?? [] : []))
+    const groups = manifests
+      .flatMap((manifest) => (manifest.kind === 'ClusterRoleBinding' ? (manifest.subjects ?? []) : []))
       .filter((subject) => subject.kind === 'Group')
       .map((subject) => subject.name);
 
@@ -1198,7 +1478,8 @@ describe('cluster access (EKS mode)', () => {
 
   it('starts the schedule only once the access entry exists, so that no scheduled sync runs without access', () => {
     const [rule] = resourcesOfType(eksTemplate, 'AWS::Events::Rule');
-    const metadata = (resource(eksTemplate, rule!) as { readonly Metadata?: Readonly<Record<string, unknown>> }).Metadata ?? {};
+    const metadata =
+      (resource(eksTemplate, rule!) as { readonly Metadata?: Readonly<Record<string, unknown>> }).Metadata ?? {};
 
     expect(Object.values(metadata).map(renderExpression)).toContain('${SyncAccessEntry.AccessEntryArn}');
   });

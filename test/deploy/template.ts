@@ -51,7 +51,11 @@ interface MetricDataQuery {
   readonly Expression?: string;
   readonly ReturnData?: boolean;
   readonly MetricStat?: {
-    readonly Metric: { readonly Namespace: string; readonly MetricName: string; readonly Dimensions?: readonly MetricDimension[] };
+    readonly Metric: {
+      readonly Namespace: string;
+      readonly MetricName: string;
+      readonly Dimensions?: readonly MetricDimension[];
+    };
     readonly Stat: string;
     readonly Period: number;
   };
@@ -102,7 +106,11 @@ function onlyKey(value: Readonly<Record<string, unknown>>): string | undefined {
 }
 
 /** Evaluates a condition of the Conditions section; parameters are resolved by osls, so only literals remain. */
-function evaluateCondition(expression: unknown, conditions: Readonly<Record<string, unknown>>, seen: readonly string[] = []): boolean {
+function evaluateCondition(
+  expression: unknown,
+  conditions: Readonly<Record<string, unknown>>,
+  seen: readonly string[] = [],
+): boolean {
   if (!isRecord(expression)) throw new Error(`condition ${JSON.stringify(expression)} is not an intrinsic function`);
   const [name, argument] = Object.entries(expression)[0] ?? [];
   const args = Array.isArray(argument) ? argument : [];
@@ -120,7 +128,8 @@ function evaluateCondition(expression: unknown, conditions: Readonly<Record<stri
     case 'Fn::Or':
       return args.some((value) => evaluateCondition(value, conditions, seen));
     case 'Condition': {
-      if (typeof argument !== 'string' || seen.includes(argument)) throw new Error(`condition reference ${String(argument)} is invalid`);
+      if (typeof argument !== 'string' || seen.includes(argument))
+        throw new Error(`condition reference ${String(argument)} is invalid`);
       return evaluateCondition(conditions[argument], conditions, [...seen, argument]);
     }
     default:
@@ -131,7 +140,9 @@ function evaluateCondition(expression: unknown, conditions: Readonly<Record<stri
 /** The template CloudFormation would act on: resources whose condition is false dropped, every Fn::If chosen. */
 function effectiveTemplate(template: Template): Template {
   const definitions = template.Conditions ?? {};
-  const conditions = new Map(Object.keys(definitions).map((name) => [name, evaluateCondition(definitions[name], definitions)]));
+  const conditions = new Map(
+    Object.keys(definitions).map((name) => [name, evaluateCondition(definitions[name], definitions)]),
+  );
   const condition = (name: unknown): boolean => {
     const value = typeof name === 'string' ? conditions.get(name) : undefined;
     if (value === undefined) throw new Error(`condition ${String(name)} is not defined`);
@@ -213,10 +224,14 @@ function roleStatements(template: Template, roleId: string): RoleStatement[] {
   for (const policy of (resource(template, roleId).Properties['Policies'] ?? []) as readonly InlinePolicy[]) {
     documents.push({ policy: `${roleId}/${policy.PolicyName}`, document: policy.PolicyDocument });
   }
-  for (const id of [...resourcesOfType(template, 'AWS::IAM::Policy'), ...resourcesOfType(template, 'AWS::IAM::ManagedPolicy')]) {
+  for (const id of [
+    ...resourcesOfType(template, 'AWS::IAM::Policy'),
+    ...resourcesOfType(template, 'AWS::IAM::ManagedPolicy'),
+  ]) {
     const properties = resource(template, id).Properties;
     const roles = asList(properties['Roles'] ?? []).map(renderExpression);
-    if (roles.includes(`\${${roleId}}`)) documents.push({ policy: id, document: properties['PolicyDocument'] as PolicyDocument });
+    if (roles.includes(`\${${roleId}}`))
+      documents.push({ policy: id, document: properties['PolicyDocument'] as PolicyDocument });
   }
   return documents.flatMap(({ policy, document }) =>
     asList(document.Statement).map((statement) => ({
@@ -232,7 +247,9 @@ function roleStatements(template: Template, roleId: string): RoleStatement[] {
 /** A role's grants as sorted `action on resource` lines. */
 function roleGrants(template: Template, roleId: string): string[] {
   return roleStatements(template, roleId)
-    .flatMap((statement) => statement.actions.flatMap((action) => statement.resources.map((arn) => `${action} on ${arn}`)))
+    .flatMap((statement) =>
+      statement.actions.flatMap((action) => statement.resources.map((arn) => `${action} on ${arn}`)),
+    )
     .sort();
 }
 
@@ -281,14 +298,16 @@ function alarmMetrics(alarm: Resource): AlarmMetric[] {
   return properties.Metrics.flatMap(({ Id: id, MetricStat: metricStat }) =>
     metricStat === undefined
       ? []
-      : [{
-          id,
-          namespace: metricStat.Metric.Namespace,
-          metricName: metricStat.Metric.MetricName,
-          dimensions: dimensionsOf(metricStat.Metric.Dimensions),
-          stat: metricStat.Stat,
-          period: metricStat.Period,
-        }],
+      : [
+          {
+            id,
+            namespace: metricStat.Metric.Namespace,
+            metricName: metricStat.Metric.MetricName,
+            dimensions: dimensionsOf(metricStat.Metric.Dimensions),
+            stat: metricStat.Stat,
+            period: metricStat.Period,
+          },
+        ],
   );
 }
 
@@ -298,7 +317,8 @@ function alarmExpression(alarm: Resource): string {
   if (queries === undefined) return 'metric';
   const returned = queries.filter((query) => query.ReturnData !== false);
   const [only] = returned;
-  if (returned.length !== 1 || only === undefined) throw new Error(`alarm returns ${returned.length} series; CloudWatch needs exactly one`);
+  if (returned.length !== 1 || only === undefined)
+    throw new Error(`alarm returns ${returned.length} series; CloudWatch needs exactly one`);
   return only.Expression ?? only.Id;
 }
 
@@ -338,8 +358,19 @@ const BREACHES: Readonly<Record<string, (value: number, threshold: number) => bo
  * and Average; an expression of ids and numbers joined by + and -. Anything else throws, so that a change of the alarm
  * is noticed rather than misread.
  */
-function evaluateAlarm(alarm: Resource, emitted: readonly EmittedMetric[]): { readonly value: number; readonly breaching: boolean } {
-  const series = new Map(alarmMetrics(alarm).map((metric) => [metric.id, statistic(metric.stat, emitted.filter(({ name }) => name === metric.metricName).map(({ value }) => value))]));
+function evaluateAlarm(
+  alarm: Resource,
+  emitted: readonly EmittedMetric[],
+): { readonly value: number; readonly breaching: boolean } {
+  const series = new Map(
+    alarmMetrics(alarm).map((metric) => [
+      metric.id,
+      statistic(
+        metric.stat,
+        emitted.filter(({ name }) => name === metric.metricName).map(({ value }) => value),
+      ),
+    ]),
+  );
   const expression = alarmExpression(alarm);
   const tokens = expression.split(/\s*([+-])\s*/).filter((token) => token !== '');
   let value = 0;
@@ -355,7 +386,8 @@ function evaluateAlarm(alarm: Resource, emitted: readonly EmittedMetric[]): { re
   }
   const properties = alarm.Properties as AlarmProperties;
   const breaches = BREACHES[String(properties['ComparisonOperator'])];
-  if (breaches === undefined) throw new Error(`comparison ${String(properties['ComparisonOperator'])} cannot be evaluated offline`);
+  if (breaches === undefined)
+    throw new Error(`comparison ${String(properties['ComparisonOperator'])} cannot be evaluated offline`);
   return { value, breaching: breaches(value, Number(properties['Threshold'])) };
 }
 

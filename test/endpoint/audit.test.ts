@@ -6,11 +6,24 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APPLIED_ANNOTATION, AUDITED_ANNOTATION, type Enforcement } from '../../lib/api/index.ts';
 import { createAdmissionHandler, type AdmissionRules } from '../../lib/endpoint/index.ts';
-import { createDynamoClient, createPlacementStore, createSnapshotStore, type SnapshotCache } from '../../lib/store/index.ts';
+import {
+  createDynamoClient,
+  createPlacementStore,
+  createSnapshotStore,
+  type SnapshotCache,
+} from '../../lib/store/index.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import { parseAnswer, parseReview } from '../support/reviews.ts';
 import { createFreshTable, freshClusterId, startTestDynamo, type TestDynamo } from '../store/support.ts';
-import { admissionEvent, exampleContent, patchedObject, recordingLogger, recordingMetrics, ruleCache, TOKEN } from './support.ts';
+import {
+  admissionEvent,
+  exampleContent,
+  patchedObject,
+  recordingLogger,
+  recordingMetrics,
+  ruleCache,
+  TOKEN,
+} from './support.ts';
 
 const REVIEW_TEXT = fixtureText('reviews/deployment-legacy-pool.json');
 
@@ -24,7 +37,10 @@ beforeAll(async () => {
   client = createDynamoClient({ endpoint: dynamo.endpoint });
   const clusterId = freshClusterId();
   await createSnapshotStore({ client, tableName }).publish(clusterId, await exampleContent());
-  cache = ruleCache({ snapshots: createSnapshotStore({ client, tableName }), placements: createPlacementStore({ client, tableName }) }, clusterId);
+  cache = ruleCache(
+    { snapshots: createSnapshotStore({ client, tableName }), placements: createPlacementStore({ client, tableName }) },
+    clusterId,
+  );
 });
 
 afterAll(async () => {
@@ -36,11 +52,21 @@ afterAll(async () => {
 async function admit(enforcement: Enforcement) {
   const logger = recordingLogger();
   const metrics = recordingMetrics();
-  const handler = createAdmissionHandler({ rules: cache, acceptedTokens: () => Promise.resolve([TOKEN]), logger, metrics, enforcement });
+  const handler = createAdmissionHandler({
+    rules: cache,
+    acceptedTokens: () => Promise.resolve([TOKEN]),
+    logger,
+    metrics,
+    enforcement,
+  });
   const result = await handler(admissionEvent({ body: REVIEW_TEXT }));
   const { response } = parseAnswer(result.body ?? '');
   const pod = patchedObject(parseReview(REVIEW_TEXT), response.patch);
-  return { pod, line: logger.records.find((record) => record.message === 'admission')?.fields, metrics: metrics.totals };
+  return {
+    pod,
+    line: logger.records.find((record) => record.message === 'admission')?.fields,
+    metrics: metrics.totals,
+  };
 }
 
 describe('audit mode through the admission handler', () => {
@@ -61,7 +87,10 @@ describe('audit mode through the admission handler', () => {
     expect(pod.spec).toEqual(original.spec);
     expect(pod.metadata?.annotations?.[AUDITED_ANNOTATION]).toBe('migrate-legacy-pool');
     expect(pod.metadata?.annotations?.[APPLIED_ANNOTATION]).toBeUndefined();
-    expect(line).toMatchObject({ rules: [], audited: [{ name: 'migrate-legacy-pool', fields: expect.arrayContaining(['nodeAffinity']) as unknown }] });
+    expect(line).toMatchObject({
+      rules: [],
+      audited: [{ name: 'migrate-legacy-pool', fields: expect.arrayContaining(['nodeAffinity']) as unknown }],
+    });
   });
 
   it('counts each audited rule that matched in AuditedMatches', async () => {

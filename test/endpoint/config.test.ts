@@ -17,7 +17,9 @@ describe('readAdmissionConfig', () => {
   });
 
   it.each(['karpenter', 'eks', 'gke'] as const)('reads CAPACITY_FLAVOUR %s', (flavour) => {
-    expect(readAdmissionConfig({ RULES_TABLE: 'rules', WEBHOOK_TOKEN: TOKEN, CAPACITY_FLAVOUR: flavour }).capacityFlavour).toBe(flavour);
+    expect(
+      readAdmissionConfig({ RULES_TABLE: 'rules', WEBHOOK_TOKEN: TOKEN, CAPACITY_FLAVOUR: flavour }).capacityFlavour,
+    ).toBe(flavour);
   });
 
   it('fails naming CAPACITY_FLAVOUR and the accepted flavours when it is unknown', () => {
@@ -41,9 +43,9 @@ describe('readAdmissionConfig', () => {
   });
 
   it('fails when both token variables are set', () => {
-    expect(() => readAdmissionConfig({ RULES_TABLE: 'rules', WEBHOOK_TOKEN: TOKEN, WEBHOOK_TOKEN_SECRET_ARN: SECRET_ARN })).toThrow(
-      'WEBHOOK_TOKEN_SECRET_ARN and WEBHOOK_TOKEN are both set; expected exactly one of them',
-    );
+    expect(() =>
+      readAdmissionConfig({ RULES_TABLE: 'rules', WEBHOOK_TOKEN: TOKEN, WEBHOOK_TOKEN_SECRET_ARN: SECRET_ARN }),
+    ).toThrow('WEBHOOK_TOKEN_SECRET_ARN and WEBHOOK_TOKEN are both set; expected exactly one of them');
   });
 
   it('fails naming WEBHOOK_TOKEN_SECRET_ARN when it is not a Secrets Manager ARN', () => {
@@ -55,14 +57,16 @@ describe('readAdmissionConfig', () => {
   it('fails naming WEBHOOK_TOKEN without echoing it when it is too short', () => {
     const read = () => readAdmissionConfig({ RULES_TABLE: 'rules', WEBHOOK_TOKEN: 'short-secret' });
 
-    expect(read).toThrow(/^WEBHOOK_TOKEN holds a token of 12 characters that is not of the form 32 to 256 characters from A-Z, a-z, 0-9, "-" and "_"/);
+    expect(read).toThrow(
+      /^WEBHOOK_TOKEN holds a token of 12 characters that is not of the form 32 to 256 characters from A-Z, a-z, 0-9, "-" and "_"/,
+    );
     expect(read).not.toThrow(/short-secret/);
   });
 
   it('fails naming MAX_BODY_BYTES and its range when it is above the Lambda payload limit', () => {
-    expect(() => readAdmissionConfig({ RULES_TABLE: 'rules', WEBHOOK_TOKEN: TOKEN, MAX_BODY_BYTES: '10000000' })).toThrow(
-      'MAX_BODY_BYTES is "10000000"; expected a whole number of bytes from 1024 to 6291456',
-    );
+    expect(() =>
+      readAdmissionConfig({ RULES_TABLE: 'rules', WEBHOOK_TOKEN: TOKEN, MAX_BODY_BYTES: '10000000' }),
+    ).toThrow('MAX_BODY_BYTES is "10000000"; expected a whole number of bytes from 1024 to 6291456');
   });
 
   it('fails with a ConfigurationError from the store part when RULES_TABLE is missing', () => {

@@ -3,7 +3,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { createAdmissionHandler, createTokenSource, tokenRefreshFailureReporter } from '../../lib/endpoint/index.ts';
 import { ConfigurationError } from '../../lib/errors/index.ts';
 import { secretReaderFor } from '../../lib/secrets/index.ts';
-import { createDynamoClient, createPlacementStore, createSnapshotStore, type SnapshotStore } from '../../lib/store/index.ts';
+import {
+  createDynamoClient,
+  createPlacementStore,
+  createSnapshotStore,
+  type SnapshotStore,
+} from '../../lib/store/index.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import { parseAnswer } from '../support/reviews.ts';
 import {
@@ -15,7 +20,17 @@ import {
   type Link,
   type TestDynamo,
 } from '../store/support.ts';
-import { TOKEN, admissionEvent, annotatingRules, exampleContent, recordingLogger, recordingMetrics, ruleCache, startFakeSecretsManager, useSecretsManagerAt } from './support.ts';
+import {
+  TOKEN,
+  admissionEvent,
+  annotatingRules,
+  exampleContent,
+  recordingLogger,
+  recordingMetrics,
+  ruleCache,
+  startFakeSecretsManager,
+  useSecretsManagerAt,
+} from './support.ts';
 
 const REVIEW = fixtureText('reviews/deployment-legacy-pool.json');
 const START = Date.parse('2026-12-01T10:00:00.000Z');
@@ -51,20 +66,33 @@ function readerClient(endpoint: string, requestTimeoutMs = 1_000): DynamoDBClien
 }
 
 /** A handler whose rules are read through `endpoint`, with a clock the test moves; `deadlineMs` bounds each wait for them. */
-function handlerReadingFrom(endpoint: string, clusterId: string, options: { readonly deadlineMs?: number; readonly requestTimeoutMs?: number } = {}) {
+function handlerReadingFrom(
+  endpoint: string,
+  clusterId: string,
+  options: { readonly deadlineMs?: number; readonly requestTimeoutMs?: number } = {},
+) {
   let now = START;
   const logger = recordingLogger();
   const metrics = recordingMetrics();
   const client = readerClient(endpoint, options.requestTimeoutMs);
-  const stores = { snapshots: createSnapshotStore({ client, tableName }), placements: createPlacementStore({ client, tableName }) };
+  const stores = {
+    snapshots: createSnapshotStore({ client, tableName }),
+    placements: createPlacementStore({ client, tableName }),
+  };
   const cache = ruleCache(stores, clusterId, {
     clock: () => now,
     refreshSeconds: 30,
     maxStaleSeconds: 300,
     ...(options.deadlineMs === undefined ? {} : { deadlineMs: options.deadlineMs }),
-    onRefreshFailure: (error) => logger.warn('rule refresh failed; serving the last rules and placements', { errorMessage: error.message }),
+    onRefreshFailure: (error) =>
+      logger.warn('rule refresh failed; serving the last rules and placements', { errorMessage: error.message }),
   });
-  const handler = createAdmissionHandler({ rules: cache, acceptedTokens: () => Promise.resolve([TOKEN]), logger, metrics });
+  const handler = createAdmissionHandler({
+    rules: cache,
+    acceptedTokens: () => Promise.resolve([TOKEN]),
+    logger,
+    metrics,
+  });
   return {
     logger,
     metrics,
@@ -114,7 +142,12 @@ describe('createAdmissionHandler when rules cannot be read', () => {
       {
         level: 'error',
         message: 'admission failed',
-        fields: expect.objectContaining({ status: 500, decision: 'error', reason: 'rules unavailable', errorName: 'StoreError' }) as unknown,
+        fields: expect.objectContaining({
+          status: 500,
+          decision: 'error',
+          reason: 'rules unavailable',
+          errorName: 'StoreError',
+        }) as unknown,
       },
     ]);
   });
@@ -159,7 +192,8 @@ describe('createAdmissionHandler when the expected token cannot be read', () => 
     const logger = recordingLogger();
     const handler = createAdmissionHandler({
       rules: { get: () => Promise.reject(new Error('rules must not be read without a token')) },
-      acceptedTokens: () => Promise.reject(new ConfigurationError('reading the webhook token from secret arn:... failed')),
+      acceptedTokens: () =>
+        Promise.reject(new ConfigurationError('reading the webhook token from secret arn:... failed')),
       logger,
       metrics: recordingMetrics(),
     });
@@ -167,7 +201,10 @@ describe('createAdmissionHandler when the expected token cannot be read', () => 
     const result = await handler(admissionEvent({ body: REVIEW }));
 
     expect(result.statusCode).toBe(500);
-    expect(logger.records[0]?.fields).toMatchObject({ reason: 'webhook token unavailable', errorName: 'ConfigurationError' });
+    expect(logger.records[0]?.fields).toMatchObject({
+      reason: 'webhook token unavailable',
+      errorName: 'ConfigurationError',
+    });
   });
 });
 
@@ -182,7 +219,10 @@ describe('createAdmissionHandler while DynamoDB is silent', () => {
     await publisher.publish(clusterId, await exampleContent());
     const link = await startLink(dynamo.endpoint);
     cleanups.push(() => link.close());
-    const harness = handlerReadingFrom(link.endpoint, clusterId, { deadlineMs: DEADLINE_MS, requestTimeoutMs: SILENT_CLIENT_TIMEOUT_MS });
+    const harness = handlerReadingFrom(link.endpoint, clusterId, {
+      deadlineMs: DEADLINE_MS,
+      requestTimeoutMs: SILENT_CLIENT_TIMEOUT_MS,
+    });
     expect((await harness.admit()).statusCode).toBe(200);
     link.hang();
     harness.advanceSeconds(31);
@@ -194,9 +234,19 @@ describe('createAdmissionHandler while DynamoDB is silent', () => {
     // The answer came while the refresh's reads were still unanswered.
     expect(link.held()).toBeGreaterThan(0);
     expect(harness.metrics.totals.get('StaleRules')).toBe(1);
-    expect(harness.logger.records.map((record) => [record.level, record.message, record.fields['errorMessage'] ?? record.fields['stale']])).toEqual([
+    expect(
+      harness.logger.records.map((record) => [
+        record.level,
+        record.message,
+        record.fields['errorMessage'] ?? record.fields['stale'],
+      ]),
+    ).toEqual([
       ['info', 'admission', false],
-      ['warn', 'rule refresh failed; serving the last rules and placements', `reading the rule snapshot of cluster "${clusterId}" gave no answer within ${DEADLINE_MS} ms`],
+      [
+        'warn',
+        'rule refresh failed; serving the last rules and placements',
+        `reading the rule snapshot of cluster "${clusterId}" gave no answer within ${DEADLINE_MS} ms`,
+      ],
       ['info', 'admission', true],
     ]);
   });
@@ -205,7 +255,10 @@ describe('createAdmissionHandler while DynamoDB is silent', () => {
     const link = await startLink(dynamo.endpoint);
     cleanups.push(() => link.close());
     link.hang();
-    const harness = handlerReadingFrom(link.endpoint, freshClusterId(), { deadlineMs: DEADLINE_MS, requestTimeoutMs: SILENT_CLIENT_TIMEOUT_MS });
+    const harness = handlerReadingFrom(link.endpoint, freshClusterId(), {
+      deadlineMs: DEADLINE_MS,
+      requestTimeoutMs: SILENT_CLIENT_TIMEOUT_MS,
+    });
 
     const first = await harness.admit();
     const heldAfterFirst = link.held();
@@ -248,7 +301,13 @@ describe('createAdmissionHandler while Secrets Manager is silent', () => {
       },
     );
     const handler = createAdmissionHandler({ rules: annotatingRules(), acceptedTokens, logger, metrics });
-    return { link, clock, logger, metrics, admit: async () => (await handler(admissionEvent({ body: REVIEW }))).statusCode };
+    return {
+      link,
+      clock,
+      logger,
+      metrics,
+      admit: async () => (await handler(admissionEvent({ body: REVIEW }))).statusCode,
+    };
   }
 
   it('accepts a valid token at the deadline, counting and logging the failed refresh', async () => {

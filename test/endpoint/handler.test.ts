@@ -5,7 +5,12 @@ import { answerAdmissionReview, type AdmissionReviewResponse } from '../../lib/a
 import { validatePodMutation } from '../../lib/api/index.ts';
 import { compileRuleSet } from '../../lib/engine/index.ts';
 import { createAdmissionHandler, type AdmissionHandler, type AdmissionRules } from '../../lib/endpoint/index.ts';
-import { createDynamoClient, createPlacementStore, createSnapshotStore, type SnapshotCache } from '../../lib/store/index.ts';
+import {
+  createDynamoClient,
+  createPlacementStore,
+  createSnapshotStore,
+  type SnapshotCache,
+} from '../../lib/store/index.ts';
 import type { NodeSelectorTerm } from '../../lib/scheduling/index.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import { parseAnswer, parseReview } from '../support/reviews.ts';
@@ -72,7 +77,15 @@ function answerBody(result: APIGatewayProxyStructuredResultV2): AdmissionReviewR
 /** The part of deployment-legacy-pool.json a test edits: the required node selector terms of its Pod. */
 interface EditableLegacyPoolReview {
   readonly request: {
-    readonly object: { readonly spec: { readonly affinity: { readonly nodeAffinity: { readonly requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: NodeSelectorTerm[] } } } } };
+    readonly object: {
+      readonly spec: {
+        readonly affinity: {
+          readonly nodeAffinity: {
+            readonly requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: NodeSelectorTerm[] };
+          };
+        };
+      };
+    };
   };
 }
 
@@ -86,14 +99,16 @@ describe('createAdmissionHandler answers 200 with the AdmissionReview response',
     expect(response).toMatchObject({ uid: review.request.uid, allowed: true, patchType: 'JSONPatch' });
     const pod = patchedObject(review, response.patch);
     expect(pod.metadata?.annotations?.['podmutation.agent.cloudpilot.ai/applied']).toBe('migrate-legacy-pool');
-    expect(pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms).toEqual([
-      {
-        matchExpressions: [
-          { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] },
-          { key: 'example.com/node-pool', operator: 'In', values: ['merged'] },
-        ],
-      },
-    ]);
+    expect(pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms).toEqual(
+      [
+        {
+          matchExpressions: [
+            { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] },
+            { key: 'example.com/node-pool', operator: 'In', values: ['merged'] },
+          ],
+        },
+      ],
+    );
   });
 
   it('returns exactly the body answerAdmissionReview produces, as application/json', async () => {
@@ -224,15 +239,34 @@ describe('createAdmissionHandler rejects requests it cannot answer', () => {
 
   it.each([
     ['a body that is not JSON', 'this is not JSON', /^AdmissionReview is not valid JSON/],
-    ['a wrong apiVersion', fixtureText('reviews/malformed-v1beta1.json'), /^AdmissionReview apiVersion must be admission\.k8s\.io\/v1/],
-    ['a wrong kind', JSON.stringify({ ...parseReview(DEPLOYMENT_REVIEW), kind: 'Pod' }), /^AdmissionReview kind must be AdmissionReview/],
-    ['no request', JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' }), /^AdmissionReview has no request object/],
-    ['no request.uid', fixtureText('reviews/malformed-no-uid.json'), /^AdmissionReview request\.uid must be a non-empty string/],
+    [
+      'a wrong apiVersion',
+      fixtureText('reviews/malformed-v1beta1.json'),
+      /^AdmissionReview apiVersion must be admission\.k8s\.io\/v1/,
+    ],
+    [
+      'a wrong kind',
+      JSON.stringify({ ...parseReview(DEPLOYMENT_REVIEW), kind: 'Pod' }),
+      /^AdmissionReview kind must be AdmissionReview/,
+    ],
+    [
+      'no request',
+      JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' }),
+      /^AdmissionReview has no request object/,
+    ],
+    [
+      'no request.uid',
+      fixtureText('reviews/malformed-no-uid.json'),
+      /^AdmissionReview request\.uid must be a non-empty string/,
+    ],
   ])('answers 400 with a MalformedInputError for %s', async (_, body, message) => {
     const result = await post(body);
 
     expect(result.statusCode).toBe(400);
-    expect(jsonBody(result)).toEqual({ error: 'MalformedInputError', message: expect.stringMatching(message) as unknown });
+    expect(jsonBody(result)).toEqual({
+      error: 'MalformedInputError',
+      message: expect.stringMatching(message) as unknown,
+    });
   });
 });
 
@@ -264,7 +298,9 @@ describe('createAdmissionHandler logs and metrics', () => {
   it('never logs the token, the raw path or any part of the Pod body', async () => {
     await post(DEPLOYMENT_REVIEW);
     await post(DEPLOYMENT_REVIEW, { token: 'a-wrong-token-that-must-not-be-logged' });
-    await post('{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {"image": "registry.example.com/x"');
+    await post(
+      '{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {"image": "registry.example.com/x"',
+    );
 
     const logged = JSON.stringify(logger.records);
     expect(logger.records).toHaveLength(3);
@@ -296,18 +332,34 @@ describe('createAdmissionHandler logs and metrics', () => {
       apiVersion: 'agent.cloudpilot.ai/v1alpha1',
       kind: 'PodMutation',
       metadata: { name: 'annotate-production' },
-      spec: { enable: true, workloadSelector: { namespaces: ['production'] }, mutationAdd: { annotations: { 'example.com/a': 'b' } } },
+      spec: {
+        enable: true,
+        workloadSelector: { namespaces: ['production'] },
+        mutationAdd: { annotations: { 'example.com/a': 'b' } },
+      },
     });
     if (!verdict.valid) throw new Error('the denial test rule must be valid');
     const ruleSet = compileRuleSet([verdict.rule]);
-    const snapshot = { value: ruleSet, version: 7, contentHash: 'sha256:test', syncedAt: '2026-12-01T10:00:00.000Z', ageSeconds: 1, stale: false };
-    const denying = createAdmissionHandler({ rules: { get: () => Promise.resolve(snapshot) }, acceptedTokens: () => Promise.resolve([TOKEN]), logger, metrics });
+    const snapshot = {
+      value: ruleSet,
+      version: 7,
+      contentHash: 'sha256:test',
+      syncedAt: '2026-12-01T10:00:00.000Z',
+      ageSeconds: 1,
+      stale: false,
+    };
+    const denying = createAdmissionHandler({
+      rules: { get: () => Promise.resolve(snapshot) },
+      acceptedTokens: () => Promise.resolve([TOKEN]),
+      logger,
+      metrics,
+    });
     const review = JSON.parse(DEPLOYMENT_REVIEW) as EditableLegacyPoolReview;
     // 257 raw required terms on the incoming Pod: above the engine's limit of 256.
-    review.request.object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms = Array.from(
-      { length: 257 },
-      (_, index) => ({ matchExpressions: [{ key: 'example.com/pool', operator: 'In', values: [`v${index}`] }] }),
-    );
+    review.request.object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms =
+      Array.from({ length: 257 }, (_, index) => ({
+        matchExpressions: [{ key: 'example.com/pool', operator: 'In', values: [`v${index}`] }],
+      }));
 
     const result = await denying(admissionEvent({ body: JSON.stringify(review) }));
 

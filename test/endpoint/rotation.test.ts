@@ -1,9 +1,20 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAdmissionHandler, createTokenSource, ignoredTokenVersionReporter, tokenRefreshFailureReporter } from '../../lib/endpoint/index.ts';
+import {
+  createAdmissionHandler,
+  createTokenSource,
+  ignoredTokenVersionReporter,
+  tokenRefreshFailureReporter,
+} from '../../lib/endpoint/index.ts';
 import { createTokenComparer } from '../../lib/endpoint/token.ts';
 import type { ConfigurationError } from '../../lib/errors/index.ts';
 import { fixtureText } from '../support/fixtures.ts';
-import { admissionEvent, annotatingRules, recordingLogger, recordingMetrics, startFakeSecretsManager } from './support.ts';
+import {
+  admissionEvent,
+  annotatingRules,
+  recordingLogger,
+  recordingMetrics,
+  startFakeSecretsManager,
+} from './support.ts';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:podmutation/webhook-token-AbCdEf';
 const OLD = 'old-token-0123456789abcdefghijklmnopqrstuv';
@@ -29,7 +40,12 @@ async function rotatingSecret() {
 }
 
 function handlerWith(source: ReturnType<typeof createTokenSource>, logger = recordingLogger()) {
-  return createAdmissionHandler({ rules: annotatingRules(), acceptedTokens: source, logger, metrics: recordingMetrics() });
+  return createAdmissionHandler({
+    rules: annotatingRules(),
+    acceptedTokens: source,
+    logger,
+    metrics: recordingMetrics(),
+  });
 }
 
 describe('token rotation through the admission handler', () => {
@@ -75,7 +91,8 @@ describe('token rotation through the admission handler', () => {
     const callsAfterFirstRead = fake.calls();
 
     clock.now = 11_000;
-    for (let attempt = 0; attempt < 20; attempt += 1) await handler(admissionEvent({ body: REVIEW, token: `wrong-${attempt}-0123456789abcdefghijklmnop` }));
+    for (let attempt = 0; attempt < 20; attempt += 1)
+      await handler(admissionEvent({ body: REVIEW, token: `wrong-${attempt}-0123456789abcdefghijklmnop` }));
 
     // One early refresh (two GetSecretValue calls: AWSCURRENT and AWSPREVIOUS) for twenty wrong tokens.
     expect(fake.calls() - callsAfterFirstRead).toBe(2);
@@ -150,7 +167,12 @@ describe('a rotation mistake', () => {
       },
     );
     const handler = handlerWith(source, logger);
-    return { clock, logger, metrics, status: async (token: string) => (await handler(admissionEvent({ body: REVIEW, token }))).statusCode };
+    return {
+      clock,
+      logger,
+      metrics,
+      status: async (token: string) => (await handler(admissionEvent({ body: REVIEW, token }))).statusCode,
+    };
   }
 
   async function secretHolding(value: string) {
@@ -175,7 +197,11 @@ describe('a rotation mistake', () => {
       {
         level: 'warn',
         message: 'webhook token refresh failed; keeping the last tokens',
-        fields: expect.objectContaining({ errorMessage: expect.stringContaining(`secret ${SECRET_ARN} (AWSCURRENT) holds a token of 11 characters`) as unknown }) as unknown,
+        fields: expect.objectContaining({
+          errorMessage: expect.stringContaining(
+            `secret ${SECRET_ARN} (AWSCURRENT) holds a token of 11 characters`,
+          ) as unknown,
+        }) as unknown,
       },
       {
         level: 'warn',
@@ -193,7 +219,12 @@ describe('a rotation mistake', () => {
     await expect(container.status(NEW)).resolves.toBe(200);
     expect(container.logger.records[0]).toMatchObject({
       level: 'warn',
-      fields: { versionStage: 'AWSPREVIOUS', errorMessage: expect.stringContaining(`secret ${SECRET_ARN} (AWSPREVIOUS) holds a token of 11 characters`) as unknown },
+      fields: {
+        versionStage: 'AWSPREVIOUS',
+        errorMessage: expect.stringContaining(
+          `secret ${SECRET_ARN} (AWSPREVIOUS) holds a token of 11 characters`,
+        ) as unknown,
+      },
     });
   });
 
@@ -204,7 +235,9 @@ describe('a rotation mistake', () => {
     await expect(container.status(NEW)).resolves.toBe(500);
     expect(container.logger.records[0]?.fields).toMatchObject({
       reason: 'webhook token unavailable',
-      errorMessage: expect.stringContaining(`secret ${SECRET_ARN} (AWSCURRENT) holds a token of 11 characters`) as unknown,
+      errorMessage: expect.stringContaining(
+        `secret ${SECRET_ARN} (AWSCURRENT) holds a token of 11 characters`,
+      ) as unknown,
     });
   });
 

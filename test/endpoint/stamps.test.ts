@@ -14,7 +14,17 @@ const RULES: AdmissionRules = rules(rule('add-pool', { mutationAdd: { nodeSelect
 function handlerWith(stamps: StampSource) {
   const logger = recordingLogger();
   const handler = createAdmissionHandler({
-    rules: { get: () => Promise.resolve({ value: RULES, version: 1, contentHash: 'sha256:0', syncedAt: '2026-12-01T10:00:00.000Z', ageSeconds: 0, stale: false }) },
+    rules: {
+      get: () =>
+        Promise.resolve({
+          value: RULES,
+          version: 1,
+          contentHash: 'sha256:0',
+          syncedAt: '2026-12-01T10:00:00.000Z',
+          ageSeconds: 0,
+          stale: false,
+        }),
+    },
     acceptedTokens: () => Promise.resolve([TOKEN]),
     logger,
     metrics: recordingMetrics(),
@@ -31,18 +41,26 @@ describe('the admission handler with a stamp key', () => {
     const first = await handler(admissionEvent({ body: JSON.stringify(review) }));
     const stamped = patchedObject(review as { request: { object: Pod } }, parseAnswer(first.body!).response.patch);
     const stamp = JSON.parse(stamped.metadata!.annotations![STAMP_ANNOTATION]!) as { sum: string; mac: string };
-    const second = await handler(admissionEvent({ body: JSON.stringify(admissionReview(stamped, { uid: 'another-request' })) }));
+    const second = await handler(
+      admissionEvent({ body: JSON.stringify(admissionReview(stamped, { uid: 'another-request' })) }),
+    );
 
     expect(keyedStamps(KEY).key!.verify(stamp.sum, stamp.mac)).toBe(true);
     expect(parseAnswer(second.body!).response.patch).toBeUndefined();
-    expect(logger.records.at(-1)?.fields).toMatchObject({ decision: 'unchanged', rules: ['add-pool'], stamp: 'checked' });
+    expect(logger.records.at(-1)?.fields).toMatchObject({
+      decision: 'unchanged',
+      rules: ['add-pool'],
+      stamp: 'checked',
+    });
   });
 
   it('answers 500 and logs why while the key cannot be read, and stamps once it can', async () => {
     let reads = 0;
     const { handler, logger } = handlerWith(() => {
       reads += 1;
-      return reads === 1 ? Promise.reject(new ConfigurationError('reading the stamp key from secret S failed: throttled')) : Promise.resolve(keyedStamps(KEY));
+      return reads === 1
+        ? Promise.reject(new ConfigurationError('reading the stamp key from secret S failed: throttled'))
+        : Promise.resolve(keyedStamps(KEY));
     });
     const body = JSON.stringify(admissionReview(pod()));
 
@@ -50,7 +68,15 @@ describe('the admission handler with a stamp key', () => {
     const answered = await handler(admissionEvent({ body }));
 
     expect(failed.statusCode).toBe(500);
-    expect(logger.records[0]).toMatchObject({ level: 'error', fields: { reason: 'stamp key unavailable', errorMessage: 'reading the stamp key from secret S failed: throttled' } });
-    expect(decodePatch(parseAnswer(answered.body!).response.patch).map((operation) => operation.path)).toContain('/metadata/annotations');
+    expect(logger.records[0]).toMatchObject({
+      level: 'error',
+      fields: {
+        reason: 'stamp key unavailable',
+        errorMessage: 'reading the stamp key from secret S failed: throttled',
+      },
+    });
+    expect(decodePatch(parseAnswer(answered.body!).response.patch).map((operation) => operation.path)).toContain(
+      '/metadata/annotations',
+    );
   });
 });

@@ -66,20 +66,30 @@ function admissionEvent(options: EventOptions = {}): APIGatewayProxyEventV2 {
   const token = 'token' in options ? options.token : TOKEN;
   const contentType = 'contentType' in options ? options.contentType : 'application/json';
   const body = options.body;
-  const encoded = body === undefined ? undefined : options.base64 === true ? Buffer.from(body).toString('base64') : body;
+  const encoded =
+    body === undefined ? undefined : options.base64 === true ? Buffer.from(body).toString('base64') : body;
   return {
     version: '2.0',
     routeKey: 'ANY /admit/{token}',
     rawPath: token === undefined ? '/admit/' : `/admit/${token}`,
     rawQueryString: '',
-    headers: { host: 'abc123.execute-api.eu-west-1.amazonaws.com', ...(contentType === undefined ? {} : { 'content-type': contentType }) },
+    headers: {
+      host: 'abc123.execute-api.eu-west-1.amazonaws.com',
+      ...(contentType === undefined ? {} : { 'content-type': contentType }),
+    },
     ...(token === undefined || options.rawPathOnly === true ? {} : { pathParameters: { token } }),
     requestContext: {
       accountId: '123456789012',
       apiId: 'abc123',
       domainName: 'abc123.execute-api.eu-west-1.amazonaws.com',
       domainPrefix: 'abc123',
-      http: { method, path: '/admit/x', protocol: 'HTTP/1.1', sourceIp: '192.0.2.10', userAgent: 'kube-apiserver-admission' },
+      http: {
+        method,
+        path: '/admit/x',
+        protocol: 'HTTP/1.1',
+        sourceIp: '192.0.2.10',
+        userAgent: 'kube-apiserver-admission',
+      },
       requestId: 'request-1',
       routeKey: 'ANY /admit/{token}',
       stage: '$default',
@@ -142,7 +152,14 @@ function annotatingRules(): { get(): Promise<CachedSnapshot<AdmissionRules>> } {
     spec: { enable: true, workloadSelector: { all: true }, mutationAdd: { annotations: { 'example.com/a': 'b' } } },
   });
   if (!verdict.valid) throw new Error('the annotating test rule must be valid');
-  const snapshot = { value: compileRuleSet([verdict.rule]), version: 1, contentHash: 'sha256:test', syncedAt: '2026-12-01T10:00:00.000Z', ageSeconds: 1, stale: false };
+  const snapshot = {
+    value: compileRuleSet([verdict.rule]),
+    version: 1,
+    contentHash: 'sha256:test',
+    syncedAt: '2026-12-01T10:00:00.000Z',
+    ageSeconds: 1,
+    stale: false,
+  };
   return { get: () => Promise.resolve(snapshot) };
 }
 
@@ -184,16 +201,25 @@ async function startFakeSecretsManager(secrets: Map<string, string>) {
         response.writeHead(status, { 'content-type': 'application/x-amz-json-1.1' });
         response.end(JSON.stringify(body));
       };
-      const { SecretId: secretId, VersionStage: stage = 'AWSCURRENT' } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+      const { SecretId: secretId, VersionStage: stage = 'AWSCURRENT' } = JSON.parse(
+        Buffer.concat(chunks).toString('utf8'),
+      ) as {
         SecretId: string;
         VersionStage?: string;
       };
       if (failing) return send(500, { __type: 'InternalServiceError', message: 'service unavailable' });
       const secret = versions.get(secretId);
-      if (secret === undefined) return send(400, { __type: 'ResourceNotFoundException', message: "Secrets Manager can't find the specified secret." });
+      if (secret === undefined)
+        return send(400, {
+          __type: 'ResourceNotFoundException',
+          message: "Secrets Manager can't find the specified secret.",
+        });
       const value = stage === 'AWSCURRENT' ? secret.current : stage === 'AWSPREVIOUS' ? secret.previous : undefined;
       if (value === undefined) {
-        return send(400, { __type: 'ResourceNotFoundException', message: `Secrets Manager can't find the specified secret value for staging label: ${stage}` });
+        return send(400, {
+          __type: 'ResourceNotFoundException',
+          message: `Secrets Manager can't find the specified secret value for staging label: ${stage}`,
+        });
       }
       return send(200, { ARN: secretId, Name: 'webhook-token', SecretString: value, VersionStages: [stage] });
     });
@@ -236,5 +262,16 @@ async function startFakeSecretsManager(secrets: Map<string, string>) {
   };
 }
 
-export { TOKEN, recordingLogger, recordingMetrics, admissionEvent, exampleContent, ruleCache, annotatingRules, patchedObject, startFakeSecretsManager, useSecretsManagerAt };
+export {
+  TOKEN,
+  recordingLogger,
+  recordingMetrics,
+  admissionEvent,
+  exampleContent,
+  ruleCache,
+  annotatingRules,
+  patchedObject,
+  startFakeSecretsManager,
+  useSecretsManagerAt,
+};
 export type { LogRecord, EventOptions, AdmissionStores };

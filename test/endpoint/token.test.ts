@@ -25,7 +25,10 @@ describe('createTokenSource', () => {
   it('reads a secret once per refresh interval, AWSCURRENT and AWSPREVIOUS in one round', async () => {
     const fake = await fakeWith(TOKEN);
     const clock = { now: 0 };
-    const source = createTokenSource({ kind: 'secret', secretArn: SECRET_ARN, refreshSeconds: 300 }, { secrets: fake.client(), clock: () => clock.now });
+    const source = createTokenSource(
+      { kind: 'secret', secretArn: SECRET_ARN, refreshSeconds: 300 },
+      { secrets: fake.client(), clock: () => clock.now },
+    );
 
     const tokens = [await source(), await source(), await source()];
     clock.now = 299_999;
@@ -45,7 +48,10 @@ describe('createTokenSource', () => {
   it('answers a failed first read with its failure until the backoff has passed, then reads the secret again', async () => {
     const fake = await fakeWith(TOKEN);
     const clock = { now: 0 };
-    const source = createTokenSource({ kind: 'secret', secretArn: SECRET_ARN }, { secrets: fake.client(), clock: () => clock.now });
+    const source = createTokenSource(
+      { kind: 'secret', secretArn: SECRET_ARN },
+      { secrets: fake.client(), clock: () => clock.now },
+    );
     fake.fail(true);
     await expect(source()).rejects.toThrow(ConfigurationError);
     fake.fail(false);
@@ -68,7 +74,9 @@ describe('createTokenSource', () => {
     const fake = await fakeWith('hunter2');
     const source = createTokenSource({ kind: 'secret', secretArn: SECRET_ARN }, { secrets: fake.client() });
 
-    await expect(source()).rejects.toThrow(`secret ${SECRET_ARN} (AWSCURRENT) holds a token of 7 characters that is not of the form`);
+    await expect(source()).rejects.toThrow(
+      `secret ${SECRET_ARN} (AWSCURRENT) holds a token of 7 characters that is not of the form`,
+    );
     await expect(source()).rejects.not.toThrow(/hunter2/);
   });
 });

@@ -1,33 +1,57 @@
 /** Audit mode in the engine: the same Pod and the same rules, applied when enforced and only recorded when audited. */
 import { describe, expect, it } from 'vitest';
-import { APPLIED_ANNOTATION, AUDITED_ANNOTATION, ENFORCEMENT_ANNOTATION, validatePodMutation, type Enforcement, type NormalizedRule } from '../../lib/api/index.ts';
+import {
+  APPLIED_ANNOTATION,
+  AUDITED_ANNOTATION,
+  ENFORCEMENT_ANNOTATION,
+  validatePodMutation,
+  type Enforcement,
+  type NormalizedRule,
+} from '../../lib/api/index.ts';
 import { compileRuleSet, mutatePod, type ManagedStep, type MutationOptions, type Pod } from '../../lib/engine/index.ts';
 import { podMutation } from '../support/builders.ts';
 import { fixtureText } from '../support/fixtures.ts';
 
-const REVIEW = JSON.parse(fixtureText('reviews/deployment-legacy-pool.json')) as { request: { namespace: string; object: Pod } };
+const REVIEW = JSON.parse(fixtureText('reviews/deployment-legacy-pool.json')) as {
+  request: { namespace: string; object: Pod };
+};
 const POD = REVIEW.request.object;
 const NAMESPACE = REVIEW.request.namespace;
 const CONTEXT = { requestUid: 'audit-test' };
 
 /** A validated rule with the given enforcement annotation (none: the default). */
-function ruleWith(name: string, spec: Record<string, unknown>, enforcement?: Enforcement, priority = 0): NormalizedRule {
+function ruleWith(
+  name: string,
+  spec: Record<string, unknown>,
+  enforcement?: Enforcement,
+  priority = 0,
+): NormalizedRule {
   const resource = podMutation(name, { priority, ...spec });
-  const metadata = enforcement === undefined ? { name } : { name, annotations: { [ENFORCEMENT_ANNOTATION]: enforcement } };
+  const metadata =
+    enforcement === undefined ? { name } : { name, annotations: { [ENFORCEMENT_ANNOTATION]: enforcement } };
   const verdict = validatePodMutation({ ...resource, metadata });
   if (!verdict.valid) throw new Error(`test rule ${name} is invalid: ${JSON.stringify(verdict.invalid.issues)}`);
   return verdict.rule;
 }
 
-const MOVE_POOL = { mutationRemove: { nodeAffinity: { keys: ['example.com/node-pool'] } }, mutationAdd: { nodeSelector: { 'example.com/node-pool': 'general' } } };
-const TOLERATE_SPOT = { mutationAdd: { tolerations: [{ key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule' }] } };
+const MOVE_POOL = {
+  mutationRemove: { nodeAffinity: { keys: ['example.com/node-pool'] } },
+  mutationAdd: { nodeSelector: { 'example.com/node-pool': 'general' } },
+};
+const TOLERATE_SPOT = {
+  mutationAdd: { tolerations: [{ key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule' }] },
+};
 
 function run(rules: readonly NormalizedRule[], options: MutationOptions = {}, pod: unknown = POD) {
   return mutatePod(pod, NAMESPACE, compileRuleSet(rules), CONTEXT, options);
 }
 
 function schedulingOf(pod: Pod) {
-  return { nodeSelector: pod.spec?.nodeSelector, tolerations: pod.spec?.tolerations, nodeAffinity: pod.spec?.affinity?.nodeAffinity };
+  return {
+    nodeSelector: pod.spec?.nodeSelector,
+    tolerations: pod.spec?.tolerations,
+    nodeAffinity: pod.spec?.affinity?.nodeAffinity,
+  };
 }
 
 describe('audit mode in the engine', () => {
@@ -53,11 +77,16 @@ describe('audit mode in the engine', () => {
 
     expect(outcome.pod.metadata?.annotations?.[AUDITED_ANNOTATION]).toBe('move-pool');
     expect(outcome.pod.metadata?.annotations?.[APPLIED_ANNOTATION]).toBeUndefined();
-    expect(outcome.patch.map((operation) => operation.path)).toEqual([`/metadata/annotations/${AUDITED_ANNOTATION.replace('/', '~1')}`]);
+    expect(outcome.patch.map((operation) => operation.path)).toEqual([
+      `/metadata/annotations/${AUDITED_ANNOTATION.replace('/', '~1')}`,
+    ]);
   });
 
   it('gives the Pod what it would get if the audited rules did not exist, enforced rules still applied in their order', () => {
-    const rules = [ruleWith('tolerate-spot', TOLERATE_SPOT, undefined, 10), ruleWith('move-pool', MOVE_POOL, 'audit', 5)];
+    const rules = [
+      ruleWith('tolerate-spot', TOLERATE_SPOT, undefined, 10),
+      ruleWith('move-pool', MOVE_POOL, 'audit', 5),
+    ];
 
     const mixed = run(rules);
     const withoutAudited = run([rules[0]!]);
@@ -68,7 +97,9 @@ describe('audit mode in the engine', () => {
   });
 
   it('audits every customer rule when the deployment is in audit, whatever each rule says', () => {
-    const outcome = run([ruleWith('move-pool', MOVE_POOL, 'enforce'), ruleWith('tolerate-spot', TOLERATE_SPOT)], { enforcement: 'audit' });
+    const outcome = run([ruleWith('move-pool', MOVE_POOL, 'enforce'), ruleWith('tolerate-spot', TOLERATE_SPOT)], {
+      enforcement: 'audit',
+    });
 
     expect(schedulingOf(outcome.pod)).toEqual(schedulingOf(POD));
     expect(outcome.audited.map((match) => match.name)).toEqual(['move-pool', 'tolerate-spot']);
@@ -76,7 +107,10 @@ describe('audit mode in the engine', () => {
   });
 
   it('keeps applying managed steps when the deployment audits every rule', () => {
-    const step: ManagedStep = { name: 'managed-placement', apply: (state) => ({ state: { ...state, nodeSelector: { 'karpenter.sh/capacity-type': 'spot' } } }) };
+    const step: ManagedStep = {
+      name: 'managed-placement',
+      apply: (state) => ({ state: { ...state, nodeSelector: { 'karpenter.sh/capacity-type': 'spot' } } }),
+    };
 
     const outcome = run([ruleWith('tolerate-spot', TOLERATE_SPOT)], { enforcement: 'audit', managedSteps: [step] });
 
@@ -87,9 +121,23 @@ describe('audit mode in the engine', () => {
 
   it('records the denial enforcing an audited rule would cause instead of denying the Pod', () => {
     // 8 x 9 disjoint terms combine into 72 required terms, above the limit of 64.
-    const wide = Array.from({ length: 17 }, (_, index) => ({ matchExpressions: [{ key: `k${index}`, operator: 'In', values: ['a'] }] }));
-    const pod = { ...POD, spec: { ...POD.spec, affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: wide.slice(0, 8) } } } } };
-    const adds = { mutationAdd: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: wide.slice(8, 17) } } } };
+    const wide = Array.from({ length: 17 }, (_, index) => ({
+      matchExpressions: [{ key: `k${index}`, operator: 'In', values: ['a'] }],
+    }));
+    const pod = {
+      ...POD,
+      spec: {
+        ...POD.spec,
+        affinity: {
+          nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: wide.slice(0, 8) } },
+        },
+      },
+    };
+    const adds = {
+      mutationAdd: {
+        nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: wide.slice(8, 17) } },
+      },
+    };
 
     const enforced = run([ruleWith('widen', adds)], {}, pod);
     const audited = run([ruleWith('widen', adds, 'audit')], {}, pod);

@@ -6,19 +6,60 @@ import { pod, preferred, req, required, rule, rules, termOf } from '../support/b
 const context = { requestUid: 'uid-limits' };
 const terms = (count: number, key = 'example.com/pool'): NodeSelectorTerm[] =>
   Array.from({ length: count }, (_, index) => termOf(req(key, 'In', `v${index}`)));
-const wideTerm = (count: number, prefix = 'k'): NodeSelectorTerm => termOf(...Array.from({ length: count }, (_, index) => req(`example.com/${prefix}${index}`, 'Exists')));
-const preferences = (count: number): PreferredSchedulingTerm[] => Array.from({ length: count }, (_, index) => preferred(10, req('example.com/p', 'In', `v${index}`)));
-const addRequired = (count: number) => rule('add-required', { mutationAdd: { nodeAffinity: required(...terms(count, 'topology.kubernetes.io/zone')) } });
+const wideTerm = (count: number, prefix = 'k'): NodeSelectorTerm =>
+  termOf(...Array.from({ length: count }, (_, index) => req(`example.com/${prefix}${index}`, 'Exists')));
+const preferences = (count: number): PreferredSchedulingTerm[] =>
+  Array.from({ length: count }, (_, index) => preferred(10, req('example.com/p', 'In', `v${index}`)));
+const addRequired = (count: number) =>
+  rule('add-required', { mutationAdd: { nodeAffinity: required(...terms(count, 'topology.kubernetes.io/zone')) } });
 const annotate = rule('annotate', { mutationAdd: { annotations: { 'example.com/a': 'b' } } });
 
 describe('runtime limits ("If matching rules exceed a runtime combination limit, Pod admission is rejected")', () => {
   it.each([
-    ['more than 4,096 intermediate required terms before canonicalization', pod({ required: terms(65) }), addRequired(64), 'intermediate required terms before canonicalization would be 4160, above the limit of 4096'],
-    ['more than 64 required terms after combining', pod({ required: terms(9) }), addRequired(8), 'required node selector terms after combining would be 72, above the limit of 64'],
-    ['more than 64 requirements in one combined required term', pod({ required: [wideTerm(60)] }), rule('add-wide', { mutationAdd: { nodeAffinity: required(wideTerm(5, 'added')) } }), 'requirements in one combined required term would be 65, above the limit of 64'],
-    ['more than 64 preferred terms after combining', pod({ preferred: preferences(60) }), rule('add-preferred', { mutationAdd: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: Array.from({ length: 5 }, (_, index) => preferred(20, req('example.com/q', 'In', `v${index}`))) } } }), 'preferred node affinity terms after combining would be 65, above the limit of 64'],
-    ['more than 256 raw required terms on the incoming Pod', pod({ required: terms(257) }), annotate, 'required node selector terms on the incoming Pod would be 257, above the limit of 256'],
-    ['more than 256 requirements in one raw term on the incoming Pod', pod({ required: [wideTerm(257)] }), annotate, 'requirements in one required term on the incoming Pod would be 257, above the limit of 256'],
+    [
+      'more than 4,096 intermediate required terms before canonicalization',
+      pod({ required: terms(65) }),
+      addRequired(64),
+      'intermediate required terms before canonicalization would be 4160, above the limit of 4096',
+    ],
+    [
+      'more than 64 required terms after combining',
+      pod({ required: terms(9) }),
+      addRequired(8),
+      'required node selector terms after combining would be 72, above the limit of 64',
+    ],
+    [
+      'more than 64 requirements in one combined required term',
+      pod({ required: [wideTerm(60)] }),
+      rule('add-wide', { mutationAdd: { nodeAffinity: required(wideTerm(5, 'added')) } }),
+      'requirements in one combined required term would be 65, above the limit of 64',
+    ],
+    [
+      'more than 64 preferred terms after combining',
+      pod({ preferred: preferences(60) }),
+      rule('add-preferred', {
+        mutationAdd: {
+          nodeAffinity: {
+            preferredDuringSchedulingIgnoredDuringExecution: Array.from({ length: 5 }, (_, index) =>
+              preferred(20, req('example.com/q', 'In', `v${index}`)),
+            ),
+          },
+        },
+      }),
+      'preferred node affinity terms after combining would be 65, above the limit of 64',
+    ],
+    [
+      'more than 256 raw required terms on the incoming Pod',
+      pod({ required: terms(257) }),
+      annotate,
+      'required node selector terms on the incoming Pod would be 257, above the limit of 256',
+    ],
+    [
+      'more than 256 requirements in one raw term on the incoming Pod',
+      pod({ required: [wideTerm(257)] }),
+      annotate,
+      'requirements in one required term on the incoming Pod would be 257, above the limit of 256',
+    ],
   ])('denies a Pod with %s, naming the rule and the limit', (_, input, matchingRule, message) => {
     const outcome = mutatePod(input, 'production', rules(matchingRule), context);
     expect(outcome.decision).toBe('denied');
@@ -27,12 +68,27 @@ describe('runtime limits ("If matching rules exceed a runtime combination limit,
   });
 
   it('admits a Pod over the raw limits when no rule matches it', () => {
-    const outcome = mutatePod(pod({ required: terms(300) }), 'production', rules(rule('elsewhere', { workloadSelector: { namespaces: ['batch'] }, mutationAdd: { annotations: { 'example.com/a': 'b' } } })), context);
+    const outcome = mutatePod(
+      pod({ required: terms(300) }),
+      'production',
+      rules(
+        rule('elsewhere', {
+          workloadSelector: { namespaces: ['batch'] },
+          mutationAdd: { annotations: { 'example.com/a': 'b' } },
+        }),
+      ),
+      context,
+    );
     expect(outcome.decision).toBe('unchanged');
   });
 
   it('leaves a Pod\'s own affinity that no rule adds to as it is ("A Pod\'s own affinity that no rule adds to is left as it is")', () => {
-    const outcome = mutatePod(pod({ required: terms(100), preferred: preferences(100) }), 'production', rules(annotate), context);
+    const outcome = mutatePod(
+      pod({ required: terms(100), preferred: preferences(100) }),
+      'production',
+      rules(annotate),
+      context,
+    );
     expect(outcome.decision).toBe('mutated');
     expect(outcome.patch.map((operation) => operation.path)).toEqual(['/metadata/annotations']);
   });
@@ -40,6 +96,8 @@ describe('runtime limits ("If matching rules exceed a runtime combination limit,
   it('allows exactly 64 combined terms', () => {
     const outcome = mutatePod(pod({ required: terms(8) }), 'production', rules(addRequired(8)), context);
     expect(outcome.decision).toBe('mutated');
-    expect(outcome.pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms).toHaveLength(64);
+    expect(
+      outcome.pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms,
+    ).toHaveLength(64);
   });
 });

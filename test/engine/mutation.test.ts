@@ -23,16 +23,26 @@ const arch = (value: string) => req('kubernetes.io/arch', 'In', value);
 
 describe('mutationRemove.nodeAffinity', () => {
   it('drops requirements with the removed keys from every required and preferred term', () => {
-    const input = pod({ required: [termOf(pool('a'), arch('amd64')), termOf(pool('b'), zone('z1'))], preferred: [preferred(10, pool('a'), zone('z1'))] });
+    const input = pod({
+      required: [termOf(pool('a'), arch('amd64')), termOf(pool('b'), zone('z1'))],
+      preferred: [preferred(10, pool('a'), zone('z1'))],
+    });
     const outcome = run(input, rules(rule('r', { mutationRemove: { nodeAffinity: { keys: ['example.com/pool'] } } })));
     expect(requiredTerms(outcome.pod)).toEqual([termOf(arch('amd64')), termOf(zone('z1'))]);
-    expect(outcome.pod.spec?.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution).toEqual([preferred(10, zone('z1'))]);
+    expect(outcome.pod.spec?.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution).toEqual([
+      preferred(10, zone('z1')),
+    ]);
   });
 
   it('removes a preferred term that the removal leaves empty ("If key removal empties a preferred term, that term is removed")', () => {
-    const input = pod({ required: [termOf(arch('amd64'))], preferred: [preferred(10, pool('a')), preferred(20, zone('z1'))] });
+    const input = pod({
+      required: [termOf(arch('amd64'))],
+      preferred: [preferred(10, pool('a')), preferred(20, zone('z1'))],
+    });
     const outcome = run(input, rules(rule('r', { mutationRemove: { nodeAffinity: { keys: ['example.com/pool'] } } })));
-    expect(outcome.pod.spec?.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution).toEqual([preferred(20, zone('z1'))]);
+    expect(outcome.pod.spec?.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution).toEqual([
+      preferred(20, zone('z1')),
+    ]);
   });
 
   it('clears the whole required selector when a required term is emptied ("the complete required selector is cleared")', () => {
@@ -43,14 +53,28 @@ describe('mutationRemove.nodeAffinity', () => {
   });
 
   it('keeps matchFields when removing label keys, since they are not label keys', () => {
-    const term: NodeSelectorTerm = { matchExpressions: [pool('a')], matchFields: [req('metadata.name', 'In', 'node-1')] };
-    const outcome = run(pod({ required: [term] }), rules(rule('r', { mutationRemove: { nodeAffinity: { keys: ['example.com/pool'] } } })));
+    const term: NodeSelectorTerm = {
+      matchExpressions: [pool('a')],
+      matchFields: [req('metadata.name', 'In', 'node-1')],
+    };
+    const outcome = run(
+      pod({ required: [term] }),
+      rules(rule('r', { mutationRemove: { nodeAffinity: { keys: ['example.com/pool'] } } })),
+    );
     expect(requiredTerms(outcome.pod)).toEqual([{ matchFields: [req('metadata.name', 'In', 'node-1')] }]);
   });
 
   it('removes required and preferred node affinity but keeps podAntiAffinity with all: true ("all: true affects only nodeAffinity")', () => {
-    const antiAffinity = { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { app: 'web' } } }] };
-    const input = pod({ required: [termOf(pool('a'))], preferred: [preferred(5, zone('z1'))], podAntiAffinity: antiAffinity });
+    const antiAffinity = {
+      requiredDuringSchedulingIgnoredDuringExecution: [
+        { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { app: 'web' } } },
+      ],
+    };
+    const input = pod({
+      required: [termOf(pool('a'))],
+      preferred: [preferred(5, zone('z1'))],
+      podAntiAffinity: antiAffinity,
+    });
     const outcome = run(input, rules(rule('r', { mutationRemove: { nodeAffinity: { all: true } } })));
     expect(outcome.pod.spec?.affinity).toEqual({ podAntiAffinity: antiAffinity });
   });
@@ -65,7 +89,10 @@ describe('mutationAdd.nodeAffinity required', () => {
 
   it('ANDs with the current selector as a Cartesian product, current terms first ("the webhook creates the Cartesian combination")', () => {
     const input = pod({ required: [termOf(zone('z1')), termOf(zone('z2'))] });
-    const outcome = run(input, rules(rule('r', { mutationAdd: { nodeAffinity: required(termOf(pool('a')), termOf(pool('b'))) } })));
+    const outcome = run(
+      input,
+      rules(rule('r', { mutationAdd: { nodeAffinity: required(termOf(pool('a')), termOf(pool('b'))) } })),
+    );
     expect(requiredTerms(outcome.pod)).toEqual([
       termOf(zone('z1'), pool('a')),
       termOf(zone('z1'), pool('b')),
@@ -76,7 +103,10 @@ describe('mutationAdd.nodeAffinity required', () => {
 
   it('collapses identical requirements inside a combined term (identity is key, operator and set of values)', () => {
     const input = pod({ required: [termOf(req('topology.kubernetes.io/zone', 'In', 'z2', 'z1'))] });
-    const outcome = run(input, rules(rule('r', { mutationAdd: { nodeAffinity: required(termOf(zone('z1', 'z2', 'z1'))) } })));
+    const outcome = run(
+      input,
+      rules(rule('r', { mutationAdd: { nodeAffinity: required(termOf(zone('z1', 'z2', 'z1'))) } })),
+    );
     expect(requiredTerms(outcome.pod)).toEqual([termOf(req('topology.kubernetes.io/zone', 'In', 'z2', 'z1'))]);
   });
 
@@ -87,7 +117,10 @@ describe('mutationAdd.nodeAffinity required', () => {
   });
 
   it('does not replace a requirement on the same key ("Adding a requirement does not implicitly replace another")', () => {
-    const outcome = run(pod({ required: [termOf(pool('legacy'))] }), rules(rule('r', { mutationAdd: { nodeAffinity: required(termOf(pool('merged'))) } })));
+    const outcome = run(
+      pod({ required: [termOf(pool('legacy'))] }),
+      rules(rule('r', { mutationAdd: { nodeAffinity: required(termOf(pool('merged'))) } })),
+    );
     expect(requiredTerms(outcome.pod)).toEqual([termOf(pool('legacy'), pool('merged'))]);
     expect(outcome.warnings).toEqual([expect.stringContaining('can match no node')]);
   });
@@ -95,25 +128,44 @@ describe('mutationAdd.nodeAffinity required', () => {
   it('replaces a requirement with remove-then-add ("Use explicit remove-then-add when replacement is required")', () => {
     const outcome = run(
       pod({ required: [termOf(pool('legacy'), arch('amd64'))] }),
-      rules(rule('r', { mutationRemove: { nodeAffinity: { keys: ['example.com/pool'] } }, mutationAdd: { nodeAffinity: required(termOf(pool('merged'))) } })),
+      rules(
+        rule('r', {
+          mutationRemove: { nodeAffinity: { keys: ['example.com/pool'] } },
+          mutationAdd: { nodeAffinity: required(termOf(pool('merged'))) },
+        }),
+      ),
     );
     expect(requiredTerms(outcome.pod)).toEqual([termOf(arch('amd64'), pool('merged'))]);
     expect(outcome.warnings).toEqual([]);
   });
 
   it('carries matchFields already on the Pod into each combined term', () => {
-    const term: NodeSelectorTerm = { matchExpressions: [zone('z1')], matchFields: [req('metadata.name', 'NotIn', 'node-9')] };
-    const outcome = run(pod({ required: [term] }), rules(rule('r', { mutationAdd: { nodeAffinity: required(termOf(pool('a'))) } })));
-    expect(requiredTerms(outcome.pod)).toEqual([{ matchExpressions: [zone('z1'), pool('a')], matchFields: [req('metadata.name', 'NotIn', 'node-9')] }]);
+    const term: NodeSelectorTerm = {
+      matchExpressions: [zone('z1')],
+      matchFields: [req('metadata.name', 'NotIn', 'node-9')],
+    };
+    const outcome = run(
+      pod({ required: [term] }),
+      rules(rule('r', { mutationAdd: { nodeAffinity: required(termOf(pool('a'))) } })),
+    );
+    expect(requiredTerms(outcome.pod)).toEqual([
+      { matchExpressions: [zone('z1'), pool('a')], matchFields: [req('metadata.name', 'NotIn', 'node-9')] },
+    ]);
   });
 
   it('drops empty terms already on the Pod before combining when other terms exist', () => {
-    const outcome = run(pod({ required: [{}, termOf(zone('z1'))] }), rules(rule('r', { mutationAdd: { nodeAffinity: required(termOf(pool('a'))) } })));
+    const outcome = run(
+      pod({ required: [{}, termOf(zone('z1'))] }),
+      rules(rule('r', { mutationAdd: { nodeAffinity: required(termOf(pool('a'))) } })),
+    );
     expect(requiredTerms(outcome.pod)).toEqual([termOf(zone('z1'), pool('a'))]);
   });
 
   it('leaves a selector of only empty terms unchanged and warns, rather than let an AND broaden it', () => {
-    const outcome = run(pod({ required: [{}, { matchExpressions: [] }] }), rules(rule('r', { mutationAdd: { nodeAffinity: required(termOf(pool('a'))) } })));
+    const outcome = run(
+      pod({ required: [{}, { matchExpressions: [] }] }),
+      rules(rule('r', { mutationAdd: { nodeAffinity: required(termOf(pool('a'))) } })),
+    );
     expect(requiredTerms(outcome.pod)).toEqual([{}, { matchExpressions: [] }]);
     expect(outcome.warnings).toEqual([expect.stringContaining('only empty terms')]);
   });
@@ -122,7 +174,12 @@ describe('mutationAdd.nodeAffinity required', () => {
 describe('mutationAdd.nodeAffinity preferred', () => {
   it('appends preferred entries and drops ones identical in weight and requirement set ("Preferred terms are appended and deduplicated")', () => {
     const input = pod({ preferred: [preferred(10, zone('z1', 'z2'))] });
-    const added = { preferredDuringSchedulingIgnoredDuringExecution: [preferred(10, zone('z2', 'z1')), preferred(20, zone('z1', 'z2'))] };
+    const added = {
+      preferredDuringSchedulingIgnoredDuringExecution: [
+        preferred(10, zone('z2', 'z1')),
+        preferred(20, zone('z1', 'z2')),
+      ],
+    };
     const outcome = run(input, rules(rule('r', { mutationAdd: { nodeAffinity: added } })));
     expect(outcome.pod.spec?.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution).toEqual([
       preferred(10, zone('z1', 'z2')),
@@ -133,27 +190,63 @@ describe('mutationAdd.nodeAffinity preferred', () => {
 
 describe('other mutations', () => {
   it('sets annotations and nodeSelector entries, overwriting existing values', () => {
-    const input = pod({ annotations: { 'example.com/team': 'old' }, nodeSelector: { 'example.com/pool': 'old', 'kubernetes.io/os': 'linux' } });
-    const outcome = run(input, rules(rule('r', { mutationAdd: { annotations: { 'example.com/team': 'new' }, nodeSelector: { 'example.com/pool': 'new' } } })));
+    const input = pod({
+      annotations: { 'example.com/team': 'old' },
+      nodeSelector: { 'example.com/pool': 'old', 'kubernetes.io/os': 'linux' },
+    });
+    const outcome = run(
+      input,
+      rules(
+        rule('r', {
+          mutationAdd: { annotations: { 'example.com/team': 'new' }, nodeSelector: { 'example.com/pool': 'new' } },
+        }),
+      ),
+    );
     expect(outcome.pod.metadata?.annotations).toEqual({ 'example.com/team': 'new', [APPLIED_ANNOTATION]: 'r' });
     expect(outcome.pod.spec?.nodeSelector).toEqual({ 'example.com/pool': 'new', 'kubernetes.io/os': 'linux' });
   });
 
   it('removes nodeSelector keys', () => {
-    const outcome = run(pod({ nodeSelector: { 'example.com/pool': 'old', 'kubernetes.io/os': 'linux' } }), rules(rule('r', { mutationRemove: { nodeSelector: { keys: ['example.com/pool'] } } })));
+    const outcome = run(
+      pod({ nodeSelector: { 'example.com/pool': 'old', 'kubernetes.io/os': 'linux' } }),
+      rules(rule('r', { mutationRemove: { nodeSelector: { keys: ['example.com/pool'] } } })),
+    );
     expect(outcome.pod.spec?.nodeSelector).toEqual({ 'kubernetes.io/os': 'linux' });
   });
 
   it('removes tolerations by key and appends added ones unless an identical one exists', () => {
     const spot = { key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule' };
-    const input = pod({ tolerations: [{ key: 'example.com/legacy', operator: 'Exists' }, { key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule' }] });
-    const outcome = run(input, rules(rule('r', { mutationRemove: { tolerations: { keys: ['example.com/legacy'] } }, mutationAdd: { tolerations: [spot, { key: 'example.com/gpu', value: 'true', effect: 'NoSchedule' }] } })));
-    expect(outcome.pod.spec?.tolerations).toEqual([spot, { key: 'example.com/gpu', value: 'true', effect: 'NoSchedule' }]);
+    const input = pod({
+      tolerations: [
+        { key: 'example.com/legacy', operator: 'Exists' },
+        { key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule' },
+      ],
+    });
+    const outcome = run(
+      input,
+      rules(
+        rule('r', {
+          mutationRemove: { tolerations: { keys: ['example.com/legacy'] } },
+          mutationAdd: { tolerations: [spot, { key: 'example.com/gpu', value: 'true', effect: 'NoSchedule' }] },
+        }),
+      ),
+    );
+    expect(outcome.pod.spec?.tolerations).toEqual([
+      spot,
+      { key: 'example.com/gpu', value: 'true', effect: 'NoSchedule' },
+    ]);
   });
 
   it('treats an absent toleration operator as Equal when deduplicating', () => {
-    const input = pod({ tolerations: [{ key: 'example.com/gpu', operator: 'Equal', value: 'true', effect: 'NoSchedule' }] });
-    const outcome = run(input, rules(rule('r', { mutationAdd: { tolerations: [{ key: 'example.com/gpu', value: 'true', effect: 'NoSchedule' }] } })));
+    const input = pod({
+      tolerations: [{ key: 'example.com/gpu', operator: 'Equal', value: 'true', effect: 'NoSchedule' }],
+    });
+    const outcome = run(
+      input,
+      rules(
+        rule('r', { mutationAdd: { tolerations: [{ key: 'example.com/gpu', value: 'true', effect: 'NoSchedule' }] } }),
+      ),
+    );
     expect(outcome.pod.spec?.tolerations).toHaveLength(1);
   });
 });
@@ -167,13 +260,21 @@ describe('processing model', () => {
     );
     const outcome = run(pod(), ruleSet);
     expect(outcome.applied).toEqual(['zeta', 'alpha', 'beta']);
-    expect(outcome.pod.metadata?.annotations).toEqual({ 'example.com/last': 'beta', [APPLIED_ANNOTATION]: 'zeta,alpha,beta' });
+    expect(outcome.pod.metadata?.annotations).toEqual({
+      'example.com/last': 'beta',
+      [APPLIED_ANNOTATION]: 'zeta,alpha,beta',
+    });
   });
 
   it('applies mutationRemove before mutationAdd within one rule', () => {
     const outcome = run(
       pod({ nodeSelector: { 'example.com/pool': 'legacy' } }),
-      rules(rule('r', { mutationRemove: { nodeSelector: { keys: ['example.com/pool'] } }, mutationAdd: { nodeSelector: { 'example.com/pool': 'merged' } } })),
+      rules(
+        rule('r', {
+          mutationRemove: { nodeSelector: { keys: ['example.com/pool'] } },
+          mutationAdd: { nodeSelector: { 'example.com/pool': 'merged' } },
+        }),
+      ),
     );
     expect(outcome.pod.spec?.nodeSelector).toEqual({ 'example.com/pool': 'merged' });
   });
@@ -181,7 +282,11 @@ describe('processing model', () => {
   it('matches every rule against the original Pod, so what one rule adds cannot make another match ("A field added by one PodMutation therefore cannot cause another PodMutation to match")', () => {
     const ruleSet = rules(
       rule('first', { priority: 1, mutationAdd: { nodeSelector: { 'example.com/pool': 'merged' } } }),
-      rule('second', { priority: 2, workloadSelector: { nodeSelectorMatch: { 'example.com/pool': 'merged' } }, mutationAdd: { annotations: { 'example.com/x': 'y' } } }),
+      rule('second', {
+        priority: 2,
+        workloadSelector: { nodeSelectorMatch: { 'example.com/pool': 'merged' } },
+        mutationAdd: { annotations: { 'example.com/x': 'y' } },
+      }),
     );
     const outcome = run(pod(), ruleSet);
     expect(outcome.applied).toEqual(['first']);
@@ -195,13 +300,24 @@ describe('processing model', () => {
   });
 
   it('never mutates DaemonSet-owned Pods ("DaemonSet-owned Pods are not mutated")', () => {
-    const outcome = run(pod({ owner: { kind: 'DaemonSet', name: 'node-exporter' } }), rules(rule('r', { mutationAdd: { annotations: { 'example.com/x': 'y' } } })));
+    const outcome = run(
+      pod({ owner: { kind: 'DaemonSet', name: 'node-exporter' } }),
+      rules(rule('r', { mutationAdd: { annotations: { 'example.com/x': 'y' } } })),
+    );
     expect(outcome.decision).toBe('skipped');
     expect(outcome.patch).toEqual([]);
   });
 
   it('sets no applied annotation when no rule matched', () => {
-    const outcome = run(pod(), rules(rule('r', { workloadSelector: { namespaces: ['other'] }, mutationAdd: { annotations: { 'example.com/x': 'y' } } })));
+    const outcome = run(
+      pod(),
+      rules(
+        rule('r', {
+          workloadSelector: { namespaces: ['other'] },
+          mutationAdd: { annotations: { 'example.com/x': 'y' } },
+        }),
+      ),
+    );
     expect(outcome.decision).toBe('unchanged');
     expect(outcome.pod.metadata?.annotations).toBeUndefined();
   });
@@ -209,7 +325,15 @@ describe('processing model', () => {
   it('never edits the incoming Pod', () => {
     const input = pod({ required: [termOf(pool('a'))], nodeSelector: { a: 'b' }, annotations: { x: 'y' } });
     const copy = structuredClone(input);
-    run(input, rules(rule('r', { mutationRemove: { nodeAffinity: { keys: ['example.com/pool'] }, nodeSelector: { keys: ['a'] } }, mutationAdd: { annotations: { x: 'z' }, nodeAffinity: required(termOf(pool('b'))) } })));
+    run(
+      input,
+      rules(
+        rule('r', {
+          mutationRemove: { nodeAffinity: { keys: ['example.com/pool'] }, nodeSelector: { keys: ['a'] } },
+          mutationAdd: { annotations: { x: 'z' }, nodeAffinity: required(termOf(pool('b'))) },
+        }),
+      ),
+    );
     expect(input).toEqual(copy);
   });
 
@@ -221,11 +345,23 @@ describe('processing model', () => {
 });
 
 describe('untouched halves of node affinity', () => {
-  it('keeps the Pod\'s own required selector byte for byte when a rule adds only preferred terms', () => {
+  it("keeps the Pod's own required selector byte for byte when a rule adds only preferred terms", () => {
     const own = [{}, { matchExpressions: [req('example.com/gen', 'Gt', '4'), req('example.com/gen', 'Gt', '4')] }];
-    const outcome = run(pod({ required: own }), rules(rule('prefer', { mutationAdd: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [preferred(10, pool('a'))] } } })));
+    const outcome = run(
+      pod({ required: own }),
+      rules(
+        rule('prefer', {
+          mutationAdd: {
+            nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [preferred(10, pool('a'))] },
+          },
+        }),
+      ),
+    );
     expect(requiredTerms(outcome.pod)).toBe(own);
-    expect(outcome.patch.map((operation) => operation.path)).toEqual(['/metadata/annotations', '/spec/affinity/nodeAffinity']);
+    expect(outcome.patch.map((operation) => operation.path)).toEqual([
+      '/metadata/annotations',
+      '/spec/affinity/nodeAffinity',
+    ]);
   });
 });
 
@@ -278,7 +414,10 @@ describe('a second review of a Pod the webhook mutated', () => {
 
   it('appends newly applied rules to the names already recorded, keeping their order', () => {
     const input = pod({ annotations: { [APPLIED_ANNOTATION]: 'older,b-rule' } });
-    const ruleSet = rules(rule('a-rule', { mutationAdd: { annotations: { 'example.com/a': 'x' } } }), rule('b-rule', { mutationAdd: { annotations: { 'example.com/b': 'y' } } }));
+    const ruleSet = rules(
+      rule('a-rule', { mutationAdd: { annotations: { 'example.com/a': 'x' } } }),
+      rule('b-rule', { mutationAdd: { annotations: { 'example.com/b': 'y' } } }),
+    );
 
     const outcome = run(input, ruleSet);
 
@@ -286,7 +425,7 @@ describe('a second review of a Pod the webhook mutated', () => {
     expect(outcome.pod.metadata?.annotations?.[APPLIED_ANNOTATION]).toBe('older,b-rule,a-rule');
   });
 
-  it('keeps a required selector that equals the Pod\'s own as sets, in the Pod\'s own order and spelling', () => {
+  it("keeps a required selector that equals the Pod's own as sets, in the Pod's own order and spelling", () => {
     const input = pod({ required: [termOf(zone('b', 'a'), pool('x')), termOf(arch('arm64'), pool('x'))] });
     const outcome = run(input, rules(rule('r', { mutationAdd: { nodeAffinity: required(termOf(pool('x'))) } })));
     expect(outcome.pod.spec?.affinity).toBe(input.spec?.affinity);

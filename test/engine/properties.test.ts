@@ -8,7 +8,14 @@ import type { NodeAffinity } from '../../lib/scheduling/index.ts';
 import { selectorMatchesNode, termFromKubernetes, type Term } from '../../lib/scheduling/index.ts';
 import { createPlacementStep } from '../../lib/placement/index.ts';
 import { keyedStamps } from '../../lib/stamp/index.ts';
-import { addedAffinity, randomNode, randomPod, randomRule, randomRules, storedByApiServer } from '../support/arbitraries.ts';
+import {
+  addedAffinity,
+  randomNode,
+  randomPod,
+  randomRule,
+  randomRules,
+  storedByApiServer,
+} from '../support/arbitraries.ts';
 
 const RUNS = { numRuns: 400 };
 const context = { requestUid: 'uid-property' };
@@ -28,7 +35,7 @@ function nodeAffinityOf(pod: Pod): NodeAffinity | undefined {
 }
 
 describe('engine properties', () => {
-  it('emits a patch that applies strictly (RFC 6902) to the incoming Pod and yields exactly the engine\'s result', () => {
+  it("emits a patch that applies strictly (RFC 6902) to the incoming Pod and yields exactly the engine's result", () => {
     fc.assert(
       fc.property(randomPod, randomRules, (pod, rules) => {
         const outcome = review(pod, rules);
@@ -50,8 +57,11 @@ describe('engine properties', () => {
         fc.pre(after !== before && after !== undefined);
         const required = after.requiredDuringSchedulingIgnoredDuringExecution;
         const preferred = after.preferredDuringSchedulingIgnoredDuringExecution ?? [];
-        const onlyEmptyOnPod = (before?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []).every((term) => termFromKubernetes(term).ids.size === 0);
-        const requiredChanged = JSON.stringify(required) !== JSON.stringify(before?.requiredDuringSchedulingIgnoredDuringExecution);
+        const onlyEmptyOnPod = (before?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []).every(
+          (term) => termFromKubernetes(term).ids.size === 0,
+        );
+        const requiredChanged =
+          JSON.stringify(required) !== JSON.stringify(before?.requiredDuringSchedulingIgnoredDuringExecution);
         if (required !== undefined && requiredChanged) {
           expect(required.nodeSelectorTerms.length).toBeGreaterThan(0);
           expect(required.nodeSelectorTerms.length).toBeLessThanOrEqual(LIMITS.combinedRequiredTerms);
@@ -63,7 +73,10 @@ describe('engine properties', () => {
           }
         }
         expect(preferred.length).toBeLessThanOrEqual(LIMITS.combinedPreferredTerms);
-        for (const entry of preferred) expect((entry.preference.matchExpressions?.length ?? 0) + (entry.preference.matchFields?.length ?? 0)).toBeGreaterThan(0);
+        for (const entry of preferred)
+          expect(
+            (entry.preference.matchExpressions?.length ?? 0) + (entry.preference.matchFields?.length ?? 0),
+          ).toBeGreaterThan(0);
       }),
       RUNS,
     );
@@ -73,10 +86,24 @@ describe('engine properties', () => {
     fc.assert(
       fc.property(randomPod, randomRules, fc.integer({ min: 0, max: 100 }), (pod, rules, spotPercent) => {
         const ruleSet = compileRuleSet(rules);
-        const options = { stamps: STAMPS, managedSteps: [createPlacementStep({ flavour: 'karpenter', policies: [{ namespace: 'production', kind: 'Deployment', name: 'web', mode: 'Diversity', spotPercent }] })] };
+        const options = {
+          stamps: STAMPS,
+          managedSteps: [
+            createPlacementStep({
+              flavour: 'karpenter',
+              policies: [{ namespace: 'production', kind: 'Deployment', name: 'web', mode: 'Diversity', spotPercent }],
+            }),
+          ],
+        };
         const first = mutatePod(pod, 'production', ruleSet, { requestUid: 'uid-first' }, options);
         fc.pre(first.decision !== 'denied');
-        const second = mutatePod(storedByApiServer(first.pod), 'production', ruleSet, { requestUid: 'uid-second' }, options);
+        const second = mutatePod(
+          storedByApiServer(first.pod),
+          'production',
+          ruleSet,
+          { requestUid: 'uid-second' },
+          options,
+        );
         expect(second.patch).toEqual([]);
         expect(second.applied).toEqual(first.applied);
       }),
@@ -100,7 +127,12 @@ describe('engine properties', () => {
     fc.assert(
       fc.property(
         randomPod,
-        randomRules.chain((rules) => fc.tuple(fc.constant(rules), fc.shuffledSubarray(rules, { minLength: rules.length, maxLength: rules.length }))),
+        randomRules.chain((rules) =>
+          fc.tuple(
+            fc.constant(rules),
+            fc.shuffledSubarray(rules, { minLength: rules.length, maxLength: rules.length }),
+          ),
+        ),
         (pod, [rules, permuted]) => {
           expect(JSON.stringify(review(pod, permuted).patch)).toBe(JSON.stringify(review(pod, rules).patch));
         },
@@ -111,21 +143,30 @@ describe('engine properties', () => {
 
   it('selects a node exactly when (selector after removal) AND (added selector) does, by Kubernetes semantics', () => {
     const ruleWithRequired = randomRule('semantic', { selector: false }).filter(
-      (rule) => rule.enable && rule.mutationAdd.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution !== undefined,
+      (rule) =>
+        rule.enable && rule.mutationAdd.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution !== undefined,
     );
     fc.assert(
-      fc.property(randomPod, ruleWithRequired, fc.array(randomNode, { minLength: 20, maxLength: 20 }), (pod, rule, nodes) => {
-        const outcome = review(pod, [rule]);
-        fc.pre(outcome.decision !== 'denied');
-        const { nodeAffinity, ...otherAdds } = rule.mutationAdd;
-        const removedOnly = review(pod, [{ ...rule, mutationAdd: otherAdds }]);
-        const afterRemoval = requiredSelector(removedOnly.pod);
-        const added = nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution!.nodeSelectorTerms.map(termFromKubernetes);
-        const result = requiredSelector(outcome.pod);
-        for (const node of nodes) {
-          expect(selectorMatchesNode(result, node)).toBe(selectorMatchesNode(afterRemoval, node) && selectorMatchesNode(added, node));
-        }
-      }),
+      fc.property(
+        randomPod,
+        ruleWithRequired,
+        fc.array(randomNode, { minLength: 20, maxLength: 20 }),
+        (pod, rule, nodes) => {
+          const outcome = review(pod, [rule]);
+          fc.pre(outcome.decision !== 'denied');
+          const { nodeAffinity, ...otherAdds } = rule.mutationAdd;
+          const removedOnly = review(pod, [{ ...rule, mutationAdd: otherAdds }]);
+          const afterRemoval = requiredSelector(removedOnly.pod);
+          const added =
+            nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution!.nodeSelectorTerms.map(termFromKubernetes);
+          const result = requiredSelector(outcome.pod);
+          for (const node of nodes) {
+            expect(selectorMatchesNode(result, node)).toBe(
+              selectorMatchesNode(afterRemoval, node) && selectorMatchesNode(added, node),
+            );
+          }
+        },
+      ),
       RUNS,
     );
   });
@@ -133,14 +174,24 @@ describe('engine properties', () => {
   it('adds preferences without losing any that were there ("Preferred terms are appended and deduplicated")', () => {
     fc.assert(
       fc.property(randomPod, addedAffinity, (pod, affinity) => {
-        const rule: NormalizedRule = { name: 'pref', enable: true, enforcement: 'enforce', priority: 0, workloadSelector: {}, mutationRemove: {}, mutationAdd: { nodeAffinity: affinity } as NormalizedRule['mutationAdd'] };
+        const rule: NormalizedRule = {
+          name: 'pref',
+          enable: true,
+          enforcement: 'enforce',
+          priority: 0,
+          workloadSelector: {},
+          mutationRemove: {},
+          mutationAdd: { nodeAffinity: affinity } as NormalizedRule['mutationAdd'],
+        };
         const outcome = review(pod, [rule]);
         fc.pre(outcome.decision !== 'denied');
         const ids = (items: NodeAffinity['preferredDuringSchedulingIgnoredDuringExecution']) =>
           new Set((items ?? []).map((item) => `${item.weight}:${termFromKubernetes(item.preference).id}`));
         const result = ids(nodeAffinityOf(outcome.pod)?.preferredDuringSchedulingIgnoredDuringExecution);
-        for (const id of ids(nodeAffinityOf(pod)?.preferredDuringSchedulingIgnoredDuringExecution)) expect(result.has(id)).toBe(true);
-        for (const id of ids(affinity.preferredDuringSchedulingIgnoredDuringExecution)) expect(result.has(id)).toBe(true);
+        for (const id of ids(nodeAffinityOf(pod)?.preferredDuringSchedulingIgnoredDuringExecution))
+          expect(result.has(id)).toBe(true);
+        for (const id of ids(affinity.preferredDuringSchedulingIgnoredDuringExecution))
+          expect(result.has(id)).toBe(true);
       }),
       RUNS,
     );

@@ -12,7 +12,10 @@ const APPS = ['web', 'api'];
 
 /** A dimension: absent two times in three, else one or two values. */
 const someOf = <T>(values: readonly T[]) =>
-  fc.oneof({ weight: 2, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.uniqueArray(fc.constantFrom(...values), { minLength: 1, maxLength: 2 }) });
+  fc.oneof(
+    { weight: 2, arbitrary: fc.constant(undefined) },
+    { weight: 1, arbitrary: fc.uniqueArray(fc.constantFrom(...values), { minLength: 1, maxLength: 2 }) },
+  );
 
 /** A random workloadSelector over namespace, kind, name and labels; all: true when it sets none of them. */
 const selector = fc
@@ -22,21 +25,36 @@ const selector = fc
       ...(namespaces === undefined ? {} : { namespaces }),
       ...(kinds === undefined ? {} : { kinds }),
       ...(names === undefined ? {} : { names }),
-      ...(app === undefined ? {} : { labelSelector: { matchExpressions: [{ key: 'app', operator: 'In', values: app }] } }),
+      ...(app === undefined
+        ? {}
+        : { labelSelector: { matchExpressions: [{ key: 'app', operator: 'In', values: app }] } }),
     };
     return Object.keys(dimensions).length === 0 ? { all: true } : dimensions;
   });
 
 /** Up to 40 random rules with distinct names, some disabled, priorities colliding often. */
 const randomRuleSet: fc.Arbitrary<NormalizedRule[]> = fc
-  .array(fc.record({ workloadSelector: selector, enable: fc.boolean(), priority: fc.integer({ min: 0, max: 3 }) }), { minLength: 1, maxLength: 40 })
+  .array(fc.record({ workloadSelector: selector, enable: fc.boolean(), priority: fc.integer({ min: 0, max: 3 }) }), {
+    minLength: 1,
+    maxLength: 40,
+  })
   .map((specs) =>
-    specs.map((spec, index) => rule(`rule-${String(index).padStart(2, '0')}`, { ...spec, mutationAdd: { annotations: { [`example.com/rule-${index}`]: 'applied' } } })),
+    specs.map((spec, index) =>
+      rule(`rule-${String(index).padStart(2, '0')}`, {
+        ...spec,
+        mutationAdd: { annotations: { [`example.com/rule-${index}`]: 'applied' } },
+      }),
+    ),
   );
 
 /** A Pod of any workload kind the engine resolves, in a random namespace. */
 const randomPod = fc
-  .record({ namespace: fc.constantFrom(...NAMESPACES), kind: fc.constantFrom(...KINDS), name: fc.constantFrom(...WORKLOAD_NAMES), app: fc.constantFrom(...APPS) })
+  .record({
+    namespace: fc.constantFrom(...NAMESPACES),
+    kind: fc.constantFrom(...KINDS),
+    name: fc.constantFrom(...WORKLOAD_NAMES),
+    app: fc.constantFrom(...APPS),
+  })
   .map(({ namespace, kind, name, app }) => {
     const labels = { app, 'pod-template-hash': '5d8f7c9b4' };
     switch (kind) {
@@ -53,7 +71,9 @@ const randomPod = fc
 
 /** The engine before the index: every enabled rule, in application order, matched against the Pod. */
 function linearMatches(ruleSet: RuleSet, facts: ReturnType<typeof podFacts>): string[] {
-  return ruleSet.rules.filter((compiled) => compiled.enabled && matchRule(compiled, facts) === undefined).map((compiled) => compiled.name);
+  return ruleSet.rules
+    .filter((compiled) => compiled.enabled && matchRule(compiled, facts) === undefined)
+    .map((compiled) => compiled.name);
 }
 
 describe('the rule index', () => {
@@ -82,7 +102,11 @@ describe('the rule index', () => {
         const explained = mutatePod(input, input.metadata!.namespace!, ruleSet, context, { explain: true });
         expect(indexed.applied).toEqual(explained.applied);
         expect(indexed.patch).toEqual(explained.patch);
-        expect(explained.evaluations.filter((evaluation) => evaluation.outcome === 'matched').map((evaluation) => evaluation.rule.name)).toEqual(indexed.applied);
+        expect(
+          explained.evaluations
+            .filter((evaluation) => evaluation.outcome === 'matched')
+            .map((evaluation) => evaluation.rule.name),
+        ).toEqual(indexed.applied);
       }),
       { numRuns: 300 },
     );
@@ -94,27 +118,52 @@ describe('the rule index', () => {
     ['a rule selecting a kind alone is filed by kind', { kinds: ['StatefulSet'] }, 'kinds'],
     ['a rule selecting a name alone is filed by name', { names: ['db'] }, 'names'],
   ] as const)('%s', (_, workloadSelector, where) => {
-    const { index } = compileRuleSet([rule('under-test', { workloadSelector, mutationAdd: { annotations: { 'example.com/seen': 'yes' } } })]);
-    const filed = where === 'any' ? [...index.any] : [...index.byValue[where].values()].flatMap((positions) => [...positions]);
+    const { index } = compileRuleSet([
+      rule('under-test', { workloadSelector, mutationAdd: { annotations: { 'example.com/seen': 'yes' } } }),
+    ]);
+    const filed =
+      where === 'any' ? [...index.any] : [...index.byValue[where].values()].flatMap((positions) => [...positions]);
     expect(filed).toEqual([0]);
   });
 
   it('files a rule under the dimension whose values the fewest rules share', () => {
     // Every team's rule names the workload "api" in the team's own namespace: the namespace is the selective one.
-    const teams = Array.from({ length: 5 }, (_, team) => rule(`team-${team}`, { workloadSelector: { namespaces: [`team-${team}`], names: ['api'] }, mutationAdd: { annotations: { 'example.com/team': `${team}` } } }));
+    const teams = Array.from({ length: 5 }, (_, team) =>
+      rule(`team-${team}`, {
+        workloadSelector: { namespaces: [`team-${team}`], names: ['api'] },
+        mutationAdd: { annotations: { 'example.com/team': `${team}` } },
+      }),
+    );
     // Many rules in one namespace, each for another workload: the name is the selective one.
-    const databases = Array.from({ length: 5 }, (_, db) => rule(`db-${db}`, { workloadSelector: { namespaces: ['production'], names: [`db-${db}`] }, mutationAdd: { annotations: { 'example.com/db': `${db}` } } }));
+    const databases = Array.from({ length: 5 }, (_, db) =>
+      rule(`db-${db}`, {
+        workloadSelector: { namespaces: ['production'], names: [`db-${db}`] },
+        mutationAdd: { annotations: { 'example.com/db': `${db}` } },
+      }),
+    );
     const { index, rules } = compileRuleSet([...teams, ...databases]);
-    const byNamespace = [...index.byValue.namespaces.values()].flatMap((positions) => [...positions].map((position) => rules[position]!.name));
-    const byName = [...index.byValue.names.values()].flatMap((positions) => [...positions].map((position) => rules[position]!.name));
+    const byNamespace = [...index.byValue.namespaces.values()].flatMap((positions) =>
+      [...positions].map((position) => rules[position]!.name),
+    );
+    const byName = [...index.byValue.names.values()].flatMap((positions) =>
+      [...positions].map((position) => rules[position]!.name),
+    );
     expect(byNamespace.sort()).toEqual(teams.map((item) => item.name).sort());
     expect(byName.sort()).toEqual(databases.map((item) => item.name).sort());
   });
 
   it('leaves disabled rules out of every list', () => {
     const { index } = compileRuleSet([
-      rule('off', { enable: false, workloadSelector: { namespaces: ['team-a'] }, mutationAdd: { annotations: { 'example.com/off': 'yes' } } }),
-      rule('off-any', { enable: false, workloadSelector: { all: true }, mutationAdd: { annotations: { 'example.com/off': 'yes' } } }),
+      rule('off', {
+        enable: false,
+        workloadSelector: { namespaces: ['team-a'] },
+        mutationAdd: { annotations: { 'example.com/off': 'yes' } },
+      }),
+      rule('off-any', {
+        enable: false,
+        workloadSelector: { all: true },
+        mutationAdd: { annotations: { 'example.com/off': 'yes' } },
+      }),
     ]);
     expect(index.any.length).toBe(0);
     expect(index.byValue.namespaces.size).toBe(0);

@@ -1,7 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { NormalizedRule } from '../../lib/api/index.ts';
-import { compileRuleSet, MAX_ANNOTATION_BYTES, mutatePod, STAMP_ANNOTATION, type MutationOptions, type Pod, type RuleSet } from '../../lib/engine/index.ts';
+import {
+  compileRuleSet,
+  MAX_ANNOTATION_BYTES,
+  mutatePod,
+  STAMP_ANNOTATION,
+  type MutationOptions,
+  type Pod,
+  type RuleSet,
+} from '../../lib/engine/index.ts';
 import { createPlacementStep } from '../../lib/placement/index.ts';
 import { KEYLESS_STAMPS, keyedStamps } from '../../lib/stamp/index.ts';
 import { randomPod, randomRules, storedByApiServer } from '../support/arbitraries.ts';
@@ -10,7 +18,13 @@ import { pod, preferred, req, required, rule, rules, termOf } from '../support/b
 const STAMPS = keyedStamps('engine-stamp-test-key-0123456789abcdefghij');
 const WITH_STAMPS: MutationOptions = { stamps: STAMPS };
 
-function review(incoming: unknown, ruleSet: RuleSet, options: MutationOptions = WITH_STAMPS, requestUid = 'uid-second', namespace = 'production') {
+function review(
+  incoming: unknown,
+  ruleSet: RuleSet,
+  options: MutationOptions = WITH_STAMPS,
+  requestUid = 'uid-second',
+  namespace = 'production',
+) {
   return mutatePod(incoming, namespace, ruleSet, { requestUid }, options);
 }
 
@@ -34,7 +48,10 @@ function comparable(target: Pod): unknown {
   const stamp = JSON.parse(text) as Record<string, unknown>;
   delete stamp.sum;
   delete stamp.mac;
-  return { ...stored, metadata: { ...stored.metadata, annotations: { ...stored.metadata?.annotations, [STAMP_ANNOTATION]: stamp } } };
+  return {
+    ...stored,
+    metadata: { ...stored.metadata, annotations: { ...stored.metadata?.annotations, [STAMP_ANNOTATION]: stamp } },
+  };
 }
 
 function withAnnotation(target: Pod, key: string, value: string | undefined): Pod {
@@ -56,14 +73,28 @@ const REVIEWED_TWICE: readonly { readonly name: string; readonly incoming: Pod; 
   {
     name: 'a rule removes a key that it adds in a preferred term mixed with another key',
     incoming: pod({ preferred: [preferred(10, req('zone', 'In', 'b'), req('pool', 'In', 'x'))] }),
-    ruleSet: rules(rule('prefer-zone-a', { mutationRemove: { nodeAffinity: { keys: ['zone'] } }, mutationAdd: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [preferred(10, req('zone', 'In', 'a'), req('tier', 'In', 'b'))] } } })),
+    ruleSet: rules(
+      rule('prefer-zone-a', {
+        mutationRemove: { nodeAffinity: { keys: ['zone'] } },
+        mutationAdd: {
+          nodeAffinity: {
+            preferredDuringSchedulingIgnoredDuringExecution: [
+              preferred(10, req('zone', 'In', 'a'), req('tier', 'In', 'b')),
+            ],
+          },
+        },
+      }),
+    ),
   },
   {
     name: 'a rule selects on what another rule added',
     incoming: pod(),
     ruleSet: rules(
       rule('set-pool', { mutationAdd: { nodeSelector: { pool: 'b' } } }),
-      rule('annotate-pool-b', { workloadSelector: { nodeSelectorMatch: { pool: 'b' } }, mutationAdd: { annotations: { 'example.com/pool': 'b' } } }),
+      rule('annotate-pool-b', {
+        workloadSelector: { nodeSelectorMatch: { pool: 'b' } },
+        mutationAdd: { annotations: { 'example.com/pool': 'b' } },
+      }),
     ),
   },
   {
@@ -71,33 +102,51 @@ const REVIEWED_TWICE: readonly { readonly name: string; readonly incoming: Pod; 
     incoming: pod({ nodeSelector: { pool: 'a' } }),
     ruleSet: rules(
       rule('add-tier', { priority: 0, mutationAdd: { nodeSelector: { tier: 'x' } } }),
-      rule('leave-pool-a', { priority: 1, workloadSelector: { nodeSelectorMatch: { pool: 'a' } }, mutationRemove: { nodeSelector: { keys: ['pool', 'tier'] } } }),
+      rule('leave-pool-a', {
+        priority: 1,
+        workloadSelector: { nodeSelectorMatch: { pool: 'a' } },
+        mutationRemove: { nodeSelector: { keys: ['pool', 'tier'] } },
+      }),
     ),
   },
   {
     name: "a rule that no longer matches had added what another rule removes (the issue's example)",
     incoming: pod({ required: [termOf(req('pool', 'In', 'old'))] }),
     ruleSet: rules(
-      rule('a', { priority: -1, mutationRemove: { nodeAffinity: { all: true } }, mutationAdd: { nodeAffinity: required(termOf(req('pool', 'In', 'new'))) } }),
-      rule('b', { priority: 3, workloadSelector: { nodeAffinityMatch: required(termOf(req('pool', 'In', 'old'))) }, mutationAdd: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [preferred(10, req('zone', 'In', 'a'))] } } }),
+      rule('a', {
+        priority: -1,
+        mutationRemove: { nodeAffinity: { all: true } },
+        mutationAdd: { nodeAffinity: required(termOf(req('pool', 'In', 'new'))) },
+      }),
+      rule('b', {
+        priority: 3,
+        workloadSelector: { nodeAffinityMatch: required(termOf(req('pool', 'In', 'old'))) },
+        mutationAdd: {
+          nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [preferred(10, req('zone', 'In', 'a'))] },
+        },
+      }),
     ),
   },
 ];
 
 describe('a second review of a Pod the webhook stamped', () => {
-  it.each(REVIEWED_TWICE)('changes nothing when $name, which a review without stamps changes', ({ incoming, ruleSet }) => {
-    const unstamped = review(firstReviewed(incoming, ruleSet, {}), ruleSet, {});
-    const stamped = review(firstReviewed(incoming, ruleSet), ruleSet);
+  it.each(REVIEWED_TWICE)(
+    'changes nothing when $name, which a review without stamps changes',
+    ({ incoming, ruleSet }) => {
+      const unstamped = review(firstReviewed(incoming, ruleSet, {}), ruleSet, {});
+      const stamped = review(firstReviewed(incoming, ruleSet), ruleSet);
 
-    expect(unstamped.patch).not.toEqual([]);
-    expect(stamped.stamp).toBe('checked');
-    expect(stamped.patch).toEqual([]);
-  });
+      expect(unstamped.patch).not.toEqual([]);
+      expect(stamped.stamp).toBe('checked');
+      expect(stamped.patch).toEqual([]);
+    },
+  );
 
   it("keeps the preferred term of the issue's example, which a review of the running Pod as it is drops", () => {
     const { incoming, ruleSet } = REVIEWED_TWICE[3]!;
     const running = firstReviewed(incoming, ruleSet);
-    const preferredTerms = (target: Pod) => target.spec?.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution;
+    const preferredTerms = (target: Pod) =>
+      target.spec?.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution;
 
     expect(preferredTerms(running)).toEqual([preferred(10, req('zone', 'In', 'a'))]);
     expect(preferredTerms(review(running, ruleSet).pod)).toEqual([preferred(10, req('zone', 'In', 'a'))]);
@@ -105,7 +154,15 @@ describe('a second review of a Pod the webhook stamped', () => {
   });
 
   it('applies changed rules to the Pod as its author sent it, with the draw of its first review', () => {
-    const placement: MutationOptions = { stamps: STAMPS, managedSteps: [createPlacementStep({ flavour: 'karpenter', policies: [{ namespace: 'production', kind: 'Deployment', name: 'web', mode: 'Diversity', spotPercent: 50 }] })] };
+    const placement: MutationOptions = {
+      stamps: STAMPS,
+      managedSteps: [
+        createPlacementStep({
+          flavour: 'karpenter',
+          policies: [{ namespace: 'production', kind: 'Deployment', name: 'web', mode: 'Diversity', spotPercent: 50 }],
+        }),
+      ],
+    };
     fc.assert(
       fc.property(randomPod, randomRules, randomRules, (incoming, before, after) => {
         const first = review(incoming, compileRuleSet(before), placement, 'uid-first');
@@ -123,7 +180,10 @@ describe('a second review of a Pod the webhook stamped', () => {
   it('matches the Pod without the topology labels the API server added at binding, and keeps them', () => {
     const ruleSet = rules(
       rule('pin-merged', { mutationAdd: { nodeSelector: { 'example.com/node-pool': 'merged' } } }),
-      rule('zone-a-only', { workloadSelector: { labelSelector: { matchLabels: { 'topology.kubernetes.io/zone': 'eu-west-1a' } } }, mutationAdd: { annotations: { 'example.com/zone': 'a' } } }),
+      rule('zone-a-only', {
+        workloadSelector: { labelSelector: { matchLabels: { 'topology.kubernetes.io/zone': 'eu-west-1a' } } },
+        mutationAdd: { annotations: { 'example.com/zone': 'a' } },
+      }),
     );
     const running = firstReviewed(pod(), ruleSet);
     const again = review(running, ruleSet);
@@ -145,23 +205,74 @@ describe('a second review of a Pod the webhook stamped', () => {
 
 /** Edits of what the stamp vouches for, and copies into another namespace or workload: each a Pod the webhook did not send. */
 const EDITS: readonly { readonly name: string; readonly edit: (stamped: Pod) => Pod; readonly namespace?: string }[] = [
-  { name: 'a label added', edit: (stamped) => ({ ...stamped, metadata: { ...stamped.metadata, labels: { ...stamped.metadata?.labels, 'example.com/edited': 'yes' } } }) },
-  { name: 'the nodeSelector edited', edit: (stamped) => ({ ...stamped, spec: { ...stamped.spec, nodeSelector: { ...stamped.spec?.nodeSelector, 'example.com/edited': 'yes' } } }) },
-  { name: 'a toleration added', edit: (stamped) => ({ ...stamped, spec: { ...stamped.spec, tolerations: [...(stamped.spec?.tolerations ?? []), { key: 'example.com/edited', operator: 'Exists' }] } }) },
+  {
+    name: 'a label added',
+    edit: (stamped) => ({
+      ...stamped,
+      metadata: { ...stamped.metadata, labels: { ...stamped.metadata?.labels, 'example.com/edited': 'yes' } },
+    }),
+  },
+  {
+    name: 'the nodeSelector edited',
+    edit: (stamped) => ({
+      ...stamped,
+      spec: { ...stamped.spec, nodeSelector: { ...stamped.spec?.nodeSelector, 'example.com/edited': 'yes' } },
+    }),
+  },
+  {
+    name: 'a toleration added',
+    edit: (stamped) => ({
+      ...stamped,
+      spec: {
+        ...stamped.spec,
+        tolerations: [...(stamped.spec?.tolerations ?? []), { key: 'example.com/edited', operator: 'Exists' }],
+      },
+    }),
+  },
   {
     name: 'the node affinity edited',
     edit: (stamped) => ({
       ...stamped,
-      spec: { ...stamped.spec, affinity: { ...stamped.spec?.affinity, nodeAffinity: { ...stamped.spec?.affinity?.nodeAffinity, preferredDuringSchedulingIgnoredDuringExecution: [preferred(1, req('example.com/edited', 'Exists'))] } } },
+      spec: {
+        ...stamped.spec,
+        affinity: {
+          ...stamped.spec?.affinity,
+          nodeAffinity: {
+            ...stamped.spec?.affinity?.nodeAffinity,
+            preferredDuringSchedulingIgnoredDuringExecution: [preferred(1, req('example.com/edited', 'Exists'))],
+          },
+        },
+      },
     }),
   },
-  { name: 'an annotation the review changed edited', edit: (stamped) => withAnnotation(stamped, 'podmutation.agent.cloudpilot.ai/applied', 'edited') },
-  { name: "the stamp's seed changed", edit: (stamped) => withAnnotation(stamped, STAMP_ANNOTATION, JSON.stringify({ ...stampOf(stamped), seed: 'chosen-by-the-author' })) },
-  { name: "the stamp's MAC left out", edit: (stamped) => withAnnotation(stamped, STAMP_ANNOTATION, JSON.stringify({ ...stampOf(stamped), mac: undefined })) },
-  { name: 'a copy into another namespace', edit: (stamped) => ({ ...stamped, metadata: { ...stamped.metadata, namespace: 'staging' } }), namespace: 'staging' },
+  {
+    name: 'an annotation the review changed edited',
+    edit: (stamped) => withAnnotation(stamped, 'podmutation.agent.cloudpilot.ai/applied', 'edited'),
+  },
+  {
+    name: "the stamp's seed changed",
+    edit: (stamped) =>
+      withAnnotation(stamped, STAMP_ANNOTATION, JSON.stringify({ ...stampOf(stamped), seed: 'chosen-by-the-author' })),
+  },
+  {
+    name: "the stamp's MAC left out",
+    edit: (stamped) =>
+      withAnnotation(stamped, STAMP_ANNOTATION, JSON.stringify({ ...stampOf(stamped), mac: undefined })),
+  },
+  {
+    name: 'a copy into another namespace',
+    edit: (stamped) => ({ ...stamped, metadata: { ...stamped.metadata, namespace: 'staging' } }),
+    namespace: 'staging',
+  },
   {
     name: 'a copy into another workload',
-    edit: (stamped) => ({ ...stamped, metadata: { ...stamped.metadata, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'other-5d8f7c9b4', controller: true }] } }),
+    edit: (stamped) => ({
+      ...stamped,
+      metadata: {
+        ...stamped.metadata,
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'other-5d8f7c9b4', controller: true }],
+      },
+    }),
   },
 ];
 
@@ -209,7 +320,9 @@ describe('a stamped Pod that the webhook did not send as it is', () => {
   it('loses its stamp even when no rule applies to it', () => {
     const forged = pod({ annotations: { [STAMP_ANNOTATION]: 'stamped' } });
 
-    expect(review(forged, rules()).patch).toEqual([{ op: 'remove', path: '/metadata/annotations/podmutation.agent.cloudpilot.ai~1stamp' }]);
+    expect(review(forged, rules()).patch).toEqual([
+      { op: 'remove', path: '/metadata/annotations/podmutation.agent.cloudpilot.ai~1stamp' },
+    ]);
   });
 });
 
@@ -224,20 +337,25 @@ describe('stamps checked without the key', () => {
 });
 
 describe('the stamp of a Pod whose annotations are near their limit', () => {
-  it('denies the Pod when the stamp would take its annotations past Kubernetes\' 256 KiB, and admits it below', () => {
+  it("denies the Pod when the stamp would take its annotations past Kubernetes' 256 KiB, and admits it below", () => {
     const ruleSet = rules(rule('add-pool', { mutationAdd: { nodeSelector: { pool: 'merged' } } }));
     const bulky = (bytes: number) => pod({ annotations: { 'example.com/bulk': 'x'.repeat(bytes) } });
 
     const denied = review(bulky(MAX_ANNOTATION_BYTES - 100), ruleSet);
     expect(denied.decision).toBe('denied');
-    expect(denied.denial?.message).toMatch(/^admission: bytes of the Pod's annotations with the stamp .* above the limit of 262144$/);
+    expect(denied.denial?.message).toMatch(
+      /^admission: bytes of the Pod's annotations with the stamp .* above the limit of 262144$/,
+    );
     expect(review(bulky(MAX_ANNOTATION_BYTES - 2000), ruleSet).decision).toBe('mutated');
   });
 });
 
 describe('rules that only audit', () => {
   it('stamp the audited annotation they add, so that a second review changes nothing', () => {
-    const audited: NormalizedRule = { ...rule('audit-pool', { mutationAdd: { nodeSelector: { pool: 'merged' } } }), enforcement: 'audit' };
+    const audited: NormalizedRule = {
+      ...rule('audit-pool', { mutationAdd: { nodeSelector: { pool: 'merged' } } }),
+      enforcement: 'audit',
+    };
     const ruleSet = rules(audited);
     const again = review(firstReviewed(pod(), ruleSet), ruleSet);
 

@@ -44,10 +44,19 @@ interface Estimate {
 // The parsed AST, as @bufbuild/cel returns it (cel.expr.Expr).
 interface Expr {
   readonly exprKind:
-    | { readonly case: 'constExpr'; readonly value: { readonly constantKind: { readonly case: string | undefined; readonly value?: unknown } } }
+    | {
+        readonly case: 'constExpr';
+        readonly value: { readonly constantKind: { readonly case: string | undefined; readonly value?: unknown } };
+      }
     | { readonly case: 'identExpr'; readonly value: { readonly name: string } }
-    | { readonly case: 'selectExpr'; readonly value: { readonly operand?: Expr; readonly field: string; readonly testOnly: boolean } }
-    | { readonly case: 'callExpr'; readonly value: { readonly target?: Expr; readonly function: string; readonly args: readonly Expr[] } }
+    | {
+        readonly case: 'selectExpr';
+        readonly value: { readonly operand?: Expr; readonly field: string; readonly testOnly: boolean };
+      }
+    | {
+        readonly case: 'callExpr';
+        readonly value: { readonly target?: Expr; readonly function: string; readonly args: readonly Expr[] };
+      }
     | { readonly case: 'listExpr'; readonly value: { readonly elements: readonly Expr[] } }
     | {
         readonly case: 'comprehensionExpr';
@@ -95,7 +104,8 @@ function declOf(schema: SchemaNode): Decl {
   switch (schema.type) {
     case 'string': {
       if (schema.maxLength !== undefined) return { kind: 'string', maxSize: schema.maxLength * 4 };
-      if (schema.enum !== undefined) return { kind: 'string', maxSize: Math.max(...schema.enum.map((item) => String(item).length)) };
+      if (schema.enum !== undefined)
+        return { kind: 'string', maxSize: Math.max(...schema.enum.map((item) => String(item).length)) };
       return { kind: 'string', maxSize: MAX_REQUEST_BYTES - 2 };
     }
     case 'integer':
@@ -119,7 +129,9 @@ function declOf(schema: SchemaNode): Decl {
       }
       return {
         kind: 'object',
-        fields: Object.fromEntries(Object.entries(schema.properties ?? {}).map(([name, child]) => [name, declOf(child)])),
+        fields: Object.fromEntries(
+          Object.entries(schema.properties ?? {}).map(([name, child]) => [name, declOf(child)]),
+        ),
       };
     }
     default:
@@ -133,7 +145,8 @@ function sizeOf(type: Decl): number {
 }
 
 function union(left: Decl, right: Decl): Decl {
-  if (left.kind === 'string' && right.kind === 'string') return { kind: 'string', maxSize: Math.max(left.maxSize, right.maxSize) };
+  if (left.kind === 'string' && right.kind === 'string')
+    return { kind: 'string', maxSize: Math.max(left.maxSize, right.maxSize) };
   return left;
 }
 
@@ -143,7 +156,8 @@ function estimate(expr: Expr | undefined, scope: ReadonlyMap<string, Decl>): Est
   switch (kind.case) {
     case 'constExpr': {
       const constant = (kind.value as { constantKind: { case: string | undefined; value?: unknown } }).constantKind;
-      if (constant.case === 'stringValue') return { cost: 0, type: { kind: 'string', maxSize: String(constant.value).length } };
+      if (constant.case === 'stringValue')
+        return { cost: 0, type: { kind: 'string', maxSize: String(constant.value).length } };
       if (constant.case === 'boolValue') return { cost: 0, type: { kind: 'bool' } };
       if (constant.case === 'int64Value' || constant.case === 'uint64Value') return { cost: 0, type: { kind: 'int' } };
       throw new Error(`no cost model for constant ${constant.case}`);
@@ -173,13 +187,21 @@ function estimate(expr: Expr | undefined, scope: ReadonlyMap<string, Decl>): Est
       const { elements } = kind.value as { elements: readonly Expr[] };
       const items = elements.map((element) => estimate(element, scope));
       const elem = items.map((item) => item.type).reduce(union, items[0]?.type ?? { kind: 'dyn' });
-      return { cost: items.reduce((sum, item) => sum + item.cost, LIST_CREATE), type: { kind: 'list', elem, maxSize: items.length } };
+      return {
+        cost: items.reduce((sum, item) => sum + item.cost, LIST_CREATE),
+        type: { kind: 'list', elem, maxSize: items.length },
+      };
     }
     case 'comprehensionExpr': {
       const comprehension = kind.value as Extract<Expr['exprKind'], { case: 'comprehensionExpr' }>['value'];
       const range = estimate(comprehension.iterRange, scope);
       const init = estimate(comprehension.accuInit, scope);
-      const iterType = range.type.kind === 'list' ? range.type.elem : range.type.kind === 'map' ? range.type.key : { kind: 'dyn' as const };
+      const iterType =
+        range.type.kind === 'list'
+          ? range.type.elem
+          : range.type.kind === 'map'
+            ? range.type.key
+            : { kind: 'dyn' as const };
       const inner = new Map(scope).set(comprehension.iterVar, iterType).set(comprehension.accuVar, init.type);
       const condition = estimate(comprehension.loopCondition, inner);
       const step = estimate(comprehension.loopStep, inner);
@@ -187,9 +209,17 @@ function estimate(expr: Expr | undefined, scope: ReadonlyMap<string, Decl>): Est
       // as many elements as the range times what one step appends.
       const appended = accumulatedList(comprehension.loopStep, comprehension.accuVar, step.type);
       const accumulated: Decl | undefined =
-        appended === undefined ? undefined : { kind: 'list', elem: appended.elem, maxSize: sizeOf(range.type) * appended.maxSize };
-      const result = estimate(comprehension.result, new Map(scope).set(comprehension.accuVar, accumulated ?? init.type));
-      return { cost: range.cost + init.cost + result.cost + sizeOf(range.type) * (condition.cost + step.cost), type: result.type };
+        appended === undefined
+          ? undefined
+          : { kind: 'list', elem: appended.elem, maxSize: sizeOf(range.type) * appended.maxSize };
+      const result = estimate(
+        comprehension.result,
+        new Map(scope).set(comprehension.accuVar, accumulated ?? init.type),
+      );
+      return {
+        cost: range.cost + init.cost + result.cost + sizeOf(range.type) * (condition.cost + step.cost),
+        type: result.type,
+      };
     }
     case 'callExpr':
       return estimateCall(kind.value as { target?: Expr; function: string; args: readonly Expr[] }, scope);
@@ -199,16 +229,24 @@ function estimate(expr: Expr | undefined, scope: ReadonlyMap<string, Decl>): Est
 }
 
 /** For a loop step `accu + [x]`, the list it appends (its element type and size); else undefined. */
-function accumulatedList(step: Expr | undefined, accuVar: string, stepType: Decl): { elem: Decl; maxSize: number } | undefined {
+function accumulatedList(
+  step: Expr | undefined,
+  accuVar: string,
+  stepType: Decl,
+): { elem: Decl; maxSize: number } | undefined {
   if (step?.exprKind.case !== 'callExpr') return undefined;
   const call = step.exprKind.value as { function: string; args: readonly Expr[] };
   const [left, right] = call.args;
   const isAccu = left?.exprKind.case === 'identExpr' && (left.exprKind.value as { name: string }).name === accuVar;
-  if (call.function !== '_+_' || !isAccu || right?.exprKind.case !== 'listExpr' || stepType.kind !== 'list') return undefined;
+  if (call.function !== '_+_' || !isAccu || right?.exprKind.case !== 'listExpr' || stepType.kind !== 'list')
+    return undefined;
   return { elem: stepType.elem, maxSize: (right.exprKind.value as { elements: readonly Expr[] }).elements.length };
 }
 
-function estimateCall(call: { target?: Expr; function: string; args: readonly Expr[] }, scope: ReadonlyMap<string, Decl>): Estimate {
+function estimateCall(
+  call: { target?: Expr; function: string; args: readonly Expr[] },
+  scope: ReadonlyMap<string, Decl>,
+): Estimate {
   const target = call.target === undefined ? undefined : estimate(call.target, scope);
   const args = call.args.map((arg) => estimate(arg, scope));
   const argCost = args.reduce((sum, arg) => sum + arg.cost, target?.cost ?? 0);
@@ -233,7 +271,10 @@ function estimateCall(call: { target?: Expr; function: string; args: readonly Ex
     case '_<=_':
     case '_>_':
     case '_>=_':
-      return { cost: ceil(Math.min(sizeOf(arg(0).type), sizeOf(arg(1).type)) * STRING_TRAVERSAL) + argCost, type: bool };
+      return {
+        cost: ceil(Math.min(sizeOf(arg(0).type), sizeOf(arg(1).type)) * STRING_TRAVERSAL) + argCost,
+        type: bool,
+      };
     case '@in':
       return { cost: (arg(1).type.kind === 'list' ? sizeOf(arg(1).type) : 1) + argCost, type: bool };
     case 'size':
@@ -256,7 +297,12 @@ function estimateCall(call: { target?: Expr; function: string; args: readonly Ex
     }
     case '_[_]': {
       const container = arg(0).type;
-      const type = container.kind === 'list' ? container.elem : container.kind === 'map' ? container.value : { kind: 'dyn' as const };
+      const type =
+        container.kind === 'list'
+          ? container.elem
+          : container.kind === 'map'
+            ? container.value
+            : { kind: 'dyn' as const };
       return { cost: 1 + argCost, type };
     }
     case 'startsWith':
@@ -286,7 +332,8 @@ export function estimateRuleCosts(root: SchemaNode): RuleCost[] {
       const nodes = cardinality ?? Math.floor(MAX_REQUEST_BYTES / (minSerializedSize(schema) + 1));
       costs.push({ path, rule, cost, cardinality: nodes, total: cost * nodes });
     }
-    for (const [name, child] of Object.entries(schema.properties ?? {})) walk(child, path === '' ? name : `${path}.${name}`, cardinality);
+    for (const [name, child] of Object.entries(schema.properties ?? {}))
+      walk(child, path === '' ? name : `${path}.${name}`, cardinality);
     const times = (bound: number | undefined): number | undefined =>
       cardinality === undefined || bound === undefined ? undefined : cardinality * bound;
     if (schema.items !== undefined) walk(schema.items, `${path}[]`, times(schema.maxItems));

@@ -7,7 +7,8 @@ import { CelScalar, celEnv, celMethod, isCelError, listType, parse, plan, type C
 import { strings } from '@bufbuild/cel/ext';
 
 /** The result of one evaluation: a value, or the evaluation error Kubernetes would report. */
-export type CelOutcome = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string };
+export type CelOutcome =
+  { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string };
 
 // Kubernetes' lists library: <list<int>>.sum(), 0 for an empty list (the CRD's per-rule budget counts with it).
 const sum = celMethod('sum', listType(CelScalar.INT), [], CelScalar.INT, function sumOf() {

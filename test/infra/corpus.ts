@@ -27,7 +27,11 @@ export function loadCorpus(folder: 'valid' | 'invalid' | 'exceptions'): CorpusEn
     .map((file) => {
       const text = readFileSync(new URL(file, directory), 'utf8');
       const expectedRejection = /^# crd: (.+)$/m.exec(text)?.[1];
-      return { file, resource: parse(text) as unknown, ...(expectedRejection === undefined ? {} : { expectedRejection }) };
+      return {
+        file,
+        resource: parse(text) as unknown,
+        ...(expectedRejection === undefined ? {} : { expectedRejection }),
+      };
     });
 }
 

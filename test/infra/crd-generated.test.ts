@@ -18,7 +18,7 @@ describe('infra/crd.yaml', () => {
     expect(committed).toBe(podMutationCrdYaml());
   });
 
-  it('carries none of the validator\'s own extensions', () => {
+  it("carries none of the validator's own extensions", () => {
     const committed = readFileSync(fileURLToPath(new URL('../../infra/crd.yaml', import.meta.url)), 'utf8');
     expect(committed.match(/^\s+x-(?!kubernetes-)[a-z-]+:/gm) ?? []).toEqual([]);
   });

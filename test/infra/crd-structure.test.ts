@@ -19,7 +19,9 @@ const root = crd.spec.versions[0]!.schema.openAPIV3Schema;
 function walk(node: SchemaNode, path = ''): [string, SchemaNode][] {
   return [
     [path, node],
-    ...Object.entries(node.properties ?? {}).flatMap(([name, child]) => walk(child, path === '' ? name : `${path}.${name}`)),
+    ...Object.entries(node.properties ?? {}).flatMap(([name, child]) =>
+      walk(child, path === '' ? name : `${path}.${name}`),
+    ),
     ...(node.items === undefined ? [] : walk(node.items, `${path}[]`)),
     ...(node.additionalProperties === undefined ? [] : walk(node.additionalProperties, `${path}.*`)),
   ];
@@ -40,7 +42,8 @@ function withoutDescriptionsAndRules(node: SchemaNode, rules: readonly string[])
   return JSON.parse(
     JSON.stringify(node, (key, value: unknown) => {
       if (key === 'description') return undefined;
-      if (key === 'x-kubernetes-validations') return (value as ValidationRule[]).filter(({ rule }) => !rules.includes(rule));
+      if (key === 'x-kubernetes-validations')
+        return (value as ValidationRule[]).filter(({ rule }) => !rules.includes(rule));
       return value;
     }),
   );
@@ -87,7 +90,11 @@ describe('the PodMutation CRD', () => {
     expect(version.additionalPrinterColumns).toEqual([
       expect.objectContaining({ name: 'Enabled', type: 'boolean', jsonPath: '.spec.enable' }),
       expect.objectContaining({ name: 'Priority', type: 'integer', jsonPath: '.spec.priority' }),
-      expect.objectContaining({ name: 'Accepted', type: 'string', jsonPath: '.status.conditions[?(@.type=="Accepted")].status' }),
+      expect.objectContaining({
+        name: 'Accepted',
+        type: 'string',
+        jsonPath: '.status.conditions[?(@.type=="Accepted")].status',
+      }),
       expect.objectContaining({ name: 'Enforcement', type: 'string', jsonPath: '.status.enforcement' }),
       expect.objectContaining({ name: 'Matched', type: 'integer', jsonPath: '.status.matchedPods' }),
       expect.objectContaining({ name: 'Pending', type: 'integer', jsonPath: '.status.pendingPods' }),
@@ -105,7 +112,11 @@ describe('the PodMutation CRD', () => {
   });
 
   it('gives every schema node a type, as structural schemas require', () => {
-    expect(walk(root).filter(([, node]) => node.type === undefined).map(([path]) => path)).toEqual([]);
+    expect(
+      walk(root)
+        .filter(([, node]) => node.type === undefined)
+        .map(([path]) => path),
+    ).toEqual([]);
   });
 
   it('declares the configured limits as maxItems in both node affinities', () => {
@@ -131,9 +142,21 @@ describe('the PodMutation CRD', () => {
 
   it('enumerates the operators and effects', () => {
     for (const term of TERMS) {
-      expect(at(`${term}.matchExpressions[].operator`).enum).toEqual(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt']);
+      expect(at(`${term}.matchExpressions[].operator`).enum).toEqual([
+        'In',
+        'NotIn',
+        'Exists',
+        'DoesNotExist',
+        'Gt',
+        'Lt',
+      ]);
     }
-    expect(at('spec.workloadSelector.labelSelector.matchExpressions[].operator').enum).toEqual(['In', 'NotIn', 'Exists', 'DoesNotExist']);
+    expect(at('spec.workloadSelector.labelSelector.matchExpressions[].operator').enum).toEqual([
+      'In',
+      'NotIn',
+      'Exists',
+      'DoesNotExist',
+    ]);
     for (const list of ['spec.workloadSelector.tolerationsMatch', 'spec.mutationAdd.tolerations']) {
       expect(at(`${list}[].operator`).enum).toEqual(['', 'Equal', 'Exists']);
       expect(at(`${list}[].effect`).enum).toEqual(['', 'NoSchedule', 'PreferNoSchedule', 'NoExecute']);
@@ -150,9 +173,13 @@ describe('the PodMutation CRD', () => {
   it('gives required terms one requirement rule more than preferred terms and no other difference but descriptions', () => {
     // Kubernetes validates the values of a Pod's required terms as label values, not those of preferred ones.
     const preferredRules = rulesAt(`${PREFERRED_TERMS[0]}.matchExpressions[]`);
-    const requiredOnly = rulesAt(`${REQUIRED_TERMS[0]}.matchExpressions[]`).filter((rule) => !preferredRules.includes(rule));
+    const requiredOnly = rulesAt(`${REQUIRED_TERMS[0]}.matchExpressions[]`).filter(
+      (rule) => !preferredRules.includes(rule),
+    );
     expect(requiredOnly).toHaveLength(1);
-    expect(withoutDescriptionsAndRules(at(REQUIRED_TERMS[0]!), requiredOnly)).toEqual(withoutDescriptions(at(PREFERRED_TERMS[0]!)));
+    expect(withoutDescriptionsAndRules(at(REQUIRED_TERMS[0]!), requiredOnly)).toEqual(
+      withoutDescriptions(at(PREFERRED_TERMS[0]!)),
+    );
   });
 
   it('uses one node affinity schema for matching and adding, apart from descriptions', () => {
@@ -169,7 +196,11 @@ describe('the PodMutation CRD', () => {
 
   it('refuses the reserved keys exactly where the validator does', () => {
     const reservedRulePaths = walk(root)
-      .filter(([, node]) => (node['x-kubernetes-validations'] ?? []).some(({ rule }) => [...RESERVED_KEYS].every((key) => rule.includes(`'${key}'`))))
+      .filter(([, node]) =>
+        (node['x-kubernetes-validations'] ?? []).some(({ rule }) =>
+          [...RESERVED_KEYS].every((key) => rule.includes(`'${key}'`)),
+        ),
+      )
       .map(([path]) => path)
       .sort();
     expect(reservedRulePaths).toEqual(
@@ -216,7 +247,10 @@ describe('the CEL rules of the CRD', () => {
   });
 
   it('are all costed, which means every field and function they use is declared', () => {
-    const ruleCount = walk(root).reduce((count, [, node]) => count + (node['x-kubernetes-validations']?.length ?? 0), 0);
+    const ruleCount = walk(root).reduce(
+      (count, [, node]) => count + (node['x-kubernetes-validations']?.length ?? 0),
+      0,
+    );
     expect(costs).toHaveLength(ruleCount);
   });
 });
@@ -225,7 +259,11 @@ describe('the CEL cost estimate', () => {
   const list = (maxItems?: number): SchemaNode => ({
     type: 'array',
     ...(maxItems === undefined ? {} : { maxItems }),
-    items: { type: 'string', maxLength: 63, 'x-kubernetes-validations': [{ rule: "self.matches('^[a-z]+$')", message: 'm' }] },
+    items: {
+      type: 'string',
+      maxLength: 63,
+      'x-kubernetes-validations': [{ rule: "self.matches('^[a-z]+$')", message: 'm' }],
+    },
   });
 
   it('multiplies a rule by the maxItems of the lists above it', () => {
@@ -240,7 +278,11 @@ describe('the CEL cost estimate', () => {
   });
 
   it('refuses a rule that selects an undeclared field', () => {
-    const schema: SchemaNode = { type: 'object', properties: { a: { type: 'string' } }, 'x-kubernetes-validations': [{ rule: 'has(self.b)', message: 'm' }] };
+    const schema: SchemaNode = {
+      type: 'object',
+      properties: { a: { type: 'string' } },
+      'x-kubernetes-validations': [{ rule: 'has(self.b)', message: 'm' }],
+    };
     expect(() => estimateRuleCosts(schema)).toThrow(/undefined field b/);
   });
 });

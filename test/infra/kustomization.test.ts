@@ -19,7 +19,11 @@ interface Kustomization {
 interface KubernetesObject {
   readonly apiVersion: string;
   readonly kind: string;
-  readonly metadata: { readonly name: string; readonly namespace?: string; readonly labels?: Readonly<Record<string, string>> };
+  readonly metadata: {
+    readonly name: string;
+    readonly namespace?: string;
+    readonly labels?: Readonly<Record<string, string>>;
+  };
 }
 
 const kustomization = parse(readFileSync(`${INFRA}kustomization.yaml`, 'utf8')) as Kustomization;
@@ -36,7 +40,9 @@ function built(): KubernetesObject[] {
 
 /** What `kubectl apply -l 'ACCESS!=value'` keeps: objects without the access label or with another value. */
 function selected(objects: readonly KubernetesObject[], excluded: string): string[] {
-  return objects.filter((object) => object.metadata.labels?.['podmutation.agent.cloudpilot.ai/access'] !== excluded).map(({ kind, metadata }) => `${kind}/${metadata.name}`);
+  return objects
+    .filter((object) => object.metadata.labels?.['podmutation.agent.cloudpilot.ai/access'] !== excluded)
+    .map(({ kind, metadata }) => `${kind}/${metadata.name}`);
 }
 
 describe('infra/kustomization.yaml', () => {

@@ -5,13 +5,19 @@ interface Manifest {
   readonly apiVersion: string;
   readonly kind: string;
   readonly metadata: { readonly name: string; readonly namespace?: string };
-  readonly rules?: readonly { readonly apiGroups: readonly string[]; readonly resources: readonly string[]; readonly verbs: readonly string[] }[];
+  readonly rules?: readonly {
+    readonly apiGroups: readonly string[];
+    readonly resources: readonly string[];
+    readonly verbs: readonly string[];
+  }[];
   readonly roleRef?: { readonly apiGroup: string; readonly kind: string; readonly name: string };
   readonly subjects?: readonly Record<string, string>[];
 }
 
 const manifests = loadInfraManifest('rbac.yaml') as Manifest[];
-const crd = loadCrd() as ReturnType<typeof loadCrd> & { readonly spec: { readonly names: { readonly plural: string } } };
+const crd = loadCrd() as ReturnType<typeof loadCrd> & {
+  readonly spec: { readonly names: { readonly plural: string } };
+};
 
 function find(kind: string, name: string): Manifest {
   const found = manifests.find((manifest) => manifest.kind === kind && manifest.metadata.name === name);
@@ -38,7 +44,9 @@ describe('infra/rbac.yaml', () => {
   });
 
   it("names the CRD's group and plural in the ClusterRole", () => {
-    const resources = find('ClusterRole', 'podmutation-sync').rules!.flatMap((rule) => rule.resources.map((resource) => `${rule.apiGroups[0]}:${resource}`));
+    const resources = find('ClusterRole', 'podmutation-sync').rules!.flatMap((rule) =>
+      rule.resources.map((resource) => `${rule.apiGroups[0]}:${resource}`),
+    );
     const plural = crd.spec.names.plural;
     expect(resources).toEqual([`${crd.spec.group}:${plural}`, `${crd.spec.group}:${plural}/status`]);
   });

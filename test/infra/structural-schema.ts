@@ -74,9 +74,28 @@ export interface CustomResourceDefinition {
 }
 
 const KNOWN_KEYWORDS = new Set([
-  'type', 'description', 'properties', 'additionalProperties', 'items', 'required', 'enum', 'default', 'format',
-  'pattern', 'minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties', 'minimum', 'maximum',
-  'x-kubernetes-validations', 'x-kubernetes-list-type', 'x-kubernetes-list-map-keys', 'x-kubernetes-preserve-unknown-fields',
+  'type',
+  'description',
+  'properties',
+  'additionalProperties',
+  'items',
+  'required',
+  'enum',
+  'default',
+  'format',
+  'pattern',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'minProperties',
+  'maxProperties',
+  'minimum',
+  'maximum',
+  'x-kubernetes-validations',
+  'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys',
+  'x-kubernetes-preserve-unknown-fields',
 ]);
 // Numeric formats name the type in type errors and bound int32 values; date-time is the one string format checked.
 const IGNORED_FORMATS = new Set(['int32', 'int64']);
@@ -97,7 +116,8 @@ function childPath(path: string, field: string): string {
 /** Throws on a keyword the emulation does not implement. */
 function assertSupported(schema: SchemaNode, path: string): void {
   for (const keyword of Object.keys(schema)) {
-    if (!KNOWN_KEYWORDS.has(keyword)) throw new Error(`schema keyword ${keyword} at ${path || '(root)'} is not emulated`);
+    if (!KNOWN_KEYWORDS.has(keyword))
+      throw new Error(`schema keyword ${keyword} at ${path || '(root)'} is not emulated`);
   }
   if (schema.format !== undefined && !IGNORED_FORMATS.has(schema.format) && schema.format !== 'date-time') {
     throw new Error(`format ${schema.format} at ${path || '(root)'} is not emulated`);
@@ -116,7 +136,9 @@ function prune(value: unknown, schema: SchemaNode): unknown {
   if (Array.isArray(value)) return schema.items === undefined ? value : value.map((item) => prune(item, schema.items!));
   if (!isObject(value)) return value;
   if (schema.additionalProperties !== undefined) {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, prune(item, schema.additionalProperties!)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [key, prune(item, schema.additionalProperties!)]),
+    );
   }
   if (schema.properties === undefined) return value;
   const preserve = schema['x-kubernetes-preserve-unknown-fields'] === true;
@@ -135,10 +157,13 @@ function prune(value: unknown, schema: SchemaNode): unknown {
 
 /** Fills absent fields that declare a default, inside objects that are present. */
 function applyDefaults(value: unknown, schema: SchemaNode): unknown {
-  if (Array.isArray(value)) return schema.items === undefined ? value : value.map((item) => applyDefaults(item, schema.items!));
+  if (Array.isArray(value))
+    return schema.items === undefined ? value : value.map((item) => applyDefaults(item, schema.items!));
   if (!isObject(value)) return value;
   if (schema.additionalProperties !== undefined) {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, applyDefaults(item, schema.additionalProperties!)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [key, applyDefaults(item, schema.additionalProperties!)]),
+    );
   }
   const defaulted: Json = { ...value };
   for (const [key, child] of Object.entries(schema.properties ?? {})) {
@@ -177,7 +202,8 @@ interface SchemaErrors {
 // or maxProperties error skips every CEL rule of the object, and the answer says so in a cause without a field.
 const BLOCKED: CrdError = {
   field: '',
-  message: 'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+  message:
+    'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
 };
 const RFC1123_SUBDOMAIN =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
@@ -192,7 +218,11 @@ function blockingError(found: SchemaErrors, field: string, message: string): voi
 function checkNumericFormat(value: unknown, schema: SchemaNode, path: string, found: SchemaErrors): void {
   if (typeof value !== 'number' || schema.format === undefined || !IGNORED_FORMATS.has(schema.format)) return;
   const fits = Number.isInteger(value) && (schema.format !== 'int32' || (value >= INT32.min && value <= INT32.max));
-  if (!fits) found.errors.push({ field: '', message: `Checked value must be of type integer with format ${schema.format} in ${path}` });
+  if (!fits)
+    found.errors.push({
+      field: '',
+      message: `Checked value must be of type integer with format ${schema.format} in ${path}`,
+    });
 }
 
 /**
@@ -203,7 +233,8 @@ function validateSchema(value: unknown, schema: SchemaNode, path: string, found:
   checkNumericFormat(value, schema, path, found);
   if (!typeMatches(value, schema.type)) {
     // kube-openapi's type validator names the format instead of the type for a value that is neither string nor list.
-    const expected = schema.format !== undefined && typeof value !== 'string' && !Array.isArray(value) ? schema.format : schema.type;
+    const expected =
+      schema.format !== undefined && typeof value !== 'string' && !Array.isArray(value) ? schema.format : schema.type;
     blockingError(found, path, `must be of type ${expected}`);
     return;
   }
@@ -213,7 +244,8 @@ function validateSchema(value: unknown, schema: SchemaNode, path: string, found:
   if (typeof value === 'string') {
     // Both count characters (runes), whatever the maxLength message says.
     const characters = [...value].length;
-    if (schema.maxLength !== undefined && characters > schema.maxLength) blockingError(found, path, `may not be more than ${schema.maxLength} bytes`);
+    if (schema.maxLength !== undefined && characters > schema.maxLength)
+      blockingError(found, path, `may not be more than ${schema.maxLength} bytes`);
     if (schema.minLength !== undefined && characters < schema.minLength) {
       found.errors.push({ field: path, message: `should be at least ${schema.minLength} chars long` });
     }
@@ -233,20 +265,25 @@ function validateSchema(value: unknown, schema: SchemaNode, path: string, found:
     }
   }
   if (Array.isArray(value)) {
-    if (schema.maxItems !== undefined && value.length > schema.maxItems) blockingError(found, path, `must have at most ${schema.maxItems} items`);
+    if (schema.maxItems !== undefined && value.length > schema.maxItems)
+      blockingError(found, path, `must have at most ${schema.maxItems} items`);
     if (schema.minItems !== undefined && value.length < schema.minItems) {
       found.errors.push({ field: path, message: `should have at least ${schema.minItems} items` });
     }
     if (schema['x-kubernetes-list-type'] === 'map') {
-      const keys = value.map((item) => JSON.stringify((schema['x-kubernetes-list-map-keys'] ?? []).map((key) => (item as Json)[key])));
+      const keys = value.map((item) =>
+        JSON.stringify((schema['x-kubernetes-list-map-keys'] ?? []).map((key) => (item as Json)[key])),
+      );
       if (new Set(keys).size !== keys.length) found.errors.push({ field: path, message: 'Duplicate value' });
     }
-    if (schema.items !== undefined) value.forEach((item, index) => validateSchema(item, schema.items!, `${path}[${index}]`, found));
+    if (schema.items !== undefined)
+      value.forEach((item, index) => validateSchema(item, schema.items!, `${path}[${index}]`, found));
   }
   if (isObject(value)) {
     const size = Object.keys(value).length;
     // kube-openapi's maxProperties error becomes the same "Too many" cause as maxItems.
-    if (schema.maxProperties !== undefined && size > schema.maxProperties) blockingError(found, path, `must have at most ${schema.maxProperties} items`);
+    if (schema.maxProperties !== undefined && size > schema.maxProperties)
+      blockingError(found, path, `must have at most ${schema.maxProperties} items`);
     if (schema.minProperties !== undefined && size < schema.minProperties) {
       found.errors.push({ field: path, message: `should have at least ${schema.minProperties} properties` });
     }
@@ -267,8 +304,15 @@ function validateSchema(value: unknown, schema: SchemaNode, path: string, found:
 function toTypedCel(value: unknown, schema: SchemaNode): CelInput {
   if (Array.isArray(value)) return value.map((item) => toTypedCel(item, schema.items ?? {}));
   if (isObject(value)) {
-    const declared = Object.entries(value).filter(([key]) => schema.properties === undefined || Object.hasOwn(schema.properties, key));
-    return new Map(declared.map(([key, item]) => [key, toTypedCel(item, schema.properties?.[key] ?? schema.additionalProperties ?? {})]));
+    const declared = Object.entries(value).filter(
+      ([key]) => schema.properties === undefined || Object.hasOwn(schema.properties, key),
+    );
+    return new Map(
+      declared.map(([key, item]) => [
+        key,
+        toTypedCel(item, schema.properties?.[key] ?? schema.additionalProperties ?? {}),
+      ]),
+    );
   }
   if (typeof value === 'number' && schema.type === 'integer') return BigInt(value);
   return value as CelInput;
@@ -307,14 +351,16 @@ export function createCrdAdmission(crd: CustomResourceDefinition): (resource: un
   return (resource) => {
     if (!isObject(resource)) return { accepted: false, errors: [{ field: '', message: 'must be an object' }] };
     const errors: CrdError[] = [];
-    if (resource.kind !== crd.spec.names.kind) errors.push({ field: 'kind', message: `must be ${crd.spec.names.kind}` });
+    if (resource.kind !== crd.spec.names.kind)
+      errors.push({ field: 'kind', message: `must be ${crd.spec.names.kind}` });
     if (resource.apiVersion !== apiVersion) errors.push({ field: 'apiVersion', message: `must be ${apiVersion}` });
     // customResourceValidator.Validate returns type meta errors alone, before anything else is validated.
     if (errors.length > 0) return { accepted: false, errors };
     const found: SchemaErrors = { errors, blocking: 0 };
     // ObjectMeta validation of a custom resource (NameIsDNSSubdomain).
     const name = isObject(resource.metadata) ? resource.metadata.name : undefined;
-    if (typeof name !== 'string' || name.length === 0) blockingError(found, 'metadata.name', 'name or generateName is required');
+    if (typeof name !== 'string' || name.length === 0)
+      blockingError(found, 'metadata.name', 'name or generateName is required');
     else {
       if (name.length > 253) errors.push({ field: 'metadata.name', message: 'must be no more than 253 characters' });
       if (!DNS1123_SUBDOMAIN.test(name)) errors.push({ field: 'metadata.name', message: RFC1123_SUBDOMAIN });

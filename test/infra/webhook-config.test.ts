@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ConfigurationError } from '../../lib/errors/index.ts';
-import { renderWebhookConfiguration, webhookConfigurationYaml, type WebhookConfigurationOptions } from '../../lib/webhook/index.ts';
+import {
+  renderWebhookConfiguration,
+  webhookConfigurationYaml,
+  type WebhookConfigurationOptions,
+} from '../../lib/webhook/index.ts';
 import { evaluateCel, toCelInput } from './cel.ts';
 
 const BASE = 'https://abc123.execute-api.eu-west-1.amazonaws.com';
@@ -54,7 +58,9 @@ describe('renderWebhookConfiguration', () => {
   });
 
   it('refuses a failurePolicy other than Ignore or Fail', () => {
-    expect(() => webhookOf({ failurePolicy: 'ignore' as never })).toThrow(/failurePolicy must be Ignore or Fail \(got "ignore"\)/);
+    expect(() => webhookOf({ failurePolicy: 'ignore' as never })).toThrow(
+      /failurePolicy must be Ignore or Fail \(got "ignore"\)/,
+    );
   });
 
   it.each([1, 30])('accepts a timeout of %i seconds', (timeoutSeconds) => {
@@ -62,12 +68,17 @@ describe('renderWebhookConfiguration', () => {
   });
 
   it.each([0, 31, 2.5, Number.NaN])('refuses a timeout of %s seconds, naming the range 1 to 30', (timeoutSeconds) => {
-    expect(() => webhookOf({ timeoutSeconds })).toThrow(/timeoutSeconds must be a whole number of seconds from 1 to 30/);
+    expect(() => webhookOf({ timeoutSeconds })).toThrow(
+      /timeoutSeconds must be a whole number of seconds from 1 to 30/,
+    );
   });
 
   it('uses the given name for the configuration and its webhook', () => {
     const configuration = renderWebhookConfiguration({ ...options, name: 'pods.staging.example.com' });
-    expect([configuration.metadata.name, configuration.webhooks[0]!.name]).toEqual(['pods.staging.example.com', 'pods.staging.example.com']);
+    expect([configuration.metadata.name, configuration.webhooks[0]!.name]).toEqual([
+      'pods.staging.example.com',
+      'pods.staging.example.com',
+    ]);
   });
 
   it('refuses a name that is not a fully qualified DNS name', () => {
@@ -85,8 +96,16 @@ describe('the base URL', () => {
     ['a query', `${BASE}/prod?stage=1`, /must not contain a query/],
     ['an empty query', `${BASE}/?`, /must not contain a query/],
     ['a fragment', `${BASE}/#admit`, /must not contain a fragment/],
-    ['user information', 'https://admin:hunter2@abc123.execute-api.eu-west-1.amazonaws.com', /must not contain user information/],
-    ['empty user information', 'https://@abc123.execute-api.eu-west-1.amazonaws.com', /must not contain user information/],
+    [
+      'user information',
+      'https://admin:hunter2@abc123.execute-api.eu-west-1.amazonaws.com',
+      /must not contain user information/,
+    ],
+    [
+      'empty user information',
+      'https://@abc123.execute-api.eu-west-1.amazonaws.com',
+      /must not contain user information/,
+    ],
     ['no scheme', 'abc123.execute-api.eu-west-1.amazonaws.com', /is not a valid URL/],
     ['the admission route already appended', `${BASE}/admit/${TOKEN}`, /without \/admit\/\{token\}/],
     ['whitespace', ` ${BASE}`, /whitespace/],
@@ -113,7 +132,9 @@ describe('the token', () => {
     ['a dot segment', `${TOKEN.slice(0, 30)}..`],
     ['empty', ''],
   ])('is refused when %s', (_case, token) => {
-    expect(() => renderWebhookConfiguration({ ...options, token })).toThrow(/token must be 32 to 256 characters from A-Z, a-z, 0-9, "-" and "_"/);
+    expect(() => renderWebhookConfiguration({ ...options, token })).toThrow(
+      /token must be 32 to 256 characters from A-Z, a-z, 0-9, "-" and "_"/,
+    );
   });
 
   it('states the entropy it requires', () => {
@@ -122,7 +143,9 @@ describe('the token', () => {
 
   it('never appears in the error', () => {
     const token = 'not-long-enough-secret';
-    expect(() => renderWebhookConfiguration({ ...options, token })).toThrow(expect.objectContaining({ message: expect.not.stringContaining(token) as unknown }));
+    expect(() => renderWebhookConfiguration({ ...options, token })).toThrow(
+      expect.objectContaining({ message: expect.not.stringContaining(token) as unknown }),
+    );
   });
 
   it('may use the whole base64url alphabet', () => {
@@ -173,11 +196,25 @@ describe('the DaemonSet match condition', () => {
     const pod = {
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: { generateName: 'web-7d4b9c-', namespace: 'production', ...(ownerReferences === undefined ? {} : { ownerReferences }) },
+      metadata: {
+        generateName: 'web-7d4b9c-',
+        namespace: 'production',
+        ...(ownerReferences === undefined ? {} : { ownerReferences }),
+      },
       spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] },
     };
-    const request = { uid: '0f7a', kind: { group: '', version: 'v1', kind: 'Pod' }, operation: 'CREATE', namespace: 'production', object: pod };
-    const outcome = evaluateCel(condition!.expression, { object: toCelInput(pod), oldObject: null, request: toCelInput(request) });
+    const request = {
+      uid: '0f7a',
+      kind: { group: '', version: 'v1', kind: 'Pod' },
+      operation: 'CREATE',
+      namespace: 'production',
+      object: pod,
+    };
+    const outcome = evaluateCel(condition!.expression, {
+      object: toCelInput(pod),
+      oldObject: null,
+      request: toCelInput(request),
+    });
     if (!outcome.ok) throw new Error(outcome.error);
     return outcome.value;
   }

@@ -42,12 +42,18 @@ async function runServe(args: readonly string[]) {
 
 describe('podmutation serve', () => {
   it('prints the webhook URL, answers reviews on it and exits 0 on SIGTERM', async () => {
-    const child = spawn(process.execPath, ['bin/podmutation.mjs', 'serve', '--rules', EXAMPLES, '--port', '0'], { cwd: ROOT });
+    const child = spawn(process.execPath, ['bin/podmutation.mjs', 'serve', '--rules', EXAMPLES, '--port', '0'], {
+      cwd: ROOT,
+    });
     children.push(child);
     const errors = waitForOutput(child.stderr, /published snapshot version 1/);
 
     const [, url] = await waitForOutput(child.stdout, URL_LINE);
-    const response = await fetch(url!, { method: 'POST', headers: { 'content-type': 'application/json' }, body: REVIEW });
+    const response = await fetch(url!, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: REVIEW,
+    });
     child.kill('SIGTERM');
     const [code] = (await once(child, 'exit')) as [number | null];
 
@@ -61,7 +67,9 @@ describe('podmutation serve', () => {
     const { code, errors } = await runServe([]);
 
     expect(code).toBe(2);
-    expect(errors).toContain('podmutation serve: serve needs --rules PATH (rule files) or --kubeconfig FILE (the cluster as the rule source); neither was given');
+    expect(errors).toContain(
+      'podmutation serve: serve needs --rules PATH (rule files) or --kubeconfig FILE (the cluster as the rule source); neither was given',
+    );
   });
 
   it('exits 2 when only one of --tls-cert and --tls-key is given', async () => {
@@ -79,7 +87,9 @@ describe('podmutation serve', () => {
       const { code, errors } = await runServe(['--rules', EXAMPLES, '--host', '127.0.0.1', '--port', String(port)]);
 
       expect(code).toBe(2);
-      expect(errors).toContain(`podmutation serve: the local server cannot listen on 127.0.0.1:${port}: listen EADDRINUSE`);
+      expect(errors).toContain(
+        `podmutation serve: the local server cannot listen on 127.0.0.1:${port}: listen EADDRINUSE`,
+      );
     } finally {
       await new Promise((resolve) => taken.close(resolve));
     }
@@ -89,7 +99,9 @@ describe('podmutation serve', () => {
     const { code, errors } = await runServe(['--rules', EXAMPLES, '--token', 'secret']);
 
     expect(code).toBe(2);
-    expect(errors).toContain('--token holds a token of 6 characters that is not of the form 32 to 256 characters from A-Z, a-z, 0-9, "-" and "_"');
+    expect(errors).toContain(
+      '--token holds a token of 6 characters that is not of the form 32 to 256 characters from A-Z, a-z, 0-9, "-" and "_"',
+    );
     expect(errors).not.toContain('secret');
   });
 });

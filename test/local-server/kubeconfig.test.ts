@@ -2,7 +2,12 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { startFakeApiServer, writeKubeconfig, type FakeApiServer, type PodMutationInput } from '../cluster/fake-api-server.ts';
+import {
+  startFakeApiServer,
+  writeKubeconfig,
+  type FakeApiServer,
+  type PodMutationInput,
+} from '../cluster/fake-api-server.ts';
 import { fixtureText } from '../support/fixtures.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/podmutation.mjs', import.meta.url));
@@ -23,7 +28,8 @@ async function appliedRules(): Promise<string | undefined> {
   const { response: answer } = (await response.json()) as { response: { patch?: string } };
   if (answer.patch === undefined) return undefined;
   const patch = JSON.parse(Buffer.from(answer.patch, 'base64').toString('utf8')) as { path: string; value: unknown }[];
-  return patch.find((operation) => operation.path === '/metadata/annotations/podmutation.agent.cloudpilot.ai~1applied')?.value as string;
+  return patch.find((operation) => operation.path === '/metadata/annotations/podmutation.agent.cloudpilot.ai~1applied')
+    ?.value as string;
 }
 
 /** Polls the webhook until `expected` holds, and says how long that took. */
@@ -39,8 +45,18 @@ async function reflected(expected: (applied: string | undefined) => boolean): Pr
 beforeAll(async () => {
   cluster = await startFakeApiServer();
   cluster.put(migrateLegacyPool);
-  serve = spawn(process.execPath, [BIN, 'serve', '--kubeconfig', writeKubeconfig(cluster), '--port', '0',
-    '--sync-interval', String(SYNC_INTERVAL_SECONDS), '--refresh', String(REFRESH_SECONDS)]);
+  serve = spawn(process.execPath, [
+    BIN,
+    'serve',
+    '--kubeconfig',
+    writeKubeconfig(cluster),
+    '--port',
+    '0',
+    '--sync-interval',
+    String(SYNC_INTERVAL_SECONDS),
+    '--refresh',
+    String(REFRESH_SECONDS),
+  ]);
   url = await new Promise<string>((resolve, reject) => {
     let output = '';
     serve.stdout.setEncoding('utf8').on('data', (chunk: string) => {
@@ -64,21 +80,46 @@ describe('podmutation serve --kubeconfig', () => {
 
   it('writes the Accepted status back to the cluster, as the sync Lambda does', () => {
     const patch = cluster.statusPatches.find((item) => item.name === 'migrate-legacy-pool');
-    expect(patch?.body).toMatchObject({ status: { conditions: [{ type: 'Accepted', status: 'True', reason: 'Valid' }] } });
+    expect(patch?.body).toMatchObject({
+      status: { conditions: [{ type: 'Accepted', status: 'True', reason: 'Valid' }] },
+    });
   });
 
   it('reflects a rule added in the cluster within one sync interval plus one refresh', async () => {
-    cluster.put({ metadata: { name: 'tag-checkout' }, spec: { enable: true, priority: 200, workloadSelector: { namespaces: ['production'] }, mutationAdd: { annotations: { 'example.com/team': 'payments' } } } });
+    cluster.put({
+      metadata: { name: 'tag-checkout' },
+      spec: {
+        enable: true,
+        priority: 200,
+        workloadSelector: { namespaces: ['production'] },
+        mutationAdd: { annotations: { 'example.com/team': 'payments' } },
+      },
+    });
     await reflected((applied) => applied === 'migrate-legacy-pool,tag-checkout');
   });
 
   it('reflects a changed rule', async () => {
-    cluster.put({ metadata: { name: 'tag-checkout' }, spec: { enable: true, priority: 1, workloadSelector: { namespaces: ['production'] }, mutationAdd: { annotations: { 'example.com/team': 'payments' } } } });
+    cluster.put({
+      metadata: { name: 'tag-checkout' },
+      spec: {
+        enable: true,
+        priority: 1,
+        workloadSelector: { namespaces: ['production'] },
+        mutationAdd: { annotations: { 'example.com/team': 'payments' } },
+      },
+    });
     await reflected((applied) => applied === 'tag-checkout,migrate-legacy-pool');
   });
 
   it('reflects a disabled rule', async () => {
-    cluster.put({ metadata: { name: 'tag-checkout' }, spec: { enable: false, workloadSelector: { namespaces: ['production'] }, mutationAdd: { annotations: { 'example.com/team': 'payments' } } } });
+    cluster.put({
+      metadata: { name: 'tag-checkout' },
+      spec: {
+        enable: false,
+        workloadSelector: { namespaces: ['production'] },
+        mutationAdd: { annotations: { 'example.com/team': 'payments' } },
+      },
+    });
     await reflected((applied) => applied === 'migrate-legacy-pool');
   });
 

@@ -18,11 +18,24 @@ afterAll(() => server.close());
 
 describe('podmutation serve --placements', () => {
   it('applies the managed capacity step after the rules, with the configured flavour', async () => {
-    const response = await fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: fixtureText('reviews/deployment-legacy-pool.json') });
+    const response = await fetch(server.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: fixtureText('reviews/deployment-legacy-pool.json'),
+    });
     const { response: answer } = (await response.json()) as { response: { patch: string } };
-    const patch = JSON.parse(Buffer.from(answer.patch, 'base64').toString('utf8')) as { path: string; value: unknown }[];
-    expect(patch).toContainEqual({ op: 'add', path: '/metadata/annotations/podmutation.agent.cloudpilot.ai~1applied', value: 'migrate-legacy-pool,managed:capacity' });
+    const patch = JSON.parse(Buffer.from(answer.patch, 'base64').toString('utf8')) as {
+      path: string;
+      value: unknown;
+    }[];
+    expect(patch).toContainEqual({
+      op: 'add',
+      path: '/metadata/annotations/podmutation.agent.cloudpilot.ai~1applied',
+      value: 'migrate-legacy-pool,managed:capacity',
+    });
     const affinity = patch.find((operation) => operation.path === '/spec/affinity/nodeAffinity')?.value;
-    expect(JSON.stringify(affinity)).toContain('{"key":"cloud.google.com/gke-provisioning","operator":"In","values":["spot"]}');
+    expect(JSON.stringify(affinity)).toContain(
+      '{"key":"cloud.google.com/gke-provisioning","operator":"In","values":["spot"]}',
+    );
   });
 });

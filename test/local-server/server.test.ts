@@ -5,7 +5,14 @@ import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connect, type Socket } from 'node:net';
-import { CONNECTION_LIMITS, MAX_CONNECTIONS, createFileRuleSource, startLocalServer, type LocalServer, type LocalServerOptions } from '../../lib/local-server/index.ts';
+import {
+  CONNECTION_LIMITS,
+  MAX_CONNECTIONS,
+  createFileRuleSource,
+  startLocalServer,
+  type LocalServer,
+  type LocalServerOptions,
+} from '../../lib/local-server/index.ts';
 import { EXAMPLES, fixturePath, fixtureText } from '../support/fixtures.ts';
 import { parseReview } from '../support/reviews.ts';
 
@@ -127,7 +134,10 @@ describe('startLocalServer over HTTP', () => {
     const server = await serve();
     const { port } = new URL(server.url);
 
-    const status = await rawStatus(Number(port), `POST ${path(TOKEN)} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${REVIEW.length}\r\nConnection: close\r\n\r\n${REVIEW}`);
+    const status = await rawStatus(
+      Number(port),
+      `POST ${path(TOKEN)} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${REVIEW.length}\r\nConnection: close\r\n\r\n${REVIEW}`,
+    );
 
     expect(status).toBe(404);
   });
@@ -178,7 +188,7 @@ describe('startLocalServer over HTTP', () => {
 });
 
 describe('startLocalServer connection limits', () => {
-  it('cuts a client that sends its headers one byte every 2 s within seconds, not after Node\'s default 300 s', async () => {
+  it("cuts a client that sends its headers one byte every 2 s within seconds, not after Node's default 300 s", async () => {
     const server = await serve();
     const { port } = new URL(server.url);
     const started = performance.now();
@@ -198,16 +208,22 @@ describe('startLocalServer connection limits', () => {
 
     const seconds = (performance.now() - started) / 1000;
     expect(seconds).toBeGreaterThanOrEqual(CONNECTION_LIMITS.headersTimeout / 1000 - 0.5);
-    expect(seconds).toBeLessThan((CONNECTION_LIMITS.headersTimeout + 2 * CONNECTION_LIMITS.connectionsCheckingInterval) / 1000 + 1);
+    expect(seconds).toBeLessThan(
+      (CONNECTION_LIMITS.headersTimeout + 2 * CONNECTION_LIMITS.connectionsCheckingInterval) / 1000 + 1,
+    );
   }, 20_000);
 
   it(`refuses connections beyond ${MAX_CONNECTIONS} open ones`, async () => {
     const server = await serve();
     const port = Number(new URL(server.url).port);
     const open = await Promise.all(
-      Array.from({ length: MAX_CONNECTIONS }, () => new Promise<Socket>((resolve) => {
-        const socket = connect(port, '127.0.0.1', () => resolve(socket));
-      })),
+      Array.from(
+        { length: MAX_CONNECTIONS },
+        () =>
+          new Promise<Socket>((resolve) => {
+            const socket = connect(port, '127.0.0.1', () => resolve(socket));
+          }),
+      ),
     );
     cleanups.push(() => {
       for (const socket of open) socket.destroy();
@@ -229,7 +245,11 @@ describe('startLocalServer connection limits', () => {
 describe('startLocalServer with --watch', () => {
   it('serves the changed rules after a rule file changes and the cache refreshes', async () => {
     const folder = await copyOfExamples();
-    const server = await serve({ rules: createFileRuleSource([folder], { debounceMs: 50 }), watch: true, refreshSeconds: 0.2 });
+    const server = await serve({
+      rules: createFileRuleSource([folder], { debounceMs: 50 }),
+      watch: true,
+      refreshSeconds: 0.2,
+    });
     const before = (await (await post(server.url, REVIEW)).json()) as { response: { patch?: string } };
     expect(before.response.patch).toBeDefined();
 
@@ -237,23 +257,37 @@ describe('startLocalServer with --watch', () => {
     await writeFile(file, (await readFile(file, 'utf8')).replace('enable: true', 'enable: false'));
 
     await expect
-      .poll(async () => ((await (await post(server.url, REVIEW)).json()) as { response: { patch?: string } }).response.patch, {
-        timeout: 5_000,
-        interval: 100,
-      })
+      .poll(
+        async () =>
+          ((await (await post(server.url, REVIEW)).json()) as { response: { patch?: string } }).response.patch,
+        {
+          timeout: 5_000,
+          interval: 100,
+        },
+      )
       .toBeUndefined();
   });
 
   it('answers with the changed rules as soon as it says it published them, whatever the refresh interval', async () => {
     const folder = await copyOfExamples();
     const lines: string[] = [];
-    const server = await serve({ rules: createFileRuleSource([folder], { debounceMs: 50 }), watch: true, refreshSeconds: 30, report: (line) => lines.push(line) });
+    const server = await serve({
+      rules: createFileRuleSource([folder], { debounceMs: 50 }),
+      watch: true,
+      refreshSeconds: 30,
+      report: (line) => lines.push(line),
+    });
     const before = (await (await post(server.url, REVIEW)).json()) as { response: { patch?: string } };
     expect(before.response.patch).toBeDefined();
 
     const file = join(folder, 'migrate-legacy-pool.yaml');
     await writeFile(file, (await readFile(file, 'utf8')).replace('enable: true', 'enable: false'));
-    await expect.poll(() => lines.some((line) => line.startsWith('published snapshot version 2')), { timeout: 5_000, interval: 20 }).toBe(true);
+    await expect
+      .poll(() => lines.some((line) => line.startsWith('published snapshot version 2')), {
+        timeout: 5_000,
+        interval: 20,
+      })
+      .toBe(true);
 
     const after = (await (await post(server.url, REVIEW)).json()) as { response: { patch?: string } };
     expect(after.response.patch).toBeUndefined();
@@ -270,7 +304,9 @@ describe('startLocalServer with --watch', () => {
     });
 
     await writeFile(join(folder, 'migrate-legacy-pool.yaml'), 'spec: [unclosed');
-    await expect.poll(() => lines.some((line) => line.startsWith('rules not republished')), { timeout: 5_000 }).toBe(true);
+    await expect
+      .poll(() => lines.some((line) => line.startsWith('rules not republished')), { timeout: 5_000 })
+      .toBe(true);
 
     const response = (await (await post(server.url, REVIEW)).json()) as { response: { patch?: string } };
     expect(response.response.patch).toBeDefined();
@@ -287,10 +323,14 @@ describe('startLocalServer over HTTPS', () => {
     const server = await serve({ tls: { cert: pems.cert, key: pems.private } });
 
     const status = await new Promise<number | undefined>((resolve, reject) => {
-      const request = httpsRequest(server.url, { method: 'POST', ca: pems.cert, headers: { 'content-type': 'application/json' } }, (response) => {
-        response.resume();
-        resolve(response.statusCode);
-      });
+      const request = httpsRequest(
+        server.url,
+        { method: 'POST', ca: pems.cert, headers: { 'content-type': 'application/json' } },
+        (response) => {
+          response.resume();
+          resolve(response.statusCode);
+        },
+      );
       request.on('error', reject);
       request.end(REVIEW);
     });

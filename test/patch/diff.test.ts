@@ -5,9 +5,9 @@ import { diffJson, escapePointerToken } from '../../lib/patch/index.ts';
 describe('diffJson', () => {
   it('escapes keys per RFC 6901 ("~" as "~0", "/" as "~1")', () => {
     expect(escapePointerToken('example.com/a~b')).toBe('example.com~1a~0b');
-    expect(diffJson({ metadata: { annotations: {} } }, { metadata: { annotations: { 'example.com/a~b': 'x' } } })).toEqual([
-      { op: 'add', path: '/metadata/annotations/example.com~1a~0b', value: 'x' },
-    ]);
+    expect(
+      diffJson({ metadata: { annotations: {} } }, { metadata: { annotations: { 'example.com/a~b': 'x' } } }),
+    ).toEqual([{ op: 'add', path: '/metadata/annotations/example.com~1a~0b', value: 'x' }]);
   });
 
   it('creates a missing parent whole instead of writing into it', () => {
@@ -17,7 +17,9 @@ describe('diffJson', () => {
 
   it('replaces arrays and atomic subtrees whole', () => {
     const before = { spec: { tolerations: [{ key: 'a' }], affinity: { nodeAffinity: { required: 1, preferred: 2 } } } };
-    const after = { spec: { tolerations: [{ key: 'a' }, { key: 'b' }], affinity: { nodeAffinity: { required: 3, preferred: 2 } } } };
+    const after = {
+      spec: { tolerations: [{ key: 'a' }, { key: 'b' }], affinity: { nodeAffinity: { required: 3, preferred: 2 } } },
+    };
     expect(diffJson(before, after, new Set(['/spec/affinity/nodeAffinity']))).toEqual([
       { op: 'replace', path: '/spec/tolerations', value: after.spec.tolerations },
       { op: 'replace', path: '/spec/affinity/nodeAffinity', value: after.spec.affinity.nodeAffinity },
@@ -33,6 +35,9 @@ describe('diffJson', () => {
     const before = { metadata: { annotations: null } };
     const after = { metadata: { annotations: { a: 'b' } } };
     const operations = diffJson(before, after);
-    expect(jsonPatch.applyPatch(structuredClone(before), JSON.parse(JSON.stringify(operations)) as Operation[], true, false).newDocument).toEqual(after);
+    expect(
+      jsonPatch.applyPatch(structuredClone(before), JSON.parse(JSON.stringify(operations)) as Operation[], true, false)
+        .newDocument,
+    ).toEqual(after);
   });
 });

@@ -76,9 +76,15 @@ async function admission(options: { capacityFlavour?: CapacityFlavour; placement
   if (options.placements !== undefined) await operator.replacePlacements(clusterId, options.placements);
   const link = await startLink(dynamo.endpoint);
   const { client, counts } = countingClient({ endpoint: link.endpoint, maxAttempts: 1, requestTimeoutMs: 1_000 });
-  cleanups.push(() => client.destroy(), () => link.close());
+  cleanups.push(
+    () => client.destroy(),
+    () => link.close(),
+  );
   let now = START;
-  const stores = { snapshots: createSnapshotStore({ client, tableName }), placements: createPlacementStore({ client, tableName }) };
+  const stores = {
+    snapshots: createSnapshotStore({ client, tableName }),
+    placements: createPlacementStore({ client, tableName }),
+  };
   const cache = ruleCache(stores, clusterId, {
     clock: () => now,
     refreshSeconds: REFRESH_SECONDS,
@@ -86,14 +92,32 @@ async function admission(options: { capacityFlavour?: CapacityFlavour; placement
   });
   const logger = recordingLogger();
   const metrics = recordingMetrics();
-  const handler = createAdmissionHandler({ rules: cache, acceptedTokens: () => Promise.resolve([TOKEN]), logger, metrics });
+  const handler = createAdmissionHandler({
+    rules: cache,
+    acceptedTokens: () => Promise.resolve([TOKEN]),
+    logger,
+    metrics,
+  });
   const admit = async () => {
     const result = await handler(admissionEvent({ body: REVIEW }));
     // A 500 answer carries an error body, with no response.
     const { response } = JSON.parse(result.body ?? '{}') as Partial<AdmissionReviewResponse>;
-    return { statusCode: result.statusCode, body: result.body, pod: response?.patch === undefined ? undefined : patchedObject(parseReview(REVIEW), response.patch) };
+    return {
+      statusCode: result.statusCode,
+      body: result.body,
+      pod: response?.patch === undefined ? undefined : patchedObject(parseReview(REVIEW), response.patch),
+    };
   };
-  return { clusterId, cache, counts, link, logger, metrics, admit, advance: (seconds: number) => void (now += seconds * 1000) };
+  return {
+    clusterId,
+    cache,
+    counts,
+    link,
+    logger,
+    metrics,
+    admit,
+    advance: (seconds: number) => void (now += seconds * 1000),
+  };
 }
 
 function requiredTerms(pod: Pod | undefined): readonly NodeSelectorTerm[] {
@@ -163,7 +187,11 @@ describe('the admission handler applies placement policies from the store', () =
     const { pod } = await admit();
 
     expect(requiredTerms(pod)).toEqual([
-      { matchExpressions: expect.arrayContaining([{ key: 'eks.amazonaws.com/capacityType', operator: 'In', values: ['SPOT'] }]) as unknown },
+      {
+        matchExpressions: expect.arrayContaining([
+          { key: 'eks.amazonaws.com/capacityType', operator: 'In', values: ['SPOT'] },
+        ]) as unknown,
+      },
     ]);
   });
 
@@ -172,7 +200,10 @@ describe('the admission handler applies placement policies from the store', () =
 
     await admit();
 
-    expect(logger.records.find((record) => record.message === 'admission')?.fields).toMatchObject({ snapshotVersion: 1, placementVersion: 1 });
+    expect(logger.records.find((record) => record.message === 'admission')?.fields).toMatchObject({
+      snapshotVersion: 1,
+      placementVersion: 1,
+    });
   });
 });
 
@@ -237,7 +268,9 @@ describe('refreshing rules and placements together', () => {
     const { pod } = await admit();
 
     expect(requiredTerms(pod)).toEqual([{ matchExpressions: expect.arrayContaining([SPOT]) as unknown }]);
-    expect((await cache.get()).refreshError?.message).toMatch(/placement policies of cluster ".*" in table ".*" are unusable/);
+    expect((await cache.get()).refreshError?.message).toMatch(
+      /placement policies of cluster ".*" in table ".*" are unusable/,
+    );
   });
 
   it('answers 500 on a cold start with an unusable placement item, never admitting without the policies', async () => {

@@ -17,7 +17,11 @@ describe('a placement policy with several wrong fields', () => {
   it('is rejected once, naming every wrong field', () => {
     const error = rejection({ namespace: 'Shop', kind: 'Deployment', name: 'web', mode: 'Spott', zone: 'a' });
 
-    expect((error.context.issues as readonly Issue[]).map((issue) => issue.field)).toEqual(['zone', 'namespace', 'mode']);
+    expect((error.context.issues as readonly Issue[]).map((issue) => issue.field)).toEqual([
+      'zone',
+      'namespace',
+      'mode',
+    ]);
     expect(error.message).toBe(
       'placements.yaml[0] Shop/Deployment/web: zone: unknown field; expected one of namespace, kind, name, mode, spotPercent; ' +
         'namespace: must be a namespace name (DNS-1123 label); mode: must be one of Spot, NonSpot, Diversity (got "Spott")',
@@ -25,8 +29,8 @@ describe('a placement policy with several wrong fields', () => {
   });
 
   it('keeps the message of a single wrong field as before', () => {
-    expect(() => parsePlacementPolicy({ namespace: 'shop', kind: 'Deployment', name: 'web', mode: 'Spot', spotPercent: 5 }, 'p')).toThrow(
-      'p shop/Deployment/web: spotPercent: is only used with mode Diversity',
-    );
+    expect(() =>
+      parsePlacementPolicy({ namespace: 'shop', kind: 'Deployment', name: 'web', mode: 'Spot', spotPercent: 5 }, 'p'),
+    ).toThrow('p shop/Deployment/web: spotPercent: is only used with mode Diversity');
   });
 });

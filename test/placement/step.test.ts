@@ -3,19 +3,38 @@ import { describe, expect, it } from 'vitest';
 import { APPLIED_ANNOTATION } from '../../lib/api/index.ts';
 import { mutatePod, type RuleSet } from '../../lib/engine/index.ts';
 import type { Pod } from '../../lib/engine/index.ts';
-import { CAPACITY_ANNOTATION, createPlacementStep, parsePlacementPolicy, withRecordedCapacity, type CapacityFlavour, type PlacementPolicy } from '../../lib/placement/index.ts';
+import {
+  CAPACITY_ANNOTATION,
+  createPlacementStep,
+  parsePlacementPolicy,
+  withRecordedCapacity,
+  type CapacityFlavour,
+  type PlacementPolicy,
+} from '../../lib/placement/index.ts';
 import { pod, req, required, rule, rules, termOf } from '../support/builders.ts';
 
 const deployment = (overrides: Partial<PlacementPolicy> = {}): PlacementPolicy =>
   parsePlacementPolicy({ namespace: 'production', kind: 'Deployment', name: 'web', mode: 'Spot', ...overrides });
-const webPod = (options: Parameters<typeof pod>[0] = {}) => pod({ labels: { app: 'web', 'pod-template-hash': '5d8f7c9b4' }, ...options });
+const webPod = (options: Parameters<typeof pod>[0] = {}) =>
+  pod({ labels: { app: 'web', 'pod-template-hash': '5d8f7c9b4' }, ...options });
 
-function place(input: Pod, policy: PlacementPolicy, options: { flavour?: CapacityFlavour; ruleSet?: RuleSet; uid?: string } = {}) {
+function place(
+  input: Pod,
+  policy: PlacementPolicy,
+  options: { flavour?: CapacityFlavour; ruleSet?: RuleSet; uid?: string } = {},
+) {
   const step = createPlacementStep({ flavour: options.flavour ?? 'karpenter', policies: [policy] });
-  return mutatePod(input, 'production', options.ruleSet ?? rules(), { requestUid: options.uid ?? 'uid-1' }, { managedSteps: [step] });
+  return mutatePod(
+    input,
+    'production',
+    options.ruleSet ?? rules(),
+    { requestUid: options.uid ?? 'uid-1' },
+    { managedSteps: [step] },
+  );
 }
 
-const requiredOf = (result: Pod) => result.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+const requiredOf = (result: Pod) =>
+  result.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
 
 describe('managed capacity placement', () => {
   it.each([
@@ -31,7 +50,10 @@ describe('managed capacity placement', () => {
   });
 
   it('ANDs the requirement into every required term', () => {
-    const outcome = place(webPod({ required: [termOf(req('zone', 'In', 'a')), termOf(req('zone', 'In', 'b'))] }), deployment());
+    const outcome = place(
+      webPod({ required: [termOf(req('zone', 'In', 'a')), termOf(req('zone', 'In', 'b'))] }),
+      deployment(),
+    );
     expect(requiredOf(outcome.pod)).toEqual([
       termOf(req('zone', 'In', 'a'), req('karpenter.sh/capacity-type', 'In', 'spot')),
       termOf(req('zone', 'In', 'b'), req('karpenter.sh/capacity-type', 'In', 'spot')),
@@ -40,15 +62,28 @@ describe('managed capacity placement', () => {
 
   it('runs after every customer rule, so it survives mutationRemove.nodeAffinity.all: true ("It is therefore still present after mutationRemove.nodeAffinity.all: true")', () => {
     const removeAll = rules(rule('drop-affinity', { mutationRemove: { nodeAffinity: { all: true } } }));
-    const outcome = place(webPod({ required: [termOf(req('example.com/pool', 'In', 'legacy'))] }), deployment(), { ruleSet: removeAll });
+    const outcome = place(webPod({ required: [termOf(req('example.com/pool', 'In', 'legacy'))] }), deployment(), {
+      ruleSet: removeAll,
+    });
     expect(requiredOf(outcome.pod)).toEqual([termOf(req('karpenter.sh/capacity-type', 'In', 'spot'))]);
     expect(outcome.pod.metadata?.annotations?.[APPLIED_ANNOTATION]).toBe('drop-affinity,managed:capacity');
   });
 
   it('keeps the capacity requirement when a rule removes other keys', () => {
-    const swap = rules(rule('swap-pool', { mutationRemove: { nodeAffinity: { keys: ['example.com/pool'] } }, mutationAdd: { nodeAffinity: required(termOf(req('example.com/pool', 'In', 'merged'))) } }));
-    const outcome = place(webPod({ required: [termOf(req('example.com/pool', 'In', 'legacy'))] }), deployment({ mode: 'NonSpot' }), { ruleSet: swap });
-    expect(requiredOf(outcome.pod)).toEqual([termOf(req('example.com/pool', 'In', 'merged'), req('karpenter.sh/capacity-type', 'In', 'on-demand'))]);
+    const swap = rules(
+      rule('swap-pool', {
+        mutationRemove: { nodeAffinity: { keys: ['example.com/pool'] } },
+        mutationAdd: { nodeAffinity: required(termOf(req('example.com/pool', 'In', 'merged'))) },
+      }),
+    );
+    const outcome = place(
+      webPod({ required: [termOf(req('example.com/pool', 'In', 'legacy'))] }),
+      deployment({ mode: 'NonSpot' }),
+      { ruleSet: swap },
+    );
+    expect(requiredOf(outcome.pod)).toEqual([
+      termOf(req('example.com/pool', 'In', 'merged'), req('karpenter.sh/capacity-type', 'In', 'on-demand')),
+    ]);
   });
 
   it.each([
@@ -56,11 +91,16 @@ describe('managed capacity placement', () => {
     ['NonSpot', 'another-request'],
     // Diversity draws from the request's uid, so its second pass is the same request's (an API server retry).
     ['Diversity', 'first'],
-  ] as const)('is idempotent in mode %s: a second pass over its own output, by request %s, changes nothing', (mode, uid) => {
-    const first = place(webPod({ required: [termOf(req('zone', 'In', 'a'))] }), deployment({ mode }), { uid: 'first' });
-    const second = place(first.pod, deployment({ mode }), { uid });
-    expect(second.patch).toEqual([]);
-  });
+  ] as const)(
+    'is idempotent in mode %s: a second pass over its own output, by request %s, changes nothing',
+    (mode, uid) => {
+      const first = place(webPod({ required: [termOf(req('zone', 'In', 'a'))] }), deployment({ mode }), {
+        uid: 'first',
+      });
+      const second = place(first.pod, deployment({ mode }), { uid });
+      expect(second.patch).toEqual([]);
+    },
+  );
 
   it('leaves workloads without a policy alone', () => {
     const outcome = place(webPod({ owner: { kind: 'StatefulSet', name: 'db' } }), deployment());
@@ -68,9 +108,13 @@ describe('managed capacity placement', () => {
   });
 
   it('denies when the capacity requirement would exceed a limit, naming the managed step', () => {
-    const wide = webPod({ required: [termOf(...Array.from({ length: 64 }, (_, index) => req(`example.com/k${index}`, 'Exists')))] });
+    const wide = webPod({
+      required: [termOf(...Array.from({ length: 64 }, (_, index) => req(`example.com/k${index}`, 'Exists')))],
+    });
     const outcome = place(wide, deployment());
-    expect(outcome.denial?.message).toBe('managed capacity placement (Spot): requirements in one combined required term would be 65, above the limit of 64');
+    expect(outcome.denial?.message).toBe(
+      'managed capacity placement (Spot): requirements in one combined required term would be 65, above the limit of 64',
+    );
   });
 });
 
@@ -92,15 +136,20 @@ describe('Diversity', () => {
   it.each([
     [100, 'on-demand', 'spot'],
     [0, 'spot', 'on-demand'],
-  ] as const)('decides alone: under spotPercent %i, 200 Pods whose template says %s all get %s', (spotPercent, opted, placed) => {
-    const choices = Array.from({ length: 200 }, () => {
-      const outcome = place(webPod({ annotations: { [CAPACITY_ANNOTATION]: opted } }), diversity(spotPercent), { uid: randomUUID() });
-      return [outcome.pod.metadata?.annotations?.[CAPACITY_ANNOTATION], requiredOf(outcome.pod)];
-    });
-    expect(new Set(choices.map(([choice]) => choice))).toEqual(new Set([placed]));
-    const value = placed === 'spot' ? 'spot' : 'on-demand';
-    for (const [, terms] of choices) expect(terms).toEqual([termOf(req('karpenter.sh/capacity-type', 'In', value))]);
-  });
+  ] as const)(
+    'decides alone: under spotPercent %i, 200 Pods whose template says %s all get %s',
+    (spotPercent, opted, placed) => {
+      const choices = Array.from({ length: 200 }, () => {
+        const outcome = place(webPod({ annotations: { [CAPACITY_ANNOTATION]: opted } }), diversity(spotPercent), {
+          uid: randomUUID(),
+        });
+        return [outcome.pod.metadata?.annotations?.[CAPACITY_ANNOTATION], requiredOf(outcome.pod)];
+      });
+      expect(new Set(choices.map(([choice]) => choice))).toEqual(new Set([placed]));
+      const value = placed === 'spot' ? 'spot' : 'on-demand';
+      for (const [, terms] of choices) expect(terms).toEqual([termOf(req('karpenter.sh/capacity-type', 'In', value))]);
+    },
+  );
 
   it('draws the same choice for the same request, whatever the Pod arrives with', () => {
     for (let index = 0; index < 50; index += 1) {
@@ -108,19 +157,28 @@ describe('Diversity', () => {
       const plain = place(webPod(), diversity(50), { uid });
       for (const opted of ['spot', 'on-demand', 'Spot', '']) {
         const carrying = place(webPod({ annotations: { [CAPACITY_ANNOTATION]: opted } }), diversity(50), { uid });
-        expect(carrying.pod.metadata?.annotations?.[CAPACITY_ANNOTATION]).toBe(plain.pod.metadata?.annotations?.[CAPACITY_ANNOTATION]);
+        expect(carrying.pod.metadata?.annotations?.[CAPACITY_ANNOTATION]).toBe(
+          plain.pod.metadata?.annotations?.[CAPACITY_ANNOTATION],
+        );
       }
     }
   });
 
-  describe('a choice the caller records (withRecordedCapacity), as report passes the running Pod\'s', () => {
+  describe("a choice the caller records (withRecordedCapacity), as report passes the running Pod's", () => {
     const placeRecorded = (input: Pod, policy: PlacementPolicy, choice: unknown, uid: string) =>
-      mutatePod(input, 'production', rules(), withRecordedCapacity({ requestUid: uid }, choice), { managedSteps: [createPlacementStep({ flavour: 'karpenter', policies: [policy] })] });
+      mutatePod(input, 'production', rules(), withRecordedCapacity({ requestUid: uid }, choice), {
+        managedSteps: [createPlacementStep({ flavour: 'karpenter', policies: [policy] })],
+      });
 
     it('is kept on a second pass under another request, so that pass changes nothing', () => {
       for (let index = 0; index < 50; index += 1) {
         const first = place(webPod(), diversity(50), { uid: randomUUID() });
-        const second = placeRecorded(first.pod, diversity(50), first.pod.metadata?.annotations?.[CAPACITY_ANNOTATION], randomUUID());
+        const second = placeRecorded(
+          first.pod,
+          diversity(50),
+          first.pod.metadata?.annotations?.[CAPACITY_ANNOTATION],
+          randomUUID(),
+        );
         expect(second.patch).toEqual([]);
       }
     });
@@ -129,21 +187,34 @@ describe('Diversity', () => {
       ['spot', 0, 'on-demand'],
       ['on-demand', 100, 'spot'],
       ['Spot', 0, 'on-demand'],
-    ] as const)('%s is redrawn when spotPercent %i cannot draw it, or it is no choice', (recorded, spotPercent, placed) => {
-      const outcome = placeRecorded(webPod(), diversity(spotPercent), recorded, 'uid-1');
-      expect(outcome.pod.metadata?.annotations?.[CAPACITY_ANNOTATION]).toBe(placed);
-    });
+    ] as const)(
+      '%s is redrawn when spotPercent %i cannot draw it, or it is no choice',
+      (recorded, spotPercent, placed) => {
+        const outcome = placeRecorded(webPod(), diversity(spotPercent), recorded, 'uid-1');
+        expect(outcome.pod.metadata?.annotations?.[CAPACITY_ANNOTATION]).toBe(placed);
+      },
+    );
   });
 
-  it('spreads across instance types with the Pod\'s own labels as the selector', () => {
+  it("spreads across instance types with the Pod's own labels as the selector", () => {
     const outcome = place(webPod(), diversity(50));
     expect(outcome.pod.spec?.topologySpreadConstraints).toEqual([
-      { maxSkew: 1, topologyKey: 'node.kubernetes.io/instance-type', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { app: 'web', 'pod-template-hash': '5d8f7c9b4' } } },
+      {
+        maxSkew: 1,
+        topologyKey: 'node.kubernetes.io/instance-type',
+        whenUnsatisfiable: 'ScheduleAnyway',
+        labelSelector: { matchLabels: { app: 'web', 'pod-template-hash': '5d8f7c9b4' } },
+      },
     ]);
   });
 
   it('adds no spread when the Pod already has one on the instance-type key', () => {
-    const own = { maxSkew: 2, topologyKey: 'node.kubernetes.io/instance-type', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'web' } } };
+    const own = {
+      maxSkew: 2,
+      topologyKey: 'node.kubernetes.io/instance-type',
+      whenUnsatisfiable: 'DoNotSchedule',
+      labelSelector: { matchLabels: { app: 'web' } },
+    };
     const input = webPod();
     const withSpread = { ...input, spec: { ...input.spec, topologySpreadConstraints: [own] } } as Pod;
     expect(place(withSpread, diversity(50)).pod.spec?.topologySpreadConstraints).toEqual([own]);
@@ -152,16 +223,36 @@ describe('Diversity', () => {
 
 describe('parsePlacementPolicy', () => {
   it('defaults spotPercent to 50 for Diversity', () => {
-    expect(parsePlacementPolicy({ namespace: 'a', kind: 'Deployment', name: 'b', mode: 'Diversity' }).spotPercent).toBe(50);
+    expect(parsePlacementPolicy({ namespace: 'a', kind: 'Deployment', name: 'b', mode: 'Diversity' }).spotPercent).toBe(
+      50,
+    );
   });
 
   it.each([
-    [{ namespace: 'a', kind: 'Deployment', name: 'b', mode: 'Cheap' }, 'placement policy a/Deployment/b: mode: must be one of Spot, NonSpot, Diversity (got "Cheap")'],
-    [{ namespace: 'a', kind: 'Deployment', name: 'b', mode: 'Diversity', spotPercent: 120 }, 'placement policy a/Deployment/b: spotPercent: must be an integer from 0 to 100 (got 120)'],
-    [{ namespace: 'a', kind: 'Deployment', name: 'b', mode: 'Spot', spotPercent: 20 }, 'placement policy a/Deployment/b: spotPercent: is only used with mode Diversity'],
-    [{ namespace: 'Bad_NS', kind: 'Deployment', name: 'b', mode: 'Spot' }, 'placement policy Bad_NS/Deployment/b: namespace: must be a namespace name (DNS-1123 label)'],
-    [{ namespace: 'a', kind: 'deployment', name: 'b', mode: 'Spot' }, 'placement policy a/deployment/b: kind: must be a workload kind such as Deployment, StatefulSet, CronJob'],
-    [{ namespace: 'a', kind: 'Deployment', name: 'b', mode: 'Spot', weight: 3 }, 'placement policy a/Deployment/b: weight: unknown field; expected one of namespace, kind, name, mode, spotPercent'],
+    [
+      { namespace: 'a', kind: 'Deployment', name: 'b', mode: 'Cheap' },
+      'placement policy a/Deployment/b: mode: must be one of Spot, NonSpot, Diversity (got "Cheap")',
+    ],
+    [
+      { namespace: 'a', kind: 'Deployment', name: 'b', mode: 'Diversity', spotPercent: 120 },
+      'placement policy a/Deployment/b: spotPercent: must be an integer from 0 to 100 (got 120)',
+    ],
+    [
+      { namespace: 'a', kind: 'Deployment', name: 'b', mode: 'Spot', spotPercent: 20 },
+      'placement policy a/Deployment/b: spotPercent: is only used with mode Diversity',
+    ],
+    [
+      { namespace: 'Bad_NS', kind: 'Deployment', name: 'b', mode: 'Spot' },
+      'placement policy Bad_NS/Deployment/b: namespace: must be a namespace name (DNS-1123 label)',
+    ],
+    [
+      { namespace: 'a', kind: 'deployment', name: 'b', mode: 'Spot' },
+      'placement policy a/deployment/b: kind: must be a workload kind such as Deployment, StatefulSet, CronJob',
+    ],
+    [
+      { namespace: 'a', kind: 'Deployment', name: 'b', mode: 'Spot', weight: 3 },
+      'placement policy a/Deployment/b: weight: unknown field; expected one of namespace, kind, name, mode, spotPercent',
+    ],
   ])('rejects %j with a clear message', (input, message) => {
     expect(() => parsePlacementPolicy(input)).toThrow(message);
   });

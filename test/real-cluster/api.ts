@@ -41,7 +41,12 @@ interface ApiClient {
   /** As request, but fails unless the status is 2xx, and returns the decoded body. */
   json<T = Json>(method: string, path: string, options?: RequestOptions): Promise<T>;
   /** Streams events of `path` from `resourceVersion` until `signal` aborts or the server ends the watch. */
-  watch(path: string, resourceVersion: string, onEvent: (event: WatchEvent) => void, signal: AbortSignal): Promise<void>;
+  watch(
+    path: string,
+    resourceVersion: string,
+    onEvent: (event: WatchEvent) => void,
+    signal: AbortSignal,
+  ): Promise<void>;
   close(): void;
 }
 
@@ -75,11 +80,18 @@ function createApiClient(credentials: ApiCredentials): ApiClient {
   }
 
   function request(method: string, path: string, options: RequestOptions = {}): Promise<ApiAnswer> {
-    const payload = options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+    const payload =
+      options.body === undefined
+        ? undefined
+        : typeof options.body === 'string'
+          ? options.body
+          : JSON.stringify(options.body);
     const headers = {
       accept: 'application/json',
       ...authorization,
-      ...(payload === undefined ? {} : { 'content-type': options.contentType ?? 'application/json', 'content-length': Buffer.byteLength(payload) }),
+      ...(payload === undefined
+        ? {}
+        : { 'content-type': options.contentType ?? 'application/json', 'content-length': Buffer.byteLength(payload) }),
     };
     return new Promise((resolve, reject) => {
       const outgoing = httpsRequest(urlOf(path, options.query), { method, agent, headers }, (response) => {
@@ -111,30 +123,39 @@ function createApiClient(credentials: ApiCredentials): ApiClient {
     return answer.body as T;
   }
 
-  function watch(path: string, resourceVersion: string, onEvent: (event: WatchEvent) => void, signal: AbortSignal): Promise<void> {
+  function watch(
+    path: string,
+    resourceVersion: string,
+    onEvent: (event: WatchEvent) => void,
+    signal: AbortSignal,
+  ): Promise<void> {
     return new Promise((resolve, reject) => {
       const query = { watch: '1', resourceVersion, allowWatchBookmarks: 'true', timeoutSeconds: '300' };
-      const outgoing = httpsRequest(urlOf(path, query), { method: 'GET', agent, headers: { accept: 'application/json', ...authorization }, signal }, (response) => {
-        if (response.statusCode !== 200) {
-          response.resume();
-          reject(new ApiStatusError(response.statusCode ?? 0, 'WATCH', path, ''));
-          return;
-        }
-        let buffered = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => {
-          buffered += chunk;
-          let newline = buffered.indexOf('\n');
-          while (newline >= 0) {
-            const line = buffered.slice(0, newline).trim();
-            buffered = buffered.slice(newline + 1);
-            if (line !== '') onEvent(JSON.parse(line) as WatchEvent);
-            newline = buffered.indexOf('\n');
+      const outgoing = httpsRequest(
+        urlOf(path, query),
+        { method: 'GET', agent, headers: { accept: 'application/json', ...authorization }, signal },
+        (response) => {
+          if (response.statusCode !== 200) {
+            response.resume();
+            reject(new ApiStatusError(response.statusCode ?? 0, 'WATCH', path, ''));
+            return;
           }
-        });
-        response.on('end', () => resolve());
-        response.on('error', (error) => (signal.aborted ? resolve() : reject(error)));
-      });
+          let buffered = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => {
+            buffered += chunk;
+            let newline = buffered.indexOf('\n');
+            while (newline >= 0) {
+              const line = buffered.slice(0, newline).trim();
+              buffered = buffered.slice(newline + 1);
+              if (line !== '') onEvent(JSON.parse(line) as WatchEvent);
+              newline = buffered.indexOf('\n');
+            }
+          });
+          response.on('end', () => resolve());
+          response.on('error', (error) => (signal.aborted ? resolve() : reject(error)));
+        },
+      );
       outgoing.on('error', (error) => (signal.aborted ? resolve() : reject(error)));
       outgoing.end();
     });

@@ -54,23 +54,45 @@ async function kubernetesRelease(): Promise<string> {
 function versionFlags(release: string): string {
   const [major, minor] = release.slice(1).split('.');
   return ['k8s.io/component-base/version', 'k8s.io/client-go/pkg/version']
-    .flatMap((pkg) => [`-X ${pkg}.gitVersion=${release}`, `-X ${pkg}.gitMajor=${major}`, `-X ${pkg}.gitMinor=${minor}`, `-X ${pkg}.gitTreeState=clean`])
+    .flatMap((pkg) => [
+      `-X ${pkg}.gitVersion=${release}`,
+      `-X ${pkg}.gitMajor=${major}`,
+      `-X ${pkg}.gitMinor=${minor}`,
+      `-X ${pkg}.gitTreeState=clean`,
+    ])
     .join(' ');
 }
 
 function buildArguments(release: string, outDir: string): string[] {
   // -s -w drop the symbol tables: a third smaller and a faster link, and nothing here reads them.
-  return ['build', '-trimpath', '-buildvcs=false', `-ldflags=-s -w ${versionFlags(release)}`, '-o', `${outDir}/`, ...Object.values(COMMANDS)];
+  return [
+    'build',
+    '-trimpath',
+    '-buildvcs=false',
+    `-ldflags=-s -w ${versionFlags(release)}`,
+    '-o',
+    `${outDir}/`,
+    ...Object.values(COMMANDS),
+  ];
 }
 
 async function cacheKey(release: string): Promise<string> {
   const digest = createHash('sha256');
-  for (const file of SOURCES) digest.update(file).update('\0').update(await readFile(join(MODULE_DIR, file)));
+  for (const file of SOURCES)
+    digest
+      .update(file)
+      .update('\0')
+      .update(await readFile(join(MODULE_DIR, file)));
   digest.update(buildArguments(release, '').join(' '));
   return digest.digest('hex').slice(0, 12);
 }
 
-function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv, log: (line: string) => void): Promise<void> {
+function run(
+  command: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  log: (line: string) => void,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd: MODULE_DIR, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
@@ -80,7 +102,12 @@ function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv, l
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
     child.on('error', (error) =>
-      reject(new Error(`cannot run ${command} (${error.message}); the real-cluster suite builds the control plane with Go 1.26 or later`, { cause: error })),
+      reject(
+        new Error(
+          `cannot run ${command} (${error.message}); the real-cluster suite builds the control plane with Go 1.26 or later`,
+          { cause: error },
+        ),
+      ),
     );
     child.on('close', (code) => {
       if (code === 0) resolve();
@@ -100,18 +127,24 @@ async function controlPlaneBinaries(log: (line: string) => void = () => undefine
   const release = await kubernetesRelease();
   const dir = join(CACHE_ROOT, `kubernetes-${release}-${await cacheKey(release)}`);
   const path = (command: Command): string => join(dir, command);
-  if ((Object.keys(COMMANDS) as Command[]).every((command) => existsSync(path(command)))) return { release, dir, path, builtSeconds: undefined };
+  if ((Object.keys(COMMANDS) as Command[]).every((command) => existsSync(path(command))))
+    return { release, dir, path, builtSeconds: undefined };
 
   await mkdir(CACHE_ROOT, { recursive: true });
   const scratch = `${dir}.building-${process.pid}`;
   await rm(scratch, { recursive: true, force: true });
-  log(`building the control plane (Kubernetes ${release}, etcd) from Go modules into ${dir}; the first build takes about 8 minutes on 2 cores`);
+  log(
+    `building the control plane (Kubernetes ${release}, etcd) from Go modules into ${dir}; the first build takes about 8 minutes on 2 cores`,
+  );
   const started = Date.now();
   // GOTOOLCHAIN=local: the machine's Go, never one downloaded behind the build's back; -mod=readonly: go.sum is complete.
   const env = { ...process.env, CGO_ENABLED: '0', GOTOOLCHAIN: 'local', GOFLAGS: '-mod=readonly' };
   try {
     await run('go', buildArguments(release, scratch), env, log);
-    await writeFile(join(scratch, 'build.json'), `${JSON.stringify({ release, builtAt: new Date().toISOString(), seconds: (Date.now() - started) / 1000 })}\n`);
+    await writeFile(
+      join(scratch, 'build.json'),
+      `${JSON.stringify({ release, builtAt: new Date().toISOString(), seconds: (Date.now() - started) / 1000 })}\n`,
+    );
     await rm(dir, { recursive: true, force: true });
     await rename(scratch, dir);
   } catch (error) {

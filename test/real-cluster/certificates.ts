@@ -44,36 +44,62 @@ async function createCa(commonName: string): Promise<KeyPair> {
 type Extension = NonNullable<Parameters<typeof generate>[1]>['extensions'] extends (infer E)[] | undefined ? E : never;
 
 /** An EC P-256 certificate for `subject`, signed by `ca`, with `extensions` beside basicConstraints CA:false. */
-async function signedLeaf(ca: KeyPair, subject: Parameters<typeof generate>[0], extensions: readonly Extension[]): Promise<KeyPair> {
-  const leaf = await generate(subject, { keyType: 'ec', algorithm: 'sha256', ...validity(), ca, extensions: [{ name: 'basicConstraints', cA: false }, ...extensions] });
+async function signedLeaf(
+  ca: KeyPair,
+  subject: Parameters<typeof generate>[0],
+  extensions: readonly Extension[],
+): Promise<KeyPair> {
+  const leaf = await generate(subject, {
+    keyType: 'ec',
+    algorithm: 'sha256',
+    ...validity(),
+    ca,
+    extensions: [{ name: 'basicConstraints', cA: false }, ...extensions],
+  });
   return { cert: leaf.cert, key: leaf.private };
 }
 
 /** A serving certificate for 127.0.0.1 and localhost (and `dnsNames`), signed by `ca`. */
 function servingCertificate(ca: KeyPair, commonName: string, dnsNames: readonly string[] = []): Promise<KeyPair> {
-  return signedLeaf(ca, [{ name: 'commonName', value: commonName }], [
-    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
-    { name: 'extKeyUsage', serverAuth: true },
-    {
-      name: 'subjectAltName',
-      altNames: [{ type: 7, ip: '127.0.0.1' }, { type: 2, value: 'localhost' }, ...dnsNames.map((value) => ({ type: 2 as const, value }))],
-    },
-  ]);
+  return signedLeaf(
+    ca,
+    [{ name: 'commonName', value: commonName }],
+    [
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
+      { name: 'extKeyUsage', serverAuth: true },
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 7, ip: '127.0.0.1' },
+          { type: 2, value: 'localhost' },
+          ...dnsNames.map((value) => ({ type: 2 as const, value })),
+        ],
+      },
+    ],
+  );
 }
 
 /** A client certificate: the API server reads the user from CN and the groups from O. */
 function clientCertificate(ca: KeyPair, user: string, groups: readonly string[]): Promise<KeyPair> {
-  return signedLeaf(ca, [{ name: 'commonName', value: user }, ...groups.map((group) => ({ name: 'organizationName', value: group }))], [
-    { name: 'keyUsage', digitalSignature: true },
-    { name: 'extKeyUsage', clientAuth: true },
-  ]);
+  return signedLeaf(
+    ca,
+    [{ name: 'commonName', value: user }, ...groups.map((group) => ({ name: 'organizationName', value: group }))],
+    [
+      { name: 'keyUsage', digitalSignature: true },
+      { name: 'extKeyUsage', clientAuth: true },
+    ],
+  );
 }
 
 /** Everything one control plane start needs, fresh. */
 async function createControlPlaneCertificates(): Promise<ControlPlaneCertificates> {
   const ca = await createCa('podmutation-test-cluster-ca');
   // The in-cluster names of the API server, as kubeadm puts them on its serving certificate.
-  const apiServer = await servingCertificate(ca, 'kube-apiserver', ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc']);
+  const apiServer = await servingCertificate(ca, 'kube-apiserver', [
+    'kubernetes',
+    'kubernetes.default',
+    'kubernetes.default.svc',
+  ]);
   const admin = await clientCertificate(ca, 'podmutation-test-admin', ['system:masters']);
   const { privateKey, publicKey } = generateKeyPairSync('ec', {
     namedCurve: 'P-256',

@@ -33,7 +33,10 @@ interface ControlPlane {
   readonly admin: ApiClient;
   readonly binaries: ControlPlaneBinaries;
   /** Runs the release's kubectl, as the admin unless `kubeconfig` is given. */
-  kubectl(args: readonly string[], options?: { readonly input?: string; readonly kubeconfig?: string; readonly env?: NodeJS.ProcessEnv }): Promise<CommandResult>;
+  kubectl(
+    args: readonly string[],
+    options?: { readonly input?: string; readonly kubeconfig?: string; readonly env?: NodeJS.ProcessEnv },
+  ): Promise<CommandResult>;
   /** Creates the namespace (or updates its labels) and waits for its default ServiceAccount, without which no Pod is admitted. */
   ensureNamespace(name: string, labels?: Readonly<Record<string, string>>): Promise<void>;
   /** Writes a kubeconfig of this cluster for a bearer token (a ServiceAccount's) and returns its path. */
@@ -76,7 +79,9 @@ function kubeconfigYaml(server: string, caPem: string, user: Record<string, stri
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: 'test', cluster: { server, 'certificate-authority-data': Buffer.from(caPem).toString('base64') } }],
+    clusters: [
+      { name: 'test', cluster: { server, 'certificate-authority-data': Buffer.from(caPem).toString('base64') } },
+    ],
     users: [{ name: 'user', user }],
     contexts: [{ name: 'test', context: { cluster: 'test', user: 'user' } }],
     'current-context': 'test',
@@ -84,7 +89,12 @@ function kubeconfigYaml(server: string, caPem: string, user: Record<string, stri
 }
 
 async function healthy(url: string, certificates: ControlPlaneCertificates): Promise<true | undefined> {
-  const client = createApiClient({ server: url, ca: certificates.ca.cert, cert: certificates.admin.cert, key: certificates.admin.key });
+  const client = createApiClient({
+    server: url,
+    ca: certificates.ca.cert,
+    cert: certificates.admin.cert,
+    key: certificates.admin.key,
+  });
   try {
     const answer = await client.request('GET', new URL(url).pathname);
     return answer.status === 200 ? true : undefined;
@@ -128,7 +138,13 @@ async function startControlPlane(binaries: ControlPlaneBinaries): Promise<Contro
       writeFile(file('sa.key'), certificates.serviceAccount.privateKey),
       writeFile(file('sa.pub'), certificates.serviceAccount.publicKey),
     ]);
-    const [etcdPort, peerPort, apiPort, managerPort, schedulerPort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
+    const [etcdPort, peerPort, apiPort, managerPort, schedulerPort] = await Promise.all([
+      freePort(),
+      freePort(),
+      freePort(),
+      freePort(),
+      freePort(),
+    ]);
     const server = `https://127.0.0.1:${apiPort}`;
     const adminKubeconfig = file('admin.kubeconfig');
     await writeFile(
@@ -158,7 +174,9 @@ async function startControlPlane(binaries: ControlPlaneBinaries): Promise<Contro
         { logFile: file('etcd.log') },
       ),
     );
-    await waitFor('etcd to be healthy', async () => ((await fetch(`${etcdUrl}/health`)).ok ? true : undefined), { failFast: anyExited });
+    await waitFor('etcd to be healthy', async () => ((await fetch(`${etcdUrl}/health`)).ok ? true : undefined), {
+      failFast: anyExited,
+    });
 
     processes.push(
       startSupervised(
@@ -186,8 +204,16 @@ async function startControlPlane(binaries: ControlPlaneBinaries): Promise<Contro
         { logFile: file('kube-apiserver.log') },
       ),
     );
-    await waitFor('kube-apiserver to be ready', () => healthy(`${server}/readyz`, certificates), { failFast: anyExited, timeoutMs: 90_000 });
-    api = createApiClient({ server, ca: certificates.ca.cert, cert: certificates.admin.cert, key: certificates.admin.key });
+    await waitFor('kube-apiserver to be ready', () => healthy(`${server}/readyz`, certificates), {
+      failFast: anyExited,
+      timeoutMs: 90_000,
+    });
+    api = createApiClient({
+      server,
+      ca: certificates.ca.cert,
+      cert: certificates.admin.cert,
+      key: certificates.admin.key,
+    });
 
     const componentFlags = (port: number) => [
       `--kubeconfig=${adminKubeconfig}`,
@@ -215,18 +241,35 @@ async function startControlPlane(binaries: ControlPlaneBinaries): Promise<Contro
         ],
         { logFile: file('kube-controller-manager.log') },
       ),
-      startSupervised('kube-scheduler', binaries.path('kube-scheduler'), componentFlags(schedulerPort), { logFile: file('kube-scheduler.log') }),
+      startSupervised('kube-scheduler', binaries.path('kube-scheduler'), componentFlags(schedulerPort), {
+        logFile: file('kube-scheduler.log'),
+      }),
     );
     await Promise.all([
-      waitFor('kube-controller-manager to be healthy', () => healthy(`https://127.0.0.1:${managerPort}/healthz`, certificates), { failFast: anyExited }),
-      waitFor('kube-scheduler to be healthy', () => healthy(`https://127.0.0.1:${schedulerPort}/healthz`, certificates), { failFast: anyExited }),
+      waitFor(
+        'kube-controller-manager to be healthy',
+        () => healthy(`https://127.0.0.1:${managerPort}/healthz`, certificates),
+        { failFast: anyExited },
+      ),
+      waitFor(
+        'kube-scheduler to be healthy',
+        () => healthy(`https://127.0.0.1:${schedulerPort}/healthz`, certificates),
+        { failFast: anyExited },
+      ),
     ]);
     // Pods can only be created once the namespace's default ServiceAccount exists (the ServiceAccount admission plugin).
     const admin = api;
     const serviceAccountOf = (namespace: string) =>
-      waitFor(`the default ServiceAccount of ${namespace}`, async () => ((await admin.request('GET', `/api/v1/namespaces/${namespace}/serviceaccounts/default`)).status === 200 ? true : undefined), {
-        failFast: anyExited,
-      });
+      waitFor(
+        `the default ServiceAccount of ${namespace}`,
+        async () =>
+          (await admin.request('GET', `/api/v1/namespaces/${namespace}/serviceaccounts/default`)).status === 200
+            ? true
+            : undefined,
+        {
+          failFast: anyExited,
+        },
+      );
     await serviceAccountOf('default');
     await createTestNodes(admin);
     kubelet = startKubelet(admin, (error) => kubeletErrors.push(error));
@@ -247,7 +290,9 @@ async function startControlPlane(binaries: ControlPlaneBinaries): Promise<Contro
       binaries,
       kubectl,
       ensureNamespace: async (name, labels = {}) => {
-        const applied = await kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } }) });
+        const applied = await kubectl(['apply', '-f', '-'], {
+          input: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } }),
+        });
         if (applied.code !== 0) throw new Error(`kubectl apply of namespace ${name}: ${applied.stderr}`);
         await serviceAccountOf(name);
       },

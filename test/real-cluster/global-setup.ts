@@ -12,6 +12,9 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<void> {
-  const [binaries] = await Promise.all([controlPlaneBinaries((line) => console.log(`[control plane] ${line}`)), buildCli()]);
+  const [binaries] = await Promise.all([
+    controlPlaneBinaries((line) => console.log(`[control plane] ${line}`)),
+    buildCli(),
+  ]);
   project.provide('controlPlane', { dir: binaries.dir, release: binaries.release });
 }

@@ -26,7 +26,9 @@ function alive(pid: number): boolean {
 describe('a control plane whose starter is killed', () => {
   it('dies with it, every component, and its folder is removed by the next start', async () => {
     const { dir, release } = inject('controlPlane');
-    const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, dir, release], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, dir, release], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const started = await new Promise<Started>((resolve, reject) => {
       let output = '';
       child.stdout.on('data', (chunk: Buffer) => {
@@ -35,12 +37,21 @@ describe('a control plane whose starter is killed', () => {
       });
       child.on('exit', (code) => reject(new Error(`the starter exited with ${code} before printing its components`)));
     });
-    expect(started.components.map(({ name }) => name)).toEqual(['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler']);
+    expect(started.components.map(({ name }) => name)).toEqual([
+      'etcd',
+      'kube-apiserver',
+      'kube-controller-manager',
+      'kube-scheduler',
+    ]);
     expect(started.components.every(({ pid }) => alive(pid))).toBe(true);
 
     child.kill('SIGKILL');
 
-    await waitFor('every component to die', () => Promise.resolve(started.components.every(({ pid }) => !alive(pid)) ? true : undefined), { timeoutMs: 30_000 });
+    await waitFor(
+      'every component to die',
+      () => Promise.resolve(started.components.every(({ pid }) => !alive(pid)) ? true : undefined),
+      { timeoutMs: 30_000 },
+    );
     expect(existsSync(started.dir)).toBe(true);
     const next = await startControlPlane(binariesAt(inject('controlPlane')));
     await next.stop();

@@ -6,9 +6,20 @@
 import type { ApiClient, Json } from './api.ts';
 
 interface PodView {
-  readonly metadata: { readonly name: string; readonly namespace: string; readonly uid: string; readonly deletionTimestamp?: string };
-  readonly spec: { readonly nodeName?: string; readonly containers: readonly { readonly name: string; readonly image?: string }[] };
-  readonly status?: { readonly phase?: string; readonly conditions?: readonly { readonly type: string; readonly status: string }[] };
+  readonly metadata: {
+    readonly name: string;
+    readonly namespace: string;
+    readonly uid: string;
+    readonly deletionTimestamp?: string;
+  };
+  readonly spec: {
+    readonly nodeName?: string;
+    readonly containers: readonly { readonly name: string; readonly image?: string }[];
+  };
+  readonly status?: {
+    readonly phase?: string;
+    readonly conditions?: readonly { readonly type: string; readonly status: string }[];
+  };
 }
 
 /** The running stand-in. */
@@ -19,7 +30,10 @@ interface Kubelet {
 }
 
 function isReady(pod: PodView): boolean {
-  return pod.status?.phase === 'Running' && (pod.status.conditions ?? []).some(({ type, status }) => type === 'Ready' && status === 'True');
+  return (
+    pod.status?.phase === 'Running' &&
+    (pod.status.conditions ?? []).some(({ type, status }) => type === 'Ready' && status === 'True')
+  );
 }
 
 function runningStatus(pod: PodView, index: number): Json {
@@ -33,7 +47,13 @@ function runningStatus(pod: PodView, index: number): Json {
       hostIP: '10.0.0.10',
       podIP: ip,
       podIPs: [{ ip }],
-      conditions: [condition('PodReadyToStartContainers'), condition('Initialized'), condition('ContainersReady'), condition('Ready'), condition('PodScheduled')],
+      conditions: [
+        condition('PodReadyToStartContainers'),
+        condition('Initialized'),
+        condition('ContainersReady'),
+        condition('Ready'),
+        condition('PodScheduled'),
+      ],
       containerStatuses: pod.spec.containers.map(({ name, image }) => ({
         name,
         image: image ?? '',
@@ -59,14 +79,27 @@ function startKubelet(api: ApiClient, onError: (error: Error) => void = () => un
     const { name, namespace, uid } = pod.metadata;
     const path = `/api/v1/namespaces/${namespace}/pods/${name}`;
     if (pod.metadata.deletionTimestamp !== undefined) {
-      const answer = await api.request('DELETE', path, { body: { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 0, preconditions: { uid } } });
-      if (answer.status >= 300 && answer.status !== 404 && answer.status !== 409) throw new Error(`deleting pod ${namespace}/${name}: HTTP ${answer.status}`);
+      const answer = await api.request('DELETE', path, {
+        body: { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 0, preconditions: { uid } },
+      });
+      if (answer.status >= 300 && answer.status !== 404 && answer.status !== 409)
+        throw new Error(`deleting pod ${namespace}/${name}: HTTP ${answer.status}`);
       return;
     }
-    if (pod.spec.nodeName === undefined || isReady(pod) || pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') return;
-    const answer = await api.request('PATCH', `${path}/status`, { body: runningStatus(pod, addresses++), contentType: 'application/merge-patch+json' });
+    if (
+      pod.spec.nodeName === undefined ||
+      isReady(pod) ||
+      pod.status?.phase === 'Succeeded' ||
+      pod.status?.phase === 'Failed'
+    )
+      return;
+    const answer = await api.request('PATCH', `${path}/status`, {
+      body: runningStatus(pod, addresses++),
+      contentType: 'application/merge-patch+json',
+    });
     if (answer.status === 200) started += 1;
-    else if (answer.status !== 404 && answer.status !== 409) throw new Error(`marking pod ${namespace}/${name} running: HTTP ${answer.status}: ${answer.text.slice(0, 300)}`);
+    else if (answer.status !== 404 && answer.status !== 409)
+      throw new Error(`marking pod ${namespace}/${name} running: HTTP ${answer.status}: ${answer.text.slice(0, 300)}`);
   }
 
   function consider(pod: PodView): void {

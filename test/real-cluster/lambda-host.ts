@@ -53,7 +53,10 @@ interface LambdaHostOptions {
   readonly dir: string;
 }
 
-type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2 | string>;
+type LambdaHandler = (
+  event: APIGatewayProxyEventV2,
+  context: Context,
+) => Promise<APIGatewayProxyStructuredResultV2 | string>;
 
 const SELF = fileURLToPath(import.meta.url);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -63,8 +66,16 @@ const MEMORY_MB = '1024';
 const TIMEOUT_MS = 3_000;
 const LISTENING = 'lambda-host listening on ';
 // What API Gateway answers when the function fails instead of returning a result.
-const INTERNAL_SERVER_ERROR = { statusCode: 500, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: 'Internal Server Error' }) };
-const NOT_FOUND = { statusCode: 404, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: 'Not Found' }) };
+const INTERNAL_SERVER_ERROR = {
+  statusCode: 500,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ message: 'Internal Server Error' }),
+};
+const NOT_FOUND = {
+  statusCode: 404,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ message: 'Not Found' }),
+};
 
 /** A short digest of a token (as it appears in the path), so that the request log names which token came without holding it. */
 function tokenFingerprint(token: string): string {
@@ -107,12 +118,17 @@ function lambdaContext(): Context {
   };
 }
 
-
 /** The child: loads the bundle once, then serves until SIGTERM. */
 function main(argv: readonly string[]): void {
   const { values } = parseArgs({
     args: [...argv],
-    options: { bundle: { type: 'string' }, port: { type: 'string' }, cert: { type: 'string' }, key: { type: 'string' }, 'request-log': { type: 'string' } },
+    options: {
+      bundle: { type: 'string' },
+      port: { type: 'string' },
+      cert: { type: 'string' },
+      key: { type: 'string' },
+      'request-log': { type: 'string' },
+    },
     strict: true,
   });
   const { bundle, port, cert, key } = values;
@@ -148,7 +164,11 @@ function main(argv: readonly string[]): void {
       })
       .then((result) => {
         const token = /^\/admit\/([^/?]+)/.exec(head.url)?.[1];
-        const record: HostRequest = { at, token: token === undefined ? '' : tokenFingerprint(token), status: result.statusCode ?? 200 };
+        const record: HostRequest = {
+          at,
+          token: token === undefined ? '' : tokenFingerprint(token),
+          status: result.statusCode ?? 200,
+        };
         log.write(`${JSON.stringify(record)}\n`);
         writeHttpApiResult(response, result);
       })
@@ -171,19 +191,41 @@ async function startLambdaHost(options: LambdaHostOptions): Promise<LambdaHost> 
   const keyFile = join(options.dir, 'lambda-host.key');
   const requestLog = join(options.dir, 'lambda-host-requests.jsonl');
   const logFile = join(options.dir, 'lambda-host.log');
-  await Promise.all([writeFile(certFile, options.certificate.cert), writeFile(keyFile, options.certificate.key), writeFile(requestLog, '')]);
+  await Promise.all([
+    writeFile(certFile, options.certificate.cert),
+    writeFile(keyFile, options.certificate.key),
+    writeFile(requestLog, ''),
+  ]);
   const port = await freePort();
   const environment = { ...runtimeEnvironment(options.environment.AWS_REGION ?? 'eu-west-1'), ...options.environment };
   const child = startSupervised(
     'lambda-host',
     process.execPath,
-    ['--import', 'tsx', SELF, '--bundle', options.bundle, '--port', String(port), '--cert', certFile, '--key', keyFile, '--request-log', requestLog],
+    [
+      '--import',
+      'tsx',
+      SELF,
+      '--bundle',
+      options.bundle,
+      '--port',
+      String(port),
+      '--cert',
+      certFile,
+      '--key',
+      keyFile,
+      '--request-log',
+      requestLog,
+    ],
     { logFile, env: environment, cwd: ROOT },
   );
-  await waitFor('the Lambda host to listen', async () => ((await readFile(logFile, 'utf8')).includes(LISTENING) ? true : undefined), {
-    failFast: () => (child.exited() === undefined ? undefined : `exited (${child.exited()}):\n${child.logTail()}`),
-    timeoutMs: 60_000,
-  });
+  await waitFor(
+    'the Lambda host to listen',
+    async () => ((await readFile(logFile, 'utf8')).includes(LISTENING) ? true : undefined),
+    {
+      failFast: () => (child.exited() === undefined ? undefined : `exited (${child.exited()}):\n${child.logTail()}`),
+      timeoutMs: 60_000,
+    },
+  );
   return {
     baseUrl: `https://127.0.0.1:${port}`,
     process: child,

@@ -33,10 +33,21 @@ function tail(file: string, lines: number): string {
 }
 
 /** Starts `command` with its output appended to `logFile`, killed with SIGKILL if this process dies first. */
-function startSupervised(name: string, command: string, args: readonly string[], options: { logFile: string; env?: NodeJS.ProcessEnv; cwd?: string }): Supervised {
+function startSupervised(
+  name: string,
+  command: string,
+  args: readonly string[],
+  options: { logFile: string; env?: NodeJS.ProcessEnv; cwd?: string },
+): Supervised {
   const fd = openSync(options.logFile, 'a');
-  const [file, argv] = HAS_SETPRIV ? ['setpriv', ['--pdeathsig', 'KILL', '--', command, ...args]] : [command, [...args]];
-  const child = spawn(file, argv, { stdio: ['ignore', fd, fd], env: options.env ?? process.env, ...(options.cwd === undefined ? {} : { cwd: options.cwd }) });
+  const [file, argv] = HAS_SETPRIV
+    ? ['setpriv', ['--pdeathsig', 'KILL', '--', command, ...args]]
+    : [command, [...args]];
+  const child = spawn(file, argv, {
+    stdio: ['ignore', fd, fd],
+    env: options.env ?? process.env,
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+  });
   closeSync(fd);
   let exit: string | undefined;
   const closed = new Promise<void>((resolve) => {
@@ -78,7 +89,11 @@ function startSupervised(name: string, command: string, args: readonly string[],
 async function waitFor<T>(
   what: string,
   probe: () => Promise<T | undefined>,
-  options: { readonly timeoutMs?: number; readonly intervalMs?: number; readonly failFast?: () => string | undefined } = {},
+  options: {
+    readonly timeoutMs?: number;
+    readonly intervalMs?: number;
+    readonly failFast?: () => string | undefined;
+  } = {},
 ): Promise<T> {
   const deadline = Date.now() + (options.timeoutMs ?? 60_000);
   let lastError: unknown;

@@ -19,7 +19,10 @@ const cluster = useControlPlane();
 const NAMESPACE = 'readmission';
 const COPIES = 'readmission-copies';
 
-type Pod = { metadata: { name: string; uid: string; annotations?: Record<string, string> }; spec: { affinity?: Json; tolerations?: Json[]; nodeName?: string } };
+type Pod = {
+  metadata: { name: string; uid: string; annotations?: Record<string, string> };
+  spec: { affinity?: Json; tolerations?: Json[]; nodeName?: string };
+};
 
 const expression = (key: string, ...values: string[]) => ({ key, operator: 'In', values });
 const LEGACY_TERM = { matchExpressions: [expression('example.com/node-pool', 'legacy')] };
@@ -36,7 +39,19 @@ const RULES = [
       workloadSelector: { namespaces: [NAMESPACE, COPIES], names: ['zoned'] },
       mutationRemove: { nodeAffinity: { keys: ['topology.kubernetes.io/zone'] } },
       mutationAdd: {
-        nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 10, preference: { matchExpressions: [expression('topology.kubernetes.io/zone', 'a'), expression('example.com/tier', 'web')] } }] },
+        nodeAffinity: {
+          preferredDuringSchedulingIgnoredDuringExecution: [
+            {
+              weight: 10,
+              preference: {
+                matchExpressions: [
+                  expression('topology.kubernetes.io/zone', 'a'),
+                  expression('example.com/tier', 'web'),
+                ],
+              },
+            },
+          ],
+        },
       },
     },
   },
@@ -47,7 +62,13 @@ const RULES = [
       priority: -1,
       workloadSelector: { namespaces: [NAMESPACE], names: ['pooled'] },
       mutationRemove: { nodeAffinity: { all: true } },
-      mutationAdd: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [expression('example.com/node-pool', 'merged')] }] } } },
+      mutationAdd: {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [{ matchExpressions: [expression('example.com/node-pool', 'merged')] }],
+          },
+        },
+      },
     },
   },
   {
@@ -55,18 +76,40 @@ const RULES = [
     spec: {
       enable: true,
       priority: 3,
-      workloadSelector: { namespaces: [NAMESPACE], nodeAffinityMatch: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [LEGACY_TERM] } } },
-      mutationAdd: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 5, preference: { matchExpressions: [expression('example.com/disk', 'ssd')] } }] } },
+      workloadSelector: {
+        namespaces: [NAMESPACE],
+        nodeAffinityMatch: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [LEGACY_TERM] } },
+      },
+      mutationAdd: {
+        nodeAffinity: {
+          preferredDuringSchedulingIgnoredDuringExecution: [
+            { weight: 5, preference: { matchExpressions: [expression('example.com/disk', 'ssd')] } },
+          ],
+        },
+      },
     },
   },
 ];
 
 function barePod(name: string, affinity: Json): Json {
-  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NAMESPACE, labels: { app: name } }, spec: { containers: [{ name: 'app', image: `registry.example.com/${name}:1` }], affinity } };
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: NAMESPACE, labels: { app: name } },
+    spec: { containers: [{ name: 'app', image: `registry.example.com/${name}:1` }], affinity },
+  };
 }
 
-const ZONED = barePod('zoned', { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 1, preference: { matchExpressions: [expression('topology.kubernetes.io/zone', 'b')] } }] } });
-const POOLED = barePod('pooled', { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [LEGACY_TERM] } } });
+const ZONED = barePod('zoned', {
+  nodeAffinity: {
+    preferredDuringSchedulingIgnoredDuringExecution: [
+      { weight: 1, preference: { matchExpressions: [expression('topology.kubernetes.io/zone', 'b')] } },
+    ],
+  },
+});
+const POOLED = barePod('pooled', {
+  nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [LEGACY_TERM] } },
+});
 
 async function kubectlOk(plane: ControlPlane, args: readonly string[], input?: string): Promise<string> {
   const run = await plane.kubectl(args, input === undefined ? {} : { input });
@@ -80,7 +123,11 @@ function podAt(plane: ControlPlane, namespace: string, name: string): Promise<Po
 
 /** What the scheduling comparison of the two Pods covers: their node affinity, tolerations and annotations. */
 function scheduling(pod: Pod): Json {
-  return { affinity: pod.spec.affinity ?? null, tolerations: pod.spec.tolerations ?? null, annotations: pod.metadata.annotations ?? {} };
+  return {
+    affinity: pod.spec.affinity ?? null,
+    tolerations: pod.spec.tolerations ?? null,
+    annotations: pod.metadata.annotations ?? {},
+  };
 }
 
 /** README "Re-applying rules": `kubectl get pod -o yaml`, then `kubectl replace --force` of what it printed. */
@@ -90,8 +137,21 @@ async function recreateFromOwnSpec(plane: ControlPlane, name: string): Promise<P
   return podAt(plane, NAMESPACE, name);
 }
 
-async function reportOf(plane: ControlPlane, rules: string): Promise<{ readonly code: number | null; readonly result: MigrationReport }> {
-  const run = await runPodmutation(['report', '--kubeconfig', plane.adminKubeconfig, '--rules', rules, '-n', NAMESPACE, '-o', 'json']);
+async function reportOf(
+  plane: ControlPlane,
+  rules: string,
+): Promise<{ readonly code: number | null; readonly result: MigrationReport }> {
+  const run = await runPodmutation([
+    'report',
+    '--kubeconfig',
+    plane.adminKubeconfig,
+    '--rules',
+    rules,
+    '-n',
+    NAMESPACE,
+    '-o',
+    'json',
+  ]);
   return { code: run.code, result: JSON.parse(run.stdout) as MigrationReport };
 }
 
@@ -119,7 +179,8 @@ describe('a bare Pod the webhook mutated, recreated from its own spec', () => {
 
     expect(annotations('zoned')[APPLIED_ANNOTATION]).toBe('prefer-zone-a');
     expect(annotations('pooled')[APPLIED_ANNOTATION]).toBe('merge-pools,prefer-ssd');
-    for (const name of ['zoned', 'pooled']) expect(JSON.parse(annotations(name)[STAMP_ANNOTATION] ?? '{}')).toHaveProperty('mac');
+    for (const name of ['zoned', 'pooled'])
+      expect(JSON.parse(annotations(name)[STAMP_ANNOTATION] ?? '{}')).toHaveProperty('mac');
   });
 
   it('is read current by the report, which exits 0', async () => {
@@ -129,12 +190,15 @@ describe('a bare Pod the webhook mutated, recreated from its own spec', () => {
     expect(code).toBe(0);
   });
 
-  it.each(['zoned', 'pooled'])('comes back exactly as it was stored (%s): the same scheduling fields, annotations and stamp', async (name) => {
-    const recreated = await recreateFromOwnSpec(cluster(), name);
+  it.each(['zoned', 'pooled'])(
+    'comes back exactly as it was stored (%s): the same scheduling fields, annotations and stamp',
+    async (name) => {
+      const recreated = await recreateFromOwnSpec(cluster(), name);
 
-    expect(recreated.metadata.uid).not.toBe(first[name]!.metadata.uid);
-    expect(scheduling(recreated)).toEqual(scheduling(first[name]!));
-  });
+      expect(recreated.metadata.uid).not.toBe(first[name]!.metadata.uid);
+      expect(scheduling(recreated)).toEqual(scheduling(first[name]!));
+    },
+  );
 
   it('is still read current by the report once recreated', async () => {
     const { code, result } = await reportOf(cluster(), rules);
@@ -146,17 +210,28 @@ describe('a bare Pod the webhook mutated, recreated from its own spec', () => {
   it('copied into another namespace, has its stamp refused and is reviewed as new', async () => {
     const plane = cluster();
     const { metadata, spec } = first.zoned!;
-    const copy = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'zoned', namespace: COPIES, labels: { app: 'zoned' }, annotations: metadata.annotations }, spec: { ...spec, nodeName: undefined } };
+    const copy = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'zoned', namespace: COPIES, labels: { app: 'zoned' }, annotations: metadata.annotations },
+      spec: { ...spec, nodeName: undefined },
+    };
 
     const stored = await plane.admin.json<Pod>('POST', `/api/v1/namespaces/${COPIES}/pods`, { body: copy });
 
     // Reviewed as the Pod it is: prefer-zone-a strips its key from the preference it added, and adds it again.
-    const preferences = (stored.spec.affinity as { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: Json[] } }).nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution;
+    const preferences = (
+      stored.spec.affinity as { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: Json[] } }
+    ).nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution;
     expect(preferences).toEqual([
       { weight: 10, preference: { matchExpressions: [expression('example.com/tier', 'web')] } },
-      { weight: 10, preference: { matchExpressions: [expression('topology.kubernetes.io/zone', 'a'), expression('example.com/tier', 'web')] } },
+      {
+        weight: 10,
+        preference: {
+          matchExpressions: [expression('topology.kubernetes.io/zone', 'a'), expression('example.com/tier', 'web')],
+        },
+      },
     ]);
     expect(stored.metadata.annotations?.[STAMP_ANNOTATION]).not.toBe(metadata.annotations?.[STAMP_ANNOTATION]);
   });
-
 });

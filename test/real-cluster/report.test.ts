@@ -23,28 +23,77 @@ import { registerWebhook, serveWebhook, type ServedWebhook } from './webhook.ts'
 const cluster = useControlPlane();
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const RULE_FILES = ['examples/rules/migrate-legacy-pool.yaml', 'examples/rules/batch-to-spot-pool.yaml'].map((file) => join(ROOT, file));
+const RULE_FILES = ['examples/rules/migrate-legacy-pool.yaml', 'examples/rules/batch-to-spot-pool.yaml'].map((file) =>
+  join(ROOT, file),
+);
 // README "What a rollout would change": the change of a Pod migrate-legacy-pool would move off the legacy pool.
 const LEGACY_POOL_CHANGE =
   'nodeAffinity required: -{example.com/node-pool In [legacy]} +{example.com/node-pool In [merged]}; annotations: +example.com/migration=merged-pool';
 
-type Metadata = { name: string; namespace: string; uid: string; labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: Json[]; deletionTimestamp?: string };
-type Pod = { metadata: Metadata; spec: Json & { nodeName?: string; nodeSelector?: Record<string, string>; tolerations?: Json[] }; status?: { phase?: string } };
+type Metadata = {
+  name: string;
+  namespace: string;
+  uid: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: Json[];
+  deletionTimestamp?: string;
+};
+type Pod = {
+  metadata: Metadata;
+  spec: Json & { nodeName?: string; nodeSelector?: Record<string, string>; tolerations?: Json[] };
+  status?: { phase?: string };
+};
 
 const LEGACY_AFFINITY = {
-  nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['legacy'] }] }] } },
+  nodeAffinity: {
+    requiredDuringSchedulingIgnoredDuringExecution: {
+      nodeSelectorTerms: [{ matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['legacy'] }] }],
+    },
+  },
 };
 
 function podTemplate(name: string, spec: Json): Json {
-  return { metadata: { labels: { 'app.kubernetes.io/name': name } }, spec: { containers: [{ name: 'app', image: `registry.example.com/${name}:1` }], ...spec } };
+  return {
+    metadata: { labels: { 'app.kubernetes.io/name': name } },
+    spec: { containers: [{ name: 'app', image: `registry.example.com/${name}:1` }], ...spec },
+  };
 }
 
 // Deployments and a StatefulSet in production pinned to the legacy pool, one that is not, and a CronJob in batch
 // pinned to the on-demand batch pool by nodeSelector; suspended, so that only the Jobs made here run.
 const WORKLOADS: readonly Json[] = [
-  { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'checkout', namespace: 'production' }, spec: { replicas: 2, selector: { matchLabels: { 'app.kubernetes.io/name': 'checkout' } }, template: podTemplate('checkout', { affinity: LEGACY_AFFINITY }) } },
-  { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'search', namespace: 'production' }, spec: { replicas: 1, selector: { matchLabels: { 'app.kubernetes.io/name': 'search' } }, template: podTemplate('search', {}) } },
-  { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'ledger', namespace: 'production' }, spec: { replicas: 2, serviceName: 'ledger', selector: { matchLabels: { 'app.kubernetes.io/name': 'ledger' } }, template: podTemplate('ledger', { affinity: LEGACY_AFFINITY }) } },
+  {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'checkout', namespace: 'production' },
+    spec: {
+      replicas: 2,
+      selector: { matchLabels: { 'app.kubernetes.io/name': 'checkout' } },
+      template: podTemplate('checkout', { affinity: LEGACY_AFFINITY }),
+    },
+  },
+  {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'search', namespace: 'production' },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { 'app.kubernetes.io/name': 'search' } },
+      template: podTemplate('search', {}),
+    },
+  },
+  {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: { name: 'ledger', namespace: 'production' },
+    spec: {
+      replicas: 2,
+      serviceName: 'ledger',
+      selector: { matchLabels: { 'app.kubernetes.io/name': 'ledger' } },
+      template: podTemplate('ledger', { affinity: LEGACY_AFFINITY }),
+    },
+  },
   {
     apiVersion: 'batch/v1',
     kind: 'CronJob',
@@ -52,7 +101,14 @@ const WORKLOADS: readonly Json[] = [
     spec: {
       schedule: '0 3 * * *',
       suspend: true,
-      jobTemplate: { spec: { template: podTemplate('nightly-report', { restartPolicy: 'Never', nodeSelector: { 'example.com/node-pool': 'batch-ondemand' } }) } },
+      jobTemplate: {
+        spec: {
+          template: podTemplate('nightly-report', {
+            restartPolicy: 'Never',
+            nodeSelector: { 'example.com/node-pool': 'batch-ondemand' },
+          }),
+        },
+      },
     },
   },
 ];
@@ -64,30 +120,50 @@ async function kubectlOk(plane: ControlPlane, args: readonly string[], input?: s
 }
 
 async function livePods(plane: ControlPlane, namespace: string, selector: string): Promise<Pod[]> {
-  const list = await plane.admin.json<{ items: Pod[] }>('GET', `/api/v1/namespaces/${namespace}/pods`, { query: { labelSelector: selector } });
+  const list = await plane.admin.json<{ items: Pod[] }>('GET', `/api/v1/namespaces/${namespace}/pods`, {
+    query: { labelSelector: selector },
+  });
   return list.items.filter((pod) => pod.metadata.deletionTimestamp === undefined);
 }
 
 async function runningPods(plane: ControlPlane, namespace: string, selector: string, count: number): Promise<Pod[]> {
-  return waitFor(`${count} running Pods ${selector} in ${namespace}`, async () => {
-    const pods = await livePods(plane, namespace, selector);
-    return pods.length === count && pods.every((pod) => pod.status?.phase === 'Running') ? pods : undefined;
-  }, { timeoutMs: 90_000 });
+  return waitFor(
+    `${count} running Pods ${selector} in ${namespace}`,
+    async () => {
+      const pods = await livePods(plane, namespace, selector);
+      return pods.length === count && pods.every((pod) => pod.status?.phase === 'Running') ? pods : undefined;
+    },
+    { timeoutMs: 90_000 },
+  );
 }
 
 /** `podmutation report --kubeconfig ADMIN` with more flags; -o json runs are parsed. */
-async function report(plane: ControlPlane, flags: readonly string[] = ['-o', 'json']): Promise<{ readonly run: CliRun; readonly result: MigrationReport }> {
+async function report(
+  plane: ControlPlane,
+  flags: readonly string[] = ['-o', 'json'],
+): Promise<{ readonly run: CliRun; readonly result: MigrationReport }> {
   const run = await runPodmutation(['report', '--kubeconfig', plane.adminKubeconfig, '-A', ...flags]);
-  return { run, result: flags.includes('json') ? (JSON.parse(run.stdout) as MigrationReport) : ({} as MigrationReport) };
+  return {
+    run,
+    result: flags.includes('json') ? (JSON.parse(run.stdout) as MigrationReport) : ({} as MigrationReport),
+  };
 }
 
 /** Waits until the webhook applies `rule` to a dry-run copy of a running Pod: the rule is synced and served. */
 async function untilServed(plane: ControlPlane, pod: Pod, rule: string): Promise<void> {
   const { labels, ownerReferences, namespace } = pod.metadata;
   const spec = { ...pod.spec, nodeName: undefined };
-  const copy = { apiVersion: 'v1', kind: 'Pod', metadata: { labels, ownerReferences, generateName: `${pod.metadata.name}-probe-` }, spec };
+  const copy = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { labels, ownerReferences, generateName: `${pod.metadata.name}-probe-` },
+    spec,
+  };
   await waitFor(`the webhook to apply ${rule}`, async () => {
-    const answer = await plane.admin.json<Pod>('POST', `/api/v1/namespaces/${namespace}/pods`, { body: copy, query: { dryRun: 'All' } });
+    const answer = await plane.admin.json<Pod>('POST', `/api/v1/namespaces/${namespace}/pods`, {
+      body: copy,
+      query: { dryRun: 'All' },
+    });
     return (answer.metadata.annotations?.[APPLIED_ANNOTATION] ?? '').split(',').includes(rule) ? true : undefined;
   });
 }
@@ -111,16 +187,33 @@ describe('the walkthrough of README "Running a migration" on a cluster without A
   beforeAll(async () => {
     const plane = cluster();
     await kubectlOk(plane, ['apply', '-f', join(ROOT, 'infra', 'crd.yaml')]);
-    await kubectlOk(plane, ['wait', '--for=condition=Established', 'crd/podmutations.agent.cloudpilot.ai', '--timeout=60s']);
+    await kubectlOk(plane, [
+      'wait',
+      '--for=condition=Established',
+      'crd/podmutations.agent.cloudpilot.ai',
+      '--timeout=60s',
+    ]);
     // The webhook's rules are the cluster's PodMutations, synced every 2 s as the sync Lambda syncs them.
-    webhook = await serveWebhook(plane, { rules: [], flags: ['--kubeconfig', plane.adminKubeconfig, '--sync-interval', '2'] });
+    webhook = await serveWebhook(plane, {
+      rules: [],
+      flags: ['--kubeconfig', plane.adminKubeconfig, '--sync-interval', '2'],
+    });
     await registerWebhook(plane, webhook);
 
     for (const namespace of ['production', 'batch']) await plane.ensureNamespace(namespace);
     await kubectlOk(plane, ['create', '-f', '-'], WORKLOADS.map((object) => stringify(object)).join('---\n'));
-    await kubectlOk(plane, ['create', 'job', 'nightly-report-manual-1', '--from=cronjob/nightly-report', '-n', 'batch']);
+    await kubectlOk(plane, [
+      'create',
+      'job',
+      'nightly-report-manual-1',
+      '--from=cronjob/nightly-report',
+      '-n',
+      'batch',
+    ]);
     firstJob = await plane.admin.json<Json>('GET', '/apis/batch/v1/namespaces/batch/jobs/nightly-report-manual-1');
-    cronJobUid = (await plane.admin.json<{ metadata: Metadata }>('GET', '/apis/batch/v1/namespaces/batch/cronjobs/nightly-report')).metadata.uid;
+    cronJobUid = (
+      await plane.admin.json<{ metadata: Metadata }>('GET', '/apis/batch/v1/namespaces/batch/cronjobs/nightly-report')
+    ).metadata.uid;
     for (const workload of ['deployment/checkout', 'deployment/search', 'statefulset/ledger']) {
       await kubectlOk(plane, ['rollout', 'status', workload, '-n', 'production', '--timeout=90s']);
     }
@@ -142,41 +235,92 @@ describe('the walkthrough of README "Running a migration" on a cluster without A
 
   it('gives the Job of kubectl create job --from=cronjob the CronJob as its controller, so the report names the CronJob', () => {
     const metadata = firstJob.metadata as Metadata;
-    expect(metadata.ownerReferences).toEqual([{ apiVersion: 'batch/v1', kind: 'CronJob', name: 'nightly-report', uid: cronJobUid, controller: true }]);
+    expect(metadata.ownerReferences).toEqual([
+      { apiVersion: 'batch/v1', kind: 'CronJob', name: 'nightly-report', uid: cronJobUid, controller: true },
+    ]);
     expect(metadata.annotations).toMatchObject({ 'cronjob.kubernetes.io/instantiate': 'manual' });
   });
 
   it('lists the workloads running on the old pools as pending once the rules are PodMutations, and exits 1', async () => {
     const plane = cluster();
     for (const file of RULE_FILES) await kubectlOk(plane, ['apply', '-f', file]);
-    await untilServed(plane, (await livePods(plane, 'production', 'app.kubernetes.io/name=checkout'))[0]!, 'migrate-legacy-pool');
-    await untilServed(plane, (await livePods(plane, 'batch', 'batch.kubernetes.io/job-name=nightly-report-manual-1'))[0]!, 'batch-to-spot-pool');
+    await untilServed(
+      plane,
+      (await livePods(plane, 'production', 'app.kubernetes.io/name=checkout'))[0]!,
+      'migrate-legacy-pool',
+    );
+    await untilServed(
+      plane,
+      (await livePods(plane, 'batch', 'batch.kubernetes.io/job-name=nightly-report-manual-1'))[0]!,
+      'batch-to-spot-pool',
+    );
 
     const { run, result } = await report(plane);
 
     expect(run.code, run.stderr).toBe(1);
-    expect(result.rules.map(({ name, enforcement, matched, pending }) => ({ name, enforcement, matched, pending }))).toEqual([
+    expect(
+      result.rules.map(({ name, enforcement, matched, pending }) => ({ name, enforcement, matched, pending })),
+    ).toEqual([
       { name: 'batch-to-spot-pool', enforcement: 'enforce', matched: 1, pending: 1 },
       { name: 'migrate-legacy-pool', enforcement: 'enforce', matched: 4, pending: 4 },
     ]);
-    expect(result.workloads.map(({ namespace, kind, name, pods, pending, rules }) => ({ namespace, kind, name, pods, pending, rules }))).toEqual([
-      { namespace: 'batch', kind: 'CronJob', name: 'nightly-report', pods: 1, pending: 1, rules: ['batch-to-spot-pool'] },
-      { namespace: 'production', kind: 'Deployment', name: 'checkout', pods: 2, pending: 2, rules: ['migrate-legacy-pool'] },
-      { namespace: 'production', kind: 'StatefulSet', name: 'ledger', pods: 2, pending: 2, rules: ['migrate-legacy-pool'] },
+    expect(
+      result.workloads.map(({ namespace, kind, name, pods, pending, rules }) => ({
+        namespace,
+        kind,
+        name,
+        pods,
+        pending,
+        rules,
+      })),
+    ).toEqual([
+      {
+        namespace: 'batch',
+        kind: 'CronJob',
+        name: 'nightly-report',
+        pods: 1,
+        pending: 1,
+        rules: ['batch-to-spot-pool'],
+      },
+      {
+        namespace: 'production',
+        kind: 'Deployment',
+        name: 'checkout',
+        pods: 2,
+        pending: 2,
+        rules: ['migrate-legacy-pool'],
+      },
+      {
+        namespace: 'production',
+        kind: 'StatefulSet',
+        name: 'ledger',
+        pods: 2,
+        pending: 2,
+        rules: ['migrate-legacy-pool'],
+      },
     ]);
     expect(row(result, 'Deployment', 'checkout')?.change).toBe(LEGACY_POOL_CHANGE);
     expect(row(result, 'StatefulSet', 'ledger')?.change).toBe(LEGACY_POOL_CHANGE);
-    expect(row(result, 'CronJob', 'nightly-report')?.change).toMatch(/^nodeSelector: .*-example\.com\/node-pool=batch-ondemand.*\+example\.com\/node-pool=batch-spot.*; tolerations: \+.*example\.com\/spot/);
+    expect(row(result, 'CronJob', 'nightly-report')?.change).toMatch(
+      /^nodeSelector: .*-example\.com\/node-pool=batch-ondemand.*\+example\.com\/node-pool=batch-spot.*; tolerations: \+.*example\.com\/spot/,
+    );
     expect(result.totals).toEqual({ pods: 6, unaffected: 1, current: 0, pending: 5, denied: 0 });
   });
 
-  it('says the same from the objects README\'s kubectl get prints as from the cluster, with the rule files', async () => {
+  it("says the same from the objects README's kubectl get prints as from the cluster, with the rule files", async () => {
     const plane = cluster();
     const objects = await kubectlOk(plane, ['get', await readmeKinds(), '-A', '-o', 'json']);
     const file = join(plane.dir, 'cluster.json');
     await writeFile(file, objects);
 
-    const offline = await runPodmutation(['report', '--objects', file, ...RULE_FILES.flatMap((path) => ['--rules', path]), '-o', 'json']);
+    const offline = await runPodmutation([
+      'report',
+      '--objects',
+      file,
+      ...RULE_FILES.flatMap((path) => ['--rules', path]),
+      '-o',
+      'json',
+    ]);
 
     expect(offline.code, offline.stderr).toBe(1);
     expect(JSON.parse(offline.stdout)).toEqual((await report(plane)).result);
@@ -194,7 +338,11 @@ describe('the walkthrough of README "Running a migration" on a cluster without A
     await writeFile(script, run.stdout);
 
     const ran = await runProcess('bash', [script], {
-      env: { ...process.env, PATH: `${dirname(plane.binaries.path('kubectl'))}:${process.env['PATH'] ?? ''}`, KUBECONFIG: plane.adminKubeconfig },
+      env: {
+        ...process.env,
+        PATH: `${dirname(plane.binaries.path('kubectl'))}:${process.env['PATH'] ?? ''}`,
+        KUBECONFIG: plane.adminKubeconfig,
+      },
     });
 
     expect(ran.code, ran.stderr).toBe(0);
@@ -205,29 +353,61 @@ describe('the walkthrough of README "Running a migration" on a cluster without A
   it('reads 0 pending and exits 0 once the rollouts are done and the CronJob’s Job is recreated', async () => {
     const plane = cluster();
     // By hand: the running Job goes, and a new one from the CronJob's template is admitted under the rule.
-    await kubectlOk(plane, ['delete', 'job', 'nightly-report-manual-1', '-n', 'batch', '--cascade=foreground', '--wait=true', '--timeout=90s']);
-    await kubectlOk(plane, ['create', 'job', 'nightly-report-manual-2', '--from=cronjob/nightly-report', '-n', 'batch']);
+    await kubectlOk(plane, [
+      'delete',
+      'job',
+      'nightly-report-manual-1',
+      '-n',
+      'batch',
+      '--cascade=foreground',
+      '--wait=true',
+      '--timeout=90s',
+    ]);
+    await kubectlOk(plane, [
+      'create',
+      'job',
+      'nightly-report-manual-2',
+      '--from=cronjob/nightly-report',
+      '-n',
+      'batch',
+    ]);
     for (const workload of ['deployment/checkout', 'statefulset/ledger']) {
       await kubectlOk(plane, ['rollout', 'status', workload, '-n', 'production', '--timeout=90s']);
     }
     const [batchPod] = await runningPods(plane, 'batch', 'batch.kubernetes.io/job-name=nightly-report-manual-2', 1);
     expect(batchPod?.spec.nodeSelector).toEqual({ 'example.com/node-pool': 'batch-spot' });
     expect(batchPod?.spec.nodeName).toMatch(/^batch-spot-/);
-    for (const pod of [...(await runningPods(plane, 'production', 'app.kubernetes.io/name=checkout', 2)), ...(await runningPods(plane, 'production', 'app.kubernetes.io/name=ledger', 2))]) {
+    for (const pod of [
+      ...(await runningPods(plane, 'production', 'app.kubernetes.io/name=checkout', 2)),
+      ...(await runningPods(plane, 'production', 'app.kubernetes.io/name=ledger', 2)),
+    ]) {
       expect(pod.metadata.annotations?.[APPLIED_ANNOTATION], pod.metadata.name).toBe('migrate-legacy-pool');
       expect(pod.spec.nodeName, pod.metadata.name).toMatch(/^merged-/);
     }
 
     // README step 5: wait while report exits 1 (Pods of the old ReplicaSet may still be going away).
-    const done = await waitFor('podmutation report to exit 0', async () => {
-      const answer = await report(plane);
-      if (answer.run.code !== 0 && answer.run.code !== 1) throw new Error(`report exited ${answer.run.code}: ${answer.run.stderr}`);
-      return answer.run.code === 0 ? answer : undefined;
-    }, { timeoutMs: 90_000, intervalMs: 1_000 });
+    const done = await waitFor(
+      'podmutation report to exit 0',
+      async () => {
+        const answer = await report(plane);
+        if (answer.run.code !== 0 && answer.run.code !== 1)
+          throw new Error(`report exited ${answer.run.code}: ${answer.run.stderr}`);
+        return answer.run.code === 0 ? answer : undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 1_000 },
+    );
 
     expect(done.run.stderr).toBe('');
     expect(done.result.totals).toEqual({ pods: 6, unaffected: 1, current: 5, pending: 0, denied: 0 });
-    expect(done.result.workloads.map(({ kind, name, current, pending, change }) => ({ kind, name, current, pending, change }))).toEqual([
+    expect(
+      done.result.workloads.map(({ kind, name, current, pending, change }) => ({
+        kind,
+        name,
+        current,
+        pending,
+        change,
+      })),
+    ).toEqual([
       { kind: 'CronJob', name: 'nightly-report', current: 1, pending: 0, change: '' },
       { kind: 'Deployment', name: 'checkout', current: 2, pending: 0, change: '' },
       { kind: 'StatefulSet', name: 'ledger', current: 2, pending: 0, change: '' },

@@ -13,7 +13,12 @@ import { APPLIED_ANNOTATION } from '../../lib/api/index.ts';
 import { generateToken } from '../../lib/endpoint/index.ts';
 import { createFileRuleSource } from '../../lib/local-server/index.ts';
 import { parseResourceDocuments, readTextFile } from '../../lib/rule-files/index.ts';
-import { createDynamoClient, createSnapshotStore, createSnapshotTable, createSyncRecordStore } from '../../lib/store/index.ts';
+import {
+  createDynamoClient,
+  createSnapshotStore,
+  createSnapshotTable,
+  createSyncRecordStore,
+} from '../../lib/store/index.ts';
 import { startEmbeddedDynamo, type EmbeddedDynamo } from '../../lib/store/embedded/index.ts';
 import { buildFunctions } from '../../scripts/build.ts';
 import { startFakeSecretsManager } from '../endpoint/support.ts';
@@ -39,7 +44,11 @@ const PODS_PER_SECOND = 6;
 const CHECKOUT = join(EXAMPLES, '..', 'tests', 'migrate-legacy-pool', 'resources', 'checkout.yaml');
 // No scheduler serves it: the Pods stay Pending, so the scheduler and the kubelet stand-in have no work.
 const UNSERVED_SCHEDULER = 'rotation-test-unscheduled';
-const CLI_AWS_ENV = { AWS_ACCESS_KEY_ID: 'AKIDTEST', AWS_SECRET_ACCESS_KEY: 'test-secret', AWS_EC2_METADATA_DISABLED: 'true' };
+const CLI_AWS_ENV = {
+  AWS_ACCESS_KEY_ID: 'AKIDTEST',
+  AWS_SECRET_ACCESS_KEY: 'test-secret',
+  AWS_EC2_METADATA_DISABLED: 'true',
+};
 
 type Step = 'before rotation' | 'step 1 wait' | 'step 2 switching' | 'step 3 and refresh';
 
@@ -53,7 +62,10 @@ interface Creation {
 /** The production checkout Deployment of the migrate-legacy-pool example. */
 async function checkoutDeployment(): Promise<Json> {
   const documents = parseResourceDocuments(await readTextFile(CHECKOUT), CHECKOUT) as Json[];
-  const deployment = documents.find((document) => document.kind === 'Deployment' && (document.metadata as { namespace?: string }).namespace === 'production');
+  const deployment = documents.find(
+    (document) =>
+      document.kind === 'Deployment' && (document.metadata as { namespace?: string }).namespace === 'production',
+  );
   if (deployment === undefined) throw new Error(`${CHECKOUT} has no production Deployment`);
   return deployment;
 }
@@ -72,7 +84,9 @@ function checkoutPod(deployment: Json, ownerUid: string, name: string): Json {
       name,
       namespace: 'production',
       labels: template.metadata.labels,
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'checkout', uid: ownerUid, controller: true }],
+      ownerReferences: [
+        { apiVersion: 'apps/v1', kind: 'Deployment', name: 'checkout', uid: ownerUid, controller: true },
+      ],
     },
     spec: { ...template.spec, schedulerName: UNSERVED_SCHEDULER },
   };
@@ -81,18 +95,35 @@ function checkoutPod(deployment: Json, ownerUid: string, name: string): Json {
 /** The values of the example.com/node-pool expressions of the Pod's required node affinity, in order. */
 function nodePools(pod: Json): string[] {
   const terms =
-    (pod.spec as { affinity?: { nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms: { matchExpressions?: { key: string; values?: string[] }[] }[] } } } })
-      .affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
-  return terms.flatMap((term) => (term.matchExpressions ?? []).filter(({ key }) => key === 'example.com/node-pool').flatMap(({ values }) => values ?? []));
+    (
+      pod.spec as {
+        affinity?: {
+          nodeAffinity?: {
+            requiredDuringSchedulingIgnoredDuringExecution?: {
+              nodeSelectorTerms: { matchExpressions?: { key: string; values?: string[] }[] }[];
+            };
+          };
+        };
+      }
+    ).affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+  return terms.flatMap((term) =>
+    (term.matchExpressions ?? [])
+      .filter(({ key }) => key === 'example.com/node-pool')
+      .flatMap(({ values }) => values ?? []),
+  );
 }
 
 /** The HTTP status the host answers a review POSTed straight to it with `token`, as the API server would POST it. */
 function statusFor(host: LambdaHost, token: string, ca: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const outgoing = httpsRequest(`${host.baseUrl}/admit/${token}`, { method: 'POST', ca, headers: { 'content-type': 'application/json' } }, (response) => {
-      response.resume();
-      response.on('end', () => resolve(response.statusCode ?? 0));
-    });
+    const outgoing = httpsRequest(
+      `${host.baseUrl}/admit/${token}`,
+      { method: 'POST', ca, headers: { 'content-type': 'application/json' } },
+      (response) => {
+        response.resume();
+        response.on('end', () => resolve(response.statusCode ?? 0));
+      },
+    );
     outgoing.on('error', reject);
     outgoing.end(fixtureText('reviews/deployment-legacy-pool.json'));
   });
@@ -101,7 +132,17 @@ function statusFor(host: LambdaHost, token: string, ca: string): Promise<number>
 /** README step 2: `podmutation webhook-config --token-secret … | kubectl apply -f -`, the CLI reading the fake secret. */
 async function applyWebhookConfig(plane: ControlPlane, host: LambdaHost, secretsUrl: string): Promise<void> {
   const printed = await runPodmutation(
-    ['webhook-config', '--url', host.baseUrl, '--token-secret', SECRET_ARN, '--ca-bundle', plane.caFile, '--failure-policy', 'Fail'],
+    [
+      'webhook-config',
+      '--url',
+      host.baseUrl,
+      '--token-secret',
+      SECRET_ARN,
+      '--ca-bundle',
+      plane.caFile,
+      '--failure-policy',
+      'Fail',
+    ],
     undefined,
     { ...CLI_AWS_ENV, AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsUrl },
   );
@@ -138,7 +179,10 @@ describe('rotating the webhook token as the README says, while Pods are created'
     try {
       await createSnapshotTable(client, TABLE);
       const publication = await createFileRuleSource([EXAMPLES]).publishRules(
-        { snapshots: createSnapshotStore({ client, tableName: TABLE }), records: createSyncRecordStore({ client, tableName: TABLE }) },
+        {
+          snapshots: createSnapshotStore({ client, tableName: TABLE }),
+          records: createSyncRecordStore({ client, tableName: TABLE }),
+        },
         CLUSTER_ID,
       );
       expect(publication.invalid).toEqual([]);
@@ -169,7 +213,12 @@ describe('rotating the webhook token as the README says, while Pods are created'
 
     await plane.ensureNamespace('production');
     await applyWebhookConfig(plane, host, secrets.url);
-    const probe = { apiVersion: 'v1', kind: 'Pod', metadata: { generateName: 'webhook-probe-', namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'probe' }] } };
+    const probe = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { generateName: 'webhook-probe-', namespace: 'default' },
+      spec: { containers: [{ name: 'c', image: 'probe' }] },
+    };
     await waitFor(
       'the API server to call the Lambda host',
       async () => {
@@ -207,7 +256,12 @@ describe('rotating the webhook token as the README says, while Pods are created'
         plane.admin
           .request('POST', '/api/v1/namespaces/production/pods', { body: checkoutPod(deployment, ownerUid, name) })
           .then(
-            (answer) => ({ name, step: during, status: answer.status, message: answer.status === 201 ? '' : answer.text.slice(0, 300) }),
+            (answer) => ({
+              name,
+              step: during,
+              status: answer.status,
+              message: answer.status === 201 ? '' : answer.text.slice(0, 300),
+            }),
             (error: unknown) => ({ name, step: during, status: 0, message: (error as Error).message }),
           ),
       );
@@ -251,17 +305,25 @@ describe('rotating the webhook token as the README says, while Pods are created'
 
     expect(results.filter(({ status }) => status !== 201)).toEqual([]);
     // Every step had Pods created during it.
-    expect(new Set(results.map((result) => result.step))).toEqual(new Set<Step>(['before rotation', 'step 1 wait', 'step 2 switching', 'step 3 and refresh']));
+    expect(new Set(results.map((result) => result.step))).toEqual(
+      new Set<Step>(['before rotation', 'step 1 wait', 'step 2 switching', 'step 3 and refresh']),
+    );
     // The API server presented the old token, then the new one, and the container answered every call with 200.
     expect(countOf(served, oldPrint)).toBeGreaterThan(0);
     expect(countOf(served, newPrint)).toBeGreaterThan(0);
     expect(served.filter(({ status }) => status !== 200)).toEqual([]);
 
     const stored = await plane.admin.json<{ items: Json[] }>('GET', '/api/v1/namespaces/production/pods');
-    expect(stored.items.map((pod) => (pod.metadata as { name: string }).name).sort()).toEqual(results.map(({ name }) => name).sort());
+    expect(stored.items.map((pod) => (pod.metadata as { name: string }).name).sort()).toEqual(
+      results.map(({ name }) => name).sort(),
+    );
     const unmutated = stored.items.filter((pod) => {
       const annotations = (pod.metadata as { annotations?: Record<string, string> }).annotations ?? {};
-      return annotations['example.com/migration'] !== 'merged-pool' || annotations[APPLIED_ANNOTATION] !== 'migrate-legacy-pool' || nodePools(pod).join() !== 'merged';
+      return (
+        annotations['example.com/migration'] !== 'merged-pool' ||
+        annotations[APPLIED_ANNOTATION] !== 'migrate-legacy-pool' ||
+        nodePools(pod).join() !== 'merged'
+      );
     });
     expect(unmutated.map((pod) => (pod.metadata as { name: string }).name)).toEqual([]);
 

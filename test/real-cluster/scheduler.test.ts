@@ -19,8 +19,18 @@ const cluster = useControlPlane();
 
 interface PodView {
   readonly metadata: { readonly name: string; readonly annotations?: Record<string, string> };
-  readonly spec: { readonly nodeName?: string; readonly topologySpreadConstraints?: readonly { readonly topologyKey: string }[] };
-  readonly status?: { readonly conditions?: readonly { readonly type: string; readonly status: string; readonly reason?: string; readonly message?: string }[] };
+  readonly spec: {
+    readonly nodeName?: string;
+    readonly topologySpreadConstraints?: readonly { readonly topologyKey: string }[];
+  };
+  readonly status?: {
+    readonly conditions?: readonly {
+      readonly type: string;
+      readonly status: string;
+      readonly reason?: string;
+      readonly message?: string;
+    }[];
+  };
 }
 
 const nodeByName = new Map(TEST_NODES.map((node) => [node.name, node]));
@@ -36,7 +46,9 @@ async function boundPods(plane: ControlPlane, namespace: string, selector: strin
   return waitFor(
     `${count} bound Pods of ${selector} in ${namespace}`,
     async () => {
-      const list = await plane.admin.json<{ items: PodView[] }>('GET', `/api/v1/namespaces/${namespace}/pods`, { query: { labelSelector: selector } });
+      const list = await plane.admin.json<{ items: PodView[] }>('GET', `/api/v1/namespaces/${namespace}/pods`, {
+        query: { labelSelector: selector },
+      });
       const bound = list.items.filter((pod) => pod.spec.nodeName !== undefined);
       return bound.length >= count ? bound : undefined;
     },
@@ -52,13 +64,24 @@ function deployment(namespace: string, name: string, replicas: number, podSpec: 
     spec: {
       replicas,
       selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'app', image: `registry.example.com/${name}:1` }], ...podSpec } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: { containers: [{ name: 'app', image: `registry.example.com/${name}:1` }], ...podSpec },
+      },
     },
   };
 }
 
 const ON_THE_LEGACY_POOL = {
-  affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['legacy'] }] }] } } },
+  affinity: {
+    nodeAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: {
+        nodeSelectorTerms: [
+          { matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['legacy'] }] },
+        ],
+      },
+    },
+  },
 };
 
 let webhook: ServedWebhook;
@@ -68,7 +91,12 @@ beforeAll(async () => {
   // The example rules, and managed placement for one Deployment: Diversity at 50 %, so that both kinds are all but
   // certain among 20 Pods (the chance that all take the same is 2 in a million).
   const placements = join(await mkdtemp(join(plane.dir, 'placements-')), 'placements.yaml');
-  await writeFile(placements, stringify({ policies: [{ namespace: 'production', kind: 'Deployment', name: 'spread', mode: 'Diversity', spotPercent: 50 }] }));
+  await writeFile(
+    placements,
+    stringify({
+      policies: [{ namespace: 'production', kind: 'Deployment', name: 'spread', mode: 'Diversity', spotPercent: 50 }],
+    }),
+  );
   webhook = await serveWebhook(plane, { rules: ['examples/rules'], placements });
   await registerWebhook(plane, webhook);
   for (const namespace of ['production', 'staging', 'batch']) await plane.ensureNamespace(namespace);
@@ -78,14 +106,18 @@ afterAll(async () => webhook?.stop());
 describe('the legacy pool merged into the merged pool', () => {
   it('binds the Pods of a production Deployment pinned to the legacy pool only to merged Nodes', async () => {
     const plane = cluster();
-    await plane.admin.json('POST', '/apis/apps/v1/namespaces/production/deployments', { body: deployment('production', 'shop', 6, ON_THE_LEGACY_POOL) });
+    await plane.admin.json('POST', '/apis/apps/v1/namespaces/production/deployments', {
+      body: deployment('production', 'shop', 6, ON_THE_LEGACY_POOL),
+    });
     const pods = await boundPods(plane, 'production', 'app=shop', 6);
     expect(new Set(pods.map((pod) => node(pod).pool))).toEqual(new Set(['merged']));
   });
 
   it('leaves a staging Deployment, which no rule selects, on the legacy pool', async () => {
     const plane = cluster();
-    await plane.admin.json('POST', '/apis/apps/v1/namespaces/staging/deployments', { body: deployment('staging', 'shop', 4, ON_THE_LEGACY_POOL) });
+    await plane.admin.json('POST', '/apis/apps/v1/namespaces/staging/deployments', {
+      body: deployment('staging', 'shop', 4, ON_THE_LEGACY_POOL),
+    });
     const pods = await boundPods(plane, 'staging', 'app=shop', 4);
     expect(new Set(pods.map((pod) => node(pod).pool))).toEqual(new Set(['legacy']));
   });
@@ -101,7 +133,11 @@ describe('batch moved to tainted Spot Nodes', () => {
       completions: 3,
       template: {
         metadata: { labels: { app: name } },
-        spec: { restartPolicy: 'Never', containers: [{ name: 'work', image: 'registry.example.com/batch:1' }], nodeSelector: { 'example.com/node-pool': pool } },
+        spec: {
+          restartPolicy: 'Never',
+          containers: [{ name: 'work', image: 'registry.example.com/batch:1' }],
+          nodeSelector: { 'example.com/node-pool': pool },
+        },
       },
     },
   });
@@ -110,7 +146,9 @@ describe('batch moved to tainted Spot Nodes', () => {
     const plane = cluster();
     await plane.admin.json('POST', '/apis/batch/v1/namespaces/batch/jobs', { body: job('reindex', 'batch-ondemand') });
     const pods = await boundPods(plane, 'batch', 'app=reindex', 3);
-    expect(new Set(pods.map((pod) => `${node(pod).pool}/${node(pod).capacityType}`))).toEqual(new Set(['batch-spot/spot']));
+    expect(new Set(pods.map((pod) => `${node(pod).pool}/${node(pod).capacityType}`))).toEqual(
+      new Set(['batch-spot/spot']),
+    );
   });
 
   it('keeps a Pod without the toleration off the tainted Spot Nodes: the scheduler reports the taint', async () => {
@@ -118,11 +156,17 @@ describe('batch moved to tainted Spot Nodes', () => {
     // Asking for the Spot pool directly: batch-to-spot-pool selects only the on-demand pool, so nothing adds the toleration.
     await plane.admin.json('POST', '/apis/batch/v1/namespaces/batch/jobs', { body: job('untolerated', 'batch-spot') });
     const unschedulable = await waitFor('the scheduler to give up on the untolerated Pods', async () => {
-      const list = await plane.admin.json<{ items: PodView[] }>('GET', '/api/v1/namespaces/batch/pods', { query: { labelSelector: 'app=untolerated' } });
-      const messages = list.items.flatMap((pod) => (pod.status?.conditions ?? []).filter(({ type, reason }) => type === 'PodScheduled' && reason === 'Unschedulable'));
+      const list = await plane.admin.json<{ items: PodView[] }>('GET', '/api/v1/namespaces/batch/pods', {
+        query: { labelSelector: 'app=untolerated' },
+      });
+      const messages = list.items.flatMap((pod) =>
+        (pod.status?.conditions ?? []).filter(
+          ({ type, reason }) => type === 'PodScheduled' && reason === 'Unschedulable',
+        ),
+      );
       return messages.length === 3 ? messages : undefined;
     });
-    for (const condition of unschedulable) expect(condition.message).toContain("untolerated taint(s)");
+    for (const condition of unschedulable) expect(condition.message).toContain('untolerated taint(s)');
   });
 });
 
@@ -130,16 +174,28 @@ describe('managed capacity placement, Diversity', () => {
   it('binds each Pod to the capacity type its recorded choice names, spreading the Deployment over Spot and on-demand Nodes', async () => {
     const plane = cluster();
     const onTheMergedPool = {
-      affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['merged'] }] }] } } },
+      affinity: {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [
+              { matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['merged'] }] },
+            ],
+          },
+        },
+      },
     };
-    await plane.admin.json('POST', '/apis/apps/v1/namespaces/production/deployments', { body: deployment('production', 'spread', 20, onTheMergedPool) });
+    await plane.admin.json('POST', '/apis/apps/v1/namespaces/production/deployments', {
+      body: deployment('production', 'spread', 20, onTheMergedPool),
+    });
     const pods = await boundPods(plane, 'production', 'app=spread', 20);
 
     for (const pod of pods) {
       const choice = pod.metadata.annotations?.[CAPACITY_ANNOTATION];
       expect(choice, `the recorded choice of ${pod.metadata.name}`).toMatch(/^(spot|on-demand)$/);
       expect(node(pod).capacityType, `the Node of ${pod.metadata.name}`).toBe(choice);
-      expect(pod.spec.topologySpreadConstraints?.map(({ topologyKey }) => topologyKey)).toEqual(['node.kubernetes.io/instance-type']);
+      expect(pod.spec.topologySpreadConstraints?.map(({ topologyKey }) => topologyKey)).toEqual([
+        'node.kubernetes.io/instance-type',
+      ]);
     }
     expect(new Set(pods.map((pod) => node(pod).capacityType))).toEqual(new Set(['spot', 'on-demand']));
   });

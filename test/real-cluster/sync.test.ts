@@ -14,7 +14,12 @@ import { describeIssues, validatePodMutation } from '../../lib/api/index.ts';
 import { DEFAULT_LIST_PAGE_SIZE } from '../../lib/cluster/access.ts';
 import { createPodMutationSource, createWorkloadObjectSource } from '../../lib/cluster/index.ts';
 import { startEmbeddedDynamo, type EmbeddedDynamo } from '../../lib/store/embedded/index.ts';
-import { createDynamoClient, createSnapshotStore, createSnapshotTable, createSyncRecordStore } from '../../lib/store/index.ts';
+import {
+  createDynamoClient,
+  createSnapshotStore,
+  createSnapshotTable,
+  createSyncRecordStore,
+} from '../../lib/store/index.ts';
 import type { SyncReport } from '../../lib/sync/index.ts';
 import { startFakeAws, type FakeAws } from '../cluster/fake-aws.ts';
 import { embeddedMetrics, invokeShippedHandler } from '../deploy/lambda-run.ts';
@@ -40,10 +45,21 @@ const KUBECONFIG_SECRET_ARN = `arn:aws:secretsmanager:${REGION}:123456789012:sec
 interface PodMutation {
   readonly apiVersion?: string;
   readonly kind?: string;
-  readonly metadata: { readonly name: string; readonly generation: number; readonly annotations?: Record<string, string> };
+  readonly metadata: {
+    readonly name: string;
+    readonly generation: number;
+    readonly annotations?: Record<string, string>;
+  };
   readonly spec: Json;
   readonly status?: {
-    readonly conditions?: readonly { type: string; status: string; reason: string; message: string; lastTransitionTime: string; observedGeneration?: number }[];
+    readonly conditions?: readonly {
+      type: string;
+      status: string;
+      reason: string;
+      message: string;
+      lastTransitionTime: string;
+      observedGeneration?: number;
+    }[];
     readonly observedGeneration?: number;
     readonly lastSyncTime?: string;
     readonly enforcement?: string;
@@ -83,17 +99,35 @@ function tokenSecretOfTheHeader(rbac: string): string {
 
 /** The rules of infra/rbac.yaml's ClusterRole podmutation-sync. */
 async function syncRoleRules(): Promise<ClusterRoleRule[]> {
-  const documents = parseAllDocuments(await readFile(join(ROOT, 'infra', 'rbac.yaml'), 'utf8')).map((document) => document.toJS() as Json);
-  const role = documents.find((document) => document.kind === 'ClusterRole' && (document.metadata as { name: string }).name === 'podmutation-sync');
+  const documents = parseAllDocuments(await readFile(join(ROOT, 'infra', 'rbac.yaml'), 'utf8')).map(
+    (document) => document.toJS() as Json,
+  );
+  const role = documents.find(
+    (document) =>
+      document.kind === 'ClusterRole' && (document.metadata as { name: string }).name === 'podmutation-sync',
+  );
   if (role === undefined) throw new Error('infra/rbac.yaml has no ClusterRole podmutation-sync');
   return role.rules as ClusterRoleRule[];
 }
 
 /** `podmutation sync --once` into a table of dynalite, as README's local example runs it. */
-async function runSync(kubeconfig: string, table: string): Promise<{ readonly run: CliRun; readonly report: SyncReport }> {
-  const run = await runPodmutation(['sync', '--once', '--kubeconfig', kubeconfig, '--dynamodb-endpoint', dynamo.endpoint, '--table', table]);
+async function runSync(
+  kubeconfig: string,
+  table: string,
+): Promise<{ readonly run: CliRun; readonly report: SyncReport }> {
+  const run = await runPodmutation([
+    'sync',
+    '--once',
+    '--kubeconfig',
+    kubeconfig,
+    '--dynamodb-endpoint',
+    dynamo.endpoint,
+    '--table',
+    table,
+  ]);
   const line = run.stdout.trim().split('\n').at(-1) ?? '';
-  if (!line.startsWith('{')) throw new Error(`podmutation sync printed no report (exit ${run.code}):\n${run.stdout}\n${run.stderr}`);
+  if (!line.startsWith('{'))
+    throw new Error(`podmutation sync printed no report (exit ${run.code}):\n${run.stdout}\n${run.stderr}`);
   return { run, report: JSON.parse(line) as SyncReport };
 }
 
@@ -126,7 +160,13 @@ async function identityWith(plane: ControlPlane, name: string, rules: readonly C
 /** Waits until the RBAC authorizer lets the ServiceAccount do what `kubectl auth can-i ARGS` asks: a binding takes effect through an informer. */
 async function untilAllowed(plane: ControlPlane, serviceAccount: string, args: readonly string[]): Promise<void> {
   await waitFor(`${serviceAccount} to be allowed to ${args.join(' ')}`, async () => {
-    const answer = await plane.kubectl(['auth', 'can-i', ...args, '--all-namespaces', `--as=system:serviceaccount:${SYNC_NAMESPACE}:${serviceAccount}`]);
+    const answer = await plane.kubectl([
+      'auth',
+      'can-i',
+      ...args,
+      '--all-namespaces',
+      `--as=system:serviceaccount:${SYNC_NAMESPACE}:${serviceAccount}`,
+    ]);
     return answer.stdout.trim() === 'yes' ? true : undefined;
   });
 }
@@ -137,18 +177,41 @@ beforeAll(async () => {
   dynamoClient = createDynamoClient({ endpoint: dynamo.endpoint });
 
   // README "Sync and cluster access", kubeconfig mode.
-  await kubectlOk(plane, ['apply', '-k', join(ROOT, 'infra'), '-l', 'podmutation.agent.cloudpilot.ai/access!=eks-access-entry']);
+  await kubectlOk(plane, [
+    'apply',
+    '-k',
+    join(ROOT, 'infra'),
+    '-l',
+    'podmutation.agent.cloudpilot.ai/access!=eks-access-entry',
+  ]);
   await kubectlOk(plane, ['wait', '--for=condition=Established', `crd/podmutations.${GROUP}`, '--timeout=60s']);
-  await kubectlOk(plane, ['apply', '-f', '-'], tokenSecretOfTheHeader(await readFile(join(ROOT, 'infra', 'rbac.yaml'), 'utf8')));
+  await kubectlOk(
+    plane,
+    ['apply', '-f', '-'],
+    tokenSecretOfTheHeader(await readFile(join(ROOT, 'infra', 'rbac.yaml'), 'utf8')),
+  );
   // The header's command: kubectl -n podmutation-system get secret podmutation-sync-token -o jsonpath='{.data.token}' | base64 -d
   const token = await waitFor('the token controller to fill podmutation-sync-token', async () => {
-    const data = await kubectlOk(plane, ['-n', SYNC_NAMESPACE, 'get', 'secret', 'podmutation-sync-token', '-o', 'jsonpath={.data.token}']);
+    const data = await kubectlOk(plane, [
+      '-n',
+      SYNC_NAMESPACE,
+      'get',
+      'secret',
+      'podmutation-sync-token',
+      '-o',
+      'jsonpath={.data.token}',
+    ]);
     return data === '' ? undefined : Buffer.from(data, 'base64').toString('utf8');
   });
   syncKubeconfig = await plane.tokenKubeconfig('podmutation-sync', token);
 
   // A valid rule, an audited one, one the CRD keeps but the validator rejects, and one with a misspelt enforcement.
-  for (const file of ['examples/rules/migrate-legacy-pool.yaml', 'examples/rules/prefer-arm64-web.yaml', 'examples/rules/retire-old-zone-taint.yaml', 'test/infra/corpus/exceptions/misspelt-field.yaml']) {
+  for (const file of [
+    'examples/rules/migrate-legacy-pool.yaml',
+    'examples/rules/prefer-arm64-web.yaml',
+    'examples/rules/retire-old-zone-taint.yaml',
+    'test/infra/corpus/exceptions/misspelt-field.yaml',
+  ]) {
     await kubectlOk(plane, ['apply', '-f', join(ROOT, file)]);
   }
   await kubectlOk(plane, ['annotate', 'pm', 'prefer-arm64-web', `${ENFORCEMENT_ANNOTATION}=audit`]);
@@ -170,7 +233,14 @@ describe('podmutation sync --once with the ServiceAccount token of kubeconfig mo
 
   it('lists and validates every PodMutation and publishes the valid and invalid ones as one snapshot', async () => {
     expect(first.run.code, first.run.stderr).toBe(0);
-    expect(first.report).toMatchObject({ outcome: 'published', resources: 4, valid: 2, invalid: 2, statusPatched: 4, statusFailed: 0 });
+    expect(first.report).toMatchObject({
+      outcome: 'published',
+      resources: 4,
+      valid: 2,
+      invalid: 2,
+      statusPatched: 4,
+      statusFailed: 0,
+    });
     const snapshot = await createSnapshotStore({ client: dynamoClient, tableName: table }).read(CLUSTER_ID);
     expect(snapshot?.version).toBe(first.report.version);
     expect(snapshot?.resourceVersion).toBe(first.report.resourceVersion);
@@ -184,33 +254,68 @@ describe('podmutation sync --once with the ServiceAccount token of kubeconfig mo
   it.each([
     { name: 'migrate-legacy-pool', accepted: 'True', reason: 'Valid', enforcement: 'enforce', issue: undefined },
     { name: 'prefer-arm64-web', accepted: 'True', reason: 'Valid', enforcement: 'audit', issue: undefined },
-    { name: 'misspelt-field', accepted: 'False', reason: 'Invalid', enforcement: undefined, issue: 'spec.workloadSelector.kind: unknown field' },
-    { name: 'retire-old-zone-taint', accepted: 'False', reason: 'Invalid', enforcement: undefined, issue: `metadata.annotations["${ENFORCEMENT_ANNOTATION}"]: must be enforce or audit (got "Audit")` },
-  ])('writes $name its Accepted condition ($accepted, $reason), observedGeneration and lastSyncTime through the status subresource', async ({ name, accepted, reason, enforcement, issue }) => {
-    const resource = await podMutation(cluster(), name);
-    const condition = resource.status?.conditions?.find(({ type }) => type === 'Accepted');
-    expect(condition).toMatchObject({ status: accepted, reason, observedGeneration: resource.metadata.generation, lastTransitionTime: first.report.listStartedAt });
-    expect(resource.status).toMatchObject({ observedGeneration: resource.metadata.generation, lastSyncTime: first.report.listStartedAt });
-    expect(resource.status?.enforcement).toBe(enforcement);
-    if (issue !== undefined) {
-      // The message is the validator's, on the resource as the API server stores it.
-      const verdict = validatePodMutation(resource);
-      expect(verdict.valid).toBe(false);
-      if (!verdict.valid) expect(condition?.message).toBe(describeIssues(verdict.invalid).join('; '));
-      expect(condition?.message).toContain(issue);
-    }
-  });
+    {
+      name: 'misspelt-field',
+      accepted: 'False',
+      reason: 'Invalid',
+      enforcement: undefined,
+      issue: 'spec.workloadSelector.kind: unknown field',
+    },
+    {
+      name: 'retire-old-zone-taint',
+      accepted: 'False',
+      reason: 'Invalid',
+      enforcement: undefined,
+      issue: `metadata.annotations["${ENFORCEMENT_ANNOTATION}"]: must be enforce or audit (got "Audit")`,
+    },
+  ])(
+    'writes $name its Accepted condition ($accepted, $reason), observedGeneration and lastSyncTime through the status subresource',
+    async ({ name, accepted, reason, enforcement, issue }) => {
+      const resource = await podMutation(cluster(), name);
+      const condition = resource.status?.conditions?.find(({ type }) => type === 'Accepted');
+      expect(condition).toMatchObject({
+        status: accepted,
+        reason,
+        observedGeneration: resource.metadata.generation,
+        lastTransitionTime: first.report.listStartedAt,
+      });
+      expect(resource.status).toMatchObject({
+        observedGeneration: resource.metadata.generation,
+        lastSyncTime: first.report.listStartedAt,
+      });
+      expect(resource.status?.enforcement).toBe(enforcement);
+      if (issue !== undefined) {
+        // The message is the validator's, on the resource as the API server stores it.
+        const verdict = validatePodMutation(resource);
+        expect(verdict.valid).toBe(false);
+        if (!verdict.valid) expect(condition?.message).toBe(describeIssues(verdict.invalid).join('; '));
+        expect(condition?.message).toContain(issue);
+      }
+    },
+  );
 
   it('moves observedGeneration in the next sync after a spec edit, keeping the condition’s transition time', async () => {
     const plane = cluster();
     const before = await podMutation(plane, 'migrate-legacy-pool');
-    await kubectlOk(plane, ['patch', 'pm', 'migrate-legacy-pool', '--type=merge', '-p', JSON.stringify({ spec: { priority: 101 } })]);
+    await kubectlOk(plane, [
+      'patch',
+      'pm',
+      'migrate-legacy-pool',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { priority: 101 } }),
+    ]);
     const edited = await podMutation(plane, 'migrate-legacy-pool');
     expect(edited.metadata.generation).toBe(before.metadata.generation + 1);
 
     const second = await runSync(syncKubeconfig, table);
 
-    expect(second.report).toMatchObject({ outcome: 'published', version: first.report.version! + 1, statusPatched: 1, statusFailed: 0 });
+    expect(second.report).toMatchObject({
+      outcome: 'published',
+      version: first.report.version! + 1,
+      statusPatched: 1,
+      statusFailed: 0,
+    });
     const after = await podMutation(plane, 'migrate-legacy-pool');
     expect(after.status?.observedGeneration).toBe(edited.metadata.generation);
     const condition = after.status?.conditions?.find(({ type }) => type === 'Accepted');
@@ -238,26 +343,50 @@ describe('a sync identity missing one verb of infra/rbac.yaml', () => {
     const rules = await syncRoleRules();
     expect(rules.some((rule) => rule.resources.includes(resource) && rule.verbs.includes(verb))).toBe(true);
     return rules
-      .map((rule) => (rule.resources.includes(resource) ? { ...rule, verbs: rule.verbs.filter((granted) => granted !== verb) } : rule))
+      .map((rule) =>
+        rule.resources.includes(resource) ? { ...rule, verbs: rule.verbs.filter((granted) => granted !== verb) } : rule,
+      )
       .filter((rule) => rule.verbs.length > 0);
   }
 
   it('without patch on podmutations/status still publishes, and logs the status writes as forbidden, naming infra/rbac.yaml', async () => {
     const plane = cluster();
-    const kubeconfig = await identityWith(plane, 'sync-without-status-patch', await rulesWithout('patch', 'podmutations/status'));
+    const kubeconfig = await identityWith(
+      plane,
+      'sync-without-status-patch',
+      await rulesWithout('patch', 'podmutations/status'),
+    );
     await untilAllowed(plane, 'sync-without-status-patch', ['list', `podmutations.${GROUP}`]);
     // A rule no sync has seen, so that a status write is due.
-    await kubectlOk(plane, ['apply', '-f', '-'], stringify({ apiVersion: `${GROUP}/v1alpha1`, kind: 'PodMutation', metadata: { name: 'awaiting-status' }, spec: { enable: true, workloadSelector: { namespaces: ['staging'] }, mutationAdd: { annotations: { 'example.com/seen': 'by-podmutation' } } } }));
+    await kubectlOk(
+      plane,
+      ['apply', '-f', '-'],
+      stringify({
+        apiVersion: `${GROUP}/v1alpha1`,
+        kind: 'PodMutation',
+        metadata: { name: 'awaiting-status' },
+        spec: {
+          enable: true,
+          workloadSelector: { namespaces: ['staging'] },
+          mutationAdd: { annotations: { 'example.com/seen': 'by-podmutation' } },
+        },
+      }),
+    );
 
     try {
       const { run, report } = await runSync(kubeconfig, 'without-status-patch');
 
       expect(run.code, run.stderr).toBe(0);
       expect(report).toMatchObject({ outcome: 'published', statusPatched: 0, statusFailed: 1 });
-      const snapshot = await createSnapshotStore({ client: dynamoClient, tableName: 'without-status-patch' }).read(CLUSTER_ID);
+      const snapshot = await createSnapshotStore({ client: dynamoClient, tableName: 'without-status-patch' }).read(
+        CLUSTER_ID,
+      );
       expect(snapshot?.rules.map((rule) => rule.name)).toContain('awaiting-status');
-      const warning = loggedLines(run).find((line) => line['level'] === 'WARN' && String(line['message']).startsWith('status write-back incomplete'));
-      const failures = warning?.['failures'] as { name: string; errorReason: string; errorMessage: string }[] | undefined;
+      const warning = loggedLines(run).find(
+        (line) => line['level'] === 'WARN' && String(line['message']).startsWith('status write-back incomplete'),
+      );
+      const failures = warning?.['failures'] as
+        { name: string; errorReason: string; errorMessage: string }[] | undefined;
       expect(failures).toHaveLength(1);
       expect(failures?.[0]).toMatchObject({ name: 'awaiting-status', errorReason: 'forbidden' });
       expect(failures?.[0]?.errorMessage).toContain(
@@ -279,10 +408,18 @@ describe('a sync identity missing one verb of infra/rbac.yaml', () => {
 
     expect(run.code).toBe(1);
     expect(report).toMatchObject({ outcome: 'failed', failedStep: 'list', resources: 0, statusPatched: 0 });
-    expect(report.error).toContain("listing podmutations.agent.cloudpilot.ai failed: 403 Forbidden (the identity of these credentials lacks permission for this request: the sync's grants are infra/rbac.yaml, report's infra/rbac-report.yaml)");
-    expect(report.error).toContain(`User "system:serviceaccount:${SYNC_NAMESPACE}:sync-without-list" cannot list resource "podmutations"`);
-    expect(await createSnapshotStore({ client: dynamoClient, tableName: 'without-list' }).read(CLUSTER_ID)).toBeUndefined();
-    expect(await createSyncRecordStore({ client: dynamoClient, tableName: 'without-list' }).readSyncStatus(CLUSTER_ID)).toMatchObject({
+    expect(report.error).toContain(
+      "listing podmutations.agent.cloudpilot.ai failed: 403 Forbidden (the identity of these credentials lacks permission for this request: the sync's grants are infra/rbac.yaml, report's infra/rbac-report.yaml)",
+    );
+    expect(report.error).toContain(
+      `User "system:serviceaccount:${SYNC_NAMESPACE}:sync-without-list" cannot list resource "podmutations"`,
+    );
+    expect(
+      await createSnapshotStore({ client: dynamoClient, tableName: 'without-list' }).read(CLUSTER_ID),
+    ).toBeUndefined();
+    expect(
+      await createSyncRecordStore({ client: dynamoClient, tableName: 'without-list' }).readSyncStatus(CLUSTER_ID),
+    ).toMatchObject({
       lastStatus: 'failed',
       lastError: report.error,
     });
@@ -324,9 +461,15 @@ describe('the shipped sync function with REPORT_INTERVAL_MINUTES=1 and the kubec
   }
 
   /** The values a metric took in the EMF documents of an invocation. */
-  function metricValues(lines: readonly string[], name: string, dimensions: Readonly<Record<string, string>> = {}): unknown[] {
+  function metricValues(
+    lines: readonly string[],
+    name: string,
+    dimensions: Readonly<Record<string, string>> = {},
+  ): unknown[] {
     return embeddedMetrics(lines)
-      .filter((document) => name in document && Object.entries(dimensions).every(([key, value]) => document[key] === value))
+      .filter(
+        (document) => name in document && Object.entries(dimensions).every(([key, value]) => document[key] === value),
+      )
       .map((document) => document[name]);
   }
 
@@ -341,7 +484,15 @@ describe('the shipped sync function with REPORT_INTERVAL_MINUTES=1 and the kubec
 
     // Pods made by the real ReplicaSet controller: checkout pinned to the legacy pool (migrate-legacy-pool), both frontends (prefer-arm64-web).
     await plane.ensureNamespace('production');
-    const legacy = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['legacy'] }] }] } } };
+    const legacy = {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [
+            { matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['legacy'] }] },
+          ],
+        },
+      },
+    };
     const deployment = (name: string, replicas: number, affinity: Json | undefined) => ({
       apiVersion: 'apps/v1',
       kind: 'Deployment',
@@ -351,12 +502,22 @@ describe('the shipped sync function with REPORT_INTERVAL_MINUTES=1 and the kubec
         selector: { matchLabels: { 'app.kubernetes.io/name': name } },
         template: {
           metadata: { labels: { 'app.kubernetes.io/name': name, 'app.kubernetes.io/component': 'frontend' } },
-          spec: { containers: [{ name: 'app', image: `registry.example.com/${name}:1` }], ...(affinity === undefined ? {} : { affinity }) },
+          spec: {
+            containers: [{ name: 'app', image: `registry.example.com/${name}:1` }],
+            ...(affinity === undefined ? {} : { affinity }),
+          },
         },
       },
     });
-    await kubectlOk(plane, ['create', '-f', '-'], [deployment('checkout', 2, legacy), deployment('web', 1, undefined)].map((object) => stringify(object)).join('---\n'));
-    for (const name of ['checkout', 'web']) await kubectlOk(plane, ['rollout', 'status', `deployment/${name}`, '-n', 'production', '--timeout=90s']);
+    await kubectlOk(
+      plane,
+      ['create', '-f', '-'],
+      [deployment('checkout', 2, legacy), deployment('web', 1, undefined)]
+        .map((object) => stringify(object))
+        .join('---\n'),
+    );
+    for (const name of ['checkout', 'web'])
+      await kubectlOk(plane, ['rollout', 'status', `deployment/${name}`, '-n', 'production', '--timeout=90s']);
   });
 
   afterAll(async () => {
@@ -367,9 +528,14 @@ describe('the shipped sync function with REPORT_INTERVAL_MINUTES=1 and the kubec
     const { report, lines } = await invokeSync();
 
     expect(report).toMatchObject({ outcome: 'published', valid: 2, invalid: 2, statusFailed: 0 });
-    expect(report.progress?.error).toContain('listing cronjobs.batch in all namespaces failed: 403 Forbidden: the identity lacks the RBAC permission to list cronjobs in all namespaces');
+    expect(report.progress?.error).toContain(
+      'listing cronjobs.batch in all namespaces failed: 403 Forbidden: the identity lacks the RBAC permission to list cronjobs in all namespaces',
+    );
     expect(metricValues(lines, 'ReportErrors')).toEqual([1]);
-    expect((await createSyncRecordStore({ client: dynamoClient, tableName: table }).readSyncStatus(CLUSTER_ID))?.lastReportAt).toBeUndefined();
+    expect(
+      (await createSyncRecordStore({ client: dynamoClient, tableName: table }).readSyncStatus(CLUSTER_ID))
+        ?.lastReportAt,
+    ).toBeUndefined();
     expect((await podMutation(cluster(), 'migrate-legacy-pool')).status?.matchedPods).toBeUndefined();
   });
 
@@ -381,10 +547,14 @@ describe('the shipped sync function with REPORT_INTERVAL_MINUTES=1 and the kubec
     const { report, lines } = await invokeSync();
 
     const pods = (await plane.admin.json<{ items: Json[] }>('GET', '/api/v1/namespaces/production/pods')).items;
-    const checkoutPods = pods.filter((pod) => (pod.metadata as { labels: Record<string, string> }).labels['app.kubernetes.io/name'] === 'checkout');
+    const checkoutPods = pods.filter(
+      (pod) => (pod.metadata as { labels: Record<string, string> }).labels['app.kubernetes.io/name'] === 'checkout',
+    );
     expect(report.progress).toMatchObject({ pods: pods.length, pendingPods: checkoutPods.length, statusFailed: 0 });
     expect(report.progress?.error).toBeUndefined();
-    const reportAt = (await createSyncRecordStore({ client: dynamoClient, tableName: table }).readSyncStatus(CLUSTER_ID))?.lastReportAt;
+    const reportAt = (
+      await createSyncRecordStore({ client: dynamoClient, tableName: table }).readSyncStatus(CLUSTER_ID)
+    )?.lastReportAt;
     expect(reportAt).toBeDefined();
 
     // The same counts as the CLI's report over the cluster's own PodMutations.
@@ -394,12 +564,23 @@ describe('the shipped sync function with REPORT_INTERVAL_MINUTES=1 and the kubec
     expect(counted.map(({ name }) => name).sort()).toEqual(['migrate-legacy-pool', 'prefer-arm64-web']);
     for (const rule of counted) {
       const { status } = await podMutation(plane, rule.name);
-      expect(status, rule.name).toMatchObject({ matchedPods: rule.matched, pendingPods: rule.pending, lastReportTime: reportAt });
+      expect(status, rule.name).toMatchObject({
+        matchedPods: rule.matched,
+        pendingPods: rule.pending,
+        lastReportTime: reportAt,
+      });
     }
     // No webhook runs here, so every legacy Pod is pending; the audited rule changes no Pod.
-    expect((await podMutation(plane, 'migrate-legacy-pool')).status).toMatchObject({ matchedPods: checkoutPods.length, pendingPods: checkoutPods.length });
-    expect((await podMutation(plane, 'prefer-arm64-web')).status).toMatchObject({ matchedPods: pods.length, pendingPods: 0 });
-    for (const invalid of ['misspelt-field', 'retire-old-zone-taint']) expect((await podMutation(plane, invalid)).status?.matchedPods).toBeUndefined();
+    expect((await podMutation(plane, 'migrate-legacy-pool')).status).toMatchObject({
+      matchedPods: checkoutPods.length,
+      pendingPods: checkoutPods.length,
+    });
+    expect((await podMutation(plane, 'prefer-arm64-web')).status).toMatchObject({
+      matchedPods: pods.length,
+      pendingPods: 0,
+    });
+    for (const invalid of ['misspelt-field', 'retire-old-zone-taint'])
+      expect((await podMutation(plane, invalid)).status?.matchedPods).toBeUndefined();
 
     expect(metricValues(lines, 'PendingPodsTotal')).toEqual([checkoutPods.length]);
     expect(metricValues(lines, 'PendingPods', { rule: 'migrate-legacy-pool' })).toEqual([checkoutPods.length]);
@@ -407,13 +588,19 @@ describe('the shipped sync function with REPORT_INTERVAL_MINUTES=1 and the kubec
   });
 
   it('shows the counts in the MATCHED and PENDING columns of kubectl get pm', async () => {
-    const table = (await kubectlOk(cluster(), ['get', 'pm'])).trim().split('\n').map((line) => line.trim().split(/\s+/));
+    const table = (await kubectlOk(cluster(), ['get', 'pm']))
+      .trim()
+      .split('\n')
+      .map((line) => line.trim().split(/\s+/));
     const [header = [], ...rows] = table;
     const column = (row: readonly string[], name: string) => row[header.indexOf(name)];
     const row = (name: string) => rows.find((cells) => cells[0] === name) ?? [];
     for (const name of ['migrate-legacy-pool', 'prefer-arm64-web']) {
       const { status } = await podMutation(cluster(), name);
-      expect([column(row(name), 'MATCHED'), column(row(name), 'PENDING')], name).toEqual([String(status?.matchedPods), String(status?.pendingPods)]);
+      expect([column(row(name), 'MATCHED'), column(row(name), 'PENDING')], name).toEqual([
+        String(status?.matchedPods),
+        String(status?.pendingPods),
+      ]);
     }
   });
 });
@@ -421,20 +608,29 @@ describe('the shipped sync function with REPORT_INTERVAL_MINUTES=1 and the kubec
 describe('what the fake API server of test/cluster claims, checked once against the real one', () => {
   it('pages a list with limit and continue, so that a list in pages of one still returns every PodMutation once', async () => {
     const plane = cluster();
-    const names = (await kubectlOk(plane, ['get', 'pm', '-o', 'name'])).trim().split('\n').map((line) => line.replace(/^[^/]+\//, ''));
+    const names = (await kubectlOk(plane, ['get', 'pm', '-o', 'name']))
+      .trim()
+      .split('\n')
+      .map((line) => line.replace(/^[^/]+\//, ''));
     expect(names.length).toBeGreaterThan(2);
-    const firstPage = await plane.admin.json<{ metadata: { continue?: string; remainingItemCount?: number }; items: unknown[] }>('GET', PM_PATH, { query: { limit: '1' } });
+    const firstPage = await plane.admin.json<{
+      metadata: { continue?: string; remainingItemCount?: number };
+      items: unknown[];
+    }>('GET', PM_PATH, { query: { limit: '1' } });
     expect(firstPage.items).toHaveLength(1);
     expect(firstPage.metadata.continue).toEqual(expect.any(String));
     expect(firstPage.metadata.remainingItemCount).toBe(names.length - 1);
 
     // The sync's own list, with the page size option of createPodMutationSource (500 by default, as kubectl asks).
-    const list = await createPodMutationSource({ mode: 'kubeconfigFile', path: syncKubeconfig }, { pageSize: 1 }).listPodMutations();
+    const list = await createPodMutationSource(
+      { mode: 'kubeconfigFile', path: syncKubeconfig },
+      { pageSize: 1 },
+    ).listPodMutations();
 
     expect(list.items.map((item) => (item as PodMutation).metadata.name)).toEqual(names);
   });
 
-  it('pages the CLI sync\'s own list of more PodMutations than its default page of 500', async () => {
+  it("pages the CLI sync's own list of more PodMutations than its default page of 500", async () => {
     const plane = cluster();
     const listed = (await plane.admin.json<{ items: unknown[] }>('GET', PM_PATH)).items.length;
     const added = DEFAULT_LIST_PAGE_SIZE + 1 - listed + 2;
@@ -444,17 +640,26 @@ describe('what the fake API server of test/cluster claims, checked once against 
       await Promise.all(
         names.slice(start, start + 8).map((name) =>
           plane.admin.json('POST', PM_PATH, {
-            body: { apiVersion: `${GROUP}/v1alpha1`, kind: 'PodMutation', metadata: { name }, spec: { enable: true, workloadSelector: { namespaces: ['bulk'], names: [name] }, mutationAdd: { annotations: { 'example.com/bulk': name } } } },
+            body: {
+              apiVersion: `${GROUP}/v1alpha1`,
+              kind: 'PodMutation',
+              metadata: { name },
+              spec: {
+                enable: true,
+                workloadSelector: { namespaces: ['bulk'], names: [name] },
+                mutationAdd: { annotations: { 'example.com/bulk': name } },
+              },
+            },
           }),
         ),
       );
     }
 
-    const lists = async () => metricSum(await plane.metrics(), 'apiserver_request_total', { resource: 'podmutations', verb: 'LIST' });
+    const lists = async () =>
+      metricSum(await plane.metrics(), 'apiserver_request_total', { resource: 'podmutations', verb: 'LIST' });
     const listsBefore = await lists();
 
     const { run, report } = await runSync(syncKubeconfig, 'bulk');
-
 
     expect(run.code, run.stderr).toBe(0);
     expect(report.resources).toBe(listed + added);
@@ -470,7 +675,9 @@ describe('what the fake API server of test/cluster claims, checked once against 
   it('sends PodMutation list items with apiVersion and kind (the validator needs them), and built-in list items without', async () => {
     const plane = cluster();
     const podMutations = await plane.admin.json<{ items: Json[] }>('GET', PM_PATH);
-    expect(podMutations.items.map(({ apiVersion, kind }) => [apiVersion, kind])).toEqual(podMutations.items.map(() => [`${GROUP}/v1alpha1`, 'PodMutation']));
+    expect(podMutations.items.map(({ apiVersion, kind }) => [apiVersion, kind])).toEqual(
+      podMutations.items.map(() => [`${GROUP}/v1alpha1`, 'PodMutation']),
+    );
     for (const path of ['/api/v1/pods', '/apis/apps/v1/replicasets', '/apis/apps/v1/deployments']) {
       const list = await plane.admin.json<{ items: Json[] }>('GET', path);
       expect(list.items.length, path).toBeGreaterThan(0);
@@ -489,28 +696,66 @@ describe('what the fake API server of test/cluster claims, checked once against 
     const plane = cluster();
     expect((await plane.admin.request('GET', '/apis/argoproj.io/v1alpha1/rollouts')).status).toBe(404);
     const pages: unknown[] = [];
-    for await (const page of createWorkloadObjectSource({ mode: 'kubeconfigFile', path: syncKubeconfig }).pages('Rollout')) pages.push(page);
+    for await (const page of createWorkloadObjectSource({ mode: 'kubeconfigFile', path: syncKubeconfig }).pages(
+      'Rollout',
+    ))
+      pages.push(page);
     expect(pages).toEqual([]);
   });
 
   it('merge-patches the status subresource: status alone changes, null removes a member, an array is replaced whole', async () => {
     const plane = cluster();
-    await kubectlOk(plane, ['apply', '-f', '-'], stringify({ apiVersion: `${GROUP}/v1alpha1`, kind: 'PodMutation', metadata: { name: 'patch-target' }, spec: { enable: true, priority: 5, workloadSelector: { namespaces: ['staging'] }, mutationAdd: { annotations: { 'example.com/a': 'b' } } } }));
+    await kubectlOk(
+      plane,
+      ['apply', '-f', '-'],
+      stringify({
+        apiVersion: `${GROUP}/v1alpha1`,
+        kind: 'PodMutation',
+        metadata: { name: 'patch-target' },
+        spec: {
+          enable: true,
+          priority: 5,
+          workloadSelector: { namespaces: ['staging'] },
+          mutationAdd: { annotations: { 'example.com/a': 'b' } },
+        },
+      }),
+    );
     const before = await podMutation(plane, 'patch-target');
     const source = createPodMutationSource({ mode: 'kubeconfigFile', path: syncKubeconfig });
     const at = '2026-12-01T10:00:00Z';
-    const accepted = { type: 'Accepted', status: 'True', reason: 'Valid', message: 'ok', lastTransitionTime: at, observedGeneration: before.metadata.generation };
+    const accepted = {
+      type: 'Accepted',
+      status: 'True',
+      reason: 'Valid',
+      message: 'ok',
+      lastTransitionTime: at,
+      observedGeneration: before.metadata.generation,
+    };
     const other = { type: 'Reviewed', status: 'True', reason: 'ByHand', message: 'kept', lastTransitionTime: at };
 
     try {
-      await source.patchStatus('patch-target', { conditions: [accepted, other], enforcement: 'audit', lastSyncTime: at, observedGeneration: before.metadata.generation });
+      await source.patchStatus('patch-target', {
+        conditions: [accepted, other],
+        enforcement: 'audit',
+        lastSyncTime: at,
+        observedGeneration: before.metadata.generation,
+      });
       const patched = await podMutation(plane, 'patch-target');
       expect(patched.spec).toEqual(before.spec);
       expect(patched.metadata.generation).toBe(before.metadata.generation);
-      expect(patched.status).toEqual({ conditions: [accepted, other], enforcement: 'audit', lastSyncTime: at, observedGeneration: before.metadata.generation });
+      expect(patched.status).toEqual({
+        conditions: [accepted, other],
+        enforcement: 'audit',
+        lastSyncTime: at,
+        observedGeneration: before.metadata.generation,
+      });
 
       await source.patchStatus('patch-target', { conditions: [accepted], enforcement: null });
-      expect((await podMutation(plane, 'patch-target')).status).toEqual({ conditions: [accepted], lastSyncTime: at, observedGeneration: before.metadata.generation });
+      expect((await podMutation(plane, 'patch-target')).status).toEqual({
+        conditions: [accepted],
+        lastSyncTime: at,
+        observedGeneration: before.metadata.generation,
+      });
 
       // A merge patch of the subresource that names spec too: the API server keeps the spec as it was.
       const answer = await plane.admin.request('PATCH', `${PM_PATH}/patch-target/status`, {

@@ -27,7 +27,10 @@ export function useControlPlane(): () => ControlPlane {
     await plane?.stop();
   }, 60_000);
   return () => {
-    if (plane === undefined) throw new Error('the control plane is not running: useControlPlane() gives it to tests and hooks after beforeAll');
+    if (plane === undefined)
+      throw new Error(
+        'the control plane is not running: useControlPlane() gives it to tests and hooks after beforeAll',
+      );
     return plane;
   };
 }

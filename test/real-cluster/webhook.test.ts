@@ -9,10 +9,22 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { APPLIED_ANNOTATION, AUDITED_ANNOTATION, PRODUCT_ANNOTATION_PREFIX } from '../../lib/api/index.ts';
-import { compileRuleSet, mutatePod, podFacts, type ManagedStep, type MutationOutcome, type Pod } from '../../lib/engine/index.ts';
+import {
+  compileRuleSet,
+  mutatePod,
+  podFacts,
+  type ManagedStep,
+  type MutationOutcome,
+  type Pod,
+} from '../../lib/engine/index.ts';
 import { createPlacementStep, parsePlacementPolicies } from '../../lib/placement/index.ts';
 import { schedulingChange } from '../../lib/report/index.ts';
-import { loadRuleFiles, parseResourceDocuments, parseSingleDocument, readTextFile } from '../../lib/rule-files/index.ts';
+import {
+  loadRuleFiles,
+  parseResourceDocuments,
+  parseSingleDocument,
+  readTextFile,
+} from '../../lib/rule-files/index.ts';
 import { findTestFiles, readRuleTest, type RuleTest } from '../../lib/rule-tests/index.ts';
 import { isJsonObject, type JsonObject } from '../../lib/values/index.ts';
 import { podInputs, type PodInput } from '../../lib/workloads/index.ts';
@@ -20,7 +32,16 @@ import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
 import { waitFor } from './processes.ts';
 import { useControlPlane } from './use-control-plane.ts';
-import { DEFAULT_WEBHOOK_NAME, metricSum, registerWebhook, ruleFolder, serveWebhook, webhookCalls, webhookConfiguration, type ServedWebhook } from './webhook.ts';
+import {
+  DEFAULT_WEBHOOK_NAME,
+  metricSum,
+  registerWebhook,
+  ruleFolder,
+  serveWebhook,
+  webhookCalls,
+  webhookConfiguration,
+  type ServedWebhook,
+} from './webhook.ts';
 
 const cluster = useControlPlane();
 
@@ -53,12 +74,22 @@ function annotationsOf(pod: Json): Record<string, string> {
 
 /** The customer annotation keys of both Pods: the ones the scheduling comparison covers. */
 function annotationKeys(...pods: Json[]): string[] {
-  return [...new Set(pods.flatMap((pod) => Object.keys(annotationsOf(pod)).filter((key) => !key.startsWith(PRODUCT_ANNOTATION_PREFIX))))].sort();
+  return [
+    ...new Set(
+      pods.flatMap((pod) =>
+        Object.keys(annotationsOf(pod)).filter((key) => !key.startsWith(PRODUCT_ANNOTATION_PREFIX)),
+      ),
+    ),
+  ].sort();
 }
 
 /** "" when the stored Pod schedules as the offline engine's Pod does, as Kubernetes reads the fields; else the change. */
 function differenceFromOffline(stored: Json, offline: Pod): string {
-  return schedulingChange(podFacts(stored, '', 'stored'), podFacts(offline, '', 'offline'), annotationKeys(stored, offline));
+  return schedulingChange(
+    podFacts(stored, '', 'stored'),
+    podFacts(offline, '', 'offline'),
+    annotationKeys(stored, offline),
+  );
 }
 
 function namesIn(annotation: string | undefined): string[] {
@@ -66,7 +97,11 @@ function namesIn(annotation: string | undefined): string[] {
 }
 
 /** The Pods of a namespace that a selector query (labelSelector or fieldSelector) names, leaving out deleted ones. */
-async function podsOf(plane: ControlPlane, namespace: string, selector: Readonly<Record<string, string>>): Promise<Json[]> {
+async function podsOf(
+  plane: ControlPlane,
+  namespace: string,
+  selector: Readonly<Record<string, string>>,
+): Promise<Json[]> {
   const list = await plane.admin.json<PodList>('GET', `/api/v1/namespaces/${namespace}/pods`, { query: selector });
   return list.items.filter((pod) => (pod.metadata as { deletionTimestamp?: string }).deletionTimestamp === undefined);
 }
@@ -74,7 +109,8 @@ async function podsOf(plane: ControlPlane, namespace: string, selector: Readonly
 /** The selector of the Pods a workload of the example creates. */
 function podSelector(input: PodInput, jobName: string | undefined): Record<string, string> {
   if (input.resource.kind === 'Pod') return { fieldSelector: `metadata.name=${input.resource.name}` };
-  if (jobName !== undefined || input.resource.kind === 'Job') return { labelSelector: `batch.kubernetes.io/job-name=${jobName ?? input.resource.name}` };
+  if (jobName !== undefined || input.resource.kind === 'Job')
+    return { labelSelector: `batch.kubernetes.io/job-name=${jobName ?? input.resource.name}` };
   // The workload's own selector: the offline Pod's template hash is not the controller's (lib/workloads templateHash).
   const labels = (input.document.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels;
   return {
@@ -88,9 +124,12 @@ function podSelector(input: PodInput, jobName: string | undefined): Record<strin
 async function replicaFailure(plane: ControlPlane, namespace: string, deployment: string): Promise<string | undefined> {
   const list = await plane.admin.json<{ items: Json[] }>('GET', `/apis/apps/v1/namespaces/${namespace}/replicasets`);
   for (const replicaSet of list.items) {
-    const owners = ((replicaSet.metadata as { ownerReferences?: { name: string }[] }).ownerReferences ?? []).map(({ name }) => name);
+    const owners = ((replicaSet.metadata as { ownerReferences?: { name: string }[] }).ownerReferences ?? []).map(
+      ({ name }) => name,
+    );
     if (!owners.includes(deployment)) continue;
-    const conditions = ((replicaSet.status as { conditions?: { type: string; message: string }[] } | undefined)?.conditions ?? []);
+    const conditions =
+      (replicaSet.status as { conditions?: { type: string; message: string }[] } | undefined)?.conditions ?? [];
     const failure = conditions.find(({ type }) => type === 'ReplicaFailure');
     if (failure !== undefined) return failure.message;
   }
@@ -110,7 +149,9 @@ interface CreatedWorkload {
 async function managedStepsOf(test: RuleTest): Promise<ManagedStep[]> {
   if (test.placements === undefined) return [];
   const document = parseSingleDocument(await readTextFile(test.placements), test.placements);
-  return [createPlacementStep({ flavour: test.capacityFlavour, policies: parsePlacementPolicies(document, test.placements) })];
+  return [
+    createPlacementStep({ flavour: test.capacityFlavour, policies: parsePlacementPolicies(document, test.placements) }),
+  ];
 }
 
 /**
@@ -124,25 +165,52 @@ async function createExampleWorkloads(plane: ControlPlane, test: RuleTest): Prom
   for (const path of test.resources) {
     const documents = parseResourceDocuments(await readTextFile(path), path).filter(
       // A Pod with a status or an owner is a running Pod `kubectl get -o json` printed, not one to create.
-      (document) => isJsonObject(document) && CREATABLE_KINDS.has(String(document.kind)) && !(document.kind === 'Pod' && (document.status !== undefined || isJsonObject(document.metadata) && document.metadata.ownerReferences !== undefined)),
+      (document) =>
+        isJsonObject(document) &&
+        CREATABLE_KINDS.has(String(document.kind)) &&
+        !(
+          document.kind === 'Pod' &&
+          (document.status !== undefined ||
+            (isJsonObject(document.metadata) && document.metadata.ownerReferences !== undefined))
+        ),
     ) as JsonObject[];
     for (const input of podInputs(documents, path, test.namespace).inputs) {
       await plane.ensureNamespace(input.resource.namespace);
       // create, not apply: apply would add its last-applied-configuration annotation, which no offline Pod has.
-      const applied = await plane.kubectl(['create', '-n', input.resource.namespace, '-f', '-'], { input: stringify(input.document) });
+      const applied = await plane.kubectl(['create', '-n', input.resource.namespace, '-f', '-'], {
+        input: stringify(input.document),
+      });
       let jobName: string | undefined;
       if (input.resource.kind === 'CronJob') {
         // The name the CronJob controller gives the Job of a run, <cronjob>-<scheduled minute since the epoch>
         // (pkg/controller/cronjob/utils.go getJobName), made now instead of waiting for the schedule.
         jobName = `${input.resource.name}-${Math.floor(Date.now() / 60_000)}`;
-        const job = await plane.kubectl(['create', 'job', jobName, `--from=cronjob/${input.resource.name}`, '-n', input.resource.namespace]);
+        const job = await plane.kubectl([
+          'create',
+          'job',
+          jobName,
+          `--from=cronjob/${input.resource.name}`,
+          '-n',
+          input.resource.namespace,
+        ]);
         expect(job.code, job.stderr).toBe(0);
       }
-      const offline = mutatePod(asTheApiServerDefaultsIt(input.pod), input.resource.namespace, ruleSet, { requestUid: `offline-${input.resource.name}` }, {
-        managedSteps,
-        enforcement: test.enforcement,
+      const offline = mutatePod(
+        asTheApiServerDefaultsIt(input.pod),
+        input.resource.namespace,
+        ruleSet,
+        { requestUid: `offline-${input.resource.name}` },
+        {
+          managedSteps,
+          enforcement: test.enforcement,
+        },
+      );
+      created.push({
+        input,
+        offline,
+        ...(jobName === undefined ? {} : { jobName }),
+        ...(applied.code === 0 ? {} : { applyError: applied.stderr }),
       });
-      created.push({ input, offline, ...(jobName === undefined ? {} : { jobName }), ...(applied.code === 0 ? {} : { applyError: applied.stderr }) });
     }
   }
   return created;
@@ -156,14 +224,21 @@ async function expectAdmittedAsOffline(plane: ControlPlane, workload: CreatedWor
     const denial = `admission webhook "${DEFAULT_WEBHOOK_NAME}" denied the request: ${offline.denial.message}`;
     if (kind === 'Pod') expect(workload.applyError).toContain(denial);
     else if (kind === 'Deployment') {
-      const message = await waitFor(`the ReplicaFailure of ${namespace}/${name}`, () => replicaFailure(plane, namespace, name), { timeoutMs: 60_000 });
+      const message = await waitFor(
+        `the ReplicaFailure of ${namespace}/${name}`,
+        () => replicaFailure(plane, namespace, name),
+        { timeoutMs: 60_000 },
+      );
       expect(message).toContain(denial);
     } else throw new Error(`the suite has no check of a denied ${kind}`);
     expect(await podsOf(plane, namespace, podSelector(input, workload.jobName))).toEqual([]);
     return;
   }
   expect(workload.applyError).toBeUndefined();
-  const replicas = kind === 'Deployment' || kind === 'StatefulSet' ? Number((input.document.spec as { replicas?: number }).replicas ?? 1) : 1;
+  const replicas =
+    kind === 'Deployment' || kind === 'StatefulSet'
+      ? Number((input.document.spec as { replicas?: number }).replicas ?? 1)
+      : 1;
   const pods = await waitFor(
     `${replicas} Pods of ${kind} ${namespace}/${name}`,
     async () => {
@@ -175,8 +250,13 @@ async function expectAdmittedAsOffline(plane: ControlPlane, workload: CreatedWor
   for (const pod of pods) {
     const annotations = annotationsOf(pod);
     expect(namesIn(annotations[APPLIED_ANNOTATION]), `${kind} ${namespace}/${name}: applied`).toEqual(offline.applied);
-    expect(namesIn(annotations[AUDITED_ANNOTATION]), `${kind} ${namespace}/${name}: audited`).toEqual(offline.audited.map((match) => match.name));
-    expect(differenceFromOffline(pod, offline.pod), `${kind} ${namespace}/${name}: the stored Pod against the offline one`).toBe('');
+    expect(namesIn(annotations[AUDITED_ANNOTATION]), `${kind} ${namespace}/${name}: audited`).toEqual(
+      offline.audited.map((match) => match.name),
+    );
+    expect(
+      differenceFromOffline(pod, offline.pod),
+      `${kind} ${namespace}/${name}: the stored Pod against the offline one`,
+    ).toBe('');
   }
 }
 
@@ -184,37 +264,53 @@ async function deleteWorkloads(plane: ControlPlane, workloads: readonly CreatedW
   for (const { input, jobName } of workloads) {
     const { kind, namespace, name } = input.resource;
     // Foreground: the next example creates workloads of the same names, whose ReplicaSets would meet the old ones.
-    await plane.kubectl(['delete', kind.toLowerCase(), name, '-n', namespace, '--ignore-not-found', '--cascade=foreground']);
-    if (jobName !== undefined) await plane.kubectl(['delete', 'job', jobName, '-n', namespace, '--ignore-not-found', '--cascade=foreground']);
+    await plane.kubectl([
+      'delete',
+      kind.toLowerCase(),
+      name,
+      '-n',
+      namespace,
+      '--ignore-not-found',
+      '--cascade=foreground',
+    ]);
+    if (jobName !== undefined)
+      await plane.kubectl(['delete', 'job', jobName, '-n', namespace, '--ignore-not-found', '--cascade=foreground']);
   }
 }
 
-const exampleTests = await Promise.all((await findTestFiles(['examples/tests'])).map(async (file) => readRuleTest(parseSingleDocument(await readTextFile(file), file), file)));
+const exampleTests = await Promise.all(
+  (await findTestFiles(['examples/tests'])).map(async (file) =>
+    readRuleTest(parseSingleDocument(await readTextFile(file), file), file),
+  ),
+);
 
-describe.each(exampleTests.map((test) => [test.name, test] as const))('the workloads of the example test %s', (_name, test) => {
-  let webhook: ServedWebhook;
-  let workloads: CreatedWorkload[] = [];
+describe.each(exampleTests.map((test) => [test.name, test] as const))(
+  'the workloads of the example test %s',
+  (_name, test) => {
+    let webhook: ServedWebhook;
+    let workloads: CreatedWorkload[] = [];
 
-  beforeAll(async () => {
-    const plane = cluster();
-    webhook = await serveWebhook(plane, {
-      rules: test.rules,
-      ...(test.placements === undefined ? {} : { placements: test.placements }),
-      flags: ['--enforcement', test.enforcement, '--capacity-flavour', test.capacityFlavour],
+    beforeAll(async () => {
+      const plane = cluster();
+      webhook = await serveWebhook(plane, {
+        rules: test.rules,
+        ...(test.placements === undefined ? {} : { placements: test.placements }),
+        flags: ['--enforcement', test.enforcement, '--capacity-flavour', test.capacityFlavour],
+      });
+      await registerWebhook(plane, webhook);
+      workloads = await createExampleWorkloads(plane, test);
     });
-    await registerWebhook(plane, webhook);
-    workloads = await createExampleWorkloads(plane, test);
-  });
-  afterAll(async () => {
-    await deleteWorkloads(cluster(), workloads);
-    await webhook?.stop();
-  });
+    afterAll(async () => {
+      await deleteWorkloads(cluster(), workloads);
+      await webhook?.stop();
+    });
 
-  it('are created through the API server as the offline engine says: applied, audited and denied alike, scheduling as Kubernetes reads it', async () => {
-    expect(workloads.length).toBeGreaterThan(0);
-    for (const workload of workloads) await expectAdmittedAsOffline(cluster(), workload);
-  });
-});
+    it('are created through the API server as the offline engine says: applied, audited and denied alike, scheduling as Kubernetes reads it', async () => {
+      expect(workloads.length).toBeGreaterThan(0);
+      for (const workload of workloads) await expectAdmittedAsOffline(cluster(), workload);
+    });
+  },
+);
 
 describe('a Pod whose defaulted form differs from what was sent', () => {
   let webhook: ServedWebhook;
@@ -224,19 +320,33 @@ describe('a Pod whose defaulted form differs from what was sent', () => {
     metadata: { name: 'empty-required-affinity', namespace },
     // An empty required selector: Go decodes it as nodeSelectorTerms: null (the field has no omitempty), which the
     // API server's validation refuses unless a webhook gives it terms.
-    spec: { containers: [{ name: 'app', image: 'registry.example.com/app:1' }], affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: {} } } },
+    spec: {
+      containers: [{ name: 'app', image: 'registry.example.com/app:1' }],
+      affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: {} } },
+    },
   });
 
   beforeAll(async () => {
     const plane = cluster();
-    const rules = await ruleFolder(plane, [{ name: 'pin-defaults', spec: {
-      enable: true,
-      workloadSelector: { namespaces: ['defaults'] },
-      mutationAdd: {
-        nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['merged'] }] }] } },
-        tolerations: [{ key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule' }],
+    const rules = await ruleFolder(plane, [
+      {
+        name: 'pin-defaults',
+        spec: {
+          enable: true,
+          workloadSelector: { namespaces: ['defaults'] },
+          mutationAdd: {
+            nodeAffinity: {
+              requiredDuringSchedulingIgnoredDuringExecution: {
+                nodeSelectorTerms: [
+                  { matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['merged'] }] },
+                ],
+              },
+            },
+            tolerations: [{ key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule' }],
+          },
+        },
       },
-    } }]);
+    ]);
     webhook = await serveWebhook(plane, { rules: [rules] });
     await registerWebhook(plane, webhook);
     await plane.ensureNamespace('defaults');
@@ -245,18 +355,33 @@ describe('a Pod whose defaulted form differs from what was sent', () => {
   afterAll(async () => webhook?.stop());
 
   it('is refused by the API server when no rule gives it terms', async () => {
-    const answer = await cluster().admin.request('POST', '/api/v1/namespaces/untouched/pods', { body: sent('untouched') });
+    const answer = await cluster().admin.request('POST', '/api/v1/namespaces/untouched/pods', {
+      body: sent('untouched'),
+    });
     expect(answer.status).toBe(422);
     expect(answer.text).toContain('nodeSelectorTerms');
   });
 
   it('is admitted once the rule ANDs its terms into the null selector, keeping the tolerations the API server added', async () => {
-    const stored = await cluster().admin.json<Json>('POST', '/api/v1/namespaces/defaults/pods', { body: sent('defaults') });
+    const stored = await cluster().admin.json<Json>('POST', '/api/v1/namespaces/defaults/pods', {
+      body: sent('defaults'),
+    });
     const spec = stored.spec as { affinity: unknown; tolerations: unknown[] };
     expect(spec.affinity).toEqual({
-      nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['merged'] }] }] } },
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [
+            { matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['merged'] }] },
+          ],
+        },
+      },
     });
-    expect(spec.tolerations).toEqual(expect.arrayContaining([...API_SERVER_TOLERATIONS, { key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule' }]));
+    expect(spec.tolerations).toEqual(
+      expect.arrayContaining([
+        ...API_SERVER_TOLERATIONS,
+        { key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule' },
+      ]),
+    );
     expect(spec.tolerations).toHaveLength(3);
   });
 });
@@ -269,14 +394,31 @@ describe('what the configuration of webhook-config tells the API server', () => 
     metadata: { name, namespace: 'production', labels: { app: name } },
     spec: {
       containers: [{ name: 'app', image: 'registry.example.com/app:1' }],
-      affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['legacy'] }] }] } } },
+      affinity: {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [
+              { matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['legacy'] }] },
+            ],
+          },
+        },
+      },
     },
   });
 
   beforeAll(async () => {
     const plane = cluster();
     // Every Pod, bare Pods and DaemonSet Pods included, so that only the configuration can skip one.
-    const rules = await ruleFolder(plane, [{ name: 'annotate', spec: { enable: true, workloadSelector: { all: true }, mutationAdd: { annotations: { 'example.com/seen-by': 'podmutation' } } } }]);
+    const rules = await ruleFolder(plane, [
+      {
+        name: 'annotate',
+        spec: {
+          enable: true,
+          workloadSelector: { all: true },
+          mutationAdd: { annotations: { 'example.com/seen-by': 'podmutation' } },
+        },
+      },
+    ]);
     webhook = await serveWebhook(plane, { rules: [rules] });
     await registerWebhook(plane, webhook);
     await plane.ensureNamespace('production');
@@ -294,7 +436,10 @@ describe('what the configuration of webhook-config tells the API server', () => 
         selector: { matchLabels: { app: 'node-agent' } },
         template: {
           metadata: { labels: { app: 'node-agent' } },
-          spec: { containers: [{ name: 'agent', image: 'registry.example.com/agent:1' }], affinity: legacyPod('agent').spec.affinity },
+          spec: {
+            containers: [{ name: 'agent', image: 'registry.example.com/agent:1' }],
+            affinity: legacyPod('agent').spec.affinity,
+          },
         },
       },
     };
@@ -313,35 +458,49 @@ describe('what the configuration of webhook-config tells the API server', () => 
   ])('never mutates a Pod in %s (the namespace selector)', async (namespace, labels) => {
     const plane = cluster();
     await plane.ensureNamespace(namespace, labels);
-    const stored = await plane.admin.json<Json>('POST', `/api/v1/namespaces/${namespace}/pods`, { body: { ...legacyPod('skipped'), metadata: { name: 'skipped', namespace } } });
+    const stored = await plane.admin.json<Json>('POST', `/api/v1/namespaces/${namespace}/pods`, {
+      body: { ...legacyPod('skipped'), metadata: { name: 'skipped', namespace } },
+    });
     expect(annotationsOf(stored)[APPLIED_ANNOTATION]).toBeUndefined();
   });
 
   it('with failurePolicy Ignore, admits Pods unmutated while the webhook is down and counts it as a fail-open', async () => {
     const plane = cluster();
-    const failOpen = async () => metricSum(await plane.metrics(), 'apiserver_admission_webhook_fail_open_count', { name: DEFAULT_WEBHOOK_NAME });
-    const mutated = await plane.admin.json<Json>('POST', '/api/v1/namespaces/production/pods', { body: legacyPod('while-up') });
+    const failOpen = async () =>
+      metricSum(await plane.metrics(), 'apiserver_admission_webhook_fail_open_count', { name: DEFAULT_WEBHOOK_NAME });
+    const mutated = await plane.admin.json<Json>('POST', '/api/v1/namespaces/production/pods', {
+      body: legacyPod('while-up'),
+    });
     expect(annotationsOf(mutated)[APPLIED_ANNOTATION]).toBe('annotate');
     const opened = await failOpen();
 
     await webhook.stop();
-    const admitted = await plane.admin.json<Json>('POST', '/api/v1/namespaces/production/pods', { body: legacyPod('while-down') });
+    const admitted = await plane.admin.json<Json>('POST', '/api/v1/namespaces/production/pods', {
+      body: legacyPod('while-down'),
+    });
 
     expect(annotationsOf(admitted)[APPLIED_ANNOTATION]).toBeUndefined();
     expect((admitted.spec as { affinity: unknown }).affinity).toEqual(legacyPod('x').spec.affinity);
     expect(await failOpen()).toBe(opened + 1);
     // What README's "The admission endpoint" warns of: the API server logs the failed call's URL, token included.
-    expect(readFileSync(join(plane.dir, 'kube-apiserver.log'), 'utf8')).toContain(`Failed calling webhook, failing open ${DEFAULT_WEBHOOK_NAME}`);
+    expect(readFileSync(join(plane.dir, 'kube-apiserver.log'), 'utf8')).toContain(
+      `Failed calling webhook, failing open ${DEFAULT_WEBHOOK_NAME}`,
+    );
     expect(readFileSync(join(plane.dir, 'kube-apiserver.log'), 'utf8')).toContain(`/admit/${webhook.token}?timeout=5s`);
   });
 
   it('with failurePolicy Fail, refuses Pods while the webhook is down', async () => {
     const plane = cluster();
-    const applied = await plane.kubectl(['apply', '-f', '-'], { input: await webhookConfiguration(plane, webhook, { failurePolicy: 'Fail' }) });
+    const applied = await plane.kubectl(['apply', '-f', '-'], {
+      input: await webhookConfiguration(plane, webhook, { failurePolicy: 'Fail' }),
+    });
     expect(applied.code, applied.stderr).toBe(0);
     // The API server switches to the new configuration through a watch: until then Pods still fail open.
     const refusal = await waitFor('the API server to apply failurePolicy Fail', async () => {
-      const answer = await plane.admin.request('POST', '/api/v1/namespaces/production/pods', { body: legacyPod('refused'), query: { dryRun: 'All' } });
+      const answer = await plane.admin.request('POST', '/api/v1/namespaces/production/pods', {
+        body: legacyPod('refused'),
+        query: { dryRun: 'All' },
+      });
       return answer.status === 500 ? (answer.body as { message: string }).message : undefined;
     });
     expect(refusal).toContain(`failed calling webhook "${DEFAULT_WEBHOOK_NAME}"`);

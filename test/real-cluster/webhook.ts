@@ -71,8 +71,19 @@ async function serveWebhook(plane: ControlPlane, options: ServeOptions): Promise
   const process = startSupervised('podmutation serve', globalThis.process.execPath, args, { logFile });
   await waitFor(
     'podmutation serve to print its URL',
-    () => Promise.resolve(/webhook URL \(clientConfig\.url of a MutatingWebhookConfiguration\): https:/.test(readFileSync(logFile, 'utf8')) ? true : undefined),
-    { failFast: () => (process.exited() === undefined ? undefined : `exited (${process.exited()}):\n${process.logTail()}`), timeoutMs: 30_000 },
+    () =>
+      Promise.resolve(
+        /webhook URL \(clientConfig\.url of a MutatingWebhookConfiguration\): https:/.test(
+          readFileSync(logFile, 'utf8'),
+        )
+          ? true
+          : undefined,
+      ),
+    {
+      failFast: () =>
+        process.exited() === undefined ? undefined : `exited (${process.exited()}):\n${process.logTail()}`,
+      timeoutMs: 30_000,
+    },
   );
   return { baseUrl: `https://127.0.0.1:${port}`, token, process, stop: () => process.stop() };
 }
@@ -84,7 +95,11 @@ interface RegisterOptions {
 }
 
 /** The configuration `podmutation webhook-config` prints for this server, with the cluster CA as --ca-bundle. */
-async function webhookConfiguration(plane: ControlPlane, webhook: Pick<ServedWebhook, 'baseUrl' | 'token'>, options: RegisterOptions = {}): Promise<string> {
+async function webhookConfiguration(
+  plane: ControlPlane,
+  webhook: Pick<ServedWebhook, 'baseUrl' | 'token'>,
+  options: RegisterOptions = {},
+): Promise<string> {
   const run = await runPodmutation([
     'webhook-config',
     '--url',
@@ -102,10 +117,16 @@ async function webhookConfiguration(plane: ControlPlane, webhook: Pick<ServedWeb
 }
 
 /** A folder for `serve --rules` holding one file per PodMutation. */
-async function ruleFolder(plane: ControlPlane, rules: readonly { readonly name: string; readonly spec: Json }[]): Promise<string> {
+async function ruleFolder(
+  plane: ControlPlane,
+  rules: readonly { readonly name: string; readonly spec: Json }[],
+): Promise<string> {
   const folder = await mkdtemp(join(plane.dir, 'rules-'));
   for (const { name, spec } of rules) {
-    await writeFile(join(folder, `${name}.yaml`), stringify({ apiVersion: 'agent.cloudpilot.ai/v1alpha1', kind: 'PodMutation', metadata: { name }, spec }));
+    await writeFile(
+      join(folder, `${name}.yaml`),
+      stringify({ apiVersion: 'agent.cloudpilot.ai/v1alpha1', kind: 'PodMutation', metadata: { name }, spec }),
+    );
   }
   return folder;
 }
@@ -124,7 +145,10 @@ function metricSum(metrics: string, metric: string, labels: Readonly<Record<stri
 
 /** How often the API server has called the named webhook for a CREATE, by its admission duration histogram. */
 function webhookCalls(metrics: string, name: string): number {
-  return metricSum(metrics, 'apiserver_admission_webhook_admission_duration_seconds_count', { name, operation: 'CREATE' });
+  return metricSum(metrics, 'apiserver_admission_webhook_admission_duration_seconds_count', {
+    name,
+    operation: 'CREATE',
+  });
 }
 
 /**
@@ -135,7 +159,12 @@ async function applyWebhookConfiguration(plane: ControlPlane, configuration: str
   const applied = await plane.kubectl(['apply', '-f', '-'], { input: configuration });
   if (applied.code !== 0) throw new Error(`kubectl apply of webhook configuration ${name} failed: ${applied.stderr}`);
   const before = webhookCalls(await plane.metrics(), name);
-  const probe = { apiVersion: 'v1', kind: 'Pod', metadata: { generateName: 'webhook-probe-', namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'probe' }] } };
+  const probe = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { generateName: 'webhook-probe-', namespace: 'default' },
+    spec: { containers: [{ name: 'c', image: 'probe' }] },
+  };
   await waitFor(
     `the API server to call webhook ${name}`,
     async () => {
@@ -148,9 +177,26 @@ async function applyWebhookConfiguration(plane: ControlPlane, configuration: str
 }
 
 /** `podmutation webhook-config … | kubectl apply -f -` for this server, once the API server calls it. */
-async function registerWebhook(plane: ControlPlane, webhook: Pick<ServedWebhook, 'baseUrl' | 'token'>, options: RegisterOptions = {}): Promise<void> {
-  await applyWebhookConfiguration(plane, await webhookConfiguration(plane, webhook, options), options.name ?? DEFAULT_WEBHOOK_NAME);
+async function registerWebhook(
+  plane: ControlPlane,
+  webhook: Pick<ServedWebhook, 'baseUrl' | 'token'>,
+  options: RegisterOptions = {},
+): Promise<void> {
+  await applyWebhookConfiguration(
+    plane,
+    await webhookConfiguration(plane, webhook, options),
+    options.name ?? DEFAULT_WEBHOOK_NAME,
+  );
 }
 
-export { serveWebhook, ruleFolder, registerWebhook, applyWebhookConfiguration, webhookConfiguration, webhookCalls, metricSum, DEFAULT_WEBHOOK_NAME };
+export {
+  serveWebhook,
+  ruleFolder,
+  registerWebhook,
+  applyWebhookConfiguration,
+  webhookConfiguration,
+  webhookCalls,
+  metricSum,
+  DEFAULT_WEBHOOK_NAME,
+};
 export type { ServedWebhook, ServeOptions, RegisterOptions };

@@ -114,7 +114,10 @@ describe('createRefreshingValue', () => {
   });
 
   it('serves the last good value at the deadline while the read is still unanswered', async () => {
-    const { value, source, clock, failures } = await warmHarness({ deadlineMs: DEADLINE_MS, timeoutError: (ms) => new Error(`silent for ${ms} ms`) });
+    const { value, source, clock, failures } = await warmHarness({
+      deadlineMs: DEADLINE_MS,
+      timeoutError: (ms) => new Error(`silent for ${ms} ms`),
+    });
     clock.now += REFRESH_MS;
 
     const served = await value.get();
@@ -220,7 +223,8 @@ describe('createRefreshingValue', () => {
 
 describe('the backoff of a dependency that always fails', () => {
   /** The upper end of the wait after the n-th consecutive failure. */
-  const cap = (backoff: Backoff, failures: number): number => Math.min(backoff.maxMs, backoff.initialMs * 2 ** (failures - 1));
+  const cap = (backoff: Backoff, failures: number): number =>
+    Math.min(backoff.maxMs, backoff.initialMs * 2 ** (failures - 1));
 
   it('reads no sooner than half the cap after each failure, and at the latest at the cap, whatever the draws', async () => {
     await fc.assert(

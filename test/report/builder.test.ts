@@ -2,10 +2,24 @@
 import { describe, expect, it } from 'vitest';
 import { compileRuleSet, type RuleSet } from '../../lib/engine/index.ts';
 import { createPlacementStep } from '../../lib/placement/index.ts';
-import { createReport, type MigrationReport, type ReportOptions, type ReportWorkload, type Verdict } from '../../lib/report/index.ts';
+import {
+  createReport,
+  type MigrationReport,
+  type ReportOptions,
+  type ReportWorkload,
+  type Verdict,
+} from '../../lib/report/index.ts';
 import { rule } from '../support/builders.ts';
 import { loadRuleFiles } from '../../lib/rule-files/index.ts';
-import { admittedCheckoutPods, clusterList, findItem, fixtureList, fixtureRules, rulePaths, type KubectlList } from './support.ts';
+import {
+  admittedCheckoutPods,
+  clusterList,
+  findItem,
+  fixtureList,
+  fixtureRules,
+  rulePaths,
+  type KubectlList,
+} from './support.ts';
 
 interface Folded {
   readonly verdicts: Record<string, Verdict | undefined>;
@@ -20,7 +34,8 @@ function fold(list: KubectlList, rules: RuleSet, options: ReportOptions = {}): F
   });
   const verdicts: Record<string, Verdict | undefined> = {};
   list.items.forEach((item, index) => {
-    if (item.kind === 'Pod') verdicts[(item.metadata as { name: string }).name] = builder.addPod(item, `items[${index}]`);
+    if (item.kind === 'Pod')
+      verdicts[(item.metadata as { name: string }).name] = builder.addPod(item, `items[${index}]`);
   });
   return { verdicts, report: builder.result() };
 }
@@ -30,7 +45,10 @@ function workload(report: MigrationReport, kind: string, name: string): ReportWo
 }
 
 function without(list: KubectlList, kind: string, name: string): KubectlList {
-  return { ...list, items: list.items.filter((item) => !(item.kind === kind && (item.metadata as { name: string }).name === name)) };
+  return {
+    ...list,
+    items: list.items.filter((item) => !(item.kind === kind && (item.metadata as { name: string }).name === name)),
+  };
 }
 
 describe('the report builder', () => {
@@ -73,33 +91,48 @@ describe('the report builder', () => {
 
     expect(workload(report, 'Deployment', 'checkout')).toMatchObject({
       pending: 2,
-      change: 'nodeAffinity required: -{example.com/node-pool In [merged], kubernetes.io/arch In [amd64]} +{example.com/node-pool In [merged-2024], kubernetes.io/arch In [amd64]}',
+      change:
+        'nodeAffinity required: -{example.com/node-pool In [merged], kubernetes.io/arch In [amd64]} +{example.com/node-pool In [merged-2024], kubernetes.io/arch In [amd64]}',
     });
   });
 
   it("counts an audited rule's matches, and no current or pending Pods for it", async () => {
     const { report } = fold(await clusterList(), await fixtureRules());
 
-    expect(report.rules.find((item) => item.name === 'audit-spot-checkout')).toEqual({ name: 'audit-spot-checkout', enforcement: 'audit', matched: 2, current: 0, pending: 0 });
+    expect(report.rules.find((item) => item.name === 'audit-spot-checkout')).toEqual({
+      name: 'audit-spot-checkout',
+      enforcement: 'audit',
+      matched: 2,
+      current: 0,
+      pending: 0,
+    });
   });
 
   it('judges Pods by the enforced rules only: what an audited rule would add leaves them current', async () => {
     const { verdicts } = fold(await clusterList(), await fixtureRules());
 
-    expect([verdicts['checkout-7d9f8b6c5d-h2k9d'], verdicts['checkout-7d9f8b6c5d-r7x4m']]).toEqual(['current', 'current']);
+    expect([verdicts['checkout-7d9f8b6c5d-h2k9d'], verdicts['checkout-7d9f8b6c5d-r7x4m']]).toEqual([
+      'current',
+      'current',
+    ]);
   });
 
   it('finds, with every rule audited, that a rollout would undo what enforced rules did', async () => {
     const { report } = fold(await clusterList(), await fixtureRules(), { enforcement: 'audit' });
 
-    expect(report.rules.every((item) => item.enforcement === 'audit' && item.current === 0 && item.pending === 0)).toBe(true);
+    expect(report.rules.every((item) => item.enforcement === 'audit' && item.current === 0 && item.pending === 0)).toBe(
+      true,
+    );
     expect(workload(report, 'Deployment', 'checkout')?.pending).toBe(2);
     expect(workload(report, 'Deployment', 'web')?.current).toBe(2);
   });
 
   it('counts the rules in application order, enabled ones only', async () => {
     const loaded = (await loadRuleFiles(rulePaths())).rules;
-    const rules = compileRuleSet([...loaded, rule('drafted', { enable: false, mutationAdd: { nodeSelector: { a: 'b' } } })]);
+    const rules = compileRuleSet([
+      ...loaded,
+      rule('drafted', { enable: false, mutationAdd: { nodeSelector: { a: 'b' } } }),
+    ]);
 
     expect(fold(await clusterList(), rules).report.rules.map((item) => item.name)).toEqual([
       'tag-payments',
@@ -111,7 +144,12 @@ describe('the report builder', () => {
   });
 
   it('counts DaemonSet Pods in the totals as unaffected and lists no DaemonSet', async () => {
-    const { report } = fold(await clusterList(), compileRuleSet([rule('everything', { workloadSelector: { all: true }, mutationAdd: { nodeSelector: { a: 'b' } } })]));
+    const { report } = fold(
+      await clusterList(),
+      compileRuleSet([
+        rule('everything', { workloadSelector: { all: true }, mutationAdd: { nodeSelector: { a: 'b' } } }),
+      ]),
+    );
 
     expect(report.workloads.some((item) => item.kind === 'DaemonSet')).toBe(false);
     expect(report.totals).toMatchObject({ pods: 11, unaffected: 1 });
@@ -135,12 +173,19 @@ describe('the report builder', () => {
 
     expect(workload(report, 'StatefulSet', 'ledger')).toMatchObject({
       denied: 2,
-      change: 'denied: PodMutation "fan-out-zones": required node selector terms after combining would be 72, above the limit of 64',
+      change:
+        'denied: PodMutation "fan-out-zones": required node selector terms after combining would be 72, above the limit of 64',
     });
   });
 
   it('totals every Pod by verdict', async () => {
-    expect(fold(await clusterList(), await fixtureRules()).report.totals).toEqual({ pods: 11, unaffected: 2, current: 2, pending: 5, denied: 2 });
+    expect(fold(await clusterList(), await fixtureRules()).report.totals).toEqual({
+      pods: 11,
+      unaffected: 2,
+      current: 2,
+      pending: 5,
+      denied: 2,
+    });
   });
 
   it("builds a CronJob's Pod from its job template, at the running Job's scheduled minute", async () => {
@@ -148,7 +193,8 @@ describe('the report builder', () => {
 
     expect(workload(report, 'CronJob', 'nightly-report')).toMatchObject({
       pending: 1,
-      change: 'nodeSelector: -example.com/node-pool=batch-ondemand +example.com/node-pool=batch-spot; tolerations: +example.com/spot:Exists:NoSchedule',
+      change:
+        'nodeSelector: -example.com/node-pool=batch-ondemand +example.com/node-pool=batch-spot; tolerations: +example.com/spot:Exists:NoSchedule',
     });
   });
 
@@ -169,67 +215,126 @@ describe('the report builder', () => {
 
   it("keeps the API server's default tolerations out of the comparison when the running Pods carry them", async () => {
     const list = fixtureList();
-    const pods = admittedCheckoutPods(list, await fixtureRules()).map((pod) => ({ ...pod, spec: { ...pod.spec, tolerations: undefined } }));
-    const { verdicts } = fold({ ...list, items: [...pods, ...list.items] as Record<string, unknown>[] }, await fixtureRules());
+    const pods = admittedCheckoutPods(list, await fixtureRules()).map((pod) => ({
+      ...pod,
+      spec: { ...pod.spec, tolerations: undefined },
+    }));
+    const { verdicts } = fold(
+      { ...list, items: [...pods, ...list.items] as Record<string, unknown>[] },
+      await fixtureRules(),
+    );
 
-    expect([verdicts['checkout-7d9f8b6c5d-h2k9d'], verdicts['checkout-7d9f8b6c5d-r7x4m']]).toEqual(['current', 'current']);
+    expect([verdicts['checkout-7d9f8b6c5d-h2k9d'], verdicts['checkout-7d9f8b6c5d-r7x4m']]).toEqual([
+      'current',
+      'current',
+    ]);
   });
 
   it('runs managed placement after the rules and lists its step after them', async () => {
-    const managedSteps = [createPlacementStep({ flavour: 'karpenter', policies: [{ namespace: 'production', kind: 'Deployment', name: 'web', mode: 'Spot' }] })];
+    const managedSteps = [
+      createPlacementStep({
+        flavour: 'karpenter',
+        policies: [{ namespace: 'production', kind: 'Deployment', name: 'web', mode: 'Spot' }],
+      }),
+    ];
 
-    expect(workload(fold(await clusterList(), await fixtureRules(), { managedSteps }).report, 'Deployment', 'web')).toMatchObject({
+    expect(
+      workload(fold(await clusterList(), await fixtureRules(), { managedSteps }).report, 'Deployment', 'web'),
+    ).toMatchObject({
       pending: 2,
       rules: ['migrate-legacy-pool', 'managed:capacity'],
-      change: expect.stringContaining('+{example.com/node-pool In [merged], karpenter.sh/capacity-type In [spot], kubernetes.io/arch In [amd64]}') as unknown,
+      change: expect.stringContaining(
+        '+{example.com/node-pool In [merged], karpenter.sh/capacity-type In [spot], kubernetes.io/arch In [amd64]}',
+      ) as unknown,
     });
   });
 
   it.each([
     ['built from its template', (list: KubectlList) => list],
-    ['judged as it runs, its owner not in the input', (list: KubectlList) => without(list, 'ReplicaSet', 'checkout-7d9f8b6c5d')],
+    [
+      'judged as it runs, its owner not in the input',
+      (list: KubectlList) => without(list, 'ReplicaSet', 'checkout-7d9f8b6c5d'),
+    ],
   ])('keeps a Diversity Pod %s on the draw it was admitted with, so it reads current', async (_case, input) => {
     const rules = await fixtureRules();
     const list = fixtureList();
     // The request uids the Pods were admitted with and their own uids, which the report draws from, fall in buckets 33,
     // 57 and 36, 55: under these percentages each Pod's two draws differ.
     for (const spotPercent of [34, 56]) {
-      const managedSteps = [createPlacementStep({ flavour: 'karpenter', policies: [{ namespace: 'production', kind: 'Deployment', name: 'checkout', mode: 'Diversity', spotPercent }] })];
+      const managedSteps = [
+        createPlacementStep({
+          flavour: 'karpenter',
+          policies: [{ namespace: 'production', kind: 'Deployment', name: 'checkout', mode: 'Diversity', spotPercent }],
+        }),
+      ];
       const pods = admittedCheckoutPods(list, rules, managedSteps);
-      const { verdicts } = fold(input({ ...list, items: [...pods, ...list.items] as Record<string, unknown>[] }), rules, { managedSteps });
+      const { verdicts } = fold(
+        input({ ...list, items: [...pods, ...list.items] as Record<string, unknown>[] }),
+        rules,
+        { managedSteps },
+      );
 
-      expect([verdicts['checkout-7d9f8b6c5d-h2k9d'], verdicts['checkout-7d9f8b6c5d-r7x4m']]).toEqual(['current', 'current']);
+      expect([verdicts['checkout-7d9f8b6c5d-h2k9d'], verdicts['checkout-7d9f8b6c5d-r7x4m']]).toEqual([
+        'current',
+        'current',
+      ]);
     }
   });
 
   describe('a StatefulSet that rollout restart does not roll out', () => {
-    const moveLedger = compileRuleSet([rule('move-ledger', { enable: true, workloadSelector: { names: ['ledger'] }, mutationAdd: { nodeSelector: { 'example.com/pool': 'db' } } })]);
+    const moveLedger = compileRuleSet([
+      rule('move-ledger', {
+        enable: true,
+        workloadSelector: { names: ['ledger'] },
+        mutationAdd: { nodeSelector: { 'example.com/pool': 'db' } },
+      }),
+    ]);
 
     function ledgerWith(updateStrategy: unknown): KubectlList {
       const list = fixtureList();
       const ledger = findItem(list, 'StatefulSet', 'ledger') as { spec: Record<string, unknown> };
-      ledger.spec = updateStrategy === undefined ? Object.fromEntries(Object.entries(ledger.spec).filter(([key]) => key !== 'updateStrategy')) : { ...ledger.spec, updateStrategy };
+      ledger.spec =
+        updateStrategy === undefined
+          ? Object.fromEntries(Object.entries(ledger.spec).filter(([key]) => key !== 'updateStrategy'))
+          : { ...ledger.spec, updateStrategy };
       return list;
     }
 
     it.each([
       ['OnDelete', { type: 'OnDelete' }, ['ledger-1', 'ledger-0']],
-      ['a RollingUpdate partition', { type: 'RollingUpdate', rollingUpdate: { partition: 1 } }, ['ledger-1', 'ledger-0']],
+      [
+        'a RollingUpdate partition',
+        { type: 'RollingUpdate', rollingUpdate: { partition: 1 } },
+        ['ledger-1', 'ledger-0'],
+      ],
       ['a RollingUpdate without a partition', { type: 'RollingUpdate', rollingUpdate: { partition: 0 } }, undefined],
       ['no updateStrategy (RollingUpdate, the default)', undefined, undefined],
-    ])('with %s lists its pending Pods to delete, highest ordinal first, when only deleting them rolls it out', (_case, updateStrategy, deletePods) => {
-      const ledger = workload(fold(ledgerWith(updateStrategy), moveLedger).report, 'StatefulSet', 'ledger');
+    ])(
+      'with %s lists its pending Pods to delete, highest ordinal first, when only deleting them rolls it out',
+      (_case, updateStrategy, deletePods) => {
+        const ledger = workload(fold(ledgerWith(updateStrategy), moveLedger).report, 'StatefulSet', 'ledger');
 
-      expect(ledger).toMatchObject({ pending: 2 });
-      expect(ledger?.deletePods).toEqual(deletePods);
-    });
+        expect(ledger).toMatchObject({ pending: 2 });
+        expect(ledger?.deletePods).toEqual(deletePods);
+      },
+    );
 
     it('lists only its pending Pods, never the current ones', () => {
       const list = ledgerWith({ type: 'OnDelete' });
       const running = findItem(list, 'Pod', 'ledger-1') as { spec: Record<string, unknown> };
-      running.spec = { ...running.spec, nodeSelector: { ...(running.spec.nodeSelector as Record<string, string> | undefined), 'example.com/pool': 'db' } };
+      running.spec = {
+        ...running.spec,
+        nodeSelector: {
+          ...(running.spec.nodeSelector as Record<string, string> | undefined),
+          'example.com/pool': 'db',
+        },
+      };
 
-      expect(workload(fold(list, moveLedger).report, 'StatefulSet', 'ledger')).toMatchObject({ pending: 1, current: 1, deletePods: ['ledger-0'] });
+      expect(workload(fold(list, moveLedger).report, 'StatefulSet', 'ledger')).toMatchObject({
+        pending: 1,
+        current: 1,
+        deletePods: ['ledger-0'],
+      });
     });
   });
 
@@ -251,8 +356,15 @@ describe('the report builder', () => {
 
   it('keeps three change lines per workload and counts the Pods whose changes are not among them', async () => {
     const list = await clusterList();
-    const web = findItem(list, 'Pod', 'web-5d8f7c9b4-k8x2q') as { metadata: Record<string, unknown>; spec: Record<string, unknown> };
-    const copies = Array.from({ length: 5 }, (_, index) => ({ ...web, metadata: { ...web.metadata, name: `web-${index}` }, spec: { ...web.spec, nodeSelector: { disk: `d${index}` } } }));
+    const web = findItem(list, 'Pod', 'web-5d8f7c9b4-k8x2q') as {
+      metadata: Record<string, unknown>;
+      spec: Record<string, unknown>;
+    };
+    const copies = Array.from({ length: 5 }, (_, index) => ({
+      ...web,
+      metadata: { ...web.metadata, name: `web-${index}` },
+      spec: { ...web.spec, nodeSelector: { disk: `d${index}` } },
+    }));
     const { report } = fold({ ...list, items: [...list.items, ...copies] }, await fixtureRules());
     const change = workload(report, 'Deployment', 'web')!.change;
 
@@ -263,18 +375,28 @@ describe('the report builder', () => {
   it('reports a running Pod that is not well formed at its field path', async () => {
     const builder = createReport(await fixtureRules());
 
-    expect(() => builder.addPod({ metadata: { name: 'p' }, spec: { nodeSelector: { pool: 1 } } }, 'items[7]')).toThrow('items[7].spec.nodeSelector.pool: expected a string, got a number');
+    expect(() => builder.addPod({ metadata: { name: 'p' }, spec: { nodeSelector: { pool: 1 } } }, 'items[7]')).toThrow(
+      'items[7].spec.nodeSelector.pool: expected a string, got a number',
+    );
   });
 
   it('reports an owner that is not well formed at its field path', async () => {
     const builder = createReport(await fixtureRules());
 
-    expect(() => builder.addOwner({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' }, spec: { template: [] } }, 'items[3]')).toThrow(
-      'items[3].spec.template: expected an object (the Pod template), got a list',
-    );
+    expect(() =>
+      builder.addOwner(
+        { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' }, spec: { template: [] } },
+        'items[3]',
+      ),
+    ).toThrow('items[3].spec.template: expected an object (the Pod template), got a list');
   });
 
   it('ignores objects of other kinds', async () => {
-    expect(createReport(await fixtureRules()).addOwner({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' } }, 'items[0]')).toBe(false);
+    expect(
+      createReport(await fixtureRules()).addOwner(
+        { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' } },
+        'items[0]',
+      ),
+    ).toBe(false);
   });
 });

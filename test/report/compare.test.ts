@@ -27,7 +27,12 @@ describe('schedulingChange', () => {
   });
 
   it('names the nodeSelector pairs a rollout removes and adds', () => {
-    expect(change(pod({ nodeSelector: { pool: 'spot', arch: 'amd64' } }), pod({ nodeSelector: { pool: 'ondemand', arch: 'amd64' } }))).toBe('nodeSelector: -pool=ondemand +pool=spot');
+    expect(
+      change(
+        pod({ nodeSelector: { pool: 'spot', arch: 'amd64' } }),
+        pod({ nodeSelector: { pool: 'ondemand', arch: 'amd64' } }),
+      ),
+    ).toBe('nodeSelector: -pool=ondemand +pool=spot');
   });
 
   it('compares tolerations as a set: their order and repeats do not count', () => {
@@ -47,8 +52,12 @@ describe('schedulingChange', () => {
   });
 
   it('compares required terms as ORed sets of ANDed requirements with value sets', () => {
-    const rollout = pod({ required: [termOf(req('zone', 'In', 'a', 'b'), req('arch', 'Exists')), termOf(req('pool', 'In', 'x'))] });
-    const running = pod({ required: [termOf(req('pool', 'In', 'x')), termOf(req('arch', 'Exists'), req('zone', 'In', 'b', 'a', 'a'))] });
+    const rollout = pod({
+      required: [termOf(req('zone', 'In', 'a', 'b'), req('arch', 'Exists')), termOf(req('pool', 'In', 'x'))],
+    });
+    const running = pod({
+      required: [termOf(req('pool', 'In', 'x')), termOf(req('arch', 'Exists'), req('zone', 'In', 'b', 'a', 'a'))],
+    });
 
     expect(change(rollout, running)).toBe('');
   });
@@ -57,48 +66,89 @@ describe('schedulingChange', () => {
     const rollout = pod({ required: [termOf(req('pool', 'In', 'merged'), req('arch', 'In', 'amd64'))] });
     const running = pod({ required: [termOf(req('pool', 'In', 'legacy'), req('arch', 'In', 'amd64'))] });
 
-    expect(change(rollout, running)).toBe('nodeAffinity required: -{arch In [amd64], pool In [legacy]} +{arch In [amd64], pool In [merged]}');
-  });
-
-  it('tells a required selector from none', () => {
-    expect(change(pod({ required: [termOf(req('pool', 'In', 'x'))] }), pod({}))).toBe('nodeAffinity required: +{pool In [x]}');
-  });
-
-  it('compares preferred terms by weight and term', () => {
-    expect(change(pod({ preferred: [preferred(60, req('arch', 'In', 'arm64'))] }), pod({ preferred: [preferred(60, req('arch', 'In', 'arm64'))] }))).toBe('');
-    expect(change(pod({ preferred: [preferred(60, req('arch', 'In', 'arm64'))] }), pod({ preferred: [preferred(50, req('arch', 'In', 'arm64'))] }))).toBe(
-      'nodeAffinity preferred: -50{arch In [arm64]} +60{arch In [arm64]}',
+    expect(change(rollout, running)).toBe(
+      'nodeAffinity required: -{arch In [amd64], pool In [legacy]} +{arch In [amd64], pool In [merged]}',
     );
   });
 
-  it('names the spread constraints a rollout adds', () => {
-    const spread = { maxSkew: 1, topologyKey: 'node.kubernetes.io/instance-type', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { app: 'web' } } };
+  it('tells a required selector from none', () => {
+    expect(change(pod({ required: [termOf(req('pool', 'In', 'x'))] }), pod({}))).toBe(
+      'nodeAffinity required: +{pool In [x]}',
+    );
+  });
 
-    expect(change(withSpread(pod({}), [spread]), pod({}))).toBe('topologySpreadConstraints: +node.kubernetes.io/instance-type:ScheduleAnyway:maxSkew=1');
+  it('compares preferred terms by weight and term', () => {
+    expect(
+      change(
+        pod({ preferred: [preferred(60, req('arch', 'In', 'arm64'))] }),
+        pod({ preferred: [preferred(60, req('arch', 'In', 'arm64'))] }),
+      ),
+    ).toBe('');
+    expect(
+      change(
+        pod({ preferred: [preferred(60, req('arch', 'In', 'arm64'))] }),
+        pod({ preferred: [preferred(50, req('arch', 'In', 'arm64'))] }),
+      ),
+    ).toBe('nodeAffinity preferred: -50{arch In [arm64]} +60{arch In [arm64]}');
+  });
+
+  it('names the spread constraints a rollout adds', () => {
+    const spread = {
+      maxSkew: 1,
+      topologyKey: 'node.kubernetes.io/instance-type',
+      whenUnsatisfiable: 'ScheduleAnyway',
+      labelSelector: { matchLabels: { app: 'web' } },
+    };
+
+    expect(change(withSpread(pod({}), [spread]), pod({}))).toBe(
+      'topologySpreadConstraints: +node.kubernetes.io/instance-type:ScheduleAnyway:maxSkew=1',
+    );
   });
 
   it('ignores the matchLabelKeys requirements the API server merges into a spread constraint', () => {
-    const template = { maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'web' } }, matchLabelKeys: ['pod-template-hash'] };
-    const merged = { ...template, labelSelector: { ...template.labelSelector, matchExpressions: [{ key: 'pod-template-hash', operator: 'In', values: ['5d8f7c9b4'] }] } };
+    const template = {
+      maxSkew: 1,
+      topologyKey: 'zone',
+      whenUnsatisfiable: 'DoNotSchedule',
+      labelSelector: { matchLabels: { app: 'web' } },
+      matchLabelKeys: ['pod-template-hash'],
+    };
+    const merged = {
+      ...template,
+      labelSelector: {
+        ...template.labelSelector,
+        matchExpressions: [{ key: 'pod-template-hash', operator: 'In', values: ['5d8f7c9b4'] }],
+      },
+    };
 
     expect(change(withSpread(pod({}), [template]), withSpread(pod({}), [merged]))).toBe('');
   });
 
   it('compares only the annotations the matched rules set', () => {
-    const rollout = pod({ annotations: { 'example.com/migration': 'merged-pool', 'example.com/other': 'b', 'podmutation.agent.cloudpilot.ai/applied': 'x' } });
+    const rollout = pod({
+      annotations: {
+        'example.com/migration': 'merged-pool',
+        'example.com/other': 'b',
+        'podmutation.agent.cloudpilot.ai/applied': 'x',
+      },
+    });
     const running = pod({ annotations: { 'example.com/other': 'a' } });
 
     expect(change(rollout, running, ['example.com/migration'])).toBe('annotations: +example.com/migration=merged-pool');
   });
 
   it('names an annotation whose value a rollout changes', () => {
-    expect(change(pod({ annotations: { team: 'b' } }), pod({ annotations: { team: 'a' } }), ['team'])).toBe('annotations: -team=a +team=b');
+    expect(change(pod({ annotations: { team: 'b' } }), pod({ annotations: { team: 'a' } }), ['team'])).toBe(
+      'annotations: -team=a +team=b',
+    );
   });
 
   it('keeps the fields in a fixed order, separated by semicolons', () => {
     const rollout = pod({ nodeSelector: { pool: 'b' }, tolerations: [SPOT], annotations: { team: 'x' } });
 
-    expect(change(rollout, pod({}), ['team'])).toBe('nodeSelector: +pool=b; tolerations: +example.com/spot:Exists:NoSchedule; annotations: +team=x');
+    expect(change(rollout, pod({}), ['team'])).toBe(
+      'nodeSelector: +pool=b; tolerations: +example.com/spot:Exists:NoSchedule; annotations: +team=x',
+    );
   });
 
   it(`cuts a long line at ${MAX_CHANGE_CHARS} characters`, () => {

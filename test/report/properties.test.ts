@@ -29,7 +29,11 @@ function shuffled<T>(items: readonly T[], random: () => number): T[] {
 
 function shuffledTerm(term: NodeSelectorTerm, random: () => number): NodeSelectorTerm {
   const requirements = (list: NodeSelectorTerm['matchExpressions']) =>
-    list === undefined ? undefined : shuffled(list, random).map((item) => (item.values === undefined ? item : { ...item, values: shuffled(item.values, random) }));
+    list === undefined
+      ? undefined
+      : shuffled(list, random).map((item) =>
+          item.values === undefined ? item : { ...item, values: shuffled(item.values, random) },
+        );
   return {
     ...(term.matchExpressions === undefined ? {} : { matchExpressions: requirements(term.matchExpressions) }),
     ...(term.matchFields === undefined ? {} : { matchFields: requirements(term.matchFields) }),
@@ -43,37 +47,76 @@ function permuted(pod: Pod, seed: number): Pod {
   const nodeAffinity = spec.affinity?.nodeAffinity;
   const required = nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
   const preferred = nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution;
-  const affinity = nodeAffinity === undefined ? spec.affinity : {
-    ...spec.affinity,
-    nodeAffinity: {
-      ...(required === undefined ? {} : { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: shuffled(required.nodeSelectorTerms, random).map((term) => shuffledTerm(term, random)) } }),
-      ...(preferred === undefined ? {} : {
-        preferredDuringSchedulingIgnoredDuringExecution: shuffled(preferred, random).map((item: PreferredSchedulingTerm) => ({ ...item, preference: shuffledTerm(item.preference, random) })),
-      }),
+  const affinity =
+    nodeAffinity === undefined
+      ? spec.affinity
+      : {
+          ...spec.affinity,
+          nodeAffinity: {
+            ...(required === undefined
+              ? {}
+              : {
+                  requiredDuringSchedulingIgnoredDuringExecution: {
+                    nodeSelectorTerms: shuffled(required.nodeSelectorTerms, random).map((term) =>
+                      shuffledTerm(term, random),
+                    ),
+                  },
+                }),
+            ...(preferred === undefined
+              ? {}
+              : {
+                  preferredDuringSchedulingIgnoredDuringExecution: shuffled(preferred, random).map(
+                    (item: PreferredSchedulingTerm) => ({ ...item, preference: shuffledTerm(item.preference, random) }),
+                  ),
+                }),
+          },
+        };
+  const tolerations: readonly Toleration[] | undefined =
+    spec.tolerations === undefined ? undefined : shuffled(spec.tolerations, random);
+  return {
+    ...pod,
+    spec: {
+      ...spec,
+      ...(affinity === undefined ? {} : { affinity }),
+      ...(tolerations === undefined ? {} : { tolerations }),
     },
   };
-  const tolerations: readonly Toleration[] | undefined = spec.tolerations === undefined ? undefined : shuffled(spec.tolerations, random);
-  return { ...pod, spec: { ...spec, ...(affinity === undefined ? {} : { affinity }), ...(tolerations === undefined ? {} : { tolerations }) } };
 }
 
 const OWNERS = (template: Pod) => [
-  { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'production' }, spec: { template: { metadata: { labels: { app: 'web' } }, spec: template.spec } } },
+  {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web', namespace: 'production' },
+    spec: { template: { metadata: { labels: { app: 'web' } }, spec: template.spec } },
+  },
   {
     apiVersion: 'apps/v1',
     kind: 'ReplicaSet',
-    metadata: { name: 'web-5d8f7c9b4', namespace: 'production', ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', controller: true }] },
+    metadata: {
+      name: 'web-5d8f7c9b4',
+      namespace: 'production',
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', controller: true }],
+    },
     spec: { template: { metadata: { labels: { app: 'web', 'pod-template-hash': '5d8f7c9b4' } }, spec: template.spec } },
   },
 ];
 
 /** The running Pod: the template's Pod admitted by the engine, or the template's Pod as it was before any rule. */
 function runningPod(template: Pod, rules: RuleSet, admitted: boolean): Pod {
-  const created = podFromWorkload(readWorkloadObject(OWNERS(template)[0], 'web'), { namespace: 'production', templateHash: '5d8f7c9b4' });
+  const created = podFromWorkload(readWorkloadObject(OWNERS(template)[0], 'web'), {
+    namespace: 'production',
+    templateHash: '5d8f7c9b4',
+  });
   const pod = admitted ? mutatePod(created, 'production', rules, { requestUid: 'property' }).pod : created;
   return { ...pod, metadata: { ...pod.metadata, name: 'web-5d8f7c9b4-abcde' } };
 }
 
-function judged(template: Pod, rules: RuleSet, running: Pod): { verdict: Verdict | undefined; workloads: readonly ReportWorkload[] } {
+function judged(
+  template: Pod,
+  rules: RuleSet,
+  running: Pod,
+): { verdict: Verdict | undefined; workloads: readonly ReportWorkload[] } {
   const builder = createReport(rules);
   OWNERS(template).forEach((owner, index) => builder.addOwner(owner, `owners[${index}]`));
   const verdict = builder.addPod(running, 'pod');

@@ -27,7 +27,11 @@ describe('infra/rbac-report.yaml', () => {
     expect(manifests[0]!.rules).toEqual([
       { apiGroups: ['agent.cloudpilot.ai'], resources: ['podmutations'], verbs: ['get', 'list'] },
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
-      { apiGroups: ['apps'], resources: ['replicasets', 'deployments', 'statefulsets', 'daemonsets'], verbs: ['get', 'list'] },
+      {
+        apiGroups: ['apps'],
+        resources: ['replicasets', 'deployments', 'statefulsets', 'daemonsets'],
+        verbs: ['get', 'list'],
+      },
       { apiGroups: ['batch'], resources: ['jobs', 'cronjobs'], verbs: ['get', 'list'] },
       { apiGroups: ['argoproj.io'], resources: ['rollouts'], verbs: ['get', 'list'] },
     ]);

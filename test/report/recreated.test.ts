@@ -18,14 +18,26 @@ const REPORT: ReportOptions = { stamps: KEYLESS_STAMPS };
 const PREFER_ZONE_A = rules(
   rule('prefer-zone-a', {
     mutationRemove: { nodeAffinity: { keys: ['topology.kubernetes.io/zone'] } },
-    mutationAdd: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [preferred(10, req('topology.kubernetes.io/zone', 'In', 'a'), req('example.com/tier', 'In', 'web'))] } },
+    mutationAdd: {
+      nodeAffinity: {
+        preferredDuringSchedulingIgnoredDuringExecution: [
+          preferred(10, req('topology.kubernetes.io/zone', 'In', 'a'), req('example.com/tier', 'In', 'web')),
+        ],
+      },
+    },
   }),
 );
 
 /** The Pod the cluster runs after admitting `spec` through the webhook: stored, named, given a uid and a phase. */
 function admitted(spec: Pod, ruleSet: RuleSet, requestUid: string): Pod {
-  const stored = storedByApiServer(mutatePod(spec, 'production', ruleSet, { requestUid }, { stamps: WEBHOOK_STAMPS }).pod);
-  return { ...stored, metadata: { ...stored.metadata, name: stored.metadata?.name ?? 'web-abcde', uid: `pod-of-${requestUid}` }, status: { phase: 'Running' } };
+  const stored = storedByApiServer(
+    mutatePod(spec, 'production', ruleSet, { requestUid }, { stamps: WEBHOOK_STAMPS }).pod,
+  );
+  return {
+    ...stored,
+    metadata: { ...stored.metadata, name: stored.metadata?.name ?? 'web-abcde', uid: `pod-of-${requestUid}` },
+    status: { phase: 'Running' },
+  };
 }
 
 /** The Pod recreated from the running Pod's own spec, as `kubectl get -o yaml` then `kubectl replace --force` do it. */
@@ -48,16 +60,29 @@ const ORIGINS: readonly { readonly name: string; readonly spec: Pod }[] = [
 ];
 
 describe('the report of a Pod recreated from its own spec', () => {
-  it.each(ORIGINS)('reads $name that the webhook admitted under the same rules as current, where reading it as it runs gave pending', ({ spec }) => {
-    const running = admitted(spec, PREFER_ZONE_A, 'admission-1');
+  it.each(ORIGINS)(
+    'reads $name that the webhook admitted under the same rules as current, where reading it as it runs gave pending',
+    ({ spec }) => {
+      const running = admitted(spec, PREFER_ZONE_A, 'admission-1');
 
-    expect(running.metadata?.annotations?.[STAMP_ANNOTATION]).toBeDefined();
-    expect(verdictOf(running, PREFER_ZONE_A, {})).toBe('pending');
-    expect(verdictOf(running, PREFER_ZONE_A)).toBe('current');
-  });
+      expect(running.metadata?.annotations?.[STAMP_ANNOTATION]).toBeDefined();
+      expect(verdictOf(running, PREFER_ZONE_A, {})).toBe('pending');
+      expect(verdictOf(running, PREFER_ZONE_A)).toBe('current');
+    },
+  );
 
   it.each(ORIGINS)('reads $name pending once the rule changes, and current after its recreation', ({ spec }) => {
-    const changed = rules(rule('prefer-zone-a', { mutationAdd: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [preferred(20, req('topology.kubernetes.io/zone', 'In', 'a'))] } } }));
+    const changed = rules(
+      rule('prefer-zone-a', {
+        mutationAdd: {
+          nodeAffinity: {
+            preferredDuringSchedulingIgnoredDuringExecution: [
+              preferred(20, req('topology.kubernetes.io/zone', 'In', 'a')),
+            ],
+          },
+        },
+      }),
+    );
     const running = admitted(spec, PREFER_ZONE_A, 'admission-1');
 
     expect(verdictOf(running, changed)).toBe('pending');
@@ -67,12 +92,25 @@ describe('the report of a Pod recreated from its own spec', () => {
   it('has no verdict that recreating the Pod does not clear: after one recreation under the rules, none is pending', () => {
     fc.assert(
       fc.property(randomPod, randomRules, randomRules, (template, before, after) => {
-        const bare: Pod = { ...template, metadata: { name: 'web-abcde', namespace: 'production', labels: { app: 'web' }, annotations: template.metadata?.annotations } };
+        const bare: Pod = {
+          ...template,
+          metadata: {
+            name: 'web-abcde',
+            namespace: 'production',
+            labels: { app: 'web' },
+            annotations: template.metadata?.annotations,
+          },
+        };
         const rulesAfter = compileRuleSet(after);
         const running = admitted(bare, compileRuleSet(before), 'admission-1');
-        fc.pre(mutatePod(running, 'production', rulesAfter, { requestUid: 'admission-2' }, { stamps: WEBHOOK_STAMPS }).decision !== 'denied');
+        fc.pre(
+          mutatePod(running, 'production', rulesAfter, { requestUid: 'admission-2' }, { stamps: WEBHOOK_STAMPS })
+            .decision !== 'denied',
+        );
 
-        expect(['current', 'unaffected']).toContain(verdictOf(recreated(running, rulesAfter, 'admission-2'), rulesAfter));
+        expect(['current', 'unaffected']).toContain(
+          verdictOf(recreated(running, rulesAfter, 'admission-2'), rulesAfter),
+        );
       }),
       { numRuns: Number(process.env.PROPERTY_RUNS ?? 300) },
     );

@@ -1,9 +1,24 @@
 /** The report for people: aligned tables and the restart commands of the pending workloads. */
 import { describe, expect, it } from 'vitest';
-import { renderReportTable, restartCommands, type MigrationReport, type ReportWorkload } from '../../lib/report/index.ts';
+import {
+  renderReportTable,
+  restartCommands,
+  type MigrationReport,
+  type ReportWorkload,
+} from '../../lib/report/index.ts';
 
 function workload(kind: string, name: string, pending: number, namespace = 'shop'): ReportWorkload {
-  return { namespace, kind, name, pods: 2, current: 2 - pending, pending, denied: 0, rules: ['move'], change: pending > 0 ? 'nodeSelector: +pool=b' : '' };
+  return {
+    namespace,
+    kind,
+    name,
+    pods: 2,
+    current: 2 - pending,
+    pending,
+    denied: 0,
+    rules: ['move'],
+    change: pending > 0 ? 'nodeSelector: +pool=b' : '',
+  };
 }
 
 function report(workloads: ReportWorkload[]): MigrationReport {
@@ -32,7 +47,9 @@ describe('renderReportTable', () => {
   });
 
   it('says so when no rule matches any workload', () => {
-    expect(renderReportTable({ ...report([]), rules: [] })).toMatch(/^no enabled rules\n\nno workload is matched by a rule\n/);
+    expect(renderReportTable({ ...report([]), rules: [] })).toMatch(
+      /^no enabled rules\n\nno workload is matched by a rule\n/,
+    );
   });
 
   it('prints a control character of a name as "?", so a row stays one line', () => {
@@ -55,11 +72,21 @@ describe('restartCommands', () => {
   it('leaves out a StatefulSet whose Pod to delete has no Kubernetes name', () => {
     const db = { ...workload('StatefulSet', 'db', 1), deletePods: ['db-0; rm -rf ~'] };
 
-    expect(restartCommands(report([db]))).toEqual(['# left out, not a Kubernetes name: StatefulSet "shop"/"db" (1 pending Pod)']);
+    expect(restartCommands(report([db]))).toEqual([
+      '# left out, not a Kubernetes name: StatefulSet "shop"/"db" (1 pending Pod)',
+    ]);
   });
 
   it('rolls out Deployments and StatefulSets with kubectl rollout restart and Rollouts with the Argo plugin', () => {
-    expect(restartCommands(report([workload('Deployment', 'checkout', 2), workload('StatefulSet', 'db', 1), workload('Rollout', 'storefront', 1)]))).toEqual([
+    expect(
+      restartCommands(
+        report([
+          workload('Deployment', 'checkout', 2),
+          workload('StatefulSet', 'db', 1),
+          workload('Rollout', 'storefront', 1),
+        ]),
+      ),
+    ).toEqual([
       'kubectl rollout restart deployment/checkout -n shop',
       'kubectl rollout restart statefulset/db -n shop',
       'kubectl argo rollouts restart storefront -n shop',
@@ -67,7 +94,11 @@ describe('restartCommands', () => {
   });
 
   it('lists bare Pods, Jobs and CronJobs as recreate by hand, as shell comments', () => {
-    expect(restartCommands(report([workload('Pod', 'toolbox', 1), workload('Job', 'migrate', 2), workload('CronJob', 'nightly', 1)]))).toEqual([
+    expect(
+      restartCommands(
+        report([workload('Pod', 'toolbox', 1), workload('Job', 'migrate', 2), workload('CronJob', 'nightly', 1)]),
+      ),
+    ).toEqual([
       '# recreate by hand: Pod shop/toolbox (1 pending Pod)',
       '# recreate by hand: Job shop/migrate (2 pending Pods)',
       '# recreate by hand: CronJob shop/nightly (1 pending Pod)',
@@ -75,10 +106,14 @@ describe('restartCommands', () => {
   });
 
   it('leaves out workloads without pending Pods', () => {
-    expect(restartCommands(report([workload('Deployment', 'checkout', 0)]))).toEqual(['# no workload has pending Pods']);
+    expect(restartCommands(report([workload('Deployment', 'checkout', 0)]))).toEqual([
+      '# no workload has pending Pods',
+    ]);
   });
 
   it('prints no command for a name that is not a Kubernetes name', () => {
-    expect(restartCommands(report([workload('Deployment', 'x; rm -rf ~', 1)]))).toEqual(['# left out, not a Kubernetes name: Deployment "shop"/"x; rm -rf ~" (1 pending Pod)']);
+    expect(restartCommands(report([workload('Deployment', 'x; rm -rf ~', 1)]))).toEqual([
+      '# left out, not a Kubernetes name: Deployment "shop"/"x; rm -rf ~" (1 pending Pod)',
+    ]);
   });
 });

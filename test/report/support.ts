@@ -17,7 +17,10 @@ export interface KubectlList {
 
 /** The rule paths: the fixture's common rules and migrate-legacy-pool, as written or as changed after checkout rolled out. */
 export function rulePaths(migrate: 'as-rolled-out' | 'changed' = 'as-rolled-out'): string[] {
-  return [fixturePath('report/rules'), fixturePath(migrate === 'changed' ? 'report/migrate-legacy-pool-changed.yaml' : 'report/migrate-legacy-pool.yaml')];
+  return [
+    fixturePath('report/rules'),
+    fixturePath(migrate === 'changed' ? 'report/migrate-legacy-pool-changed.yaml' : 'report/migrate-legacy-pool.yaml'),
+  ];
 }
 
 /** The compiled rules of rulePaths. */
@@ -47,13 +50,26 @@ const DEFAULT_TOLERATIONS = [
  * checkout's running Pods as the cluster made them under `rules`: the Pod its ReplicaSet creates from the Deployment's
  * template, the API server's default tolerations, then the admission engine's result, named and scheduled.
  */
-export function admittedCheckoutPods(list: KubectlList, rules: RuleSet, managedSteps: readonly ManagedStep[] = []): Pod[] {
+export function admittedCheckoutPods(
+  list: KubectlList,
+  rules: RuleSet,
+  managedSteps: readonly ManagedStep[] = [],
+): Pod[] {
   const deployment = readWorkloadObject(findItem(list, 'Deployment', 'checkout'), 'checkout');
   const replicaSetUid = (findItem(list, 'ReplicaSet', 'checkout-7d9f8b6c5d').metadata as { uid: string }).uid;
   return ['h2k9d', 'r7x4m'].map((suffix, index) => {
     const created = podFromWorkload(deployment, { namespace: 'production', templateHash: '7d9f8b6c5d' });
-    const incoming: Pod = { ...created, spec: { ...created.spec, tolerations: [...(created.spec?.tolerations ?? []), ...DEFAULT_TOLERATIONS] } };
-    const admitted = mutatePod(incoming, 'production', rules, { requestUid: `admission-${suffix}` }, { managedSteps }).pod;
+    const incoming: Pod = {
+      ...created,
+      spec: { ...created.spec, tolerations: [...(created.spec?.tolerations ?? []), ...DEFAULT_TOLERATIONS] },
+    };
+    const admitted = mutatePod(
+      incoming,
+      'production',
+      rules,
+      { requestUid: `admission-${suffix}` },
+      { managedSteps },
+    ).pod;
     const metadata = admitted.metadata!;
     return {
       ...admitted,
@@ -73,7 +89,10 @@ export function admittedCheckoutPods(list: KubectlList, rules: RuleSet, managedS
 /** The fixture's List with checkout's Pods admitted under the rules as they were when checkout rolled out. */
 export async function clusterList(): Promise<KubectlList> {
   const list = fixtureList();
-  return { ...list, items: [...admittedCheckoutPods(list, await fixtureRules()), ...list.items] as Record<string, unknown>[] };
+  return {
+    ...list,
+    items: [...admittedCheckoutPods(list, await fixtureRules()), ...list.items] as Record<string, unknown>[],
+  };
 }
 
 /** Writes a value as JSON (or text as it is) to a new temporary file and returns its path. */

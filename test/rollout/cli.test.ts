@@ -1,7 +1,12 @@
 /** `podmutation rollout` through the CLI against the fake API server: its flags, its dry run and its exit codes. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RolloutRecord } from '../../lib/rollout/index.ts';
-import { startFakeApiServer, writeKubeconfig, type FakeApiServer, type WorkloadObjectInput } from '../cluster/fake-api-server.ts';
+import {
+  startFakeApiServer,
+  writeKubeconfig,
+  type FakeApiServer,
+  type WorkloadObjectInput,
+} from '../cluster/fake-api-server.ts';
 import { clusterList, rulePaths } from '../report/support.ts';
 import { runPodmutationInProcess } from '../support/cli.ts';
 
@@ -20,7 +25,10 @@ describe('podmutation rollout', () => {
       list.items.map((item) => {
         const metadata = item.metadata as { ownerReferences?: Record<string, unknown>[] };
         const ownerReferences = metadata.ownerReferences?.map((owner) => ({ ...owner, uid: undefined }));
-        return { ...item, metadata: { ...metadata, ...(ownerReferences === undefined ? {} : { ownerReferences }) } } as WorkloadObjectInput;
+        return {
+          ...item,
+          metadata: { ...metadata, ...(ownerReferences === undefined ? {} : { ownerReferences }) },
+        } as WorkloadObjectInput;
       }),
     );
   });
@@ -28,10 +36,22 @@ describe('podmutation rollout', () => {
 
   it.each([
     ['no --kubeconfig', ['--dry-run'], "required option '--kubeconfig <file>' not specified"],
-    ['a --timeout that is no duration', ['--kubeconfig', 'k', '--timeout', '5 minutes'], '--timeout "5 minutes" is not a duration (such as 30s, 5m or 1h30m)'],
+    [
+      'a --timeout that is no duration',
+      ['--kubeconfig', 'k', '--timeout', '5 minutes'],
+      '--timeout "5 minutes" is not a duration (such as 30s, 5m or 1h30m)',
+    ],
     ['a --pause that is no duration', ['--kubeconfig', 'k', '--pause', '-1s'], '--pause "-1s" is not a duration'],
-    ['a --max-concurrent of 0', ['--kubeconfig', 'k', '--max-concurrent', '0'], '--max-concurrent "0" is not a positive integer'],
-    ['a --namespace that is no namespace name', ['--kubeconfig', 'k', '-n', 'Prod'], '--namespace "Prod" is not a namespace name'],
+    [
+      'a --max-concurrent of 0',
+      ['--kubeconfig', 'k', '--max-concurrent', '0'],
+      '--max-concurrent "0" is not a positive integer',
+    ],
+    [
+      'a --namespace that is no namespace name',
+      ['--kubeconfig', 'k', '-n', 'Prod'],
+      '--namespace "Prod" is not a namespace name',
+    ],
     ['-o yaml', ['--kubeconfig', 'k', '-o', 'yaml'], "argument 'yaml' is invalid"],
   ])('exits 2 for %s', async (_, args, message) => {
     const run = await runPodmutationInProcess(['rollout', ...args]);
@@ -44,19 +64,42 @@ describe('podmutation rollout', () => {
   it('prints the plan with --dry-run, writes nothing, and exits 1 while Pods are pending', async () => {
     const before = server.requests.length;
 
-    const run = await runPodmutationInProcess(['rollout', '--kubeconfig', kubeconfig, '-A', ...rulesArgs(), '--dry-run', '--max-concurrent', '2', '-o', 'json']);
+    const run = await runPodmutationInProcess([
+      'rollout',
+      '--kubeconfig',
+      kubeconfig,
+      '-A',
+      ...rulesArgs(),
+      '--dry-run',
+      '--max-concurrent',
+      '2',
+      '-o',
+      'json',
+    ]);
 
     expect(run.code, run.stderr).toBe(1);
-    const records = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as RolloutRecord);
+    const records = run.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as RolloutRecord);
     const planned = records.filter((record) => record.type === 'workload' && record.state === 'planned');
     expect(planned.length).toBeGreaterThan(0);
-    expect(planned.map((record) => (record.type === 'workload' ? record.wave : 0))).toEqual(planned.map((_, index) => Math.floor(index / 2) + 1));
-    expect(records.every((record) => record.type === 'workload' && record.reason !== '' )).toBe(true);
+    expect(planned.map((record) => (record.type === 'workload' ? record.wave : 0))).toEqual(
+      planned.map((_, index) => Math.floor(index / 2) + 1),
+    );
+    expect(records.every((record) => record.type === 'workload' && record.reason !== '')).toBe(true);
     expect(server.requests.slice(before).every((request) => request.method === 'GET')).toBe(true);
   });
 
   it('prints one plain line per workload for people', async () => {
-    const run = await runPodmutationInProcess(['rollout', '--kubeconfig', kubeconfig, '-A', ...rulesArgs(), '--dry-run']);
+    const run = await runPodmutationInProcess([
+      'rollout',
+      '--kubeconfig',
+      kubeconfig,
+      '-A',
+      ...rulesArgs(),
+      '--dry-run',
+    ]);
 
     expect(run.stdout).toMatch(/^wave 1 \S+ \S+\/\S+: planned \(.+\)$/m);
   });

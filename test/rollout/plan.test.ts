@@ -3,7 +3,18 @@ import type { MigrationReport, ReportWorkload } from '../../lib/report/index.ts'
 import { planRollout } from '../../lib/rollout/index.ts';
 
 function workload(kind: string, name: string, counts: Partial<ReportWorkload> = {}): ReportWorkload {
-  return { namespace: 'production', kind, name, pods: 2, current: 0, pending: 2, denied: 0, rules: ['r'], change: `change of ${name}`, ...counts };
+  return {
+    namespace: 'production',
+    kind,
+    name,
+    pods: 2,
+    current: 0,
+    pending: 2,
+    denied: 0,
+    rules: ['r'],
+    change: `change of ${name}`,
+    ...counts,
+  };
 }
 
 function report(...workloads: ReportWorkload[]): MigrationReport {
@@ -24,15 +35,26 @@ describe('planRollout', () => {
     expect(plan.leftAlone).toEqual([]);
   });
 
-  it.each(['Pod', 'Job', 'CronJob', 'ReplicaSet', 'example.com/Custom'])('lists a pending %s to recreate by hand, in no wave', (kind) => {
-    const plan = planRollout(report(workload(kind, 'thing')), 1);
+  it.each(['Pod', 'Job', 'CronJob', 'ReplicaSet', 'example.com/Custom'])(
+    'lists a pending %s to recreate by hand, in no wave',
+    (kind) => {
+      const plan = planRollout(report(workload(kind, 'thing')), 1);
 
-    expect(plan.waves).toEqual([]);
-    expect(plan.leftAlone.map(({ workload: { kind: listed }, state }) => [listed, state])).toEqual([[kind, 'by-hand']]);
-  });
+      expect(plan.waves).toEqual([]);
+      expect(plan.leftAlone.map(({ workload: { kind: listed }, state }) => [listed, state])).toEqual([
+        [kind, 'by-hand'],
+      ]);
+    },
+  );
 
   it('skips a current workload, so that a second run resumes, and leaves a denied one alone', () => {
-    const plan = planRollout(report(workload('Deployment', 'done', { pending: 0, current: 2 }), workload('Deployment', 'refused', { pending: 1, denied: 1 })), 1);
+    const plan = planRollout(
+      report(
+        workload('Deployment', 'done', { pending: 0, current: 2 }),
+        workload('Deployment', 'refused', { pending: 1, denied: 1 }),
+      ),
+      1,
+    );
 
     expect(plan.waves).toEqual([]);
     expect(plan.leftAlone.map(({ workload: { name }, state }) => [name, state])).toEqual([

@@ -8,14 +8,18 @@ const manifests = infraManifests('rbac-rollout.yaml');
 function grants(): Record<string, string[]> {
   const granted: Record<string, string[]> = {};
   for (const rule of manifests[0]!.rules ?? []) {
-    for (const group of rule.apiGroups) for (const resource of rule.resources) (granted[`${group}:${resource}`] ??= []).push(...rule.verbs);
+    for (const group of rule.apiGroups)
+      for (const resource of rule.resources) (granted[`${group}:${resource}`] ??= []).push(...rule.verbs);
   }
   return granted;
 }
 
 describe('infra/rbac-rollout.yaml', () => {
   it('holds one ClusterRole and its binding for people', () => {
-    expect(manifests.map(({ kind, metadata }) => `${kind}/${metadata.name}`)).toEqual(['ClusterRole/podmutation-rollout', 'ClusterRoleBinding/podmutation-rollout']);
+    expect(manifests.map(({ kind, metadata }) => `${kind}/${metadata.name}`)).toEqual([
+      'ClusterRole/podmutation-rollout',
+      'ClusterRoleBinding/podmutation-rollout',
+    ]);
   });
 
   it('lets the rollout read what the report reads and the budgets, patch the restartable workloads and delete Pods, and nothing else', () => {
@@ -37,7 +41,9 @@ describe('infra/rbac-rollout.yaml', () => {
   it('grants no create, update or eviction, and no wildcard', () => {
     const verbs = Object.values(grants()).flat();
     expect(verbs.filter((verb) => ['create', 'update', '*'].includes(verb))).toEqual([]);
-    expect(Object.keys(grants()).filter((resource) => resource.includes('eviction') || resource.includes('*'))).toEqual([]);
+    expect(Object.keys(grants()).filter((resource) => resource.includes('eviction') || resource.includes('*'))).toEqual(
+      [],
+    );
   });
 
   it('binds the ClusterRole to the placeholder group podmutation-rollout', () => {

@@ -1,34 +1,66 @@
 import { describe, expect, it } from 'vitest';
 import { readPodReadiness, readProgress, readWorkloadShape } from '../../lib/rollout/index.ts';
 
-const PROGRESSING = { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable', message: 'ReplicaSet "api-5d8f" has successfully progressed.' };
+const PROGRESSING = {
+  type: 'Progressing',
+  status: 'True',
+  reason: 'NewReplicaSetAvailable',
+  message: 'ReplicaSet "api-5d8f" has successfully progressed.',
+};
 
 // Status objects as the controllers write them (kubectl get -o json), trimmed to the fields rollout status reads.
 describe('readProgress, as kubectl rollout status reads a Deployment', () => {
   it.each([
     {
       case: 'complete',
-      object: { metadata: { generation: 3 }, spec: { replicas: 2 }, status: { observedGeneration: 3, replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2, conditions: [PROGRESSING] } },
+      object: {
+        metadata: { generation: 3 },
+        spec: { replicas: 2 },
+        status: {
+          observedGeneration: 3,
+          replicas: 2,
+          updatedReplicas: 2,
+          readyReplicas: 2,
+          availableReplicas: 2,
+          conditions: [PROGRESSING],
+        },
+      },
       progress: { state: 'done' },
     },
     {
       case: 'not yet observed',
-      object: { metadata: { generation: 4 }, spec: { replicas: 2 }, status: { observedGeneration: 3, replicas: 2, updatedReplicas: 2, availableReplicas: 2 } },
+      object: {
+        metadata: { generation: 4 },
+        spec: { replicas: 2 },
+        status: { observedGeneration: 3, replicas: 2, updatedReplicas: 2, availableReplicas: 2 },
+      },
       progress: { state: 'progressing', detail: 'waiting for the Deployment controller to observe generation 4' },
     },
     {
       case: 'updating',
-      object: { metadata: { generation: 4 }, spec: { replicas: 2 }, status: { observedGeneration: 4, replicas: 3, updatedReplicas: 1, availableReplicas: 2 } },
+      object: {
+        metadata: { generation: 4 },
+        spec: { replicas: 2 },
+        status: { observedGeneration: 4, replicas: 3, updatedReplicas: 1, availableReplicas: 2 },
+      },
       progress: { state: 'progressing', detail: '1 of 2 new replicas updated' },
     },
     {
       case: 'old replicas terminating',
-      object: { metadata: { generation: 4 }, spec: { replicas: 2 }, status: { observedGeneration: 4, replicas: 3, updatedReplicas: 2, availableReplicas: 2 } },
+      object: {
+        metadata: { generation: 4 },
+        spec: { replicas: 2 },
+        status: { observedGeneration: 4, replicas: 3, updatedReplicas: 2, availableReplicas: 2 },
+      },
       progress: { state: 'progressing', detail: '1 old replicas pending termination' },
     },
     {
       case: 'updated but not available',
-      object: { metadata: { generation: 4 }, spec: { replicas: 2 }, status: { observedGeneration: 4, replicas: 2, updatedReplicas: 2, availableReplicas: 1 } },
+      object: {
+        metadata: { generation: 4 },
+        spec: { replicas: 2 },
+        status: { observedGeneration: 4, replicas: 2, updatedReplicas: 2, availableReplicas: 1 },
+      },
       progress: { state: 'progressing', detail: '1 of 2 updated replicas available' },
     },
     {
@@ -36,13 +68,32 @@ describe('readProgress, as kubectl rollout status reads a Deployment', () => {
       object: {
         metadata: { generation: 4 },
         spec: { replicas: 1 },
-        status: { observedGeneration: 4, replicas: 2, updatedReplicas: 1, conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'ReplicaSet "broken-7c9" has timed out progressing.' }] },
+        status: {
+          observedGeneration: 4,
+          replicas: 2,
+          updatedReplicas: 1,
+          conditions: [
+            {
+              type: 'Progressing',
+              status: 'False',
+              reason: 'ProgressDeadlineExceeded',
+              message: 'ReplicaSet "broken-7c9" has timed out progressing.',
+            },
+          ],
+        },
       },
-      progress: { state: 'failed', reason: 'progress deadline exceeded: ReplicaSet "broken-7c9" has timed out progressing.' },
+      progress: {
+        state: 'failed',
+        reason: 'progress deadline exceeded: ReplicaSet "broken-7c9" has timed out progressing.',
+      },
     },
     {
       case: 'replicas defaulted to 1',
-      object: { metadata: { generation: 1 }, spec: {}, status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1 } },
+      object: {
+        metadata: { generation: 1 },
+        spec: {},
+        status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1 },
+      },
       progress: { state: 'done' },
     },
   ])('$case', ({ object, progress }) => {
@@ -55,55 +106,115 @@ describe('readProgress of a StatefulSet, a DaemonSet and an Argo Rollout', () =>
     {
       kind: 'StatefulSet',
       case: 'complete',
-      object: { metadata: { generation: 2 }, spec: { replicas: 2 }, status: { observedGeneration: 2, replicas: 2, readyReplicas: 2, updatedReplicas: 2, currentRevision: 'db-6b', updateRevision: 'db-6b' } },
+      object: {
+        metadata: { generation: 2 },
+        spec: { replicas: 2 },
+        status: {
+          observedGeneration: 2,
+          replicas: 2,
+          readyReplicas: 2,
+          updatedReplicas: 2,
+          currentRevision: 'db-6b',
+          updateRevision: 'db-6b',
+        },
+      },
       state: 'done',
     },
     {
       kind: 'StatefulSet',
       case: 'revisions differ',
-      object: { metadata: { generation: 2 }, spec: { replicas: 2 }, status: { observedGeneration: 2, replicas: 2, readyReplicas: 2, updatedReplicas: 1, currentRevision: 'db-5a', updateRevision: 'db-6b' } },
+      object: {
+        metadata: { generation: 2 },
+        spec: { replicas: 2 },
+        status: {
+          observedGeneration: 2,
+          replicas: 2,
+          readyReplicas: 2,
+          updatedReplicas: 1,
+          currentRevision: 'db-5a',
+          updateRevision: 'db-6b',
+        },
+      },
       state: 'progressing',
     },
     {
       kind: 'StatefulSet',
       case: 'a Pod not ready',
-      object: { metadata: { generation: 2 }, spec: { replicas: 2 }, status: { observedGeneration: 2, replicas: 2, readyReplicas: 1, updatedReplicas: 2, currentRevision: 'db-6b', updateRevision: 'db-6b' } },
+      object: {
+        metadata: { generation: 2 },
+        spec: { replicas: 2 },
+        status: {
+          observedGeneration: 2,
+          replicas: 2,
+          readyReplicas: 1,
+          updatedReplicas: 2,
+          currentRevision: 'db-6b',
+          updateRevision: 'db-6b',
+        },
+      },
       state: 'progressing',
     },
     {
       kind: 'DaemonSet',
       case: 'complete',
-      object: { metadata: { generation: 5 }, status: { observedGeneration: 5, desiredNumberScheduled: 3, updatedNumberScheduled: 3, numberAvailable: 3, numberReady: 3 } },
+      object: {
+        metadata: { generation: 5 },
+        status: {
+          observedGeneration: 5,
+          desiredNumberScheduled: 3,
+          updatedNumberScheduled: 3,
+          numberAvailable: 3,
+          numberReady: 3,
+        },
+      },
       state: 'done',
     },
     {
       kind: 'DaemonSet',
       case: 'updating',
-      object: { metadata: { generation: 5 }, status: { observedGeneration: 5, desiredNumberScheduled: 3, updatedNumberScheduled: 2, numberAvailable: 3 } },
+      object: {
+        metadata: { generation: 5 },
+        status: { observedGeneration: 5, desiredNumberScheduled: 3, updatedNumberScheduled: 2, numberAvailable: 3 },
+      },
       state: 'progressing',
     },
     {
       kind: 'DaemonSet',
       case: 'not available',
-      object: { metadata: { generation: 5 }, status: { observedGeneration: 5, desiredNumberScheduled: 3, updatedNumberScheduled: 3, numberAvailable: 2 } },
+      object: {
+        metadata: { generation: 5 },
+        status: { observedGeneration: 5, desiredNumberScheduled: 3, updatedNumberScheduled: 3, numberAvailable: 2 },
+      },
       state: 'progressing',
     },
     {
       kind: 'Rollout',
       case: 'healthy, observedGeneration a string',
-      object: { metadata: { generation: 7 }, spec: { replicas: 2 }, status: { observedGeneration: '7', phase: 'Healthy', replicas: 2, updatedReplicas: 2, availableReplicas: 2 } },
+      object: {
+        metadata: { generation: 7 },
+        spec: { replicas: 2 },
+        status: { observedGeneration: '7', phase: 'Healthy', replicas: 2, updatedReplicas: 2, availableReplicas: 2 },
+      },
       state: 'done',
     },
     {
       kind: 'Rollout',
       case: 'healthy but not yet observed',
-      object: { metadata: { generation: 8 }, spec: { replicas: 2 }, status: { observedGeneration: '7', phase: 'Healthy', replicas: 2, updatedReplicas: 2, availableReplicas: 2 } },
+      object: {
+        metadata: { generation: 8 },
+        spec: { replicas: 2 },
+        status: { observedGeneration: '7', phase: 'Healthy', replicas: 2, updatedReplicas: 2, availableReplicas: 2 },
+      },
       state: 'progressing',
     },
     {
       kind: 'Rollout',
       case: 'degraded',
-      object: { metadata: { generation: 7 }, spec: { replicas: 2 }, status: { observedGeneration: '7', phase: 'Degraded', message: 'ProgressDeadlineExceeded' } },
+      object: {
+        metadata: { generation: 7 },
+        spec: { replicas: 2 },
+        status: { observedGeneration: '7', phase: 'Degraded', message: 'ProgressDeadlineExceeded' },
+      },
       state: 'failed',
     },
   ] as const)('$kind $case: $state', ({ kind, object, state }) => {
@@ -111,26 +222,53 @@ describe('readProgress of a StatefulSet, a DaemonSet and an Argo Rollout', () =>
   });
 
   it('names the field of a status that is not well formed', () => {
-    expect(() => readProgress('Deployment', { metadata: { generation: 1 }, status: { observedGeneration: 1, updatedReplicas: 'two' } }, 'Deployment p/api')).toThrow(
-      'Deployment p/api.status.updatedReplicas: expected an integer, got',
-    );
+    expect(() =>
+      readProgress(
+        'Deployment',
+        { metadata: { generation: 1 }, status: { observedGeneration: 1, updatedReplicas: 'two' } },
+        'Deployment p/api',
+      ),
+    ).toThrow('Deployment p/api.status.updatedReplicas: expected an integer, got');
   });
 });
 
 describe('readWorkloadShape and readPodReadiness', () => {
   it('reads the template labels and the update strategy, RollingUpdate by default', () => {
-    expect(readWorkloadShape('StatefulSet', { metadata: { generation: 2 }, spec: { template: { metadata: { labels: { app: 'db' } } } } }, 'x')).toEqual({
+    expect(
+      readWorkloadShape(
+        'StatefulSet',
+        { metadata: { generation: 2 }, spec: { template: { metadata: { labels: { app: 'db' } } } } },
+        'x',
+      ),
+    ).toEqual({
       generation: 2,
       templateLabels: { app: 'db' },
       updateStrategy: 'RollingUpdate',
     });
-    expect(readWorkloadShape('StatefulSet', { spec: { updateStrategy: { type: 'OnDelete' } } }, 'x').updateStrategy).toBe('OnDelete');
+    expect(
+      readWorkloadShape('StatefulSet', { spec: { updateStrategy: { type: 'OnDelete' } } }, 'x').updateStrategy,
+    ).toBe('OnDelete');
   });
 
   it.each([
-    { case: 'Ready', pod: { metadata: { uid: 'u1' }, status: { conditions: [{ type: 'Ready', status: 'True' }] } }, ready: true },
-    { case: 'not Ready', pod: { metadata: { uid: 'u1' }, status: { conditions: [{ type: 'Ready', status: 'False' }] } }, ready: false },
-    { case: 'Ready but being deleted', pod: { metadata: { uid: 'u1', deletionTimestamp: '2026-12-03T15:00:00Z' }, status: { conditions: [{ type: 'Ready', status: 'True' }] } }, ready: false },
+    {
+      case: 'Ready',
+      pod: { metadata: { uid: 'u1' }, status: { conditions: [{ type: 'Ready', status: 'True' }] } },
+      ready: true,
+    },
+    {
+      case: 'not Ready',
+      pod: { metadata: { uid: 'u1' }, status: { conditions: [{ type: 'Ready', status: 'False' }] } },
+      ready: false,
+    },
+    {
+      case: 'Ready but being deleted',
+      pod: {
+        metadata: { uid: 'u1', deletionTimestamp: '2026-12-03T15:00:00Z' },
+        status: { conditions: [{ type: 'Ready', status: 'True' }] },
+      },
+      ready: false,
+    },
     { case: 'without status', pod: { metadata: { uid: 'u1' } }, ready: false },
   ])('reads a Pod $case', ({ pod, ready }) => {
     expect(readPodReadiness(pod, 'Pod p/db-0')).toEqual({ uid: 'u1', ready });

@@ -6,14 +6,28 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileRuleSet, mutatePod, type Pod, type RuleSet } from '../../lib/engine/index.ts';
-import { checkResult, patchedResource, readRuleTest, TEST_API_VERSION, TEST_KIND, type ExpectedResult } from '../../lib/rule-tests/index.ts';
+import {
+  checkResult,
+  patchedResource,
+  readRuleTest,
+  TEST_API_VERSION,
+  TEST_KIND,
+  type ExpectedResult,
+} from '../../lib/rule-tests/index.ts';
 import { podInputs, type PodInput } from '../../lib/workloads/index.ts';
 import { randomPod, randomRules } from '../support/arbitraries.ts';
 import { pod, rule, rules } from '../support/builders.ts';
 
 /** A result as a test file states it, read through the file's reader. */
 function expectation(result: Record<string, unknown>): ExpectedResult {
-  const document = { apiVersion: TEST_API_VERSION, kind: TEST_KIND, metadata: { name: 't' }, rules: ['r'], resources: ['x'], results: [{ resource: 'Pod/web', ...result }] };
+  const document = {
+    apiVersion: TEST_API_VERSION,
+    kind: TEST_KIND,
+    metadata: { name: 't' },
+    rules: ['r'],
+    resources: ['x'],
+    results: [{ resource: 'Pod/web', ...result }],
+  };
   return readRuleTest(document, 'podmutation-test.yaml').results[0]!;
 }
 
@@ -23,20 +37,37 @@ function inputOf(document: unknown): PodInput {
 
 function check(result: Record<string, unknown>, document: unknown, ruleSet: RuleSet, patchedExpected?: unknown) {
   const input = inputOf(document);
-  const outcome = mutatePod(input.pod, input.namespace, ruleSet, { requestUid: 'test' }, { fallbackNamespace: 'default' });
-  const patched = patchedExpected === undefined ? undefined : { expected: patchedExpected, actual: patchedResource(input, outcome) };
+  const outcome = mutatePod(
+    input.pod,
+    input.namespace,
+    ruleSet,
+    { requestUid: 'test' },
+    { fallbackNamespace: 'default' },
+  );
+  const patched =
+    patchedExpected === undefined ? undefined : { expected: patchedExpected, actual: patchedResource(input, outcome) };
   return checkResult(expectation(result), input, outcome, patched);
 }
 
 const SPOT_TOLERATION = { key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule' };
-const TO_SPOT = rule('to-spot', { priority: 1, mutationAdd: { tolerations: [SPOT_TOLERATION], nodeSelector: { 'example.com/pool': 'spot' } } });
+const TO_SPOT = rule('to-spot', {
+  priority: 1,
+  mutationAdd: { tolerations: [SPOT_TOLERATION], nodeSelector: { 'example.com/pool': 'spot' } },
+});
 const MARK = rule('mark', { priority: 2, mutationAdd: { annotations: { 'example.com/migrated': 'yes' } } });
 const BOTH = rules(TO_SPOT, MARK);
 
 describe('checkResult', () => {
   it('passes a result that states what the rules did', () => {
     const failures = check(
-      { applied: ['to-spot', 'mark'], scheduling: { nodeSelector: { 'example.com/pool': 'spot' }, tolerations: [SPOT_TOLERATION], annotations: { 'example.com/migrated': 'yes' } } },
+      {
+        applied: ['to-spot', 'mark'],
+        scheduling: {
+          nodeSelector: { 'example.com/pool': 'spot' },
+          tolerations: [SPOT_TOLERATION],
+          annotations: { 'example.com/migrated': 'yes' },
+        },
+      },
       pod({ name: 'web' }),
       BOTH,
     );
@@ -46,26 +77,51 @@ describe('checkResult', () => {
 
   it('fails an applied list in another order, with both lists', () => {
     expect(check({ applied: ['mark', 'to-spot'] }, pod({ name: 'web' }), BOTH)).toEqual([
-      { aspect: 'applied', summary: 'expected [mark, to-spot], got [to-spot, mark]', expected: ['mark', 'to-spot'], actual: ['to-spot', 'mark'] },
+      {
+        aspect: 'applied',
+        summary: 'expected [mark, to-spot], got [to-spot, mark]',
+        expected: ['mark', 'to-spot'],
+        actual: ['to-spot', 'mark'],
+      },
     ]);
   });
 
   it('fails a field the expectation leaves out when the rules changed it', () => {
-    const failures = check({ applied: ['to-spot', 'mark'], scheduling: { nodeSelector: { 'example.com/pool': 'spot' }, annotations: { 'example.com/migrated': 'yes' } } }, pod({ name: 'web' }), BOTH);
+    const failures = check(
+      {
+        applied: ['to-spot', 'mark'],
+        scheduling: { nodeSelector: { 'example.com/pool': 'spot' }, annotations: { 'example.com/migrated': 'yes' } },
+      },
+      pod({ name: 'web' }),
+      BOTH,
+    );
 
-    expect(failures.map((failure) => [failure.aspect, failure.summary])).toEqual([['scheduling', 'differs as Kubernetes reads it (- expected, + actual): tolerations: +example.com/spot:Exists:NoSchedule']]);
+    expect(failures.map((failure) => [failure.aspect, failure.summary])).toEqual([
+      [
+        'scheduling',
+        'differs as Kubernetes reads it (- expected, + actual): tolerations: +example.com/spot:Exists:NoSchedule',
+      ],
+    ]);
   });
 
   it('keeps a left-out field as the incoming Pod had it', () => {
     const tolerations = [{ key: 'example.com/gpu', operator: 'Exists' }];
 
-    expect(check({ applied: ['mark'], scheduling: { annotations: { 'example.com/migrated': 'yes' } } }, pod({ name: 'web', tolerations }), rules(MARK))).toEqual([]);
+    expect(
+      check(
+        { applied: ['mark'], scheduling: { annotations: { 'example.com/migrated': 'yes' } } },
+        pod({ name: 'web', tolerations }),
+        rules(MARK),
+      ),
+    ).toEqual([]);
   });
 
   it('reads an empty annotations map as "none besides the product\'s"', () => {
     const failures = check({ applied: ['mark'], scheduling: { annotations: {} } }, pod({ name: 'web' }), rules(MARK));
 
-    expect(failures.map((failure) => failure.summary)).toEqual(['differs as Kubernetes reads it (- expected, + actual): annotations: +example.com/migrated=yes']);
+    expect(failures.map((failure) => failure.summary)).toEqual([
+      'differs as Kubernetes reads it (- expected, + actual): annotations: +example.com/migrated=yes',
+    ]);
   });
 
   it('expects nothing audited and no denial unless the result says so', () => {
@@ -73,14 +129,31 @@ describe('checkResult', () => {
     const input = inputOf(pod({ name: 'web' }));
     const outcome = mutatePod(input.pod, input.namespace, audited, { requestUid: 'test' }, { enforcement: 'audit' });
 
-    expect(checkResult(expectation({ applied: [] }), input, outcome, undefined).map((failure) => failure.summary)).toEqual(['expected [], got [audited]']);
+    expect(
+      checkResult(expectation({ applied: [] }), input, outcome, undefined).map((failure) => failure.summary),
+    ).toEqual(['expected [], got [audited]']);
     expect(checkResult(expectation({ applied: [], audited: ['audited'] }), input, outcome, undefined)).toEqual([]);
   });
 
   describe('a denial', () => {
     // 65 distinct required terms, each ANDed with the added term: above the 64 a rule may produce.
-    const wide = pod({ name: 'web', required: Array.from({ length: 65 }, (_, index) => ({ matchExpressions: [{ key: 'zone', operator: 'In', values: [`z${index}`] }] })) });
-    const adds = rules(rule('adds', { mutationAdd: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'pool', operator: 'In', values: ['x'] }] }] } } } }));
+    const wide = pod({
+      name: 'web',
+      required: Array.from({ length: 65 }, (_, index) => ({
+        matchExpressions: [{ key: 'zone', operator: 'In', values: [`z${index}`] }],
+      })),
+    });
+    const adds = rules(
+      rule('adds', {
+        mutationAdd: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [{ matchExpressions: [{ key: 'pool', operator: 'In', values: ['x'] }] }],
+            },
+          },
+        },
+      }),
+    );
 
     it.each<[string, boolean | string, boolean]>([
       ['true passes any denial', true, true],
@@ -91,15 +164,21 @@ describe('checkResult', () => {
       const failures = check({ applied: [], denied }, wide, adds);
 
       expect(failures.length === 0).toBe(passes);
-      if (!passes) expect(failures[0]).toMatchObject({ aspect: 'denied', actual: 'PodMutation "adds": required node selector terms after combining would be 65, above the limit of 64' });
+      if (!passes)
+        expect(failures[0]).toMatchObject({
+          aspect: 'denied',
+          actual: 'PodMutation "adds": required node selector terms after combining would be 65, above the limit of 64',
+        });
     });
 
     it('fails a Pod that was admitted when a denial was expected', () => {
-      expect(check({ applied: [], denied: true }, pod({ name: 'web' }), rules())).toEqual([{ aspect: 'denied', summary: 'expected denied, got admitted', expected: true, actual: false }]);
+      expect(check({ applied: [], denied: true }, pod({ name: 'web' }), rules())).toEqual([
+        { aspect: 'denied', summary: 'expected denied, got admitted', expected: true, actual: false },
+      ]);
     });
   });
 
-  it('passes the engine\'s own scheduling written back in any order of lists and values (property)', () => {
+  it("passes the engine's own scheduling written back in any order of lists and values (property)", () => {
     fc.assert(
       fc.property(randomPod, randomRules, (incoming, ruleList) => {
         const ruleSet = compileRuleSet(ruleList);
@@ -108,9 +187,21 @@ describe('checkResult', () => {
         const scheduling = reversedScheduling(outcome.pod);
         const input = inputOf(incoming);
 
-        expect(checkResult(expectation({ applied: [...outcome.applied], scheduling }), input, outcome, undefined)).toEqual([]);
-        const extra = { ...scheduling, tolerations: [...((scheduling.tolerations as unknown[] | undefined) ?? []), { key: 'example.com/never', operator: 'Exists' }] };
-        expect(checkResult(expectation({ applied: [...outcome.applied], scheduling: extra }), input, outcome, undefined).map((failure) => failure.aspect)).toEqual(['scheduling']);
+        expect(
+          checkResult(expectation({ applied: [...outcome.applied], scheduling }), input, outcome, undefined),
+        ).toEqual([]);
+        const extra = {
+          ...scheduling,
+          tolerations: [
+            ...((scheduling.tolerations as unknown[] | undefined) ?? []),
+            { key: 'example.com/never', operator: 'Exists' },
+          ],
+        };
+        expect(
+          checkResult(expectation({ applied: [...outcome.applied], scheduling: extra }), input, outcome, undefined).map(
+            (failure) => failure.aspect,
+          ),
+        ).toEqual(['scheduling']);
       }),
       { numRuns: 150 },
     );
@@ -119,15 +210,36 @@ describe('checkResult', () => {
 
 /** A Pod's scheduling fields as an expectation, every list and set of values reversed, product annotations left out. */
 function reversedScheduling(mutated: Pod): Record<string, unknown> {
-  const reverse = <T>(items: readonly T[] | undefined): T[] | undefined => (items === undefined ? undefined : [...items].reverse());
+  const reverse = <T>(items: readonly T[] | undefined): T[] | undefined =>
+    items === undefined ? undefined : [...items].reverse();
   type Term = { matchExpressions?: { values?: string[] }[]; matchFields?: { values?: string[] }[] };
   const term = (item: Term): Term => ({
-    ...(item.matchExpressions === undefined ? {} : { matchExpressions: reverse(item.matchExpressions)!.map((requirement) => ({ ...requirement, ...(requirement.values === undefined ? {} : { values: reverse(requirement.values) }) })) }),
+    ...(item.matchExpressions === undefined
+      ? {}
+      : {
+          matchExpressions: reverse(item.matchExpressions)!.map((requirement) => ({
+            ...requirement,
+            ...(requirement.values === undefined ? {} : { values: reverse(requirement.values) }),
+          })),
+        }),
     ...(item.matchFields === undefined ? {} : { matchFields: item.matchFields }),
   });
-  const spec = mutated.spec as { nodeSelector?: unknown; tolerations?: unknown[]; affinity?: { nodeAffinity?: Record<string, unknown> } };
-  const nodeAffinity = spec.affinity?.nodeAffinity as { requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms: Term[] }; preferredDuringSchedulingIgnoredDuringExecution?: { weight: number; preference: Term }[] } | undefined;
-  const annotations = Object.fromEntries(Object.entries(mutated.metadata?.annotations ?? {}).filter(([key]) => !key.startsWith('podmutation.agent.cloudpilot.ai/')));
+  const spec = mutated.spec as {
+    nodeSelector?: unknown;
+    tolerations?: unknown[];
+    affinity?: { nodeAffinity?: Record<string, unknown> };
+  };
+  const nodeAffinity = spec.affinity?.nodeAffinity as
+    | {
+        requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms: Term[] };
+        preferredDuringSchedulingIgnoredDuringExecution?: { weight: number; preference: Term }[];
+      }
+    | undefined;
+  const annotations = Object.fromEntries(
+    Object.entries(mutated.metadata?.annotations ?? {}).filter(
+      ([key]) => !key.startsWith('podmutation.agent.cloudpilot.ai/'),
+    ),
+  );
   const required = nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
   const preferred = nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution;
   return {
@@ -138,8 +250,21 @@ function reversedScheduling(mutated: Pod): Record<string, unknown> {
         ? {}
         : {
             nodeAffinity: {
-              ...(required === undefined ? {} : { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: reverse(required.nodeSelectorTerms)!.map(term) } }),
-              ...(preferred === undefined ? {} : { preferredDuringSchedulingIgnoredDuringExecution: reverse(preferred)!.map((item) => ({ weight: item.weight, preference: term(item.preference) })) }),
+              ...(required === undefined
+                ? {}
+                : {
+                    requiredDuringSchedulingIgnoredDuringExecution: {
+                      nodeSelectorTerms: reverse(required.nodeSelectorTerms)!.map(term),
+                    },
+                  }),
+              ...(preferred === undefined
+                ? {}
+                : {
+                    preferredDuringSchedulingIgnoredDuringExecution: reverse(preferred)!.map((item) => ({
+                      weight: item.weight,
+                      preference: term(item.preference),
+                    })),
+                  }),
             },
           },
     annotations,
@@ -153,7 +278,14 @@ describe('patchedResource', () => {
     metadata: { name: 'nightly', namespace: 'batch' },
     spec: {
       schedule: '0 2 * * *',
-      jobTemplate: { spec: { template: { metadata: { labels: { app: 'nightly' } }, spec: { restartPolicy: 'Never', containers: [{ name: 'job', image: 'job:1' }] } } } },
+      jobTemplate: {
+        spec: {
+          template: {
+            metadata: { labels: { app: 'nightly' } },
+            spec: { restartPolicy: 'Never', containers: [{ name: 'job', image: 'job:1' }] },
+          },
+        },
+      },
     },
   };
 
@@ -168,8 +300,19 @@ describe('patchedResource', () => {
         jobTemplate: {
           spec: {
             template: {
-              metadata: { labels: { app: 'nightly' }, annotations: { 'example.com/migrated': 'yes', 'podmutation.agent.cloudpilot.ai/applied': 'to-spot,mark' } },
-              spec: { restartPolicy: 'Never', containers: [{ name: 'job', image: 'job:1' }], nodeSelector: { 'example.com/pool': 'spot' }, tolerations: [SPOT_TOLERATION] },
+              metadata: {
+                labels: { app: 'nightly' },
+                annotations: {
+                  'example.com/migrated': 'yes',
+                  'podmutation.agent.cloudpilot.ai/applied': 'to-spot,mark',
+                },
+              },
+              spec: {
+                restartPolicy: 'Never',
+                containers: [{ name: 'job', image: 'job:1' }],
+                nodeSelector: { 'example.com/pool': 'spot' },
+                tolerations: [SPOT_TOLERATION],
+              },
             },
           },
         },
@@ -181,13 +324,17 @@ describe('patchedResource', () => {
   it('is the document as written when no rule applies', () => {
     const input = inputOf(cronJob);
 
-    expect(patchedResource(input, mutatePod(input.pod, input.namespace, rules(), { requestUid: 'test' }))).toEqual(cronJob);
+    expect(patchedResource(input, mutatePod(input.pod, input.namespace, rules(), { requestUid: 'test' }))).toEqual(
+      cronJob,
+    );
   });
 
   it('fails an expected resource that differs, naming the first field that does', () => {
     const failures = check({ applied: ['to-spot', 'mark'] }, cronJob, BOTH, cronJob);
 
-    expect(failures.map((failure) => [failure.aspect, failure.summary])).toEqual([['patchedResource', 'differs at spec.jobTemplate.spec.template.metadata.annotations']]);
+    expect(failures.map((failure) => [failure.aspect, failure.summary])).toEqual([
+      ['patchedResource', 'differs at spec.jobTemplate.spec.template.metadata.annotations'],
+    ]);
   });
 
   it('is the mutated Pod for a Pod', () => {

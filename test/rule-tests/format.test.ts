@@ -8,7 +8,10 @@ import { readRuleTest, TEST_API_VERSION, TEST_KIND } from '../../lib/rule-tests/
 
 const FILE = 'tests/checkout/podmutation-test.yaml';
 
-function testFile(overrides: Record<string, unknown> = {}, result: Record<string, unknown> = {}): Record<string, unknown> {
+function testFile(
+  overrides: Record<string, unknown> = {},
+  result: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     apiVersion: TEST_API_VERSION,
     kind: TEST_KIND,
@@ -26,7 +29,9 @@ function issuesOf(document: unknown): string[] {
     readRuleTest(document, FILE);
   } catch (error) {
     if (!(error instanceof MalformedInputError)) throw error;
-    return (error.context.issues as { field: string; reason: string }[]).map(({ field, reason }) => (field === '' ? reason : `${field}: ${reason}`));
+    return (error.context.issues as { field: string; reason: string }[]).map(({ field, reason }) =>
+      field === '' ? reason : `${field}: ${reason}`,
+    );
   }
   return [];
 }
@@ -47,7 +52,12 @@ describe('readRuleTest', () => {
       results: [
         {
           path: 'results[0]',
-          resource: { kind: 'Deployment', namespace: 'production', name: 'checkout', text: 'Deployment/production/checkout' },
+          resource: {
+            kind: 'Deployment',
+            namespace: 'production',
+            name: 'checkout',
+            text: 'Deployment/production/checkout',
+          },
           applied: ['migrate-legacy-pool'],
           audited: [],
           denied: false,
@@ -59,7 +69,13 @@ describe('readRuleTest', () => {
   });
 
   it('resolves paths beside the file, and keeps absolute ones', () => {
-    const test = readRuleTest(testFile({ rules: ['/srv/rules', 'local.yaml'], placements: '../placements.yaml', capacityFlavour: 'gke' }, { patchedResource: 'expected/checkout.yaml' }), FILE);
+    const test = readRuleTest(
+      testFile(
+        { rules: ['/srv/rules', 'local.yaml'], placements: '../placements.yaml', capacityFlavour: 'gke' },
+        { patchedResource: 'expected/checkout.yaml' },
+      ),
+      FILE,
+    );
 
     expect(test.rules).toEqual(['/srv/rules', 'tests/checkout/local.yaml']);
     expect(test.placements).toBe('tests/placements.yaml');
@@ -81,35 +97,110 @@ describe('readRuleTest', () => {
   it.each<[string, unknown, string[]]>([
     ['a document that is not an object', ['results'], ['must be an object']],
     ['another kind', testFile({ kind: 'KyvernoTest' }), [`kind: must be one of ${TEST_KIND} (got "KyvernoTest")`]],
-    ['an unknown top-level field', testFile({ resource: ['x.yaml'] }), ['resource: unknown field; expected one of apiVersion, kind, metadata, rules, placements, capacityFlavour, enforcement, namespace, resources, results']],
-    ['a misspelt result field, and the field it hid missing', testFile({ results: [{ resource: 'Pod/web', aplied: [] }] }), [
-      'results[0].aplied: unknown field; expected one of resource, applied, audited, denied, scheduling, patchedResource',
-      'results[0].applied: is required',
-    ]],
-    ['a misspelt scheduling field deep down', testFile({}, { scheduling: { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpresions: [] }] } } } } }), [
-      'results[0].scheduling.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpresions: unknown field; expected one of matchExpressions, matchFields',
-    ]],
-    ['a scheduling field admission never sets', testFile({}, { scheduling: { affinity: { podAntiAffinity: {} } } }), ['results[0].scheduling.affinity.podAntiAffinity: unknown field; expected one of nodeAffinity']],
+    [
+      'an unknown top-level field',
+      testFile({ resource: ['x.yaml'] }),
+      [
+        'resource: unknown field; expected one of apiVersion, kind, metadata, rules, placements, capacityFlavour, enforcement, namespace, resources, results',
+      ],
+    ],
+    [
+      'a misspelt result field, and the field it hid missing',
+      testFile({ results: [{ resource: 'Pod/web', aplied: [] }] }),
+      [
+        'results[0].aplied: unknown field; expected one of resource, applied, audited, denied, scheduling, patchedResource',
+        'results[0].applied: is required',
+      ],
+    ],
+    [
+      'a misspelt scheduling field deep down',
+      testFile(
+        {},
+        {
+          scheduling: {
+            affinity: {
+              nodeAffinity: {
+                requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpresions: [] }] },
+              },
+            },
+          },
+        },
+      ),
+      [
+        'results[0].scheduling.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpresions: unknown field; expected one of matchExpressions, matchFields',
+      ],
+    ],
+    [
+      'a scheduling field admission never sets',
+      testFile({}, { scheduling: { affinity: { podAntiAffinity: {} } } }),
+      ['results[0].scheduling.affinity.podAntiAffinity: unknown field; expected one of nodeAffinity'],
+    ],
     ['rules as one path instead of a list', testFile({ rules: '../rules' }), ['rules: must be a list of paths']],
     ['no rules', testFile({ rules: [] }), ['rules: must name at least one rule path']],
     ['no results', testFile({ results: [] }), ['results: must hold at least one result']],
     ['an empty path', testFile({ resources: [''] }), ['resources[0]: must not be empty']],
-    ['applied as a string', testFile({}, { applied: 'migrate-legacy-pool' }), ['results[0].applied: must be a list of strings']],
-    ['denied as a list', testFile({}, { denied: ['yes'] }), ['results[0].denied: must be true, false or a part of the denial message']],
-    ['denied as an empty message', testFile({}, { denied: '' }), ['results[0].denied: must not be empty: true expects any denial']],
-    ['a denial and a scheduling expectation together', testFile({}, { denied: true, scheduling: {} }), [
-      'results[0]: a denied Pod is not admitted: expect its denial, or its scheduling and patched resource, not both',
-    ]],
-    ['a resource that is not KIND/NAME', testFile({}, { resource: 'checkout' }), ['results[0].resource: must be KIND/NAME or KIND/NAMESPACE/NAME (got "checkout")']],
-    ['a resource with an empty part', testFile({}, { resource: 'Deployment//checkout' }), ['results[0].resource: must be KIND/NAME or KIND/NAMESPACE/NAME (got "Deployment//checkout")']],
-    ['an unknown operator', testFile({}, { scheduling: { tolerations: [{ key: 'a', operator: 'Exist' }] } }), ['results[0].scheduling.tolerations[0].operator: must be one of Equal, Exists (got "Exist")']],
-    ['a toleration with a null value', testFile({}, { scheduling: { tolerations: [{ key: 'a', value: null }] } }), ['results[0].scheduling.tolerations[0].value: must be a string']],
-    ['a product annotation in the expected annotations', testFile({}, { scheduling: { annotations: { 'podmutation.agent.cloudpilot.ai/applied': 'x' } } }), [
-      'results[0].scheduling.annotations["podmutation.agent.cloudpilot.ai/applied"]: is the product\'s own: applied and audited check the podmutation.agent.cloudpilot.ai/ annotations',
-    ]],
-    ['a capacity flavour without placements', testFile({ capacityFlavour: 'eks' }), ['capacityFlavour: is only used with placements']],
-    ['an unknown enforcement', testFile({ enforcement: 'Audit' }), ['enforcement: must be one of enforce, audit (got "Audit")']],
-    ['a namespace that is no namespace name', testFile({ namespace: 'Shop' }), ['namespace: must be a namespace name (DNS-1123 label), got "Shop"']],
+    [
+      'applied as a string',
+      testFile({}, { applied: 'migrate-legacy-pool' }),
+      ['results[0].applied: must be a list of strings'],
+    ],
+    [
+      'denied as a list',
+      testFile({}, { denied: ['yes'] }),
+      ['results[0].denied: must be true, false or a part of the denial message'],
+    ],
+    [
+      'denied as an empty message',
+      testFile({}, { denied: '' }),
+      ['results[0].denied: must not be empty: true expects any denial'],
+    ],
+    [
+      'a denial and a scheduling expectation together',
+      testFile({}, { denied: true, scheduling: {} }),
+      ['results[0]: a denied Pod is not admitted: expect its denial, or its scheduling and patched resource, not both'],
+    ],
+    [
+      'a resource that is not KIND/NAME',
+      testFile({}, { resource: 'checkout' }),
+      ['results[0].resource: must be KIND/NAME or KIND/NAMESPACE/NAME (got "checkout")'],
+    ],
+    [
+      'a resource with an empty part',
+      testFile({}, { resource: 'Deployment//checkout' }),
+      ['results[0].resource: must be KIND/NAME or KIND/NAMESPACE/NAME (got "Deployment//checkout")'],
+    ],
+    [
+      'an unknown operator',
+      testFile({}, { scheduling: { tolerations: [{ key: 'a', operator: 'Exist' }] } }),
+      ['results[0].scheduling.tolerations[0].operator: must be one of Equal, Exists (got "Exist")'],
+    ],
+    [
+      'a toleration with a null value',
+      testFile({}, { scheduling: { tolerations: [{ key: 'a', value: null }] } }),
+      ['results[0].scheduling.tolerations[0].value: must be a string'],
+    ],
+    [
+      'a product annotation in the expected annotations',
+      testFile({}, { scheduling: { annotations: { 'podmutation.agent.cloudpilot.ai/applied': 'x' } } }),
+      [
+        'results[0].scheduling.annotations["podmutation.agent.cloudpilot.ai/applied"]: is the product\'s own: applied and audited check the podmutation.agent.cloudpilot.ai/ annotations',
+      ],
+    ],
+    [
+      'a capacity flavour without placements',
+      testFile({ capacityFlavour: 'eks' }),
+      ['capacityFlavour: is only used with placements'],
+    ],
+    [
+      'an unknown enforcement',
+      testFile({ enforcement: 'Audit' }),
+      ['enforcement: must be one of enforce, audit (got "Audit")'],
+    ],
+    [
+      'a namespace that is no namespace name',
+      testFile({ namespace: 'Shop' }),
+      ['namespace: must be a namespace name (DNS-1123 label), got "Shop"'],
+    ],
   ])('rejects %s, naming the field', (_, document, issues) => {
     expect(issuesOf(document)).toEqual(issues);
   });

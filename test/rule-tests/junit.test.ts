@@ -11,7 +11,9 @@ import { fixturePath } from '../support/fixtures.ts';
 import { parseXml, type XmlElement } from '../support/xml.ts';
 
 // The resources the failing fixtures name, as the runner resolves them beside the test file.
-const CHECKOUT = fileURLToPath(new URL('../../examples/tests/migrate-legacy-pool/resources/checkout.yaml', import.meta.url));
+const CHECKOUT = fileURLToPath(
+  new URL('../../examples/tests/migrate-legacy-pool/resources/checkout.yaml', import.meta.url),
+);
 
 function roundTrip(text: string): { readonly attribute: string; readonly content: string } {
   const element = parseXml(`<a b="${xmlAttribute(text)}">${xmlText(text)}</a>`);
@@ -25,9 +27,12 @@ describe('XML escaping', () => {
       fc.string({ unit: 'grapheme', maxLength: 4 }),
     );
     fc.assert(
-      fc.property(fc.array(xmlCharacter, { maxLength: 12 }).map((parts) => parts.join('')), (text) => {
-        expect(roundTrip(text)).toEqual({ attribute: text, content: text });
-      }),
+      fc.property(
+        fc.array(xmlCharacter, { maxLength: 12 }).map((parts) => parts.join('')),
+        (text) => {
+          expect(roundTrip(text)).toEqual({ attribute: text, content: text });
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -55,14 +60,22 @@ describe('junitReport', () => {
 
   beforeAll(async () => {
     const results: TestFileResult[] = [];
-    for (const name of ['wrong-applied', 'invalid-rules', 'malformed']) results.push(await runTestFile(fixturePath(`rule-tests/${name}/podmutation-test.yaml`)));
+    for (const name of ['wrong-applied', 'invalid-rules', 'malformed'])
+      results.push(await runTestFile(fixturePath(`rule-tests/${name}/podmutation-test.yaml`)));
     report = parseXml(junitReport(results, caseDiff));
   });
 
   it('writes a testsuite per test file and a testcase per result, counted', () => {
     expect(report.name).toBe('testsuites');
     expect(report.attributes).toMatchObject({ name: 'podmutation test', tests: '5', failures: '2', errors: '1' });
-    expect(child(report, 'testsuite').map((suite) => [suite.attributes.name, suite.attributes.tests, suite.attributes.failures, suite.attributes.errors])).toEqual([
+    expect(
+      child(report, 'testsuite').map((suite) => [
+        suite.attributes.name,
+        suite.attributes.tests,
+        suite.attributes.failures,
+        suite.attributes.errors,
+      ]),
+    ).toEqual([
       ['wrong-applied', '2', '1', '0'],
       ['invalid-rules', '2', '1', '0'],
       [fixturePath('rule-tests/malformed/podmutation-test.yaml'), '1', '0', '1'],
@@ -74,17 +87,30 @@ describe('junitReport', () => {
     const file = fixturePath('rule-tests/wrong-applied/podmutation-test.yaml');
 
     expect(child(suite!, 'testcase').map((item) => item.attributes)).toEqual([
-      { classname: file, name: 'Deployment/production/checkout', file, time: expect.stringMatching(/^\d+\.\d{3}$/) as unknown },
-      { classname: file, name: 'Deployment/staging/checkout', file, time: expect.stringMatching(/^\d+\.\d{3}$/) as unknown },
+      {
+        classname: file,
+        name: 'Deployment/production/checkout',
+        file,
+        time: expect.stringMatching(/^\d+\.\d{3}$/) as unknown,
+      },
+      {
+        classname: file,
+        name: 'Deployment/staging/checkout',
+        file,
+        time: expect.stringMatching(/^\d+\.\d{3}$/) as unknown,
+      },
     ]);
     expect(child(suite!, 'testcase')[0]!.children).toEqual([]);
   });
 
-  it('carries a failure\'s summary in its message and the diff in its content, which GitLab shows', () => {
+  it("carries a failure's summary in its message and the diff in its content, which GitLab shows", () => {
     const failed = child(child(report, 'testsuite')[0]!, 'testcase')[1]!;
     const [failure] = child(failed, 'failure');
 
-    expect(failure!.attributes).toEqual({ message: 'applied: expected [migrate-legacy-pool], got []', type: 'mismatch' });
+    expect(failure!.attributes).toEqual({
+      message: 'applied: expected [migrate-legacy-pool], got []',
+      type: 'mismatch',
+    });
     expect(failure!.text.split('\n')).toEqual([
       `Deployment/staging/checkout (${CHECKOUT}: document 3 (Deployment checkout))`,
       'applied: expected [migrate-legacy-pool], got []',
@@ -97,9 +123,13 @@ describe('junitReport', () => {
   it('reports invalid rules as a failing testcase, and a file that cannot be run as an error listing its fields', () => {
     const [, invalid, malformed] = child(report, 'testsuite');
 
-    expect(child(child(invalid!, 'testcase')[0]!, 'failure')[0]!.text).toMatch(/^PodMutation "force-spot": spec\.mutationAdd\.nodeSelector\.karpenter\.sh\/capacity-type: /);
+    expect(child(child(invalid!, 'testcase')[0]!, 'failure')[0]!.text).toMatch(
+      /^PodMutation "force-spot": spec\.mutationAdd\.nodeSelector\.karpenter\.sh\/capacity-type: /,
+    );
     const error = child(child(malformed!, 'testcase')[0]!, 'error')[0]!;
     expect(error.attributes.type).toBe('unreadable');
-    expect(error.text.split('\n')).toContain('results[0].aplied: unknown field; expected one of resource, applied, audited, denied, scheduling, patchedResource');
+    expect(error.text.split('\n')).toContain(
+      'results[0].aplied: unknown field; expected one of resource, applied, audited, denied, scheduling, patchedResource',
+    );
   });
 });

@@ -22,16 +22,29 @@ const POOL = 'example.com/node-pool';
 const ARCH = 'kubernetes.io/arch';
 const ZONE = 'topology.kubernetes.io/zone';
 
-const requirement = (key: string, operator: string, values?: string[]): NodeSelectorRequirement => ({ key, operator, ...(values ? { values } : {}) });
+const requirement = (key: string, operator: string, values?: string[]): NodeSelectorRequirement => ({
+  key,
+  operator,
+  ...(values ? { values } : {}),
+});
 const required = (...terms: NodeSelectorRequirement[][]): SchedulingFields => ({
-  nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms.map((matchExpressions) => ({ matchExpressions })) } },
+  nodeAffinity: {
+    requiredDuringSchedulingIgnoredDuringExecution: {
+      nodeSelectorTerms: terms.map((matchExpressions) => ({ matchExpressions })),
+    },
+  },
 });
 
 function rendered(before: SchedulingFields, after: SchedulingFields): string[] {
   return schedulingDiffLines(diffScheduling(before, after)).map(({ sign, text }) => `${sign} ${text}`);
 }
 
-const NOT_READY: Toleration = { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 };
+const NOT_READY: Toleration = {
+  key: 'node.kubernetes.io/not-ready',
+  operator: 'Exists',
+  effect: 'NoExecute',
+  tolerationSeconds: 300,
+};
 
 describe('the scheduling diff as a person reads it', () => {
   it.each([
@@ -56,7 +69,10 @@ describe('the scheduling diff as a person reads it', () => {
     {
       name: 'a 1 x 2 product keeps the current term with the first added requirement and adds the other combination',
       before: required([requirement(ARCH, 'In', ['amd64'])]),
-      after: required([requirement(ARCH, 'In', ['amd64']), requirement(POOL, 'In', ['a'])], [requirement(ARCH, 'In', ['amd64']), requirement(POOL, 'In', ['b'])]),
+      after: required(
+        [requirement(ARCH, 'In', ['amd64']), requirement(POOL, 'In', ['a'])],
+        [requirement(ARCH, 'In', ['amd64']), requirement(POOL, 'In', ['b'])],
+      ),
       lines: [
         '  required node affinity (terms ORed):',
         '    term 1:',
@@ -94,7 +110,10 @@ describe('the scheduling diff as a person reads it', () => {
     },
     {
       name: 'a term dropped because it became redundant reads as removed, its surviving neighbour as unchanged',
-      before: required([requirement(POOL, 'In', ['legacy']), requirement(ZONE, 'In', ['a'])], [requirement(ZONE, 'In', ['a'])]),
+      before: required(
+        [requirement(POOL, 'In', ['legacy']), requirement(ZONE, 'In', ['a'])],
+        [requirement(ZONE, 'In', ['a'])],
+      ),
       after: required([requirement(ZONE, 'In', ['a'])]),
       lines: [
         '  required node affinity (terms ORed):',
@@ -108,7 +127,11 @@ describe('the scheduling diff as a person reads it', () => {
       name: 'a required selector removed whole reads as each of its terms removed',
       before: required([requirement(POOL, 'NotIn', ['old', 'older'])]),
       after: {},
-      lines: ['  required node affinity (terms ORed):', '-   removed term (was term 1):', '-     example.com/node-pool NotIn [old, older]'],
+      lines: [
+        '  required node affinity (terms ORed):',
+        '-   removed term (was term 1):',
+        '-     example.com/node-pool NotIn [old, older]',
+      ],
     },
     {
       name: 'matchFields, Gt operands and values that are not label syntax print unambiguously',
@@ -116,7 +139,15 @@ describe('the scheduling diff as a person reads it', () => {
       after: {
         nodeAffinity: {
           requiredDuringSchedulingIgnoredDuringExecution: {
-            nodeSelectorTerms: [{ matchExpressions: [requirement('example.com/generation', 'Gt', ['5']), requirement(ZONE, 'In', ['', 'a b'])], matchFields: [requirement('metadata.name', 'In', ['node-1'])] }],
+            nodeSelectorTerms: [
+              {
+                matchExpressions: [
+                  requirement('example.com/generation', 'Gt', ['5']),
+                  requirement(ZONE, 'In', ['', 'a b']),
+                ],
+                matchFields: [requirement('metadata.name', 'In', ['node-1'])],
+              },
+            ],
           },
         },
       },
@@ -130,9 +161,27 @@ describe('the scheduling diff as a person reads it', () => {
     },
     {
       name: 'tolerations are added and removed whole; an absent operator is Equal',
-      before: { tolerations: [{ key: 'example.com/zone-retiring', operator: 'Exists', effect: 'NoSchedule' }, NOT_READY, { key: 'team', value: 'a' }] },
-      after: { tolerations: [{ key: 'team', operator: 'Equal', value: 'a' }, NOT_READY, { key: 'example.com/spot', operator: 'Equal', value: 'true', effect: 'NoSchedule' }, { operator: 'Exists' }] },
-      lines: ['  tolerations:', '-   example.com/zone-retiring:NoSchedule op=Exists', '+   example.com/spot=true:NoSchedule', '+   op=Exists'],
+      before: {
+        tolerations: [
+          { key: 'example.com/zone-retiring', operator: 'Exists', effect: 'NoSchedule' },
+          NOT_READY,
+          { key: 'team', value: 'a' },
+        ],
+      },
+      after: {
+        tolerations: [
+          { key: 'team', operator: 'Equal', value: 'a' },
+          NOT_READY,
+          { key: 'example.com/spot', operator: 'Equal', value: 'true', effect: 'NoSchedule' },
+          { operator: 'Exists' },
+        ],
+      },
+      lines: [
+        '  tolerations:',
+        '-   example.com/zone-retiring:NoSchedule op=Exists',
+        '+   example.com/spot=true:NoSchedule',
+        '+   op=Exists',
+      ],
     },
     {
       name: 'a nodeSelector key whose value changed reads as the old pair removed and the new one added',
@@ -142,7 +191,13 @@ describe('the scheduling diff as a person reads it', () => {
     },
     {
       name: 'a preferred term added reads with its weight',
-      before: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 10, preference: { matchExpressions: [requirement(ZONE, 'In', ['a'])] } }] } },
+      before: {
+        nodeAffinity: {
+          preferredDuringSchedulingIgnoredDuringExecution: [
+            { weight: 10, preference: { matchExpressions: [requirement(ZONE, 'In', ['a'])] } },
+          ],
+        },
+      },
       after: {
         nodeAffinity: {
           preferredDuringSchedulingIgnoredDuringExecution: [
@@ -162,16 +217,39 @@ describe('the scheduling diff as a person reads it', () => {
     {
       name: 'a spread constraint added reads on one line, its topology key first',
       before: { topologySpreadConstraints: [] },
-      after: { topologySpreadConstraints: [{ labelSelector: { matchLabels: { app: 'web' } }, whenUnsatisfiable: 'ScheduleAnyway', topologyKey: 'node.kubernetes.io/instance-type', maxSkew: 1 }] },
-      lines: ['  topologySpreadConstraints:', '+   topologyKey=node.kubernetes.io/instance-type maxSkew=1 whenUnsatisfiable=ScheduleAnyway labelSelector={"matchLabels":{"app":"web"}}'],
+      after: {
+        topologySpreadConstraints: [
+          {
+            labelSelector: { matchLabels: { app: 'web' } },
+            whenUnsatisfiable: 'ScheduleAnyway',
+            topologyKey: 'node.kubernetes.io/instance-type',
+            maxSkew: 1,
+          },
+        ],
+      },
+      lines: [
+        '  topologySpreadConstraints:',
+        '+   topologyKey=node.kubernetes.io/instance-type maxSkew=1 whenUnsatisfiable=ScheduleAnyway labelSelector={"matchLabels":{"app":"web"}}',
+      ],
     },
   ])('$name', ({ before, after, lines }) => {
     expect(rendered(before, after)).toEqual(lines);
   });
 
   it('prints the fields in the order of a Pod and null fields as absent', () => {
-    const before: SchedulingFields = { annotations: null, nodeSelector: null, tolerations: null, nodeAffinity: null, topologySpreadConstraints: null };
-    const after: SchedulingFields = { ...required([requirement(ARCH, 'Exists')]), tolerations: [NOT_READY], nodeSelector: { a: 'b' }, annotations: { c: 'd' } };
+    const before: SchedulingFields = {
+      annotations: null,
+      nodeSelector: null,
+      tolerations: null,
+      nodeAffinity: null,
+      topologySpreadConstraints: null,
+    };
+    const after: SchedulingFields = {
+      ...required([requirement(ARCH, 'Exists')]),
+      tolerations: [NOT_READY],
+      nodeSelector: { a: 'b' },
+      annotations: { c: 'd' },
+    };
     expect(rendered(before, after)).toEqual([
       '  annotations:',
       '+   c: d',
@@ -190,18 +268,46 @@ describe('the scheduling diff as a person reads it', () => {
 const KEYS = [POOL, ZONE, ARCH];
 const VALUES = ['a', 'b', 'c'];
 const arbitraryRequirement: fc.Arbitrary<NodeSelectorRequirement> = fc.oneof(
-  fc.record({ key: fc.constantFrom(...KEYS), operator: fc.constantFrom('In', 'NotIn'), values: fc.uniqueArray(fc.constantFrom(...VALUES), { minLength: 1, maxLength: 3 }) }),
+  fc.record({
+    key: fc.constantFrom(...KEYS),
+    operator: fc.constantFrom('In', 'NotIn'),
+    values: fc.uniqueArray(fc.constantFrom(...VALUES), { minLength: 1, maxLength: 3 }),
+  }),
   fc.record({ key: fc.constantFrom(...KEYS), operator: fc.constantFrom('Exists', 'DoesNotExist') }),
-  fc.record({ key: fc.constant('example.com/generation'), operator: fc.constantFrom('Gt', 'Lt'), values: fc.constantFrom(['1'], ['3']) }),
+  fc.record({
+    key: fc.constant('example.com/generation'),
+    operator: fc.constantFrom('Gt', 'Lt'),
+    values: fc.constantFrom(['1'], ['3']),
+  }),
 );
 const arbitraryTerm: fc.Arbitrary<NodeSelectorTerm> = fc.record(
-  { matchExpressions: fc.array(arbitraryRequirement, { maxLength: 3 }), matchFields: fc.array(fc.constant(requirement('metadata.name', 'In', ['node-1'])), { maxLength: 1 }) },
+  {
+    matchExpressions: fc.array(arbitraryRequirement, { maxLength: 3 }),
+    matchFields: fc.array(fc.constant(requirement('metadata.name', 'In', ['node-1'])), { maxLength: 1 }),
+  },
   { requiredKeys: ['matchExpressions'] },
 );
 const arbitraryToleration: fc.Arbitrary<Toleration> = fc.oneof(
-  fc.record({ key: fc.constantFrom(...KEYS), operator: fc.constant('Exists'), effect: fc.constantFrom('NoSchedule', 'NoExecute') }),
-  fc.record({ key: fc.constantFrom(...KEYS), operator: fc.constantFrom('Equal', undefined), value: fc.constantFrom(...VALUES), effect: fc.constant('NoSchedule') }, { requiredKeys: ['key', 'value', 'effect'] }),
-  fc.record({ key: fc.constantFrom(...KEYS), operator: fc.constant('Exists'), effect: fc.constant('NoExecute'), tolerationSeconds: fc.constantFrom(60, 300) }),
+  fc.record({
+    key: fc.constantFrom(...KEYS),
+    operator: fc.constant('Exists'),
+    effect: fc.constantFrom('NoSchedule', 'NoExecute'),
+  }),
+  fc.record(
+    {
+      key: fc.constantFrom(...KEYS),
+      operator: fc.constantFrom('Equal', undefined),
+      value: fc.constantFrom(...VALUES),
+      effect: fc.constant('NoSchedule'),
+    },
+    { requiredKeys: ['key', 'value', 'effect'] },
+  ),
+  fc.record({
+    key: fc.constantFrom(...KEYS),
+    operator: fc.constant('Exists'),
+    effect: fc.constant('NoExecute'),
+    tolerationSeconds: fc.constantFrom(60, 300),
+  }),
 );
 const arbitraryMap = fc.dictionary(fc.constantFrom(...KEYS), fc.constantFrom(...VALUES), { maxKeys: 3 });
 const arbitraryFields: fc.Arbitrary<SchedulingFields> = fc.record({
@@ -210,12 +316,20 @@ const arbitraryFields: fc.Arbitrary<SchedulingFields> = fc.record({
   tolerations: fc.option(fc.array(arbitraryToleration, { maxLength: 4 }), { nil: undefined }),
   nodeAffinity: fc.record(
     {
-      requiredDuringSchedulingIgnoredDuringExecution: fc.record({ nodeSelectorTerms: fc.array(arbitraryTerm, { maxLength: 4 }) }),
-      preferredDuringSchedulingIgnoredDuringExecution: fc.array(fc.record({ weight: fc.constantFrom(10, 50), preference: arbitraryTerm }), { maxLength: 3 }),
+      requiredDuringSchedulingIgnoredDuringExecution: fc.record({
+        nodeSelectorTerms: fc.array(arbitraryTerm, { maxLength: 4 }),
+      }),
+      preferredDuringSchedulingIgnoredDuringExecution: fc.array(
+        fc.record({ weight: fc.constantFrom(10, 50), preference: arbitraryTerm }),
+        { maxLength: 3 },
+      ),
     },
     { requiredKeys: [] },
   ),
-  topologySpreadConstraints: fc.array(fc.record({ topologyKey: fc.constantFrom(ZONE, 'kubernetes.io/hostname'), maxSkew: fc.constantFrom(1, 2) }), { maxLength: 2 }),
+  topologySpreadConstraints: fc.array(
+    fc.record({ topologyKey: fc.constantFrom(ZONE, 'kubernetes.io/hostname'), maxSkew: fc.constantFrom(1, 2) }),
+    { maxLength: 2 },
+  ),
 });
 
 /** A deterministic shuffle (mulberry32), so that fast-check can replay and shrink the seed. */
@@ -241,7 +355,10 @@ function shuffler(seed: number): <T>(items: readonly T[] | undefined) => T[] {
 function reordered(fields: SchedulingFields, seed: number): SchedulingFields {
   const shuffle = shuffler(seed);
   const term = (source: NodeSelectorTerm): NodeSelectorTerm => ({
-    matchExpressions: shuffle(source.matchExpressions).map((item) => ({ ...item, ...(item.values ? { values: shuffle(item.values) } : {}) })),
+    matchExpressions: shuffle(source.matchExpressions).map((item) => ({
+      ...item,
+      ...(item.values ? { values: shuffle(item.values) } : {}),
+    })),
     ...(source.matchFields ? { matchFields: shuffle(source.matchFields) } : {}),
   });
   const affinity = fields.nodeAffinity;
@@ -252,8 +369,16 @@ function reordered(fields: SchedulingFields, seed: number): SchedulingFields {
     tolerations: shuffle(fields.tolerations ?? []),
     topologySpreadConstraints: shuffle(fields.topologySpreadConstraints ?? []),
     nodeAffinity: {
-      ...(requiredTerms ? { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: shuffle(requiredTerms).map(term) } } : {}),
-      ...(preferred ? { preferredDuringSchedulingIgnoredDuringExecution: shuffle(preferred).map((item): PreferredSchedulingTerm => ({ ...item, preference: term(item.preference) })) } : {}),
+      ...(requiredTerms
+        ? { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: shuffle(requiredTerms).map(term) } }
+        : {}),
+      ...(preferred
+        ? {
+            preferredDuringSchedulingIgnoredDuringExecution: shuffle(preferred).map(
+              (item): PreferredSchedulingTerm => ({ ...item, preference: term(item.preference) }),
+            ),
+          }
+        : {}),
     },
   };
 }
@@ -269,11 +394,17 @@ function content(diff: SchedulingDiff): unknown {
     annotations: diff.annotations,
     nodeSelector: diff.nodeSelector,
     tolerations: [diff.tolerations.removed, diff.tolerations.added].map((list) => sorted(list.map(tolerationIdentity))),
-    pairs: sorted(required.pairs.map((pair) => JSON.stringify([pair.before.term.id, pair.after.term.id, ids(pair.removed), ids(pair.added)]))),
+    pairs: sorted(
+      required.pairs.map((pair) =>
+        JSON.stringify([pair.before.term.id, pair.after.term.id, ids(pair.removed), ids(pair.added)]),
+      ),
+    ),
     removedTerms: ids(required.removed.map((placed) => placed.term)),
     addedTerms: ids(required.added.map((placed) => placed.term)),
     preferred: [ids(diff.preferred.removed), ids(diff.preferred.added)],
-    spread: [diff.topologySpreadConstraints.removed, diff.topologySpreadConstraints.added].map((list) => sorted(list.map((item) => JSON.stringify(item)))),
+    spread: [diff.topologySpreadConstraints.removed, diff.topologySpreadConstraints.added].map((list) =>
+      sorted(list.map((item) => JSON.stringify(item))),
+    ),
   };
 }
 
@@ -288,7 +419,10 @@ function without(items: readonly string[], taken: readonly string[]): string[] {
   return left;
 }
 
-function applyKeys(before: Readonly<Record<string, string>> | null | undefined, changes: readonly KeyChange[]): Record<string, string> {
+function applyKeys(
+  before: Readonly<Record<string, string>> | null | undefined,
+  changes: readonly KeyChange[],
+): Record<string, string> {
   const result: Record<string, string> = { ...before };
   for (const change of changes) {
     if (change.before !== undefined) expect(result[change.key]).toBe(change.before);
@@ -298,7 +432,10 @@ function applyKeys(before: Readonly<Record<string, string>> | null | undefined, 
   return result;
 }
 
-const requiredOf = (fields: SchedulingFields) => (fields.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []).map(termFromKubernetes);
+const requiredOf = (fields: SchedulingFields) =>
+  (fields.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []).map(
+    termFromKubernetes,
+  );
 
 describe('the scheduling diff laws', () => {
   it('finds nothing between a Pod and itself', () => {
@@ -326,9 +463,17 @@ describe('the scheduling diff laws', () => {
 
   it('says the same whatever the order of terms, requirements, values, preferences and tolerations on either side', () => {
     fc.assert(
-      fc.property(arbitraryFields, arbitraryFields, fc.integer(), fc.integer(), (before, after, seedBefore, seedAfter) => {
-        expect(content(diffScheduling(reordered(before, seedBefore), reordered(after, seedAfter)))).toEqual(content(diffScheduling(before, after)));
-      }),
+      fc.property(
+        arbitraryFields,
+        arbitraryFields,
+        fc.integer(),
+        fc.integer(),
+        (before, after, seedBefore, seedAfter) => {
+          expect(content(diffScheduling(reordered(before, seedBefore), reordered(after, seedAfter)))).toEqual(
+            content(diffScheduling(before, after)),
+          );
+        },
+      ),
     );
   });
 
@@ -340,8 +485,13 @@ describe('the scheduling diff laws', () => {
         expect(applyKeys(before.nodeSelector, diff.nodeSelector)).toEqual({ ...after.nodeSelector });
 
         const tolerations = (list: readonly Toleration[] | null | undefined) => (list ?? []).map(tolerationIdentity);
-        const keptTolerations = without(tolerations(before.tolerations), diff.tolerations.removed.map(tolerationIdentity));
-        expect(sorted([...keptTolerations, ...diff.tolerations.added.map(tolerationIdentity)])).toEqual(sorted(tolerations(after.tolerations)));
+        const keptTolerations = without(
+          tolerations(before.tolerations),
+          diff.tolerations.removed.map(tolerationIdentity),
+        );
+        expect(sorted([...keptTolerations, ...diff.tolerations.added.map(tolerationIdentity)])).toEqual(
+          sorted(tolerations(after.tolerations)),
+        );
 
         const termsBefore = requiredOf(before);
         const termsAfter = requiredOf(after);
@@ -353,19 +503,39 @@ describe('the scheduling diff laws', () => {
           expect(JSON.stringify(sorted([...next]))).toBe(requirementSet(pair.after.term));
         }
         // Every term before is paired or removed, every term after paired or added, each exactly once.
-        expect(sorted([...pairs.map((pair) => pair.before.position), ...removed.map((placed) => placed.position)].map(String))).toEqual(sorted(termsBefore.map((_, index) => String(index))));
-        expect(sorted([...pairs.map((pair) => pair.after.position), ...added.map((placed) => placed.position)].map(String))).toEqual(sorted(termsAfter.map((_, index) => String(index))));
-        for (const placed of [...pairs.map((pair) => pair.before), ...removed]) expect(placed.term.id).toBe(termsBefore[placed.position]!.id);
-        for (const placed of [...pairs.map((pair) => pair.after), ...added]) expect(placed.term.id).toBe(termsAfter[placed.position]!.id);
+        expect(
+          sorted(
+            [...pairs.map((pair) => pair.before.position), ...removed.map((placed) => placed.position)].map(String),
+          ),
+        ).toEqual(sorted(termsBefore.map((_, index) => String(index))));
+        expect(
+          sorted([...pairs.map((pair) => pair.after.position), ...added.map((placed) => placed.position)].map(String)),
+        ).toEqual(sorted(termsAfter.map((_, index) => String(index))));
+        for (const placed of [...pairs.map((pair) => pair.before), ...removed])
+          expect(placed.term.id).toBe(termsBefore[placed.position]!.id);
+        for (const placed of [...pairs.map((pair) => pair.after), ...added])
+          expect(placed.term.id).toBe(termsAfter[placed.position]!.id);
 
         const preferenceIds = (fields: SchedulingFields) =>
-          (fields.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []).map((item) => preferenceFromKubernetes(item).id);
-        const keptPreferences = without(preferenceIds(before), diff.preferred.removed.map((item) => item.id));
-        expect(sorted([...keptPreferences, ...diff.preferred.added.map((item) => item.id)])).toEqual(sorted(preferenceIds(after)));
+          (fields.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []).map(
+            (item) => preferenceFromKubernetes(item).id,
+          );
+        const keptPreferences = without(
+          preferenceIds(before),
+          diff.preferred.removed.map((item) => item.id),
+        );
+        expect(sorted([...keptPreferences, ...diff.preferred.added.map((item) => item.id)])).toEqual(
+          sorted(preferenceIds(after)),
+        );
 
         const spread = (list: readonly unknown[]) => list.map((item) => JSON.stringify(item));
-        const keptSpread = without(spread(before.topologySpreadConstraints ?? []), spread(diff.topologySpreadConstraints.removed));
-        expect(sorted([...keptSpread, ...spread(diff.topologySpreadConstraints.added)])).toEqual(sorted(spread(after.topologySpreadConstraints ?? [])));
+        const keptSpread = without(
+          spread(before.topologySpreadConstraints ?? []),
+          spread(diff.topologySpreadConstraints.removed),
+        );
+        expect(sorted([...keptSpread, ...spread(diff.topologySpreadConstraints.added)])).toEqual(
+          sorted(spread(after.topologySpreadConstraints ?? [])),
+        );
       }),
     );
   });
@@ -374,11 +544,13 @@ describe('the scheduling diff laws', () => {
     fc.assert(
       fc.property(arbitraryFields, arbitraryFields, (before, after) => {
         const { pairs, removed, added } = diffScheduling(before, after).required;
-        for (const gone of removed) for (const other of added) expect([...other.term.ids].some((id) => gone.term.ids.has(id))).toBe(false);
+        for (const gone of removed)
+          for (const other of added) expect([...other.term.ids].some((id) => gone.term.ids.has(id))).toBe(false);
         for (const pair of pairs) {
           const shared = pair.before.term.ids.size - pair.removed.length;
           // Greedy, best first: no term left without a predecessor shares more with this pair's term before.
-          for (const other of added) expect([...other.term.ids].filter((id) => pair.before.term.ids.has(id)).length).toBeLessThanOrEqual(shared);
+          for (const other of added)
+            expect([...other.term.ids].filter((id) => pair.before.term.ids.has(id)).length).toBeLessThanOrEqual(shared);
           if (pair.removed.length > 0 || pair.added.length > 0) expect(shared).toBeGreaterThan(0);
         }
       }),

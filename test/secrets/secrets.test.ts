@@ -52,7 +52,10 @@ describe('secretReaderFor', () => {
     cleanups.push(() => silent.close());
     useSecretsManagerAt(silent.endpoint);
 
-    const read = await readSecretString(secretReaderFor(SECRET_ARN, { maxAttempts: 1, requestTimeoutMs: 50 }), SECRET_ARN);
+    const read = await readSecretString(
+      secretReaderFor(SECRET_ARN, { maxAttempts: 1, requestTimeoutMs: 50 }),
+      SECRET_ARN,
+    );
 
     expect(read).toMatchObject({ failure: { name: 'TimeoutError' } });
   });

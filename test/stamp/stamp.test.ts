@@ -3,7 +3,13 @@ import type { GetSecretValueCommandOutput } from '@aws-sdk/client-secrets-manage
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../lib/errors/index.ts';
 import type { SecretReader } from '../../lib/secrets/index.ts';
-import { createStampSource, generateStampKey, KEYLESS_STAMPS, keyedStamps, readStampKeyConfig } from '../../lib/stamp/index.ts';
+import {
+  createStampSource,
+  generateStampKey,
+  KEYLESS_STAMPS,
+  keyedStamps,
+  readStampKeyConfig,
+} from '../../lib/stamp/index.ts';
 
 const KEY = 'StampKeyOfTheStampTest0123456789abcdefghijklmnopqrstuvwxyzABCDE';
 const ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:StampKeySecret-AbCdEf';
@@ -16,7 +22,9 @@ function secretsAnswering(...answers: (string | Error)[]): SecretReader & { read
     send(): Promise<GetSecretValueCommandOutput> {
       const answer = answers[Math.min(calls, answers.length - 1)]!;
       calls += 1;
-      return answer instanceof Error ? Promise.reject(answer) : Promise.resolve({ SecretString: answer, $metadata: {} });
+      return answer instanceof Error
+        ? Promise.reject(answer)
+        : Promise.resolve({ SecretString: answer, $metadata: {} });
     },
   };
 }
@@ -31,9 +39,21 @@ describe('the stamp key setting', () => {
   });
 
   it.each([
-    ['both variables', { STAMP_KEY_SECRET_ARN: ARN, STAMP_KEY: KEY }, 'STAMP_KEY_SECRET_ARN and STAMP_KEY are both set; expected at most one of them'],
-    ['an ARN that is not a secret\'s', { STAMP_KEY_SECRET_ARN: 'arn:aws:s3:::bucket' }, 'STAMP_KEY_SECRET_ARN is "arn:aws:s3:::bucket"; expected'],
-    ['a key too short to be one', { STAMP_KEY: 'short' }, 'STAMP_KEY holds a stamp key of 5 characters that is not of the form'],
+    [
+      'both variables',
+      { STAMP_KEY_SECRET_ARN: ARN, STAMP_KEY: KEY },
+      'STAMP_KEY_SECRET_ARN and STAMP_KEY are both set; expected at most one of them',
+    ],
+    [
+      "an ARN that is not a secret's",
+      { STAMP_KEY_SECRET_ARN: 'arn:aws:s3:::bucket' },
+      'STAMP_KEY_SECRET_ARN is "arn:aws:s3:::bucket"; expected',
+    ],
+    [
+      'a key too short to be one',
+      { STAMP_KEY: 'short' },
+      'STAMP_KEY holds a stamp key of 5 characters that is not of the form',
+    ],
   ])('refuses %s, naming the variable', (_name, env, message) => {
     expect(() => readStampKeyConfig(env)).toThrow(ConfigurationError);
     expect(() => readStampKeyConfig(env)).toThrow(message);
@@ -56,7 +76,10 @@ describe('the stamp key read from its secret', () => {
   it('rejects naming the secret when the read fails, and reads again once its backoff has passed', async () => {
     let now = 0;
     const secrets = secretsAnswering(new Error('connect ETIMEDOUT'), KEY);
-    const source = createStampSource({ kind: 'secret', secretArn: ARN }, { secrets, clock: () => now, random: () => 0 });
+    const source = createStampSource(
+      { kind: 'secret', secretArn: ARN },
+      { secrets, clock: () => now, random: () => 0 },
+    );
 
     await expect(source()).rejects.toThrow(`reading the stamp key from secret ${ARN} failed: connect ETIMEDOUT`);
     now = 400;
@@ -70,7 +93,10 @@ describe('the stamp key read from its secret', () => {
   it('backs off reads that keep failing: 100 reviews of a cold container make a handful of calls', async () => {
     let now = 0;
     const secrets = secretsAnswering(new Error('AccessDeniedException'));
-    const source = createStampSource({ kind: 'secret', secretArn: ARN }, { secrets, clock: () => now, random: () => 0.5 });
+    const source = createStampSource(
+      { kind: 'secret', secretArn: ARN },
+      { secrets, clock: () => now, random: () => 0.5 },
+    );
 
     for (let review = 0; review < 100; review += 1) {
       await expect(source()).rejects.toThrow(ARN);

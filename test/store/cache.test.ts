@@ -75,8 +75,15 @@ async function harness(
   } = {},
 ): Promise<Harness> {
   const link = await startLink(dynamo.endpoint);
-  const { client, counts } = countingClient({ endpoint: link.endpoint, maxAttempts: 1, requestTimeoutMs: options.requestTimeoutMs ?? 1_000 });
-  cleanups.push(() => client.destroy(), () => link.close());
+  const { client, counts } = countingClient({
+    endpoint: link.endpoint,
+    maxAttempts: 1,
+    requestTimeoutMs: options.requestTimeoutMs ?? 1_000,
+  });
+  cleanups.push(
+    () => client.destroy(),
+    () => link.close(),
+  );
   let now = START;
   const clusterId = options.clusterId ?? freshClusterId();
   const cache = createSnapshotCache({
@@ -126,7 +133,9 @@ describe('cold start', () => {
     const { cache, clusterId, link } = await harness({ deadlineMs: 50, requestTimeoutMs: 20_000 });
     link.hang();
 
-    await expect(cache.get()).rejects.toThrow(`reading the rule snapshot of cluster "${clusterId}" gave no answer within 50 ms`);
+    await expect(cache.get()).rejects.toThrow(
+      `reading the rule snapshot of cluster "${clusterId}" gave no answer within 50 ms`,
+    );
     expect(link.held()).toBe(1);
   });
 
@@ -275,7 +284,9 @@ describe('refresh failures', () => {
 
     expect([served.value, served.stale]).toEqual([['good'], true]);
     expect(link.held()).toBe(1);
-    expect(failures.map((error) => error.message)).toEqual([`reading the rule snapshot of cluster "${clusterId}" gave no answer within 50 ms`]);
+    expect(failures.map((error) => error.message)).toEqual([
+      `reading the rule snapshot of cluster "${clusterId}" gave no answer within 50 ms`,
+    ]);
   });
 
   it('is fresh again after the store comes back', async () => {
@@ -302,7 +313,9 @@ describe('refresh failures', () => {
     const served = await cache.get();
 
     expect([served.value, served.version, served.stale]).toEqual([['good'], 1, true]);
-    expect(served.refreshError?.message).toMatch(/compiling snapshot version 2 of cluster ".*" failed: rule "bad" does not compile/);
+    expect(served.refreshError?.message).toMatch(
+      /compiling snapshot version 2 of cluster ".*" failed: rule "bad" does not compile/,
+    );
   });
 
   it('keeps the last good value when a newer snapshot is corrupted', async () => {

@@ -8,7 +8,16 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StoreError } from '../../lib/errors/index.ts';
 import { createSnapshotStore, createSyncLeaseStore, type SnapshotStore } from '../../lib/store/index.ts';
-import { clientWithTableClock, contentOf, createFreshTable, freshClusterId, plantListStart as plantOn, ruleAdding, startTestDynamo, type TestDynamo } from './support.ts';
+import {
+  clientWithTableClock,
+  contentOf,
+  createFreshTable,
+  freshClusterId,
+  plantListStart as plantOn,
+  ruleAdding,
+  startTestDynamo,
+  type TestDynamo,
+} from './support.ts';
 
 const T = Date.parse('2026-12-01T10:00:00.000Z');
 const SECOND = 1_000;
@@ -42,7 +51,8 @@ const current = contentOf([ruleAdding('current')], '100');
 const next = contentOf([ruleAdding('next')], '200');
 
 /** A cluster whose snapshot a right clock published from a list started a second before T. */
-const plantListStart = (clusterId: string, listStartedAt: number) => plantOn(table, tableName, clusterId, listStartedAt);
+const plantListStart = (clusterId: string, listStartedAt: number) =>
+  plantOn(table, tableName, clusterId, listStartedAt);
 
 async function publishedCluster(): Promise<string> {
   const clusterId = freshClusterId();
@@ -63,7 +73,7 @@ describe('a publish from a clock ahead of the table’s', () => {
     await expect(refused).rejects.toThrow(StoreError);
     await expect(refused).rejects.toThrow(
       `refused to publish for cluster "${clusterId}" in table "${tableName}": this list started at ${new Date(T + ahead).toISOString()}, ${shown} ahead of ` +
-        'the table\'s clock (DynamoDB\'s Date header), 2026-12-01T10:00:00.000Z; a list start more than 120 s ahead would hold back every later sync, ' +
+        "the table's clock (DynamoDB's Date header), 2026-12-01T10:00:00.000Z; a list start more than 120 s ahead would hold back every later sync, " +
         'so nothing was published. Set the clock of the machine that ran this sync right (turn on NTP) and sync again',
     );
     await expect(refused).rejects.toMatchObject({ context: { reason: 'clockAhead', aheadMs: ahead } });
@@ -73,7 +83,9 @@ describe('a publish from a clock ahead of the table’s', () => {
   it('is refused for unchanged content too, so the list start of the snapshot stays where it was', async () => {
     const clusterId = await publishedCluster();
 
-    await expect(storeAt(T + DAY).publish(clusterId, current, { listStartedAt: T + DAY })).rejects.toMatchObject({ context: { reason: 'clockAhead' } });
+    await expect(storeAt(T + DAY).publish(clusterId, current, { listStartedAt: T + DAY })).rejects.toMatchObject({
+      context: { reason: 'clockAhead' },
+    });
 
     expect((await storeAt(T).readPointer(clusterId))?.listStartedAt).toBe(T - SECOND);
   });
@@ -91,7 +103,7 @@ describe('a publish from a clock ahead of the table’s', () => {
 
     const refused = storeAt(T, noDateHeader).publish(clusterId, next, { listStartedAt: T + DAY });
 
-    await expect(refused).rejects.toThrow('24.0 h ahead of this process\'s clock, 2026-12-01T10:00:00.000Z');
+    await expect(refused).rejects.toThrow("24.0 h ahead of this process's clock, 2026-12-01T10:00:00.000Z");
   });
 });
 
@@ -102,7 +114,11 @@ describe('a pointer whose list start a clock ahead wrote', () => {
 
     const outcome = await storeAt(T).publish(clusterId, next, { listStartedAt: T });
 
-    expect(outcome).toMatchObject({ published: true, version: 2, untrustedListStart: { listStartedAt: '2026-12-02T10:00:00.000Z', aheadMs: DAY } });
+    expect(outcome).toMatchObject({
+      published: true,
+      version: 2,
+      untrustedListStart: { listStartedAt: '2026-12-02T10:00:00.000Z', aheadMs: DAY },
+    });
     expect(await storeAt(T).readPointer(clusterId)).toMatchObject({ version: 2, listStartedAt: T });
   });
 
@@ -134,8 +150,8 @@ describe('a pointer whose list start a clock ahead wrote', () => {
 
     await expect(superseded).rejects.toMatchObject({ context: { reason: 'superseded' } });
     await expect(superseded).rejects.toThrow(
-      'nothing was published; that list start lies 90 s ahead of the table\'s clock, so the clock of the sync that listed it runs ahead: ' +
-        'syncs publish again once the table\'s clock passes it, within 120 s',
+      "nothing was published; that list start lies 90 s ahead of the table's clock, so the clock of the sync that listed it runs ahead: " +
+        "syncs publish again once the table's clock passes it, within 120 s",
     );
   });
 });

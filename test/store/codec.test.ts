@@ -12,7 +12,8 @@ import type { SnapshotContent } from '../../lib/store/index.ts';
 
 /** The definition: keys sorted by code units at every depth, undefined fields dropped, undefined items null. */
 function definition(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((item: unknown) => (item === undefined ? 'null' : definition(item))).join(',')}]`;
+  if (Array.isArray(value))
+    return `[${value.map((item: unknown) => (item === undefined ? 'null' : definition(item))).join(',')}]`;
   if (typeof value === 'object' && value !== null) {
     const entries = Object.entries(value).filter(([, field]) => field !== undefined);
     entries.sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0));
@@ -75,7 +76,9 @@ describe('the snapshot encoding', () => {
   it('cuts the gzipped content into parts of at most the part size, all full but the last', () => {
     fc.assert(
       fc.property(content, fc.integer({ min: 1, max: 64 }), (value, partBytes) => {
-        const sizes = serializeContent(value).encode(partBytes).map((part) => part.byteLength);
+        const sizes = serializeContent(value)
+          .encode(partBytes)
+          .map((part) => part.byteLength);
 
         expect(sizes.slice(0, -1).every((size) => size === partBytes)).toBe(true);
         expect(sizes.at(-1)).toBeGreaterThan(0);

@@ -48,13 +48,15 @@ describe('readStoreConfig', () => {
   });
 
   it('fails when RULES_MAX_STALE_SECONDS is shorter than the refresh interval', () => {
-    expect(() => readStoreConfig({ RULES_TABLE: 'rules', RULES_REFRESH_SECONDS: '60', RULES_MAX_STALE_SECONDS: '30' })).toThrow(
-      'RULES_MAX_STALE_SECONDS is "30"; expected a whole number of seconds from 60 to 86400',
-    );
+    expect(() =>
+      readStoreConfig({ RULES_TABLE: 'rules', RULES_REFRESH_SECONDS: '60', RULES_MAX_STALE_SECONDS: '30' }),
+    ).toThrow('RULES_MAX_STALE_SECONDS is "30"; expected a whole number of seconds from 60 to 86400');
   });
 
   it('fails with a ConfigurationError when DYNAMODB_ENDPOINT is not an http URL', () => {
-    expect(() => readStoreConfig({ RULES_TABLE: 'rules', DYNAMODB_ENDPOINT: 'localhost:8000' })).toThrow(ConfigurationError);
+    expect(() => readStoreConfig({ RULES_TABLE: 'rules', DYNAMODB_ENDPOINT: 'localhost:8000' })).toThrow(
+      ConfigurationError,
+    );
   });
 
   it('fails naming CLUSTER_ID when it cannot be used in a key', () => {

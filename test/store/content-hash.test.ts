@@ -37,16 +37,31 @@ describe('the content hash of a decoded snapshot', () => {
 
   it.each([
     ['with whitespace', (content: SnapshotContent) => JSON.stringify(content, undefined, 2)],
-    ['with its keys in another order', (content: SnapshotContent) => JSON.stringify({ syncedAt: content.syncedAt, rules: content.rules, resourceVersion: content.resourceVersion, invalid: content.invalid })],
-    ['with label keys that look like array indexes', () => storedText({ ...published, rules: [ruleAdding('good', { '10': 'a', '9': 'b' })] })],
-  ])('is still the content\'s canonical hash for a text written %s', (_, write) => {
+    [
+      'with its keys in another order',
+      (content: SnapshotContent) =>
+        JSON.stringify({
+          syncedAt: content.syncedAt,
+          rules: content.rules,
+          resourceVersion: content.resourceVersion,
+          invalid: content.invalid,
+        }),
+    ],
+    [
+      'with label keys that look like array indexes',
+      () => storedText({ ...published, rules: [ruleAdding('good', { '10': 'a', '9': 'b' })] }),
+    ],
+  ])("is still the content's canonical hash for a text written %s", (_, write) => {
     const decoded = decodedText(write(published));
     expect(decodedContentHash(decoded)).toBe(contentHashOf(decoded.content));
   });
 
   it.each([
     ['a rule changed', () => storedText({ ...published, rules: [evil] })],
-    ['a second "rules" key inside the slice the fast path hashes', () => storedText(published).replace(',"syncedAt":', `,"rules":${JSON.stringify([evil])},"syncedAt":`)],
+    [
+      'a second "rules" key inside the slice the fast path hashes',
+      () => storedText(published).replace(',"syncedAt":', `,"rules":${JSON.stringify([evil])},"syncedAt":`),
+    ],
     ['an invalid rule dropped', () => storedText({ ...published, invalid: [] })],
   ])('never matches the published hash when the text has %s', (_, tamper) => {
     const decoded = decodedText(tamper());

@@ -23,13 +23,18 @@ describe('the shape check of decoded snapshot content', () => {
   });
 
   it('bounds the report of a hugely damaged snapshot', () => {
-    const result = decoded({ rules: Array.from({ length: 1000 }, () => 'not a rule'), invalid: [], resourceVersion: '1', syncedAt: 'now' });
+    const result = decoded({
+      rules: Array.from({ length: 1000 }, () => 'not a rule'),
+      invalid: [],
+      resourceVersion: '1',
+      syncedAt: 'now',
+    });
 
     expect('problem' in result && result.problem.split('; ')).toHaveLength(9);
     expect('problem' in result && result.problem).toMatch(/; and 992 more issues$/);
   });
 
-  it('accepts content of a snapshot\'s shape', () => {
+  it("accepts content of a snapshot's shape", () => {
     const content = { rules: [], invalid: [], resourceVersion: '7', syncedAt: '2026-12-02T00:00:00.000Z' };
 
     expect(decoded(content)).toEqual({ content, text: JSON.stringify(content) });

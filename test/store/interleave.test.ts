@@ -42,7 +42,9 @@ describe('readers during publishes', () => {
       }
     };
     const failedReads: unknown[] = [];
-    const readers = [reader(), reader(), reader()].map((running) => running.catch((error: unknown) => failedReads.push(error)));
+    const readers = [reader(), reader(), reader()].map((running) =>
+      running.catch((error: unknown) => failedReads.push(error)),
+    );
 
     for (const content of contents.slice(1)) {
       const outcome = await store.publish(clusterId, content);

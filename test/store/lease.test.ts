@@ -2,7 +2,13 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigurationError, MalformedInputError, StoreError } from '../../lib/errors/index.ts';
-import { createDynamoClient, createSyncLeaseStore, type HeldSyncLease, type SyncLeaseAcquisition, type SyncLeaseStore } from '../../lib/store/index.ts';
+import {
+  createDynamoClient,
+  createSyncLeaseStore,
+  type HeldSyncLease,
+  type SyncLeaseAcquisition,
+  type SyncLeaseStore,
+} from '../../lib/store/index.ts';
 import { createFreshTable, freshClusterId, startTestDynamo, type TestDynamo } from './support.ts';
 
 const START = Date.parse('2026-12-01T10:00:00.000Z');
@@ -59,7 +65,12 @@ describe('taking the sync lease', () => {
 
     expect(attempt).toEqual({
       acquired: true,
-      lease: { clusterId, holderId: expect.stringMatching(/^[0-9a-f]{16}$/) as unknown, owner: 'lambda:req-1', expiresAt: '2026-12-01T10:02:00.000Z' },
+      lease: {
+        clusterId,
+        holderId: expect.stringMatching(/^[0-9a-f]{16}$/) as unknown,
+        owner: 'lambda:req-1',
+        expiresAt: '2026-12-01T10:02:00.000Z',
+      },
     });
     expect(await lambda.read(clusterId)).toEqual({
       holderId: held(attempt).holderId,
@@ -79,7 +90,11 @@ describe('taking the sync lease', () => {
 
     expect(second).toEqual({
       acquired: false,
-      holder: expect.objectContaining({ holderId: first.holderId, owner: 'lambda:req-1', expiresAt: '2026-12-01T10:02:00.000Z' }) as unknown,
+      holder: expect.objectContaining({
+        holderId: first.holderId,
+        owner: 'lambda:req-1',
+        expiresAt: '2026-12-01T10:02:00.000Z',
+      }) as unknown,
     });
   });
 
@@ -139,7 +154,11 @@ describe('releasing the sync lease', () => {
 
     expect(await lambda.release(lease)).toBe(true);
 
-    expect(await cli.read(clusterId)).toMatchObject({ owner: 'lambda:req-1', releasedAt: '2026-12-01T10:01:00.000Z', expiresAt: '1970-01-01T00:00:00.000Z' });
+    expect(await cli.read(clusterId)).toMatchObject({
+      owner: 'lambda:req-1',
+      releasedAt: '2026-12-01T10:01:00.000Z',
+      expiresAt: '1970-01-01T00:00:00.000Z',
+    });
     expect((await cli.acquire(clusterId, 'cli:laptop:4242')).acquired).toBe(true);
   });
 
@@ -154,8 +173,15 @@ describe('releasing the sync lease', () => {
     const released = await lambda.release(stale);
 
     expect(released).toBe(false);
-    expect(await cli.read(clusterId)).toMatchObject({ holderId: current.holderId, owner: 'cli:laptop:4242', expiresAt: current.expiresAt });
-    expect(await lambda.acquire(clusterId, 'lambda:req-2')).toMatchObject({ acquired: false, holder: { owner: 'cli:laptop:4242' } });
+    expect(await cli.read(clusterId)).toMatchObject({
+      holderId: current.holderId,
+      owner: 'cli:laptop:4242',
+      expiresAt: current.expiresAt,
+    });
+    expect(await lambda.acquire(clusterId, 'lambda:req-2')).toMatchObject({
+      acquired: false,
+      holder: { owner: 'cli:laptop:4242' },
+    });
   });
 
   it('answers false to a second release by the same holder', async () => {
@@ -238,6 +264,8 @@ describe('sync lease arguments', () => {
   it('fails with a StoreError naming the table when the table does not exist', async () => {
     const leases = createSyncLeaseStore({ client, tableName: 'podmutation-no-such-table' });
 
-    await expect(leases.acquire(freshClusterId(), 'lambda:req-1')).rejects.toThrow(/DynamoDB UpdateItem on table "podmutation-no-such-table"/);
+    await expect(leases.acquire(freshClusterId(), 'lambda:req-1')).rejects.toThrow(
+      /DynamoDB UpdateItem on table "podmutation-no-such-table"/,
+    );
   });
 });

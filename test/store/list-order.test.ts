@@ -2,11 +2,31 @@
  * Publishes ordered by when their list started, not by when they reach the table: a list older than the current
  * snapshot's never replaces it, whether the publish sees the newer pointer first or loses to it at the switch.
  */
-import { PutItemCommand, QueryCommand, type AttributeValue, type DynamoDBClient, type PutItemCommandInput } from '@aws-sdk/client-dynamodb';
+import {
+  PutItemCommand,
+  QueryCommand,
+  type AttributeValue,
+  type DynamoDBClient,
+  type PutItemCommandInput,
+} from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MalformedInputError, StoreError } from '../../lib/errors/index.ts';
-import { EXPIRES_AT_ATTRIBUTE, createDynamoClient, createSnapshotStore, type SnapshotStore } from '../../lib/store/index.ts';
-import { contentOf, countingClient, countsSince, createFreshTable, freshClusterId, ruleAdding, startTestDynamo, type TestDynamo } from './support.ts';
+import {
+  EXPIRES_AT_ATTRIBUTE,
+  createDynamoClient,
+  createSnapshotStore,
+  type SnapshotStore,
+} from '../../lib/store/index.ts';
+import {
+  contentOf,
+  countingClient,
+  countsSince,
+  createFreshTable,
+  freshClusterId,
+  ruleAdding,
+  startTestDynamo,
+  type TestDynamo,
+} from './support.ts';
 
 const NOW = Date.parse('2026-12-01T10:00:00.000Z');
 const T1 = Date.parse('2026-12-01T09:59:00.000Z');
@@ -126,13 +146,17 @@ describe('publishing in list order', () => {
     expect(unchanged).toMatchObject({ published: false, version: 1 });
     expect(await store.readPointer(clusterId)).toMatchObject({ version: 1, listStartedAt: T3 });
 
-    await expect(store.publish(clusterId, older, { listStartedAt: T2 })).rejects.toMatchObject({ context: { reason: 'superseded' } });
+    await expect(store.publish(clusterId, older, { listStartedAt: T2 })).rejects.toMatchObject({
+      context: { reason: 'superseded' },
+    });
 
     expect(await ruleNames(store, clusterId)).toEqual(['newer-list']);
   });
 
   it('rejects a list start that is not epoch milliseconds', async () => {
-    await expect(storeOn().publish(freshClusterId(), older, { listStartedAt: -1 })).rejects.toThrow(MalformedInputError);
+    await expect(storeOn().publish(freshClusterId(), older, { listStartedAt: -1 })).rejects.toThrow(
+      MalformedInputError,
+    );
   });
 });
 
@@ -208,7 +232,12 @@ describe('a publish overtaken by a newer list while it writes its parts', () => 
           await raw.send(
             new PutItemCommand({
               TableName: tableName,
-              Item: { ...input.Item, version: { N: '1' }, listStartedAt: { N: String(T3) }, publishId: { S: 'ffffffffffffffff' } },
+              Item: {
+                ...input.Item,
+                version: { N: '1' },
+                listStartedAt: { N: String(T3) },
+                publishId: { S: 'ffffffffffffffff' },
+              },
             }),
           );
         }
@@ -217,7 +246,9 @@ describe('a publish overtaken by a newer list while it writes its parts', () => 
       { step: 'initialize', name: 'pointerBeforeSwitch' },
     );
 
-    await expect(storeOn(client).publish(clusterId, older, { listStartedAt: T1 })).rejects.toMatchObject({ context: { reason: 'superseded' } });
+    await expect(storeOn(client).publish(clusterId, older, { listStartedAt: T1 })).rejects.toMatchObject({
+      context: { reason: 'superseded' },
+    });
     expect(await storeOn().readPointer(clusterId)).toMatchObject({ publishId: 'ffffffffffffffff', listStartedAt: T3 });
     client.destroy();
   });

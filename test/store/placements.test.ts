@@ -4,7 +4,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MalformedInputError, StoreError } from '../../lib/errors/index.ts';
 import { parsePlacementPolicy, type PlacementPolicy } from '../../lib/placement/index.ts';
 import { createDynamoClient, createPlacementStore, type PlacementStore } from '../../lib/store/index.ts';
-import { countingClient, countsSince, createFreshTable, freshClusterId, startTestDynamo, type TestDynamo } from './support.ts';
+import {
+  countingClient,
+  countsSince,
+  createFreshTable,
+  freshClusterId,
+  startTestDynamo,
+  type TestDynamo,
+} from './support.ts';
 
 const NOW = Date.parse('2026-12-01T10:00:00.000Z');
 
@@ -43,7 +50,11 @@ function writer(beforePut?: () => Promise<void>, maxWriteAttempts?: number) {
       { step: 'initialize', name: 'beforePut' },
     );
   }
-  const placements = createPlacementStore({ client, tableName, ...(maxWriteAttempts === undefined ? {} : { maxWriteAttempts }) });
+  const placements = createPlacementStore({
+    client,
+    tableName,
+    ...(maxWriteAttempts === undefined ? {} : { maxWriteAttempts }),
+  });
   return { placements, counts };
 }
 
@@ -54,8 +65,12 @@ async function overwritePolicies(clusterId: string, json: string, contentHash?: 
     new UpdateItemCommand({
       TableName: tableName,
       Key: placementKey(clusterId),
-      UpdateExpression: contentHash === undefined ? 'SET policies = :policies' : 'SET policies = :policies, contentHash = :hash',
-      ExpressionAttributeValues: { ':policies': { S: json }, ...(contentHash === undefined ? {} : { ':hash': { S: contentHash } }) },
+      UpdateExpression:
+        contentHash === undefined ? 'SET policies = :policies' : 'SET policies = :policies, contentHash = :hash',
+      ExpressionAttributeValues: {
+        ':policies': { S: json },
+        ...(contentHash === undefined ? {} : { ':hash': { S: contentHash } }),
+      },
     }),
   );
 }
@@ -66,7 +81,9 @@ describe('placement policies round trip', () => {
     await store.setPlacement(clusterId, policy('web', { mode: 'Diversity', spotPercent: 30 }));
     await store.setPlacement(clusterId, policy('api', { mode: 'NonSpot' }));
 
-    expect(await store.getPlacement(clusterId, 'apps', 'Deployment', 'web')).toEqual(policy('web', { mode: 'Diversity', spotPercent: 30 }));
+    expect(await store.getPlacement(clusterId, 'apps', 'Deployment', 'web')).toEqual(
+      policy('web', { mode: 'Diversity', spotPercent: 30 }),
+    );
     expect((await store.listPlacements(clusterId)).map((entry) => entry.name)).toEqual(['api', 'web']);
     expect(await store.deletePlacement(clusterId, 'apps', 'Deployment', 'api')).toEqual({ changed: true, version: 3 });
     expect(await store.listPlacements(clusterId)).toEqual([policy('web', { mode: 'Diversity', spotPercent: 30 })]);
@@ -92,11 +109,11 @@ describe('placement policies round trip', () => {
   it('reports no policies for a cluster that never had any', async () => {
     const clusterId = freshClusterId();
 
-    expect([await store.listPlacements(clusterId), await store.readPlacementVersion(clusterId), await store.readPlacements(clusterId)]).toEqual([
-      [],
-      undefined,
-      undefined,
-    ]);
+    expect([
+      await store.listPlacements(clusterId),
+      await store.readPlacementVersion(clusterId),
+      await store.readPlacements(clusterId),
+    ]).toEqual([[], undefined, undefined]);
   });
 
   it('keeps the policies of two clusters apart', async () => {
@@ -152,7 +169,9 @@ describe('placement versions', () => {
     await store.replacePlacements(first, [policy('a'), policy('b')]);
     await store.replacePlacements(second, [policy('b'), policy('a')]);
 
-    expect((await store.readPlacementVersion(first))?.contentHash).toBe((await store.readPlacementVersion(second))?.contentHash);
+    expect((await store.readPlacementVersion(first))?.contentHash).toBe(
+      (await store.readPlacementVersion(second))?.contentHash,
+    );
   });
 
   it('reads the version in exactly one GetItem that projects only the version and hash', async () => {
@@ -253,7 +272,9 @@ describe('stored placement items are checked on read', () => {
     const json = JSON.stringify([{ namespace: 'apps', kind: 'Deployment', name: 'web', mode: 'Sometimes' }]);
     await overwritePolicies(clusterId, json, `sha256:${createHash('sha256').update(json).digest('hex')}`);
 
-    await expect(store.readPlacements(clusterId)).rejects.toThrow(/are unusable: stored policy 0 apps\/Deployment\/web: mode: must be one of Spot, NonSpot, Diversity/);
+    await expect(store.readPlacements(clusterId)).rejects.toThrow(
+      /are unusable: stored policy 0 apps\/Deployment\/web: mode: must be one of Spot, NonSpot, Diversity/,
+    );
   });
 
   it('refuses to change a damaged set policy by policy', async () => {
@@ -261,7 +282,9 @@ describe('stored placement items are checked on read', () => {
     await store.setPlacement(clusterId, policy('web'));
     await overwritePolicies(clusterId, 'not json');
 
-    await expect(store.setPlacement(clusterId, policy('api'))).rejects.toThrow(/are unusable: policies do not match contentHash/);
+    await expect(store.setPlacement(clusterId, policy('api'))).rejects.toThrow(
+      /are unusable: policies do not match contentHash/,
+    );
   });
 
   it('replaces a damaged set whole, since the new set does not depend on the old one', async () => {
@@ -278,9 +301,17 @@ describe('stored placement items are checked on read', () => {
 describe('input checks and limits', () => {
   it('rejects an invalid policy with the validator message before writing', async () => {
     const clusterId = freshClusterId();
-    const invalid = { namespace: 'apps', kind: 'Deployment', name: 'web', mode: 'Spot', spotPercent: 20 } as PlacementPolicy;
+    const invalid = {
+      namespace: 'apps',
+      kind: 'Deployment',
+      name: 'web',
+      mode: 'Spot',
+      spotPercent: 20,
+    } as PlacementPolicy;
 
-    await expect(store.setPlacement(clusterId, invalid)).rejects.toThrow('spotPercent: is only used with mode Diversity');
+    await expect(store.setPlacement(clusterId, invalid)).rejects.toThrow(
+      'spotPercent: is only used with mode Diversity',
+    );
     expect(await store.readPlacementVersion(clusterId)).toBeUndefined();
   });
 
@@ -297,7 +328,9 @@ describe('input checks and limits', () => {
 
   it('keeps 3,000 policies of typical names in the one item', async () => {
     const clusterId = freshClusterId();
-    const policies = Array.from({ length: 3_000 }, (_, index) => policy(`service-${index}`, { mode: 'Diversity', spotPercent: 40 }));
+    const policies = Array.from({ length: 3_000 }, (_, index) =>
+      policy(`service-${index}`, { mode: 'Diversity', spotPercent: 40 }),
+    );
 
     await store.replacePlacements(clusterId, policies);
 

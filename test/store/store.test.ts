@@ -85,7 +85,11 @@ async function itemsUnder(clusterId: string, prefix: string): Promise<Item[]> {
 function reverseKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(reverseKeys);
   if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(Object.entries(value).reverse().map(([key, field]) => [key, reverseKeys(field)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .reverse()
+      .map(([key, field]) => [key, reverseKeys(field)]),
+  );
 }
 
 async function currentPointer(store: SnapshotStore, clusterId: string) {
@@ -158,7 +162,9 @@ describe('publishing and reading snapshots', () => {
 
   it('treats any content with its object keys reordered as unchanged', async () => {
     const store = storeWith();
-    const annotations = fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }), fc.string({ maxLength: 20 }), { maxKeys: 6 });
+    const annotations = fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }), fc.string({ maxLength: 20 }), {
+      maxKeys: 6,
+    });
     await fc.assert(
       fc.asyncProperty(fc.array(annotations, { minLength: 1, maxLength: 4 }), async (annotationSets) => {
         const clusterId = freshClusterId();
@@ -209,7 +215,9 @@ describe('publishing and reading snapshots', () => {
 
   it('rejects content whose syncedAt is not a time', async () => {
     const content = { ...contentOf([]), syncedAt: 'yesterday' };
-    await expect(storeWith().publish(freshClusterId(), content)).rejects.toThrow(/syncedAt is "yesterday"; expected an ISO-8601 time/);
+    await expect(storeWith().publish(freshClusterId(), content)).rejects.toThrow(
+      /syncedAt is "yesterday"; expected an ISO-8601 time/,
+    );
   });
 });
 
@@ -371,11 +379,16 @@ describe('reading a damaged snapshot', () => {
         TableName: tableName,
         Key: partKey(clusterId, publishId, 0),
         UpdateExpression: 'SET body = :body, partDigest = :digest',
-        ExpressionAttributeValues: { ':body': { B: forged! }, ':digest': { S: `sha256:${createHash('sha256').update(forged!).digest('hex')}` } },
+        ExpressionAttributeValues: {
+          ':body': { B: forged! },
+          ':digest': { S: `sha256:${createHash('sha256').update(forged!).digest('hex')}` },
+        },
       }),
     );
 
-    await expect(store.read(clusterId)).rejects.toThrow(/is unusable: content hashes to sha256:[0-9a-f]{64}, but the pointer says sha256:/);
+    await expect(store.read(clusterId)).rejects.toThrow(
+      /is unusable: content hashes to sha256:[0-9a-f]{64}, but the pointer says sha256:/,
+    );
   });
 
   it('rejects a pointer whose version is not a number', async () => {
@@ -399,7 +412,12 @@ describe('reading a damaged snapshot', () => {
     const body = gzipSync(Buffer.from(JSON.stringify({ rules: 'all of them', invalid: [] })));
     const contentHash = `sha256:${'0'.repeat(64)}`;
     const publishId = '0123456789abcdef';
-    const shared = { version: { N: '1' }, partCount: { N: '1' }, contentHash: { S: contentHash }, publishId: { S: publishId } };
+    const shared = {
+      version: { N: '1' },
+      partCount: { N: '1' },
+      contentHash: { S: contentHash },
+      publishId: { S: publishId },
+    };
     await raw.send(
       new PutItemCommand({
         TableName: tableName,
@@ -413,7 +431,10 @@ describe('reading a damaged snapshot', () => {
       }),
     );
     await raw.send(
-      new PutItemCommand({ TableName: tableName, Item: { pk: { S: `cluster#${clusterId}` }, sk: { S: 'pointer' }, ...shared } }),
+      new PutItemCommand({
+        TableName: tableName,
+        Item: { pk: { S: `cluster#${clusterId}` }, sk: { S: 'pointer' }, ...shared },
+      }),
     );
 
     await expect(store.read(clusterId)).rejects.toThrow(/is unusable: content.rules must be an array/);
@@ -447,7 +468,10 @@ describe('sync status', () => {
   it('clears the last error when a sync succeeds again', async () => {
     const store = recordsWith();
     const clusterId = freshClusterId();
-    await store.recordSync(clusterId, { at: '2026-12-01T10:00:00.000Z', outcome: { status: 'failed', error: 'timeout' } });
+    await store.recordSync(clusterId, {
+      at: '2026-12-01T10:00:00.000Z',
+      outcome: { status: 'failed', error: 'timeout' },
+    });
 
     await store.recordSync(clusterId, { at: '2026-12-01T10:00:30.000Z', outcome: { status: 'unchanged', version: 4 } });
 

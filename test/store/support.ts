@@ -174,7 +174,9 @@ function partSortKey(version: number, publishId: string, part: number): string {
 
 /** Random base64 text that gzip cannot shrink much, to make snapshots span several parts. */
 function incompressibleText(bytes: number): string {
-  return randomBytes(Math.ceil((bytes * 3) / 4)).toString('base64').slice(0, bytes);
+  return randomBytes(Math.ceil((bytes * 3) / 4))
+    .toString('base64')
+    .slice(0, bytes);
 }
 
 /** A normalized rule adding the given annotations. */
@@ -227,7 +229,12 @@ function clientWithTableClock(options: DynamoClientOptions, tableClock: (() => n
 }
 
 /** The pointer's list start set as a version of the store without the clock check wrote it from a clock running ahead. */
-async function plantListStart(client: DynamoDBClient, tableName: string, clusterId: string, listStartedAt: number): Promise<void> {
+async function plantListStart(
+  client: DynamoDBClient,
+  tableName: string,
+  clusterId: string,
+  listStartedAt: number,
+): Promise<void> {
   await client.send(
     new UpdateItemCommand({
       TableName: tableName,

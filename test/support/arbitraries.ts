@@ -1,7 +1,12 @@
 import fc from 'fast-check';
 import { validatePodMutation, type NormalizedRule } from '../../lib/api/index.ts';
 import type { Pod } from '../../lib/engine/index.ts';
-import type { NodeSelectorRequirement, NodeSelectorTerm, PreferredSchedulingTerm, Toleration } from '../../lib/scheduling/index.ts';
+import type {
+  NodeSelectorRequirement,
+  NodeSelectorTerm,
+  PreferredSchedulingTerm,
+  Toleration,
+} from '../../lib/scheduling/index.ts';
 import type { NodeView } from '../../lib/scheduling/index.ts';
 
 // A small key and value space, so random Pods and rules overlap often enough to exercise matching and canonicalization.
@@ -18,7 +23,11 @@ const labelRequirement: fc.Arbitrary<NodeSelectorRequirement> = fc.oneof(
     values: fc.array(fc.constantFrom(...VALUES), { minLength: 1, maxLength: 3 }),
   }),
   fc.record({ key: fc.constantFrom(...LABEL_KEYS, NUMERIC_KEY), operator: fc.constantFrom('Exists', 'DoesNotExist') }),
-  fc.record({ key: fc.constant(NUMERIC_KEY), operator: fc.constantFrom('Gt', 'Lt'), values: fc.tuple(fc.constantFrom(...NUMBERS)).map((value) => [...value]) }),
+  fc.record({
+    key: fc.constant(NUMERIC_KEY),
+    operator: fc.constantFrom('Gt', 'Lt'),
+    values: fc.tuple(fc.constantFrom(...NUMBERS)).map((value) => [...value]),
+  }),
 );
 
 const fieldRequirement: fc.Arbitrary<NodeSelectorRequirement> = fc.record({
@@ -29,27 +38,45 @@ const fieldRequirement: fc.Arbitrary<NodeSelectorRequirement> = fc.record({
 
 /** A Pod's node selector term: may be empty and may carry matchFields, as real Pods can. */
 const podTerm: fc.Arbitrary<NodeSelectorTerm> = fc
-  .record({ matchExpressions: fc.array(labelRequirement, { maxLength: 3 }), matchFields: fc.array(fieldRequirement, { maxLength: 1 }) })
+  .record({
+    matchExpressions: fc.array(labelRequirement, { maxLength: 3 }),
+    matchFields: fc.array(fieldRequirement, { maxLength: 1 }),
+  })
   .map(({ matchExpressions, matchFields }) => ({
     ...(matchExpressions.length > 0 ? { matchExpressions } : {}),
     ...(matchFields.length > 0 ? { matchFields } : {}),
   }));
 
 /** A rule's node selector term: one to three label requirements. */
-const ruleTerm: fc.Arbitrary<NodeSelectorTerm> = fc.array(labelRequirement, { minLength: 1, maxLength: 3 }).map((matchExpressions) => ({ matchExpressions }));
+const ruleTerm: fc.Arbitrary<NodeSelectorTerm> = fc
+  .array(labelRequirement, { minLength: 1, maxLength: 3 })
+  .map((matchExpressions) => ({ matchExpressions }));
 
 const preferredTerm = (term: fc.Arbitrary<NodeSelectorTerm>): fc.Arbitrary<PreferredSchedulingTerm> =>
   fc.record({ weight: fc.constantFrom(...WEIGHTS), preference: term });
 
 const toleration: fc.Arbitrary<Toleration> = fc.oneof(
-  fc.record({ key: fc.constantFrom(...LABEL_KEYS), operator: fc.constant('Exists'), effect: fc.constantFrom('NoSchedule', 'NoExecute') }),
-  fc.record({ key: fc.constantFrom(...LABEL_KEYS), value: fc.constantFrom(...VALUES), effect: fc.constant('NoSchedule') }),
+  fc.record({
+    key: fc.constantFrom(...LABEL_KEYS),
+    operator: fc.constant('Exists'),
+    effect: fc.constantFrom('NoSchedule', 'NoExecute'),
+  }),
+  fc.record({
+    key: fc.constantFrom(...LABEL_KEYS),
+    value: fc.constantFrom(...VALUES),
+    effect: fc.constant('NoSchedule'),
+  }),
 );
 
 /** A toleration as a rule may write it: also with an empty value, which the API server stores without the field. */
 const ruleToleration: fc.Arbitrary<Toleration> = fc.oneof(
   toleration,
-  fc.record({ key: fc.constantFrom(...LABEL_KEYS), operator: fc.constant('Exists'), value: fc.constant(''), effect: fc.constant('NoSchedule') }),
+  fc.record({
+    key: fc.constantFrom(...LABEL_KEYS),
+    operator: fc.constant('Exists'),
+    value: fc.constant(''),
+    effect: fc.constant('NoSchedule'),
+  }),
 );
 
 const labelMap = fc.dictionary(fc.constantFrom(...LABEL_KEYS), fc.constantFrom(...VALUES), { maxKeys: 2 });
@@ -58,20 +85,38 @@ const labelMap = fc.dictionary(fc.constantFrom(...LABEL_KEYS), fc.constantFrom(.
 export const randomPod: fc.Arbitrary<Pod> = fc
   .record({
     required: fc.option(fc.array(podTerm, { minLength: 1, maxLength: 4 }), { nil: undefined }),
-    preferred: fc.option(fc.array(preferredTerm(podTerm.filter((term) => Object.keys(term).length > 0)), { minLength: 1, maxLength: 3 }), { nil: undefined }),
+    preferred: fc.option(
+      fc.array(preferredTerm(podTerm.filter((term) => Object.keys(term).length > 0)), { minLength: 1, maxLength: 3 }),
+      { nil: undefined },
+    ),
     nodeSelector: fc.option(labelMap, { nil: undefined }),
     tolerations: fc.option(fc.array(toleration, { maxLength: 3 }), { nil: undefined }),
-    annotations: fc.option(fc.dictionary(fc.constantFrom('example.com/a~b', 'example.com/c', 'plain'), fc.string({ maxLength: 4 }), { maxKeys: 2 }), { nil: undefined }),
+    annotations: fc.option(
+      fc.dictionary(fc.constantFrom('example.com/a~b', 'example.com/c', 'plain'), fc.string({ maxLength: 4 }), {
+        maxKeys: 2,
+      }),
+      { nil: undefined },
+    ),
     antiAffinity: fc.boolean(),
   })
   .map(({ required, preferred, nodeSelector, tolerations, annotations, antiAffinity }) => {
     const nodeAffinity = {
-      ...(required === undefined ? {} : { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: required } }),
+      ...(required === undefined
+        ? {}
+        : { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: required } }),
       ...(preferred === undefined ? {} : { preferredDuringSchedulingIgnoredDuringExecution: preferred }),
     };
     const affinity = {
       ...(Object.keys(nodeAffinity).length > 0 ? { nodeAffinity } : {}),
-      ...(antiAffinity ? { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 1, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname' } }] } } : {}),
+      ...(antiAffinity
+        ? {
+            podAntiAffinity: {
+              preferredDuringSchedulingIgnoredDuringExecution: [
+                { weight: 1, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname' } },
+              ],
+            },
+          }
+        : {}),
     };
     return {
       apiVersion: 'v1',
@@ -94,7 +139,10 @@ export const randomPod: fc.Arbitrary<Pod> = fc
 
 const removeSpec = fc.record(
   {
-    nodeAffinity: fc.oneof(fc.constant({ all: true }), fc.record({ keys: fc.uniqueArray(fc.constantFrom(...LABEL_KEYS, NUMERIC_KEY), { minLength: 1, maxLength: 2 }) })),
+    nodeAffinity: fc.oneof(
+      fc.constant({ all: true }),
+      fc.record({ keys: fc.uniqueArray(fc.constantFrom(...LABEL_KEYS, NUMERIC_KEY), { minLength: 1, maxLength: 2 }) }),
+    ),
     nodeSelector: fc.record({ keys: fc.uniqueArray(fc.constantFrom(...LABEL_KEYS), { minLength: 1, maxLength: 2 }) }),
     tolerations: fc.record({ keys: fc.uniqueArray(fc.constantFrom(...LABEL_KEYS), { minLength: 1, maxLength: 2 }) }),
   },
@@ -105,8 +153,13 @@ const removeSpec = fc.record(
 export const addedAffinity = fc
   .record(
     {
-      requiredDuringSchedulingIgnoredDuringExecution: fc.record({ nodeSelectorTerms: fc.array(ruleTerm, { minLength: 1, maxLength: 3 }) }),
-      preferredDuringSchedulingIgnoredDuringExecution: fc.array(preferredTerm(ruleTerm), { minLength: 1, maxLength: 2 }),
+      requiredDuringSchedulingIgnoredDuringExecution: fc.record({
+        nodeSelectorTerms: fc.array(ruleTerm, { minLength: 1, maxLength: 3 }),
+      }),
+      preferredDuringSchedulingIgnoredDuringExecution: fc.array(preferredTerm(ruleTerm), {
+        minLength: 1,
+        maxLength: 2,
+      }),
     },
     { requiredKeys: [] },
   )
@@ -114,7 +167,11 @@ export const addedAffinity = fc
 
 const addSpec = fc.record(
   {
-    annotations: fc.dictionary(fc.constantFrom('example.com/migrated', 'example.com/x~y'), fc.constantFrom('yes', 'no'), { minKeys: 1, maxKeys: 2 }),
+    annotations: fc.dictionary(
+      fc.constantFrom('example.com/migrated', 'example.com/x~y'),
+      fc.constantFrom('yes', 'no'),
+      { minKeys: 1, maxKeys: 2 },
+    ),
     nodeSelector: fc.dictionary(fc.constantFrom(...LABEL_KEYS), fc.constantFrom(...VALUES), { minKeys: 1, maxKeys: 2 }),
     tolerations: fc.array(ruleToleration, { minLength: 1, maxLength: 2 }),
     nodeAffinity: addedAffinity,
@@ -126,7 +183,11 @@ const selectorSpec = fc.record(
   {
     namespaces: fc.constant(['production']),
     nodeSelectorMatch: labelMap.filter((map) => Object.keys(map).length > 0),
-    nodeAffinityMatch: fc.record({ requiredDuringSchedulingIgnoredDuringExecution: fc.record({ nodeSelectorTerms: fc.array(ruleTerm, { minLength: 1, maxLength: 2 }) }) }),
+    nodeAffinityMatch: fc.record({
+      requiredDuringSchedulingIgnoredDuringExecution: fc.record({
+        nodeSelectorTerms: fc.array(ruleTerm, { minLength: 1, maxLength: 2 }),
+      }),
+    }),
   },
   { requiredKeys: [] },
 );
@@ -146,7 +207,9 @@ export const randomRule = (name: string, options: { selector?: boolean } = {}): 
       mutationRemove: removeSpec,
       mutationAdd: addSpec,
     })
-    .map((spec) => validRule({ apiVersion: 'agent.cloudpilot.ai/v1alpha1', kind: 'PodMutation', metadata: { name }, spec }))
+    .map((spec) =>
+      validRule({ apiVersion: 'agent.cloudpilot.ai/v1alpha1', kind: 'PodMutation', metadata: { name }, spec }),
+    )
     .filter((rule): rule is NormalizedRule => rule !== undefined);
 
 /** One to four random valid rules with distinct names. */
@@ -174,11 +237,18 @@ export const randomNode: fc.Arbitrary<NodeView> = fc
 function reordered(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(reordered);
   if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(Object.entries(value).reverse().map(([key, member]) => [key, reordered(member)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .reverse()
+      .map(([key, member]) => [key, reordered(member)]),
+  );
 }
 
 // The labels the PodTopologyLabels admission plugin copies from the Node when the Pod is bound (on since Kubernetes 1.35).
-const NODE_TOPOLOGY_LABELS = { 'topology.kubernetes.io/zone': 'eu-west-1a', 'topology.kubernetes.io/region': 'eu-west-1' };
+const NODE_TOPOLOGY_LABELS = {
+  'topology.kubernetes.io/zone': 'eu-west-1a',
+  'topology.kubernetes.io/region': 'eu-west-1',
+};
 
 /**
  * A Pod as the API server stores it, binds it and gives it back (to `kubectl get -o json`, to a recreation): through
@@ -186,9 +256,15 @@ const NODE_TOPOLOGY_LABELS = { 'topology.kubernetes.io/zone': 'eu-west-1a', 'top
  * Node's topology labels added at binding.
  */
 export function storedByApiServer(pod: Pod): Pod {
-  const stored = reordered(JSON.parse(JSON.stringify(pod))) as { metadata?: { labels?: Record<string, string> }; spec?: { tolerations?: Record<string, unknown>[] } };
+  const stored = reordered(JSON.parse(JSON.stringify(pod))) as {
+    metadata?: { labels?: Record<string, string> };
+    spec?: { tolerations?: Record<string, unknown>[] };
+  };
   const tolerations = stored.spec?.tolerations;
-  if (tolerations !== undefined) stored.spec!.tolerations = tolerations.map((item) => Object.fromEntries(Object.entries(item).filter(([, value]) => value !== '')));
+  if (tolerations !== undefined)
+    stored.spec!.tolerations = tolerations.map((item) =>
+      Object.fromEntries(Object.entries(item).filter(([, value]) => value !== '')),
+    );
   stored.metadata = { ...stored.metadata, labels: { ...stored.metadata?.labels, ...NODE_TOPOLOGY_LABELS } };
   return stored;
 }

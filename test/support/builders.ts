@@ -1,7 +1,12 @@
 import { validatePodMutation, type NormalizedRule, type PodMutationSpec } from '../../lib/api/index.ts';
 import { compileRuleSet, type RuleSet } from '../../lib/engine/index.ts';
 import type { Pod } from '../../lib/engine/index.ts';
-import type { NodeSelectorRequirement, NodeSelectorTerm, PreferredSchedulingTerm, Toleration } from '../../lib/scheduling/index.ts';
+import type {
+  NodeSelectorRequirement,
+  NodeSelectorTerm,
+  PreferredSchedulingTerm,
+  Toleration,
+} from '../../lib/scheduling/index.ts';
 
 /**
  * A PodMutation resource with the given spec. For brevity in tests, enable defaults to true and an absent
@@ -39,7 +44,9 @@ export function termOf(...expressions: NodeSelectorRequirement[]): NodeSelectorT
 }
 
 /** A required node affinity from terms. */
-export function required(...terms: NodeSelectorTerm[]): { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: NodeSelectorTerm[] } } {
+export function required(...terms: NodeSelectorTerm[]): {
+  requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: NodeSelectorTerm[] };
+} {
   return { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms } };
 }
 
@@ -65,7 +72,8 @@ interface PodOptions {
 /** A Pod as a controller creates it (generateName, ownerReference), with only the fields a test names. */
 export function pod(options: PodOptions = {}): Pod {
   const nodeAffinity: Record<string, unknown> = {};
-  if (options.required !== undefined) nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution = { nodeSelectorTerms: options.required };
+  if (options.required !== undefined)
+    nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution = { nodeSelectorTerms: options.required };
   if (options.preferred !== undefined) nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution = options.preferred;
   const affinity: Record<string, unknown> = {};
   if (Object.keys(nodeAffinity).length > 0) affinity.nodeAffinity = nodeAffinity;
@@ -75,10 +83,20 @@ export function pod(options: PodOptions = {}): Pod {
   else metadata.generateName = options.generateName ?? 'web-5d8f7c9b4-';
   if (options.labels !== undefined) metadata.labels = options.labels;
   if (options.annotations !== undefined) metadata.annotations = options.annotations;
-  const owner = options.owner ?? (options.name === undefined ? { kind: 'ReplicaSet', name: 'web-5d8f7c9b4' } : undefined);
+  const owner =
+    options.owner ?? (options.name === undefined ? { kind: 'ReplicaSet', name: 'web-5d8f7c9b4' } : undefined);
   if (owner !== undefined) {
-    metadata.ownerReferences = [{ apiVersion: 'apps/v1', kind: owner.kind, name: owner.name, uid: 'c0ffee00-0000-4000-8000-000000000001', controller: owner.controller ?? true }];
-    if (options.labels === undefined && owner.kind === 'ReplicaSet' && owner.name === 'web-5d8f7c9b4') metadata.labels = { app: 'web', 'pod-template-hash': '5d8f7c9b4' };
+    metadata.ownerReferences = [
+      {
+        apiVersion: 'apps/v1',
+        kind: owner.kind,
+        name: owner.name,
+        uid: 'c0ffee00-0000-4000-8000-000000000001',
+        controller: owner.controller ?? true,
+      },
+    ];
+    if (options.labels === undefined && owner.kind === 'ReplicaSet' && owner.name === 'web-5d8f7c9b4')
+      metadata.labels = { app: 'web', 'pod-template-hash': '5d8f7c9b4' };
   }
   const spec: Record<string, unknown> = { containers: [{ name: 'app', image: 'registry.example.com/web:1.0' }] };
   if (Object.keys(affinity).length > 0) spec.affinity = affinity;

@@ -17,8 +17,15 @@ export const PACKAGE_VERSION: string = packageJson.version;
  * Runs the real `podmutation` binary, the prebuilt bundle test/global-setup.ts builds from the sources of this run, with
  * Node 22 (the test runner's own node). `env` is added to this process's environment.
  */
-export function runPodmutation(args: readonly string[], stdin?: string, env: Readonly<Record<string, string>> = {}): Promise<CliRun> {
-  return runProcess(process.execPath, [BIN, ...args], { ...(stdin === undefined ? {} : { input: stdin }), env: { ...process.env, ...env } });
+export function runPodmutation(
+  args: readonly string[],
+  stdin?: string,
+  env: Readonly<Record<string, string>> = {},
+): Promise<CliRun> {
+  return runProcess(process.execPath, [BIN, ...args], {
+    ...(stdin === undefined ? {} : { input: stdin }),
+    env: { ...process.env, ...env },
+  });
 }
 
 /** The context of an in-process run: these streams, an environment without colour settings, the package's version. */
@@ -27,7 +34,10 @@ export function cliContext(streams: CliContext['streams'], env: CliContext['env'
 }
 
 /** Runs the CLI in this process, for cases that need no separate binary (a spawn costs about 0.1 s). */
-export async function runPodmutationInProcess(args: readonly string[], env: CliContext['env'] = {}): Promise<CliRun & { readonly code: number }> {
+export async function runPodmutationInProcess(
+  args: readonly string[],
+  env: CliContext['env'] = {},
+): Promise<CliRun & { readonly code: number }> {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   let out = '';

@@ -63,15 +63,23 @@ function affinity(half: number, termsPerHalf: number, valuesPerRequirement: numb
 /** The largest rule the CRD and the validator admit, as a PodMutation resource; `name` is padded to 253 characters. */
 export function largestRule(name = 'largest-allowed-rule'): Record<string, unknown> {
   const termsPerHalf = Math.min(LIMITS.configuredRequiredTerms, RULE_BUDGET.maxRequirements / 4);
-  const valuesPerRequirement = Math.min(LIMITS.configuredValuesPerExpression, Math.floor(RULE_BUDGET.maxValues / (4 * termsPerHalf)));
+  const valuesPerRequirement = Math.min(
+    LIMITS.configuredValuesPerExpression,
+    Math.floor(RULE_BUDGET.maxValues / (4 * termsPerHalf)),
+  );
   const nodeAffinity = (first: number) => ({
-    requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: affinity(first, termsPerHalf, valuesPerRequirement) },
-    preferredDuringSchedulingIgnoredDuringExecution: affinity(first + 1, termsPerHalf, valuesPerRequirement).map((preference, index) => ({
-      weight: 100 - (index % 100),
-      preference,
-    })),
+    requiredDuringSchedulingIgnoredDuringExecution: {
+      nodeSelectorTerms: affinity(first, termsPerHalf, valuesPerRequirement),
+    },
+    preferredDuringSchedulingIgnoredDuringExecution: affinity(first + 1, termsPerHalf, valuesPerRequirement).map(
+      (preference, index) => ({
+        weight: 100 - (index % 100),
+        preference,
+      }),
+    ),
   });
-  const keys = (offset: number) => Array.from({ length: LIMITS.configuredListItems }, (_, index) => longKey(offset + index));
+  const keys = (offset: number) =>
+    Array.from({ length: LIMITS.configuredListItems }, (_, index) => longKey(offset + index));
   return {
     apiVersion: 'agent.cloudpilot.ai/v1alpha1',
     kind: 'PodMutation',
@@ -94,7 +102,11 @@ export function largestRule(name = 'largest-allowed-rule'): Record<string, unkno
         tolerations: { keys: keys(9000) },
       },
       mutationAdd: {
-        annotations: map(LIMITS.configuredListItems, (index) => `a${index}`.padEnd(LIMITS.annotationValueChars, 'h'), 10_000),
+        annotations: map(
+          LIMITS.configuredListItems,
+          (index) => `a${index}`.padEnd(LIMITS.annotationValueChars, 'h'),
+          10_000,
+        ),
         nodeSelector: map(LIMITS.configuredListItems, longValue, 11_000),
         tolerations: tolerations(12_000),
         nodeAffinity: nodeAffinity(2),

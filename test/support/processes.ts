@@ -14,7 +14,11 @@ export function runProcess(
   options: { readonly input?: string; readonly env?: NodeJS.ProcessEnv; readonly cwd?: string } = {},
 ): Promise<ProcessRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], env: options.env ?? process.env, ...(options.cwd === undefined ? {} : { cwd: options.cwd }) });
+    const child = spawn(command, args, {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: options.env ?? process.env,
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));

@@ -1,6 +1,12 @@
 import { hostname } from 'node:os';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createDynamoClient, createSnapshotStore, createSnapshotTable, createSyncLeaseStore, type SyncLeaseStore } from '../../lib/store/index.ts';
+import {
+  createDynamoClient,
+  createSnapshotStore,
+  createSnapshotTable,
+  createSyncLeaseStore,
+  type SyncLeaseStore,
+} from '../../lib/store/index.ts';
 import { startFakeApiServer, writeKubeconfig, type FakeApiServer } from '../cluster/fake-api-server.ts';
 import { runPodmutation, runPodmutationInProcess } from '../support/cli.ts';
 import { freshClusterId, startTestDynamo, type TestDynamo } from '../store/support.ts';
@@ -25,9 +31,19 @@ afterEach(() => {
   resetCluster(server);
 });
 
-
 function syncArgs(tableName: string, clusterId: string): string[] {
-  return ['sync', '--once', '--kubeconfig', kubeconfig, '--table', tableName, '--dynamodb-endpoint', dynamo.endpoint, '--cluster-id', clusterId];
+  return [
+    'sync',
+    '--once',
+    '--kubeconfig',
+    kubeconfig,
+    '--table',
+    tableName,
+    '--dynamodb-endpoint',
+    dynamo.endpoint,
+    '--cluster-id',
+    clusterId,
+  ];
 }
 
 describe('podmutation sync', () => {
@@ -42,11 +58,22 @@ describe('podmutation sync', () => {
     expect(run.code).toBe(0);
     const lines = run.stdout.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0]!)).toMatchObject({ outcome: 'published', resources: 2, valid: 1, invalid: 1, version: 1, statusPatched: 2 });
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      outcome: 'published',
+      resources: 2,
+      valid: 1,
+      invalid: 1,
+      version: 1,
+      statusPatched: 2,
+    });
     const client = createDynamoClient({ endpoint: dynamo.endpoint });
     const snapshot = await createSnapshotStore({ client, tableName }).read(clusterId);
     client.destroy();
-    expect(snapshot).toMatchObject({ version: 1, rules: [expect.objectContaining({ name: 'alpha-pool' })], invalid: [expect.objectContaining({ name: 'broken' })] });
+    expect(snapshot).toMatchObject({
+      version: 1,
+      rules: [expect.objectContaining({ name: 'alpha-pool' })],
+      invalid: [expect.objectContaining({ name: 'broken' })],
+    });
   });
 
   it('exits 1 with a failed report and the cause on stderr when the sync fails', async () => {
@@ -55,7 +82,11 @@ describe('podmutation sync', () => {
     const run = await runPodmutation(syncArgs(`podmutation-cli-${freshClusterId()}`, freshClusterId()));
 
     expect(run.code).toBe(1);
-    expect(JSON.parse(run.stdout)).toMatchObject({ outcome: 'failed', failedStep: 'list', error: expect.stringContaining('403 Forbidden') as unknown });
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      outcome: 'failed',
+      failedStep: 'list',
+      error: expect.stringContaining('403 Forbidden') as unknown,
+    });
     expect(run.stderr).toContain('"level":"ERROR"');
     expect(run.stderr).not.toContain(server.token);
   });
@@ -85,11 +116,21 @@ describe('podmutation sync', () => {
 
 describe('podmutation sync and the sync lease', () => {
   /** A new local table and a lease store on it (real clock, as the CLI's). */
-  async function tableWithLeases(): Promise<{ tableName: string; clusterId: string; leases: SyncLeaseStore; close(): void }> {
+  async function tableWithLeases(): Promise<{
+    tableName: string;
+    clusterId: string;
+    leases: SyncLeaseStore;
+    close(): void;
+  }> {
     const tableName = `podmutation-cli-${freshClusterId()}`;
     const client = createDynamoClient({ endpoint: dynamo.endpoint });
     await createSnapshotTable(client, tableName);
-    return { tableName, clusterId: freshClusterId(), leases: createSyncLeaseStore({ client, tableName }), close: () => client.destroy() };
+    return {
+      tableName,
+      clusterId: freshClusterId(),
+      leases: createSyncLeaseStore({ client, tableName }),
+      close: () => client.destroy(),
+    };
   }
 
   it('exits 1 naming the holder and when its lease expires while the Lambda holds the lease, and publishes nothing', async () => {
@@ -123,7 +164,10 @@ describe('podmutation sync and the sync lease', () => {
     const run = await runPodmutationInProcess(syncArgs(table.tableName, table.clusterId));
 
     expect(run.code).toBe(0);
-    expect(await table.leases.read(table.clusterId)).toMatchObject({ owner: `cli:${hostname()}:${process.pid}`, releasedAt: expect.any(String) as unknown });
+    expect(await table.leases.read(table.clusterId)).toMatchObject({
+      owner: `cli:${hostname()}:${process.pid}`,
+      releasedAt: expect.any(String) as unknown,
+    });
     expect((await table.leases.acquire(table.clusterId, 'lambda:next')).acquired).toBe(true);
     table.close();
   });

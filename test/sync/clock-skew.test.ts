@@ -8,7 +8,12 @@ import { readFileSync } from 'node:fs';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { createSnapshotStore, createSyncLeaseStore, createSyncRecordStore, type SyncLeaseStore } from '../../lib/store/index.ts';
+import {
+  createSnapshotStore,
+  createSyncLeaseStore,
+  createSyncRecordStore,
+  type SyncLeaseStore,
+} from '../../lib/store/index.ts';
 import { syncOnce, type SyncReport } from '../../lib/sync/index.ts';
 import { evaluateAlarm, type Resource } from '../deploy/template.ts';
 import { clientWithTableClock, freshClusterId, plantListStart } from '../store/support.ts';
@@ -23,9 +28,15 @@ const DAY = 24 * 60 * MINUTE;
 const SYNC_INTERVAL_MS = 30_000;
 
 const staleAlarm = (
-  parse(readFileSync(new URL('../../serverless.yml', import.meta.url), 'utf8'), { logLevel: 'error' }) as { resources: { Resources: Record<string, Resource> } }
+  parse(readFileSync(new URL('../../serverless.yml', import.meta.url), 'utf8'), { logLevel: 'error' }) as {
+    resources: { Resources: Record<string, Resource> };
+  }
 ).resources.Resources['RulesStaleAlarm']!;
-const ALARM_WINDOW_MS = Number((staleAlarm.Properties['Metrics'] as { MetricStat?: { Period: number } }[]).find((query) => query.MetricStat)!.MetricStat!.Period) * 1000;
+const ALARM_WINDOW_MS =
+  Number(
+    (staleAlarm.Properties['Metrics'] as { MetricStat?: { Period: number } }[]).find((query) => query.MetricStat)!
+      .MetricStat!.Period,
+  ) * 1000;
 
 /** One cluster of the fake API server and the table, whose clock is `table`; syncs bring clocks of their own. */
 interface Cluster {
@@ -51,7 +62,8 @@ function cluster(): Cluster {
   const client = clientWithTableClock({ endpoint: world.dynamo.endpoint }, table);
   clients.push(client);
   const source = world.source();
-  const leases = (offsetMs: number) => createSyncLeaseStore({ client, tableName: world.tableName, clock: () => table() + offsetMs });
+  const leases = (offsetMs: number) =>
+    createSyncLeaseStore({ client, tableName: world.tableName, clock: () => table() + offsetMs });
   return {
     clusterId,
     table,
@@ -91,33 +103,47 @@ describe('`podmutation sync --once` from a workstation a day ahead', () => {
     }
 
     expect(workstation).toMatchObject({ outcome: 'failed', failedStep: 'publish' });
-    expect(workstation.error).toContain('this list started at 2026-12-02T10:00:00.000Z, 24.0 h ahead of the table\'s clock (DynamoDB\'s Date header), 2026-12-01T10:00:00.000Z');
-    expect(workstation.error).toContain('Set the clock of the machine that ran this sync right (turn on NTP) and sync again');
+    expect(workstation.error).toContain(
+      "this list started at 2026-12-02T10:00:00.000Z, 24.0 h ahead of the table's clock (DynamoDB's Date header), 2026-12-01T10:00:00.000Z",
+    );
+    expect(workstation.error).toContain(
+      'Set the clock of the machine that ran this sync right (turn on NTP) and sync again',
+    );
     expect(versionAfterIt).toBe(1);
     expect(later).toEqual(['published', 'unchanged', 'unchanged']);
   });
 });
 
 describe('a snapshot a workstation a day ahead published before the check', () => {
-  it.each([1, 60, 600])('is replaced by the Lambda’s sync %i minutes later, which logs how far ahead it lay', async (minutes) => {
-    world.server.put({ metadata: { name: 'pool-rule' }, spec: validSpec('general') });
-    const subject = cluster();
-    await subject.sync();
-    await subject.plantListStart(T + DAY);
-    world.server.put({ metadata: { name: 'pool-rule' }, spec: validSpec('spot') });
-    subject.table.advance(minutes * MINUTE);
-    const recorder = createRecorder();
+  it.each([1, 60, 600])(
+    'is replaced by the Lambda’s sync %i minutes later, which logs how far ahead it lay',
+    async (minutes) => {
+      world.server.put({ metadata: { name: 'pool-rule' }, spec: validSpec('general') });
+      const subject = cluster();
+      await subject.sync();
+      await subject.plantListStart(T + DAY);
+      world.server.put({ metadata: { name: 'pool-rule' }, spec: validSpec('spot') });
+      subject.table.advance(minutes * MINUTE);
+      const recorder = createRecorder();
 
-    const report = await subject.sync({ recorder });
+      const report = await subject.sync({ recorder });
 
-    expect(report).toMatchObject({ outcome: 'published', version: 2 });
-    expect(await world.store.readPointer(subject.clusterId)).toMatchObject({ version: 2, listStartedAt: T + minutes * MINUTE });
-    expect(recorder.logs).toContainEqual({
-      level: 'warn',
-      message: 'replaced a snapshot whose list start lay too far ahead of the table\'s clock; the clock of the sync that published it runs ahead',
-      fields: expect.objectContaining({ untrustedListStartedAt: '2026-12-02T10:00:00.000Z', aheadMs: DAY - minutes * MINUTE }) as unknown,
-    });
-  });
+      expect(report).toMatchObject({ outcome: 'published', version: 2 });
+      expect(await world.store.readPointer(subject.clusterId)).toMatchObject({
+        version: 2,
+        listStartedAt: T + minutes * MINUTE,
+      });
+      expect(recorder.logs).toContainEqual({
+        level: 'warn',
+        message:
+          "replaced a snapshot whose list start lay too far ahead of the table's clock; the clock of the sync that published it runs ahead",
+        fields: expect.objectContaining({
+          untrustedListStartedAt: '2026-12-02T10:00:00.000Z',
+          aheadMs: DAY - minutes * MINUTE,
+        }) as unknown,
+      });
+    },
+  );
 });
 
 describe('a sync lease a workstation a day ahead left held (killed mid-sync)', () => {
@@ -132,15 +158,22 @@ describe('a sync lease a workstation a day ahead left held (killed mid-sync)', (
     expect(report.outcome).toBe('published');
     expect(recorder.logs).toContainEqual({
       level: 'warn',
-      message: 'took over a sync lease whose expiry lay too far ahead to honour; the clock of the sync that took it runs ahead',
-      fields: expect.objectContaining({ leaseHolder: 'cli:laptop:4242', leaseExpiresAt: '2026-12-02T10:02:00.000Z' }) as unknown,
+      message:
+        'took over a sync lease whose expiry lay too far ahead to honour; the clock of the sync that took it runs ahead',
+      fields: expect.objectContaining({
+        leaseHolder: 'cli:laptop:4242',
+        leaseExpiresAt: '2026-12-02T10:02:00.000Z',
+      }) as unknown,
     });
   });
 });
 
 describe('RulesStaleAlarm over the metrics of skipped syncs', () => {
   /** The Lambda's syncs every 30 s through one alarm window, by a clock `offsetMs` from the table's; what each emitted. */
-  async function windowOfSyncs(subject: Cluster, offsetMs: number): Promise<{ outcomes: string[]; emitted: Recorder['emitted'] }> {
+  async function windowOfSyncs(
+    subject: Cluster,
+    offsetMs: number,
+  ): Promise<{ outcomes: string[]; emitted: Recorder['emitted'] }> {
     const recorder = createRecorder();
     const outcomes: string[] = [];
     for (let elapsed = 0; elapsed < ALARM_WINDOW_MS; elapsed += SYNC_INTERVAL_MS) {

@@ -19,11 +19,14 @@ describe('reading the sync configuration', () => {
     expect(readSyncConfig({ ...EKS_ENV, REPORT_INTERVAL_MINUTES: value }).reportIntervalMinutes).toBe(Number(value));
   });
 
-  it.each(['1441', '-1', '5m', '1.5'])('rejects REPORT_INTERVAL_MINUTES=%s naming the variable and the range', (value) => {
-    expect(() => readSyncConfig({ ...EKS_ENV, REPORT_INTERVAL_MINUTES: value })).toThrow(
-      `REPORT_INTERVAL_MINUTES is "${value}"; expected a whole number of minutes from 0 to 1440`,
-    );
-  });
+  it.each(['1441', '-1', '5m', '1.5'])(
+    'rejects REPORT_INTERVAL_MINUTES=%s naming the variable and the range',
+    (value) => {
+      expect(() => readSyncConfig({ ...EKS_ENV, REPORT_INTERVAL_MINUTES: value })).toThrow(
+        `REPORT_INTERVAL_MINUTES is "${value}"; expected a whole number of minutes from 0 to 1440`,
+      );
+    },
+  );
 
   it('treats an empty SYNC_INTERVAL_SECONDS as unset', () => {
     expect(readSyncConfig({ ...EKS_ENV, SYNC_INTERVAL_SECONDS: '' }).intervalSeconds).toBe(30);
@@ -33,12 +36,15 @@ describe('reading the sync configuration', () => {
     expect(readSyncConfig({ ...EKS_ENV, SYNC_INTERVAL_SECONDS: value }).intervalSeconds).toBe(Number(value));
   });
 
-  it.each(['4', '61', '0', '-5', '30s', '2.5', 'thirty'])('rejects SYNC_INTERVAL_SECONDS=%s naming the variable and the range', (value) => {
-    const read = () => readSyncConfig({ ...EKS_ENV, SYNC_INTERVAL_SECONDS: value });
+  it.each(['4', '61', '0', '-5', '30s', '2.5', 'thirty'])(
+    'rejects SYNC_INTERVAL_SECONDS=%s naming the variable and the range',
+    (value) => {
+      const read = () => readSyncConfig({ ...EKS_ENV, SYNC_INTERVAL_SECONDS: value });
 
-    expect(read).toThrow(ConfigurationError);
-    expect(read).toThrow(`SYNC_INTERVAL_SECONDS is "${value}"; expected a whole number of seconds from 5 to 60`);
-  });
+      expect(read).toThrow(ConfigurationError);
+      expect(read).toThrow(`SYNC_INTERVAL_SECONDS is "${value}"; expected a whole number of seconds from 5 to 60`);
+    },
+  );
 
   it('reads a kubeconfig secret as the cluster', () => {
     const secretArn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:podmutation-kubeconfig-AbCdEf';
@@ -51,7 +57,9 @@ describe('reading the sync configuration', () => {
   });
 
   it('fails naming RULES_TABLE when the table is not set', () => {
-    expect(() => readSyncConfig({ CLUSTER_NAME: 'prod-eu', AWS_REGION: 'eu-west-1' })).toThrow(/^RULES_TABLE is not set/);
+    expect(() => readSyncConfig({ CLUSTER_NAME: 'prod-eu', AWS_REGION: 'eu-west-1' })).toThrow(
+      /^RULES_TABLE is not set/,
+    );
   });
 
   it('fails naming both cluster variables when neither is set', () => {
@@ -61,6 +69,8 @@ describe('reading the sync configuration', () => {
   });
 
   it('fails naming AWS_REGION when EKS mode has no region', () => {
-    expect(() => readSyncConfig({ RULES_TABLE: 'podmutation-rules', CLUSTER_NAME: 'prod-eu' })).toThrow(/^AWS_REGION is not set/);
+    expect(() => readSyncConfig({ RULES_TABLE: 'podmutation-rules', CLUSTER_NAME: 'prod-eu' })).toThrow(
+      /^AWS_REGION is not set/,
+    );
   });
 });

@@ -5,7 +5,10 @@ import { syncSubject, useSyncWorld, validSpec } from './support.ts';
 
 const world = useSyncWorld();
 
-const audited = (name: string, value = 'audit') => ({ metadata: { name, annotations: { [ENFORCEMENT_ANNOTATION]: value } }, spec: validSpec(name) });
+const audited = (name: string, value = 'audit') => ({
+  metadata: { name, annotations: { [ENFORCEMENT_ANNOTATION]: value } },
+  spec: validSpec(name),
+});
 
 function statusOf(name: string): Record<string, unknown> | undefined {
   return world.server.get(name)?.['status'] as Record<string, unknown> | undefined;
@@ -45,7 +48,9 @@ describe('the enforcement annotation through the sync', () => {
     world.server.put(audited('spot-trial', 'enforce'));
     const report = await subject.sync();
 
-    expect((world.server.get('spot-trial')?.['metadata'] as { generation?: number }).generation).toBe(generation.generation);
+    expect((world.server.get('spot-trial')?.['metadata'] as { generation?: number }).generation).toBe(
+      generation.generation,
+    );
     expect(report.statusPatched).toBe(1);
     expect(statusOf('spot-trial')?.['enforcement']).toBe('enforce');
     expect((await world.store.read(subject.clusterId))?.rules[0]?.enforcement).toBe('enforce');
@@ -77,15 +82,22 @@ describe('the enforcement annotation through the sync', () => {
 
   it('skips a rule whose enforcement key is a typo and writes Accepted=False naming the key and the known one', async () => {
     const key = 'podmutation.agent.cloudpilot.ai/enforcment';
-    world.server.put({ metadata: { name: 'spot-trial', annotations: { [key]: 'audit' } }, spec: validSpec('spot-trial') });
+    world.server.put({
+      metadata: { name: 'spot-trial', annotations: { [key]: 'audit' } },
+      spec: validSpec('spot-trial'),
+    });
     const subject = syncSubject(world);
 
     const report = await subject.sync();
 
     expect(report).toMatchObject({ valid: 0, invalid: 1 });
     expect((await world.store.read(subject.clusterId))?.rules).toEqual([]);
-    const condition = (statusOf('spot-trial')?.['conditions'] as { type: string; status: string; message: string }[])[0];
+    const condition = (
+      statusOf('spot-trial')?.['conditions'] as { type: string; status: string; message: string }[]
+    )[0];
     expect(condition).toMatchObject({ type: 'Accepted', status: 'False' });
-    expect(condition?.message).toContain(`metadata.annotations["${key}"]: unknown annotation under podmutation.agent.cloudpilot.ai/; expected one of ${ENFORCEMENT_ANNOTATION}`);
+    expect(condition?.message).toContain(
+      `metadata.annotations["${key}"]: unknown annotation under podmutation.agent.cloudpilot.ai/; expected one of ${ENFORCEMENT_ANNOTATION}`,
+    );
   });
 });

@@ -79,7 +79,13 @@ describe('the sync Lambda entry point', () => {
     expect(snapshot?.rules.map((rule) => rule.name)).toEqual(['alpha-pool']);
     expect(aws.calls.getSecretValue).toBe(1);
     const emf = printed.map((line) => JSON.parse(line) as Record<string, unknown>).find((entry) => '_aws' in entry);
-    expect(emf).toMatchObject({ RulesSynced: 1, RulesInvalid: 0, SyncErrors: 0, SnapshotPublished: 1, service: 'podmutation-sync' });
+    expect(emf).toMatchObject({
+      RulesSynced: 1,
+      RulesInvalid: 0,
+      SyncErrors: 0,
+      SnapshotPublished: 1,
+      service: 'podmutation-sync',
+    });
     const logLine = printed.find((line) => line.includes('sync published a new snapshot'));
     expect(JSON.parse(logLine ?? '{}')).toMatchObject({
       level: 'INFO',
@@ -109,7 +115,11 @@ describe('the sync Lambda entry point', () => {
 
     expect(result).toMatchObject({ outcome: 'skipped', skipReason: 'leaseHeld', leaseHolder: 'cli:laptop:4242' });
     const lines = printed.slice(printedBefore).map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(lines.find((entry) => '_aws' in entry)).toMatchObject({ SyncSkipped: 1, SyncErrors: 0, SnapshotPublished: 0 });
+    expect(lines.find((entry) => '_aws' in entry)).toMatchObject({
+      SyncSkipped: 1,
+      SyncErrors: 0,
+      SnapshotPublished: 0,
+    });
     expect(lines.find((entry) => entry['level'] === 'WARN')).toMatchObject({
       message: 'sync skipped: another sync holds the sync lease of the cluster; the next sync retries',
       leaseHolder: 'cli:laptop:4242',
@@ -124,6 +134,9 @@ describe('the sync Lambda entry point', () => {
 
     expect(result).toMatchObject({ outcome: 'unchanged', version: 1 });
     const lease = await createSyncLeaseStore({ client: world.client, tableName }).read(clusterId);
-    expect(lease).toMatchObject({ owner: 'lambda:c0ffee00-0000-4000-8000-000000000001', releasedAt: expect.any(String) as unknown });
+    expect(lease).toMatchObject({
+      owner: 'lambda:c0ffee00-0000-4000-8000-000000000001',
+      releasedAt: expect.any(String) as unknown,
+    });
   });
 });

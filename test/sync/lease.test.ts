@@ -49,7 +49,14 @@ interface Cluster {
   readonly clock: ManualClock;
   readonly leases: SyncLeaseStore;
   /** A sync of this cluster with its own recorder; `lease` names its owner, with optional waiting. */
-  sync(options?: { owner?: string; waitMs?: number; pollMs?: number; sleep?: (ms: number) => Promise<void>; source?: PodMutationSource; recorder?: Recorder }): Promise<SyncReport>;
+  sync(options?: {
+    owner?: string;
+    waitMs?: number;
+    pollMs?: number;
+    sleep?: (ms: number) => Promise<void>;
+    source?: PodMutationSource;
+    recorder?: Recorder;
+  }): Promise<SyncReport>;
 }
 
 function cluster(): Cluster {
@@ -124,11 +131,16 @@ describe('two syncs that race without a lease', () => {
 
     expect(newer).toMatchObject({ outcome: 'published', version: 1 });
     expect(report).toMatchObject({ outcome: 'skipped', skipReason: 'superseded', version: 1, statusPatched: 0 });
-    expect(report.error).toMatch(/a newer list is already published: version 1 .* started at 2026-12-01T10:00:01\.000Z, after this one \(started at 2026-12-01T10:00:00\.000Z\)/);
+    expect(report.error).toMatch(
+      /a newer list is already published: version 1 .* started at 2026-12-01T10:00:01\.000Z, after this one \(started at 2026-12-01T10:00:00\.000Z\)/,
+    );
     expect(await world.store.read(subject.clusterId)).toEqual(newerSnapshot);
     expect(newerSnapshot?.rules[0]?.mutationAdd.nodeSelector).toEqual({ 'example.com/pool': 'spot' });
     expect(server.statusPatches.length).toBe(patchesBefore);
-    expect(await world.records.readSyncStatus(subject.clusterId)).toMatchObject({ lastStatus: 'published', lastAttemptAt: '2026-12-01T10:00:01.000Z' });
+    expect(await world.records.readSyncStatus(subject.clusterId)).toMatchObject({
+      lastStatus: 'published',
+      lastAttemptAt: '2026-12-01T10:00:01.000Z',
+    });
     expect(olderRecorder.emitted).toEqual(
       expect.arrayContaining([
         { name: 'SyncSkipped', unit: 'Count', value: 1 },
@@ -165,7 +177,11 @@ describe('two syncs under the sync lease', () => {
       {
         level: 'warn',
         message: 'sync skipped: another sync holds the sync lease of the cluster; the next sync retries',
-        fields: expect.objectContaining({ clusterId: subject.clusterId, leaseHolder: 'lambda:req-1', skipReason: 'leaseHeld' }) as unknown,
+        fields: expect.objectContaining({
+          clusterId: subject.clusterId,
+          leaseHolder: 'lambda:req-1',
+          skipReason: 'leaseHeld',
+        }) as unknown,
       },
     ]);
     expect(recorder.emitted).toContainEqual({ name: 'SyncErrors', unit: 'Count', value: 0 });
@@ -192,25 +208,57 @@ describe('two syncs under the sync lease', () => {
 
     expect(await firstSync).toMatchObject({ outcome: 'published', version: 1 });
     expect(waiting.sleeps).toEqual([1_000]);
-    expect(second).toMatchObject({ outcome: 'published', version: 2, startedAt: '2026-12-01T10:00:00.000Z', listStartedAt: '2026-12-01T10:00:01.000Z' });
-    expect((await world.store.read(subject.clusterId))?.rules[0]?.mutationAdd.nodeSelector).toEqual({ 'example.com/pool': 'spot' });
-    expect(await subject.leases.read(subject.clusterId)).toMatchObject({ owner: 'cli:laptop:4242', releasedAt: '2026-12-01T10:00:01.000Z' });
+    expect(second).toMatchObject({
+      outcome: 'published',
+      version: 2,
+      startedAt: '2026-12-01T10:00:00.000Z',
+      listStartedAt: '2026-12-01T10:00:01.000Z',
+    });
+    expect((await world.store.read(subject.clusterId))?.rules[0]?.mutationAdd.nodeSelector).toEqual({
+      'example.com/pool': 'spot',
+    });
+    expect(await subject.leases.read(subject.clusterId)).toMatchObject({
+      owner: 'cli:laptop:4242',
+      releasedAt: '2026-12-01T10:00:01.000Z',
+    });
   });
 
   it.each([
     { name: 'skips at once without a wait', waitMs: 0, pollMs: undefined, sleeps: [], outcome: 'skipped' },
-    { name: 'polls every second until the wait is over', waitMs: 2_500, pollMs: undefined, sleeps: [1_000, 1_000, 500], outcome: 'skipped' },
-    { name: 'wakes when the holder’s lease runs out, and takes it', waitMs: 200_000, pollMs: 60_000, sleeps: [60_000, 60_000, 1], outcome: 'published' },
+    {
+      name: 'polls every second until the wait is over',
+      waitMs: 2_500,
+      pollMs: undefined,
+      sleeps: [1_000, 1_000, 500],
+      outcome: 'skipped',
+    },
+    {
+      name: 'wakes when the holder’s lease runs out, and takes it',
+      waitMs: 200_000,
+      pollMs: 60_000,
+      sleeps: [60_000, 60_000, 1],
+      outcome: 'published',
+    },
   ])('waiting for a lease held by a crashed sync $name', async ({ waitMs, pollMs, sleeps, outcome }) => {
     const subject = cluster();
     await subject.leases.acquire(subject.clusterId, 'lambda:crashed');
     const waiting = fakeSleep(subject.clock);
 
-    const report = await subject.sync({ owner: 'cli:laptop:4242', waitMs, ...(pollMs === undefined ? {} : { pollMs }), sleep: waiting.sleep });
+    const report = await subject.sync({
+      owner: 'cli:laptop:4242',
+      waitMs,
+      ...(pollMs === undefined ? {} : { pollMs }),
+      sleep: waiting.sleep,
+    });
 
     expect(waiting.sleeps).toEqual(sleeps);
     expect(report.outcome).toBe(outcome);
-    if (outcome === 'skipped') expect(report).toMatchObject({ leaseHolder: 'lambda:crashed', leaseExpiresAt: '2026-12-01T10:02:00.000Z', durationMs: waitMs });
+    if (outcome === 'skipped')
+      expect(report).toMatchObject({
+        leaseHolder: 'lambda:crashed',
+        leaseExpiresAt: '2026-12-01T10:02:00.000Z',
+        durationMs: waitMs,
+      });
   });
 
   it('takes over the lease of a sync that crashed once it has expired', async () => {
@@ -245,7 +293,10 @@ describe('two syncs under the sync lease', () => {
       ['error', 'sync failed; nothing was published and the last snapshot stays current'],
       ['warn', 'the sync lease was taken over before this sync released it; the sync outlasted its lease'],
     ]);
-    expect(await subject.leases.read(subject.clusterId)).toMatchObject({ owner: 'cli:laptop:4242', expiresAt: taker.expiresAt });
+    expect(await subject.leases.read(subject.clusterId)).toMatchObject({
+      owner: 'cli:laptop:4242',
+      expiresAt: taker.expiresAt,
+    });
   });
 });
 

@@ -18,11 +18,17 @@ function pod(name: string, pool?: string) {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name, namespace: 'apps', uid: `uid-${name}` },
-    spec: { containers: [{ name: 'app', image: 'app:1' }], ...(pool === undefined ? {} : { nodeSelector: { 'example.com/pool': pool } }) },
+    spec: {
+      containers: [{ name: 'app', image: 'app:1' }],
+      ...(pool === undefined ? {} : { nodeSelector: { 'example.com/pool': pool } }),
+    },
   };
 }
 
-function progress(intervalMinutes = 5, pendingPodsMetric?: ProgressDependencies['pendingPodsMetric']): ProgressDependencies {
+function progress(
+  intervalMinutes = 5,
+  pendingPodsMetric?: ProgressDependencies['pendingPodsMetric'],
+): ProgressDependencies {
   return {
     objects: createWorkloadObjectSource({ mode: 'kubeconfigText', text: kubeconfigFor(world.server) }, { pageSize: 2 }),
     intervalMinutes,
@@ -40,7 +46,12 @@ const podLists = () => world.server.requests.filter((request) => request.path.en
 beforeEach(() => {
   world.server.clearObjects();
   world.server.put({ metadata: { name: 'general-pool' }, spec: validSpec('general') });
-  world.server.putObjects([pod('moved', 'general'), pod('waiting-1'), pod('waiting-2'), { ...pod('elsewhere'), metadata: { name: 'elsewhere', namespace: 'web' } }]);
+  world.server.putObjects([
+    pod('moved', 'general'),
+    pod('waiting-1'),
+    pod('waiting-2'),
+    { ...pod('elsewhere'), metadata: { name: 'elsewhere', namespace: 'web' } },
+  ]);
 });
 
 describe('migration progress on the rules status', () => {
@@ -51,7 +62,11 @@ describe('migration progress on the rules status', () => {
     const report = await subject.sync();
 
     expect(report.progress).toMatchObject({ pods: 4, pendingPods: 2, statusPatched: 1, statusFailed: 0 });
-    expect(statusOf('general-pool')).toMatchObject({ matchedPods: 3, pendingPods: 2, lastReportTime: '2026-12-01T10:00:00.000Z' });
+    expect(statusOf('general-pool')).toMatchObject({
+      matchedPods: 3,
+      pendingPods: 2,
+      lastReportTime: '2026-12-01T10:00:00.000Z',
+    });
   });
 
   it('does not list Pods again before the interval has passed', async () => {
@@ -109,23 +124,54 @@ describe('migration progress on the rules status', () => {
   it('runs the managed steps admission runs, so that a Pod they placed reads as current', async () => {
     // A Deployment's Pod that admission placed on spot: its template does not carry the capacity label.
     const labels = { app: 'web', 'pod-template-hash': '5d8f7c9b6d' };
-    const template = { metadata: { labels }, spec: { containers: [{ name: 'app', image: 'app:1' }], nodeSelector: { 'example.com/pool': 'general' } } };
+    const template = {
+      metadata: { labels },
+      spec: { containers: [{ name: 'app', image: 'app:1' }], nodeSelector: { 'example.com/pool': 'general' } },
+    };
     const owner = (kind: string, name: string) => [{ apiVersion: 'apps/v1', kind, name, controller: true }];
     world.server.clearObjects();
     world.server.putObjects([
-      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'apps' }, spec: { selector: { matchLabels: { app: 'web' } }, template } },
-      { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'web-5d8f7c9b6d', namespace: 'apps', labels, ownerReferences: owner('Deployment', 'web') }, spec: { template } },
+      {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'web', namespace: 'apps' },
+        spec: { selector: { matchLabels: { app: 'web' } }, template },
+      },
+      {
+        apiVersion: 'apps/v1',
+        kind: 'ReplicaSet',
+        metadata: { name: 'web-5d8f7c9b6d', namespace: 'apps', labels, ownerReferences: owner('Deployment', 'web') },
+        spec: { template },
+      },
       {
         apiVersion: 'v1',
         kind: 'Pod',
-        metadata: { name: 'web-5d8f7c9b6d-abcde', namespace: 'apps', labels, ownerReferences: owner('ReplicaSet', 'web-5d8f7c9b6d') },
-        spec: { ...template.spec, nodeSelector: { 'example.com/pool': 'general', 'karpenter.sh/capacity-type': 'spot' } },
+        metadata: {
+          name: 'web-5d8f7c9b6d-abcde',
+          namespace: 'apps',
+          labels,
+          ownerReferences: owner('ReplicaSet', 'web-5d8f7c9b6d'),
+        },
+        spec: {
+          ...template.spec,
+          nodeSelector: { 'example.com/pool': 'general', 'karpenter.sh/capacity-type': 'spot' },
+        },
       },
     ]);
-    const step: ManagedStep = { name: 'managed:capacity', apply: (state, facts) => ({ state: { ...state, nodeSelector: { ...(state.nodeSelector ?? facts.nodeSelector), 'karpenter.sh/capacity-type': 'spot' } } }) };
+    const step: ManagedStep = {
+      name: 'managed:capacity',
+      apply: (state, facts) => ({
+        state: {
+          ...state,
+          nodeSelector: { ...(state.nodeSelector ?? facts.nodeSelector), 'karpenter.sh/capacity-type': 'spot' },
+        },
+      }),
+    };
 
     const without = await syncSubject(world, { progress: progress() }).sync();
-    const withSteps = await syncSubject(world, { progress: { ...progress(), managedSteps: () => Promise.resolve([step]) } }).sync();
+    const withSteps = await syncSubject(world, {
+      progress: { ...progress(), managedSteps: () => Promise.resolve([step]) },
+    }).sync();
 
     expect(without.progress).toMatchObject({ pods: 1, pendingPods: 1 });
     expect(withSteps.progress).toMatchObject({ pods: 1, pendingPods: 0 });
@@ -143,7 +189,12 @@ describe('migration progress on the rules status', () => {
 
 describe('the rules PendingPods is emitted for', () => {
   it('are at most ten, the most pending first, and none without pending Pods', () => {
-    const counts = new Map(Array.from({ length: 14 }, (_, index) => [`rule-${String(index).padStart(2, '0')}`, { matchedPods: 20, pendingPods: index % 13 }]));
+    const counts = new Map(
+      Array.from({ length: 14 }, (_, index) => [
+        `rule-${String(index).padStart(2, '0')}`,
+        { matchedPods: 20, pendingPods: index % 13 },
+      ]),
+    );
 
     const chosen = pendingMetricRules(counts);
 

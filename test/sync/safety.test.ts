@@ -7,7 +7,12 @@ import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { RuleSnapshot } from '../../lib/api/index.ts';
 import type { PodMutationSource } from '../../lib/cluster/index.ts';
-import { createSnapshotStore, createSyncRecordStore, type SnapshotPointer, type SyncStatus } from '../../lib/store/index.ts';
+import {
+  createSnapshotStore,
+  createSyncRecordStore,
+  type SnapshotPointer,
+  type SyncStatus,
+} from '../../lib/store/index.ts';
 import type { FakeApiServer } from '../cluster/fake-api-server.ts';
 import { manualClock, syncSubject, useSyncWorld, validSpec, type SyncSubject } from './support.ts';
 
@@ -15,7 +20,8 @@ const world = useSyncWorld();
 
 /** Five rules, so a list with pages of two spans three requests. */
 function putGoodRules(server: FakeApiServer): void {
-  for (const name of ['rule-a', 'rule-b', 'rule-c', 'rule-d', 'rule-e']) server.put({ metadata: { name }, spec: validSpec(name) });
+  for (const name of ['rule-a', 'rule-b', 'rule-c', 'rule-d', 'rule-e'])
+    server.put({ metadata: { name }, spec: validSpec(name) });
 }
 
 /** What the store holds for a cluster: the pointer, the snapshot it names and the sync item. */
@@ -34,7 +40,11 @@ async function storedState(clusterId: string): Promise<StoredState> {
 }
 
 /** A cluster with a good snapshot of five rules published at 10:00; the clock then stands at 10:01. */
-async function withGoodSnapshot(): Promise<{ subject: SyncSubject; good: StoredState; clock: ReturnType<typeof manualClock> }> {
+async function withGoodSnapshot(): Promise<{
+  subject: SyncSubject;
+  good: StoredState;
+  clock: ReturnType<typeof manualClock>;
+}> {
   putGoodRules(world.server);
   const clock = manualClock(Date.parse('2026-12-01T10:00:00.000Z'));
   const subject = syncSubject(world, { clock });
@@ -121,7 +131,10 @@ const FAULTS: readonly FaultCase[] = [
   {
     name: 'the answer is a list without items (malformed response)',
     arrange: (server) =>
-      void server.fail({ kind: 'raw', body: JSON.stringify({ kind: 'PodMutationList', metadata: { resourceVersion: '9' } }) }, { on: 'list' }),
+      void server.fail(
+        { kind: 'raw', body: JSON.stringify({ kind: 'PodMutationList', metadata: { resourceVersion: '9' } }) },
+        { on: 'list' },
+      ),
     error: /has an items field that is not an array/,
     reason: 'malformed',
   },
@@ -146,7 +159,11 @@ describe('a sync whose list fails keeps the last good snapshot', () => {
 
     const report = await subject.sync(brokenSource === undefined ? {} : { source: brokenSource });
 
-    expect(report).toMatchObject({ outcome: 'failed', failedStep: 'list', error: expect.stringMatching(error) as unknown });
+    expect(report).toMatchObject({
+      outcome: 'failed',
+      failedStep: 'list',
+      error: expect.stringMatching(error) as unknown,
+    });
     const after = await storedState(subject.clusterId);
     expect(after.pointer).toEqual(good.pointer);
     expect(after.snapshot).toEqual(good.snapshot);
@@ -165,7 +182,11 @@ describe('a sync that cannot publish', () => {
   it('fails at validation and publishes nothing when the list names one resource twice', async () => {
     const { subject, good } = await withGoodSnapshot();
     const item = world.server.get('rule-a');
-    const duplicated = { kind: 'PodMutationList', metadata: { resourceVersion: '99' }, items: [item, world.server.get('rule-b'), item] };
+    const duplicated = {
+      kind: 'PodMutationList',
+      metadata: { resourceVersion: '99' },
+      items: [item, world.server.get('rule-b'), item],
+    };
     world.server.fail({ kind: 'raw', body: JSON.stringify(duplicated) }, { on: 'list' });
 
     const report = await subject.sync();
@@ -194,11 +215,20 @@ describe('a sync that cannot publish', () => {
   it('reports a failed publish and logs that recording the attempt failed too', async () => {
     putGoodRules(world.server);
     const missingTable = { client: world.client, tableName: 'podmutation-no-such-table' };
-    const subject = syncSubject(world, { store: createSnapshotStore(missingTable), records: createSyncRecordStore(missingTable) });
+    const subject = syncSubject(world, {
+      store: createSnapshotStore(missingTable),
+      records: createSyncRecordStore(missingTable),
+    });
 
     const report = await subject.sync();
 
-    expect(report).toMatchObject({ outcome: 'failed', failedStep: 'publish', resources: 5, valid: 5, statusPatched: 0 });
+    expect(report).toMatchObject({
+      outcome: 'failed',
+      failedStep: 'publish',
+      resources: 5,
+      valid: 5,
+      statusPatched: 0,
+    });
     expect(report.error).toMatch(/DynamoDB .* on table "podmutation-no-such-table"/);
     expect(subject.recorder.logs.map((entry) => [entry.level, entry.message])).toEqual([
       ['error', 'recording the sync attempt failed; the sync item (last success time) is out of date'],

@@ -12,7 +12,10 @@ function resource(name: string, spec: unknown, generation = 1): Record<string, u
 
 describe('building snapshot content from a cluster list', () => {
   it('keeps valid rules normalized and sorted by name', () => {
-    const list = { items: [resource('zeta', validSpec('b')), resource('alpha', validSpec('a'), 3)], resourceVersion: '42' };
+    const list = {
+      items: [resource('zeta', validSpec('b')), resource('alpha', validSpec('a'), 3)],
+      resourceVersion: '42',
+    };
 
     const content = buildSnapshotContent(list, NOW);
 
@@ -32,12 +35,17 @@ describe('building snapshot content from a cluster list', () => {
   });
 
   it('keeps invalid rules with their issues, sorted by name', () => {
-    const list = { items: [resource('wrong-b', invalidSpec()), resource('ok', validSpec()), resource('wrong-a', {})], resourceVersion: '7' };
+    const list = {
+      items: [resource('wrong-b', invalidSpec()), resource('ok', validSpec()), resource('wrong-a', {})],
+      resourceVersion: '7',
+    };
 
     const content = buildSnapshotContent(list, NOW);
 
     expect(content.invalid.map((rule) => rule.name)).toEqual(['wrong-a', 'wrong-b']);
-    expect(content.invalid[1]?.issues).toEqual([{ field: 'spec.priority', reason: 'must be a 32-bit integer (got "high")' }]);
+    expect(content.invalid[1]?.issues).toEqual([
+      { field: 'spec.priority', reason: 'must be a 32-bit integer (got "high")' },
+    ]);
     expect(content.rules.map((rule) => rule.name)).toEqual(['ok']);
   });
 
@@ -59,10 +67,15 @@ describe('building snapshot content from a cluster list', () => {
   });
 
   it('rejects a list that holds one name twice as a duplicate rule', () => {
-    const list = { items: [resource('twice', validSpec()), resource('other', validSpec()), resource('twice', validSpec())], resourceVersion: '3' };
+    const list = {
+      items: [resource('twice', validSpec()), resource('other', validSpec()), resource('twice', validSpec())],
+      resourceVersion: '3',
+    };
 
     expect(() => buildSnapshotContent(list, NOW)).toThrow(DuplicateRuleError);
-    expect(() => buildSnapshotContent(list, NOW)).toThrow('PodMutation "twice" is defined more than once (list item 0, list item 2)');
+    expect(() => buildSnapshotContent(list, NOW)).toThrow(
+      'PodMutation "twice" is defined more than once (list item 0, list item 2)',
+    );
   });
 
   it('rejects a list item without metadata.name as malformed', () => {

@@ -33,7 +33,14 @@ describe('status write-back', () => {
         body: {
           status: {
             conditions: [
-              { type: 'Accepted', status: 'True', reason: 'Valid', message: VALID_MESSAGE, lastTransitionTime: T0, observedGeneration: 1 },
+              {
+                type: 'Accepted',
+                status: 'True',
+                reason: 'Valid',
+                message: VALID_MESSAGE,
+                lastTransitionTime: T0,
+                observedGeneration: 1,
+              },
             ],
             observedGeneration: 1,
             lastSyncTime: T0,
@@ -89,7 +96,14 @@ describe('status write-back', () => {
     expect(report.statusPatched).toBe(1);
     expect(world.server.get('alpha-pool')?.['status']).toEqual({
       conditions: [
-        { type: 'Accepted', status: 'True', reason: 'Valid', message: VALID_MESSAGE, lastTransitionTime: T0, observedGeneration: 2 },
+        {
+          type: 'Accepted',
+          status: 'True',
+          reason: 'Valid',
+          message: VALID_MESSAGE,
+          lastTransitionTime: T0,
+          observedGeneration: 2,
+        },
       ],
       observedGeneration: 2,
       lastSyncTime: T1,
@@ -107,7 +121,12 @@ describe('status write-back', () => {
 
     await subject.sync();
 
-    expect(acceptedOf('alpha-pool')).toMatchObject({ status: 'False', reason: 'Invalid', lastTransitionTime: T1, observedGeneration: 2 });
+    expect(acceptedOf('alpha-pool')).toMatchObject({
+      status: 'False',
+      reason: 'Invalid',
+      lastTransitionTime: T1,
+      observedGeneration: 2,
+    });
   });
 
   it('repeats the other conditions of a resource in the patch, since a merge patch replaces the array', async () => {
@@ -123,8 +142,13 @@ describe('status write-back', () => {
   });
 
   it('keeps the message well under the CRD limit of 32768 characters for a rule with many issues', async () => {
-    const badKeys = Object.fromEntries(Array.from({ length: 60 }, (_, index) => [`bad key ${'x'.repeat(40)} ${index}!`, 'v']));
-    world.server.put({ metadata: { name: 'many-issues' }, spec: { ...validSpec(), mutationAdd: { nodeSelector: badKeys } } });
+    const badKeys = Object.fromEntries(
+      Array.from({ length: 60 }, (_, index) => [`bad key ${'x'.repeat(40)} ${index}!`, 'v']),
+    );
+    world.server.put({
+      metadata: { name: 'many-issues' },
+      spec: { ...validSpec(), mutationAdd: { nodeSelector: badKeys } },
+    });
     const subject = syncSubject(world);
 
     await subject.sync();
@@ -141,7 +165,9 @@ describe('status write-back', () => {
     const requestsBefore = world.server.requests.length;
 
     const running = subject.sync();
-    await expect.poll(() => world.server.requests.slice(requestsBefore).some((request) => request.method === 'PATCH')).toBe(true);
+    await expect
+      .poll(() => world.server.requests.slice(requestsBefore).some((request) => request.method === 'PATCH'))
+      .toBe(true);
     const snapshotDuringPatch = await world.store.read(subject.clusterId);
     const report = await running;
 
@@ -162,7 +188,12 @@ describe('status write-back', () => {
     expect(subject.recorder.emitted).toContainEqual({ name: 'StatusWriteErrors', unit: 'Count', value: 1 });
     expect(subject.recorder.logs.find((entry) => entry.level === 'warn')?.fields).toMatchObject({
       statusFailed: 1,
-      failures: [expect.objectContaining({ errorReason: 'server', errorMessage: expect.stringMatching(/500 Internal Server Error/) as unknown })],
+      failures: [
+        expect.objectContaining({
+          errorReason: 'server',
+          errorMessage: expect.stringMatching(/500 Internal Server Error/) as unknown,
+        }),
+      ],
     });
   });
 
@@ -179,7 +210,8 @@ describe('status write-back', () => {
   });
 
   it('stops patching after a failure every patch would share, leaving the rest for the next sync', async () => {
-    for (const name of ['rule-a', 'rule-b', 'rule-c', 'rule-d', 'rule-e']) world.server.put({ metadata: { name }, spec: validSpec() });
+    for (const name of ['rule-a', 'rule-b', 'rule-c', 'rule-d', 'rule-e'])
+      world.server.put({ metadata: { name }, spec: validSpec() });
     world.server.fail({ kind: 'status', code: 403, reason: 'Forbidden' }, { on: 'patch' });
     const subject = syncSubject(world, { statusConcurrency: 1 });
 

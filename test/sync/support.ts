@@ -1,10 +1,32 @@
 /** Test support for the sync: the fake API server and a real DynamoDB, recording logger and metrics, rule specs. */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import { createPodMutationSource, type PodMutationSource, type PodMutationSourceOptions } from '../../lib/cluster/index.ts';
-import { createDynamoClient, createSnapshotStore, createSyncRecordStore, type SnapshotStore, type SyncRecordStore } from '../../lib/store/index.ts';
-import { syncOnce, type SyncDependencies, type SyncLogFields, type SyncLogger, type SyncMetrics, type SyncReport } from '../../lib/sync/index.ts';
-import { kubeconfigFor, startFakeApiServer, type FakeApiServer, type KubeconfigOverrides } from '../cluster/fake-api-server.ts';
+import {
+  createPodMutationSource,
+  type PodMutationSource,
+  type PodMutationSourceOptions,
+} from '../../lib/cluster/index.ts';
+import {
+  createDynamoClient,
+  createSnapshotStore,
+  createSyncRecordStore,
+  type SnapshotStore,
+  type SyncRecordStore,
+} from '../../lib/store/index.ts';
+import {
+  syncOnce,
+  type SyncDependencies,
+  type SyncLogFields,
+  type SyncLogger,
+  type SyncMetrics,
+  type SyncReport,
+} from '../../lib/sync/index.ts';
+import {
+  kubeconfigFor,
+  startFakeApiServer,
+  type FakeApiServer,
+  type KubeconfigOverrides,
+} from '../cluster/fake-api-server.ts';
 import { createFreshTable, freshClusterId, startTestDynamo, type TestDynamo } from '../store/support.ts';
 
 /** One logged line. */
@@ -71,7 +93,10 @@ async function startSyncWorld(): Promise<SyncWorld> {
     store: createSnapshotStore({ client, tableName }),
     records: createSyncRecordStore({ client, tableName }),
     source: (options = {}, kubeconfig = {}) =>
-      createPodMutationSource({ mode: 'kubeconfigText', text: kubeconfigFor(server, kubeconfig) }, { ...SOURCE_DEFAULTS, ...options }),
+      createPodMutationSource(
+        { mode: 'kubeconfigText', text: kubeconfigFor(server, kubeconfig) },
+        { ...SOURCE_DEFAULTS, ...options },
+      ),
     async close() {
       client.destroy();
       await server.close();

@@ -15,7 +15,14 @@ describe('a sync of a healthy cluster', () => {
     const report = await subject.sync();
 
     const snapshot = await world.store.read(subject.clusterId);
-    expect(report).toMatchObject({ outcome: 'published', resources: 3, valid: 2, invalid: 1, version: 1, resourceVersion: listedVersion });
+    expect(report).toMatchObject({
+      outcome: 'published',
+      resources: 3,
+      valid: 2,
+      invalid: 1,
+      version: 1,
+      resourceVersion: listedVersion,
+    });
     expect(snapshot?.rules).toEqual([
       {
         name: 'alpha-pool',
@@ -30,7 +37,11 @@ describe('a sync of a healthy cluster', () => {
       expect.objectContaining({ name: 'zeta-pool', mutationAdd: { nodeSelector: { 'example.com/pool': 'zeta' } } }),
     ]);
     expect(snapshot?.invalid).toEqual([
-      { name: 'broken', generation: 1, issues: [{ field: 'spec.priority', reason: 'must be a 32-bit integer (got "high")' }] },
+      {
+        name: 'broken',
+        generation: 1,
+        issues: [{ field: 'spec.priority', reason: 'must be a 32-bit integer (got "high")' }],
+      },
     ]);
     expect(snapshot?.resourceVersion).toBe(listedVersion);
   });
@@ -73,7 +84,10 @@ describe('a sync of a healthy cluster', () => {
     const report = await subject.sync();
 
     expect(report).toMatchObject({ outcome: 'published', version: 2, valid: 2 });
-    expect((await world.store.read(subject.clusterId))?.rules.map((rule) => rule.name)).toEqual(['alpha-pool', 'beta-pool']);
+    expect((await world.store.read(subject.clusterId))?.rules.map((rule) => rule.name)).toEqual([
+      'alpha-pool',
+      'beta-pool',
+    ]);
   });
 
   it('publishes a new version when a resource spec changes', async () => {
@@ -87,7 +101,11 @@ describe('a sync of a healthy cluster', () => {
     const snapshot = await world.store.read(subject.clusterId);
     expect(report).toMatchObject({ outcome: 'published', version: 2 });
     expect(snapshot?.rules).toEqual([
-      expect.objectContaining({ name: 'alpha-pool', generation: 2, mutationAdd: { nodeSelector: { 'example.com/pool': 'spot' } } }),
+      expect.objectContaining({
+        name: 'alpha-pool',
+        generation: 2,
+        mutationAdd: { nodeSelector: { 'example.com/pool': 'spot' } },
+      }),
     ]);
   });
 

@@ -19,56 +19,148 @@ function pruningCrd(source: CustomResourceDefinition): CustomResourceDefinition 
     const { properties, items, additionalProperties, ...rest } = omitKey(node, 'x-kubernetes-preserve-unknown-fields');
     return {
       ...rest,
-      ...(properties === undefined ? {} : { properties: Object.fromEntries(Object.entries(properties).map(([key, child]) => [key, strip(child)])) }),
+      ...(properties === undefined
+        ? {}
+        : { properties: Object.fromEntries(Object.entries(properties).map(([key, child]) => [key, strip(child)])) }),
       ...(items === undefined ? {} : { items: strip(items) }),
       ...(additionalProperties === undefined ? {} : { additionalProperties: strip(additionalProperties) }),
     };
   };
   const [version] = source.spec.versions;
-  return { spec: { ...source.spec, versions: [{ ...version!, schema: { openAPIV3Schema: strip(version!.schema.openAPIV3Schema) } }] } };
+  return {
+    spec: {
+      ...source.spec,
+      versions: [{ ...version!, schema: { openAPIV3Schema: strip(version!.schema.openAPIV3Schema) } }],
+    },
+  };
 }
 const pruning = createCrdAdmission(pruningCrd(crd));
 
-const required = (key: string, value: string) => ({ requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key, operator: 'In', values: [value] }] }] } });
+const required = (key: string, value: string) => ({
+  requiredDuringSchedulingIgnoredDuringExecution: {
+    nodeSelectorTerms: [{ matchExpressions: [{ key, operator: 'In', values: [value] }] }],
+  },
+});
 const add = { mutationAdd: { annotations: { 'example.com/migrated': 'yes' } } };
 
 function resource(name: string, spec: Record<string, unknown>): Record<string, unknown> {
-  return { apiVersion: 'agent.cloudpilot.ai/v1alpha1', kind: 'PodMutation', metadata: { name }, spec: { enable: true, ...add, ...spec } };
+  return {
+    apiVersion: 'agent.cloudpilot.ai/v1alpha1',
+    kind: 'PodMutation',
+    metadata: { name },
+    spec: { enable: true, ...add, ...spec },
+  };
 }
 
 /** One typo at each level of the selector, beside a correct dimension, and the field path it must be rejected at. */
 const TYPO_BESIDE_A_DIMENSION: readonly (readonly [string, Record<string, unknown>, string])[] = [
-  ['a selector dimension', { workloadSelector: { namespaces: ['production'], kind: ['Deployment'] } }, 'spec.workloadSelector.kind'],
-  ['a label selector field', { workloadSelector: { labelSelector: { matchExpressions: [{ key: 'app', operator: 'Exists' }], matchLabel: { tier: 'web' } } } }, 'spec.workloadSelector.labelSelector.matchLabel'],
-  ['a label requirement field', { workloadSelector: { labelSelector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['web'], value: 'api' }] } } }, 'spec.workloadSelector.labelSelector.matchExpressions[0].value'],
-  ['a node affinity half', { workloadSelector: { nodeAffinityMatch: { ...required('example.com/pool', 'legacy'), preferredDuringScheduling: [] } } }, 'spec.workloadSelector.nodeAffinityMatch.preferredDuringScheduling'],
-  ['a node selector term field', { workloadSelector: { nodeAffinityMatch: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'example.com/pool', operator: 'Exists' }], matchExpresions: [] }] } } } }, 'spec.workloadSelector.nodeAffinityMatch.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpresions'],
-  ['a node requirement field', { workloadSelector: { nodeAffinityMatch: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'example.com/pool', operator: 'In', values: ['legacy'], vaules: ['new'] }] }] } } } }, 'spec.workloadSelector.nodeAffinityMatch.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].vaules'],
-  ['a toleration field', { workloadSelector: { tolerationsMatch: [{ key: 'example.com/legacy', operator: 'Exists', efect: 'NoSchedule' }] } }, 'spec.workloadSelector.tolerationsMatch[0].efect'],
+  [
+    'a selector dimension',
+    { workloadSelector: { namespaces: ['production'], kind: ['Deployment'] } },
+    'spec.workloadSelector.kind',
+  ],
+  [
+    'a label selector field',
+    {
+      workloadSelector: {
+        labelSelector: { matchExpressions: [{ key: 'app', operator: 'Exists' }], matchLabel: { tier: 'web' } },
+      },
+    },
+    'spec.workloadSelector.labelSelector.matchLabel',
+  ],
+  [
+    'a label requirement field',
+    {
+      workloadSelector: {
+        labelSelector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['web'], value: 'api' }] },
+      },
+    },
+    'spec.workloadSelector.labelSelector.matchExpressions[0].value',
+  ],
+  [
+    'a node affinity half',
+    {
+      workloadSelector: {
+        nodeAffinityMatch: { ...required('example.com/pool', 'legacy'), preferredDuringScheduling: [] },
+      },
+    },
+    'spec.workloadSelector.nodeAffinityMatch.preferredDuringScheduling',
+  ],
+  [
+    'a node selector term field',
+    {
+      workloadSelector: {
+        nodeAffinityMatch: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [
+              { matchExpressions: [{ key: 'example.com/pool', operator: 'Exists' }], matchExpresions: [] },
+            ],
+          },
+        },
+      },
+    },
+    'spec.workloadSelector.nodeAffinityMatch.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpresions',
+  ],
+  [
+    'a node requirement field',
+    {
+      workloadSelector: {
+        nodeAffinityMatch: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [
+              { matchExpressions: [{ key: 'example.com/pool', operator: 'In', values: ['legacy'], vaules: ['new'] }] },
+            ],
+          },
+        },
+      },
+    },
+    'spec.workloadSelector.nodeAffinityMatch.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].vaules',
+  ],
+  [
+    'a toleration field',
+    {
+      workloadSelector: { tolerationsMatch: [{ key: 'example.com/legacy', operator: 'Exists', efect: 'NoSchedule' }] },
+    },
+    'spec.workloadSelector.tolerationsMatch[0].efect',
+  ],
   ['the spec', { workloadSelector: { namespaces: ['production'] }, prority: 10 }, 'spec.prority'],
 ];
 
 /** A typo that leaves its container empty once pruned: caught however the rule is stored. */
 const TYPO_ALONE: readonly (readonly [string, Record<string, unknown>, string])[] = [
   ['the only selector dimension', { workloadSelector: { namespace: ['production'] } }, 'spec.workloadSelector'],
-  ['the only label selector field', { workloadSelector: { labelSelector: { matchLabel: { app: 'web' } } } }, 'spec.workloadSelector.labelSelector'],
-  ['every field of a toleration to match', { workloadSelector: { tolerationsMatch: [{ kye: 'example.com/legacy' }] } }, 'spec.workloadSelector.tolerationsMatch[0]'],
+  [
+    'the only label selector field',
+    { workloadSelector: { labelSelector: { matchLabel: { app: 'web' } } } },
+    'spec.workloadSelector.labelSelector',
+  ],
+  [
+    'every field of a toleration to match',
+    { workloadSelector: { tolerationsMatch: [{ kye: 'example.com/legacy' }] } },
+    'spec.workloadSelector.tolerationsMatch[0]',
+  ],
 ];
 
 describe('a typo beside a correct dimension, stored by the CRD that keeps unknown fields', () => {
-  it.each(TYPO_BESIDE_A_DIMENSION)('in %s is kept by the API server and rejected by the validator at its path', (_, spec, field) => {
-    const verdict = keeping(resource('typo', spec));
-    expect(verdict.accepted).toBe(true);
-    const rule = validatePodMutation(verdict.stored);
-    expect(rule.valid).toBe(false);
-    expect(rule.valid ? [] : rule.invalid.issues.map((issue) => issue.field)).toContain(field);
-  });
+  it.each(TYPO_BESIDE_A_DIMENSION)(
+    'in %s is kept by the API server and rejected by the validator at its path',
+    (_, spec, field) => {
+      const verdict = keeping(resource('typo', spec));
+      expect(verdict.accepted).toBe(true);
+      const rule = validatePodMutation(verdict.stored);
+      expect(rule.valid).toBe(false);
+      expect(rule.valid ? [] : rule.invalid.issues.map((issue) => issue.field)).toContain(field);
+    },
+  );
 
-  it.each(TYPO_BESIDE_A_DIMENSION.slice(0, 1))('in %s would be pruned by a CRD that prunes, widening the rule silently', (_, spec) => {
-    // Why the CRD keeps unknown fields: once pruned, nothing is left to reject.
-    const verdict = pruning(resource('typo', spec));
-    expect(validatePodMutation(verdict.stored).valid).toBe(true);
-  });
+  it.each(TYPO_BESIDE_A_DIMENSION.slice(0, 1))(
+    'in %s would be pruned by a CRD that prunes, widening the rule silently',
+    (_, spec) => {
+      // Why the CRD keeps unknown fields: once pruned, nothing is left to reject.
+      const verdict = pruning(resource('typo', spec));
+      expect(validatePodMutation(verdict.stored).valid).toBe(true);
+    },
+  );
 });
 
 describe('a typo that is the only content of its container', () => {
@@ -78,11 +170,14 @@ describe('a typo that is the only content of its container', () => {
     expect(rule.valid ? [] : rule.invalid.issues.map((issue) => issue.field)).toContain(field);
   });
 
-  it.each(TYPO_ALONE.slice(0, 2))('in %s is refused at apply time by the CRD that keeps unknown fields', (_, spec, field) => {
-    const verdict = keeping(resource('typo', spec));
-    expect(verdict.accepted).toBe(false);
-    expect(verdict.errors.map((error) => error.field)).toContain(field);
-  });
+  it.each(TYPO_ALONE.slice(0, 2))(
+    'in %s is refused at apply time by the CRD that keeps unknown fields',
+    (_, spec, field) => {
+      const verdict = keeping(resource('typo', spec));
+      expect(verdict.accepted).toBe(false);
+      expect(verdict.errors.map((error) => error.field)).toContain(field);
+    },
+  );
 });
 
 describe('the sync of typo rules through the fake API server', () => {
@@ -90,11 +185,22 @@ describe('the sync of typo rules through the fake API server', () => {
 
   it('publishes none of them and writes Accepted=False naming the field, however they were stored', async () => {
     const stored = [
-      ...TYPO_BESIDE_A_DIMENSION.map(([, spec, field], index) => ({ name: `kept-${index}`, object: keeping(resource('x', spec)).stored!, field })),
-      ...TYPO_ALONE.map(([, spec, field], index) => ({ name: `pruned-${index}`, object: pruning(resource('x', spec)).stored!, field })),
+      ...TYPO_BESIDE_A_DIMENSION.map(([, spec, field], index) => ({
+        name: `kept-${index}`,
+        object: keeping(resource('x', spec)).stored!,
+        field,
+      })),
+      ...TYPO_ALONE.map(([, spec, field], index) => ({
+        name: `pruned-${index}`,
+        object: pruning(resource('x', spec)).stored!,
+        field,
+      })),
     ];
     for (const { name, object } of stored) world.server.put({ metadata: { name }, spec: object.spec });
-    world.server.put({ metadata: { name: 'correct' }, spec: { enable: true, workloadSelector: { namespaces: ['production'] }, ...add } });
+    world.server.put({
+      metadata: { name: 'correct' },
+      spec: { enable: true, workloadSelector: { namespaces: ['production'] }, ...add },
+    });
     const subject = syncSubject(world);
 
     const report = await subject.sync();
@@ -103,7 +209,8 @@ describe('the sync of typo rules through the fake API server', () => {
     expect((await world.store.read(subject.clusterId))?.rules.map((rule) => rule.name)).toEqual(['correct']);
     for (const { name, field } of stored) {
       const patch = world.server.statusPatches.find((candidate) => candidate.name === name);
-      const condition = (patch?.body as { status: { conditions: { type: string; status: string; message: string }[] } }).status.conditions[0]!;
+      const condition = (patch?.body as { status: { conditions: { type: string; status: string; message: string }[] } })
+        .status.conditions[0]!;
       expect(condition).toMatchObject({ type: 'Accepted', status: 'False' });
       expect(condition.message).toContain(`PodMutation "${name}": ${field}:`);
     }

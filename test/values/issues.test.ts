@@ -44,25 +44,57 @@ describe('readAll', () => {
   it('rethrows a single failure unchanged', () => {
     const only = new ConfigurationError('X is wrong', { context: { variable: 'X' } });
 
-    expect(thrown(() => readAll({ one: () => 1, two: (): number => { throw only; } }, ConfigurationError))).toBe(only);
+    expect(
+      thrown(() =>
+        readAll(
+          {
+            one: () => 1,
+            two: (): number => {
+              throw only;
+            },
+          },
+          ConfigurationError,
+        ),
+      ),
+    ).toBe(only);
   });
 
-  it('lets an error that is not the project\'s own through at once', () => {
-    expect(() => readAll({ bug: (): number => { throw new TypeError('a bug'); } }, ConfigurationError)).toThrow(TypeError);
+  it("lets an error that is not the project's own through at once", () => {
+    expect(() =>
+      readAll(
+        {
+          bug: (): number => {
+            throw new TypeError('a bug');
+          },
+        },
+        ConfigurationError,
+      ),
+    ).toThrow(TypeError);
   });
 });
 
 describe('one error names every wrong setting', () => {
   it('readStoreConfig reports a bad table, cluster id and endpoint together', () => {
-    const error = thrown(() => readStoreConfig({ RULES_TABLE: 'no spaces allowed', CLUSTER_ID: 'a/b', DYNAMODB_ENDPOINT: 'ftp://x' }));
+    const error = thrown(() =>
+      readStoreConfig({ RULES_TABLE: 'no spaces allowed', CLUSTER_ID: 'a/b', DYNAMODB_ENDPOINT: 'ftp://x' }),
+    );
 
     expect(error).toBeInstanceOf(ConfigurationError);
     expect(issuesIn(error).map((issue) => issue.field)).toEqual(['RULES_TABLE', 'CLUSTER_ID', 'DYNAMODB_ENDPOINT']);
-    expect((error as Error).message).toMatch(/^3 problems: RULES_TABLE is "no spaces allowed".*; CLUSTER_ID is "a\/b".*; DYNAMODB_ENDPOINT is "ftp:\/\/x"/);
+    expect((error as Error).message).toMatch(
+      /^3 problems: RULES_TABLE is "no spaces allowed".*; CLUSTER_ID is "a\/b".*; DYNAMODB_ENDPOINT is "ftp:\/\/x"/,
+    );
   });
 
-  it('readAdmissionConfig flattens the store\'s issues beside its own', () => {
-    const error = thrown(() => readAdmissionConfig({ RULES_TABLE: 'bad table', CLUSTER_ID: 'a/b', WEBHOOK_TOKEN: TOKEN, CAPACITY_FLAVOUR: 'azure' }));
+  it("readAdmissionConfig flattens the store's issues beside its own", () => {
+    const error = thrown(() =>
+      readAdmissionConfig({
+        RULES_TABLE: 'bad table',
+        CLUSTER_ID: 'a/b',
+        WEBHOOK_TOKEN: TOKEN,
+        CAPACITY_FLAVOUR: 'azure',
+      }),
+    );
 
     expect(issuesIn(error).map((issue) => issue.field)).toEqual(['RULES_TABLE', 'CLUSTER_ID', 'CAPACITY_FLAVOUR']);
   });
@@ -71,11 +103,15 @@ describe('one error names every wrong setting', () => {
     const error = thrown(() => readSyncConfig({ SYNC_INTERVAL_SECONDS: '1', RULES_TABLE: 'podmutation-rules' }));
 
     expect(error).toBeInstanceOf(ConfigurationError);
-    expect((error as Error).message).toMatch(/^2 problems: SYNC_INTERVAL_SECONDS is "1".*; neither CLUSTER_NAME nor KUBECONFIG_SECRET_ARN is set/);
+    expect((error as Error).message).toMatch(
+      /^2 problems: SYNC_INTERVAL_SECONDS is "1".*; neither CLUSTER_NAME nor KUBECONFIG_SECRET_ARN is set/,
+    );
   });
 
   it('keeps the message of a single wrong variable as it was', () => {
-    expect(() => readStoreConfig({ RULES_TABLE: 'podmutation-rules', CLUSTER_ID: 'a/b' })).toThrow(/^CLUSTER_ID is "a\/b"; expected/);
+    expect(() => readStoreConfig({ RULES_TABLE: 'podmutation-rules', CLUSTER_ID: 'a/b' })).toThrow(
+      /^CLUSTER_ID is "a\/b"; expected/,
+    );
   });
 
   it('storeTarget names every wrong flag in one MalformedInputError', () => {

@@ -1,11 +1,19 @@
 /** parseJsonExact: JSON text parsed with every integer a double cannot hold kept as its digits. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, isRawInteger, objectList, optionalInt64, optionalObject, parseJsonExact, previewInput } from '../../lib/values/index.ts';
+import {
+  canonicalJson,
+  isRawInteger,
+  objectList,
+  optionalInt64,
+  optionalObject,
+  parseJsonExact,
+  previewInput,
+} from '../../lib/values/index.ts';
 
 describe('parseJsonExact', () => {
   it.each([
-    ['int64\'s maximum', '{"seconds":9223372036854775807}'],
+    ["int64's maximum", '{"seconds":9223372036854775807}'],
     ['a negative integer beyond 2^53', '[-9007199254740993,1]'],
     ['an integer of 30 digits', '{"a":[{"b":123456789012345678901234567890}]}'],
     ['whitespace before the number', '{"a": \n 9223372036854775807}'],

@@ -1,6 +1,12 @@
 /** The owner chain of a running Pod to the workload whose current template a rollout would use. */
 import { describe, expect, it } from 'vitest';
-import { createOwnerIndex, readPodIdentity, readWorkloadObject, type OwnerIndex, type PodOrigin } from '../../lib/workloads/index.ts';
+import {
+  createOwnerIndex,
+  readPodIdentity,
+  readWorkloadObject,
+  type OwnerIndex,
+  type PodOrigin,
+} from '../../lib/workloads/index.ts';
 import { findItem, fixtureList, type KubectlList } from '../report/support.ts';
 
 function indexOf(list: KubectlList, except: readonly string[] = []): OwnerIndex {
@@ -23,15 +29,27 @@ function templateOf(origin: PodOrigin): { kind: string; name: string; options: u
 
 describe('the owner chain of a running Pod', () => {
   it("goes from a Pod through its ReplicaSet to the Deployment, keeping the Pod's template hash", () => {
-    expect(templateOf(originOf('web-5d8f7c9b4-k8x2q'))).toEqual({ kind: 'Deployment', name: 'web', options: { namespace: 'production', templateHash: '5d8f7c9b4' } });
+    expect(templateOf(originOf('web-5d8f7c9b4-k8x2q'))).toEqual({
+      kind: 'Deployment',
+      name: 'web',
+      options: { namespace: 'production', templateHash: '5d8f7c9b4' },
+    });
   });
 
   it('goes from a Pod through its ReplicaSet to the Argo Rollout', () => {
-    expect(templateOf(originOf('storefront-6b7c8d9f5-w2n8d'))).toEqual({ kind: 'Rollout', name: 'storefront', options: { namespace: 'production', templateHash: '6b7c8d9f5' } });
+    expect(templateOf(originOf('storefront-6b7c8d9f5-w2n8d'))).toEqual({
+      kind: 'Rollout',
+      name: 'storefront',
+      options: { namespace: 'production', templateHash: '6b7c8d9f5' },
+    });
   });
 
   it("goes from a Pod to its StatefulSet, keeping the Pod's name and revision hash", () => {
-    expect(templateOf(originOf('ledger-1'))).toEqual({ kind: 'StatefulSet', name: 'ledger', options: { namespace: 'production', podName: 'ledger-1', templateHash: '6c8f7d9b5' } });
+    expect(templateOf(originOf('ledger-1'))).toEqual({
+      kind: 'StatefulSet',
+      name: 'ledger',
+      options: { namespace: 'production', podName: 'ledger-1', templateHash: '6c8f7d9b5' },
+    });
   });
 
   it("goes from a Pod through its Job to the CronJob, at the Job's scheduled minute", () => {
@@ -66,7 +84,10 @@ describe('the owner chain of a running Pod', () => {
   });
 
   it('keeps the running Pod when the Deployment of its ReplicaSet is not in the input', () => {
-    expect(originOf('web-5d8f7c9b4-k8x2q', fixtureList(), ['Deployment/web'])).toEqual({ origin: 'pod', reason: 'its owner Deployment production/web is not in the input' });
+    expect(originOf('web-5d8f7c9b4-k8x2q', fixtureList(), ['Deployment/web'])).toEqual({
+      origin: 'pod',
+      reason: 'its owner Deployment production/web is not in the input',
+    });
   });
 
   it('takes an owner of another uid for another object', () => {

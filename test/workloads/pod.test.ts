@@ -12,8 +12,16 @@ function workload(kind: string, name: string): WorkloadObject {
 
 const TEMPLATE = { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'web:1' }] } };
 
-function object(kind: string, apiVersion: string, spec: Record<string, unknown>, metadata: Record<string, unknown> = {}): WorkloadObject {
-  return readWorkloadObject({ apiVersion, kind, metadata: { name: 'web', namespace: 'shop', uid: 'u-1', ...metadata }, spec }, 'object');
+function object(
+  kind: string,
+  apiVersion: string,
+  spec: Record<string, unknown>,
+  metadata: Record<string, unknown> = {},
+): WorkloadObject {
+  return readWorkloadObject(
+    { apiVersion, kind, metadata: { name: 'web', namespace: 'shop', uid: 'u-1', ...metadata }, spec },
+    'object',
+  );
 }
 
 describe('podFromWorkload', () => {
@@ -24,15 +32,29 @@ describe('podFromWorkload', () => {
       generateName: 'web-5d8f7c9b4-',
       namespace: 'production',
       labels: { app: 'web', 'pod-template-hash': '5d8f7c9b4' },
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-5d8f7c9b4', controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [
+        {
+          apiVersion: 'apps/v1',
+          kind: 'ReplicaSet',
+          name: 'web-5d8f7c9b4',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
     });
     expect(pod.spec).toBe((findItem(LIST, 'Deployment', 'web').spec as { template: { spec: unknown } }).template.spec);
   });
 
-  it('derives a stable hash in the controllers\' alphabet when the running hash is not given', () => {
+  it("derives a stable hash in the controllers' alphabet when the running hash is not given", () => {
     const first = podFromWorkload(object('Deployment', 'apps/v1', { template: TEMPLATE }), { namespace: 'shop' });
-    const again = podFromWorkload(object('Deployment', 'apps/v1', { template: { spec: TEMPLATE.spec, metadata: { labels: { app: 'web' } } } }), { namespace: 'shop' });
-    const other = podFromWorkload(object('Deployment', 'apps/v1', { template: { ...TEMPLATE, metadata: { labels: { app: 'web', tier: 'x' } } } }), { namespace: 'shop' });
+    const again = podFromWorkload(
+      object('Deployment', 'apps/v1', { template: { spec: TEMPLATE.spec, metadata: { labels: { app: 'web' } } } }),
+      { namespace: 'shop' },
+    );
+    const other = podFromWorkload(
+      object('Deployment', 'apps/v1', { template: { ...TEMPLATE, metadata: { labels: { app: 'web', tier: 'x' } } } }),
+      { namespace: 'shop' },
+    );
 
     const hash = first.metadata?.labels?.['pod-template-hash'];
     expect(hash).toMatch(/^[bcdfghjklmnpqrstvwxz2456789]{1,10}$/);
@@ -41,7 +63,10 @@ describe('podFromWorkload', () => {
   });
 
   it('creates a Rollout Pod labelled with rollouts-pod-template-hash', () => {
-    const pod = podFromWorkload(workload('Rollout', 'storefront'), { namespace: 'production', templateHash: '6b7c8d9f5' });
+    const pod = podFromWorkload(workload('Rollout', 'storefront'), {
+      namespace: 'production',
+      templateHash: '6b7c8d9f5',
+    });
 
     expect(pod.metadata?.generateName).toBe('storefront-6b7c8d9f5-');
     expect(pod.metadata?.labels).toEqual({ app: 'storefront', 'rollouts-pod-template-hash': '6b7c8d9f5' });
@@ -49,7 +74,9 @@ describe('podFromWorkload', () => {
   });
 
   it("takes a Rollout's template from the Deployment its workloadRef names", () => {
-    const rollout = object('Rollout', 'argoproj.io/v1alpha1', { workloadRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' } });
+    const rollout = object('Rollout', 'argoproj.io/v1alpha1', {
+      workloadRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' },
+    });
     const deployment = object('Deployment', 'apps/v1', { template: TEMPLATE });
 
     const pod = podFromWorkload(rollout, { namespace: 'shop', templateHash: 'abc', referencedTemplate: deployment });
@@ -65,7 +92,11 @@ describe('podFromWorkload', () => {
   });
 
   it('names a StatefulSet Pod <name>-<ordinal> with its revision, pod-name and pod-index labels and network identity', () => {
-    const pod = podFromWorkload(workload('StatefulSet', 'ledger'), { namespace: 'production', podName: 'ledger-1', templateHash: '6c8f7d9b5' });
+    const pod = podFromWorkload(workload('StatefulSet', 'ledger'), {
+      namespace: 'production',
+      podName: 'ledger-1',
+      templateHash: '6c8f7d9b5',
+    });
 
     expect(pod.metadata?.name).toBe('ledger-1');
     expect(pod.metadata?.generateName).toBeUndefined();
@@ -75,17 +106,23 @@ describe('podFromWorkload', () => {
       'statefulset.kubernetes.io/pod-name': 'ledger-1',
       'apps.kubernetes.io/pod-index': '1',
     });
-    expect(pod.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'StatefulSet', name: 'ledger', uid: '7f9b1d3f-5a7c-4f9b-9d3f-5a7c9e1b3da6' });
+    expect(pod.metadata?.ownerReferences?.[0]).toMatchObject({
+      kind: 'StatefulSet',
+      name: 'ledger',
+      uid: '7f9b1d3f-5a7c-4f9b-9d3f-5a7c9e1b3da6',
+    });
     expect(pod.spec).toMatchObject({ hostname: 'ledger-1', subdomain: 'ledger' });
   });
 
   it("starts a StatefulSet's ordinals at spec.ordinals.start when no Pod name is given", () => {
-    const pod = podFromWorkload(object('StatefulSet', 'apps/v1', { template: TEMPLATE, ordinals: { start: 5 } }), { namespace: 'shop' });
+    const pod = podFromWorkload(object('StatefulSet', 'apps/v1', { template: TEMPLATE, ordinals: { start: 5 } }), {
+      namespace: 'shop',
+    });
 
     expect(pod.metadata?.name).toBe('web-5');
   });
 
-  it('builds a Job Pod that admission resolves to the Job when the name is not a CronJob\'s', () => {
+  it("builds a Job Pod that admission resolves to the Job when the name is not a CronJob's", () => {
     const pod = podFromWorkload(object('Job', 'batch/v1', { template: TEMPLATE }), { namespace: 'shop' });
 
     expect(podFacts(pod, 'shop').workload).toEqual({ kind: 'Job', name: 'web', namespace: 'shop' });
@@ -102,11 +139,19 @@ describe('podFromWorkload', () => {
       'batch.kubernetes.io/controller-uid': 'u-1',
       'controller-uid': 'u-1',
     });
-    expect(pod.metadata?.ownerReferences?.[0]).toMatchObject({ apiVersion: 'batch/v1', kind: 'Job', name: 'web', uid: 'u-1' });
+    expect(pod.metadata?.ownerReferences?.[0]).toMatchObject({
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      name: 'web',
+      uid: 'u-1',
+    });
   });
 
-  it("creates a CronJob Pod through the Job <name>-<minutes since the epoch> of the given schedule time", () => {
-    const pod = podFromWorkload(workload('CronJob', 'nightly-report'), { namespace: 'batch', scheduledTime: 29_412_345 * 60_000 });
+  it('creates a CronJob Pod through the Job <name>-<minutes since the epoch> of the given schedule time', () => {
+    const pod = podFromWorkload(workload('CronJob', 'nightly-report'), {
+      namespace: 'batch',
+      scheduledTime: 29_412_345 * 60_000,
+    });
 
     expect(pod.metadata?.generateName).toBe('nightly-report-29412345-');
     expect(pod.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'Job', name: 'nightly-report-29412345' });
@@ -122,7 +167,16 @@ describe('podFromWorkload', () => {
   it('makes a ReplicaSet without a controller the owner of its own Pods', () => {
     const pod = podFromWorkload(object('ReplicaSet', 'apps/v1', { template: TEMPLATE }), { namespace: 'shop' });
 
-    expect(pod.metadata?.ownerReferences).toEqual([{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: 'u-1', controller: true, blockOwnerDeletion: true }]);
+    expect(pod.metadata?.ownerReferences).toEqual([
+      {
+        apiVersion: 'apps/v1',
+        kind: 'ReplicaSet',
+        name: 'web',
+        uid: 'u-1',
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ]);
   });
 
   it.each([
@@ -136,7 +190,11 @@ describe('podFromWorkload', () => {
   ])('builds a %s Pod that admission resolves to its workload', (kind, name, resolvedKind, resolvedName) => {
     const pod = podFromWorkload(workload(kind, name), { namespace: 'production' });
 
-    expect(podFacts(pod, 'production').workload).toEqual({ kind: resolvedKind, name: resolvedName, namespace: 'production' });
+    expect(podFacts(pod, 'production').workload).toEqual({
+      kind: resolvedKind,
+      name: resolvedName,
+      namespace: 'production',
+    });
   });
 
   it('leaves the workload object as it was', () => {

@@ -7,7 +7,10 @@ import { previewInput } from '../../values/index.ts';
 
 /** `--enforcement MODE`, enforce by default as the stack parameter. */
 export function enforcementOption(): Option {
-  return new Option('--enforcement <mode>', "enforce applies matched rules; audit only records them (the deployment's switch)")
+  return new Option(
+    '--enforcement <mode>',
+    "enforce applies matched rules; audit only records them (the deployment's switch)",
+  )
     .choices(ENFORCEMENTS)
     .default('enforce');
 }
@@ -15,7 +18,8 @@ export function enforcementOption(): Option {
 /** The checked value of `--enforcement` (commander checked the choice; this narrows the type). */
 export function enforcementOf(value: string | undefined): Enforcement {
   const given = value ?? 'enforce';
-  if (!isEnforcement(given)) throw new MalformedInputError(`--enforcement must be ${ENFORCEMENTS.join(' or ')} (got ${previewInput(given)})`);
+  if (!isEnforcement(given))
+    throw new MalformedInputError(`--enforcement must be ${ENFORCEMENTS.join(' or ')} (got ${previewInput(given)})`);
   return given;
 }
 

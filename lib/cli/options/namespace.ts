@@ -4,7 +4,10 @@ import { Option } from 'commander';
 /** The namespace flags of a command that reads a cluster's objects (report, rollout). */
 export function namespaceOptions(): Option[] {
   return [
-    new Option('-n, --namespace <namespace>', 'only this namespace').default(undefined, "the kubeconfig context's namespace, as kubectl; every namespace with --objects"),
+    new Option('-n, --namespace <namespace>', 'only this namespace').default(
+      undefined,
+      "the kubeconfig context's namespace, as kubectl; every namespace with --objects",
+    ),
     new Option('-A, --all-namespaces', 'every namespace').conflicts('namespace'),
   ];
 }

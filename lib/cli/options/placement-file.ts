@@ -22,8 +22,13 @@ export interface PlacementFlags {
 /** `--placements FILE` and `--capacity-flavour F`. */
 export function placementOptions(): Option[] {
   return [
-    new Option('--placements <file>', 'placement policies (YAML or JSON list) for the managed capacity step, run after the rules'),
-    new Option('--capacity-flavour <flavour>', 'the capacity label managed placement writes').choices(CAPACITY_FLAVOURS).default(DEFAULT_CAPACITY_FLAVOUR),
+    new Option(
+      '--placements <file>',
+      'placement policies (YAML or JSON list) for the managed capacity step, run after the rules',
+    ),
+    new Option('--capacity-flavour <flavour>', 'the capacity label managed placement writes')
+      .choices(CAPACITY_FLAVOURS)
+      .default(DEFAULT_CAPACITY_FLAVOUR),
   ];
 }
 
@@ -38,7 +43,10 @@ export async function readPlacementFile(
   const source = flags.placements;
   if (source === undefined) return undefined;
   const flavour = parseCapacityFlavour(flags.capacityFlavour ?? DEFAULT_CAPACITY_FLAVOUR);
-  return { flavour, policies: parsePlacementPolicies(parseSingleDocument(await readInput(source, streams), source), source) };
+  return {
+    flavour,
+    policies: parsePlacementPolicies(parseSingleDocument(await readInput(source, streams), source), source),
+  };
 }
 
 /** The managed step of a placement file; no file means no managed step. */

@@ -8,7 +8,10 @@ import { writeLine, type CliStreams } from '../io.ts';
 
 /** `--rules PATH`, repeatable: a PodMutation file (YAML, multi-document or JSON) or a folder of them; required unless `optional`. */
 export function rulesOption(options: { readonly optional?: boolean; readonly description?: string } = {}): Option {
-  const option = new Option('--rules <path>', options.description ?? 'a PodMutation file (YAML or JSON, multi-document) or a folder of them; repeatable').argParser(collect);
+  const option = new Option(
+    '--rules <path>',
+    options.description ?? 'a PodMutation file (YAML or JSON, multi-document) or a folder of them; repeatable',
+  ).argParser(collect);
   return options.optional === true ? option : required(option);
 }
 
@@ -18,7 +21,11 @@ export function allowEmptyOption(what = 'rules paths that hold no PodMutation'):
 }
 
 /** Loads rules for a command, reporting each invalid rule and each document of another kind on stderr (they are skipped). */
-export async function loadRulesReportingInvalid(paths: readonly string[] | undefined, streams: CliStreams, options: LoadOptions = {}): Promise<LoadedRules> {
+export async function loadRulesReportingInvalid(
+  paths: readonly string[] | undefined,
+  streams: CliStreams,
+  options: LoadOptions = {},
+): Promise<LoadedRules> {
   if (paths === undefined || paths.length === 0) throw new MalformedInputError('at least one --rules PATH is required');
   const loaded = await loadRuleFiles(paths, options);
   reportSkippedDocuments(loaded.skipped, streams);
@@ -28,7 +35,8 @@ export async function loadRulesReportingInvalid(paths: readonly string[] | undef
 
 /** One line on stderr per document of another kind in a rules path: `kustomization.yaml: kind Kustomization, not a PodMutation; skipped`. */
 export function reportSkippedDocuments(skipped: readonly SkippedDocument[], streams: CliStreams): void {
-  for (const { source, kind } of skipped) writeLine(streams.stderr, `${source}: kind ${kind}, not a PodMutation; skipped`);
+  for (const { source, kind } of skipped)
+    writeLine(streams.stderr, `${source}: kind ${kind}, not a PodMutation; skipped`);
 }
 
 /** One line on stderr per issue of each invalid rule, which the command skips as the sync would. */

@@ -38,11 +38,19 @@ export interface StoreFlags {
 export function storeTargetOptions(): Option[] {
   const group = 'Target (the rules table; there is no default in AWS):';
   return [
-    new Option('--stage <stage>', 'the deployed stage: the table and cluster id come from the outputs of the stack SERVICE-STAGE').helpGroup(group),
-    new Option('--service <name>', 'the service that names the stack with --stage').default(undefined, DEFAULT_SERVICE).helpGroup(group),
+    new Option(
+      '--stage <stage>',
+      'the deployed stage: the table and cluster id come from the outputs of the stack SERVICE-STAGE',
+    ).helpGroup(group),
+    new Option('--service <name>', 'the service that names the stack with --stage')
+      .default(undefined, DEFAULT_SERVICE)
+      .helpGroup(group),
     new Option('--table <name>', 'a rules table given directly (with --cluster-id)').helpGroup(group),
     new Option('--cluster-id <id>', 'the cluster id within the table (with --table)').helpGroup(group),
-    new Option('--dynamodb-endpoint <url>', `a local DynamoDB (dynalite, DynamoDB Local); the table defaults to ${LOCAL_TABLE}, the cluster id to ${LOCAL_CLUSTER_ID}, and the table is created`).helpGroup(group),
+    new Option(
+      '--dynamodb-endpoint <url>',
+      `a local DynamoDB (dynalite, DynamoDB Local); the table defaults to ${LOCAL_TABLE}, the cluster id to ${LOCAL_CLUSTER_ID}, and the table is created`,
+    ).helpGroup(group),
     new Option('--region <region>', "the AWS region (default: the SDK's)").helpGroup(group),
   ];
 }
@@ -62,13 +70,16 @@ export interface StackReader {
 
 // The forms readStoreConfig accepts for RULES_TABLE and CLUSTER_ID, checked here to name the flag.
 function checked(value: string, rule: ValueRule, flag: string): string {
-  if (!rule.pattern.test(value)) throw new MalformedInputError(`--${flag} is "${value}"; expected ${rule.form}`, { context: { flag: `--${flag}` } });
+  if (!rule.pattern.test(value))
+    throw new MalformedInputError(`--${flag} is "${value}"; expected ${rule.form}`, { context: { flag: `--${flag}` } });
   return value;
 }
 
 function checkedEndpoint(value: string): string {
   if (!isHttpUrl(value)) {
-    throw new MalformedInputError(`--dynamodb-endpoint is "${value}"; expected an http:// or https:// URL`, { context: { flag: '--dynamodb-endpoint' } });
+    throw new MalformedInputError(`--dynamodb-endpoint is "${value}"; expected an http:// or https:// URL`, {
+      context: { flag: '--dynamodb-endpoint' },
+    });
   }
   return value;
 }
@@ -101,18 +112,30 @@ export function storeTarget(flags: StoreFlags): StoreTarget | { readonly stack: 
   const { stage, service, tableName, clusterId, endpoint, region } = storeFlags(flags);
   const regionPart = region === undefined ? {} : { region };
   if (stage !== undefined) {
-    const given = [tableName && '--table', clusterId && '--cluster-id', endpoint && '--dynamodb-endpoint'].filter(Boolean);
+    const given = [tableName && '--table', clusterId && '--cluster-id', endpoint && '--dynamodb-endpoint'].filter(
+      Boolean,
+    );
     if (given.length > 0) {
-      throw new MalformedInputError(`--stage reads the table and cluster id from the deployed stack; leave out ${given.join(', ')}`, { context: { flag: '--stage' } });
+      throw new MalformedInputError(
+        `--stage reads the table and cluster id from the deployed stack; leave out ${given.join(', ')}`,
+        { context: { flag: '--stage' } },
+      );
     }
     const stack = `${service ?? DEFAULT_SERVICE}-${stage}`;
     if (!CLOUDFORMATION_STACK_NAME.pattern.test(stack)) {
-      throw new MalformedInputError(`--service and --stage make the stack name "${stack}"; expected ${CLOUDFORMATION_STACK_NAME.form}`, { context: { flag: '--stage' } });
+      throw new MalformedInputError(
+        `--service and --stage make the stack name "${stack}"; expected ${CLOUDFORMATION_STACK_NAME.form}`,
+        { context: { flag: '--stage' } },
+      );
     }
     return { stack, ...regionPart };
   }
-  if (service !== undefined) throw new MalformedInputError('--service names the stack together with --stage; give --stage too', { context: { flag: '--service' } });
-  if (endpoint !== undefined) return { tableName: tableName ?? LOCAL_TABLE, clusterId: clusterId ?? LOCAL_CLUSTER_ID, endpoint, ...regionPart };
+  if (service !== undefined)
+    throw new MalformedInputError('--service names the stack together with --stage; give --stage too', {
+      context: { flag: '--service' },
+    });
+  if (endpoint !== undefined)
+    return { tableName: tableName ?? LOCAL_TABLE, clusterId: clusterId ?? LOCAL_CLUSTER_ID, endpoint, ...regionPart };
   if (tableName === undefined || clusterId === undefined) {
     throw new MalformedInputError(
       'say which deployment to use: --stage S (and --region R) to read the table and cluster id from the stack podmutation-S, or both --table and --cluster-id; ' +
@@ -133,7 +156,9 @@ function outputValue(outputs: readonly Output[], key: string, rule: ValueRule, s
     );
   }
   if (!rule.pattern.test(value)) {
-    throw new ConfigurationError(`output ${key} of stack ${stack} is ${previewInput(value)}; expected ${rule.form}`, { context: { stack, output: key } });
+    throw new ConfigurationError(`output ${key} of stack ${stack} is ${previewInput(value)}; expected ${rule.form}`, {
+      context: { stack, output: key },
+    });
   }
   return value;
 }
@@ -152,7 +177,8 @@ export async function resolveStoreTarget(
   const { stack, region } = target;
   // Loaded on use: the SDK client would slow the start of every command.
   const { CloudFormationClient, DescribeStacksCommand } = await import('@aws-sdk/client-cloudformation');
-  const owned = options.stacks === undefined ? new CloudFormationClient(region === undefined ? {} : { region }) : undefined;
+  const owned =
+    options.stacks === undefined ? new CloudFormationClient(region === undefined ? {} : { region }) : undefined;
   const client: StackReader = options.stacks ?? owned!;
   let outputs: readonly Output[];
   try {
@@ -160,7 +186,10 @@ export async function resolveStoreTarget(
     outputs = described.Stacks?.[0]?.Outputs ?? [];
   } catch (error) {
     const where = region === undefined ? "in the SDK's default region (give --region R)" : `in ${region}`;
-    throw new ConfigurationError(`reading stack ${stack} ${where} failed: ${(error as Error).message}`, { cause: error, context: { stack } });
+    throw new ConfigurationError(`reading stack ${stack} ${where} failed: ${(error as Error).message}`, {
+      cause: error,
+      context: { stack },
+    });
   } finally {
     owned?.destroy();
   }
