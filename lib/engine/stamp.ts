@@ -136,18 +136,17 @@ function coveredText(fields: CoveredFields, record: StampRecord, recordJson: str
   ].join('\n');
 }
 
+/** A stamp as its annotation holds it. */
+interface ParsedStamp {
+  readonly seed: string;
+  readonly sum: string;
+  readonly mac?: string;
+  readonly record: StampRecord;
+  readonly recordJson: string;
+}
+
 /** A stamp read from its annotation, or undefined when the text is not one. */
-function parseStamp(
-  text: string,
-):
-  | {
-      readonly seed: string;
-      readonly sum: string;
-      readonly mac?: string;
-      readonly record: StampRecord;
-      readonly recordJson: string;
-    }
-  | undefined {
+function parseStamp(text: string): ParsedStamp | undefined {
   if (textNestsDeeperThan(text)) return undefined;
   let value: unknown;
   try {
