@@ -91,9 +91,19 @@ function backoffDelay(backoff: Backoff, failures: number, draw: number): number 
   return cap / 2 + (cap / 2) * draw;
 }
 
-/** A value read by `options.read` on demand; see RefreshingValueOptions for the schedule, deadline and backoff. */
-function createRefreshingValue<T>(options: RefreshingValueOptions<T>): RefreshingValue<T> {
-  const refreshMs = checkedMs(options.refreshMs, 'refreshMs', true);
+interface Settings<T> {
+  readonly read: (previous: T | undefined) => Promise<T>;
+  readonly refreshMs: number;
+  readonly backoff: Backoff;
+  readonly deadlineMs: number | undefined;
+  readonly timeoutError: (deadlineMs: number) => unknown;
+  readonly onFailure: ((failure: unknown, kept: boolean) => void) | undefined;
+  readonly clock: () => number;
+  readonly random: () => number;
+}
+
+/** The options checked, with their defaults. */
+function settingsOf<T>(options: RefreshingValueOptions<T>): Settings<T> {
   const backoff = {
     initialMs: checkedMs(options.backoff.initialMs, 'backoff.initialMs'),
     maxMs: checkedMs(options.backoff.maxMs, 'backoff.maxMs'),
@@ -103,66 +113,103 @@ function createRefreshingValue<T>(options: RefreshingValueOptions<T>): Refreshin
       `refreshing value option backoff.maxMs (${backoff.maxMs}) is below backoff.initialMs (${backoff.initialMs})`,
     );
   }
-  const deadlineMs = options.deadlineMs === undefined ? undefined : checkedMs(options.deadlineMs, 'deadlineMs');
-  const timeoutError = options.timeoutError ?? ((ms: number) => new Error(`no answer within ${ms} ms`));
-  const clock = options.clock ?? Date.now;
-  const random = options.random ?? Math.random;
+  return {
+    read: options.read,
+    refreshMs: checkedMs(options.refreshMs, 'refreshMs', true),
+    backoff,
+    deadlineMs: options.deadlineMs === undefined ? undefined : checkedMs(options.deadlineMs, 'deadlineMs'),
+    timeoutError: options.timeoutError ?? ((ms: number) => new Error(`no answer within ${ms} ms`)),
+    onFailure: options.onFailure,
+    clock: options.clock ?? Date.now,
+    random: options.random ?? Math.random,
+  };
+}
 
-  let good: { readonly value: T; readonly readAt: number } | undefined;
-  let failed = false;
-  let failure: unknown;
-  let retryAt = -Infinity;
-  let lastStartedAt = -Infinity;
-  let current: Attempt | undefined;
-  const counts = { reads: 0, successes: 0, failures: 0, consecutiveFailures: 0 };
+/** The state of one refreshing value and the steps of its reads. */
+class Refresher<T> implements RefreshingValue<T> {
+  private good: { readonly value: T; readonly readAt: number } | undefined;
+  private failed = false;
+  private failure: unknown;
+  private retryAt = -Infinity;
+  private lastStartedAt = -Infinity;
+  private current: Attempt | undefined;
+  private readonly counts = { reads: 0, successes: 0, failures: 0, consecutiveFailures: 0 };
 
-  function recordFailure(error: unknown): void {
-    counts.failures += 1;
-    counts.consecutiveFailures += 1;
-    failed = true;
-    failure = error;
-    retryAt = clock() + backoffDelay(backoff, counts.consecutiveFailures, random());
-    options.onFailure?.(error, good !== undefined);
+  constructor(private readonly settings: Settings<T>) {}
+
+  async get(getOptions: { readonly dueAfterMs?: number } = {}): Promise<ServedValue<T>> {
+    const now = this.settings.clock();
+    if (this.current === undefined) {
+      if (this.due(now, getOptions.dueAfterMs)) this.start(now);
+    } else if (this.current.late && now >= this.retryAt) {
+      // The late read is given up: its backoff passed without an answer, so it does not hold the next read.
+      this.start(now);
+    }
+    if (this.current !== undefined) await this.current.waited;
+    return this.served();
   }
 
-  function start(now: number): Attempt {
-    counts.reads += 1;
-    lastStartedAt = now;
+  invalidate(value: T): void {
+    if (this.good !== undefined && this.good.value === value) this.good = undefined;
+  }
+
+  stats(): RefreshStats {
+    return { ...this.counts };
+  }
+
+  private recordFailure(error: unknown): void {
+    this.counts.failures += 1;
+    this.counts.consecutiveFailures += 1;
+    this.failed = true;
+    this.failure = error;
+    this.retryAt =
+      this.settings.clock() +
+      backoffDelay(this.settings.backoff, this.counts.consecutiveFailures, this.settings.random());
+    this.settings.onFailure?.(error, this.good !== undefined);
+  }
+
+  private recordSuccess(attempt: Attempt, value: T): void {
+    this.current = undefined;
+    this.good = { value, readAt: attempt.startedAt };
+    this.failed = false;
+    this.failure = undefined;
+    this.retryAt = -Infinity;
+    this.counts.successes += 1;
+    this.counts.consecutiveFailures = 0;
+  }
+
+  private start(now: number): Attempt {
+    this.counts.reads += 1;
+    this.lastStartedAt = now;
     const attempt: Attempt = { startedAt: now, late: false, waited: Promise.resolve() };
-    current = attempt;
+    this.current = attempt;
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const previous = good?.value;
+    const previous = this.good?.value;
     // An async wrapper turns a read that throws at once into a failed read.
-    const reading = (async () => options.read(previous))();
+    const reading = (async () => this.settings.read(previous))();
     const ended = reading.then(
       (value) => {
         clearTimeout(timer);
         // A read given up for a newer one must not overwrite what the newer one finds.
-        if (current !== attempt) return;
-        current = undefined;
-        good = { value, readAt: attempt.startedAt };
-        failed = false;
-        failure = undefined;
-        retryAt = -Infinity;
-        counts.successes += 1;
-        counts.consecutiveFailures = 0;
+        if (this.current === attempt) this.recordSuccess(attempt, value);
       },
       (error: unknown) => {
         clearTimeout(timer);
-        if (current !== attempt) return;
-        current = undefined;
+        if (this.current !== attempt) return;
+        this.current = undefined;
         // A late read was counted as failed at its deadline.
-        if (!attempt.late) recordFailure(error);
+        if (!attempt.late) this.recordFailure(error);
       },
     );
+    const { deadlineMs } = this.settings;
     if (deadlineMs === undefined) {
       attempt.waited = ended;
     } else {
       const passed = new Promise<void>((resolve) => {
         timer = setTimeout(() => {
-          if (current === attempt) {
+          if (this.current === attempt) {
             attempt.late = true;
-            recordFailure(timeoutError(deadlineMs));
+            this.recordFailure(this.settings.timeoutError(deadlineMs));
           }
           resolve();
         }, deadlineMs);
@@ -172,35 +219,25 @@ function createRefreshingValue<T>(options: RefreshingValueOptions<T>): Refreshin
     return attempt;
   }
 
-  function due(now: number, dueAfterMs: number | undefined): boolean {
-    if (now < retryAt) return false;
-    if (good === undefined || failed) return true;
-    if (dueAfterMs !== undefined && now - lastStartedAt >= dueAfterMs) return true;
-    return now - good.readAt >= refreshMs;
+  private due(now: number, dueAfterMs: number | undefined): boolean {
+    if (now < this.retryAt) return false;
+    if (this.good === undefined || this.failed) return true;
+    if (dueAfterMs !== undefined && now - this.lastStartedAt >= dueAfterMs) return true;
+    return now - this.good.readAt >= this.settings.refreshMs;
   }
 
-  function served(): ServedValue<T> {
+  private served(): ServedValue<T> {
+    const { good, failure } = this;
     if (good === undefined) throw failure;
-    return failed ? { value: good.value, readAt: good.readAt, failure } : { value: good.value, readAt: good.readAt };
+    return this.failed
+      ? { value: good.value, readAt: good.readAt, failure }
+      : { value: good.value, readAt: good.readAt };
   }
+}
 
-  return {
-    async get(getOptions = {}) {
-      const now = clock();
-      if (current === undefined) {
-        if (due(now, getOptions.dueAfterMs)) start(now);
-      } else if (current.late && now >= retryAt) {
-        // The late read is given up: its backoff passed without an answer, so it does not hold the next read.
-        start(now);
-      }
-      if (current !== undefined) await current.waited;
-      return served();
-    },
-    invalidate(value) {
-      if (good !== undefined && good.value === value) good = undefined;
-    },
-    stats: () => ({ ...counts }),
-  };
+/** A value read by `options.read` on demand; see RefreshingValueOptions for the schedule, deadline and backoff. */
+function createRefreshingValue<T>(options: RefreshingValueOptions<T>): RefreshingValue<T> {
+  return new Refresher(settingsOf(options));
 }
 
 export { createRefreshingValue };
