@@ -59,89 +59,91 @@ function scheduledTimeOf(job: WorkloadObject, cronJob: WorkloadObject): number |
   return /^\d{1,15}$/.test(suffix) ? Number(suffix) * 60_000 : undefined;
 }
 
+type Objects = ReadonlyMap<string, WorkloadObject>;
+
+/** The object a reference names, when the index holds that incarnation of it. */
+function findIn(objects: Objects, namespace: string, reference: ObjectReference): WorkloadObject | undefined {
+  if (!isWorkloadKind(reference.kind)) return undefined;
+  const object = objects.get(keyOf(namespace, reference.kind, reference.name));
+  if (object === undefined || !groupMatches(reference, object)) return undefined;
+  // Another uid is another incarnation of the name: the Pod's owner was deleted and recreated, or is not this one.
+  if (reference.uid !== '' && object.uid !== '' && reference.uid !== object.uid) return undefined;
+  return object;
+}
+
+function missing(reference: ObjectReference, namespace: string): PodOrigin {
+  return { origin: 'pod', reason: `its owner ${reference.kind} ${namespace}/${reference.name} is not in the input` };
+}
+
+function fromTemplate(workload: WorkloadObject, options: PodFromWorkloadOptions): PodOrigin {
+  return { origin: 'template', workload, options };
+}
+
+function throughReplicaSet(objects: Objects, pod: PodIdentity, replicaSet: WorkloadObject): PodOrigin {
+  const { namespace } = pod;
+  const owner = replicaSet.controller;
+  if (owner === undefined) return fromTemplate(replicaSet, { namespace });
+  if (owner.kind !== 'Deployment' && owner.kind !== 'Rollout')
+    return { origin: 'pod', reason: `its ReplicaSet is controlled by a ${owner.kind}` };
+  const workload = findIn(objects, namespace, owner);
+  if (workload === undefined || workload.kind !== owner.kind) return missing(owner, namespace);
+  const hashLabel = owner.kind === 'Deployment' ? 'pod-template-hash' : 'rollouts-pod-template-hash';
+  const hash = labelHash(pod, hashLabel);
+  const options = { namespace, ...(hash === undefined ? {} : { templateHash: hash }) };
+  if (workload.template !== undefined || workload.workloadRef === undefined) return fromTemplate(workload, options);
+  const referenced = findIn(objects, namespace, workload.workloadRef);
+  if (referenced === undefined || referenced.template === undefined) return missing(workload.workloadRef, namespace);
+  return fromTemplate(workload, { ...options, referencedTemplate: referenced });
+}
+
+function throughJob(objects: Objects, pod: PodIdentity, job: WorkloadObject): PodOrigin {
+  const { namespace } = pod;
+  const owner = job.controller;
+  if (owner === undefined) return fromTemplate(job, { namespace });
+  if (owner.kind !== 'CronJob') return { origin: 'pod', reason: `its Job is controlled by a ${owner.kind}` };
+  const cronJob = findIn(objects, namespace, owner);
+  if (cronJob === undefined) return missing(owner, namespace);
+  const scheduledTime = scheduledTimeOf(job, cronJob);
+  return fromTemplate(cronJob, { namespace, ...(scheduledTime === undefined ? {} : { scheduledTime }) });
+}
+
+/** Where a Pod of the index comes from: its controller's template, a DaemonSet, or only itself (and why). */
+function resolveIn(objects: Objects, pod: PodIdentity): PodOrigin {
+  const reference = pod.controller;
+  if (reference === undefined) return { origin: 'pod', reason: 'it has no controller' };
+  if (reference.kind === 'DaemonSet') return { origin: 'daemonset' };
+  const owner = findIn(objects, pod.namespace, reference);
+  if (owner === undefined || owner.kind !== reference.kind) return missing(reference, pod.namespace);
+  switch (owner.kind) {
+    case 'ReplicaSet':
+      return throughReplicaSet(objects, pod, owner);
+    case 'Job':
+      return throughJob(objects, pod, owner);
+    case 'StatefulSet': {
+      const hash = labelHash(pod, 'controller-revision-hash', `${owner.name}-`);
+      return fromTemplate(owner, {
+        namespace: pod.namespace,
+        podName: pod.name,
+        ...(hash === undefined ? {} : { templateHash: hash }),
+      });
+    }
+    default:
+      // Deployments, Rollouts and CronJobs create Pods through a ReplicaSet or a Job, never directly.
+      return { origin: 'pod', reason: `a ${owner.kind} does not create Pods itself` };
+  }
+}
+
 /** An empty owner index. */
 function createOwnerIndex(): OwnerIndex {
   const objects = new Map<string, WorkloadObject>();
-
-  const find = (namespace: string, reference: ObjectReference): WorkloadObject | undefined => {
-    if (!isWorkloadKind(reference.kind)) return undefined;
-    const object = objects.get(keyOf(namespace, reference.kind, reference.name));
-    if (object === undefined || !groupMatches(reference, object)) return undefined;
-    // Another uid is another incarnation of the name: the Pod's owner was deleted and recreated, or is not this one.
-    if (reference.uid !== '' && object.uid !== '' && reference.uid !== object.uid) return undefined;
-    return object;
-  };
-
-  const missing = (reference: ObjectReference, namespace: string): PodOrigin => ({
-    origin: 'pod',
-    reason: `its owner ${reference.kind} ${namespace}/${reference.name} is not in the input`,
-  });
-
-  const fromTemplate = (workload: WorkloadObject, options: PodFromWorkloadOptions): PodOrigin => ({
-    origin: 'template',
-    workload,
-    options,
-  });
-
-  const throughReplicaSet = (pod: PodIdentity, replicaSet: WorkloadObject): PodOrigin => {
-    const { namespace } = pod;
-    const owner = replicaSet.controller;
-    if (owner === undefined) return fromTemplate(replicaSet, { namespace });
-    if (owner.kind !== 'Deployment' && owner.kind !== 'Rollout')
-      return { origin: 'pod', reason: `its ReplicaSet is controlled by a ${owner.kind}` };
-    const workload = find(namespace, owner);
-    if (workload === undefined || workload.kind !== owner.kind) return missing(owner, namespace);
-    const hashLabel = owner.kind === 'Deployment' ? 'pod-template-hash' : 'rollouts-pod-template-hash';
-    const hash = labelHash(pod, hashLabel);
-    const options = { namespace, ...(hash === undefined ? {} : { templateHash: hash }) };
-    if (workload.template !== undefined || workload.workloadRef === undefined) return fromTemplate(workload, options);
-    const referenced = find(namespace, workload.workloadRef);
-    if (referenced === undefined || referenced.template === undefined) return missing(workload.workloadRef, namespace);
-    return fromTemplate(workload, { ...options, referencedTemplate: referenced });
-  };
-
-  const throughJob = (pod: PodIdentity, job: WorkloadObject): PodOrigin => {
-    const { namespace } = pod;
-    const owner = job.controller;
-    if (owner === undefined) return fromTemplate(job, { namespace });
-    if (owner.kind !== 'CronJob') return { origin: 'pod', reason: `its Job is controlled by a ${owner.kind}` };
-    const cronJob = find(namespace, owner);
-    if (cronJob === undefined) return missing(owner, namespace);
-    const scheduledTime = scheduledTimeOf(job, cronJob);
-    return fromTemplate(cronJob, { namespace, ...(scheduledTime === undefined ? {} : { scheduledTime }) });
-  };
-
   return {
     add(object: WorkloadObject): void {
       // An object that names no namespace (a manifest) is in the default one, as kubectl would create it.
       const key = keyOf(object.namespace || DEFAULT_NAMESPACE, object.kind, object.name);
       objects.set(key, templateNeeded(object) ? object : { ...object, template: undefined });
     },
-    find,
-    resolve(pod: PodIdentity): PodOrigin {
-      const reference = pod.controller;
-      if (reference === undefined) return { origin: 'pod', reason: 'it has no controller' };
-      if (reference.kind === 'DaemonSet') return { origin: 'daemonset' };
-      const owner = find(pod.namespace, reference);
-      if (owner === undefined || owner.kind !== reference.kind) return missing(reference, pod.namespace);
-      switch (owner.kind) {
-        case 'ReplicaSet':
-          return throughReplicaSet(pod, owner);
-        case 'Job':
-          return throughJob(pod, owner);
-        case 'StatefulSet': {
-          const hash = labelHash(pod, 'controller-revision-hash', `${owner.name}-`);
-          return fromTemplate(owner, {
-            namespace: pod.namespace,
-            podName: pod.name,
-            ...(hash === undefined ? {} : { templateHash: hash }),
-          });
-        }
-        default:
-          // Deployments, Rollouts and CronJobs create Pods through a ReplicaSet or a Job, never directly.
-          return { origin: 'pod', reason: `a ${owner.kind} does not create Pods itself` };
-      }
-    },
+    find: (namespace, reference) => findIn(objects, namespace, reference),
+    resolve: (pod) => resolveIn(objects, pod),
     get size(): number {
       return objects.size;
     },
