@@ -21,7 +21,7 @@ import { matchingRules, matchRule, type MatchDimension } from './match.ts';
 import { podFacts, type PodFacts } from './pod.ts';
 import type { AffinitySelector, CompiledRule, RuleSet } from './compile.ts';
 import { currentNodeAffinity, INITIAL_STATE, podWithState, sameAffinity, type SchedulingState } from './state.ts';
-import { keptAsStored, readStamp, stampPod, type StampDigest, type StampVerdict } from './stamp.ts';
+import { keptAsStored, readStamp, stampPod, type StampDigest, type StampReading, type StampVerdict } from './stamp.ts';
 import type { Workload } from './workload.ts';
 
 /** The result of one step: a new state, or a denial when a safety limit would be exceeded. */
@@ -366,6 +366,130 @@ function evaluateEveryRule(ruleSet: RuleSet, facts: PodFacts, evaluations: RuleE
   return matched;
 }
 
+/** The outcome for a Pod the engine never mutates. */
+function skippedOutcome(incoming: PodFacts): MutationOutcome {
+  return {
+    workload: incoming.workload,
+    facts: incoming,
+    pod: incoming.pod,
+    patch: [],
+    warnings: [],
+    decision: 'skipped',
+    applied: [],
+    audited: [],
+    evaluations: [],
+    skipReason: 'DaemonSet-owned Pods are not mutated',
+  };
+}
+
+/** The outcome when the Pod itself is over a limit, or undefined when it is not. */
+function rawLimitOutcome(
+  base: OutcomeBase,
+  matched: readonly CompiledRule[],
+  evaluations: readonly RuleEvaluation[],
+  facts: PodFacts,
+  auditAll: boolean,
+): MutationOutcome | undefined {
+  const enforced = matched.find((rule) => !isAudited(rule, auditAll));
+  const rawDenial = rawLimitDenial((enforced ?? matched[0]!).name, facts);
+  if (rawDenial === undefined) return undefined;
+  // Audit never denies: the audited rules record the denial that enforcing them would cause.
+  if (enforced !== undefined) return deniedOutcome(base, [], evaluations, rawDenial);
+  const would = matched.map((rule) => ({
+    name: rule.name,
+    operations: 0,
+    fields: [],
+    denial: rawLimitDenial(rule.name, facts)!.message,
+  }));
+  return { ...base, decision: 'unchanged', applied: [], audited: would, evaluations };
+}
+
+interface Applied {
+  readonly state: SchedulingState;
+  readonly applied: readonly string[];
+  readonly audited: readonly AuditedMatch[];
+}
+
+/** The matched rules applied in order (the audited ones recorded), then the managed steps; or the first denial. */
+function applyAll(
+  matched: readonly CompiledRule[],
+  facts: PodFacts,
+  stepContext: MutationContext,
+  managedSteps: readonly ManagedStep[],
+  auditAll: boolean,
+): Applied | { readonly denied: LimitExceededError; readonly audited: readonly AuditedMatch[] } {
+  let state = INITIAL_STATE;
+  const applied: string[] = [];
+  const audited: AuditedMatch[] = [];
+  for (const rule of matched) {
+    if (isAudited(rule, auditAll)) {
+      audited.push(auditRule(state, rule, facts));
+      continue;
+    }
+    const result = applyRule(state, rule, facts);
+    if ('denied' in result) return { denied: result.denied, audited };
+    state = result.state;
+    applied.push(rule.name);
+  }
+  // Managed capacity placement runs after every customer rule.
+  for (const step of managedSteps) {
+    const result = step.apply(state, facts, stepContext);
+    if (result === undefined) continue;
+    if ('denied' in result) return { denied: result.denied, audited };
+    state = result.state;
+    applied.push(step.name);
+  }
+  return { state, applied, audited };
+}
+
+/** The state with the applied and audited annotations recorded, and the warnings of unsatisfiable terms. */
+function recorded(facts: PodFacts, { state, applied, audited }: Applied): SchedulingState {
+  let next = state;
+  if (applied.length > 0) {
+    next = unsatisfiableTermWarnings(next, facts);
+    const annotations = {
+      ...(next.annotations ?? facts.annotations),
+      [APPLIED_ANNOTATION]: recordedNames(facts, APPLIED_ANNOTATION, applied),
+    };
+    next = { ...next, annotations };
+  }
+  if (audited.length > 0) {
+    const names = audited.map((match) => match.name);
+    const annotations = {
+      ...(next.annotations ?? facts.annotations),
+      [AUDITED_ANNOTATION]: recordedNames(facts, AUDITED_ANNOTATION, names),
+    };
+    next = { ...next, annotations };
+  }
+  return next;
+}
+
+/** The resulting Pod stamped with the fields its stamp covers, or the denial of a stamp over its limit. */
+function stamped(
+  facts: PodFacts,
+  incoming: PodFacts,
+  state: SchedulingState,
+  result: Pod,
+  requestUid: string,
+  stamps: StampDigest,
+  reading: StampReading,
+): Pod | LimitExceededError {
+  const fields = {
+    workload: facts.workload,
+    labels: facts.labels,
+    nodeSelector: state.nodeSelector ?? facts.nodeSelector,
+    tolerations: state.tolerations ?? facts.tolerations,
+    nodeAffinity: currentNodeAffinity(state, facts),
+    topologySpreadConstraints:
+      (state.topologySpreadConstraints as readonly JsonObject[] | undefined) ?? facts.topologySpreadConstraints,
+    annotations: state.annotations ?? facts.annotations,
+  };
+  const pod = stampPod(facts, result, fields, requestUid, stamps, reading);
+  if (pod instanceof LimitExceededError) return pod;
+  // A Pod rebuilt from its stamp arrives as the API server stored the first review's result.
+  return reading.verdict === 'checked' ? keptAsStored(incoming.pod, pod) : pod;
+}
+
 /**
  * Runs the engine on one incoming Pod, any JSON value: reads it through the Pod boundary (podFacts), matches every
  * rule against the original Pod, applies the matching enabled rules in order (remove, then add), then the managed
@@ -385,23 +509,7 @@ export function mutatePod(
   const read = (candidate: unknown): PodFacts =>
     podFacts(candidate, namespace, options.source, options.fallbackNamespace);
   const incoming = read(pod);
-  if (incoming.daemonSetOwned) {
-    const skipped: OutcomeBase = {
-      workload: incoming.workload,
-      facts: incoming,
-      pod: incoming.pod,
-      patch: [],
-      warnings: [],
-    };
-    return {
-      ...skipped,
-      decision: 'skipped',
-      applied: [],
-      audited: [],
-      evaluations: [],
-      skipReason: 'DaemonSet-owned Pods are not mutated',
-    };
-  }
+  if (incoming.daemonSetOwned) return skippedOutcome(incoming);
   // A Pod the webhook stamped is reviewed as its author sent it, with the draw of its first review.
   const reading = options.stamps === undefined ? undefined : readStamp(incoming, options.stamps, read);
   const facts = reading?.facts ?? incoming;
@@ -417,74 +525,16 @@ export function mutatePod(
   // All rules are matched against the original Pod before any mutation: through the index, or every rule to explain.
   const evaluations: RuleEvaluation[] = [];
   const matched = explain ? evaluateEveryRule(ruleSet, facts, evaluations) : matchingRules(ruleSet, facts);
-  const audited: AuditedMatch[] = [];
-  if (matched.length > 0) {
-    const enforced = matched.find((rule) => !isAudited(rule, auditAll));
-    const rawDenial = rawLimitDenial((enforced ?? matched[0]!).name, facts);
-    if (rawDenial !== undefined) {
-      // Audit never denies: the audited rules record the denial that enforcing them would cause.
-      if (enforced !== undefined) return deniedOutcome(base, audited, evaluations, rawDenial);
-      const would = matched.map((rule) => ({
-        name: rule.name,
-        operations: 0,
-        fields: [],
-        denial: rawLimitDenial(rule.name, facts)!.message,
-      }));
-      return { ...base, decision: 'unchanged', applied: [], audited: would, evaluations };
-    }
-  }
-  let state = INITIAL_STATE;
-  const applied: string[] = [];
-  for (const rule of matched) {
-    if (isAudited(rule, auditAll)) {
-      audited.push(auditRule(state, rule, facts));
-      continue;
-    }
-    const result = applyRule(state, rule, facts);
-    if ('denied' in result) return deniedOutcome(base, audited, evaluations, result.denied);
-    state = result.state;
-    applied.push(rule.name);
-  }
-  // Managed capacity placement runs after every customer rule.
-  for (const step of managedSteps) {
-    const result = step.apply(state, facts, stepContext);
-    if (result === undefined) continue;
-    if ('denied' in result) return deniedOutcome(base, audited, evaluations, result.denied);
-    state = result.state;
-    applied.push(step.name);
-  }
-  if (applied.length > 0) {
-    state = unsatisfiableTermWarnings(state, facts);
-    const annotations = {
-      ...(state.annotations ?? facts.annotations),
-      [APPLIED_ANNOTATION]: recordedNames(facts, APPLIED_ANNOTATION, applied),
-    };
-    state = { ...state, annotations };
-  }
-  if (audited.length > 0) {
-    const names = audited.map((match) => match.name);
-    const annotations = {
-      ...(state.annotations ?? facts.annotations),
-      [AUDITED_ANNOTATION]: recordedNames(facts, AUDITED_ANNOTATION, names),
-    };
-    state = { ...state, annotations };
-  }
+  const overLimit = matched.length > 0 ? rawLimitOutcome(base, matched, evaluations, facts, auditAll) : undefined;
+  if (overLimit !== undefined) return overLimit;
+  const done = applyAll(matched, facts, stepContext, managedSteps, auditAll);
+  if ('denied' in done) return deniedOutcome(base, done.audited, evaluations, done.denied);
+  const state = recorded(facts, done);
   let result = podWithState(facts, state);
   if (options.stamps !== undefined) {
-    const fields = {
-      workload: facts.workload,
-      labels: facts.labels,
-      nodeSelector: state.nodeSelector ?? facts.nodeSelector,
-      tolerations: state.tolerations ?? facts.tolerations,
-      nodeAffinity: currentNodeAffinity(state, facts),
-      topologySpreadConstraints:
-        (state.topologySpreadConstraints as readonly JsonObject[] | undefined) ?? facts.topologySpreadConstraints,
-      annotations: state.annotations ?? facts.annotations,
-    };
-    const stamped = stampPod(facts, result, fields, stepContext.requestUid, options.stamps, reading!);
-    if (stamped instanceof LimitExceededError) return deniedOutcome(base, audited, evaluations, stamped);
-    // A Pod rebuilt from its stamp arrives as the API server stored the first review's result.
-    result = reading?.verdict === 'checked' ? keptAsStored(incoming.pod, stamped) : stamped;
+    const withStamp = stamped(facts, incoming, state, result, stepContext.requestUid, options.stamps, reading!);
+    if (withStamp instanceof LimitExceededError) return deniedOutcome(base, done.audited, evaluations, withStamp);
+    result = withStamp;
   }
   const patch = diffJson(incoming.pod, result, WHOLE_SUBTREES);
   return {
@@ -492,8 +542,8 @@ export function mutatePod(
     decision: patch.length > 0 ? 'mutated' : 'unchanged',
     pod: patch.length > 0 ? result : incoming.pod,
     patch,
-    applied,
-    audited,
+    applied: done.applied,
+    audited: done.audited,
     evaluations,
     warnings: state.warnings,
   };
