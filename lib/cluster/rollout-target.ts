@@ -5,6 +5,7 @@ import {
   hasReason,
   send,
   sendWrite,
+  type ClusterAccess,
   type ConnectionOptions,
 } from './access.ts';
 import type { ClusterConfig } from './config.ts';
@@ -45,6 +46,47 @@ const PATHS: Readonly<Record<RolloutWorkloadKind, string>> = {
 const STRATEGIC = 'application/strategic-merge-patch+json';
 const MERGE = 'application/merge-patch+json';
 
+type WriteTarget = Parameters<typeof sendWrite>[3];
+
+/** The two requests the target makes: a read of JSON, and a write whose answer is only checked. */
+interface Requests {
+  read(action: string, notFoundHint: string, path: string): Promise<unknown>;
+  write(action: string, notFoundHint: string, target: WriteTarget, body: unknown): Promise<void>;
+}
+
+function requestsOf(access: ClusterAccess<Connection>, timeoutMs: number): Requests {
+  const operation = (connection: Connection, action: string, notFoundHint: string, context: Record<string, unknown>) =>
+    ({ action, notFoundHint, target: connection.server, context }) satisfies ClusterOperation;
+  return {
+    read: (action, hint, path) =>
+      access.run(action, (connection) =>
+        send(operation(connection, action, hint, { operation: 'get', path }), timeoutMs, (request) =>
+          getJson(connection, path, {}, request),
+        ),
+      ),
+    write: (action, hint, target, body) =>
+      access.run(action, (connection) =>
+        sendWrite(
+          operation(connection, action, hint, { operation: target.method.toLowerCase(), path: target.path }),
+          timeoutMs,
+          connection,
+          target,
+          body,
+        ),
+      ),
+  };
+}
+
+function workloadPath(kind: RolloutWorkloadKind, namespace: string, name: string): string {
+  return `${PATHS[kind].replace('{ns}', encodeURIComponent(namespace))}/${encodeURIComponent(name)}`;
+}
+
+function podPath(namespace: string, name: string): string {
+  return `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`;
+}
+
+const GONE_SINCE_REPORT = 'does not exist (deleted since the report?)';
+
 /** The RolloutTarget of the configured cluster, connecting as createWorkloadObjectSource does. */
 function createRolloutTarget(config: ClusterConfig, options: RolloutTargetOptions = {}): RolloutTarget {
   const timeoutMs = checkRequestTimeout(options.requestTimeoutMs ?? 30_000);
@@ -53,61 +95,25 @@ function createRolloutTarget(config: ClusterConfig, options: RolloutTargetOption
     { ...options, requestTimeoutMs: timeoutMs },
     (connection: Connection) => connection,
   );
-  const operation = (
-    connection: Connection,
-    action: string,
-    notFoundHint: string,
-    context: Record<string, unknown>,
-  ): ClusterOperation => ({
-    action,
-    notFoundHint,
-    target: connection.server,
-    context,
-  });
-  const read = (action: string, hint: string, path: string, query: Record<string, string> = {}) =>
-    access.run(action, (connection) =>
-      send(operation(connection, action, hint, { operation: 'get', path }), timeoutMs, (request) =>
-        getJson(connection, path, query, request),
-      ),
-    );
-  const workloadPath = (kind: RolloutWorkloadKind, namespace: string, name: string) =>
-    `${PATHS[kind].replace('{ns}', encodeURIComponent(namespace))}/${encodeURIComponent(name)}`;
-
+  const { read, write } = requestsOf(access, timeoutMs);
   return {
     getWorkload(kind, namespace, name) {
-      return read(
-        `reading ${kind} ${namespace}/${name}`,
-        `${kind} ${namespace}/${name} does not exist (deleted since the report?)`,
-        workloadPath(kind, namespace, name),
-      );
+      const what = `${kind} ${namespace}/${name}`;
+      return read(`reading ${what}`, `${what} ${GONE_SINCE_REPORT}`, workloadPath(kind, namespace, name));
     },
     patchWorkload(kind, namespace, name, patch) {
-      const action = `patching ${kind} ${namespace}/${name}`;
+      const what = `${kind} ${namespace}/${name}`;
       const path = workloadPath(kind, namespace, name);
-      return access.run(action, (connection) =>
-        sendWrite(
-          operation(connection, action, `${kind} ${namespace}/${name} does not exist (deleted since the report?)`, {
-            operation: 'patch',
-            path,
-          }),
-          timeoutMs,
-          connection,
-          {
-            path,
-            query: { fieldManager: 'podmutation-rollout' },
-            method: 'PATCH',
-            contentType: kind === 'Rollout' ? MERGE : STRATEGIC,
-          },
-          patch,
-        ),
-      );
+      const contentType = kind === 'Rollout' ? MERGE : STRATEGIC;
+      const target = { path, query: { fieldManager: 'podmutation-rollout' }, method: 'PATCH', contentType } as const;
+      return write(`patching ${what}`, `${what} ${GONE_SINCE_REPORT}`, target, patch);
     },
     async getPod(namespace, name) {
       try {
         return await read(
           `reading Pod ${namespace}/${name}`,
           `Pod ${namespace}/${name} does not exist`,
-          `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`,
+          podPath(namespace, name),
         );
       } catch (error) {
         if (hasReason(error, 'notFound')) return undefined;
@@ -115,24 +121,20 @@ function createRolloutTarget(config: ClusterConfig, options: RolloutTargetOption
       }
     },
     deletePod(namespace, name, uid) {
-      const action = `deleting Pod ${namespace}/${name}`;
-      const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`;
-      return access.run(action, (connection) =>
-        sendWrite(
-          operation(connection, action, `Pod ${namespace}/${name} does not exist`, { operation: 'delete', path }),
-          timeoutMs,
-          connection,
-          { path, query: {}, method: 'DELETE', contentType: 'application/json' },
-          { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid } },
-        ),
-      );
+      const target = {
+        path: podPath(namespace, name),
+        query: {},
+        method: 'DELETE',
+        contentType: 'application/json',
+      } as const;
+      const body = { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid } };
+      return write(`deleting Pod ${namespace}/${name}`, `Pod ${namespace}/${name} does not exist`, target, body);
     },
     async listPodDisruptionBudgets(namespace) {
-      const path = `/apis/policy/v1/namespaces/${encodeURIComponent(namespace)}/poddisruptionbudgets`;
       const list = await read(
         `listing poddisruptionbudgets.policy in namespace ${namespace}`,
         'the API server does not serve policy/v1 poddisruptionbudgets',
-        path,
+        `/apis/policy/v1/namespaces/${encodeURIComponent(namespace)}/poddisruptionbudgets`,
       );
       const items = (list as { items?: unknown }).items;
       return Array.isArray(items) ? (items as unknown[]) : [];
