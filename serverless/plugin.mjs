@@ -125,6 +125,71 @@ function networkInterfaceResources(vpc) {
   ].map((arn) => ({ 'Fn::Sub': arn }));
 }
 
+/** A whole-number parameter in [minimum, maximum], as a number. */
+const wholeNumberParameter = (name, minimum, maximum) => async (context) =>
+  Number(wholeNumber(name, await context.resolveVariable(`param:${name}`), minimum, maximum, context.ServerlessError));
+
+const syncVpcOf = async ({ resolveVariable, ServerlessError }) =>
+  syncVpc(await resolveVariable('param:subnetIds'), await resolveVariable('param:securityGroupIds'), ServerlessError);
+
+/** The `${podmutation:NAME}` variables serverless.yml reads, each checked once here. */
+const VARIABLES = {
+  // Required, with no default: the one line a packaging without it prints.
+  async clusterName({ resolveVariable, ServerlessError }) {
+    const name = await resolveVariable('param:clusterName').catch(() => undefined);
+    if (typeof name !== 'string' || name === '') {
+      throw new ServerlessError(
+        'clusterName is required: the EKS cluster name (or any id in kubeconfig mode); pass --param="clusterName=NAME"',
+      );
+    }
+    return name;
+  },
+  // API Gateway's account limits are 10,000 requests a second and a burst of 5,000 (README, Limits).
+  throttleRateLimit: wholeNumberParameter('throttleRateLimit', 1, 10_000),
+  throttleBurstLimit: wholeNumberParameter('throttleBurstLimit', 1, 5_000),
+  // The one reference to alarmTopicArn that decides whether alarms notify: a stage without one is said once.
+  async alarmTopicArn({ resolveVariable, warn }) {
+    const topic = String(await resolveVariable('param:alarmTopicArn'));
+    if (topic === '' && (await resolveVariable('sls:stage')) !== 'local') {
+      warn(
+        'no alarmTopicArn parameter: the stack\'s alarms change state but notify no one; pass --param="alarmTopicArn=arn:aws:sns:REGION:ACCOUNT:TOPIC"',
+      );
+    }
+    return topic;
+  },
+  // false keeps the function out of any VPC: no VpcConfig at all.
+  syncVpc: async (context) => (await syncVpcOf(context)) ?? false,
+  syncNetworkInterfaceResources: async (context) => networkInterfaceResources(await syncVpcOf(context)),
+  createAccessEntry: async ({ resolveVariable, ServerlessError }) =>
+    choice('createAccessEntry', await resolveVariable('param:createAccessEntry'), ['true', 'false'], ServerlessError),
+  // Checked here as well as at the function's start (ENFORCEMENT): a typo fails the package, not every cold start.
+  enforcement: async ({ resolveVariable, ServerlessError }) =>
+    choice('enforcement', await resolveVariable('param:enforcement'), ['enforce', 'audit'], ServerlessError),
+  reportIntervalMinutes: async ({ resolveVariable, ServerlessError }) =>
+    wholeNumber(
+      'reportIntervalMinutes',
+      await resolveVariable('param:reportIntervalMinutes'),
+      0,
+      1440,
+      ServerlessError,
+    ),
+  // A number, as the function schema's provisionedConcurrency takes; 0 creates no version and no alias.
+  provisionedConcurrency: wholeNumberParameter('provisionedConcurrency', 0, MAX_PROVISIONED_CONCURRENCY),
+  async concurrencyAlarmThreshold({ resolveVariable, ServerlessError }) {
+    const quota = wholeNumber(
+      'concurrencyQuota',
+      await resolveVariable('param:concurrencyQuota'),
+      CONCURRENCY_QUOTA.minimum,
+      CONCURRENCY_QUOTA.maximum,
+      ServerlessError,
+    );
+    return Math.floor(Number(quota) * NEAR_LIMIT);
+  },
+  // Milliseconds, from the admission function's timeout in seconds.
+  admissionSlowMs: async ({ resolveVariable }) =>
+    Math.floor(Number(await resolveVariable('self:functions.admission.timeout')) * 1000 * NEAR_LIMIT),
+};
+
 /** The plugin osls loads from serverless.yml. */
 export default class PodMutationPlugin {
   #serverless;
@@ -162,127 +227,14 @@ export default class PodMutationPlugin {
     this.configurationVariablesSources = {
       podmutation: {
         async resolve({ address, resolveVariable }) {
-          const vpc = async () =>
-            syncVpc(
-              await resolveVariable('param:subnetIds'),
-              await resolveVariable('param:securityGroupIds'),
-              ServerlessError,
+          const resolver = Object.hasOwn(VARIABLES, address) ? VARIABLES[address] : undefined;
+          if (resolver === undefined) {
+            const names = Object.keys(VARIABLES);
+            throw new ServerlessError(
+              `\${podmutation:${address}} is not a variable of serverless/plugin.mjs; expected ${names.slice(0, -1).join(', ')} or ${names.at(-1)}`,
             );
-          switch (address) {
-            // Required, with no default: the one line a packaging without it prints.
-            case 'clusterName': {
-              const name = await resolveVariable('param:clusterName').catch(() => undefined);
-              if (typeof name !== 'string' || name === '') {
-                throw new ServerlessError(
-                  'clusterName is required: the EKS cluster name (or any id in kubeconfig mode); pass --param="clusterName=NAME"',
-                );
-              }
-              return { value: name };
-            }
-            // API Gateway's account limits are 10,000 requests a second and a burst of 5,000 (README, Limits).
-            case 'throttleRateLimit':
-              return {
-                value: Number(
-                  wholeNumber(
-                    'throttleRateLimit',
-                    await resolveVariable('param:throttleRateLimit'),
-                    1,
-                    10_000,
-                    ServerlessError,
-                  ),
-                ),
-              };
-            case 'throttleBurstLimit':
-              return {
-                value: Number(
-                  wholeNumber(
-                    'throttleBurstLimit',
-                    await resolveVariable('param:throttleBurstLimit'),
-                    1,
-                    5_000,
-                    ServerlessError,
-                  ),
-                ),
-              };
-            // The one reference to alarmTopicArn that decides whether alarms notify: a stage without one is said once.
-            case 'alarmTopicArn': {
-              const topic = String(await resolveVariable('param:alarmTopicArn'));
-              if (topic === '' && (await resolveVariable('sls:stage')) !== 'local') {
-                warn(
-                  'no alarmTopicArn parameter: the stack\'s alarms change state but notify no one; pass --param="alarmTopicArn=arn:aws:sns:REGION:ACCOUNT:TOPIC"',
-                );
-              }
-              return { value: topic };
-            }
-            // false keeps the function out of any VPC: no VpcConfig at all.
-            case 'syncVpc':
-              return { value: (await vpc()) ?? false };
-            case 'syncNetworkInterfaceResources':
-              return { value: networkInterfaceResources(await vpc()) };
-            case 'createAccessEntry':
-              return {
-                value: choice(
-                  'createAccessEntry',
-                  await resolveVariable('param:createAccessEntry'),
-                  ['true', 'false'],
-                  ServerlessError,
-                ),
-              };
-            // Checked here as well as at the function's start (ENFORCEMENT): a typo fails the package, not every cold start.
-            case 'enforcement':
-              return {
-                value: choice(
-                  'enforcement',
-                  await resolveVariable('param:enforcement'),
-                  ['enforce', 'audit'],
-                  ServerlessError,
-                ),
-              };
-            case 'reportIntervalMinutes':
-              return {
-                value: wholeNumber(
-                  'reportIntervalMinutes',
-                  await resolveVariable('param:reportIntervalMinutes'),
-                  0,
-                  1440,
-                  ServerlessError,
-                ),
-              };
-            // A number, as the function schema's provisionedConcurrency takes; 0 creates no version and no alias.
-            case 'provisionedConcurrency':
-              return {
-                value: Number(
-                  wholeNumber(
-                    'provisionedConcurrency',
-                    await resolveVariable('param:provisionedConcurrency'),
-                    0,
-                    MAX_PROVISIONED_CONCURRENCY,
-                    ServerlessError,
-                  ),
-                ),
-              };
-            case 'concurrencyAlarmThreshold': {
-              const quota = wholeNumber(
-                'concurrencyQuota',
-                await resolveVariable('param:concurrencyQuota'),
-                CONCURRENCY_QUOTA.minimum,
-                CONCURRENCY_QUOTA.maximum,
-                ServerlessError,
-              );
-              return { value: Math.floor(Number(quota) * NEAR_LIMIT) };
-            }
-            // Milliseconds, from the admission function's timeout in seconds.
-            case 'admissionSlowMs':
-              return {
-                value: Math.floor(
-                  Number(await resolveVariable('self:functions.admission.timeout')) * 1000 * NEAR_LIMIT,
-                ),
-              };
-            default:
-              throw new ServerlessError(
-                `\${podmutation:${address}} is not a variable of serverless/plugin.mjs; expected clusterName, throttleRateLimit, throttleBurstLimit, alarmTopicArn, syncVpc, syncNetworkInterfaceResources, createAccessEntry, enforcement, reportIntervalMinutes, provisionedConcurrency, concurrencyAlarmThreshold or admissionSlowMs`,
-              );
           }
+          return { value: await resolver({ resolveVariable, ServerlessError, warn }) };
         },
       },
     };
