@@ -1,31 +1,6 @@
-import {
-  answerAdmissionReview,
-  parseAdmissionReview,
-  reviewAdmission,
-  type AdmissionVerdict,
-  type ReviewOptions,
-} from './review.ts';
-import { summarizeVerdict, type AdmissionSummary } from './summary.ts';
-import type {
-  GroupVersionKind,
-  GroupVersionResource,
-  AdmissionRequest,
-  Status,
-  AdmissionResponse,
-  AdmissionReviewRequest,
-  AdmissionReviewResponse,
-} from './kubernetes.ts';
+import { answerAdmissionReview, parseAdmissionReview } from './review.ts';
+import { summarizeVerdict } from './summary.ts';
+import type { AdmissionRequest, AdmissionReviewRequest, AdmissionReviewResponse } from './kubernetes.ts';
 
-export { answerAdmissionReview, parseAdmissionReview, reviewAdmission, summarizeVerdict };
-export type {
-  AdmissionVerdict,
-  ReviewOptions,
-  AdmissionSummary,
-  GroupVersionKind,
-  GroupVersionResource,
-  AdmissionRequest,
-  Status,
-  AdmissionResponse,
-  AdmissionReviewRequest,
-  AdmissionReviewResponse,
-};
+export { answerAdmissionReview, parseAdmissionReview, summarizeVerdict };
+export type { AdmissionRequest, AdmissionReviewRequest, AdmissionReviewResponse };

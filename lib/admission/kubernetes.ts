@@ -62,7 +62,6 @@ export type {
   GroupVersionKind,
   GroupVersionResource,
   AdmissionRequest,
-  Status,
   AdmissionResponse,
   AdmissionReviewRequest,
   AdmissionReviewResponse,

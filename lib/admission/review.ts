@@ -21,7 +21,7 @@ import type {
 const API_VERSION = 'admission.k8s.io/v1';
 
 /** What a review runs besides the rules: the managed steps, the deployment's enforcement switch, and the stamps' digests. */
-export type ReviewOptions = Pick<MutationOptions, 'managedSteps' | 'enforcement' | 'stamps'>;
+type ReviewOptions = Pick<MutationOptions, 'managedSteps' | 'enforcement' | 'stamps'>;
 
 /** The answer to one AdmissionReview: the response to send and what the engine did (for logs). */
 export interface AdmissionVerdict {
@@ -124,11 +124,7 @@ function responseFor(uid: string, outcome: MutationOutcome): AdmissionResponse {
  * Answers one AdmissionRequest with the engine: Pod CREATEs are mutated, everything else is allowed
  * unchanged. Pure; never edits the request.
  */
-export function reviewAdmission(
-  request: AdmissionRequest,
-  ruleSet: RuleSet,
-  options: ReviewOptions = {},
-): AdmissionVerdict {
+function reviewAdmission(request: AdmissionRequest, ruleSet: RuleSet, options: ReviewOptions = {}): AdmissionVerdict {
   const notPodCreate = isPodCreate(request);
   if (notPodCreate !== undefined) {
     return {

@@ -3,7 +3,7 @@ import type { AuditedMatch } from '../engine/index.ts';
 import type { AdmissionVerdict } from './review.ts';
 
 /** The fields of one admission log line: identifies the Pod and the decision, never carries its body. */
-export interface AdmissionSummary {
+interface AdmissionSummary {
   readonly uid: string;
   readonly namespace: string;
   readonly pod: string;

@@ -18,7 +18,7 @@ export const EXIT = {
 } as const;
 
 /** What each exit code means for one command; 0 and 2 always exist, 1 only where the command has findings. */
-export interface ExitCodes {
+interface ExitCodes {
   readonly 0: string;
   readonly 1?: string;
   readonly 2: string;

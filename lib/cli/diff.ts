@@ -3,7 +3,7 @@ import { STAMP_ANNOTATION, type Pod } from '../engine/index.ts';
 import { diffScheduling, schedulingDiffLines, type DiffSign, type SchedulingFields } from '../scheduling/index.ts';
 
 /** The environment variables the colour decision reads; commands pass `process.env`, tests their own. */
-export type ColourEnvironment = Readonly<Record<string, string | undefined>>;
+type ColourEnvironment = Readonly<Record<string, string | undefined>>;
 
 // FORCE_COLOR=0 and FORCE_COLOR=false turn colour off, as Node and supports-color read them.
 const FORCE_COLOR_OFF: ReadonlySet<string> = new Set(['0', 'false']);

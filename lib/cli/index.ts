@@ -9,7 +9,7 @@ import {
   StoreError,
 } from '../errors/index.ts';
 import { EXIT, commandDoc, commandPath, exitCodeOf, type CliContext } from './command.ts';
-import { writeLine, type CliStreams } from './io.ts';
+import { writeLine } from './io.ts';
 import { allCommands, createProgram } from './program.ts';
 import { renderCliReference } from './reference.ts';
 
@@ -57,5 +57,5 @@ async function runCli(argv: readonly string[], context: CliContext): Promise<num
   return exitCodeOf(running) ?? EXIT.ok;
 }
 
-export { runCli, createProgram, allCommands, renderCliReference, EXIT };
-export type { CliContext, CliStreams };
+export { runCli, createProgram, allCommands, renderCliReference };
+export type { CliContext };

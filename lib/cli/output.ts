@@ -4,7 +4,7 @@ import { stringify } from 'yaml';
 import type { Writable } from 'node:stream';
 
 /** The output formats; `table` is the one for people, json and yaml print the command's documented shape. */
-export const OUTPUT_FORMATS = ['table', 'json', 'yaml'] as const;
+const OUTPUT_FORMATS = ['table', 'json', 'yaml'] as const;
 
 /** One of OUTPUT_FORMATS. */
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];

@@ -286,4 +286,4 @@ function contextNamespace(config: LocalClusterConfig): string {
 }
 
 export { connectLocal, connectRemote, contextNamespace };
-export type { Connection, ConnectionDependencies, LocalClusterConfig, RemoteClusterConfig };
+export type { Connection, LocalClusterConfig };

@@ -132,4 +132,4 @@ function kindOf(value: unknown): string {
 }
 
 export { collectList, listPages };
-export type { ListPage, PageFetcher, PodMutationList };
+export type { PodMutationList };

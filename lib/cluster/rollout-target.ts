@@ -50,8 +50,8 @@ type WriteTarget = Parameters<typeof sendWrite>[3];
 
 /** The two requests the target makes: a read of JSON, and a write whose answer is only checked. */
 interface Requests {
-  read(action: string, notFoundHint: string, path: string): Promise<unknown>;
-  write(action: string, notFoundHint: string, target: WriteTarget, body: unknown): Promise<void>;
+  readonly read: (action: string, notFoundHint: string, path: string) => Promise<unknown>;
+  readonly write: (action: string, notFoundHint: string, target: WriteTarget, body: unknown) => Promise<void>;
 }
 
 function requestsOf(access: ClusterAccess<Connection>, timeoutMs: number): Requests {

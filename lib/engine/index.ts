@@ -1,4 +1,4 @@
-import { describeMismatch, matchingRules, matchRule, type MatchDimension } from './match.ts';
+import { describeMismatch, matchingRules, matchRule } from './match.ts';
 import { podFacts, type PodFacts } from './pod.ts';
 import {
   andRequiredAffinity,
@@ -9,21 +9,13 @@ import {
   type MutationContext,
   type MutationOptions,
   type MutationOutcome,
-  type RuleEvaluation,
-  type StepOwner,
   type StepResult,
 } from './mutate.ts';
-import {
-  compileRuleSet,
-  compileSnapshotRules,
-  type AffinitySelector,
-  type CompiledRule,
-  type RuleSet,
-} from './compile.ts';
+import { compileRuleSet, compileSnapshotRules, type CompiledRule, type RuleSet } from './compile.ts';
 import type { SchedulingState } from './state.ts';
-import { MAX_ANNOTATION_BYTES, STAMP_ANNOTATION, type StampDigest, type StampVerdict } from './stamp.ts';
-import type { Workload, WorkloadEvidence } from './workload.ts';
-import type { Affinity, OwnerReference, ObjectMeta, PodSpec, Pod } from './kubernetes.ts';
+import { MAX_ANNOTATION_BYTES, STAMP_ANNOTATION, type StampDigest } from './stamp.ts';
+import type { Workload } from './workload.ts';
+import type { OwnerReference, Pod } from './kubernetes.ts';
 
 export {
   compileRuleSet,
@@ -38,7 +30,6 @@ export {
   MAX_ANNOTATION_BYTES,
 };
 export type {
-  AffinitySelector,
   AuditedMatch,
   CompiledRule,
   RuleSet,
@@ -46,20 +37,12 @@ export type {
   ManagedStep,
   MutationContext,
   MutationOutcome,
-  RuleEvaluation,
   StepResult,
-  StepOwner,
-  MatchDimension,
   MutationOptions,
   PodFacts,
   SchedulingState,
   StampDigest,
-  StampVerdict,
   Workload,
-  WorkloadEvidence,
-  Affinity,
   OwnerReference,
-  ObjectMeta,
-  PodSpec,
   Pod,
 };

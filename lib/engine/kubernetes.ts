@@ -46,4 +46,4 @@ interface Pod {
   readonly [field: string]: unknown;
 }
 
-export type { Affinity, OwnerReference, ObjectMeta, PodSpec, Pod };
+export type { Affinity, OwnerReference, Pod };

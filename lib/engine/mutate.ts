@@ -42,7 +42,7 @@ export interface MutationContext {
 }
 
 /** How one rule fared against the Pod (recorded only when asked to explain). */
-export interface RuleEvaluation {
+interface RuleEvaluation {
   readonly rule: CompiledRule;
   readonly outcome: 'matched' | 'disabled' | 'not-matched';
   readonly failed?: MatchDimension;
@@ -113,7 +113,7 @@ const MAX_WARNINGS = 4;
 const MAX_WARNING_LENGTH = 255;
 
 /** Adds an AdmissionReview warning to the state (at most a few, each under 256 characters). Pure. */
-export function warn(state: SchedulingState, message: string): SchedulingState {
+function warn(state: SchedulingState, message: string): SchedulingState {
   if (state.warnings.length >= MAX_WARNINGS) return state;
   const text = message.length > MAX_WARNING_LENGTH ? `${message.slice(0, MAX_WARNING_LENGTH - 1)}…` : message;
   return { ...state, warnings: [...state.warnings, text] };
@@ -140,7 +140,7 @@ function removeNodeAffinity(affinity: AffinitySelector, rule: CompiledRule): Aff
 }
 
 /** Who is changing the Pod, for denials and warnings: a customer rule or a managed step. */
-export interface StepOwner {
+interface StepOwner {
   readonly name: string;
   readonly subject: string;
 }

@@ -19,7 +19,7 @@ const WORKLOAD_FIELD: Readonly<Record<Dimension, keyof Workload>> = {
 };
 
 /** What the index needs of a compiled rule. */
-export interface IndexedRule {
+interface IndexedRule {
   readonly enabled: boolean;
   readonly match: { readonly [D in Dimension]: ReadonlySet<string> | undefined };
 }

@@ -71,7 +71,7 @@ const STAMP_FIELDS: ReadonlySet<string> = new Set(['v', 'seed', 'before', 'sum',
 // Kubernetes' limit on the annotations of one object, keys and values together, in bytes (TotalAnnotationSizeLimitB).
 export const MAX_ANNOTATION_BYTES = 256 * 1024;
 /** What a stamp's sum covers, as the engine reads a Pod (PodFacts has every field; a review's result is given as the same view). */
-export type CoveredFields = Pick<
+type CoveredFields = Pick<
   PodFacts,
   'workload' | 'labels' | 'nodeSelector' | 'tolerations' | 'nodeAffinity' | 'topologySpreadConstraints' | 'annotations'
 >;

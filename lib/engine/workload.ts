@@ -9,7 +9,7 @@ export interface Workload {
 const CRONJOB_JOB_NAME = /^(.+)-(\d{8,})$/;
 
 /** The parts of a Pod's metadata that name its workload, as the Pod boundary read them. */
-export interface WorkloadEvidence {
+interface WorkloadEvidence {
   readonly name: string;
   readonly generateName: string;
   readonly labels: Readonly<Record<string, string>>;

@@ -50,4 +50,4 @@ function jsonLineLogger(
 }
 
 export { DISCARDED_LOGGER, DISCARDED_METRICS, jsonLineLogger };
-export type { LogFields, Logger, MetricUnit, Metrics };
+export type { LogFields, Logger, Metrics };

@@ -66,7 +66,7 @@ function isCapacityFlavour(value: string): value is CapacityFlavour {
 }
 
 /** The capacity flavour names, for messages. */
-export const CAPACITY_FLAVOUR_NAMES: string = Object.keys(CAPACITY_LABELS).join(', ');
+const CAPACITY_FLAVOUR_NAMES: string = Object.keys(CAPACITY_LABELS).join(', ');
 /** The capacity flavours, as a list for a setting's choices; karpenter is the default (CAPACITY_FLAVOUR). */
 export const CAPACITY_FLAVOURS = Object.keys(CAPACITY_LABELS) as readonly CapacityFlavour[];
 export const DEFAULT_CAPACITY_FLAVOUR: CapacityFlavour = 'karpenter';

@@ -241,4 +241,4 @@ function createRefreshingValue<T>(options: RefreshingValueOptions<T>): Refreshin
 }
 
 export { createRefreshingValue };
-export type { Backoff, RefreshingValue, RefreshingValueOptions, RefreshStats, ServedValue };
+export type { Backoff, RefreshingValueOptions, ServedValue };

@@ -109,4 +109,3 @@ function blockingBudgets(
 }
 
 export { blockingBudgets, parseLabelSelector, selects };
-export type { Selector };

@@ -3,18 +3,11 @@
  * action per kind and strategy, disruption-budget matches, completion read from status) and an orchestrator over the
  * narrow RolloutTarget of lib/cluster.
  */
-import { blockingBudgets, parseLabelSelector, selects, type Selector } from './budgets.ts';
-import { planRollout, type LeftAlone, type PlannedWorkload, type RolloutPlan } from './plan.ts';
-import {
-  planRecords,
-  rfc3339,
-  runRollout,
-  RESTARTED_AT_ANNOTATION,
-  type RolloutOutcome,
-  type RolloutRunOptions,
-} from './run.ts';
-import { readPodReadiness, readProgress, readWorkloadShape, type Progress, type WorkloadShape } from './status.ts';
-import type { RolloutMethod, RolloutRecord, RolloutState, VerdictRecord, WorkloadRecord } from './types.ts';
+import { blockingBudgets, parseLabelSelector, selects } from './budgets.ts';
+import { planRollout, type PlannedWorkload, type RolloutPlan } from './plan.ts';
+import { planRecords, rfc3339, runRollout } from './run.ts';
+import { readPodReadiness, readProgress, readWorkloadShape } from './status.ts';
+import type { RolloutRecord, WorkloadRecord } from './types.ts';
 
 export {
   blockingBudgets,
@@ -27,20 +20,5 @@ export {
   readPodReadiness,
   readProgress,
   readWorkloadShape,
-  RESTARTED_AT_ANNOTATION,
 };
-export type {
-  Selector,
-  LeftAlone,
-  PlannedWorkload,
-  RolloutPlan,
-  RolloutOutcome,
-  RolloutRunOptions,
-  Progress,
-  WorkloadShape,
-  RolloutMethod,
-  RolloutRecord,
-  RolloutState,
-  VerdictRecord,
-  WorkloadRecord,
-};
+export type { PlannedWorkload, RolloutPlan, RolloutRecord, WorkloadRecord };

@@ -1,6 +1,7 @@
 /** Pure: the waves of a rollout from the report's workloads. */
 import { restartAction, type MigrationReport, type ReportWorkload } from '../report/index.ts';
 import type { RolloutWorkloadKind } from '../cluster/index.ts';
+import type { RolloutMethod } from './types.ts';
 
 /** A workload the rollout restarts: through its template (`restart`), or by deleting its pending Pods in order. */
 interface PlannedWorkload {
@@ -9,7 +10,7 @@ interface PlannedWorkload {
   readonly name: string;
   /** The report's change: why it is pending. */
   readonly change: string;
-  readonly method: 'restart' | 'delete-pods';
+  readonly method: RolloutMethod;
   /** For delete-pods: the pending Pods, in the order the report gives (highest ordinal first). */
   readonly pods: readonly string[];
 }
@@ -59,4 +60,4 @@ function planRollout(report: MigrationReport, maxConcurrent: number): RolloutPla
 }
 
 export { planRollout };
-export type { LeftAlone, PlannedWorkload, RolloutPlan };
+export type { PlannedWorkload, RolloutPlan };

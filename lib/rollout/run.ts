@@ -275,5 +275,4 @@ async function runRollout(
   return counts;
 }
 
-export { planRecords, runRollout, rfc3339, RESTARTED_AT_ANNOTATION };
-export type { RolloutOutcome, RolloutRunOptions };
+export { planRecords, runRollout, rfc3339 };

@@ -153,4 +153,3 @@ function readPodReadiness(value: unknown, path: string): { readonly uid: string;
 }
 
 export { readProgress, readPodReadiness, readWorkloadShape };
-export type { Progress, WorkloadShape };

@@ -39,4 +39,4 @@ interface VerdictRecord {
 /** Every record of a run, in order: workload records, then one verdict (none for a dry run). */
 type RolloutRecord = WorkloadRecord | VerdictRecord;
 
-export type { RolloutMethod, RolloutRecord, RolloutState, VerdictRecord, WorkloadRecord };
+export type { RolloutMethod, RolloutRecord, RolloutState, WorkloadRecord };

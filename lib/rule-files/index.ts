@@ -252,5 +252,5 @@ async function loadRuleFiles(paths: readonly string[], options: LoadOptions = {}
   return { ...verdictsFor(resources), skipped, unreadable };
 }
 
-export { loadRuleFiles, parseResourceDocuments, parseSingleDocument, parseYamlDocuments, readTextFile, verdictsFor };
-export type { LoadedRule, LoadedRules, LoadOptions, SkippedDocument, UnreadableFile };
+export { loadRuleFiles, parseResourceDocuments, parseSingleDocument, parseYamlDocuments, readTextFile };
+export type { LoadedRules, LoadOptions, SkippedDocument };

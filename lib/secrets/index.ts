@@ -75,4 +75,4 @@ function isSecretNotFound(failure: unknown): boolean {
 }
 
 export { readSecretString, secretReaderFor, isSecretNotFound, SECRET_READ_BACKOFF };
-export type { SecretReader, SecretReaderOptions, SecretRead };
+export type { SecretReader, SecretRead };

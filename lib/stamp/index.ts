@@ -132,4 +132,4 @@ function createStampSource(config: StampKeyConfig, options: StampSourceOptions =
 }
 
 export { KEYLESS_STAMPS, keyedStamps, generateStampKey, readStampKeyConfig, createStampSource, checkedStampKey };
-export type { StampKeyConfig, StampSource, StampSourceOptions };
+export type { StampKeyConfig, StampSource };

@@ -38,7 +38,7 @@ import {
   TABLE_NAME,
   type ValueRule,
 } from './syntax.ts';
-import { IssueList, issuesOf, readAll, type Issue, type IssueError, type IssueSink } from './issues.ts';
+import { IssueList, issuesOf, readAll, type Issue, type IssueSink } from './issues.ts';
 import { WEBHOOK_TOKEN_FORM, WEBHOOK_TOKEN_PATTERN } from './token.ts';
 import { columns, printable } from './columns.ts';
 
@@ -83,4 +83,4 @@ export {
   columns,
   printable,
 };
-export type { JsonObject, RawInteger, ValueRule, Issue, IssueError, IssueSink };
+export type { JsonObject, RawInteger, ValueRule, Issue, IssueSink };

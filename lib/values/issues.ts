@@ -76,4 +76,4 @@ function readAll<T extends object>(readers: { readonly [K in keyof T]: () => T[K
 }
 
 export { IssueList, readAll, issuesOf };
-export type { Issue, IssueSink, IssueError };
+export type { Issue, IssueSink };

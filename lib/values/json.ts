@@ -327,12 +327,9 @@ function canonicalJson(value: unknown): string {
 export {
   canonicalJson,
   MAX_JSON_DEPTH,
-  MAX_PREVIEW_CHARS,
   isJsonObject,
-  jsonTypeName,
   previewInput,
   truncateInput,
-  nestsDeeperThan,
   textNestsDeeperThan,
   checkNesting,
   memberPath,

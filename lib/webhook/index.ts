@@ -1,19 +1,5 @@
 import { WEBHOOK_DEFAULTS, renderWebhookConfiguration, webhookConfigurationYaml } from './configuration.ts';
-import type {
-  FailurePolicy,
-  MatchCondition,
-  MutatingWebhook,
-  MutatingWebhookConfiguration,
-  RuleWithOperations,
-  WebhookConfigurationOptions,
-} from './types.ts';
+import type { FailurePolicy, MutatingWebhookConfiguration, WebhookConfigurationOptions } from './types.ts';
 
 export { WEBHOOK_DEFAULTS, renderWebhookConfiguration, webhookConfigurationYaml };
-export type {
-  FailurePolicy,
-  MatchCondition,
-  MutatingWebhook,
-  MutatingWebhookConfiguration,
-  RuleWithOperations,
-  WebhookConfigurationOptions,
-};
+export type { FailurePolicy, MutatingWebhookConfiguration, WebhookConfigurationOptions };

@@ -23,7 +23,7 @@ export interface WebhookConfigurationOptions {
 }
 
 /** An admissionregistration.k8s.io/v1 RuleWithOperations. */
-export interface RuleWithOperations {
+interface RuleWithOperations {
   readonly operations: readonly string[];
   readonly apiGroups: readonly string[];
   readonly apiVersions: readonly string[];
@@ -32,13 +32,13 @@ export interface RuleWithOperations {
 }
 
 /** An admissionregistration.k8s.io/v1 MatchCondition (a CEL expression over object, oldObject, request). */
-export interface MatchCondition {
+interface MatchCondition {
   readonly name: string;
   readonly expression: string;
 }
 
 /** An admissionregistration.k8s.io/v1 MutatingWebhook called through a URL. */
-export interface MutatingWebhook {
+interface MutatingWebhook {
   readonly name: string;
   readonly admissionReviewVersions: readonly string[];
   readonly clientConfig: { readonly url: string; readonly caBundle?: string };

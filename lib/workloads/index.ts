@@ -3,25 +3,13 @@
  * template, the owner chain from a running Pod to that workload, and the Pods an input stands for (Pods, AdmissionReviews,
  * workload manifests).
  */
-import {
-  classifyObject,
-  isWorkloadKind,
-  readPodIdentity,
-  readWorkloadObject,
-  type ObjectClass,
-  type ObjectReference,
-  type PodIdentity,
-  type PodTemplate,
-  type WorkloadKind,
-  type WorkloadObject,
-} from './objects.ts';
+import { classifyObject, readPodIdentity, readWorkloadObject, type WorkloadObject } from './objects.ts';
 import { createOwnerIndex, type OwnerIndex, type PodOrigin } from './owners.ts';
-import { podFromWorkload, podOrdinal, templateHash, type PodFromWorkloadOptions } from './pod.ts';
+import { podFromWorkload, podOrdinal, templateHash } from './pod.ts';
 import { podInputs, type PodInput, type ResourceIdentity } from './inputs.ts';
 
 export {
   classifyObject,
-  isWorkloadKind,
   readWorkloadObject,
   readPodIdentity,
   podFromWorkload,
@@ -30,16 +18,4 @@ export {
   createOwnerIndex,
   podInputs,
 };
-export type {
-  ObjectClass,
-  ObjectReference,
-  PodIdentity,
-  PodTemplate,
-  WorkloadKind,
-  WorkloadObject,
-  PodFromWorkloadOptions,
-  OwnerIndex,
-  PodOrigin,
-  PodInput,
-  ResourceIdentity,
-};
+export type { WorkloadObject, OwnerIndex, PodOrigin, PodInput, ResourceIdentity };

@@ -264,4 +264,4 @@ function readPodIdentity(value: unknown, path: string, fallbackNamespace = 'defa
 }
 
 export { API_GROUPS, classifyObject, isWorkloadKind, readPodIdentity, readWorkloadObject };
-export type { ObjectClass, ObjectReference, PodIdentity, PodTemplate, WorkloadKind, WorkloadObject };
+export type { ObjectReference, PodIdentity, PodTemplate, WorkloadObject };

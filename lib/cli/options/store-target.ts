@@ -64,7 +64,7 @@ export interface StoreTarget {
 }
 
 /** The one CloudFormation call the lookup makes; satisfied by CloudFormationClient. */
-export interface StackReader {
+interface StackReader {
   send(command: DescribeStacksCommand): Promise<DescribeStacksCommandOutput>;
 }
 
