@@ -1,7 +1,7 @@
 /**
  * The hand-written checks of the contract, in one module: what a structural schema cannot say. Each is named by the
- * declaration (lib/api/schema.ts, `x-check` and `x-key-check`) at the node it checks, beside the CEL rule that makes
- * the API server enforce the same, where the CRD does: label-key syntax of map keys and prefix lengths (it does not:
+ * declaration (lib/api/schema.ts, `x-check` and `x-key-check`) at the node it checks, beside the named rules (`x-cel`)
+ * the CRD makes the API server enforce, where it does: label-key syntax of map keys and prefix lengths (it does not:
  * no schema keyword constrains map keys, and the CRD carries no CEL rule for them), reserved keys, operators and their
  * values, the no-sign Gt/Lt rule in required terms, tolerations, "exactly one of", and a selector that selects
  * something; then, on the normalized rule, "must remove or add something" and the rule budget (measured by
