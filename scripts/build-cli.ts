@@ -58,8 +58,6 @@ export async function buildCli(outdir: string = join(ROOT, CLI_OUTDIR)): Promise
     // Prefer the packages' ESM sources: they tree-shake.
     mainFields: ['module', 'main'],
     minify: true,
-    // The CLI validates rules; the CRD's descriptions and CEL text are for `npm run crd` only.
-    define: { SCHEMA_DOCS: 'false' },
     // CommonJS packages inside an ESM bundle still call require() for Node's built-ins.
     banner: {
       js: "import { createRequire as __podmutationRequire } from 'node:module'; const require = __podmutationRequire(import.meta.url);",

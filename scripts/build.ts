@@ -127,8 +127,6 @@ async function bundleOwnCode(
     format: 'esm',
     packages: 'external',
     keepNames,
-    // The functions only validate rules: the CRD's descriptions and CEL text in the declaration are compiled out.
-    define: { SCHEMA_DOCS: 'false' },
     entryPoints: Object.fromEntries(names.map((name) => [`${name}/index`, join(root, 'functions', name, 'index.ts')])),
     outdir,
     write: false,

@@ -1,13 +1,8 @@
 /** The per-rule budget and the snapshot budget: a rule over its budget is invalid on its own. */
 import type { NodeAffinity, NodeSelectorTerm } from '../scheduling/index.ts';
-import {
-  RULE_BUDGET,
-  SNAPSHOT_BUDGET,
-  type InvalidRule,
-  type NormalizedRule,
-  type RuleIssue,
-  type RuleVerdict,
-} from './types.ts';
+import { RULE_BUDGET, SNAPSHOT_BUDGET } from './constants.ts';
+import { ruleReason } from './rules.ts';
+import type { InvalidRule, NormalizedRule, RuleIssue, RuleVerdict } from './types.ts';
 
 /** What a rule spends of its budget. */
 export interface RuleCost {
@@ -50,15 +45,16 @@ function overBudget(what: string, actual: number, budget: number): RuleIssue {
   return { field: 'spec', reason: `the rule holds ${actual} ${what}, above the per-rule budget of ${budget}` };
 }
 
-/** The issues of a rule over its budget, each naming the budget; empty within it. */
+/**
+ * The issues of a rule over its budget, each naming the budget; empty within it. The counts are named rules the CRD
+ * enforces too (lib/api/rules.ts); the size is the validator's alone.
+ */
 export function budgetIssues(cost: RuleCost): RuleIssue[] {
   const issues: RuleIssue[] = [];
   if (cost.requirements > RULE_BUDGET.maxRequirements)
-    issues.push(
-      overBudget('requirements (node affinity and label selector)', cost.requirements, RULE_BUDGET.maxRequirements),
-    );
+    issues.push({ field: 'spec', reason: ruleReason('budget-requirements', String(cost.requirements)) });
   if (cost.values > RULE_BUDGET.maxValues)
-    issues.push(overBudget('requirement values', cost.values, RULE_BUDGET.maxValues));
+    issues.push({ field: 'spec', reason: ruleReason('budget-values', String(cost.values)) });
   if (cost.bytes > RULE_BUDGET.maxBytes) issues.push(overBudget('bytes of JSON', cost.bytes, RULE_BUDGET.maxBytes));
   return issues;
 }

@@ -1,11 +1,12 @@
 /**
  * The hand-written checks of the contract, in one module: what a structural schema cannot say. Each is named by the
- * declaration (lib/api/schema.ts, `x-check` and `x-key-check`) at the node it checks, beside the CEL rule that makes
- * the API server enforce the same, where the CRD does: label-key syntax of map keys and prefix lengths (it does not:
+ * declaration (lib/api/schema.ts, `x-check` and `x-key-check`) at the node it checks, beside the named rules (`x-cel`)
+ * the CRD makes the API server enforce, where it does: label-key syntax of map keys and prefix lengths (it does not:
  * no schema keyword constrains map keys, and the CRD carries no CEL rule for them), reserved keys, operators and their
  * values, the no-sign Gt/Lt rule in required terms, tolerations, "exactly one of", and a selector that selects
  * something; then, on the normalized rule, "must remove or add something" and the rule budget (measured by
- * lib/api/budget.ts).
+ * lib/api/budget.ts). A check that enforces a named rule of lib/api/rules.ts reports that rule's one message, as the CRD's
+ * CEL rule does.
  */
 import {
   isDns1123Label,
@@ -17,17 +18,17 @@ import {
   type JsonObject,
 } from '../values/index.ts';
 import { budgetIssues, ruleCost } from './budget.ts';
-import type { MutationAdd, MutationRemove } from './schema.ts';
-import { PRODUCT_ANNOTATION_PREFIX, RESERVED_KEYS, type NormalizedRule } from './types.ts';
+import { PRODUCT_ANNOTATION_PREFIX, RESERVED_KEYS } from './constants.ts';
+import { ruleReason } from './rules.ts';
+import { SELECTOR_DIMENSIONS, type MutationAdd, type MutationRemove } from './schema.ts';
+import type { NormalizedRule } from './types.ts';
 
 type Check = (value: never, path: string, issues: IssueSink) => void;
 
 function labelKeyProblem(key: string, reservedAllowed: boolean): string | undefined {
   const problem = qualifiedNameProblem(key);
   if (problem !== undefined) return `"${key}" is not a valid label key: ${problem}`;
-  if (!reservedAllowed && RESERVED_KEYS.has(key)) {
-    return `"${key}" is reserved for the product's managed capacity placement and cannot be used in rules`;
-  }
+  if (!reservedAllowed && RESERVED_KEYS.has(key)) return ruleReason('reserved-key', JSON.stringify(key));
   return undefined;
 }
 
@@ -53,11 +54,11 @@ function labelValueReason(value: string): string | undefined {
 /** In/NotIn need values, Exists/DoesNotExist none (node and label requirements alike); true when the count is right. */
 function operatorTakesValues(operator: unknown, values: readonly string[], path: string, issues: IssueSink): boolean {
   if ((operator === 'In' || operator === 'NotIn') && values.length === 0) {
-    issues.add(`${path}.values`, `operator ${operator} needs at least one value`);
+    issues.add(`${path}.values`, ruleReason('in-needs-values'));
     return false;
   }
   if ((operator === 'Exists' || operator === 'DoesNotExist') && values.length > 0) {
-    issues.add(`${path}.values`, `operator ${operator} takes no values`);
+    issues.add(`${path}.values`, ruleReason('exists-takes-no-values', JSON.stringify(values)));
     return false;
   }
   return true;
@@ -70,44 +71,28 @@ function nodeRequirement(requirement: JsonObject, path: string, issues: IssueSin
   if (operator === 'In' || operator === 'NotIn') {
     for (let index = 0; index < values.length; index += 1) {
       // The path is built only for an issue: a snapshot's 10,000 rules are validated again on every cold start.
-      const reason = labelValueReason(values[index]!);
-      if (reason !== undefined) issues.add(`${path}.values[${index}]`, reason);
+      const value = values[index]!;
+      if (labelValueProblem(value) !== undefined)
+        issues.add(`${path}.values[${index}]`, ruleReason('in-values-are-label-values', JSON.stringify(value)));
     }
     return;
   }
   if (operator !== 'Gt' && operator !== 'Lt') return;
   if (values.length !== 1) {
-    issues.add(`${path}.values`, `operator ${operator} needs exactly one value`);
+    issues.add(`${path}.values`, ruleReason('gt-lt-one-value', JSON.stringify(values)));
     return;
   }
   const [value] = values as [string];
-  if (!isInt64(value) || value.length > 63) {
-    issues.add(
-      `${path}.values[0]`,
-      `operator ${operator} needs a 64-bit integer value of at most 63 characters (got ${JSON.stringify(value)})`,
-    );
-  } else if (required && labelValueProblem(value) !== undefined) {
+  if (!isInt64(value) || value.length > 63)
+    issues.add(`${path}.values[0]`, ruleReason('gt-lt-int64', JSON.stringify(value)));
+  if (required && (value.startsWith('-') || value.startsWith('+'))) {
     // The API server validates every value of a required term as a label value: a signed operand would make the Pod fail creation.
-    issues.add(
-      `${path}.values[0]`,
-      `a required term's ${operator} value must be a label value, so it cannot carry a sign (got ${JSON.stringify(value)})`,
-    );
+    issues.add(`${path}.values[0]`, ruleReason('required-gt-lt-unsigned', JSON.stringify(value)));
   }
 }
 
 /** A kind name: a letter, then letters and digits. */
 const KIND_NAME = /^[A-Za-z][A-Za-z0-9]*$/;
-
-/** The workloadSelector fields that restrict which Pods a rule selects. */
-const SELECTOR_DIMENSIONS = [
-  'namespaces',
-  'kinds',
-  'names',
-  'labelSelector',
-  'nodeAffinityMatch',
-  'nodeSelectorMatch',
-  'tolerationsMatch',
-];
 
 /** The named checks of values and objects. */
 export const CHECKS = {
@@ -137,26 +122,27 @@ export const CHECKS = {
     operatorTakesValues(requirement.operator, strings(requirement.values), path, issues);
   },
   'node-affinity': (affinity: JsonObject, path: string, issues: IssueSink) => {
-    const required = 'requiredDuringSchedulingIgnoredDuringExecution';
-    const preferred = 'preferredDuringSchedulingIgnoredDuringExecution';
-    if (affinity[required] === undefined && affinity[preferred] === undefined)
-      issues.add(path, `must set ${required} or ${preferred}`);
+    if (
+      affinity.requiredDuringSchedulingIgnoredDuringExecution === undefined &&
+      affinity.preferredDuringSchedulingIgnoredDuringExecution === undefined
+    )
+      issues.add(path, ruleReason('node-affinity-not-empty'));
   },
   toleration: (toleration: JsonObject, path: string, issues: IssueSink) => {
     const { key, operator, value, effect, tolerationSeconds } = toleration;
     // As in Kubernetes, an absent operator means Equal.
     const effective = operator === undefined || operator === '' ? 'Equal' : operator;
     if (effective === 'Exists' && typeof value === 'string' && value !== '')
-      issues.add(`${path}.value`, 'operator Exists takes no value');
+      issues.add(`${path}.value`, ruleReason('toleration-exists-no-value'));
     if ((key === undefined || key === '') && effective !== 'Exists')
-      issues.add(`${path}.operator`, 'an empty key requires operator Exists');
+      issues.add(`${path}.operator`, ruleReason('toleration-empty-key-exists'));
     if (tolerationSeconds !== undefined && effect !== 'NoExecute')
-      issues.add(`${path}.tolerationSeconds`, 'is only valid with effect NoExecute');
+      issues.add(`${path}.tolerationSeconds`, ruleReason('toleration-seconds-no-execute'));
   },
   'label-selector': (selector: JsonObject, path: string, issues: IssueSink) => {
     // A label selector left with nothing (its only content misspelt or pruned) would select every Pod.
     if (selector.matchLabels === undefined && selector.matchExpressions === undefined) {
-      issues.add(path, 'must set matchLabels or matchExpressions: an empty label selector would select every Pod');
+      issues.add(path, ruleReason('label-selector-not-empty'));
     }
   },
   'workload-selector': (selector: JsonObject, path: string, issues: IssueSink) => {
@@ -164,22 +150,16 @@ export const CHECKS = {
     // all: false counts as absent, as mutationRemove.nodeAffinity.all does.
     if (selector.all === true && setsDimension) {
       const dimensions = SELECTOR_DIMENSIONS.filter((dimension) => selector[dimension] !== undefined);
-      issues.add(
-        `${path}.all`,
-        `all: true selects every Pod and takes no other dimension (got ${dimensions.join(', ')})`,
-      );
+      issues.add(`${path}.all`, ruleReason('selector-all-alone', dimensions.join(', ')));
     }
     if (selector.all !== true && !setsDimension) {
-      issues.add(
-        path,
-        'sets no dimension; to select every Pod say all: true (an empty selector, for example one whose only field was misspelt and pruned, selects nothing here)',
-      );
+      issues.add(path, ruleReason('selector-sets-dimension'));
     }
   },
   'remove-node-affinity': (removal: JsonObject, path: string, issues: IssueSink) => {
     // all: false counts as absent.
     if ((removal.all === true) === (removal.keys !== undefined)) {
-      issues.add(path, 'exactly one of keys (a non-empty list of label keys) or all: true must be set');
+      issues.add(path, ruleReason('remove-node-affinity-one-of'));
     }
   },
 } satisfies Record<string, Check>;
@@ -192,8 +172,7 @@ export const KEY_CHECKS = {
   'annotation-key': (key: string, path: string, issues: IssueSink) => {
     const problem = qualifiedNameProblem(key);
     if (problem !== undefined) issues.add(path, `"${key}" is not a valid annotation key: ${problem}`);
-    if (key.startsWith(PRODUCT_ANNOTATION_PREFIX))
-      issues.add(path, `annotations under ${PRODUCT_ANNOTATION_PREFIX} are managed by the product`);
+    if (key.startsWith(PRODUCT_ANNOTATION_PREFIX)) issues.add(path, ruleReason('product-annotation'));
   },
 } satisfies Record<string, (key: string, path: string, issues: IssueSink) => void>;
 
@@ -217,7 +196,7 @@ function addsSomething(add: MutationAdd): boolean {
 /** "A rule must remove or add something", on the normalized spec; false (with the issue added) when it does neither. */
 export function checkRemovesOrAdds(remove: MutationRemove, add: MutationAdd, issues: IssueSink): boolean {
   if (removesSomething(remove) || addsSomething(add)) return true;
-  issues.add('spec', 'mutationRemove and mutationAdd are both absent or empty; a rule must remove or add something');
+  issues.add('spec', ruleReason('removes-or-adds'));
   return false;
 }
 

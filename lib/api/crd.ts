@@ -1,11 +1,16 @@
 /**
- * The PodMutation CustomResourceDefinition, generated from the one declaration of the contract (lib/api/schema.ts):
- * `npm run crd` writes it to infra/crd.yaml, and a test fails when the committed file differs. Build-time only: the
- * functions never import this module.
+ * The PodMutation CustomResourceDefinition, generated from the one declaration of the contract (lib/api/schema.ts)
+ * with its descriptions laid over it (lib/api/crd-docs.ts) and each named rule as CEL (lib/api/crd-rules.ts, with the
+ * message of lib/api/rules.ts): `npm run crd` writes it to infra/crd.yaml, and a test fails when the committed file
+ * differs. Build-time only: the functions never import this module.
  */
 import { stringify } from 'yaml';
+import { PodMutationError } from '../errors/index.ts';
+import { POD_MUTATION_API_VERSION, POD_MUTATION_KIND } from './constants.ts';
+import { CRD_DOCS } from './crd-docs.ts';
+import { CEL_RULES } from './crd-rules.ts';
+import { RULES, type RuleName } from './rules.ts';
 import { PodMutationSpecSchema, PodMutationStatusSchema } from './schema.ts';
-import { POD_MUTATION_API_VERSION, POD_MUTATION_KIND } from './types.ts';
 
 type Json = Record<string, unknown>;
 
@@ -49,56 +54,75 @@ const KEY_ORDER = [
   'x-kubernetes-validations',
 ];
 
+/** The x-kubernetes-validations of a node that names rules (x-cel): each rule's CEL with its one message. */
+function validations(names: readonly RuleName[]): { rule: string; message: string }[] {
+  return names.map((name) => ({ rule: CEL_RULES[name], message: RULES[name] }));
+}
+
+function childPath(path: string, name: string): string {
+  return path === '' ? name : `${path}.${name}`;
+}
+
+/** Below spec, every object with properties keeps unknown fields; metadata and status are pruned as usual. */
+function keepsUnknown(path: string): boolean {
+  return path === 'spec' || path.startsWith('spec.') || path.startsWith('spec[');
+}
+
 /**
  * A declaration node as the CRD carries it: JSON only (TypeBox's symbols dropped), the validator's own extensions
- * removed (x- keys that are not x-kubernetes-), keys in KEY_ORDER, and, below spec, every object with properties
- * keeping unknown fields.
+ * removed (x- keys that are not x-kubernetes-), its rules as CEL, its description from CRD_DOCS (each path used is
+ * added to `used`), keys in KEY_ORDER, and, below spec, every object with properties keeping unknown fields.
  */
-function crdNode(node: unknown, keepUnknown: boolean): unknown {
-  if (Array.isArray(node)) return node.map((item) => crdNode(item, keepUnknown));
-  if (typeof node !== 'object' || node === null) return node;
-  const source = node as Json;
+function crdNode(source: Json, path: string, used: Set<string>): Json {
   const entries = Object.entries(source).filter(([key]) => !key.startsWith('x-') || key.startsWith('x-kubernetes-'));
+  const description = CRD_DOCS[path];
+  if (description !== undefined) {
+    entries.push(['description', description]);
+    used.add(path);
+  }
+  const rules = source['x-cel'] as readonly RuleName[] | undefined;
+  if (rules !== undefined) entries.push(['x-kubernetes-validations', validations(rules)]);
+  const keepUnknown = keepsUnknown(path) && source.type === 'object' && source.properties !== undefined;
+  if (keepUnknown) entries.push(['x-kubernetes-preserve-unknown-fields', true]);
   const result: Json = {};
   const rank = (key: string) => (KEY_ORDER.includes(key) ? KEY_ORDER.indexOf(key) : KEY_ORDER.length);
   for (const [key, value] of entries.sort(([left], [right]) => rank(left) - rank(right))) {
     if (key === 'properties') {
       result[key] = Object.fromEntries(
-        Object.entries(value as Json).map(([name, child]) => [name, crdNode(child, keepUnknown)]),
+        Object.entries(value as Record<string, Json>).map(([name, child]) => [
+          name,
+          crdNode(child, childPath(path, name), used),
+        ]),
       );
-    } else if (key === 'items' || key === 'additionalProperties') result[key] = crdNode(value, keepUnknown);
+    } else if (key === 'items') result[key] = crdNode(value as Json, `${path}[]`, used);
+    else if (key === 'additionalProperties') result[key] = crdNode(value as Json, `${path}{}`, used);
     else result[key] = value;
-  }
-  if (keepUnknown && source.type === 'object' && source.properties !== undefined) {
-    return Object.fromEntries(
-      Object.entries(result).flatMap(([key, value]) =>
-        key === 'type'
-          ? [
-              [key, value],
-              ['x-kubernetes-preserve-unknown-fields', true],
-            ]
-          : [[key, value]],
-      ),
-    );
   }
   return result;
 }
 
-/** The openAPIV3Schema of the storage version. */
+/** The openAPIV3Schema of the storage version, with every description of CRD_DOCS in place. */
 function openApiSchema(): Json {
-  return {
+  const declared: Json = {
     type: 'object',
-    description:
-      'PodMutation selects workloads and rewrites the scheduling fields (node affinity, nodeSelector, tolerations, annotations) of their new Pods during admission. It does not change running Pods: roll out a workload after creating or changing a rule.',
     required: ['spec'],
     properties: {
-      apiVersion: { type: 'string', description: `The versioned schema of this object: ${POD_MUTATION_API_VERSION}.` },
-      kind: { type: 'string', description: `${POD_MUTATION_KIND}.` },
+      apiVersion: { type: 'string' },
+      kind: { type: 'string' },
       metadata: { type: 'object' },
-      spec: crdNode(JSON.parse(JSON.stringify(PodMutationSpecSchema)), true),
-      status: crdNode(JSON.parse(JSON.stringify(PodMutationStatusSchema)), false),
+      spec: JSON.parse(JSON.stringify(PodMutationSpecSchema)) as Json,
+      status: JSON.parse(JSON.stringify(PodMutationStatusSchema)) as Json,
     },
   };
+  const used = new Set<string>();
+  const schema = crdNode(declared, '', used);
+  const unused = Object.keys(CRD_DOCS).filter((path) => !used.has(path));
+  if (unused.length > 0) {
+    throw new PodMutationError(
+      `lib/api/crd-docs.ts describes paths the schema does not have: ${unused.join(', ')}; expected paths of lib/api/schema.ts`,
+    );
+  }
+  return schema;
 }
 
 /** The CustomResourceDefinition manifest. */

@@ -22,13 +22,8 @@ import {
   RULE_BUDGET,
   SNAPSHOT_BUDGET,
   type Enforcement,
-  type InvalidRule,
-  type NormalizedRule,
-  type PodMutation,
-  type RuleIssue,
-  type RuleSnapshot,
-  type RuleVerdict,
-} from './types.ts';
+} from './constants.ts';
+import type { InvalidRule, NormalizedRule, PodMutation, RuleIssue, RuleSnapshot, RuleVerdict } from './types.ts';
 import {
   PodMutationSpecSchema,
   PodMutationStatusSchema,

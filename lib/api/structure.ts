@@ -7,6 +7,7 @@
  */
 import { isJsonObject, previewInput, type IssueSink, type JsonObject } from '../values/index.ts';
 import { CHECKS, KEY_CHECKS } from './checks.ts';
+import { RULES, type RuleName } from './rules.ts';
 
 /** A node of the declaration, as the validator reads it (TypeBox schemas are JSON Schema objects). */
 interface SchemaNode {
@@ -29,12 +30,16 @@ interface SchemaNode {
   readonly default?: unknown;
   readonly 'x-check'?: keyof typeof CHECKS;
   readonly 'x-key-check'?: keyof typeof KEY_CHECKS;
+  /** Rules the CRD enforces with CEL; the validator enforces them in the node's named check. */
+  readonly 'x-cel'?: readonly RuleName[];
   readonly 'x-checked-by-parent'?: boolean;
   readonly 'x-noun'?: string;
   readonly 'x-message'?: string;
   readonly 'x-required'?: string;
   readonly 'x-min'?: string;
-  readonly 'x-forbidden'?: string;
+  /** One reason for a required field that is absent, too few items or entries, and a value of the wrong type. */
+  readonly 'x-reason'?: string;
+  readonly 'x-forbidden'?: RuleName;
   readonly 'x-absent-when'?: 'false' | 'empty';
 }
 
@@ -89,7 +94,7 @@ function nodeOf(schema: SchemaNode): Node {
   node = {
     schema,
     type: schema.type,
-    forbidden: schema['x-forbidden'],
+    forbidden: schema['x-forbidden'] === undefined ? undefined : RULES[schema['x-forbidden']],
     enumeration: schema.enum,
     minimum: schema.minimum,
     maximum: schema.maximum,
@@ -152,8 +157,13 @@ function expectedType(schema: SchemaNode): string {
 function wrongValue(schema: SchemaNode, value: unknown): string {
   const reason =
     schema['x-message'] ??
+    schema['x-reason'] ??
     (schema.enum !== undefined ? `must be one of ${schema.enum.join(', ')}` : expectedType(schema));
   return schema.type === 'integer' || schema.enum !== undefined ? `${reason} (got ${previewInput(value)})` : reason;
+}
+
+function requiredReason(schema: SchemaNode | undefined): string {
+  return schema?.['x-required'] ?? schema?.['x-reason'] ?? 'is required';
 }
 
 function limit(issues: IssueSink, path: string, node: Node, size: number): void {
@@ -161,7 +171,10 @@ function limit(issues: IssueSink, path: string, node: Node, size: number): void 
   if (maxSize !== undefined && size > maxSize)
     issues.add(path, `has ${size} ${schema['x-noun'] ?? 'items'}, above the limit of ${maxSize}`);
   if (minSize !== undefined && size < minSize)
-    issues.add(path, schema['x-min'] ?? `must hold at least ${minSize} ${schema['x-noun'] ?? 'items'}`);
+    issues.add(
+      path,
+      schema['x-min'] ?? schema['x-reason'] ?? `must hold at least ${minSize} ${schema['x-noun'] ?? 'items'}`,
+    );
 }
 
 function validateString(node: Node, value: string, path: string, issues: IssueSink, prefix: string): void {
@@ -210,8 +223,7 @@ function validateObject(node: Node, value: JsonObject, path: string, issues: Iss
     if (!node.declared.has(key)) issues.add(fieldPath(path, key), `unknown field; expected one of ${node.known}`);
   }
   for (const name of node.required) {
-    if (value[name] === undefined)
-      issues.add(fieldPath(path, name), node.schema.properties?.[name]?.['x-required'] ?? 'is required');
+    if (value[name] === undefined) issues.add(fieldPath(path, name), requiredReason(node.schema.properties?.[name]));
   }
   let result: JsonObject | undefined;
   let kept = 0;

@@ -24,9 +24,8 @@ import {
   POD_MUTATION_KIND,
   PRODUCT_ANNOTATION_PREFIX,
   type Enforcement,
-  type NormalizedRule,
-  type RuleVerdict,
-} from './types.ts';
+} from './constants.ts';
+import type { NormalizedRule, RuleVerdict } from './types.ts';
 
 /** Issues kept per rule: enough to fix a rule, few enough to bound a status and a snapshot entry. */
 const MAX_ISSUES = 32;

@@ -52,13 +52,13 @@ describe('the per-rule budget', () => {
       'one requirement more than the budget',
       terms(4, 64, 0 + 1).requiredDuringSchedulingIgnoredDuringExecution,
       { labelSelector: { matchExpressions: [{ key: 'app', operator: 'Exists' }] } },
-      `the rule holds ${RULE_BUDGET.maxRequirements + 1} requirements (node affinity and label selector), above the per-rule budget of ${RULE_BUDGET.maxRequirements}`,
+      `the rule holds more than ${RULE_BUDGET.maxRequirements} requirements (node affinity and label selector), above the per-rule budget (got ${RULE_BUDGET.maxRequirements + 1})`,
     ],
     [
       'one value more than the budget',
       terms(1, 17, 61).requiredDuringSchedulingIgnoredDuringExecution,
       {},
-      `the rule holds 1037 requirement values, above the per-rule budget of ${RULE_BUDGET.maxValues}`,
+      `the rule holds more than ${RULE_BUDGET.maxValues} requirement values, above the per-rule budget (got 1037)`,
     ],
   ])('rejects a rule with %s in the validator and the CRD, naming the budget', (_, required, selector, reason) => {
     const resource = podMutation('over-budget', {

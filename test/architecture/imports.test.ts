@@ -93,6 +93,35 @@ function violations(imported: Import): string[] {
   return problems;
 }
 
+/** The cycles of a directed graph, each as the path that closes it (`a → b → a`); one per back edge found. */
+function cyclesOf(edges: ReadonlyMap<string, readonly string[]>): string[] {
+  const state = new Map<string, 'visiting' | 'done'>();
+  const cycles: string[] = [];
+  const visit = (node: string, path: readonly string[]): void => {
+    if (state.get(node) === 'done') return;
+    if (state.get(node) === 'visiting') {
+      cycles.push([...path.slice(path.indexOf(node)), node].join(' → '));
+      return;
+    }
+    state.set(node, 'visiting');
+    for (const next of edges.get(node) ?? []) visit(next, [...path, node]);
+    state.set(node, 'done');
+  };
+  for (const node of [...edges.keys()].sort()) visit(node, []);
+  return cycles;
+}
+
+/** The imports between files of one lib/ folder (its sub-folders included), type-only ones too, by importing file. */
+function fileImports(imports: readonly Import[]): Map<string, string[]> {
+  const edges = new Map<string, string[]>();
+  for (const imported of imports) {
+    const to = target(imported);
+    if (to === undefined || to.split('/')[1] !== imported.file.split('/')[1]) continue;
+    edges.set(imported.file, [...(edges.get(imported.file) ?? []), to]);
+  }
+  return edges;
+}
+
 describe('the import directions of ARCHITECTURE.md', () => {
   it('lists every lib/ folder, and only those', () => {
     expect([...rules.keys()].sort()).toEqual([...libFolders].sort());
@@ -106,20 +135,11 @@ describe('the import directions of ARCHITECTURE.md', () => {
   });
 
   it('allows no cycle between folders', () => {
-    const state = new Map<string, 'visiting' | 'done'>();
-    const cycles: string[] = [];
-    const visit = (folder: string, path: readonly string[]): void => {
-      if (state.get(folder) === 'done') return;
-      if (state.get(folder) === 'visiting') {
-        cycles.push([...path.slice(path.indexOf(folder)), folder].join(' → '));
-        return;
-      }
-      state.set(folder, 'visiting');
-      for (const next of rules.get(folder)?.imports ?? []) visit(next, [...path, folder]);
-      state.set(folder, 'done');
-    };
-    for (const folder of rules.keys()) visit(folder, []);
-    expect(cycles).toEqual([]);
+    expect(cyclesOf(new Map([...rules.values()].map((rule) => [rule.folder, [...rule.imports]])))).toEqual([]);
+  });
+
+  it('finds no cycle between the files of one lib/ folder', () => {
+    expect(cyclesOf(fileImports(libImports))).toEqual([]);
   });
 
   it('finds the imports of lib/ (the scan is not empty)', () => {
@@ -129,6 +149,13 @@ describe('the import directions of ARCHITECTURE.md', () => {
 
   it('holds for every import in lib/', () => {
     expect(libImports.flatMap(violations)).toEqual([]);
+  });
+
+  it("leaves the CRD's descriptions and CEL text to the CRD generator (lib/api/crd.ts)", () => {
+    const importers = libImports
+      .filter((imported) => ['lib/api/crd-docs.ts', 'lib/api/crd-rules.ts'].includes(target(imported) ?? ''))
+      .map((imported) => imported.file);
+    expect([...new Set(importers)]).toEqual(['lib/api/crd.ts']);
   });
 
   it('keeps functions/ on the index.ts of lib/ folders', () => {
@@ -167,6 +194,28 @@ describe('the import check itself', () => {
     expect(check('lib/api/validate.ts', '../../test/support/builders.ts')).toEqual([
       `lib/api/validate.ts imports test/support/builders.ts, outside lib/`,
     ]);
+  });
+
+  it('finds a cycle between two files of one folder, type-only imports included', () => {
+    const edges = fileImports([
+      { file: 'lib/api/schema.ts', specifier: './types.ts' },
+      { file: 'lib/api/types.ts', specifier: './schema.ts' },
+      { file: 'lib/api/index.ts', specifier: './schema.ts' },
+    ]);
+    expect(cyclesOf(edges)).toEqual(['lib/api/schema.ts → lib/api/types.ts → lib/api/schema.ts']);
+  });
+
+  it('reads a type-only import as an import', () => {
+    expect(importsOf('lib/api/types.ts').map(({ specifier }) => specifier)).toContain('./schema.ts');
+  });
+
+  it('finds no cycle where files of one folder import in one direction', () => {
+    const edges = fileImports([
+      { file: 'lib/api/index.ts', specifier: './schema.ts' },
+      { file: 'lib/api/types.ts', specifier: './schema.ts' },
+      { file: 'lib/api/schema.ts', specifier: '../values/index.ts' },
+    ]);
+    expect(cyclesOf(edges)).toEqual([]);
   });
 
   it('accepts a listed folder through its index and a listed package', () => {

@@ -28,7 +28,7 @@ describe('a sync with rules over a budget', () => {
     expect((await world.store.read(subject.clusterId))?.rules.map((rule) => rule.name)).toEqual(['alpha-pool']);
     expect(acceptedCondition('oversized')).toMatchObject({
       status: 'False',
-      message: expect.stringContaining('above the per-rule budget of 1024') as unknown,
+      message: expect.stringContaining('more than 1024 requirement values, above the per-rule budget') as unknown,
     });
   });
 
