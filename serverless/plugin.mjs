@@ -179,7 +179,8 @@ export default class PodMutationPlugin {
               }
               return { value: name };
             }
-            // API Gateway's account limits are 10,000 requests a second and a burst of 5,000 (README, Limits).
+            // API Gateway's account limits are 10,000 requests a second and a burst of 5,000 (docs/capacity.md,
+            // Limits).
             case 'throttleRateLimit':
               return {
                 value: Number(
