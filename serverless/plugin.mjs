@@ -179,8 +179,7 @@ export default class PodMutationPlugin {
               }
               return { value: name };
             }
-            // API Gateway's account limits are 10,000 requests a second and a burst of 5,000 (docs/capacity.md,
-            // Limits).
+            // API Gateway's account limits are 10,000 requests a second and a burst of 5,000 (docs/capacity.md).
             case 'throttleRateLimit':
               return {
                 value: Number(
