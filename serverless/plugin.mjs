@@ -144,7 +144,7 @@ const VARIABLES = {
     }
     return name;
   },
-  // API Gateway's account limits are 10,000 requests a second and a burst of 5,000 (README, Limits).
+  // API Gateway's account limits are 10,000 requests a second and a burst of 5,000 (docs/capacity.md).
   throttleRateLimit: wholeNumberParameter('throttleRateLimit', 1, 10_000),
   throttleBurstLimit: wholeNumberParameter('throttleBurstLimit', 1, 5_000),
   // The one reference to alarmTopicArn that decides whether alarms notify: a stage without one is said once.

@@ -24,7 +24,7 @@ interface ExitCodes {
   readonly 2: string;
 }
 
-/** The documentation of a command beyond its options: --help prints it, and README.md's CLI reference is rendered from it. */
+/** The documentation of a command beyond its options: --help prints it, docs/cli.md's CLI reference renders it. */
 export interface CommandDoc {
   /** One line, for the list of commands. */
   readonly summary: string;
@@ -64,11 +64,11 @@ function helpFooter(command: Command, doc: CommandDoc): string {
     const meaning = doc.exits[code];
     if (meaning !== undefined) lines.push(`  ${code}  ${meaning}`);
   }
-  lines.push('', `Documentation: README.md, "The CLI" (${commandPath(command)})`);
+  lines.push('', `Documentation: docs/cli.md (${commandPath(command)})`);
   return lines.join('\n');
 }
 
-/** An option's default as help and README show it: its description if it has one, else the value; "" for none or false. */
+/** An option's default as --help and docs/cli.md show it: its description, else the value; "" for none or false. */
 export function optionDefault(option: Option): string {
   if (option.defaultValueDescription !== undefined) return option.defaultValueDescription;
   const value: unknown = option.defaultValue;

@@ -20,7 +20,7 @@ interface ExplainFlags extends PlacementFlags {
   readonly output: OutputFormat;
 }
 
-/** One Pod of `explain -o json|yaml`: the documented, stable shape (README.md, "The CLI"). */
+/** One Pod of `explain -o json|yaml`: the documented, stable shape (docs/cli.md). */
 interface ExplainedPod {
   readonly source: string;
   readonly namespace: string;

@@ -1,4 +1,4 @@
-/** README.md's CLI reference, rendered from the command definitions, so that the two cannot drift. */
+/** docs/cli.md's CLI reference, rendered from the command definitions, so that the two cannot drift. */
 import type { Command, Option } from 'commander';
 import { commandDoc, commandPath, optionDefault } from './command.ts';
 

@@ -92,7 +92,7 @@ function printFile(result: TestFileResult, { stdout }: CliContext['streams'], co
   for (const resource of result.unchecked) writeLine(stdout, `  warning: ${resource} has no result; it is not checked`);
 }
 
-/** The run in the documented shape of `test -o json|yaml` (README.md, "Testing rules"). */
+/** The run in the documented shape of `test -o json|yaml` (docs/cli.md, "Testing rules"). */
 function runDocument(results: readonly TestFileResult[], totals: Totals) {
   return {
     files: results.map(({ file, name, error, invalidRules, cases, unchecked }) => ({

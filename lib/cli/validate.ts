@@ -13,7 +13,7 @@ interface ValidateFlags {
   readonly allowEmpty?: boolean;
 }
 
-/** One rule of `validate -o json|yaml`: the documented, stable shape (README.md, "The CLI"). */
+/** One rule of `validate -o json|yaml`: the documented, stable shape (docs/cli.md). */
 type ValidatedRule =
   | {
       readonly name: string;

@@ -1,4 +1,4 @@
-/** The report's JSON shape (`podmutation report -o json`): stable, documented in README.md. */
+/** The report's JSON shape (`podmutation report -o json`): stable, documented in docs/operations.md. */
 import type { Enforcement } from '../api/index.ts';
 
 /** What a rollout would do to one running Pod. */

@@ -1,4 +1,4 @@
-/** The record `podmutation rollout` prints for each step (`-o json`: one JSON object a line), documented in README.md. */
+/** The record `podmutation rollout` prints per step (`-o json`, a JSON object a line); see docs/operations.md. */
 
 /** What happened to one workload: listed (plan), left alone (current, by-hand, denied), or its restart's progress. */
 type RolloutState =

@@ -1,6 +1,6 @@
 /**
- * Comments cite what a reader of the repository can open (the README, a Kubernetes or AWS document, a test), never a
- * tracker number: this repository's issues are not in it.
+ * Comments cite what a reader of the repository can open (the README or docs/, a Kubernetes or AWS document, a test),
+ * never a tracker number: this repository's issues are not in it.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';

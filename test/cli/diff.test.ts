@@ -63,7 +63,7 @@ describe('the coloured scheduling diff', () => {
 });
 
 describe('explain shows the semantic diff', () => {
-  it("reads the README's worked example as term 1 losing node-pool legacy and gaining node-pool merged", async () => {
+  it("reads the docs' worked example as term 1 losing node-pool legacy and gaining node-pool merged", async () => {
     const run = await runPodmutationInProcess([
       'explain',
       '--rules',
@@ -87,10 +87,10 @@ describe('explain shows the semantic diff', () => {
     ]);
   });
 
-  it('matches the diff the README shows for the worked example', async () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  it('matches the diff docs/cli.md shows for the worked example', async () => {
+    const cliDoc = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8');
     const shown = /reads:\n\n```\n([\s\S]*?)\n```/.exec(
-      readme.slice(readme.indexOf('The *Worked example* above')),
+      cliDoc.slice(cliDoc.indexOf('The [*Worked example*](api.md#worked-example)')),
     )?.[1];
     const run = await runPodmutationInProcess([
       'explain',

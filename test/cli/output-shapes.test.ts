@@ -1,7 +1,7 @@
 /**
- * The JSON shapes of `-o json` are documented and stable. The schemas below are the contract as
- * README.md documents it, written down apart from the code on purpose: a change to a shape fails here until the
- * schema, and so the README, is changed with it. README's examples are checked against the same schemas.
+ * The JSON shapes of `-o json` are documented and stable. The schemas below are the contract as docs/cli.md and
+ * docs/operations.md document it, written down apart from the code on purpose: a change to a shape fails here until the
+ * schema, and so the docs, are changed with it. The docs' examples are checked against the same schemas.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -371,9 +371,11 @@ describe('test -o json', () => {
   });
 });
 
-describe("README.md's JSON examples", () => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const examples = [...readme.matchAll(/<!-- shape: (\w+) -->\n```json\n([\s\S]*?)\n```/g)].map(
+describe("the docs' JSON examples", () => {
+  const docs = ['cli.md', 'operations.md']
+    .map((name) => readFileSync(new URL(`../../docs/${name}`, import.meta.url), 'utf8'))
+    .join('\n');
+  const examples = [...docs.matchAll(/<!-- shape: (\w+) -->\n```json\n([\s\S]*?)\n```/g)].map(
     (match) => [match[1]!, match[2]!] as const,
   );
 

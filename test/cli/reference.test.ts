@@ -1,14 +1,14 @@
-/** README.md's CLI reference is the one the command definitions render: it cannot drift from them. */
+/** docs/cli.md's CLI reference is the one the command definitions render: it cannot drift from them. */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { currentReference, readmeReference } from '../../scripts/cli-reference.ts';
+import { CLI_DOC, currentReference, documentedReference } from '../../scripts/cli-reference.ts';
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const CLI_MD = readFileSync(CLI_DOC, 'utf8');
 
-describe("README.md's CLI reference", () => {
+describe("docs/cli.md's CLI reference", () => {
   it('is exactly what `npm run docs:cli` renders from the definitions', () => {
-    // On failure: run `npm run docs:cli` and commit README.md.
-    expect(readmeReference(README)).toBe(currentReference());
+    // On failure: run `npm run docs:cli` and commit docs/cli.md.
+    expect(documentedReference(CLI_MD)).toBe(currentReference());
   });
 
   it('lists every command with its exit codes, and a section per command', () => {

@@ -119,7 +119,7 @@ const EXPECTED_JSON: MigrationReport = {
   totals: { pods: 11, unaffected: 2, current: 2, pending: 5, denied: 2 },
 };
 
-/** The JSON types of a value's fields, recursively: the shape the README documents. */
+/** The JSON types of a value's fields, recursively: the shape docs/operations.md documents. */
 function shapeOf(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(shapeOf);
   if (typeof value === 'object' && value !== null)

@@ -66,8 +66,9 @@ function withoutStamp(target: Pod): Pod {
 }
 
 /**
- * The cases in which a second review used to change the Pod (the README listed the first three), each the smallest
- * rule set that shows it; the fourth is the one the README did not list: a dropped rule had added what another removes.
+ * The cases in which a second review used to change the Pod (docs/api.md, "Re-applying rules", lists the first three),
+ * each the smallest rule set that shows it; the fourth is the one it does not list: a dropped rule had added what
+ * another removes.
  */
 const REVIEWED_TWICE: readonly { readonly name: string; readonly incoming: Pod; readonly ruleSet: RuleSet }[] = [
   {

@@ -64,7 +64,7 @@ describe('infra/kustomization.yaml', () => {
     expect(names).toContain('ClusterRole//podmutation-sync');
   });
 
-  it('applies the EKS mode with the selector the README gives', () => {
+  it('applies the EKS mode with the selector docs/design.md gives', () => {
     expect(selected(built(), 'kubeconfig')).toEqual([
       'CustomResourceDefinition/podmutations.agent.cloudpilot.ai',
       'ClusterRole/podmutation-sync',
@@ -72,7 +72,7 @@ describe('infra/kustomization.yaml', () => {
     ]);
   });
 
-  it('applies the kubeconfig mode with the selector the README gives', () => {
+  it('applies the kubeconfig mode with the selector docs/design.md gives', () => {
     expect(selected(built(), 'eks-access-entry')).toEqual([
       'CustomResourceDefinition/podmutations.agent.cloudpilot.ai',
       'Namespace/podmutation-system',

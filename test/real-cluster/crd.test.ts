@@ -1,8 +1,8 @@
 /**
- * The PodMutation CRD in front of a real API server: infra/ applied in both modes of the README, the CRD accepted and
- * Established with its defaults, every corpus file given the verdict and the errors of the port
+ * The PodMutation CRD in front of a real API server: infra/ applied in both modes of docs/design.md, the CRD accepted
+ * and Established with its defaults, every corpus file given the verdict and the errors of the port
  * (test/infra/structural-schema.ts), the largest and the just-over-budget rules, the cost estimator port
- * (test/infra/cel-cost.ts) held to the API server's own estimates, unknown fields by client setting as the README's
+ * (test/infra/cel-cost.ts) held to the API server's own estimates, unknown fields by client setting as docs/api.md's
  * table says, and what `kubectl get pm` and `kubectl explain pm.spec` print.
  */
 import { fileURLToPath } from 'node:url';
@@ -31,7 +31,7 @@ const INFRA = fileURLToPath(new URL('../../infra/', import.meta.url));
 const CRD_NAME = 'podmutations.agent.cloudpilot.ai';
 const PODMUTATIONS = '/apis/agent.cloudpilot.ai/v1alpha1/podmutations';
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
-// README "Sync and cluster access": the label selector of each mode.
+// docs/design.md "Sync and cluster access": the label selector of each mode.
 const EKS_MODE = 'podmutation.agent.cloudpilot.ai/access!=kubeconfig';
 const KUBECONFIG_MODE = 'podmutation.agent.cloudpilot.ai/access!=eks-access-entry';
 
@@ -198,8 +198,8 @@ beforeAll(async () => {
   if (established.code !== 0) throw new Error(`the CRD did not become Established: ${established.stderr}`);
 }, 120_000);
 
-describe('infra/ applied as the README says', () => {
-  // README "Sync and cluster access": what each mode applies; kind/name@namespace.
+describe('infra/ applied as docs/design.md says', () => {
+  // docs/design.md "Sync and cluster access": what each mode applies; kind/name@namespace.
   const EKS_OBJECTS = [
     `customresourcedefinition/${CRD_NAME}`,
     'clusterrole/podmutation-sync',
@@ -539,7 +539,7 @@ describe('the CEL cost estimate on the API server', () => {
   );
 });
 
-describe('unknown fields, by client setting (README "Validation")', () => {
+describe('unknown fields, by client setting (docs/api.md "Validation")', () => {
   interface Outcome {
     readonly refused: boolean;
     readonly message: string;

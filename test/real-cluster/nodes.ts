@@ -1,5 +1,5 @@
 /**
- * The Nodes of the test cluster: API objects only, labelled like the pools of the README's migration story (the
+ * The Nodes of the test cluster: API objects only, labelled like the pools of docs/operations.md's migration story (the
  * legacy pool merged into `merged`, the batch pools moving to Spot), Ready, and tainted where Spot capacity is.
  * No kubelet heartbeats them; the node-lifecycle controller is off, so they stay Ready.
  */

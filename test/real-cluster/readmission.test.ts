@@ -1,7 +1,7 @@
 /**
- * README "Re-applying rules" against the real API server: a bare Pod the webhook mutated, recreated from its own stored
- * form as the README says (`kubectl get pod -o yaml`, then `kubectl replace --force`), comes back exactly as it was,
- * in the two cases that reviewing the mutated Pod as it arrives could not keep; `podmutation report --kubeconfig`
+ * docs/api.md "Re-applying rules" against the real API server: a bare Pod the webhook mutated, recreated from its own
+ * stored form as docs/api.md says (`kubectl get pod -o yaml`, then `kubectl replace --force`), comes back exactly as it
+ * was, in the two cases that reviewing the mutated Pod as it arrives could not keep; `podmutation report --kubeconfig`
  * reads both Pods `current` before and after; a copy into another namespace has its stamp refused.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -130,7 +130,7 @@ function scheduling(pod: Pod): Json {
   };
 }
 
-/** README "Re-applying rules": `kubectl get pod -o yaml`, then `kubectl replace --force` of what it printed. */
+/** docs/api.md "Re-applying rules": `kubectl get pod -o yaml`, then `kubectl replace --force` of what it printed. */
 async function recreateFromOwnSpec(plane: ControlPlane, name: string): Promise<Pod> {
   const stored = await kubectlOk(plane, ['get', 'pod', name, '-n', NAMESPACE, '-o', 'yaml']);
   await kubectlOk(plane, ['replace', '--force', '-f', '-'], stored);

@@ -1,9 +1,9 @@
 /**
- * README "Running a migration", the walkthrough against a real cluster: workloads made by the real controllers
- * (ReplicaSets with their pod-template-hash, a StatefulSet, a CronJob's Job), then the example rules applied as
- * PodMutations and served by `podmutation serve --kubeconfig`; `podmutation report --kubeconfig` lists what a rollout
- * would change, its `--restart-commands` script is run with bash, the CronJob is recreated by hand, and the report reads
- * 0 pending once the rollouts are done. The cluster has no Argo Rollouts CRD.
+ * docs/operations.md "Running a migration", the walkthrough against a real cluster: workloads made by the real
+ * controllers (ReplicaSets with their pod-template-hash, a StatefulSet, a CronJob's Job), then the example rules
+ * applied as PodMutations and served by `podmutation serve --kubeconfig`; `podmutation report --kubeconfig` lists what
+ * a rollout would change, its `--restart-commands` script is run with bash, the CronJob is recreated by hand, and the
+ * report reads 0 pending once the rollouts are done. The cluster has no Argo Rollouts CRD.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -26,7 +26,8 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const RULE_FILES = ['examples/rules/migrate-legacy-pool.yaml', 'examples/rules/batch-to-spot-pool.yaml'].map((file) =>
   join(ROOT, file),
 );
-// README "What a rollout would change": the change of a Pod migrate-legacy-pool would move off the legacy pool.
+// docs/operations.md "What a rollout would change": the change of a Pod migrate-legacy-pool would move off the legacy
+// pool.
 const LEGACY_POOL_CHANGE =
   'nodeAffinity required: -{example.com/node-pool In [legacy]} +{example.com/node-pool In [merged]}; annotations: +example.com/migration=merged-pool';
 
@@ -168,10 +169,12 @@ async function untilServed(plane: ControlPlane, pod: Pod, rule: string): Promise
   });
 }
 
-/** The kinds README's `kubectl get … -A -o json > cluster.json` lists. */
-async function readmeKinds(): Promise<string> {
-  const shown = /^kubectl get (\S+) -A -o json > cluster\.json/m.exec(await readFile(join(ROOT, 'README.md'), 'utf8'));
-  if (shown === null) throw new Error('README shows no kubectl get … > cluster.json');
+/** The kinds docs/operations.md's `kubectl get … -A -o json > cluster.json` lists. */
+async function documentedKinds(): Promise<string> {
+  const shown = /^kubectl get (\S+) -A -o json > cluster\.json/m.exec(
+    await readFile(join(ROOT, 'docs', 'operations.md'), 'utf8'),
+  );
+  if (shown === null) throw new Error('docs/operations.md shows no kubectl get … > cluster.json');
   return shown[1]!;
 }
 
@@ -179,7 +182,7 @@ function row(result: MigrationReport, kind: string, name: string) {
   return result.workloads.find((workload) => workload.kind === kind && workload.name === name);
 }
 
-describe('the walkthrough of README "Running a migration" on a cluster without Argo Rollouts', () => {
+describe('the walkthrough of docs/operations.md "Running a migration" on a cluster without Argo Rollouts', () => {
   let webhook: ServedWebhook;
   let firstJob: Json;
   let cronJobUid: string;
@@ -307,9 +310,9 @@ describe('the walkthrough of README "Running a migration" on a cluster without A
     expect(result.totals).toEqual({ pods: 6, unaffected: 1, current: 0, pending: 5, denied: 0 });
   });
 
-  it("says the same from the objects README's kubectl get prints as from the cluster, with the rule files", async () => {
+  it("says the same from the objects docs/operations.md's kubectl get prints as from the cluster, with the rule files", async () => {
     const plane = cluster();
-    const objects = await kubectlOk(plane, ['get', await readmeKinds(), '-A', '-o', 'json']);
+    const objects = await kubectlOk(plane, ['get', await documentedKinds(), '-A', '-o', 'json']);
     const file = join(plane.dir, 'cluster.json');
     await writeFile(file, objects);
 
@@ -385,7 +388,7 @@ describe('the walkthrough of README "Running a migration" on a cluster without A
       expect(pod.spec.nodeName, pod.metadata.name).toMatch(/^merged-/);
     }
 
-    // README step 5: wait while report exits 1 (Pods of the old ReplicaSet may still be going away).
+    // Walkthrough step 5: wait while report exits 1 (Pods of the old ReplicaSet may still be going away).
     const done = await waitFor(
       'podmutation report to exit 0',
       async () => {
@@ -429,9 +432,9 @@ describe('the walkthrough of README "Running a migration" on a cluster without A
     expect(result.workloads.some((workload) => workload.kind === 'Rollout')).toBe(false);
   });
 
-  it('gets nothing from kubectl when rollouts are among the kinds asked for, and report refuses the empty file, as README warns', async () => {
+  it('gets nothing from kubectl when rollouts are among the kinds asked for, and report refuses the empty file, as docs/operations.md warns', async () => {
     const plane = cluster();
-    const asked = await plane.kubectl(['get', `${await readmeKinds()},rollouts`, '-A', '-o', 'json']);
+    const asked = await plane.kubectl(['get', `${await documentedKinds()},rollouts`, '-A', '-o', 'json']);
     expect(asked.code).toBe(1);
     expect(asked.stdout).toBe('');
     expect(asked.stderr).toContain('the server doesn\'t have a resource type "rollouts"');

@@ -1,8 +1,8 @@
 /**
- * README "Running a migration", finished by `podmutation rollout` against a real control plane: Deployments and
- * StatefulSets (RollingUpdate and OnDelete) pending under a rule served by `podmutation serve`, restarted in waves; a
- * Deployment whose new Pods never schedule fails its wave and no later wave starts; the run resumes by running again; a
- * PodDisruptionBudget at 0 skips its workload after --timeout; --dry-run changes nothing.
+ * docs/operations.md "Running a migration", finished by `podmutation rollout` against a real control plane: Deployments
+ * and StatefulSets (RollingUpdate and OnDelete) pending under a rule served by `podmutation serve`, restarted in waves;
+ * a Deployment whose new Pods never schedule fails its wave and no later wave starts; the run resumes by running again;
+ * a PodDisruptionBudget at 0 skips its workload after --timeout; --dry-run changes nothing.
  */
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

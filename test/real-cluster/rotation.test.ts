@@ -1,8 +1,8 @@
 /**
- * Rotating the webhook token as README.md ("Rotating the webhook token") says, on a real API server calling the shipped
- * admission bundle: the bundle runs as one warm Lambda container (lambda-host.ts) reading its rules from an embedded
- * DynamoDB and its token from a wire-protocol Secrets Manager, registered with failurePolicy Fail so that any 403
- * would fail a Pod creation. Pods are created throughout the three steps.
+ * Rotating the webhook token as docs/operations.md ("Rotating the webhook token") says, on a real API server calling
+ * the shipped admission bundle: the bundle runs as one warm Lambda container (lambda-host.ts) reading its rules from an
+ * embedded DynamoDB and its token from a wire-protocol Secrets Manager, registered with failurePolicy Fail so that any
+ * 403 would fail a Pod creation. Pods are created throughout the three steps.
  */
 import { request as httpsRequest } from 'node:https';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -38,7 +38,7 @@ const TABLE = 'podmutation-rules';
 const CLUSTER_ID = 'rotation';
 // The minimum the function accepts (lib/endpoint/config.ts), so that step 3 takes effect within the test.
 const TOKEN_REFRESH_SECONDS = 10;
-// README step 1: "10 s, so that every container can do its early re-read".
+// docs/operations.md step 1: "10 s, so that every container can do its early re-read".
 const STEP_1_WAIT_MS = 10_000;
 const PODS_PER_SECOND = 6;
 const CHECKOUT = join(EXAMPLES, '..', 'tests', 'migrate-legacy-pool', 'resources', 'checkout.yaml');
@@ -129,7 +129,10 @@ function statusFor(host: LambdaHost, token: string, ca: string): Promise<number>
   });
 }
 
-/** README step 2: `podmutation webhook-config --token-secret … | kubectl apply -f -`, the CLI reading the fake secret. */
+/**
+ * docs/operations.md step 2: `podmutation webhook-config --token-secret … | kubectl apply -f -`, the CLI reading the
+ * fake secret.
+ */
 async function applyWebhookConfig(plane: ControlPlane, host: LambdaHost, secretsUrl: string): Promise<void> {
   const printed = await runPodmutation(
     [
@@ -155,7 +158,7 @@ function countOf(requests: readonly HostRequest[], token: string): number {
   return requests.filter((request) => request.token === token).length;
 }
 
-describe('rotating the webhook token as the README says, while Pods are created', () => {
+describe('rotating the webhook token as docs/operations.md says, while Pods are created', () => {
   const oldToken = generateToken();
   const newToken = generateToken();
   let scratch: string;
@@ -272,7 +275,7 @@ describe('rotating the webhook token as the README says, while Pods are created'
     try {
       await sleep(2_000);
 
-      // Step 1: put-secret-value, then the README's wait.
+      // Step 1: put-secret-value, then docs/operations.md's wait.
       secrets.rotate(SECRET_ARN, newToken);
       step = 'step 1 wait';
       await sleep(STEP_1_WAIT_MS);

@@ -1,6 +1,6 @@
 /**
- * Where the real scheduler puts the Pods the webhook rewrote: the migration story of the README (the legacy pool
- * merged into `merged`), batch moved onto tainted Spot Nodes, and managed capacity placement's Diversity policy.
+ * Where the real scheduler puts the Pods the webhook rewrote: the migration story of docs/operations.md (the legacy
+ * pool merged into `merged`), batch moved onto tainted Spot Nodes, and managed capacity placement's Diversity policy.
  * The Nodes are those of nodes.ts.
  */
 import { mkdtemp, writeFile } from 'node:fs/promises';

@@ -1,8 +1,9 @@
 /**
- * The sync against a real API server, as README "Sync and cluster access" sets it up in kubeconfig mode: infra/ applied
- * with kustomize, the ServiceAccount token Secret of infra/rbac.yaml's header filled by the real token controller, and
- * `podmutation sync --once` into dynalite with that token. Then the shipped sync function with the migration report,
- * the messages of an identity missing a verb, and the API behaviour the fake API server of test/cluster imitates.
+ * The sync against a real API server, as docs/design.md "Sync and cluster access" sets it up in kubeconfig mode: infra/
+ * applied with kustomize, the ServiceAccount token Secret of infra/rbac.yaml's header filled by the real token
+ * controller, and `podmutation sync --once` into dynalite with that token. Then the shipped sync function with the
+ * migration report, the messages of an identity missing a verb, and the API behaviour the fake API server of
+ * test/cluster imitates.
  */
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -110,7 +111,7 @@ async function syncRoleRules(): Promise<ClusterRoleRule[]> {
   return role.rules as ClusterRoleRule[];
 }
 
-/** `podmutation sync --once` into a table of dynalite, as README's local example runs it. */
+/** `podmutation sync --once` into a table of dynalite, as docs/cli.md's local example runs it. */
 async function runSync(
   kubeconfig: string,
   table: string,
@@ -176,7 +177,7 @@ beforeAll(async () => {
   dynamo = await startEmbeddedDynamo();
   dynamoClient = createDynamoClient({ endpoint: dynamo.endpoint });
 
-  // README "Sync and cluster access", kubeconfig mode.
+  // docs/design.md "Sync and cluster access", kubeconfig mode.
   await kubectlOk(plane, [
     'apply',
     '-k',

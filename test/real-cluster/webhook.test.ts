@@ -482,7 +482,8 @@ describe('what the configuration of webhook-config tells the API server', () => 
     expect(annotationsOf(admitted)[APPLIED_ANNOTATION]).toBeUndefined();
     expect((admitted.spec as { affinity: unknown }).affinity).toEqual(legacyPod('x').spec.affinity);
     expect(await failOpen()).toBe(opened + 1);
-    // What README's "The admission endpoint" warns of: the API server logs the failed call's URL, token included.
+    // What docs/operations.md's "The admission endpoint" warns of: the API server logs the failed call's URL, token
+    // included.
     expect(readFileSync(join(plane.dir, 'kube-apiserver.log'), 'utf8')).toContain(
       `Failed calling webhook, failing open ${DEFAULT_WEBHOOK_NAME}`,
     );
@@ -505,8 +506,8 @@ describe('what the configuration of webhook-config tells the API server', () => 
     });
     expect(refusal).toContain(`failed calling webhook "${DEFAULT_WEBHOOK_NAME}"`);
     expect(refusal).toContain('connection refused');
-    // What README's "The admission endpoint" warns of: the API server's refusal quotes the URL, token included, to
-    // whoever created the Pod (and into the ReplicaSet's events).
+    // What docs/operations.md's "The admission endpoint" warns of: the API server's refusal quotes the URL, token
+    // included, to whoever created the Pod (and into the ReplicaSet's events).
     expect(refusal).toContain(`/admit/${webhook.token}`);
   });
 });
