@@ -5,7 +5,7 @@ import { ruleReason } from './rules.ts';
 import type { InvalidRule, NormalizedRule, RuleIssue, RuleVerdict } from './types.ts';
 
 /** What a rule spends of its budget. */
-export interface RuleCost {
+interface RuleCost {
   readonly requirements: number;
   readonly values: number;
   /** UTF-8 bytes of its JSON, as the snapshot stores it (key order does not change the length). */

@@ -126,7 +126,7 @@ function openApiSchema(): Json {
 }
 
 /** The CustomResourceDefinition manifest. */
-export function podMutationCrd(): Json {
+function podMutationCrd(): Json {
   const [group, version] = POD_MUTATION_API_VERSION.split('/') as [string, string];
   return {
     apiVersion: 'apiextensions.k8s.io/v1',

@@ -1,11 +1,4 @@
-import {
-  applySnapshotBudget,
-  budgetIssues,
-  byApplicationOrder,
-  listedInvalidRules,
-  ruleCost,
-  type RuleCost,
-} from './budget.ts';
+import { applySnapshotBudget, byApplicationOrder, listedInvalidRules, ruleCost } from './budget.ts';
 import {
   APPLIED_ANNOTATION,
   AUDITED_ANNOTATION,
@@ -14,7 +7,6 @@ import {
   ENFORCEMENTS,
   isEnforcement,
   LIMITS,
-  POD_MUTATION_ANNOTATIONS,
   POD_MUTATION_API_VERSION,
   POD_MUTATION_KIND,
   PRODUCT_ANNOTATION_PREFIX,
@@ -23,15 +15,8 @@ import {
   SNAPSHOT_BUDGET,
   type Enforcement,
 } from './constants.ts';
-import type { InvalidRule, NormalizedRule, PodMutation, RuleIssue, RuleSnapshot, RuleVerdict } from './types.ts';
-import {
-  PodMutationSpecSchema,
-  PodMutationStatusSchema,
-  type MutationAdd,
-  type MutationRemove,
-  type PodMutationSpec,
-  type WorkloadSelector,
-} from './schema.ts';
+import type { InvalidRule, NormalizedRule, RuleIssue, RuleSnapshot, RuleVerdict } from './types.ts';
+import { PodMutationSpecSchema, type PodMutationSpec } from './schema.ts';
 import { describeIssues, ruleToResource, ruleWarnings, validatePodMutation } from './validate.ts';
 import { validateStructure } from './structure.ts';
 
@@ -43,7 +28,6 @@ export {
   AUDITED_ANNOTATION,
   ROLLOUT_ANNOTATION,
   ENFORCEMENT_ANNOTATION,
-  POD_MUTATION_ANNOTATIONS,
   ENFORCEMENTS,
   isEnforcement,
   RESERVED_KEYS,
@@ -53,9 +37,7 @@ export {
   validatePodMutation,
   ruleWarnings,
   PodMutationSpecSchema,
-  PodMutationStatusSchema,
   ruleCost,
-  budgetIssues,
   applySnapshotBudget,
   listedInvalidRules,
   byApplicationOrder,
@@ -63,17 +45,4 @@ export {
   ruleToResource,
   validateStructure,
 };
-export type {
-  Enforcement,
-  WorkloadSelector,
-  MutationRemove,
-  MutationAdd,
-  PodMutationSpec,
-  PodMutation,
-  NormalizedRule,
-  RuleIssue,
-  InvalidRule,
-  RuleVerdict,
-  RuleSnapshot,
-  RuleCost,
-};
+export type { Enforcement, PodMutationSpec, NormalizedRule, RuleIssue, InvalidRule, RuleVerdict, RuleSnapshot };

@@ -326,4 +326,3 @@ function validateStructure(schema: object, value: unknown, path: string, issues:
 }
 
 export { validateStructure };
-export type { SchemaNode };

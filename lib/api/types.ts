@@ -1,16 +1,7 @@
 /** The types of PodMutation resources and of the rules validated from them. */
 import type { Issue } from '../values/index.ts';
-import type { POD_MUTATION_API_VERSION, POD_MUTATION_KIND, Enforcement } from './constants.ts';
-import type { MutationAdd, MutationRemove, PodMutationSpec, WorkloadSelector } from './schema.ts';
-
-/** A PodMutation resource (agent.cloudpilot.ai/v1alpha1, cluster-scoped). */
-export interface PodMutation {
-  readonly apiVersion: typeof POD_MUTATION_API_VERSION;
-  readonly kind: typeof POD_MUTATION_KIND;
-  readonly metadata: { readonly name: string; readonly generation?: number; readonly [field: string]: unknown };
-  readonly spec: PodMutationSpec;
-  readonly status?: unknown;
-}
+import type { Enforcement } from './constants.ts';
+import type { MutationAdd, MutationRemove, WorkloadSelector } from './schema.ts';
 
 /**
  * A validated rule with defaults applied and only known fields kept (JSON-serialisable;
