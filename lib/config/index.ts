@@ -3,6 +3,7 @@
  * environment as a parameter (tests pass their own) and fails fast with a ConfigurationError naming the variable.
  */
 import { ConfigurationError } from '../errors/index.ts';
+import { POWERTOOLS_VARIABLES, renderVariableTable, VARIABLES, type VariableDoc } from './variables.ts';
 
 /** The environment as a function sees it. */
 type Environment = Readonly<Record<string, string | undefined>>;
@@ -44,5 +45,5 @@ function choiceSetting<T extends string>(env: Environment, name: string, choices
   return text as T;
 }
 
-export { optionalSetting, wholeNumberSetting, choiceSetting };
-export type { Environment };
+export { optionalSetting, wholeNumberSetting, choiceSetting, renderVariableTable, VARIABLES, POWERTOOLS_VARIABLES };
+export type { Environment, VariableDoc };
