@@ -86,6 +86,20 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** The fields a log line gives an error: its name, its message and, when its context has one, its reason. */
+interface ErrorLogFields {
+  readonly errorName: string;
+  readonly errorMessage: string;
+  readonly errorReason?: unknown;
+}
+
+/** An error as log fields; never its stack or its context beyond the reason (a context may hold what a log must not). */
+function errorLogFields(error: unknown): ErrorLogFields {
+  const name = error instanceof Error ? error.name : typeof error;
+  const reason = error instanceof PodMutationError ? error.context['reason'] : undefined;
+  return { errorName: name, errorMessage: messageOf(error), ...(reason === undefined ? {} : { errorReason: reason }) };
+}
+
 /** Why a file operation failed, in words with the system's code: `no such file or folder (ENOENT)`. */
 function fileProblem(error: unknown): string {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
@@ -95,6 +109,7 @@ function fileProblem(error: unknown): string {
 }
 
 export {
+  errorLogFields,
   fileProblem,
   messageOf,
   PodMutationError,
