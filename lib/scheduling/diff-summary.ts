@@ -1,6 +1,7 @@
 /**
  * A scheduling diff on one line (report's change, the sync's progress, rollout's reason, test's summary):
- * `heading: -before +after` per changed field, in the order of a Pod, separated by "; ". Each entry prints with
+ * `heading: -before +after` per changed field, separated by "; ": the fields that schedule in the order of a Pod,
+ * then the annotations, which schedule nothing, so that a line cut at its callers' bound keeps the scheduling. Each entry prints with
  * diff-text.ts's text, a term or preferred term in braces; entries are sorted, so that the line never depends on the
  * order of either Pod's lists. Only what Kubernetes reads as changed is named: no reorderings, no repeats.
  */
@@ -33,12 +34,12 @@ function entryParts<T>(
 /** The diff on one line, "" when nothing changed as Kubernetes reads it. Pure; unbounded (callers cut it). */
 function schedulingDiffSummary(diff: SchedulingDiff): string {
   const fields: (readonly [string, string[]])[] = [
-    [FIELD_HEADINGS.annotations, keyParts(diff.annotations, annotationText)],
     [FIELD_HEADINGS.nodeSelector, keyParts(diff.nodeSelector, nodeSelectorText)],
     [FIELD_HEADINGS.tolerations, entryParts(diff.tolerations, tolerationText)],
     [FIELD_HEADINGS.required, entryParts(diff.required, (term) => `{${termSetText(term)}}`)],
     [FIELD_HEADINGS.preferred, entryParts(diff.preferred, (entry) => `{${preferenceText(entry, termSetText)}}`)],
     [FIELD_HEADINGS.topologySpreadConstraints, entryParts(diff.topologySpreadConstraints, spreadText)],
+    [FIELD_HEADINGS.annotations, keyParts(diff.annotations, annotationText)],
   ];
   return fields
     .filter(([, parts]) => parts.length > 0)
