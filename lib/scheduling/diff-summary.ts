@@ -1,9 +1,10 @@
 /**
  * A scheduling diff on one line (report's change, the sync's progress, rollout's reason, test's summary):
  * `heading: -before +after` per changed field, separated by "; ": the fields that schedule in the order of a Pod,
- * then the annotations, which schedule nothing, so that a line cut at its callers' bound keeps the scheduling. Each entry prints with
- * diff-text.ts's text, a term or preferred term in braces; entries are sorted, so that the line never depends on the
- * order of either Pod's lists. Only what Kubernetes reads as changed is named: no reorderings, no repeats.
+ * then the annotations, which schedule nothing, so that a line its callers cut at their bound keeps the scheduling.
+ * Each entry prints with diff-text.ts's text, a term or preferred term in braces; entries are sorted, so that the
+ * line never depends on the order of either Pod's lists. Only what Kubernetes reads as changed is named: no
+ * reorderings, no repeats.
  */
 import type { KeyChange, SchedulingDiff } from './diff.ts';
 import {
