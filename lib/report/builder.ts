@@ -206,7 +206,7 @@ function evaluatePod(
   return outcome.decision === 'denied' ? evaluate(true) : outcome;
 }
 
-/** The rules an outcome matched, in application order: the applied and audited ones, or for a denial the evaluated ones. */
+/** The rules an outcome matched, in application order: applied and audited, or a denial's matched evaluations. */
 function matchedRules(state: ReportState, outcome: MutationOutcome): CompiledRule[] {
   if (outcome.decision === 'denied')
     return outcome.evaluations.flatMap((evaluation) => (evaluation.outcome === 'matched' ? [evaluation.rule] : []));

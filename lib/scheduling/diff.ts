@@ -253,7 +253,7 @@ function termsChanged(required: Pick<RequiredChanges, 'lost' | 'gained'>): boole
   return required.lost.length > 0 || required.gained.length > 0;
 }
 
-/** True when some term was removed, added or changed as written, which repeated terms do even where the OR is the same. */
+/** True when some term was removed, added or changed as written: repeated terms are, even where the OR is the same. */
 function termsRewritten(required: Pick<RequiredChanges, 'pairs' | 'removed' | 'added'>): boolean {
   return (
     required.removed.length > 0 ||
