@@ -24,6 +24,8 @@ import {
   podOrdinal,
   readPodIdentity,
   readWorkloadObject,
+  type OwnerIndex,
+  type PodIdentity,
   type PodOrigin,
   type WorkloadObject,
 } from '../workloads/index.ts';
@@ -110,6 +112,213 @@ function changeOf(tally: WorkloadTally): string {
   return [...tally.samples, ...more].join(' | ');
 }
 
+/** What a report builder keeps between calls: the rules and their order, the owners, the running counts. */
+interface ReportState {
+  readonly ruleSet: RuleSet;
+  readonly options: ReportOptions;
+  readonly auditAll: boolean;
+  readonly owners: OwnerIndex;
+  readonly byName: ReadonlyMap<string, CompiledRule>;
+  readonly order: ReadonlyMap<string, number>;
+  readonly rules: ReadonlyMap<string, RuleTally>;
+  readonly workloads: Map<string, WorkloadTally>;
+  readonly totals: { pods: number; unaffected: number; current: number; pending: number; denied: number };
+}
+
+function tallyOf(state: ReportState, workload: Workload): WorkloadTally {
+  const key = `${workload.namespace}\u0000${workload.kind}\u0000${workload.name}`;
+  let tally = state.workloads.get(key);
+  if (tally === undefined) {
+    tally = {
+      workload,
+      pods: 0,
+      current: 0,
+      pending: 0,
+      denied: 0,
+      affected: false,
+      rules: new Set(),
+      steps: new Set(),
+      samples: [],
+      unsampled: 0,
+    };
+    state.workloads.set(key, tally);
+  }
+  return tally;
+}
+
+function sample(tally: WorkloadTally, line: string): void {
+  if (tally.samples.includes(line)) return;
+  if (tally.samples.length < MAX_SAMPLES) tally.samples.push(line);
+  else tally.unsampled += 1;
+}
+
+/** The verdict of a Pod some rule or step concerns: denied, or its change compared with the running Pod. */
+function verdictOf(
+  outcome: MutationOutcome,
+  running: PodFacts,
+  enforced: readonly CompiledRule[],
+  source: string,
+): { verdict: Exclude<Verdict, 'unaffected'>; line: string } {
+  if (outcome.decision === 'denied')
+    return {
+      verdict: 'denied',
+      line: boundedLine(`denied: ${outcome.denial?.message ?? 'admission would be denied'}`),
+    };
+  // The engine's facts are of the Pod it read, which is not the one it sends when a stamp rebuilt it.
+  const rollout =
+    outcome.pod === running.pod
+      ? running
+      : outcome.pod === outcome.facts.pod
+        ? outcome.facts
+        : podFacts(outcome.pod, outcome.workload.namespace, source);
+  const keys = [...new Set(enforced.flatMap((rule) => rule.add.annotations.map(([key]) => key)))];
+  const line = schedulingChange(rollout, running, keys);
+  return { verdict: line === '' ? 'current' : 'pending', line };
+}
+
+/** The Pod a rollout would create for a running Pod, run through the engine as admission runs it. */
+function evaluatePod(
+  state: ReportState,
+  identity: PodIdentity,
+  running: PodFacts,
+  candidate: unknown,
+  source: string,
+): MutationOutcome {
+  const { options } = state;
+  const requestUid = identity.uid || `${identity.namespace}/${identity.name || identity.generateName}`;
+  const evaluate = (explain: boolean) =>
+    mutatePod(
+      candidate,
+      identity.namespace,
+      state.ruleSet,
+      withRecordedCapacity({ requestUid }, running.annotations[CAPACITY_ANNOTATION]),
+      {
+        managedSteps: options.managedSteps ?? [],
+        explain,
+        source,
+        ...(options.enforcement === undefined ? {} : { enforcement: options.enforcement }),
+        ...(options.stamps === undefined ? {} : { stamps: options.stamps }),
+      },
+    );
+  // The applied and audited rules are the matched ones. A denial applies none, so only then is the engine asked to
+  // explain: recording every rule's evaluation for every Pod would allocate rules x Pods objects.
+  const outcome = evaluate(false);
+  return outcome.decision === 'denied' ? evaluate(true) : outcome;
+}
+
+/** The rules an outcome matched, in application order: applied and audited, or a denial's matched evaluations. */
+function matchedRules(state: ReportState, outcome: MutationOutcome): CompiledRule[] {
+  if (outcome.decision === 'denied')
+    return outcome.evaluations.flatMap((evaluation) => (evaluation.outcome === 'matched' ? [evaluation.rule] : []));
+  return [...outcome.applied, ...outcome.audited.map((match) => match.name)]
+    .flatMap((name) => state.byName.get(name) ?? [])
+    .sort((left, right) => state.order.get(left.name)! - state.order.get(right.name)!);
+}
+
+/** Counts a verdict on the workload, the totals and each matched rule; keeps its line as a sample. */
+function record(
+  state: ReportState,
+  tally: WorkloadTally,
+  matched: readonly CompiledRule[],
+  steps: readonly string[],
+  { verdict, line }: { verdict: Exclude<Verdict, 'unaffected'>; line: string },
+): void {
+  tally.affected = true;
+  for (const rule of matched) tally.rules.add(rule.name);
+  for (const step of steps) tally.steps.add(step);
+  if (line !== '') sample(tally, line);
+  tally[verdict] += 1;
+  state.totals[verdict] += 1;
+  for (const rule of matched) {
+    const counts = state.rules.get(rule.name)!;
+    counts.matched += 1;
+    // Audited rules change no Pod: only their matches count.
+    if (counts.enforcement === 'enforce' && verdict !== 'denied') counts[verdict] += 1;
+  }
+}
+
+function addOwner(state: ReportState, object: unknown, path: string): boolean {
+  const kind = classifyObject(object, path);
+  if (kind === undefined || kind === 'Pod') return false;
+  const workload = readWorkloadObject(object, path);
+  if (state.options.namespace !== undefined && (workload.namespace || 'default') !== state.options.namespace)
+    return false;
+  state.owners.add(workload);
+  return true;
+}
+
+function addPod(state: ReportState, pod: unknown, path: string): Verdict | undefined {
+  const identity = readPodIdentity(pod, path);
+  if (state.options.namespace !== undefined && identity.namespace !== state.options.namespace) return undefined;
+  // A finished Pod is never scheduled again: no rollout recreates it, so it is no part of what a rollout changes.
+  if (identity.phase === 'Succeeded' || identity.phase === 'Failed') return undefined;
+  state.totals.pods += 1;
+  const origin = state.owners.resolve(identity);
+  if (origin.origin === 'daemonset') {
+    state.totals.unaffected += 1;
+    return 'unaffected';
+  }
+  const running = podFacts(pod, identity.namespace, path);
+  const fromTemplate = origin.origin === 'template';
+  const candidate = fromTemplate ? asAdmitted(podFromWorkload(origin.workload, origin.options), running) : pod;
+  const source = fromTemplate ? templatePath(origin) : path;
+  const outcome = evaluatePod(state, identity, running, candidate, source);
+  const tally = tallyOf(state, outcome.workload);
+  tally.pods += 1;
+  const matched = matchedRules(state, outcome);
+  const steps = outcome.applied.filter((name) => !state.byName.has(name));
+  if (outcome.decision === 'skipped' || (matched.length === 0 && steps.length === 0 && outcome.decision !== 'denied')) {
+    state.totals.unaffected += 1;
+    return 'unaffected';
+  }
+  const enforced = matched.filter((rule) => !state.auditAll && rule.enforcement !== 'audit');
+  const judged = verdictOf(outcome, running, enforced, source);
+  if (judged.verdict === 'pending' && fromTemplate && rollsOutByDeletion(origin.workload))
+    (tally.deletePods ??= []).push(identity.name);
+  record(state, tally, matched, steps, judged);
+  return judged.verdict;
+}
+
+function workloadRow(state: ReportState, tally: WorkloadTally): ReportWorkload {
+  return {
+    namespace: tally.workload.namespace,
+    kind: tally.workload.kind,
+    name: tally.workload.name,
+    pods: tally.pods,
+    current: tally.current,
+    pending: tally.pending,
+    denied: tally.denied,
+    rules: [
+      ...[...tally.rules].sort((left, right) => state.order.get(left)! - state.order.get(right)!),
+      ...tally.steps,
+    ],
+    change: changeOf(tally),
+    ...(tally.deletePods === undefined
+      ? {}
+      : { deletePods: byOrdinalDescending(tally.workload.name, tally.deletePods) }),
+  };
+}
+
+function resultOf(state: ReportState): MigrationReport {
+  const listed: ReportWorkload[] = [...state.workloads.values()]
+    .filter((tally) => tally.affected)
+    .sort(
+      (left, right) =>
+        compare(left.workload.namespace, right.workload.namespace) ||
+        compare(left.workload.kind, right.workload.kind) ||
+        compare(left.workload.name, right.workload.name),
+    )
+    .map((tally) => workloadRow(state, tally));
+  const ruleRows: ReportRule[] = [...state.rules.values()].map(({ rule, enforcement, matched, current, pending }) => ({
+    name: rule.name,
+    enforcement,
+    matched,
+    current,
+    pending,
+  }));
+  return { rules: ruleRows, workloads: listed, totals: { ...state.totals } };
+}
+
 /**
  * A report builder over a rule set: for each running Pod, the Pod a rollout would create (from its workload's current
  * template, found through the controller ownerReferences; the running Pod itself when there is none), run through
@@ -117,184 +326,29 @@ function changeOf(tally: WorkloadTally): string {
  * an object or Pod that is not well formed.
  */
 function createReport(ruleSet: RuleSet, options: ReportOptions = {}): ReportBuilder {
-  const { managedSteps = [], namespace } = options;
   const auditAll = options.enforcement === 'audit';
-  const owners = createOwnerIndex();
-  const byName = new Map(ruleSet.rules.map((rule) => [rule.name, rule]));
-  const order = new Map(ruleSet.rules.map((rule, index) => [rule.name, index]));
-  const rules = new Map<string, RuleTally>(
-    ruleSet.rules
-      .filter((rule) => rule.enabled)
-      .map((rule) => [
-        rule.name,
-        { rule, enforcement: auditAll ? 'audit' : rule.enforcement, matched: 0, current: 0, pending: 0 },
-      ]),
-  );
-  const workloads = new Map<string, WorkloadTally>();
-  const totals = { pods: 0, unaffected: 0, current: 0, pending: 0, denied: 0 };
-
-  const tallyOf = (workload: Workload): WorkloadTally => {
-    const key = `${workload.namespace}\u0000${workload.kind}\u0000${workload.name}`;
-    let tally = workloads.get(key);
-    if (tally === undefined) {
-      tally = {
-        workload,
-        pods: 0,
-        current: 0,
-        pending: 0,
-        denied: 0,
-        affected: false,
-        rules: new Set(),
-        steps: new Set(),
-        samples: [],
-        unsampled: 0,
-      };
-      workloads.set(key, tally);
-    }
-    return tally;
+  const state: ReportState = {
+    ruleSet,
+    options,
+    auditAll,
+    owners: createOwnerIndex(),
+    byName: new Map(ruleSet.rules.map((rule) => [rule.name, rule])),
+    order: new Map(ruleSet.rules.map((rule, index) => [rule.name, index])),
+    rules: new Map<string, RuleTally>(
+      ruleSet.rules
+        .filter((rule) => rule.enabled)
+        .map((rule) => [
+          rule.name,
+          { rule, enforcement: auditAll ? 'audit' : rule.enforcement, matched: 0, current: 0, pending: 0 },
+        ]),
+    ),
+    workloads: new Map(),
+    totals: { pods: 0, unaffected: 0, current: 0, pending: 0, denied: 0 },
   };
-
-  const sample = (tally: WorkloadTally, line: string): void => {
-    if (tally.samples.includes(line)) return;
-    if (tally.samples.length < MAX_SAMPLES) tally.samples.push(line);
-    else tally.unsampled += 1;
-  };
-
-  /** The verdict of a Pod some rule or step concerns: denied, or its change compared with the running Pod. */
-  const verdictOf = (
-    outcome: MutationOutcome,
-    running: PodFacts,
-    enforced: readonly CompiledRule[],
-    source: string,
-  ): { verdict: Exclude<Verdict, 'unaffected'>; line: string } => {
-    if (outcome.decision === 'denied')
-      return {
-        verdict: 'denied',
-        line: boundedLine(`denied: ${outcome.denial?.message ?? 'admission would be denied'}`),
-      };
-    // The engine's facts are of the Pod it read, which is not the one it sends when a stamp rebuilt it.
-    const rollout =
-      outcome.pod === running.pod
-        ? running
-        : outcome.pod === outcome.facts.pod
-          ? outcome.facts
-          : podFacts(outcome.pod, outcome.workload.namespace, source);
-    const keys = [...new Set(enforced.flatMap((rule) => rule.add.annotations.map(([key]) => key)))];
-    const line = schedulingChange(rollout, running, keys);
-    return { verdict: line === '' ? 'current' : 'pending', line };
-  };
-
   return {
-    addOwner(object: unknown, path = 'object'): boolean {
-      const kind = classifyObject(object, path);
-      if (kind === undefined || kind === 'Pod') return false;
-      const workload = readWorkloadObject(object, path);
-      if (namespace !== undefined && (workload.namespace || 'default') !== namespace) return false;
-      owners.add(workload);
-      return true;
-    },
-
-    addPod(pod: unknown, path = 'pod'): Verdict | undefined {
-      const identity = readPodIdentity(pod, path);
-      if (namespace !== undefined && identity.namespace !== namespace) return undefined;
-      // A finished Pod is never scheduled again: no rollout recreates it, so it is no part of what a rollout changes.
-      if (identity.phase === 'Succeeded' || identity.phase === 'Failed') return undefined;
-      totals.pods += 1;
-      const origin = owners.resolve(identity);
-      if (origin.origin === 'daemonset') {
-        totals.unaffected += 1;
-        return 'unaffected';
-      }
-      const running = podFacts(pod, identity.namespace, path);
-      const fromTemplate = origin.origin === 'template';
-      const candidate = fromTemplate ? asAdmitted(podFromWorkload(origin.workload, origin.options), running) : pod;
-      const source = fromTemplate ? templatePath(origin) : path;
-      const requestUid = identity.uid || `${identity.namespace}/${identity.name || identity.generateName}`;
-      const evaluate = (explain: boolean) =>
-        mutatePod(
-          candidate,
-          identity.namespace,
-          ruleSet,
-          withRecordedCapacity({ requestUid }, running.annotations[CAPACITY_ANNOTATION]),
-          {
-            managedSteps,
-            explain,
-            source,
-            ...(options.enforcement === undefined ? {} : { enforcement: options.enforcement }),
-            ...(options.stamps === undefined ? {} : { stamps: options.stamps }),
-          },
-        );
-      // The applied and audited rules are the matched ones. A denial applies none, so only then is the engine asked to
-      // explain: recording every rule's evaluation for every Pod would allocate rules x Pods objects.
-      let outcome = evaluate(false);
-      if (outcome.decision === 'denied') outcome = evaluate(true);
-      const tally = tallyOf(outcome.workload);
-      tally.pods += 1;
-      const matched =
-        outcome.decision === 'denied'
-          ? outcome.evaluations.flatMap((evaluation) => (evaluation.outcome === 'matched' ? [evaluation.rule] : []))
-          : [...outcome.applied, ...outcome.audited.map((match) => match.name)]
-              .flatMap((name) => byName.get(name) ?? [])
-              .sort((left, right) => order.get(left.name)! - order.get(right.name)!);
-      const steps = outcome.applied.filter((name) => !byName.has(name));
-      if (
-        outcome.decision === 'skipped' ||
-        (matched.length === 0 && steps.length === 0 && outcome.decision !== 'denied')
-      ) {
-        totals.unaffected += 1;
-        return 'unaffected';
-      }
-      const enforced = matched.filter((rule) => !auditAll && rule.enforcement !== 'audit');
-      const { verdict, line } = verdictOf(outcome, running, enforced, source);
-      tally.affected = true;
-      for (const rule of matched) tally.rules.add(rule.name);
-      for (const step of steps) tally.steps.add(step);
-      if (line !== '') sample(tally, line);
-      if (verdict === 'pending' && fromTemplate && rollsOutByDeletion(origin.workload))
-        (tally.deletePods ??= []).push(identity.name);
-      tally[verdict] += 1;
-      totals[verdict] += 1;
-      for (const rule of matched) {
-        const counts = rules.get(rule.name)!;
-        counts.matched += 1;
-        // Audited rules change no Pod: only their matches count.
-        if (counts.enforcement === 'enforce' && verdict !== 'denied') counts[verdict] += 1;
-      }
-      return verdict;
-    },
-
-    result(): MigrationReport {
-      const listed: ReportWorkload[] = [...workloads.values()]
-        .filter((tally) => tally.affected)
-        .sort(
-          (left, right) =>
-            compare(left.workload.namespace, right.workload.namespace) ||
-            compare(left.workload.kind, right.workload.kind) ||
-            compare(left.workload.name, right.workload.name),
-        )
-        .map((tally) => ({
-          namespace: tally.workload.namespace,
-          kind: tally.workload.kind,
-          name: tally.workload.name,
-          pods: tally.pods,
-          current: tally.current,
-          pending: tally.pending,
-          denied: tally.denied,
-          rules: [...[...tally.rules].sort((left, right) => order.get(left)! - order.get(right)!), ...tally.steps],
-          change: changeOf(tally),
-          ...(tally.deletePods === undefined
-            ? {}
-            : { deletePods: byOrdinalDescending(tally.workload.name, tally.deletePods) }),
-        }));
-      const ruleRows: ReportRule[] = [...rules.values()].map(({ rule, enforcement, matched, current, pending }) => ({
-        name: rule.name,
-        enforcement,
-        matched,
-        current,
-        pending,
-      }));
-      return { rules: ruleRows, workloads: listed, totals: { ...totals } };
-    },
+    addOwner: (object: unknown, path = 'object') => addOwner(state, object, path),
+    addPod: (pod: unknown, path = 'pod') => addPod(state, pod, path),
+    result: () => resultOf(state),
   };
 }
 

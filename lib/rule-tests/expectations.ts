@@ -1,6 +1,6 @@
 /**
  * One result of a test file checked against what the engine did to its resource's Pod: the applied and audited rules
- * in order, the denial, the scheduling fields as Kubernetes reads them (lib/report's comparison) and the patched
+ * in order, the denial, the scheduling fields as Kubernetes reads them (report's change line) and the patched
  * resource exactly.
  */
 import { PRODUCT_ANNOTATION_PREFIX } from '../api/index.ts';
@@ -73,7 +73,7 @@ function asPod(view: ExpectedScheduling): Pod {
   return { metadata: annotations === undefined ? {} : { annotations }, spec };
 }
 
-/** "" when the two views schedule alike as Kubernetes reads them (sets of tolerations, terms, requirements, values). */
+/** "" when the two views schedule alike as Kubernetes reads them (lib/scheduling's diff, as report's change line). */
 function schedulingDifference(expected: ExpectedScheduling, actual: ExpectedScheduling): string {
   const keys = [
     ...new Set([...Object.keys(expected.annotations ?? {}), ...Object.keys(actual.annotations ?? {})]),

@@ -1,14 +1,10 @@
 /**
- * A scheduling diff as lines a person reads, each tagged with its sign so that a terminal can colour it. Requirements
- * read `example.com/node-pool In [legacy]`, `kubernetes.io/arch Exists`, `example.com/generation Gt 5`,
- * `field metadata.name In [node-1]`; tolerations as kubectl describe prints them
- * (`example.com/spot=true:NoSchedule`, `node.kubernetes.io/not-ready:NoExecute op=Exists for 300s`).
+ * A scheduling diff as lines a person reads (explain, test), each tagged with its sign so that a terminal can colour
+ * it; every part printed with diff-text.ts's text.
  */
-import type { Toleration } from './kubernetes.ts';
-import type { Preference, Requirement, Term } from './requirements.ts';
-import { canonicalJson, previewInput } from '../values/index.ts';
 import {
   termsChanged,
+  termsRewritten,
   type EntryChanges,
   type KeyChange,
   type PlacedTerm,
@@ -16,6 +12,17 @@ import {
   type SchedulingDiff,
   type TermPair,
 } from './diff.ts';
+import {
+  FIELD_HEADINGS,
+  annotationText,
+  nodeSelectorText,
+  preferenceText,
+  requirementTexts,
+  sameAsSetNote,
+  spreadText,
+  termText,
+  tolerationText,
+} from './diff-text.ts';
 
 /** '+' only after, '-' only before, ' ' a heading, a note or an unchanged part shown for context. */
 type DiffSign = '+' | '-' | ' ';
@@ -27,86 +34,6 @@ interface DiffLine {
 }
 
 const INDENT = '  ';
-
-// Label keys and values, field names and Gt/Lt operands print bare; anything else is quoted, so no token reads as two.
-const BARE_TOKEN = /^[-+A-Za-z0-9_./]+$/;
-// A bare spread field value must not read as a number, a boolean or null.
-const BARE_WORD = /^[A-Za-z][-A-Za-z0-9_./]*$/;
-const JSON_WORDS: ReadonlySet<string> = new Set(['true', 'false', 'null']);
-// An annotation value prints bare unless it is empty, starts with a quote or blank, ends blank or holds a control character.
-const BARE_TEXT = /^(?!["\s])[^\p{Cc}]*(?<!\s)$/u;
-
-function token(text: string): string {
-  return BARE_TOKEN.test(text) ? text : JSON.stringify(text);
-}
-
-function annotationValue(text: string): string {
-  return text !== '' && BARE_TEXT.test(text) ? text : JSON.stringify(text);
-}
-
-function requirementText(requirement: Requirement, field: boolean): string {
-  const { key, operator, values } = requirement;
-  const operand =
-    values.length === 0
-      ? ''
-      : (operator === 'Gt' || operator === 'Lt') && values.length === 1
-        ? ` ${token(values[0]!)}`
-        : ` [${values.map(token).join(', ')}]`;
-  return `${field ? 'field ' : ''}${token(key)} ${token(operator)}${operand}`;
-}
-
-/** The requirements of a term in its order, each as a person reads it; matchFields marked `field`. */
-function requirementTexts(
-  term: Term,
-  requirements: readonly Requirement[] = [...term.expressions, ...term.fields],
-): string[] {
-  return requirements.map((requirement) => requirementText(requirement, term.fields.includes(requirement)));
-}
-
-function termText(term: Term): string {
-  const texts = requirementTexts(term);
-  return texts.length === 0 ? '(no requirements: matches no node)' : texts.join(', ');
-}
-
-function tolerationText(toleration: Toleration): string {
-  const { key, value, effect, tolerationSeconds } = toleration;
-  const operator = toleration.operator || 'Equal';
-  const match = `${key ? token(key) : ''}${value ? `=${token(value)}` : ''}${effect ? `:${token(effect)}` : ''}`;
-  const parts = [
-    match,
-    operator === 'Equal' ? '' : `op=${token(operator)}`,
-    tolerationSeconds === undefined ? '' : `for ${previewInput(tolerationSeconds)}s`,
-  ];
-  return parts.filter((part) => part !== '').join(' ') || 'op=Equal';
-}
-
-function preferenceText(preference: Preference): string {
-  return `weight ${preference.weight}: ${termText(preference.term)}`;
-}
-
-const SPREAD_LEADING_FIELDS = ['topologyKey', 'maxSkew', 'whenUnsatisfiable'];
-
-/** A spread constraint on one line: its leading fields first, then the others by name; nested values as JSON. */
-function spreadText(constraint: unknown): string {
-  if (
-    typeof constraint !== 'object' ||
-    constraint === null ||
-    Array.isArray(constraint) ||
-    Object.keys(constraint).length === 0
-  ) {
-    return canonicalJson(constraint);
-  }
-  const record = constraint as Readonly<Record<string, unknown>>;
-  const names = [
-    ...SPREAD_LEADING_FIELDS.filter((name) => Object.hasOwn(record, name)),
-    ...Object.keys(record)
-      .filter((name) => !SPREAD_LEADING_FIELDS.includes(name))
-      .sort(),
-  ];
-  const valueText = (value: unknown) =>
-    typeof value === 'string' && BARE_WORD.test(value) && !JSON_WORDS.has(value) ? value : canonicalJson(value);
-  return names.map((name) => `${name}=${valueText(record[name])}`).join(' ');
-}
 
 function line(sign: DiffSign, depth: number, text: string): DiffLine {
   return { sign, text: `${INDENT.repeat(depth)}${text}` };
@@ -126,13 +53,15 @@ function keyLines(
   return lines;
 }
 
+/** The entries Kubernetes reads as lost and gained; a note when the lists read the same but are written differently. */
 function entryLines<T>(heading: string, changes: EntryChanges<T>, text: (entry: T) => string): DiffLine[] {
-  if (changes.reordered) return [line(' ', 0, `${heading}: reordered only (the same as a set)`)];
-  if (changes.removed.length === 0 && changes.added.length === 0) return [];
+  const repeats = changes.removed.length > 0 || changes.added.length > 0;
+  if (changes.reordered) return [line(' ', 0, sameAsSetNote(heading, repeats))];
+  if (changes.lost.length === 0 && changes.gained.length === 0) return [];
   return [
     line(' ', 0, `${heading}:`),
-    ...changes.removed.map((entry) => line('-', 1, text(entry))),
-    ...changes.added.map((entry) => line('+', 1, text(entry))),
+    ...changes.lost.map((entry) => line('-', 1, text(entry))),
+    ...changes.gained.map((entry) => line('+', 1, text(entry))),
   ];
 }
 
@@ -167,9 +96,10 @@ function wholeTermLines(sign: '+' | '-', heading: string, placed: PlacedTerm): D
   ];
 }
 
+/** The OR of terms as written, each term after paired with the one it succeeds, when the OR changed; else a note. */
 function requiredLines(required: RequiredChanges): DiffLine[] {
-  const heading = 'required node affinity (terms ORed)';
-  if (required.reordered) return [line(' ', 0, `${heading}: reordered only (the same as a set)`)];
+  const heading = FIELD_HEADINGS.required;
+  if (required.reordered) return [line(' ', 0, sameAsSetNote(heading, termsRewritten(required)))];
   if (!termsChanged(required)) return [];
   const byPosition = new Map<number, DiffLine[]>();
   for (const pair of required.pairs) byPosition.set(pair.after.position, pairLines(pair));
@@ -188,16 +118,16 @@ function requiredLines(required: RequiredChanges): DiffLine[] {
 /**
  * The diff as lines, field by field in the order of a Pod (annotations, nodeSelector, tolerations, required and
  * preferred node affinity, topologySpreadConstraints); a field that did not change prints nothing, one that was only
- * reordered prints a note. Pure.
+ * reordered (or repeated) prints a note. Pure.
  */
 function schedulingDiffLines(diff: SchedulingDiff): DiffLine[] {
   return [
-    ...keyLines('annotations', diff.annotations, (key, value) => `${token(key)}: ${annotationValue(value)}`),
-    ...keyLines('nodeSelector', diff.nodeSelector, (key, value) => `${token(key)}=${token(value)}`),
-    ...entryLines('tolerations', diff.tolerations, tolerationText),
+    ...keyLines(FIELD_HEADINGS.annotations, diff.annotations, annotationText),
+    ...keyLines(FIELD_HEADINGS.nodeSelector, diff.nodeSelector, nodeSelectorText),
+    ...entryLines(FIELD_HEADINGS.tolerations, diff.tolerations, tolerationText),
     ...requiredLines(diff.required),
-    ...entryLines('preferred node affinity', diff.preferred, preferenceText),
-    ...entryLines('topologySpreadConstraints', diff.topologySpreadConstraints, spreadText),
+    ...entryLines(FIELD_HEADINGS.preferred, diff.preferred, (entry) => preferenceText(entry)),
+    ...entryLines(FIELD_HEADINGS.topologySpreadConstraints, diff.topologySpreadConstraints, spreadText),
   ];
 }
 

@@ -1,10 +1,13 @@
 /**
- * A semantic diff of the scheduling fields of two Pods, as Kubernetes reads them: map keys one by one; tolerations,
- * preferred terms and spread constraints as multisets of whole entries; required terms as an OR of requirement sets,
- * each term paired with its successor so that a change inside a term reads as the requirements it lost and gained.
- * Order is never a change: of terms, of requirements in a term, of values in a requirement, of tolerations.
+ * The one semantic diff of the scheduling fields of two Pods: map keys one by one; tolerations, preferred terms and
+ * spread constraints compared as multisets of whole entries (what was written), and as Kubernetes reads them (`lost`,
+ * `gained`): tolerations, required terms and spread constraints as sets, preferred terms as a multiset, since the
+ * scheduler adds the weight of every preferred term a node matches (a repeated term counts twice). Required terms
+ * are an OR of requirement sets, each term paired with its successor so that a change inside a term reads as the
+ * requirements it lost and gained. Order is never a change: of terms, of requirements in a term, of values in a
+ * requirement, of tolerations.
  */
-import { canonicalJson } from '../values/index.ts';
+import { canonicalJson, isJsonObject } from '../values/index.ts';
 import type { NodeAffinity, NodeSelectorTerm, PreferredSchedulingTerm, Toleration } from './kubernetes.ts';
 import {
   preferenceFromKubernetes,
@@ -36,11 +39,15 @@ interface KeyChange {
 
 /**
  * Whole entries of a list compared as a multiset: the entries only the list before has, then those only the list after
- * has, each in its list's order. `reordered` says the lists are equal as multisets yet written differently.
+ * has, each in its list's order. `lost` and `gained` are the change as Kubernetes reads the list, in the same orders
+ * (for a list read as a set: one entry per identity the other list lacks). `reordered` says the lists are the same as
+ * Kubernetes reads them yet written differently (in another order, or with other repeats).
  */
 interface EntryChanges<T> {
   readonly removed: readonly T[];
   readonly added: readonly T[];
+  readonly lost: readonly T[];
+  readonly gained: readonly T[];
   readonly reordered: boolean;
 }
 
@@ -61,11 +68,15 @@ interface TermPair {
 /**
  * The required terms before and after: `pairs` in the order of the list after, unchanged pairs included (a person reads
  * the OR whole); terms with no successor (`removed`, in the order before) and terms with no predecessor (`added`).
+ * `lost` and `gained` are the terms, one per set of requirements, that only the OR before or only the OR after has:
+ * the change as Kubernetes reads it. `reordered` says the ORs are the same yet written differently.
  */
 interface RequiredChanges {
   readonly pairs: readonly TermPair[];
   readonly removed: readonly PlacedTerm[];
   readonly added: readonly PlacedTerm[];
+  readonly lost: readonly Term[];
+  readonly gained: readonly Term[];
   readonly reordered: boolean;
 }
 
@@ -109,17 +120,54 @@ function unmatched<T>(items: readonly T[], other: readonly T[], identity: (item:
   });
 }
 
+/** The first of `items` of each identity that `other` has none of. */
+function missing<T>(items: readonly T[], other: readonly T[], identity: (item: T) => string): T[] {
+  const seen = new Set(other.map(identity));
+  return items.filter((item) => {
+    const id = identity(item);
+    if (seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
+}
+
+/** How Kubernetes reads a list: as a set (repeats mean nothing) or as a multiset (each repeat counts). */
+type Reading = 'set' | 'multiset';
+
 function entryChanges<T>(
   before: readonly T[],
   after: readonly T[],
   identity: (item: T) => string,
   written: (item: T) => string,
+  reading: Reading,
 ): EntryChanges<T> {
   const removed = unmatched(before, after, identity);
   const added = unmatched(after, before, identity);
+  const lost = reading === 'set' ? missing(removed, after, identity) : removed;
+  const gained = reading === 'set' ? missing(added, before, identity) : added;
   const reordered =
-    removed.length === 0 && added.length === 0 && before.map(written).join('\n') !== after.map(written).join('\n');
-  return { removed, added, reordered };
+    lost.length === 0 && gained.length === 0 && before.map(written).join('\n') !== after.map(written).join('\n');
+  return { removed, added, lost, gained, reordered };
+}
+
+/**
+ * A spread constraint without what the API server merges into it: with matchLabelKeys, the API server adds an In
+ * requirement per key (with the Pod's own label value) to labelSelector at creation, which the template never has.
+ */
+function spreadIdentity(constraint: unknown): string {
+  if (!isJsonObject(constraint) || !Array.isArray(constraint.matchLabelKeys) || !isJsonObject(constraint.labelSelector))
+    return canonicalJson(constraint);
+  const keys = new Set(constraint.matchLabelKeys.filter((key): key is string => typeof key === 'string'));
+  const { matchExpressions, ...selector } = constraint.labelSelector;
+  const kept = Array.isArray(matchExpressions)
+    ? matchExpressions.filter(
+        (item) => !(isJsonObject(item) && item.operator === 'In' && typeof item.key === 'string' && keys.has(item.key)),
+      )
+    : [];
+  const labelSelector = kept.length === 0 ? selector : { ...selector, matchExpressions: kept };
+  const normalized: Record<string, unknown> = { ...constraint, labelSelector };
+  if (Object.keys(labelSelector).length === 0) delete normalized.labelSelector;
+  return canonicalJson(normalized);
 }
 
 /** A term as written: requirements and values in their order, duplicates kept; null lists read as empty. */
@@ -200,8 +248,13 @@ function pairTerms(before: readonly Term[], after: readonly Term[]): Array<[numb
   return pairs;
 }
 
-/** True when some term was removed, added or changed: the required terms differ as an OR of requirement sets. */
-function termsChanged(required: Omit<RequiredChanges, 'reordered'>): boolean {
+/** True when the required terms differ as an OR of requirement sets: some term only one side has. */
+function termsChanged(required: Pick<RequiredChanges, 'lost' | 'gained'>): boolean {
+  return required.lost.length > 0 || required.gained.length > 0;
+}
+
+/** True when some term was removed, added or changed as written: repeated terms are, even where the OR is the same. */
+function termsRewritten(required: Pick<RequiredChanges, 'pairs' | 'removed' | 'added'>): boolean {
   return (
     required.removed.length > 0 ||
     required.added.length > 0 ||
@@ -224,10 +277,11 @@ function requiredChanges(before: readonly NodeSelectorTerm[], after: readonly No
   const pairedAfter = new Set(pairs.map((pair) => pair.after.position));
   const removed = left.flatMap((term, position) => (pairedBefore.has(position) ? [] : [{ position, term }]));
   const added = right.flatMap((term, position) => (pairedAfter.has(position) ? [] : [{ position, term }]));
+  const lost = missing(left, right, (term) => term.id);
+  const gained = missing(right, left, (term) => term.id);
   const reordered =
-    !termsChanged({ pairs, removed, added }) &&
-    before.map(writtenTerm).join('\n') !== after.map(writtenTerm).join('\n');
-  return { pairs, removed, added, reordered };
+    !termsChanged({ lost, gained }) && before.map(writtenTerm).join('\n') !== after.map(writtenTerm).join('\n');
+  return { pairs, removed, added, lost, gained, reordered };
 }
 
 function requiredTerms(affinity: NodeAffinity | null | undefined): readonly NodeSelectorTerm[] {
@@ -250,6 +304,7 @@ function diffScheduling(before: SchedulingFields, after: SchedulingFields): Sche
     preferences(after.nodeAffinity),
     (item) => item.preference.id,
     (item) => item.written,
+    'multiset',
   );
   return {
     annotations: keyChanges(before.annotations ?? {}, after.annotations ?? {}),
@@ -259,33 +314,37 @@ function diffScheduling(before: SchedulingFields, after: SchedulingFields): Sche
       after.tolerations ?? [],
       tolerationIdentity,
       tolerationIdentity,
+      'set',
     ),
     required: requiredChanges(requiredTerms(before.nodeAffinity), requiredTerms(after.nodeAffinity)),
     preferred: {
       removed: preferred.removed.map((item) => item.preference),
       added: preferred.added.map((item) => item.preference),
+      lost: preferred.lost.map((item) => item.preference),
+      gained: preferred.gained.map((item) => item.preference),
       reordered: preferred.reordered,
     },
     topologySpreadConstraints: entryChanges(
       before.topologySpreadConstraints ?? [],
       after.topologySpreadConstraints ?? [],
+      spreadIdentity,
       canonicalJson,
-      canonicalJson,
+      'set',
     ),
   };
 }
 
-/** True when no field changed as a set (a reordering alone is no change). */
+/** True when no field changed as Kubernetes reads it (a reordering or a repeat alone is no change). */
 function isEmptySchedulingDiff(diff: SchedulingDiff): boolean {
   return (
     diff.annotations.length === 0 &&
     diff.nodeSelector.length === 0 &&
     [diff.tolerations, diff.preferred, diff.topologySpreadConstraints].every(
-      (field) => field.removed.length === 0 && field.added.length === 0,
+      (field) => field.lost.length === 0 && field.gained.length === 0,
     ) &&
     !termsChanged(diff.required)
   );
 }
 
-export { diffScheduling, isEmptySchedulingDiff, termsChanged, tolerationIdentity };
+export { diffScheduling, isEmptySchedulingDiff, termsChanged, termsRewritten, tolerationIdentity };
 export type { SchedulingFields, KeyChange, EntryChanges, PlacedTerm, TermPair, RequiredChanges, SchedulingDiff };

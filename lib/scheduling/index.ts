@@ -37,6 +37,7 @@ import {
   type TermPair,
 } from './diff.ts';
 import { schedulingDiffLines, type DiffLine, type DiffSign } from './diff-lines.ts';
+import { schedulingDiffSummary } from './diff-summary.ts';
 import { DEFAULT_TOLERATION_KEYS, DEFAULT_TOLERATION_SECONDS } from './kubernetes.ts';
 import type {
   NodeSelectorRequirement,
@@ -75,6 +76,7 @@ export {
   isEmptySchedulingDiff,
   tolerationIdentity,
   schedulingDiffLines,
+  schedulingDiffSummary,
   DEFAULT_TOLERATION_KEYS,
   DEFAULT_TOLERATION_SECONDS,
 };

@@ -55,7 +55,7 @@ const EXPECTED_JSON: MigrationReport = {
       denied: 0,
       rules: ['batch-to-spot-pool'],
       change:
-        'nodeSelector: -example.com/node-pool=batch-ondemand +example.com/node-pool=batch-spot; tolerations: +example.com/spot:Exists:NoSchedule',
+        'nodeSelector: -example.com/node-pool=batch-ondemand +example.com/node-pool=batch-spot; tolerations: +example.com/spot:NoSchedule op=Exists',
     },
     {
       namespace: 'production',
@@ -78,7 +78,7 @@ const EXPECTED_JSON: MigrationReport = {
       denied: 0,
       rules: ['migrate-legacy-pool'],
       change:
-        'nodeAffinity required: -{example.com/node-pool In [legacy], kubernetes.io/arch In [amd64]} +{example.com/node-pool In [merged], kubernetes.io/arch In [amd64]}; annotations: +example.com/migration=merged-pool',
+        'required node affinity (terms ORed): -{example.com/node-pool In [legacy], kubernetes.io/arch In [amd64]} +{example.com/node-pool In [merged], kubernetes.io/arch In [amd64]}; annotations: +example.com/migration: merged-pool',
     },
     {
       namespace: 'production',
@@ -89,7 +89,7 @@ const EXPECTED_JSON: MigrationReport = {
       pending: 1,
       denied: 0,
       rules: ['tag-payments'],
-      change: 'annotations: +example.com/cost-center=payments',
+      change: 'annotations: +example.com/cost-center: payments',
     },
     {
       namespace: 'production',
@@ -101,7 +101,7 @@ const EXPECTED_JSON: MigrationReport = {
       denied: 0,
       rules: ['migrate-legacy-pool'],
       change:
-        'nodeAffinity required: -{example.com/node-pool In [legacy]} +{example.com/node-pool In [merged]}; annotations: +example.com/migration=merged-pool',
+        'required node affinity (terms ORed): -{example.com/node-pool In [legacy]} +{example.com/node-pool In [merged]}; annotations: +example.com/migration: merged-pool',
     },
     {
       namespace: 'production',

@@ -190,7 +190,7 @@ describe('podmutation test on failing test files', () => {
     const run = await runPodmutationInProcess(['test', fixture('wrong-scheduling'), '-o', 'json']);
 
     expect(run.stdout).toContain(
-      'differs as Kubernetes reads it (- expected, + actual): nodeAffinity required: -{example.com/node-pool In [legacy], kubernetes.io/arch In [amd64]} +{example.com/node-pool In [merged], kubernetes.io/arch In [amd64]}; annotations: -example.com/migration=legacy-pool',
+      'differs as Kubernetes reads it (- expected, + actual): required node affinity (terms ORed): -{example.com/node-pool In [legacy], kubernetes.io/arch In [amd64]} +{example.com/node-pool In [merged], kubernetes.io/arch In [amd64]}; annotations: -example.com/migration: legacy-pool',
     );
   });
 

@@ -92,7 +92,7 @@ describe('the report builder', () => {
     expect(workload(report, 'Deployment', 'checkout')).toMatchObject({
       pending: 2,
       change:
-        'nodeAffinity required: -{example.com/node-pool In [merged], kubernetes.io/arch In [amd64]} +{example.com/node-pool In [merged-2024], kubernetes.io/arch In [amd64]}',
+        'required node affinity (terms ORed): -{example.com/node-pool In [merged], kubernetes.io/arch In [amd64]} +{example.com/node-pool In [merged-2024], kubernetes.io/arch In [amd64]}',
     });
   });
 
@@ -194,7 +194,7 @@ describe('the report builder', () => {
     expect(workload(report, 'CronJob', 'nightly-report')).toMatchObject({
       pending: 1,
       change:
-        'nodeSelector: -example.com/node-pool=batch-ondemand +example.com/node-pool=batch-spot; tolerations: +example.com/spot:Exists:NoSchedule',
+        'nodeSelector: -example.com/node-pool=batch-ondemand +example.com/node-pool=batch-spot; tolerations: +example.com/spot:NoSchedule op=Exists',
     });
   });
 

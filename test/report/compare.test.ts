@@ -47,7 +47,7 @@ describe('schedulingChange', () => {
     const seconds = { key: 'example.com/maintenance', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 60 };
 
     expect(change(pod({ tolerations: [SPOT, GPU, seconds] }), pod({}))).toBe(
-      'tolerations: +example.com/gpu=a100:NoSchedule +example.com/maintenance:Exists:NoExecute/60s +example.com/spot:Exists:NoSchedule',
+      'tolerations: +example.com/gpu=a100:NoSchedule +example.com/maintenance:NoExecute op=Exists for 60s +example.com/spot:NoSchedule op=Exists',
     );
   });
 
@@ -67,13 +67,13 @@ describe('schedulingChange', () => {
     const running = pod({ required: [termOf(req('pool', 'In', 'legacy'), req('arch', 'In', 'amd64'))] });
 
     expect(change(rollout, running)).toBe(
-      'nodeAffinity required: -{arch In [amd64], pool In [legacy]} +{arch In [amd64], pool In [merged]}',
+      'required node affinity (terms ORed): -{arch In [amd64], pool In [legacy]} +{arch In [amd64], pool In [merged]}',
     );
   });
 
   it('tells a required selector from none', () => {
     expect(change(pod({ required: [termOf(req('pool', 'In', 'x'))] }), pod({}))).toBe(
-      'nodeAffinity required: +{pool In [x]}',
+      'required node affinity (terms ORed): +{pool In [x]}',
     );
   });
 
@@ -89,7 +89,7 @@ describe('schedulingChange', () => {
         pod({ preferred: [preferred(60, req('arch', 'In', 'arm64'))] }),
         pod({ preferred: [preferred(50, req('arch', 'In', 'arm64'))] }),
       ),
-    ).toBe('nodeAffinity preferred: -50{arch In [arm64]} +60{arch In [arm64]}');
+    ).toBe('preferred node affinity: -{weight 50: arch In [arm64]} +{weight 60: arch In [arm64]}');
   });
 
   it('names the spread constraints a rollout adds', () => {
@@ -101,7 +101,7 @@ describe('schedulingChange', () => {
     };
 
     expect(change(withSpread(pod({}), [spread]), pod({}))).toBe(
-      'topologySpreadConstraints: +node.kubernetes.io/instance-type:ScheduleAnyway:maxSkew=1',
+      'topologySpreadConstraints: +topologyKey=node.kubernetes.io/instance-type maxSkew=1 whenUnsatisfiable=ScheduleAnyway labelSelector={"matchLabels":{"app":"web"}}',
     );
   });
 
@@ -134,12 +134,14 @@ describe('schedulingChange', () => {
     });
     const running = pod({ annotations: { 'example.com/other': 'a' } });
 
-    expect(change(rollout, running, ['example.com/migration'])).toBe('annotations: +example.com/migration=merged-pool');
+    expect(change(rollout, running, ['example.com/migration'])).toBe(
+      'annotations: +example.com/migration: merged-pool',
+    );
   });
 
   it('names an annotation whose value a rollout changes', () => {
     expect(change(pod({ annotations: { team: 'b' } }), pod({ annotations: { team: 'a' } }), ['team'])).toBe(
-      'annotations: -team=a +team=b',
+      'annotations: -team: a +team: b',
     );
   });
 
@@ -147,7 +149,7 @@ describe('schedulingChange', () => {
     const rollout = pod({ nodeSelector: { pool: 'b' }, tolerations: [SPOT], annotations: { team: 'x' } });
 
     expect(change(rollout, pod({}), ['team'])).toBe(
-      'nodeSelector: +pool=b; tolerations: +example.com/spot:Exists:NoSchedule; annotations: +team=x',
+      'nodeSelector: +pool=b; tolerations: +example.com/spot:NoSchedule op=Exists; annotations: +team: x',
     );
   });
 

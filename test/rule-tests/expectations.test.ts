@@ -99,7 +99,7 @@ describe('checkResult', () => {
     expect(failures.map((failure) => [failure.aspect, failure.summary])).toEqual([
       [
         'scheduling',
-        'differs as Kubernetes reads it (- expected, + actual): tolerations: +example.com/spot:Exists:NoSchedule',
+        'differs as Kubernetes reads it (- expected, + actual): tolerations: +example.com/spot:NoSchedule op=Exists',
       ],
     ]);
   });
@@ -120,7 +120,7 @@ describe('checkResult', () => {
     const failures = check({ applied: ['mark'], scheduling: { annotations: {} } }, pod({ name: 'web' }), rules(MARK));
 
     expect(failures.map((failure) => failure.summary)).toEqual([
-      'differs as Kubernetes reads it (- expected, + actual): annotations: +example.com/migrated=yes',
+      'differs as Kubernetes reads it (- expected, + actual): annotations: +example.com/migrated: yes',
     ]);
   });
 

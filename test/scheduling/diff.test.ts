@@ -6,6 +6,7 @@ import {
   isEmptySchedulingDiff,
   preferenceFromKubernetes,
   schedulingDiffLines,
+  schedulingDiffSummary,
   termFromKubernetes,
   tolerationIdentity,
   type KeyChange,
@@ -554,6 +555,109 @@ describe('the scheduling diff laws', () => {
           if (pair.removed.length > 0 || pair.added.length > 0) expect(shared).toBeGreaterThan(0);
         }
       }),
+    );
+  });
+});
+
+const SPOT: Toleration = { key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule' };
+const preferring = (...terms: { weight: number; requirements: NodeSelectorRequirement[] }[]): SchedulingFields => ({
+  nodeAffinity: {
+    preferredDuringSchedulingIgnoredDuringExecution: terms.map(({ weight, requirements }) => ({
+      weight,
+      preference: { matchExpressions: requirements },
+    })),
+  },
+});
+
+describe('the scheduling diff as Kubernetes reads repeats', () => {
+  it('reads a repeated toleration as no change, with a note', () => {
+    const diff = diffScheduling({ tolerations: [SPOT, NOT_READY] }, { tolerations: [SPOT, NOT_READY, SPOT] });
+
+    expect(isEmptySchedulingDiff(diff)).toBe(true);
+    expect(rendered({ tolerations: [SPOT, NOT_READY] }, { tolerations: [SPOT, NOT_READY, SPOT] })).toEqual([
+      '  tolerations: repeats only (the same as a set)',
+    ]);
+  });
+
+  it('reads a repeated required term as no change, with a note', () => {
+    const term = [requirement(POOL, 'In', ['merged'])];
+
+    expect(isEmptySchedulingDiff(diffScheduling(required(term), required(term, term)))).toBe(true);
+    expect(rendered(required(term), required(term, term))).toEqual([
+      '  required node affinity (terms ORed): repeats only (the same as a set)',
+    ]);
+  });
+
+  it('reads a repeated preferred term as a change, since the scheduler adds its weight once per term', () => {
+    const term = { weight: 10, requirements: [requirement(ZONE, 'In', ['a'])] };
+
+    expect(rendered(preferring(term), preferring(term, term))).toEqual([
+      '  preferred node affinity:',
+      '+   weight 10: topology.kubernetes.io/zone In [a]',
+    ]);
+  });
+
+  it('reads a spread constraint with the requirements the API server merges for matchLabelKeys as the same', () => {
+    const template = { topologyKey: ZONE, maxSkew: 1, matchLabelKeys: ['pod-template-hash'], labelSelector: {} };
+    const merged = {
+      ...template,
+      labelSelector: { matchExpressions: [{ key: 'pod-template-hash', operator: 'In', values: ['5d8f7c9b4'] }] },
+    };
+
+    expect(
+      isEmptySchedulingDiff(
+        diffScheduling({ topologySpreadConstraints: [merged] }, { topologySpreadConstraints: [template] }),
+      ),
+    ).toBe(true);
+  });
+});
+
+describe('the scheduling diff on one line', () => {
+  it('names each changed field with its removed then added entries, in the texts of the lines', () => {
+    const before: SchedulingFields = {
+      nodeSelector: { [POOL]: 'batch-ondemand' },
+      ...required([requirement(POOL, 'In', ['legacy']), requirement(ARCH, 'In', ['amd64'])]),
+    };
+    const after: SchedulingFields = {
+      nodeSelector: { [POOL]: 'batch-spot' },
+      tolerations: [NOT_READY, SPOT],
+      ...required([requirement(ARCH, 'In', ['amd64']), requirement(POOL, 'In', ['merged'])]),
+    };
+
+    expect(schedulingDiffSummary(diffScheduling(before, after))).toBe(
+      'nodeSelector: -example.com/node-pool=batch-ondemand +example.com/node-pool=batch-spot; ' +
+        'tolerations: +example.com/spot:NoSchedule op=Exists +node.kubernetes.io/not-ready:NoExecute op=Exists for 300s; ' +
+        'required node affinity (terms ORed): -{example.com/node-pool In [legacy], kubernetes.io/arch In [amd64]} ' +
+        '+{example.com/node-pool In [merged], kubernetes.io/arch In [amd64]}',
+    );
+  });
+
+  it('puts the annotations last and a preferred term in braces with its weight', () => {
+    const after: SchedulingFields = {
+      annotations: { team: 'payments' },
+      ...preferring({ weight: 60, requirements: [requirement(ARCH, 'In', ['arm64'])] }),
+    };
+
+    expect(schedulingDiffSummary(diffScheduling({}, after))).toBe(
+      'preferred node affinity: +{weight 60: kubernetes.io/arch In [arm64]}; annotations: +team: payments',
+    );
+  });
+
+  it('is empty exactly when the diff is, and the same whatever the order of either side', () => {
+    fc.assert(
+      fc.property(
+        arbitraryFields,
+        arbitraryFields,
+        fc.integer(),
+        fc.integer(),
+        (before, after, seedBefore, seedAfter) => {
+          const line = schedulingDiffSummary(diffScheduling(before, after));
+          expect(line === '').toBe(isEmptySchedulingDiff(diffScheduling(before, after)));
+          expect(
+            schedulingDiffSummary(diffScheduling(reordered(before, seedBefore), reordered(after, seedAfter))),
+          ).toBe(line);
+        },
+      ),
     );
   });
 });
