@@ -220,8 +220,8 @@ export function registerReport(program: Command, context: CliContext): void {
     summary: 'what a rollout would change: each running Pod unaffected, current, pending or denied',
     description:
       "For each running Pod, the Pod its controller would create now from the workload's current template, run through the " +
-      'engine as admission runs it and compared with the running Pod; per rule and per workload (README.md, "Running a ' +
-      'migration"). Without --rules the rules are the cluster\'s PodMutations, validated as the sync validates them.',
+      'engine as admission runs it and compared with the running Pod; per rule and per workload (docs/operations.md, ' +
+      '"Running a migration"). Without --rules the rules are the cluster\'s PodMutations, validated as the sync validates them.',
     examples: [
       'podmutation report --objects cluster.json --rules examples/rules',
       'podmutation report --kubeconfig ~/.kube/config -A -o json',

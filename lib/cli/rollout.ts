@@ -162,7 +162,7 @@ export function registerRollout(program: Command, context: CliContext): void {
       'time: Deployments, StatefulSets, DaemonSets and Argo Rollouts through the pod template annotation `kubectl rollout ' +
       'restart` sets; an OnDelete or partitioned StatefulSet by deleting its pending Pods one at a time. Bare Pods, Jobs and ' +
       'CronJobs are listed to recreate by hand. Current workloads are skipped, so a second run resumes an interrupted one ' +
-      '(README.md, "Running a migration").',
+      '(docs/operations.md, "Running a migration").',
     examples: [
       'podmutation rollout --kubeconfig ~/.kube/config -A --dry-run',
       'podmutation rollout --kubeconfig ~/.kube/config -A --max-concurrent 3 --pause 30s --timeout 10m',
@@ -201,7 +201,7 @@ export function registerRollout(program: Command, context: CliContext): void {
     .option('--continue-on-failure', 'start the next wave after a failed workload')
     .option('--dry-run', 'print the plan (waves, workloads, why each is pending) and change nothing')
     .addOption(
-      new Option('-o, --output <format>', 'table: one line per step; json: one record (README.md) per line')
+      new Option('-o, --output <format>', 'table: one line per step; json: one record (docs/operations.md) per line')
         .choices(['table', 'json'])
         .default('table'),
     )

@@ -187,7 +187,7 @@ export function registerTest(program: Command, context: CliContext): void {
       "file runs the Pod of the named resource through the engine with the test's rules and placements, as admission would, " +
       'and compares the applied and audited rules, the denial, the scheduling fields (as Kubernetes reads them) and the patched ' +
       'resource with what the result expects. Prints PASS or FAIL per result, with a diff for each failure; a test file that ' +
-      'cannot be read is reported and the other files still run. The file format is in README.md, "Testing rules".',
+      'cannot be read is reported and the other files still run. The file format is in docs/cli.md, "Testing rules".',
     examples: ['podmutation test examples/tests', 'podmutation test rules/tests --junit test-results/podmutation.xml'],
     exits: {
       0: 'every result passed',

@@ -3,7 +3,13 @@
  * template, the owner chain from a running Pod to that workload, and the Pods an input stands for (Pods, AdmissionReviews,
  * workload manifests).
  */
-import { classifyObject, readPodIdentity, readWorkloadObject, type WorkloadObject } from './objects.ts';
+import {
+  classifyObject,
+  readPodIdentity,
+  readWorkloadObject,
+  type PodIdentity,
+  type WorkloadObject,
+} from './objects.ts';
 import { createOwnerIndex, type OwnerIndex, type PodOrigin } from './owners.ts';
 import { podFromWorkload, podOrdinal, templateHash } from './pod.ts';
 import { podInputs, type PodInput, type ResourceIdentity } from './inputs.ts';
@@ -18,4 +24,4 @@ export {
   createOwnerIndex,
   podInputs,
 };
-export type { WorkloadObject, OwnerIndex, PodOrigin, PodInput, ResourceIdentity };
+export type { PodIdentity, WorkloadObject, OwnerIndex, PodOrigin, PodInput, ResourceIdentity };

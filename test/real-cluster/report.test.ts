@@ -29,7 +29,7 @@ const RULE_FILES = ['examples/rules/migrate-legacy-pool.yaml', 'examples/rules/b
 // docs/operations.md "What a rollout would change": the change of a Pod migrate-legacy-pool would move off the legacy
 // pool.
 const LEGACY_POOL_CHANGE =
-  'nodeAffinity required: -{example.com/node-pool In [legacy]} +{example.com/node-pool In [merged]}; annotations: +example.com/migration=merged-pool';
+  'required node affinity (terms ORed): -{example.com/node-pool In [legacy]} +{example.com/node-pool In [merged]}; annotations: +example.com/migration: merged-pool';
 
 type Metadata = {
   name: string;
