@@ -3,7 +3,7 @@
  * environment as a parameter (tests pass their own) and fails fast with a ConfigurationError naming the variable.
  */
 import { ConfigurationError } from '../errors/index.ts';
-import { POWERTOOLS_VARIABLES, renderVariableTable, VARIABLES, type VariableDoc } from './variables.ts';
+import { POWERTOOLS_VARIABLES, renderVariableTable, VARIABLES } from './variables.ts';
 
 /** The environment as a function sees it. */
 type Environment = Readonly<Record<string, string | undefined>>;
@@ -46,4 +46,4 @@ function choiceSetting<T extends string>(env: Environment, name: string, choices
 }
 
 export { optionalSetting, wholeNumberSetting, choiceSetting, renderVariableTable, VARIABLES, POWERTOOLS_VARIABLES };
-export type { Environment, VariableDoc };
+export type { Environment };

@@ -115,4 +115,3 @@ function renderVariableTable(): string {
 }
 
 export { VARIABLES, POWERTOOLS_VARIABLES, renderVariableTable };
-export type { VariableDoc, ReadBy };

@@ -5,17 +5,8 @@
  */
 import { createReport, type ReportBuilder, type ReportOptions } from './builder.ts';
 import { schedulingChange, MAX_CHANGE_CHARS } from './compare.ts';
-import { renderReportTable, restartAction, restartCommands, type RestartAction } from './render.ts';
-import type { MigrationReport, ReportRule, ReportTotals, ReportWorkload, Verdict } from './types.ts';
+import { renderReportTable, restartAction, restartCommands } from './render.ts';
+import type { MigrationReport, ReportWorkload, Verdict } from './types.ts';
 
 export { createReport, schedulingChange, MAX_CHANGE_CHARS, renderReportTable, restartAction, restartCommands };
-export type {
-  RestartAction,
-  ReportBuilder,
-  ReportOptions,
-  MigrationReport,
-  ReportRule,
-  ReportTotals,
-  ReportWorkload,
-  Verdict,
-};
+export type { ReportBuilder, ReportOptions, MigrationReport, ReportWorkload, Verdict };

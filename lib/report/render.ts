@@ -118,4 +118,3 @@ function restartCommands(report: MigrationReport): string[] {
 }
 
 export { renderReportTable, restartAction, restartCommands };
-export type { RestartAction };

@@ -50,4 +50,4 @@ interface MigrationReport {
   readonly totals: ReportTotals;
 }
 
-export type { MigrationReport, ReportRule, ReportTotals, ReportWorkload, Verdict };
+export type { MigrationReport, ReportRule, ReportWorkload, Verdict };

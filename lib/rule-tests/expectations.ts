@@ -11,7 +11,7 @@ import type { PodInput } from '../workloads/index.ts';
 import type { ExpectedResult, ExpectedScheduling } from './format.ts';
 
 /** What a result checks. */
-export type Aspect = 'applied' | 'audited' | 'denied' | 'scheduling' | 'patchedResource';
+type Aspect = 'applied' | 'audited' | 'denied' | 'scheduling' | 'patchedResource';
 
 /** One expectation that did not hold: what was expected, what the engine gave, and a one-line summary. */
 export interface CaseFailure {

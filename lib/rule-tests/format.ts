@@ -27,7 +27,7 @@ export const TEST_API_VERSION = 'cli.podmutation.agent.cloudpilot.ai/v1alpha1';
 /** The test file's kind. */
 export const TEST_KIND = 'PodMutationTest';
 /** The namespace of resources that name none, when the test file does not say. */
-export const DEFAULT_TEST_NAMESPACE = 'default';
+const DEFAULT_TEST_NAMESPACE = 'default';
 
 // A test file is written by hand; past this many issues the rest are counted, not listed.
 const MAX_ISSUES = 32;

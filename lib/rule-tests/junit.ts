@@ -10,7 +10,7 @@ import type { CaseFailure } from './expectations.ts';
 import type { TestFileResult } from './run.ts';
 
 /** What the report says of a failure: its lines (the caller's diff). */
-export type FailureLines = (failure: CaseFailure) => readonly string[];
+type FailureLines = (failure: CaseFailure) => readonly string[];
 
 // XML 1.0 allows tab, newline, carriage return and the code points from U+0020 on, but the surrogates (unpaired here,
 // as paired ones are read as one code point) and U+FFFE/U+FFFF: anything else cannot appear even escaped.

@@ -16,7 +16,7 @@ import { checkResult, patchedResource, type CaseFailure } from './expectations.t
 import { readRuleTest, TEST_FILE_NAME, type ExpectedResult, type ResourceReference, type RuleTest } from './format.ts';
 
 /** One result of a test file, run: the resource it names, where that came from, and what failed (nothing: passed). */
-export interface CaseResult {
+interface CaseResult {
   readonly resource: string;
   readonly source: string;
   readonly failures: readonly CaseFailure[];

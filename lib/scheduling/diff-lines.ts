@@ -132,4 +132,4 @@ function schedulingDiffLines(diff: SchedulingDiff): DiffLine[] {
 }
 
 export { schedulingDiffLines };
-export type { DiffLine, DiffSign };
+export type { DiffSign };

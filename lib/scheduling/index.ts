@@ -1,5 +1,4 @@
 import {
-  fieldRequirement,
   isEmptyTerm,
   labelRequirement,
   preference,
@@ -10,7 +9,6 @@ import {
   termFromKubernetes,
   termToKubernetes,
   type Preference,
-  type Requirement,
   type Term,
 } from './requirements.ts';
 import {
@@ -28,21 +26,16 @@ import {
   diffScheduling,
   isEmptySchedulingDiff,
   tolerationIdentity,
-  type EntryChanges,
   type KeyChange,
-  type PlacedTerm,
-  type RequiredChanges,
   type SchedulingDiff,
   type SchedulingFields,
-  type TermPair,
 } from './diff.ts';
-import { schedulingDiffLines, type DiffLine, type DiffSign } from './diff-lines.ts';
+import { schedulingDiffLines, type DiffSign } from './diff-lines.ts';
 import { schedulingDiffSummary } from './diff-summary.ts';
 import { DEFAULT_TOLERATION_KEYS, DEFAULT_TOLERATION_SECONDS } from './kubernetes.ts';
 import type {
   NodeSelectorRequirement,
   NodeSelectorTerm,
-  NodeSelector,
   PreferredSchedulingTerm,
   NodeAffinity,
   Toleration,
@@ -52,7 +45,6 @@ import type {
 
 export {
   labelRequirement,
-  fieldRequirement,
   term,
   isEmptyTerm,
   preference,
@@ -81,13 +73,11 @@ export {
   DEFAULT_TOLERATION_SECONDS,
 };
 export type {
-  Requirement,
   Term,
   Preference,
   NodeView,
   NodeSelectorRequirement,
   NodeSelectorTerm,
-  NodeSelector,
   PreferredSchedulingTerm,
   NodeAffinity,
   Toleration,
@@ -96,10 +86,5 @@ export type {
   SchedulingFields,
   SchedulingDiff,
   KeyChange,
-  EntryChanges,
-  PlacedTerm,
-  TermPair,
-  RequiredChanges,
-  DiffLine,
   DiffSign,
 };

@@ -67,7 +67,6 @@ export { DEFAULT_TOLERATION_KEYS, DEFAULT_TOLERATION_SECONDS };
 export type {
   NodeSelectorRequirement,
   NodeSelectorTerm,
-  NodeSelector,
   PreferredSchedulingTerm,
   NodeAffinity,
   Toleration,

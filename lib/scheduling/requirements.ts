@@ -142,7 +142,6 @@ function requirementCount(source: Term): number {
 export {
   labelRequirement,
   disjointUnion,
-  fieldRequirement,
   term,
   isEmptyTerm,
   preference,
