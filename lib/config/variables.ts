@@ -12,10 +12,11 @@ interface VariableDoc {
   readonly name: string;
   readonly readBy: ReadBy;
   readonly meaning: string;
+  /** Read by Powertools for AWS Lambda itself, not by a reader here. */
+  readonly powertools?: true;
 }
 
-/** Variables read by Powertools for AWS Lambda itself, not by a reader here. */
-const POWERTOOLS_VARIABLES = ['POWERTOOLS_SERVICE_NAME', 'POWERTOOLS_METRICS_NAMESPACE', 'POWERTOOLS_LOG_LEVEL'];
+const POWERTOOLS = "Powertools' own setting";
 
 /** Every variable, in the order the docs list them. */
 const VARIABLES: readonly VariableDoc[] = [
@@ -105,7 +106,10 @@ const VARIABLES: readonly VariableDoc[] = [
     meaning:
       "minutes between migration reports on each rule's status (`matchedPods`, `pendingPods`); 0, the default, is off (0..1440; the stack parameter `reportIntervalMinutes`)",
   },
-  ...POWERTOOLS_VARIABLES.map((name) => ({ name, readBy: 'both' as const, meaning: "Powertools' own setting" })),
+  // A literal list, with no call, so that a bundle importing lib/config without it drops it.
+  { name: 'POWERTOOLS_SERVICE_NAME', readBy: 'both', meaning: POWERTOOLS, powertools: true },
+  { name: 'POWERTOOLS_METRICS_NAMESPACE', readBy: 'both', meaning: POWERTOOLS, powertools: true },
+  { name: 'POWERTOOLS_LOG_LEVEL', readBy: 'both', meaning: POWERTOOLS, powertools: true },
 ];
 
 /** The Markdown table of every variable. */
@@ -114,4 +118,4 @@ function renderVariableTable(): string {
   return ['| variable | function | meaning |', '| --- | --- | --- |', ...rows, ''].join('\n');
 }
 
-export { VARIABLES, POWERTOOLS_VARIABLES, renderVariableTable };
+export { VARIABLES, renderVariableTable };
