@@ -4,7 +4,7 @@ import { answerAdmissionReview, summarizeVerdict } from '../admission/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
 import type { LogFields, Logger, Metrics } from '../observability/index.ts';
 import { previewInput } from '../values/index.ts';
-import type { CachedSnapshot } from '../store/index.ts';
+import type { CachedSnapshot } from './snapshot-cache.ts';
 import type { Enforcement } from '../api/index.ts';
 import type { StampSource } from '../stamp/index.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './config.ts';
