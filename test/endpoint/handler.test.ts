@@ -5,16 +5,18 @@ import { answerAdmissionReview, type AdmissionReviewResponse } from '../../lib/a
 import { validatePodMutation } from '../../lib/api/index.ts';
 import { compileRuleSet } from '../../lib/engine/index.ts';
 import { createAdmissionHandler, type AdmissionHandler, type AdmissionRules } from '../../lib/endpoint/index.ts';
-import {
-  createDynamoClient,
-  createPlacementStore,
-  createSnapshotStore,
-  type SnapshotCache,
-} from '../../lib/store/index.ts';
+import { createDynamoClient, type SnapshotCache } from '../../lib/store/index.ts';
 import type { NodeSelectorTerm } from '../../lib/scheduling/index.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import { parseAnswer, parseReview } from '../support/reviews.ts';
-import { createFreshTable, freshClusterId, startTestDynamo, type TestDynamo } from '../store/support.ts';
+import {
+  createFreshTable,
+  freshClusterId,
+  startTestDynamo,
+  type TestDynamo,
+  snapshotsOf,
+  placementsOf,
+} from '../store/support.ts';
 import {
   TOKEN,
   admissionEvent,
@@ -42,10 +44,10 @@ beforeAll(async () => {
   dynamo = await startTestDynamo();
   const tableName = await createFreshTable(dynamo.endpoint);
   client = createDynamoClient({ endpoint: dynamo.endpoint });
-  const store = createSnapshotStore({ client, tableName });
+  const store = snapshotsOf({ client, tableName });
   const clusterId = freshClusterId();
-  await store.publish(clusterId, await exampleContent());
-  cache = ruleCache({ snapshots: store, placements: createPlacementStore({ client, tableName }) }, clusterId);
+  await store(clusterId).publish(await exampleContent());
+  cache = ruleCache({ snapshots: store, placements: placementsOf({ client, tableName }) }, clusterId);
 });
 
 afterAll(async () => {
