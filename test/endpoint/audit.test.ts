@@ -5,8 +5,8 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APPLIED_ANNOTATION, AUDITED_ANNOTATION, type Enforcement } from '../../lib/api/index.ts';
-import { createAdmissionHandler, type AdmissionRules } from '../../lib/endpoint/index.ts';
-import { createDynamoClient, type SnapshotCache } from '../../lib/store/index.ts';
+import { createAdmissionHandler, type AdmissionRules, type SnapshotCache } from '../../lib/endpoint/index.ts';
+import { createDynamoClient } from '../../lib/store/index.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import { parseAnswer, parseReview } from '../support/reviews.ts';
 import {

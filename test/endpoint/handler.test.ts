@@ -4,8 +4,13 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { answerAdmissionReview, type AdmissionReviewResponse } from '../../lib/admission/index.ts';
 import { validatePodMutation } from '../../lib/api/index.ts';
 import { compileRuleSet } from '../../lib/engine/index.ts';
-import { createAdmissionHandler, type AdmissionHandler, type AdmissionRules } from '../../lib/endpoint/index.ts';
-import { createDynamoClient, type SnapshotCache } from '../../lib/store/index.ts';
+import {
+  createAdmissionHandler,
+  type AdmissionHandler,
+  type AdmissionRules,
+  type SnapshotCache,
+} from '../../lib/endpoint/index.ts';
+import { createDynamoClient } from '../../lib/store/index.ts';
 import type { NodeSelectorTerm } from '../../lib/scheduling/index.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import { parseAnswer, parseReview } from '../support/reviews.ts';

@@ -176,8 +176,8 @@ describe('rotating the webhook token as the README says, while Pods are created'
       await createSnapshotTable(client, TABLE);
       const publication = await createFileRuleSource([EXAMPLES]).publishRules(
         {
-          snapshots: snapshotsOf({ client, tableName: TABLE }),
-          records: recordsOf({ client, tableName: TABLE }),
+          snapshots: snapshotsOf({ client, tableName: TABLE })(CLUSTER_ID),
+          records: recordsOf({ client, tableName: TABLE })(CLUSTER_ID),
         },
         CLUSTER_ID,
       );

@@ -34,7 +34,7 @@ function contentPart(snapshot: RuleSnapshot): SnapshotContent {
 describe('readers during publishes', () => {
   it('reads exactly one published multi-part snapshot every time while publishes run', async () => {
     // Small parts so every snapshot spans about ten items and a mix would be possible if publishing were not atomic.
-    const store = snapshotsOf({ client, tableName, partBytes: 1024 });
+    const store = snapshotsOf({ client, tableName, snapshots: { partBytes: 1024 } });
     const clusterId = freshClusterId();
     const contents = Array.from({ length: 6 }, () => largeContent(12_000, 3));
     const published = new Map<string, SnapshotContent>();
@@ -81,7 +81,7 @@ describe('readers during publishes', () => {
       },
       { step: 'initialize', name: 'readBeforePointerSwitch' },
     );
-    const publisher = snapshotsOf({ client: publisherClient, tableName, partBytes: 1024 });
+    const publisher = snapshotsOf({ client: publisherClient, tableName, snapshots: { partBytes: 1024 } });
     await publisher(clusterId).publish(old);
 
     await publisher(clusterId).publish(next);

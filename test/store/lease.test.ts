@@ -126,7 +126,7 @@ describe('taking the sync lease', () => {
     const { lambda, cli } = twoWriters();
     const clusterId = freshClusterId();
     const first = await acquired(lambda, clusterId, 'lambda:req-1');
-    await lambda.release(first);
+    await lambda(first.clusterId).release(first);
 
     const second = await acquired(cli, clusterId, 'cli:laptop:4242');
 
@@ -158,7 +158,7 @@ describe('releasing the sync lease', () => {
     const lease = await acquired(lambda, clusterId, 'lambda:req-1');
     cliClock.set(START);
 
-    expect(await lambda.release(lease)).toBe(true);
+    expect(await lambda(lease.clusterId).release(lease)).toBe(true);
 
     expect(await cli(clusterId).read()).toMatchObject({
       owner: 'lambda:req-1',
@@ -176,7 +176,7 @@ describe('releasing the sync lease', () => {
     const current = await acquired(cli, clusterId, 'cli:laptop:4242');
     lambdaClock.set(START + DURATION_MS + 1);
 
-    const released = await lambda.release(stale);
+    const released = await lambda(stale.clusterId).release(stale);
 
     expect(released).toBe(false);
     expect(await cli(clusterId).read()).toMatchObject({
@@ -194,9 +194,9 @@ describe('releasing the sync lease', () => {
     const { lambda } = twoWriters();
     const clusterId = freshClusterId();
     const lease = await acquired(lambda, clusterId, 'lambda:req-1');
-    await lambda.release(lease);
+    await lambda(lease.clusterId).release(lease);
 
-    expect(await lambda.release(lease)).toBe(false);
+    expect(await lambda(lease.clusterId).release(lease)).toBe(false);
   });
 });
 
@@ -207,7 +207,7 @@ describe('renewing the sync lease', () => {
     const lease = await acquired(lambda, clusterId, 'lambda:req-1');
     lambdaClock.set(START + 30_000);
 
-    const renewed = await lambda.renew(lease);
+    const renewed = await lambda(lease.clusterId).renew(lease);
 
     expect(renewed).toEqual({ ...lease, expiresAt: '2026-12-01T10:02:30.000Z' });
     expect((await lambda(clusterId).read())?.expiresAt).toBe('2026-12-01T10:02:30.000Z');
@@ -219,7 +219,7 @@ describe('renewing the sync lease', () => {
     const lease = await acquired(lambda, clusterId, 'lambda:req-1');
     lambdaClock.set(START + 2 * DURATION_MS);
 
-    await expect(lambda.renew(lease)).resolves.toMatchObject({ holderId: lease.holderId });
+    await expect(lambda(lease.clusterId).renew(lease)).resolves.toMatchObject({ holderId: lease.holderId });
   });
 
   it('refuses to renew for a holder whose lease was taken over, naming the new holder', async () => {
@@ -230,7 +230,7 @@ describe('renewing the sync lease', () => {
     const current = await acquired(cli, clusterId, 'cli:laptop:4242');
     lambdaClock.set(START + DURATION_MS + 1);
 
-    const renewal = lambda.renew(stale);
+    const renewal = lambda(stale.clusterId).renew(stale);
 
     await expect(renewal).rejects.toThrow(StoreError);
     await expect(renewal).rejects.toThrow(
@@ -244,9 +244,11 @@ describe('renewing the sync lease', () => {
     const { lambda } = twoWriters();
     const clusterId = freshClusterId();
     const lease = await acquired(lambda, clusterId, 'lambda:req-1');
-    await lambda.release(lease);
+    await lambda(lease.clusterId).release(lease);
 
-    await expect(lambda.renew(lease)).rejects.toThrow(/is no longer held by lambda:req-1: it was released/);
+    await expect(lambda(lease.clusterId).renew(lease)).rejects.toThrow(
+      /is no longer held by lambda:req-1: it was released/,
+    );
   });
 });
 
@@ -264,7 +266,7 @@ describe('sync lease arguments', () => {
   });
 
   it.each([0, 9, 3601, 1.5])('rejects a lease duration of %s seconds', (durationSeconds) => {
-    expect(() => leasesOf({ client, tableName, durationSeconds })).toThrow(ConfigurationError);
+    expect(() => leasesOf({ client, tableName, leases: { durationSeconds } })).toThrow(ConfigurationError);
   });
 
   it('fails with a StoreError naming the table when the table does not exist', async () => {

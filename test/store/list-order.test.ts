@@ -46,7 +46,7 @@ afterAll(async () => {
 });
 
 function storeOn(client: DynamoDBClient = raw): PerCluster<SnapshotStore> {
-  return snapshotsOf({ client, tableName, clock: () => NOW, retentionSeconds: 60 });
+  return snapshotsOf({ client, tableName, clock: () => NOW, snapshots: { retentionSeconds: 60 } });
 }
 
 const older = contentOf([ruleAdding('older-list')], '100');

@@ -55,7 +55,7 @@ function writer(beforePut?: () => Promise<void>, maxWriteAttempts?: number) {
   const placements = placementsOf({
     client,
     tableName,
-    ...(maxWriteAttempts === undefined ? {} : { maxWriteAttempts }),
+    ...(maxWriteAttempts === undefined ? {} : { placements: { maxWriteAttempts } }),
   });
   return { placements, counts };
 }

@@ -56,7 +56,7 @@ afterAll(async () => {
 });
 
 function storeWith(options: { partBytes?: number; retentionSeconds?: number } = {}): PerCluster<SnapshotStore> {
-  return snapshotsOf({ client: raw, tableName, clock: () => NOW, ...options });
+  return snapshotsOf({ client: raw, tableName, clock: () => NOW, snapshots: options });
 }
 
 function recordsWith(): PerCluster<SyncRecordStore> {
@@ -258,7 +258,7 @@ describe('publish races', () => {
     const clusterId = freshClusterId();
     const winner = storeWith();
     const client = clientRacedBy(winner, clusterId);
-    const stale = snapshotsOf({ client, tableName, clock: () => NOW, retentionSeconds: 60 });
+    const stale = snapshotsOf({ client, tableName, clock: () => NOW, snapshots: { retentionSeconds: 60 } });
     await expect(stale(clusterId).publish(contentOf([ruleAdding('stale')]))).rejects.toThrow(StoreError);
     const winnerPointer = await currentPointer(winner, clusterId);
 

@@ -76,9 +76,9 @@ function cluster(): Cluster {
       const { tableName } = world;
       return syncOnce({
         source,
-        store: snapshotsOf({ client, tableName, clock }),
-        records: recordsOf({ client, tableName }),
-        lease: { leases: leases(offsetMs), owner },
+        store: snapshotsOf({ client, tableName, clock })(clusterId),
+        records: recordsOf({ client, tableName })(clusterId),
+        lease: { leases: leases(offsetMs)(clusterId), owner },
         clusterId,
         logger: recorder.logger,
         metrics: recorder.metrics,

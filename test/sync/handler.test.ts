@@ -4,7 +4,6 @@
  */
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createSyncLeaseStore } from '../../lib/store/index.ts';
 import { kubeconfigFor } from '../cluster/fake-api-server.ts';
 import { startFakeAws, type FakeAws } from '../cluster/fake-aws.ts';
 import { createFreshTable, freshClusterId, snapshotsOf, leasesOf } from '../store/support.ts';
@@ -124,7 +123,7 @@ describe('the sync Lambda entry point', () => {
       message: 'sync skipped: another sync holds the sync lease of the cluster; the next sync retries',
       leaseHolder: 'cli:laptop:4242',
     });
-    await leases.release(cli.lease);
+    await leases(cli.lease.clusterId).release(cli.lease);
   });
 
   it('holds the lease as lambda:<request id> and releases it after its sync', async () => {

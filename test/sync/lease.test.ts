@@ -72,8 +72,8 @@ function cluster(): Cluster {
       const recorder = options.recorder ?? createRecorder();
       const deps: SyncDependencies = {
         source: options.source ?? source,
-        store: world.store,
-        records: world.records,
+        store: world.store(clusterId),
+        records: world.records(clusterId),
         clusterId,
         logger: recorder.logger,
         metrics: recorder.metrics,
@@ -82,7 +82,7 @@ function cluster(): Cluster {
           ? {}
           : {
               lease: {
-                leases,
+                leases: leases(clusterId),
                 owner: options.owner,
                 ...(options.waitMs === undefined ? {} : { waitMs: options.waitMs }),
                 ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
@@ -331,9 +331,9 @@ describe('the lease of one sync', () => {
 
     const report = await syncOnce({
       source: world.source(),
-      store: world.store,
-      records: world.records,
-      lease: { leases: missing, owner: 'lambda:req-1' },
+      store: world.store(subject.clusterId),
+      records: world.records(subject.clusterId),
+      lease: { leases: missing(subject.clusterId), owner: 'lambda:req-1' },
       clusterId: subject.clusterId,
       logger: recorder.logger,
       metrics: recorder.metrics,

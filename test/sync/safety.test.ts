@@ -211,10 +211,10 @@ describe('a sync that cannot publish', () => {
   it('reports a failed publish and logs that recording the attempt failed too', async () => {
     putGoodRules(world.server);
     const missingTable = { client: world.client, tableName: 'podmutation-no-such-table' };
-    const subject = syncSubject(world, {
-      store: snapshotsOf(missingTable),
-      records: recordsOf(missingTable),
-    });
+    const subject = syncSubject(world, (clusterId) => ({
+      store: snapshotsOf(missingTable)(clusterId),
+      records: recordsOf(missingTable)(clusterId),
+    }));
 
     const report = await subject.sync();
 

@@ -129,8 +129,12 @@ interface SyncSubject {
   sync(overrides?: Partial<SyncDependencies>): Promise<SyncReport>;
 }
 
-function syncSubject(world: SyncWorld, defaults: Partial<SyncDependencies> = {}): SyncSubject {
+/** A sync's dependencies for the subject's cluster, given its id (the stores are bound to one cluster). */
+type SubjectDefaults = Partial<SyncDependencies> | ((clusterId: string) => Partial<SyncDependencies>);
+
+function syncSubject(world: SyncWorld, given: SubjectDefaults = {}): SyncSubject {
   const clusterId = freshClusterId();
+  const defaults = typeof given === 'function' ? given(clusterId) : given;
   const recorder = createRecorder();
   const source = world.source();
   return {
@@ -139,8 +143,8 @@ function syncSubject(world: SyncWorld, defaults: Partial<SyncDependencies> = {})
     sync: (overrides = {}) =>
       syncOnce({
         source,
-        store: world.store,
-        records: world.records,
+        store: world.store(clusterId),
+        records: world.records(clusterId),
         clusterId,
         logger: recorder.logger,
         metrics: recorder.metrics,

@@ -2,7 +2,8 @@ import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RuleSnapshot } from '../../lib/api/index.ts';
 import { ConfigurationError, StoreError } from '../../lib/errors/index.ts';
-import { createDynamoClient, type SnapshotCache, type SnapshotStore } from '../../lib/store/index.ts';
+import { createSnapshotCache, type SnapshotCache } from '../../lib/endpoint/index.ts';
+import { createDynamoClient, type SnapshotStore } from '../../lib/store/index.ts';
 import {
   closedEndpoint,
   contentOf,
@@ -19,7 +20,7 @@ import {
   type TestDynamo,
   snapshotsOf,
   type PerCluster,
-} from './support.ts';
+} from '../store/support.ts';
 
 const START = Date.parse('2026-12-01T10:00:00.000Z');
 const REFRESH_SECONDS = 30;
@@ -83,7 +84,7 @@ async function harness(
   let now = START;
   const clusterId = options.clusterId ?? freshClusterId();
   const cache = createSnapshotCache({
-    store: snapshotsOf({ client, tableName }),
+    store: snapshotsOf({ client, tableName })(clusterId),
     clusterId,
     refreshSeconds: REFRESH_SECONDS,
     maxStaleSeconds: MAX_STALE_SECONDS,
@@ -99,9 +100,10 @@ describe('cold start', () => {
   it('rejects with a StoreError when the store is unreachable', async () => {
     const client = createDynamoClient({ endpoint: await closedEndpoint(), maxAttempts: 1, requestTimeoutMs: 500 });
     cleanups.push(() => client.destroy());
+    const clusterId = freshClusterId();
     const cache = createSnapshotCache({
-      store: snapshotsOf({ client, tableName }),
-      clusterId: freshClusterId(),
+      store: snapshotsOf({ client, tableName })(clusterId),
+      clusterId,
       refreshSeconds: REFRESH_SECONDS,
       maxStaleSeconds: MAX_STALE_SECONDS,
       compile: ruleNames,
@@ -339,7 +341,7 @@ describe('cache options', () => {
   it('rejects a maximum staleness shorter than the refresh interval', () => {
     expect(() =>
       createSnapshotCache({
-        store: publisher,
+        store: publisher('default'),
         clusterId: 'default',
         refreshSeconds: 30,
         maxStaleSeconds: 10,
