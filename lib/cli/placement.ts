@@ -165,7 +165,7 @@ function registerSet(placement: Command, context: CliContext): void {
     );
   onRun<SetFlags>(withTarget(set), (flags) => {
     const policy = policyOf(flags);
-    return withStore(flags, context, 'set', async (store, target) => {
+    return withStore(flags, context, 'set', async (store) => {
       const write = await store.setPlacement(policy);
       writeLine(context.streams.stdout, JSON.stringify({ ...write, policy }));
       return EXIT.ok;
@@ -206,7 +206,7 @@ function registerList(placement: Command, context: CliContext): void {
   });
   list.addOption(outputOption());
   onRun<StoreFlags & { output: OutputFormat }>(withTarget(list), (flags) =>
-    withStore(flags, context, 'list', async (store, target) => {
+    withStore(flags, context, 'list', async (store) => {
       const policies = await store.listPlacements();
       printResult(context.streams.stdout, flags.output, { policies }, () => policyTable(policies));
       return EXIT.ok;
