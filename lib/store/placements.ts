@@ -366,7 +366,7 @@ async function getPlacement(
 
 /** The placement store bound to one cluster's table. */
 function createPlacementStore(table: PlacementTable): PlacementStore {
-  const checked = <T>(read: () => Promise<T>): Promise<T> => {
+  const checked = async <T>(read: () => Promise<T>): Promise<T> => {
     checkedClusterId(table.clusterId);
     return read();
   };
