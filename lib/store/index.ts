@@ -3,7 +3,13 @@ import { createDynamoClient, createSnapshotTable, type DynamoClientOptions } fro
 import { EXPIRES_AT_ATTRIBUTE, RULES_TABLE_LAYOUT } from './layout.ts';
 import type { HeldSyncLease, SyncLeaseAcquisition, SyncLeaseState, SyncLeaseStore } from './lease.ts';
 import type { PlacementSet, PlacementStore, PlacementVersion, PlacementWrite } from './placements.ts';
-import { openRulesTable, type RulesTable, type RulesTableOptions } from './rules-table.ts';
+import {
+  openPlacementStore,
+  openRulesTable,
+  openSnapshotStore,
+  type RulesTable,
+  type RulesTableOptions,
+} from './rules-table.ts';
 import type {
   PublishOptions,
   PublishOutcome,
@@ -18,6 +24,8 @@ export {
   createDynamoClient,
   createSnapshotTable,
   openRulesTable,
+  openSnapshotStore,
+  openPlacementStore,
   readStoreConfig,
   EXPIRES_AT_ATTRIBUTE,
   RULES_TABLE_LAYOUT,

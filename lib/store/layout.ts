@@ -12,87 +12,54 @@ const EXPIRES_AT_ATTRIBUTE = 'expiresAt';
 
 /**
  * The items under one cluster's partition key (`pk` = `cluster#<clusterId>`, `sk` as below), their attributes and
- * the store that owns each. No transactions are used; each kind's consistency is described on it.
+ * the store that owns each. No transactions are used; each kind's consistency is described on it. Only the sort keys
+ * are values: the attributes are documented here, not shipped, since every byte of the admission bundle is load time.
  */
 const RULES_TABLE_LAYOUT = {
   /**
-   * The current snapshot (snapshots.ts). Written last, with a condition that only moves the version forward and,
-   * given a list start, never back to a list that started before the current one's (a pointer without listStartedAt
-   * is replaceable, and so is one whose list start lies more than MAX_CLOCK_SKEW_MS ahead of the table's clock).
+   * The current snapshot (snapshots.ts, snapshot-pointer.ts): version (N), publishId (S, 16 hex digits, random per
+   * publish), partCount (N), contentHash (S, `sha256:<hex>` of the canonical JSON, object keys sorted, of
+   * { rules, invalid }), publishedAt (S, ISO-8601), listStartedAt (N, epoch ms when the list behind the snapshot
+   * started; absent when published without one). Written last, with a condition that only moves the version forward
+   * and, given a list start, never back to a list that started before the current one's (a pointer without
+   * listStartedAt is replaceable, and so is one whose list start lies more than MAX_CLOCK_SKEW_MS ahead of the
+   * table's clock).
    */
-  pointer: {
-    sortKey: 'pointer',
-    attributes: {
-      version: 'N',
-      publishId: 'S, 16 hex digits, random per publish',
-      partCount: 'N',
-      contentHash: 'S, sha256:<hex> of the canonical JSON (object keys sorted) of { rules, invalid }',
-      publishedAt: 'S, ISO-8601',
-      listStartedAt: 'N, epoch ms when the list behind the snapshot started; absent when published without one',
-    },
-  },
+  pointer: { sortKey: 'pointer' },
   /**
-   * One part of a snapshot (snapshot-parts.ts). Publishing writes the parts first, then switches the pointer;
-   * readers read the pointer, then Query the parts it names with ConsistentRead, so they see the old or the new
-   * snapshot, never a mix. After a switch every part of the previous version (any publishId, so also parts of crashed
-   * or losing publishers) gets expiresAt = now + retention; nothing is deleted, so a reader of the old pointer finishes.
+   * One part of a snapshot (snapshot-parts.ts), sk `snapshot#<version, 10 digits>#<publishId>#<part, 5 digits>`:
+   * version (N), publishId (S), part (N, from 0), partCount (N), contentHash (S), partDigest (S, sha256 of body),
+   * body (B, a slice, 256 KiB by default, of the gzipped canonical JSON of { rules, invalid, resourceVersion,
+   * syncedAt }), expiresAt (N, epoch seconds, the table's TTL) once superseded. Publishing writes the parts first,
+   * then switches the pointer; readers read the pointer, then Query the parts it names with ConsistentRead, so they
+   * see the old or the new snapshot, never a mix. After a switch every part of the previous version (any publishId,
+   * so also parts of crashed or losing publishers) gets expiresAt = now + retention; nothing is deleted, so a reader
+   * of the old pointer finishes.
    */
-  part: {
-    sortKey: 'snapshot#<version, 10 digits>#<publishId>#<part, 5 digits>',
-    attributes: {
-      version: 'N',
-      publishId: 'S',
-      part: 'N, from 0',
-      partCount: 'N',
-      contentHash: 'S',
-      partDigest: 'S, sha256 of body',
-      body: 'B, a slice (256 KiB by default) of the gzipped canonical JSON of { rules, invalid, resourceVersion, syncedAt }',
-      [EXPIRES_AT_ATTRIBUTE]: 'N, epoch seconds, once superseded (the table TTL)',
-    },
-  },
-  /** The last sync attempt and the last success, so staleness can be seen and alarmed on (sync-records.ts). */
-  sync: {
-    sortKey: 'sync',
-    attributes: {
-      lastAttemptAt: 'S, ISO-8601',
-      lastStatus: 'S, published | unchanged | failed',
-      lastSuccessAt: 'S, ISO-8601',
-      lastVersion: 'N',
-      lastError: 'S, at most 1,000 characters; removed by the next success',
-      lastReportAt: 'S, ISO-8601, when the sync last computed the migration report',
-    },
-  },
+  part: { sortKeyPrefix: 'snapshot#' },
   /**
-   * The sync lease: the one sync that may list and publish the cluster now (lease.ts). Every write is one
-   * conditional UpdateItem: taking it requires it to be free (no expiry, an expiry before the taker's now, or one
-   * further ahead than a holder within MAX_CLOCK_SKEW_MS of the taker's clock can have set); renewing and releasing
-   * require the same holderId, not yet released. leaseExpiresAt is not the TTL attribute: the item is never deleted.
+   * The sync record (sync-records.ts): lastAttemptAt (S, ISO-8601), lastStatus (S, published, unchanged or failed),
+   * lastSuccessAt (S), lastVersion (N), lastError (S, at most 1,000 characters, removed by the next success),
+   * lastReportAt (S, when the sync last computed the migration report). Staleness can be seen and alarmed on.
    */
-  lease: {
-    sortKey: 'lease#sync',
-    attributes: {
-      holderId: 'S, 16 hex digits, random per acquisition',
-      owner: 'S, `lambda:<request id>`, `cli:<host>:<pid>`',
-      acquiredAt: 'S, ISO-8601',
-      renewedAt: 'S, ISO-8601',
-      releasedAt: 'S, ISO-8601, once released',
-      leaseExpiresAt: "N, epoch ms by the holder's clock; 0 once released",
-      acquisitions: 'N',
-    },
-  },
+  sync: { sortKey: 'sync' },
   /**
-   * Every placement policy of the cluster in one item (placements.ts), so that a reader sees one whole set and every
-   * change is one PutItem conditioned on the version read; the JSON is bounded to 350,000 bytes (the 400 KB item limit).
+   * The sync lease (lease.ts), the one sync that may list and publish the cluster now: holderId (S, 16 hex digits,
+   * random per acquisition), owner (S, `lambda:<request id>`, `cli:<host>:<pid>`), acquiredAt, renewedAt and
+   * releasedAt (S, ISO-8601; releasedAt once released), leaseExpiresAt (N, epoch ms by the holder's clock; 0 once
+   * released), acquisitions (N). Every write is one conditional UpdateItem: taking it requires it to be free (no
+   * expiry, an expiry before the taker's now, or one further ahead than a holder within MAX_CLOCK_SKEW_MS of the
+   * taker's clock can have set); renewing and releasing require the same holderId, not yet released.
+   * leaseExpiresAt is not the TTL attribute: the item is never deleted.
    */
-  placements: {
-    sortKey: 'placement#set',
-    attributes: {
-      version: 'N, from 1, moving on every change',
-      contentHash: 'S, sha256:<hex> of policies',
-      policies: 'S, canonical JSON array sorted by workload (namespace, kind, name)',
-      updatedAt: 'S, ISO-8601',
-    },
-  },
+  lease: { sortKey: 'lease#sync' },
+  /**
+   * Every placement policy of the cluster in one item (placements.ts): version (N, from 1, moving on every change),
+   * contentHash (S, `sha256:<hex>` of policies), policies (S, canonical JSON array sorted by workload: namespace,
+   * kind, name), updatedAt (S, ISO-8601). A reader sees one whole set; every change is one PutItem conditioned on the
+   * version read, retried a bounded number of times; the JSON is bounded to 350,000 bytes (the 400 KB item limit).
+   */
+  placements: { sortKey: 'placement#set' },
 } as const;
 
 const POINTER_SORT_KEY = RULES_TABLE_LAYOUT.pointer.sortKey;
@@ -113,7 +80,7 @@ function clusterPartition(clusterId: string): string {
 
 /** The sort key prefix of every part of one snapshot version, whatever its publish. */
 function versionPrefix(version: number): string {
-  return `snapshot#${String(version).padStart(VERSION_DIGITS, '0')}#`;
+  return `${RULES_TABLE_LAYOUT.part.sortKeyPrefix}${String(version).padStart(VERSION_DIGITS, '0')}#`;
 }
 
 /** The sort key prefix of the parts of one publish. */

@@ -61,40 +61,60 @@ function snapshotOption(value: number | undefined, option: string, fallback: num
 function openRulesTable(options: RulesTableOptions): RulesTable {
   const { client, tableName, clusterId } = options;
   const clock = options.clock ?? Date.now;
-  const table = { client, tableName, clusterId };
-  const { partBytes, retentionSeconds } = options.snapshots ?? {};
   return {
-    snapshots: createSnapshotStore({
-      ...table,
-      clock,
-      partBytes: snapshotOption(partBytes, 'partBytes', DEFAULT_PART_BYTES, MIN_PART_BYTES, MAX_PART_BYTES),
-      retentionSeconds: snapshotOption(
-        retentionSeconds,
-        'retentionSeconds',
-        DEFAULT_RETENTION_SECONDS,
-        1,
-        MAX_RETENTION_SECONDS,
-      ),
-    }),
+    snapshots: openSnapshotStore(options),
     leases: createSyncLeaseStore({
-      ...table,
+      client,
+      tableName,
+      clusterId,
       clock,
       durationMs: durationOption(options.leases?.durationSeconds) * 1000,
     }),
-    records: createSyncRecordStore(table),
-    placements: createPlacementStore({
-      ...table,
-      clock,
-      maxWriteAttempts: integerOption(
-        options.placements?.maxWriteAttempts,
-        'maxWriteAttempts',
-        DEFAULT_MAX_WRITE_ATTEMPTS,
-        1,
-        100,
-      ),
-    }),
+    records: createSyncRecordStore({ client, tableName, clusterId }),
+    placements: openPlacementStore(options),
   };
 }
 
-export { openRulesTable };
+/**
+ * openRulesTable's snapshots alone: the admission Lambda reads only snapshots and placements, and opening them alone
+ * keeps the lease and record code out of its bundle, whose size is its load time (scripts/build.ts).
+ */
+function openSnapshotStore(options: RulesTableOptions): SnapshotStore {
+  const { client, tableName, clusterId } = options;
+  const { partBytes, retentionSeconds } = options.snapshots ?? {};
+  return createSnapshotStore({
+    client,
+    tableName,
+    clusterId,
+    clock: options.clock ?? Date.now,
+    partBytes: snapshotOption(partBytes, 'partBytes', DEFAULT_PART_BYTES, MIN_PART_BYTES, MAX_PART_BYTES),
+    retentionSeconds: snapshotOption(
+      retentionSeconds,
+      'retentionSeconds',
+      DEFAULT_RETENTION_SECONDS,
+      1,
+      MAX_RETENTION_SECONDS,
+    ),
+  });
+}
+
+/** openRulesTable's placements alone (see openSnapshotStore). */
+function openPlacementStore(options: RulesTableOptions): PlacementStore {
+  const { client, tableName, clusterId } = options;
+  return createPlacementStore({
+    client,
+    tableName,
+    clusterId,
+    clock: options.clock ?? Date.now,
+    maxWriteAttempts: integerOption(
+      options.placements?.maxWriteAttempts,
+      'maxWriteAttempts',
+      DEFAULT_MAX_WRITE_ATTEMPTS,
+      1,
+      100,
+    ),
+  });
+}
+
+export { openRulesTable, openSnapshotStore, openPlacementStore };
 export type { RulesTable, RulesTableOptions };
