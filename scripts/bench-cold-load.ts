@@ -2,15 +2,16 @@
 // the snapshot the parent published (pointer, parts, digests, content hash), validates every rule again and compiles
 // it, and prints the milliseconds (wall and CPU) as JSON. Module loading is left out: `npm run build` measures that.
 import { createAdmissionRulesCache } from '../lib/endpoint/index.ts';
-import { createDynamoClient, createPlacementStore, createSnapshotStore } from '../lib/store/index.ts';
+import { createDynamoClient, openRulesTable } from '../lib/store/index.ts';
 
 const [endpoint, tableName, clusterId] = process.argv.slice(2);
 if (endpoint === undefined || tableName === undefined || clusterId === undefined)
   throw new Error('usage: bench-cold-load ENDPOINT TABLE CLUSTER');
 const client = createDynamoClient({ endpoint });
+const { snapshots, placements } = openRulesTable({ client, tableName, clusterId });
 const cache = createAdmissionRulesCache({
-  snapshots: createSnapshotStore({ client, tableName }),
-  placements: createPlacementStore({ client, tableName }),
+  snapshots,
+  placements,
   clusterId,
   refreshSeconds: 30,
   maxStaleSeconds: 300,

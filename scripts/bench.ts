@@ -20,7 +20,7 @@ import {
 } from '../lib/api/index.ts';
 import { compileRuleSet, type RuleSet } from '../lib/engine/index.ts';
 import { keyedStamps } from '../lib/stamp/index.ts';
-import { createDynamoClient, createSnapshotStore, createSnapshotTable } from '../lib/store/index.ts';
+import { createDynamoClient, createSnapshotTable, openRulesTable } from '../lib/store/index.ts';
 import { startEmbeddedDynamo } from '../lib/store/embedded/index.ts';
 import { buildSnapshotContent } from '../lib/sync/index.ts';
 import { largestRule } from '../test/support/largest-rule.ts';
@@ -382,14 +382,13 @@ async function coldLoads(cases: readonly ColdCase[]): Promise<ColdLoad[]> {
   const client = createDynamoClient({ endpoint: dynamo.endpoint });
   try {
     await createSnapshotTable(client, 'bench');
-    const store = createSnapshotStore({ client, tableName: 'bench' });
     const child = fileURLToPath(new URL('./bench-cold-load.ts', import.meta.url));
     const results: ColdLoad[] = [];
     for (const [caseIndex, { label, resources }] of cases.entries()) {
       const clusterId = `bench-${caseIndex}`;
       const built = buildSnapshotContent({ items: resources, resourceVersion: '1' }, Date.now());
       const content = { ...built, invalid: listedInvalidRules(built.invalid) };
-      await store.publish(clusterId, content);
+      await openRulesTable({ client, tableName: 'bench', clusterId }).snapshots.publish(content);
       const runs: number[] = [];
       const cpuRuns: number[] = [];
       for (let run = 0; run < COLD_RUNS; run += 1) {

@@ -16,7 +16,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createDynamoClient, createSnapshotStore } from '../lib/store/index.ts';
+import { createDynamoClient, openRulesTable } from '../lib/store/index.ts';
 import type { SyncReport } from '../lib/sync/index.ts';
 import { buildFunctions, type FunctionBundle } from './build.ts';
 import { median } from './measure.ts';
@@ -391,11 +391,15 @@ try {
 
   // A snapshot of the typical size beside the one just published, made of its first rules.
   const client = createDynamoClient({ endpoint: ready.dynamoEndpoint });
-  const store = createSnapshotStore({ client, tableName: ready.tableName });
-  const published = await store.read(CLUSTER_ID);
+  const table = { client, tableName: ready.tableName };
+  const published = await openRulesTable({ ...table, clusterId: CLUSTER_ID }).snapshots.read();
   check(published !== undefined, 'nothing was published');
   const typicalId = `${CLUSTER_ID}-${TYPICAL_RULES}`;
-  await store.publish(typicalId, { ...published, rules: published.rules.slice(0, TYPICAL_RULES), invalid: [] });
+  await openRulesTable({ ...table, clusterId: typicalId }).snapshots.publish({
+    ...published,
+    rules: published.rules.slice(0, TYPICAL_RULES),
+    invalid: [],
+  });
   client.destroy();
   const coldStarts = measureColdStarts(folder, bundle('admission'), ready, [
     { clusterId: typicalId, rules: TYPICAL_RULES },

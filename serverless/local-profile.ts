@@ -11,12 +11,7 @@ import { checkedToken, generateToken } from '../lib/endpoint/index.ts';
 import { generateStampKey } from '../lib/stamp/index.ts';
 import { createFileRuleSource } from '../lib/local-server/index.ts';
 import { startEmbeddedDynamo } from '../lib/store/embedded/index.ts';
-import {
-  createDynamoClient,
-  createSnapshotStore,
-  createSnapshotTable,
-  createSyncRecordStore,
-} from '../lib/store/index.ts';
+import { createDynamoClient, createSnapshotTable, openRulesTable } from '../lib/store/index.ts';
 
 /** A function of the service as osls resolved it: what the profile reads, and the environment it rewrites. */
 interface ServiceFunction {
@@ -167,11 +162,8 @@ async function startLocalProfile(options: LocalProfileOptions): Promise<LocalPro
     ];
     if (rulePaths.length > 0) {
       const source = createFileRuleSource(rulePaths.map((path) => resolve(options.serviceDir, path)));
-      const table = {
-        snapshots: createSnapshotStore({ client, tableName }),
-        records: createSyncRecordStore({ client, tableName }),
-      };
       for (const clusterId of clusterIds) {
+        const table = openRulesTable({ client, tableName, clusterId });
         const publication = await source.publishRules(table, clusterId);
         for (const invalid of publication.invalid)
           for (const line of describeIssues(invalid)) report(`invalid rule skipped: ${line}`);

@@ -19,7 +19,7 @@ import {
 } from '../../lib/endpoint/index.ts';
 import { secretReaderFor } from '../../lib/secrets/index.ts';
 import { createStampSource, type StampKeyConfig, type StampSource } from '../../lib/stamp/index.ts';
-import { createDynamoClient, createPlacementStore, createSnapshotStore } from '../../lib/store/index.ts';
+import { createDynamoClient, openPlacementStore, openSnapshotStore } from '../../lib/store/index.ts';
 
 const config = readAdmissionConfig(process.env);
 const logger = new Logger();
@@ -42,9 +42,11 @@ const client = createDynamoClient({
   ...(config.store.endpoint === undefined ? {} : { endpoint: config.store.endpoint }),
   ...CLIENT_TIMEOUTS,
 });
+// The two stores the cache reads, opened alone (openSnapshotStore says why).
+const table = { client, tableName: config.store.tableName, clusterId: config.store.clusterId };
 const rules = createAdmissionRulesCache({
-  snapshots: createSnapshotStore({ client, tableName: config.store.tableName }),
-  placements: createPlacementStore({ client, tableName: config.store.tableName }),
+  snapshots: openSnapshotStore(table),
+  placements: openPlacementStore(table),
   clusterId: config.store.clusterId,
   refreshSeconds: config.store.refreshSeconds,
   maxStaleSeconds: config.store.maxStaleSeconds,

@@ -11,13 +11,7 @@ import middy from '@middy/core';
 import { createPodMutationSource, createWorkloadObjectSource } from '../../lib/cluster/index.ts';
 import { createPlacementStep } from '../../lib/placement/index.ts';
 import { KEYLESS_STAMPS } from '../../lib/stamp/index.ts';
-import {
-  createDynamoClient,
-  createPlacementStore,
-  createSnapshotStore,
-  createSyncLeaseStore,
-  createSyncRecordStore,
-} from '../../lib/store/index.ts';
+import { createDynamoClient, openRulesTable } from '../../lib/store/index.ts';
 import { createSyncHandler, readSyncConfig, syncOnce, type ProgressDependencies } from '../../lib/sync/index.ts';
 
 const config = readSyncConfig(process.env);
@@ -25,14 +19,16 @@ const logger = new Logger();
 const metrics = new Metrics();
 
 const source = createPodMutationSource(config.cluster);
-const table = {
+const {
+  snapshots: store,
+  records,
+  leases,
+  placements,
+} = openRulesTable({
   client: createDynamoClient(config.store.endpoint === undefined ? {} : { endpoint: config.store.endpoint }),
   tableName: config.store.tableName,
-};
-const store = createSnapshotStore(table);
-const records = createSyncRecordStore(table);
-const leases = createSyncLeaseStore(table);
-const placements = createPlacementStore(table);
+  clusterId: config.store.clusterId,
+});
 
 // The migration report (REPORT_INTERVAL_MINUTES, off at 0). PendingPods goes out per rule as a single metric with a
 // rule dimension, which Powertools flushes at once with the service dimension kept.
@@ -45,7 +41,7 @@ const progress: ProgressDependencies | undefined =
         records,
         // Managed placement as admission runs it, from the same table, so that placed Pods read as current.
         managedSteps: async () => {
-          const policies = (await placements.readPlacements(config.store.clusterId))?.policies ?? [];
+          const policies = (await placements.readPlacements())?.policies ?? [];
           return policies.length === 0 ? [] : [createPlacementStep({ flavour: config.capacityFlavour, policies })];
         },
         // Stamps checked by their sum, as `podmutation report` checks them: the sync never holds the stamp key.

@@ -65,11 +65,14 @@ async function withStore(
   run: (store: PlacementStore, target: StoreTarget) => Promise<number>,
 ): Promise<number> {
   const target = await resolveStoreTarget(flags);
-  const { createPlacementStore } = await import('../store/index.ts');
+  const { openRulesTable } = await import('../store/index.ts');
   let client: Awaited<ReturnType<typeof targetClient>> | undefined;
   try {
     client = await targetClient(target);
-    return await run(createPlacementStore({ client, tableName: target.tableName }), target);
+    return await run(
+      openRulesTable({ client, tableName: target.tableName, clusterId: target.clusterId }).placements,
+      target,
+    );
   } catch (error) {
     if (!(error instanceof StoreError)) throw error;
     writeLine(streams.stderr, `podmutation placement ${action}: ${error.message}`);
@@ -136,7 +139,14 @@ export function registerPlacement(program: Command, context: CliContext): void {
     examples: ['podmutation placement list --stage prod', 'podmutation placement set --help'],
     exits: { 0: 'help printed', 2: 'no or an unknown subcommand' },
   });
+  registerSet(placement, context);
+  registerGet(placement, context);
+  registerList(placement, context);
+  registerDelete(placement, context);
+}
 
+/** `podmutation placement set`. */
+function registerSet(placement: Command, context: CliContext): void {
   const set = defineCommand(placement, 'set', {
     summary: "set a workload's placement policy",
     description: "Sets a workload's placement policy; prints one JSON line {changed, version, policy}.",
@@ -155,13 +165,16 @@ export function registerPlacement(program: Command, context: CliContext): void {
     );
   onRun<SetFlags>(withTarget(set), (flags) => {
     const policy = policyOf(flags);
-    return withStore(flags, context, 'set', async (store, target) => {
-      const write = await store.setPlacement(target.clusterId, policy);
+    return withStore(flags, context, 'set', async (store) => {
+      const write = await store.setPlacement(policy);
       writeLine(context.streams.stdout, JSON.stringify({ ...write, policy }));
       return EXIT.ok;
     });
   });
+}
 
+/** `podmutation placement get`. */
+function registerGet(placement: Command, context: CliContext): void {
   const get = defineCommand(placement, 'get', {
     summary: "print a workload's placement policy",
     examples: ['podmutation placement get --namespace shop --kind Deployment --name web --stage prod -o yaml'],
@@ -171,13 +184,16 @@ export function registerPlacement(program: Command, context: CliContext): void {
   onRun<WorkloadFlags & { output: OutputFormat }>(withTarget(get), (flags) => {
     const { namespace, kind, name } = workloadOf(flags);
     return withStore(flags, context, 'get', async (store, target) => {
-      const policy = await store.getPlacement(target.clusterId, namespace, kind, name);
+      const policy = await store.getPlacement(namespace, kind, name);
       if (policy === undefined) return missing(context, 'get', target, workloadKey(namespace, kind, name));
       printResult(context.streams.stdout, flags.output, policy, () => policyTable([policy]));
       return EXIT.ok;
     });
   });
+}
 
+/** `podmutation placement list`. */
+function registerList(placement: Command, context: CliContext): void {
   const list = defineCommand(placement, 'list', {
     summary: 'print every placement policy of the cluster',
     description:
@@ -190,13 +206,16 @@ export function registerPlacement(program: Command, context: CliContext): void {
   });
   list.addOption(outputOption());
   onRun<StoreFlags & { output: OutputFormat }>(withTarget(list), (flags) =>
-    withStore(flags, context, 'list', async (store, target) => {
-      const policies = await store.listPlacements(target.clusterId);
+    withStore(flags, context, 'list', async (store) => {
+      const policies = await store.listPlacements();
       printResult(context.streams.stdout, flags.output, { policies }, () => policyTable(policies));
       return EXIT.ok;
     }),
   );
+}
 
+/** `podmutation placement delete`. */
+function registerDelete(placement: Command, context: CliContext): void {
   const remove = defineCommand(placement, 'delete', {
     summary: "delete a workload's placement policy",
     description: "Deletes a workload's placement policy; prints one JSON line {changed, version, workload}.",
@@ -208,7 +227,7 @@ export function registerPlacement(program: Command, context: CliContext): void {
     const { namespace, kind, name } = workloadOf(flags);
     return withStore(flags, context, 'delete', async (store, target) => {
       const workload = workloadKey(namespace, kind, name);
-      const write = await store.deletePlacement(target.clusterId, namespace, kind, name);
+      const write = await store.deletePlacement(namespace, kind, name);
       if (!write.changed) return missing(context, 'delete', target, workload);
       writeLine(context.streams.stdout, JSON.stringify({ ...write, workload }));
       return EXIT.ok;

@@ -49,7 +49,7 @@ function leaseOwner(): string {
 function skipMessage(report: SyncReport, clusterId: string, waitedSeconds: number): string {
   if (report.skipReason === 'leaseHeld') {
     return (
-      `not synced: the sync lease of cluster "${clusterId}" is held by ${report.leaseHolder ?? 'another sync'} until ${report.leaseExpiresAt ?? 'its expiry'} ` +
+      `not synced: the sync lease of cluster "${clusterId}" is held by ${report.leaseHolder} until ${report.leaseExpiresAt} ` +
       `(waited ${waitedSeconds} s); run it again after that time, or with a longer --lease-wait`
     );
   }
@@ -70,11 +70,11 @@ async function sync(values: SyncFlags, { streams }: CliContext): Promise<number>
   }
   if (values.kubeconfig === '') throw new MalformedInputError('sync needs --kubeconfig FILE');
   // Loaded on use: the Kubernetes client and the AWS SDK would slow the start of every other command.
-  const [
-    { createPodMutationSource },
-    { createSnapshotStore, createSyncLeaseStore, createSyncRecordStore },
-    { syncOnce },
-  ] = await Promise.all([import('../cluster/index.ts'), import('../store/index.ts'), import('../sync/index.ts')]);
+  const [{ createPodMutationSource }, { openRulesTable }, { syncOnce }] = await Promise.all([
+    import('../cluster/index.ts'),
+    import('../store/index.ts'),
+    import('../sync/index.ts'),
+  ]);
   const source = createPodMutationSource({
     mode: 'kubeconfigFile',
     path: values.kubeconfig,
@@ -88,13 +88,14 @@ async function sync(values: SyncFlags, { streams }: CliContext): Promise<number>
   // After the kubeconfig, which needs no network: --stage reads the stack's outputs from CloudFormation.
   const target = await resolveStoreTarget(values);
   const client = await targetClient(target);
+  const table = openRulesTable({ client, tableName: target.tableName, clusterId: target.clusterId });
   try {
     const report = await syncOnce({
       source,
-      store: createSnapshotStore({ client, tableName: target.tableName }),
-      records: createSyncRecordStore({ client, tableName: target.tableName }),
+      store: table.snapshots,
+      records: table.records,
       lease: {
-        leases: createSyncLeaseStore({ client, tableName: target.tableName }),
+        leases: table.leases,
         owner: leaseOwner(),
         waitMs: waitSeconds * 1000,
       },

@@ -3,7 +3,8 @@ import type { RuleSnapshot } from '../api/index.ts';
 import { compileSnapshotRules, type ManagedStep, type RuleSet } from '../engine/index.ts';
 import type { StoreError } from '../errors/index.ts';
 import { createPlacementStep, type CapacityFlavour, type PlacementPolicy } from '../placement/index.ts';
-import { createSnapshotCache, type PlacementStore, type SnapshotCache, type SnapshotStore } from '../store/index.ts';
+import type { PlacementStore, SnapshotStore } from '../store/index.ts';
+import { createSnapshotCache, type SnapshotCache } from './snapshot-cache.ts';
 
 /**
  * The value served per request: the rule set and the managed steps run after every customer rule. A plain

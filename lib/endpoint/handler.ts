@@ -4,7 +4,7 @@ import { answerAdmissionReview, summarizeVerdict } from '../admission/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
 import type { LogFields, Logger, Metrics } from '../observability/index.ts';
 import { previewInput } from '../values/index.ts';
-import type { CachedSnapshot } from '../store/index.ts';
+import type { CachedSnapshot } from './snapshot-cache.ts';
 import type { Enforcement } from '../api/index.ts';
 import type { StampSource } from '../stamp/index.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './config.ts';
@@ -125,71 +125,16 @@ function threeDecimals(value: number): number {
  * Rejected for 4xx, Errors for 500.
  */
 function createAdmissionHandler(deps: AdmissionHandlerDeps): AdmissionHandler {
-  const { rules, acceptedTokens, logger, metrics, enforcement } = deps;
-  const maxBodyBytes = deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const clock = deps.clock ?? (() => performance.now());
-  const tokenMatches = createTokenComparer();
-
-  function rejected(
-    started: number,
-    statusCode: number,
-    reason: string,
-    body: string,
-    headers?: Readonly<Record<string, string>>,
-  ) {
-    metrics.addMetric('Rejected', 'Count', 1);
-    logger.warn('admission request rejected', {
-      route: ROUTE,
-      status: statusCode,
-      reason,
-      durationMs: threeDecimals(clock() - started),
-    });
-    return errorResult(statusCode, body, headers);
-  }
-
-  function failed(started: number, reason: string, error: unknown) {
-    metrics.addMetric('Errors', 'Count', 1);
-    logger.error('admission failed', {
-      route: ROUTE,
-      status: 500,
-      decision: 'error',
-      reason,
-      ...loggableError(error),
-      durationMs: threeDecimals(clock() - started),
-    });
-    return errorResult(500, INTERNAL_ERROR_BODY);
-  }
-
+  const context: HandlerContext = {
+    deps,
+    maxBodyBytes: deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    clock: deps.clock ?? (() => performance.now()),
+    tokenMatches: createTokenComparer(),
+  };
   return async (event) => {
-    const started = clock();
-    if (event.requestContext?.http?.method !== 'POST') {
-      return rejected(started, 405, 'method not allowed', METHOD_NOT_ALLOWED_BODY, { ...JSON_HEADERS, allow: 'POST' });
-    }
-
-    const token = presentedToken(event);
-    let matches: boolean;
-    try {
-      matches = tokenMatches(token, await acceptedTokens());
-      // A token rotated a moment ago is not known yet: re-read once (the source rate-limits it) before a 403.
-      if (!matches && token !== undefined) matches = tokenMatches(token, await acceptedTokens('mismatch'));
-    } catch (error) {
-      return failed(started, 'webhook token unavailable', error);
-    }
-    if (!matches) {
-      return rejected(started, 403, token === undefined ? 'missing token' : 'wrong token', FORBIDDEN_BODY);
-    }
-
-    const body = decodeBody(event, maxBodyBytes);
-    if ('tooLarge' in body) {
-      const message = `request body is at least ${body.tooLarge} bytes, above the limit of ${maxBodyBytes} bytes`;
-      return rejected(started, 413, 'body too large', errorBody('PayloadTooLarge', message));
-    }
-    const contentType = headerValue(event, 'content-type');
-    if (!isJsonContentType(contentType)) {
-      const message = `content-type must be application/json (got ${contentType === undefined ? 'none' : previewInput(contentType)})`;
-      return rejected(started, 415, 'unsupported content type', errorBody('UnsupportedMediaType', message));
-    }
-
+    const started = context.clock();
+    const request = await admitted(context, event, started);
+    if ('statusCode' in request) return request;
     // Read beside the rules (once per container, at its first review); settled here, so no rejection goes unhandled.
     const stampKey = deps.stamps?.().then(
       (stamps) => ({ stamps }),
@@ -197,56 +142,156 @@ function createAdmissionHandler(deps: AdmissionHandlerDeps): AdmissionHandler {
     );
     let snapshot: CachedSnapshot<AdmissionRules>;
     try {
-      snapshot = await rules.get();
+      snapshot = await deps.rules.get();
     } catch (error) {
-      return failed(started, 'rules unavailable', error);
+      return failed(context, started, 'rules unavailable', error);
     }
     const key = await stampKey;
     // Never a Pod admitted without its stamp: a later review of it would not be exact.
-    if (key !== undefined && 'error' in key) return failed(started, 'stamp key unavailable', key.error);
-    const stamps = key?.stamps;
-
-    let answer: ReturnType<typeof answerAdmissionReview>;
-    try {
-      answer = answerAdmissionReview(body.text, snapshot.value, {
-        managedSteps: snapshot.value.managedSteps,
-        enforcement,
-        ...(stamps === undefined ? {} : { stamps }),
-      });
-    } catch (error) {
-      if (error instanceof MalformedInputError) {
-        metrics.addMetric('Rejected', 'Count', 1);
-        logger.warn('admission request rejected', {
-          route: ROUTE,
-          status: 400,
-          reason: 'malformed AdmissionReview',
-          ...loggableError(error),
-          durationMs: threeDecimals(clock() - started),
-        });
-        return errorResult(400, errorBody(error.name, error.message));
-      }
-      return failed(started, 'evaluation failed', error);
-    }
-
-    const summary = summarizeVerdict(answer.verdict);
-    metrics.addMetric('Admissions', 'Count', 1);
-    if (summary.decision === 'mutated') metrics.addMetric('Mutations', 'Count', 1);
-    if (summary.decision === 'denied') metrics.addMetric('Denials', 'Count', 1);
-    if (summary.audited !== undefined) metrics.addMetric('AuditedMatches', 'Count', summary.audited.length);
-    if (snapshot.stale) metrics.addMetric('StaleRules', 'Count', 1);
-    metrics.addMetric('RulesAgeSeconds', 'Seconds', snapshot.ageSeconds);
-    logger.info('admission', {
-      route: ROUTE,
-      status: 200,
-      ...summary,
-      snapshotVersion: snapshot.version,
-      ...(snapshot.placementVersion === undefined ? {} : { placementVersion: snapshot.placementVersion }),
-      cacheAgeSeconds: threeDecimals(snapshot.ageSeconds),
-      stale: snapshot.stale,
-      durationMs: threeDecimals(clock() - started),
-    });
-    return { statusCode: 200, headers: { ...JSON_HEADERS }, body: answer.body, isBase64Encoded: false };
+    if (key !== undefined && 'error' in key) return failed(context, started, 'stamp key unavailable', key.error);
+    return answered(context, started, request.text, snapshot, key?.stamps);
   };
+}
+
+/** What the steps of one handler share: its dependencies, limits, clock and token comparer. */
+interface HandlerContext {
+  readonly deps: AdmissionHandlerDeps;
+  readonly maxBodyBytes: number;
+  readonly clock: () => number;
+  readonly tokenMatches: ReturnType<typeof createTokenComparer>;
+}
+
+type HandlerResult = APIGatewayProxyStructuredResultV2 & { readonly statusCode: number };
+
+/** A 4xx answer, logged and counted in Rejected. */
+function rejected(
+  context: HandlerContext,
+  started: number,
+  statusCode: number,
+  reason: string,
+  body: string,
+  headers?: Readonly<Record<string, string>>,
+): HandlerResult {
+  context.deps.metrics.addMetric('Rejected', 'Count', 1);
+  context.deps.logger.warn('admission request rejected', {
+    route: ROUTE,
+    status: statusCode,
+    reason,
+    durationMs: threeDecimals(context.clock() - started),
+  });
+  return errorResult(statusCode, body, headers);
+}
+
+/** A 500 answer, logged and counted in Errors. */
+function failed(context: HandlerContext, started: number, reason: string, error: unknown): HandlerResult {
+  context.deps.metrics.addMetric('Errors', 'Count', 1);
+  context.deps.logger.error('admission failed', {
+    route: ROUTE,
+    status: 500,
+    decision: 'error',
+    reason,
+    ...loggableError(error),
+    durationMs: threeDecimals(context.clock() - started),
+  });
+  return errorResult(500, INTERNAL_ERROR_BODY);
+}
+
+/** The request's body text once method, token, size and content type pass; else the answer that refuses it. */
+async function admitted(
+  context: HandlerContext,
+  event: APIGatewayProxyEventV2,
+  started: number,
+): Promise<{ readonly text: string } | HandlerResult> {
+  const { deps, maxBodyBytes, tokenMatches } = context;
+  if (event.requestContext?.http?.method !== 'POST') {
+    return rejected(context, started, 405, 'method not allowed', METHOD_NOT_ALLOWED_BODY, {
+      ...JSON_HEADERS,
+      allow: 'POST',
+    });
+  }
+  const token = presentedToken(event);
+  let matches: boolean;
+  try {
+    matches = tokenMatches(token, await deps.acceptedTokens());
+    // A token rotated a moment ago is not known yet: re-read once (the source rate-limits it) before a 403.
+    if (!matches && token !== undefined) matches = tokenMatches(token, await deps.acceptedTokens('mismatch'));
+  } catch (error) {
+    return failed(context, started, 'webhook token unavailable', error);
+  }
+  if (!matches) {
+    return rejected(context, started, 403, token === undefined ? 'missing token' : 'wrong token', FORBIDDEN_BODY);
+  }
+  const body = decodeBody(event, maxBodyBytes);
+  if ('tooLarge' in body) {
+    const message = `request body is at least ${body.tooLarge} bytes, above the limit of ${maxBodyBytes} bytes`;
+    return rejected(context, started, 413, 'body too large', errorBody('PayloadTooLarge', message));
+  }
+  const contentType = headerValue(event, 'content-type');
+  if (!isJsonContentType(contentType)) {
+    const message = `content-type must be application/json (got ${contentType === undefined ? 'none' : previewInput(contentType)})`;
+    return rejected(context, started, 415, 'unsupported content type', errorBody('UnsupportedMediaType', message));
+  }
+  return body;
+}
+
+/** The review answered under the rules: 200 with its body, 400 for a malformed review, 500 when evaluation fails. */
+function answered(
+  context: HandlerContext,
+  started: number,
+  text: string,
+  snapshot: CachedSnapshot<AdmissionRules>,
+  stamps: Awaited<ReturnType<StampSource>> | undefined,
+): HandlerResult {
+  const { deps, clock } = context;
+  let answer: ReturnType<typeof answerAdmissionReview>;
+  try {
+    answer = answerAdmissionReview(text, snapshot.value, {
+      managedSteps: snapshot.value.managedSteps,
+      enforcement: deps.enforcement,
+      ...(stamps === undefined ? {} : { stamps }),
+    });
+  } catch (error) {
+    if (error instanceof MalformedInputError) {
+      deps.metrics.addMetric('Rejected', 'Count', 1);
+      deps.logger.warn('admission request rejected', {
+        route: ROUTE,
+        status: 400,
+        reason: 'malformed AdmissionReview',
+        ...loggableError(error),
+        durationMs: threeDecimals(clock() - started),
+      });
+      return errorResult(400, errorBody(error.name, error.message));
+    }
+    return failed(context, started, 'evaluation failed', error);
+  }
+  logAnswer(context, started, snapshot, summarizeVerdict(answer.verdict));
+  return { statusCode: 200, headers: { ...JSON_HEADERS }, body: answer.body, isBase64Encoded: false };
+}
+
+/** The metrics and the log line of an answered review. */
+function logAnswer(
+  context: HandlerContext,
+  started: number,
+  snapshot: CachedSnapshot<AdmissionRules>,
+  summary: ReturnType<typeof summarizeVerdict>,
+): void {
+  const { metrics, logger } = context.deps;
+  metrics.addMetric('Admissions', 'Count', 1);
+  if (summary.decision === 'mutated') metrics.addMetric('Mutations', 'Count', 1);
+  if (summary.decision === 'denied') metrics.addMetric('Denials', 'Count', 1);
+  if (summary.audited !== undefined) metrics.addMetric('AuditedMatches', 'Count', summary.audited.length);
+  if (snapshot.stale) metrics.addMetric('StaleRules', 'Count', 1);
+  metrics.addMetric('RulesAgeSeconds', 'Seconds', snapshot.ageSeconds);
+  logger.info('admission', {
+    route: ROUTE,
+    status: 200,
+    ...summary,
+    snapshotVersion: snapshot.version,
+    ...(snapshot.placementVersion === undefined ? {} : { placementVersion: snapshot.placementVersion }),
+    cacheAgeSeconds: threeDecimals(snapshot.ageSeconds),
+    stale: snapshot.stale,
+    durationMs: threeDecimals(context.clock() - started),
+  });
 }
 
 export { createAdmissionHandler };

@@ -18,13 +18,7 @@ import { checkedStampKey, createStampSource, generateStampKey } from '../stamp/i
 import type { AdmissionHandler } from '../endpoint/index.ts';
 import { DISCARDED_LOGGER, DISCARDED_METRICS, type Logger } from '../observability/index.ts';
 import type { CapacityFlavour, PlacementPolicy } from '../placement/index.ts';
-import {
-  createDynamoClient,
-  createPlacementStore,
-  createSnapshotStore,
-  createSnapshotTable,
-  createSyncRecordStore,
-} from '../store/index.ts';
+import { createDynamoClient, createSnapshotTable, openRulesTable, type RulesTable } from '../store/index.ts';
 import { startEmbeddedDynamo, type EmbeddedDynamo } from '../store/embedded/index.ts';
 import { isAdmissionRoute, requestHead, toHttpApiEvent, writeHttpApiResult } from './event.ts';
 import type { RulePublication, RuleSource, RuleTable } from './source.ts';
@@ -254,27 +248,11 @@ async function startLocalServer(options: LocalServerOptions): Promise<LocalServe
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   };
   try {
-    const dynamo: EmbeddedDynamo = await startEmbeddedDynamo();
-    cleanups.push(() => dynamo.close());
-    const client = createDynamoClient({ endpoint: dynamo.endpoint });
-    cleanups.push(() => client.destroy());
-    await createSnapshotTable(client, TABLE_NAME);
-    const store = createSnapshotStore({ client, tableName: TABLE_NAME });
-    const table: RuleTable = { snapshots: store, records: createSyncRecordStore({ client, tableName: TABLE_NAME }) };
-
-    const first = await options.rules.publishRules(table, clusterId);
-    for (const line of invalidRuleLines(first)) report(line);
-    report(describePublication(first, options.rules));
-
-    const placementStore = createPlacementStore({ client, tableName: TABLE_NAME });
-    if (options.placements !== undefined && options.placements.length > 0) {
-      await placementStore.replacePlacements(clusterId, options.placements);
-      report(`published ${options.placements.length} placement policies`);
-    }
-
+    const table = await openEmbeddedTable(clusterId, cleanups);
+    await publishFirst(options, table, clusterId, report);
     const cache = createAdmissionRulesCache({
-      snapshots: store,
-      placements: placementStore,
+      snapshots: table.snapshots,
+      placements: table.placements,
       clusterId,
       refreshSeconds,
       maxStaleSeconds: Math.max(MIN_MAX_STALE_SECONDS, refreshSeconds),
@@ -283,7 +261,6 @@ async function startLocalServer(options: LocalServerOptions): Promise<LocalServe
     });
     // One array for the server's life: the comparer reuses its digests while the accepted set is the same object.
     const accepted: Promise<readonly string[]> = Promise.resolve([token]);
-    const stamps = createStampSource({ kind: 'literal', key: stampKey });
     const handler = createAdmissionHandler({
       rules: cache,
       acceptedTokens: () => accepted,
@@ -291,25 +268,15 @@ async function startLocalServer(options: LocalServerOptions): Promise<LocalServe
       metrics: DISCARDED_METRICS,
       maxBodyBytes,
       enforcement: options.enforcement ?? 'enforce',
-      stamps,
+      stamps: createStampSource({ kind: 'literal', key: stampKey }),
     });
-
-    const listener = requestListener(handler, maxBodyBytes, logger);
-    const server =
-      options.tls === undefined
-        ? createHttpServer(CONNECTION_LIMITS, listener)
-        : createHttpsServer({ ...CONNECTION_LIMITS, ...options.tls }, listener);
-    server.maxConnections = MAX_CONNECTIONS;
-    const boundPort = await listen(server, port, host);
-    cleanups.push(() => closeServer(server));
-
+    const boundPort = await serveHandler(options, handler, { host, port, maxBodyBytes, logger }, cleanups);
     if (options.watch === true) {
       const republisher = createRepublisher(options.rules, table, clusterId, report, () => cache.refreshNow());
       const stopWatching = options.rules.watch(() => republisher.republish());
       cleanups.push(() => republisher.settled());
       cleanups.push(stopWatching);
     }
-
     const scheme = options.tls === undefined ? 'http' : 'https';
     let closing: Promise<void> | undefined;
     return {
@@ -321,6 +288,50 @@ async function startLocalServer(options: LocalServerOptions): Promise<LocalServe
     await cleanUp();
     throw error;
   }
+}
+
+/** Starts an embedded DynamoDB with the rules table; its cleanups join the server's. */
+async function openEmbeddedTable(clusterId: string, cleanups: (() => Promise<void> | void)[]): Promise<RulesTable> {
+  const dynamo: EmbeddedDynamo = await startEmbeddedDynamo();
+  cleanups.push(() => dynamo.close());
+  const client = createDynamoClient({ endpoint: dynamo.endpoint });
+  cleanups.push(() => client.destroy());
+  await createSnapshotTable(client, TABLE_NAME);
+  return openRulesTable({ client, tableName: TABLE_NAME, clusterId });
+}
+
+/** The first publication of the rules, and of the placement policies when given; each reported. */
+async function publishFirst(
+  options: LocalServerOptions,
+  table: RulesTable,
+  clusterId: string,
+  report: (line: string) => void,
+): Promise<void> {
+  const first = await options.rules.publishRules(table, clusterId);
+  for (const line of invalidRuleLines(first)) report(line);
+  report(describePublication(first, options.rules));
+  if (options.placements !== undefined && options.placements.length > 0) {
+    await table.placements.replacePlacements(options.placements);
+    report(`published ${options.placements.length} placement policies`);
+  }
+}
+
+/** Listens with the handler over HTTP or HTTPS; the port it is bound to. */
+async function serveHandler(
+  options: LocalServerOptions,
+  handler: AdmissionHandler,
+  listening: { readonly host: string; readonly port: number; readonly maxBodyBytes: number; readonly logger: Logger },
+  cleanups: (() => Promise<void> | void)[],
+): Promise<number> {
+  const listener = requestListener(handler, listening.maxBodyBytes, listening.logger);
+  const server =
+    options.tls === undefined
+      ? createHttpServer(CONNECTION_LIMITS, listener)
+      : createHttpsServer({ ...CONNECTION_LIMITS, ...options.tls }, listener);
+  server.maxConnections = MAX_CONNECTIONS;
+  const boundPort = await listen(server, listening.port, listening.host);
+  cleanups.push(() => closeServer(server));
+  return boundPort;
 }
 
 export { startLocalServer, CONNECTION_LIMITS, MAX_CONNECTIONS, LOCAL_SERVER_DEFAULTS };

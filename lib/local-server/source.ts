@@ -67,12 +67,12 @@ function createFileRuleSource(paths: readonly string[], options: FileRuleSourceO
   const clock = options.clock ?? Date.now;
   return {
     description: `files ${paths.join(', ')}`,
-    async publishRules({ snapshots }, clusterId) {
+    async publishRules({ snapshots }) {
       const loaded = await loadRuleFiles(paths, options.load);
       options.onSkipped?.(loaded.skipped);
       const rules: NormalizedRule[] = [...loaded.rules].sort(byName);
       const invalid: InvalidRule[] = [...loaded.invalid].sort(byName);
-      const outcome = await snapshots.publish(clusterId, {
+      const outcome = await snapshots.publish({
         rules,
         invalid: listedInvalidRules(invalid),
         resourceVersion: '',

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { ENFORCEMENTS, isEnforcement } from '../api/index.ts';
 import { canonicalJson, isJsonObject, IssueList, type IssueSink } from '../values/index.ts';
-import type { SnapshotContent } from './types.ts';
+import type { SnapshotContent } from './snapshots.ts';
 
 /** Upper bound of the uncompressed snapshot JSON; also caps gunzip output so a corrupted part cannot exhaust memory. */
 const MAX_CONTENT_BYTES = 64 * 1024 * 1024;

@@ -2,7 +2,15 @@
 import { optionalSetting, wholeNumberSetting, type Environment } from '../config/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
 import { CLUSTER_ID, isHttpUrl, readAll, TABLE_NAME } from '../values/index.ts';
-import type { StoreConfig } from './types.ts';
+
+/** Store settings read from the environment. */
+interface StoreConfig {
+  readonly tableName: string;
+  readonly clusterId: string;
+  readonly endpoint?: string;
+  readonly refreshSeconds: number;
+  readonly maxStaleSeconds: number;
+}
 
 const MAX_SECONDS = 86_400;
 
@@ -72,3 +80,4 @@ function readStoreConfig(env: Environment): StoreConfig {
 }
 
 export { readStoreConfig };
+export type { StoreConfig };

@@ -1,60 +1,39 @@
-import { createSnapshotCache } from './cache.ts';
-import { readStoreConfig } from './config.ts';
-import { createDynamoClient, createSnapshotTable } from './dynamo.ts';
-import { EXPIRES_AT_ATTRIBUTE } from './layout.ts';
-import { createSyncLeaseStore } from './lease.ts';
-import { createPlacementStore } from './placements.ts';
-import { createSnapshotStore } from './store.ts';
-import { createSyncRecordStore } from './sync-records.ts';
-import type { SnapshotCacheOptions } from './cache.ts';
-import type { DynamoClientOptions } from './dynamo.ts';
-import type { SyncLeaseStoreOptions } from './lease.ts';
-import type { PlacementStoreOptions } from './placements.ts';
-import type { SnapshotStoreOptions } from './store.ts';
-import type { SyncRecordStoreOptions } from './sync-records.ts';
+import { readStoreConfig, type StoreConfig } from './config.ts';
+import { createDynamoClient, createSnapshotTable, type DynamoClientOptions } from './dynamo.ts';
+import { EXPIRES_AT_ATTRIBUTE, RULES_TABLE_LAYOUT } from './layout.ts';
+import type { HeldSyncLease, SyncLeaseAcquisition, SyncLeaseState, SyncLeaseStore } from './lease.ts';
+import type { PlacementSet, PlacementStore, PlacementVersion, PlacementWrite } from './placements.ts';
+import {
+  openPlacementStore,
+  openRulesTable,
+  openSnapshotStore,
+  type RulesTable,
+  type RulesTableOptions,
+} from './rules-table.ts';
 import type {
-  CachedSnapshot,
-  HeldSyncLease,
-  PlacementSet,
-  PlacementStore,
-  PlacementVersion,
-  PlacementWrite,
   PublishOptions,
   PublishOutcome,
-  UntrustedListStart,
-  SnapshotCache,
-  SnapshotCacheStats,
   SnapshotContent,
   SnapshotPointer,
   SnapshotStore,
-  StoreConfig,
-  SyncLeaseAcquisition,
-  SyncLeaseState,
-  SyncLeaseStore,
-  SyncRecordStore,
-  SyncOutcome,
-  SyncRecord,
-  SyncStatus,
-} from './types.ts';
+  UntrustedListStart,
+} from './snapshots.ts';
+import type { SyncOutcome, SyncRecord, SyncRecordStore, SyncStatus } from './sync-records.ts';
 
 export {
   createDynamoClient,
   createSnapshotTable,
-  createSnapshotStore,
-  createSyncRecordStore,
-  createSyncLeaseStore,
-  createPlacementStore,
-  createSnapshotCache,
+  openRulesTable,
+  openSnapshotStore,
+  openPlacementStore,
   readStoreConfig,
   EXPIRES_AT_ATTRIBUTE,
+  RULES_TABLE_LAYOUT,
 };
 export type {
   DynamoClientOptions,
-  SnapshotStoreOptions,
-  SyncRecordStoreOptions,
-  SyncLeaseStoreOptions,
-  PlacementStoreOptions,
-  SnapshotCacheOptions,
+  RulesTable,
+  RulesTableOptions,
   SnapshotStore,
   SyncRecordStore,
   SnapshotContent,
@@ -73,8 +52,5 @@ export type {
   PlacementSet,
   PlacementVersion,
   PlacementWrite,
-  SnapshotCache,
-  SnapshotCacheStats,
-  CachedSnapshot,
   StoreConfig,
 };

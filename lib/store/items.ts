@@ -2,11 +2,18 @@
  * Items of the rules table, shared by its adapters: built with util-dynamodb's marshall and read with its unmarshall
  * (numbers wrapped, so that a corrupted number is reported rather than rounded), and the argument checks of a key.
  */
-import { ConditionalCheckFailedException, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { MalformedInputError, messageOf, StoreError } from '../errors/index.ts';
 import { CLUSTER_ID } from '../values/index.ts';
 import { PARTITION_KEY, SORT_KEY, clusterPartition } from './layout.ts';
+
+/** One cluster's items in one table: what every store is bound to. */
+interface ClusterTable {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+  readonly clusterId: string;
+}
 
 /** A DynamoDB item as the SDK sends and returns it. */
 type Item = Record<string, AttributeValue>;
@@ -124,4 +131,4 @@ export {
   conditionalWrite,
   conditionalCall,
 };
-export type { Item, ItemFields };
+export type { ClusterTable, Item, ItemFields };

@@ -1,16 +1,6 @@
-/**
- * The sync lease of the rules table: sk `lease#sync` under each cluster's pk names the one sync that may list and
- * publish the cluster now. holderId (S, random per acquisition), owner (S, `lambda:<request id>`, `cli:<host>:<pid>`),
- * acquiredAt (S), renewedAt (S), releasedAt (S, once released), leaseExpiresAt (N, epoch milliseconds by the holder's
- * clock; 0 once released) and acquisitions (N). Every write is one conditional UpdateItem: taking the lease requires
- * it to be free (no expiry, an expiry before the taker's now, or one further ahead than a holder whose clock is
- * within MAX_CLOCK_SKEW_MS of the taker's can have set); renewing and releasing require the same holderId, not yet
- * released, so a sync whose lease was taken over can neither extend nor free the new holder's.
- *
- * leaseExpiresAt is not the table's TTL attribute (expiresAt): the item is one per cluster and is never deleted.
- */
+/** The sync lease of one cluster (RULES_TABLE_LAYOUT.lease): the one sync that may list and publish it now. */
 import { randomBytes } from 'node:crypto';
-import { GetItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { ConfigurationError, MalformedInputError, StoreError } from '../errors/index.ts';
 import { MAX_CLOCK_SKEW_MS } from './clock.ts';
 import {
@@ -22,19 +12,66 @@ import {
   storeCall,
   stringField,
   toItem,
+  type ClusterTable,
   type Item,
 } from './items.ts';
 import { LEASE_SORT_KEY } from './layout.ts';
-import type { HeldSyncLease, SyncLeaseAcquisition, SyncLeaseState, SyncLeaseStore } from './types.ts';
 
-/** Options of the sync leases of one table. */
-interface SyncLeaseStoreOptions {
-  readonly client: DynamoDBClient;
-  readonly tableName: string;
-  /** Epoch milliseconds (default Date.now); expiries are written and judged by this clock. */
-  readonly clock?: () => number;
-  /** Life of a lease from its acquisition or last renewal (default 120 s, 10 to 3600); longer than the longest sync. */
-  readonly durationSeconds?: number;
+/** The cluster's sync lease as stored: who holds it or last held it, and until when (by the holder's clock). */
+interface SyncLeaseState {
+  /** Random id of one acquisition; only it renews or releases the lease. */
+  readonly holderId: string;
+  /** Who took it, for people: `lambda:<request id>`, `cli:<host>:<pid>`. */
+  readonly owner: string;
+  /** ISO-8601 time of the acquisition. */
+  readonly acquiredAt: string;
+  /** ISO-8601 time after which another sync may take the lease; the epoch (1970) once released. */
+  readonly expiresAt: string;
+  /** ISO-8601 time of the release, when the holder released it. */
+  readonly releasedAt?: string;
+  /** How many times the lease was acquired, this holder included. */
+  readonly acquisitions: number;
+}
+
+/** A lease this process holds: what renew and release need. */
+interface HeldSyncLease {
+  readonly clusterId: string;
+  readonly holderId: string;
+  readonly owner: string;
+  /** ISO-8601 time the lease runs out unless renewed, by this holder's clock. */
+  readonly expiresAt: string;
+}
+
+/** Result of `acquire`: the lease, or the state of the lease another sync holds. */
+type SyncLeaseAcquisition =
+  | {
+      readonly acquired: true;
+      readonly lease: HeldSyncLease;
+      /** The lease taken over because its expiry lay too far ahead to be honoured: its holder's clock ran ahead. */
+      readonly untrusted?: { readonly owner: string; readonly expiresAt: string; readonly aheadMs: number };
+    }
+  | { readonly acquired: false; readonly holder: SyncLeaseState };
+
+/** The sync lease of one cluster: one sync at a time lists and publishes it. */
+interface SyncLeaseStore {
+  /**
+   * Takes the lease when it was never taken, was released, expired by this writer's clock, or expires further ahead
+   * than the lease's length plus MAX_CLOCK_SKEW_MS (a holder's clock ran ahead); else names the holder.
+   */
+  acquire(owner: string): Promise<SyncLeaseAcquisition>;
+  /** Extends a held lease by the lease duration from now; StoreError (context.reason `leaseLost`) when another sync took it. */
+  renew(lease: HeldSyncLease): Promise<HeldSyncLease>;
+  /** Frees a held lease at once; false (and nothing written) when it was no longer this holder's. */
+  release(lease: HeldSyncLease): Promise<boolean>;
+  /** The lease item from a consistent read; undefined when the cluster's lease was never taken. */
+  read(): Promise<SyncLeaseState | undefined>;
+}
+
+/** A cluster's lease item in one table, with the lease's length and the clock that judges expiries. */
+interface LeaseTable extends ClusterTable {
+  /** Epoch milliseconds; expiries are written and judged by this clock. */
+  readonly clock: () => number;
+  readonly durationMs: number;
 }
 
 // The Lambda's timeout (70 s) bounds its sync; 120 s leaves 50 s for a slower list or clock skew between writers.
@@ -106,145 +143,165 @@ function parseLease(item: Item): SyncLeaseState | string {
   };
 }
 
-/** The sync leases of one table; see the item above. */
-function createSyncLeaseStore(options: SyncLeaseStoreOptions): SyncLeaseStore {
-  const { client, tableName } = options;
-  const clock = options.clock ?? Date.now;
-  const durationMs = durationOption(options.durationSeconds) * 1000;
-  const call = <T>(operation: string, clusterId: string, run: () => Promise<T>) =>
-    storeCall(tableName, operation, clusterId, run);
+/** One conditional UpdateItem of the lease item: the attributes it changed, as they were; undefined when its condition failed. */
+async function update(
+  table: LeaseTable,
+  expressions: { update: string; condition: string; values: Readonly<Record<string, unknown>> },
+): Promise<Item | undefined> {
+  const { client, tableName, clusterId } = table;
+  const output = await conditionalWrite(tableName, 'UpdateItem', clusterId, () =>
+    client.send(
+      new UpdateItemCommand({
+        TableName: tableName,
+        Key: itemKey(clusterId, LEASE_SORT_KEY),
+        UpdateExpression: expressions.update,
+        ConditionExpression: expressions.condition,
+        ExpressionAttributeNames: namesIn(expressions.update, expressions.condition),
+        ExpressionAttributeValues: toItem(expressions.values),
+        ReturnValues: 'UPDATED_OLD',
+      }),
+    ),
+  );
+  return output === undefined ? undefined : (output.Attributes ?? {});
+}
 
-  /** One conditional UpdateItem of the lease item: the attributes it changed, as they were; undefined when its condition failed. */
-  async function update(
-    clusterId: string,
-    expressions: { update: string; condition: string; values: Readonly<Record<string, unknown>> },
-  ): Promise<Item | undefined> {
-    const output = await conditionalWrite(tableName, 'UpdateItem', clusterId, () =>
-      client.send(
-        new UpdateItemCommand({
-          TableName: tableName,
-          Key: itemKey(clusterId, LEASE_SORT_KEY),
-          UpdateExpression: expressions.update,
-          ConditionExpression: expressions.condition,
-          ExpressionAttributeNames: namesIn(expressions.update, expressions.condition),
-          ExpressionAttributeValues: toItem(expressions.values),
-          ReturnValues: 'UPDATED_OLD',
-        }),
-      ),
-    );
-    return output === undefined ? undefined : (output.Attributes ?? {});
-  }
+/** The latest expiry a holder whose clock is within MAX_CLOCK_SKEW_MS of this one's can have written at `now`. */
+function trustedExpiry(table: LeaseTable, now: number): number {
+  return now + table.durationMs + MAX_CLOCK_SKEW_MS;
+}
 
-  /** The latest expiry a holder whose clock is within MAX_CLOCK_SKEW_MS of this one's can have written at `now`. */
-  const trustedExpiry = (now: number) => now + durationMs + MAX_CLOCK_SKEW_MS;
-
-  async function read(clusterId: string): Promise<SyncLeaseState | undefined> {
-    checkedClusterId(clusterId);
-    const { Item: item } = await call('GetItem', clusterId, () =>
-      client.send(
-        new GetItemCommand({ TableName: tableName, Key: itemKey(clusterId, LEASE_SORT_KEY), ConsistentRead: true }),
-      ),
-    );
-    if (item === undefined) return undefined;
-    const lease = parseLease(item);
-    if (typeof lease === 'string') {
-      throw new StoreError(`sync lease of cluster "${clusterId}" in table "${tableName}" is malformed: ${lease}`, {
-        context: { tableName, clusterId, problem: lease },
-      });
-    }
-    return lease;
-  }
-
-  async function acquire(clusterId: string, owner: string): Promise<SyncLeaseAcquisition> {
-    checkedClusterId(clusterId);
-    checkedOwner(owner);
-    for (let attempt = 1; attempt <= ACQUIRE_ATTEMPTS; attempt += 1) {
-      const now = clock();
-      const holderId = randomBytes(8).toString('hex');
-      // An expiry beyond trustedExpiry was set by a clock running ahead: honoured, it would block every sync until then.
-      const previous = await update(clusterId, {
-        update:
-          'SET #holderId = :holderId, #owner = :owner, #acquiredAt = :now, #expires = :expires REMOVE #renewedAt, #releasedAt ADD #acquisitions :one',
-        condition: 'attribute_not_exists(#expires) OR #expires < :nowMs OR #expires > :trustedExpiry',
-        values: {
-          ':holderId': holderId,
-          ':owner': owner,
-          ':now': isoOf(now),
-          ':nowMs': now,
-          ':expires': now + durationMs,
-          ':trustedExpiry': trustedExpiry(now),
-          ':one': 1,
-        },
-      });
-      if (previous !== undefined) {
-        const lease = { clusterId, holderId, owner, expiresAt: isoOf(now + durationMs) };
-        const fields = fieldsOf(previous);
-        const expiry = integerField(fields, 'leaseExpiresAt');
-        if (expiry === undefined || expiry <= trustedExpiry(now)) return { acquired: true, lease };
-        const untrusted = {
-          owner: stringField(fields, 'owner') ?? 'an unknown holder',
-          expiresAt: isoOf(expiry),
-          aheadMs: expiry - now - durationMs,
-        };
-        return { acquired: true, lease, untrusted };
-      }
-      const holder = await read(clusterId);
-      const expiry = holder === undefined ? Number.NaN : Date.parse(holder.expiresAt);
-      const later = clock();
-      if (holder !== undefined && expiry >= later && expiry <= trustedExpiry(later)) return { acquired: false, holder };
-    }
-    throw new StoreError(
-      `the sync lease of cluster "${clusterId}" in table "${tableName}" changed hands ${ACQUIRE_ATTEMPTS} times while it was being taken`,
-      { context: { tableName, clusterId, reason: 'leaseContended' } },
-    );
-  }
-
-  /** The StoreError of a renew by a sync that no longer holds the lease, naming who does. */
-  async function lost(lease: HeldSyncLease): Promise<StoreError> {
-    const current = await read(lease.clusterId).catch(() => undefined);
-    const what =
-      current === undefined
-        ? 'its item cannot be read'
-        : current.holderId === lease.holderId
-          ? 'it was released'
-          : `${current.owner} took it (until ${current.expiresAt})`;
-    return new StoreError(
-      `the sync lease of cluster "${lease.clusterId}" in table "${tableName}" is no longer held by ${lease.owner}: ${what}`,
-      {
-        context: {
-          tableName,
-          clusterId: lease.clusterId,
-          reason: 'leaseLost',
-          ...(current === undefined ? {} : { holder: current.owner, expiresAt: current.expiresAt }),
-        },
-      },
-    );
-  }
-
-  async function renew(lease: HeldSyncLease): Promise<HeldSyncLease> {
-    checkedClusterId(lease.clusterId);
-    const now = clock();
-    const renewed = await update(lease.clusterId, {
-      update: 'SET #expires = :expires, #renewedAt = :now',
-      condition: '#holderId = :holderId AND attribute_not_exists(#releasedAt)',
-      values: { ':holderId': lease.holderId, ':now': isoOf(now), ':expires': now + durationMs },
+/** The lease item from a consistent read. */
+async function readLease(table: LeaseTable): Promise<SyncLeaseState | undefined> {
+  const { client, tableName, clusterId } = table;
+  checkedClusterId(clusterId);
+  const { Item: item } = await storeCall(tableName, 'GetItem', clusterId, () =>
+    client.send(
+      new GetItemCommand({ TableName: tableName, Key: itemKey(clusterId, LEASE_SORT_KEY), ConsistentRead: true }),
+    ),
+  );
+  if (item === undefined) return undefined;
+  const lease = parseLease(item);
+  if (typeof lease === 'string') {
+    throw new StoreError(`sync lease of cluster "${clusterId}" in table "${tableName}" is malformed: ${lease}`, {
+      context: { tableName, clusterId, problem: lease },
     });
-    if (renewed === undefined) throw await lost(lease);
-    return { ...lease, expiresAt: isoOf(now + durationMs) };
   }
+  return lease;
+}
 
-  async function release(lease: HeldSyncLease): Promise<boolean> {
-    checkedClusterId(lease.clusterId);
-    // Expiry 0 rather than now: a writer whose clock is behind the holder's can take a released lease at once.
-    const released = await update(lease.clusterId, {
+/** One attempt to take the lease: the acquisition, or undefined when another holder had it at the write. */
+async function tryAcquire(table: LeaseTable, owner: string): Promise<SyncLeaseAcquisition | undefined> {
+  const { clusterId, durationMs } = table;
+  const now = table.clock();
+  const holderId = randomBytes(8).toString('hex');
+  // An expiry beyond trustedExpiry was set by a clock running ahead: honoured, it would block every sync until then.
+  const previous = await update(table, {
+    update:
+      'SET #holderId = :holderId, #owner = :owner, #acquiredAt = :now, #expires = :expires REMOVE #renewedAt, #releasedAt ADD #acquisitions :one',
+    condition: 'attribute_not_exists(#expires) OR #expires < :nowMs OR #expires > :trustedExpiry',
+    values: {
+      ':holderId': holderId,
+      ':owner': owner,
+      ':now': isoOf(now),
+      ':nowMs': now,
+      ':expires': now + durationMs,
+      ':trustedExpiry': trustedExpiry(table, now),
+      ':one': 1,
+    },
+  });
+  if (previous === undefined) return undefined;
+  const lease = { clusterId, holderId, owner, expiresAt: isoOf(now + durationMs) };
+  const fields = fieldsOf(previous);
+  const expiry = integerField(fields, 'leaseExpiresAt');
+  if (expiry === undefined || expiry <= trustedExpiry(table, now)) return { acquired: true, lease };
+  const untrusted = {
+    owner: stringField(fields, 'owner') ?? 'an unknown holder',
+    expiresAt: isoOf(expiry),
+    aheadMs: expiry - now - durationMs,
+  };
+  return { acquired: true, lease, untrusted };
+}
+
+/** Takes the lease, or names its holder; a few rounds settle a race with a lease freed meanwhile. */
+async function acquire(table: LeaseTable, owner: string): Promise<SyncLeaseAcquisition> {
+  const { tableName, clusterId } = table;
+  checkedClusterId(clusterId);
+  checkedOwner(owner);
+  for (let attempt = 1; attempt <= ACQUIRE_ATTEMPTS; attempt += 1) {
+    const acquisition = await tryAcquire(table, owner);
+    if (acquisition !== undefined) return acquisition;
+    const holder = await readLease(table);
+    const expiry = holder === undefined ? Number.NaN : Date.parse(holder.expiresAt);
+    const later = table.clock();
+    if (holder !== undefined && expiry >= later && expiry <= trustedExpiry(table, later))
+      return { acquired: false, holder };
+  }
+  throw new StoreError(
+    `the sync lease of cluster "${clusterId}" in table "${tableName}" changed hands ${ACQUIRE_ATTEMPTS} times while it was being taken`,
+    { context: { tableName, clusterId, reason: 'leaseContended' } },
+  );
+}
+
+/** The StoreError of a renew by a sync that no longer holds the lease, naming who does. */
+async function lost(table: LeaseTable, lease: HeldSyncLease): Promise<StoreError> {
+  const { tableName } = table;
+  const current = await readLease(table).catch(() => undefined);
+  const what =
+    current === undefined
+      ? 'its item cannot be read'
+      : current.holderId === lease.holderId
+        ? 'it was released'
+        : `${current.owner} took it (until ${current.expiresAt})`;
+  return new StoreError(
+    `the sync lease of cluster "${lease.clusterId}" in table "${tableName}" is no longer held by ${lease.owner}: ${what}`,
+    {
+      context: {
+        tableName,
+        clusterId: lease.clusterId,
+        reason: 'leaseLost',
+        ...(current === undefined ? {} : { holder: current.owner, expiresAt: current.expiresAt }),
+      },
+    },
+  );
+}
+
+/** Extends a held lease by its duration from now. */
+async function renew(table: LeaseTable, lease: HeldSyncLease): Promise<HeldSyncLease> {
+  checkedClusterId(lease.clusterId);
+  const held = { ...table, clusterId: lease.clusterId };
+  const now = table.clock();
+  const renewed = await update(held, {
+    update: 'SET #expires = :expires, #renewedAt = :now',
+    condition: '#holderId = :holderId AND attribute_not_exists(#releasedAt)',
+    values: { ':holderId': lease.holderId, ':now': isoOf(now), ':expires': now + table.durationMs },
+  });
+  if (renewed === undefined) throw await lost(held, lease);
+  return { ...lease, expiresAt: isoOf(now + table.durationMs) };
+}
+
+/** Frees a held lease; false when it was no longer this holder's. */
+async function release(table: LeaseTable, lease: HeldSyncLease): Promise<boolean> {
+  checkedClusterId(lease.clusterId);
+  // Expiry 0 rather than now: a writer whose clock is behind the holder's can take a released lease at once.
+  const released = await update(
+    { ...table, clusterId: lease.clusterId },
+    {
       update: 'SET #expires = :released, #releasedAt = :now',
       condition: '#holderId = :holderId AND attribute_not_exists(#releasedAt)',
-      values: { ':holderId': lease.holderId, ':now': isoOf(clock()), ':released': 0 },
-    });
-    return released !== undefined;
-  }
+      values: { ':holderId': lease.holderId, ':now': isoOf(table.clock()), ':released': 0 },
+    },
+  );
+  return released !== undefined;
+}
 
-  return { acquire, renew, release, read };
+/** The sync lease store bound to one cluster's table. */
+function createSyncLeaseStore(table: LeaseTable): SyncLeaseStore {
+  return {
+    acquire: (owner) => acquire(table, owner),
+    renew: (lease) => renew(table, lease),
+    release: (lease) => release(table, lease),
+    read: () => readLease(table),
+  };
 }
 
 /** The attribute name placeholders an expression uses (DynamoDB rejects unused ones). */
@@ -255,5 +312,5 @@ function namesIn(...expressions: readonly string[]): Record<string, string> {
   );
 }
 
-export { createSyncLeaseStore };
-export type { SyncLeaseStoreOptions };
+export { createSyncLeaseStore, durationOption };
+export type { HeldSyncLease, LeaseTable, SyncLeaseAcquisition, SyncLeaseState, SyncLeaseStore };

@@ -1,20 +1,10 @@
-/**
- * Placement policies in the rules table: one item per cluster (sk `placement#set`) holding the whole set as
- * canonical JSON (policies sorted by workload, object keys sorted), its sha256 and a version. A reader therefore
- * sees one whole set, never a mix, without transactions. A writer reads the item with ConsistentRead and puts the
- * next version on the condition that the version is still the one it read; a writer that lost the race re-reads
- * and tries again, a bounded number of times. One item keeps every change a single conditional write and every
- * refresh a single GetItem; its price is a bound: the JSON must stay within 350,000 bytes (the 400 KB item limit
- * less room for the other attributes; about 3,000 policies of typical names), and a larger set fails with a
- * StoreError instead of being split.
- */
+/** The placement policies of one cluster in one item (RULES_TABLE_LAYOUT.placements), changed optimistically. */
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ConditionalCheckFailedException,
   GetItemCommand,
   PutItemCommand,
-  type DynamoDBClient,
   type PutItemCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import { ConfigurationError, MalformedInputError, messageOf, StoreError } from '../errors/index.ts';
@@ -28,19 +18,59 @@ import {
   itemKey,
   stringField,
   toItem,
+  type ClusterTable,
   type Item,
 } from './items.ts';
 import { PARTITION_KEY, PLACEMENT_SORT_KEY } from './layout.ts';
-import type { PlacementSet, PlacementStore, PlacementVersion, PlacementWrite } from './types.ts';
 
-/** Options of a placement store over one table. */
-interface PlacementStoreOptions {
-  readonly client: DynamoDBClient;
-  readonly tableName: string;
-  /** Epoch milliseconds; drives updatedAt. */
-  readonly clock?: () => number;
-  /** Attempts of one write while other writers keep changing the set first (default 8, at most 100). */
-  readonly maxWriteAttempts?: number;
+/** Which placement set is current for a cluster: its version (from 1, moving on every change) and content hash. */
+interface PlacementVersion {
+  readonly version: number;
+  readonly contentHash: string;
+}
+
+/** Every placement policy of a cluster, sorted by workload (namespace, kind, name), with its version. */
+interface PlacementSet extends PlacementVersion {
+  readonly policies: readonly PlacementPolicy[];
+  /** ISO-8601 time of the write that made this version. */
+  readonly updatedAt: string;
+}
+
+/** Result of a placement write: whether it changed the set, and the set's version after it (0 when none exists). */
+interface PlacementWrite {
+  readonly changed: boolean;
+  readonly version: number;
+}
+
+/** The placement policies of one cluster. */
+interface PlacementStore {
+  /** Adds or replaces the policy of its workload; unchanged (no write) when the same policy is already set. */
+  setPlacement(policy: PlacementPolicy): Promise<PlacementWrite>;
+  /** Removes the workload's policy; `changed` is false when it had none. */
+  deletePlacement(namespace: string, kind: string, name: string): Promise<PlacementWrite>;
+  /** Replaces the whole set in one write (for publishing a file); duplicate workloads are malformed input. */
+  replacePlacements(policies: readonly PlacementPolicy[]): Promise<PlacementWrite>;
+  /** The workload's policy from a consistent read; undefined when it has none. */
+  getPlacement(namespace: string, kind: string, name: string): Promise<PlacementPolicy | undefined>;
+  /** Every policy of the cluster from a consistent read, sorted by workload; empty when none are set. */
+  listPlacements(): Promise<readonly PlacementPolicy[]>;
+  /** The current version in one eventually consistent GetItem projecting only the version; undefined when none was set. */
+  readPlacementVersion(): Promise<PlacementVersion | undefined>;
+  /** The whole set from a consistent read, each policy validated again; undefined when none was set. */
+  readPlacements(): Promise<PlacementSet | undefined>;
+}
+
+/** A cluster's placement item in one table, with the clock of updatedAt and the bound on a contended write. */
+interface PlacementTable extends ClusterTable {
+  readonly clock: () => number;
+  readonly maxWriteAttempts: number;
+}
+
+/** What a read of the placement item fetches. */
+interface ItemRead {
+  readonly consistent: boolean;
+  /** Project the version and hash only (for the endpoint's refresh). */
+  readonly versionOnly: boolean;
 }
 
 /** The set as it will be stored: sorted policies, their canonical JSON and its hash. */
@@ -147,222 +177,209 @@ function integerOption(
   return value;
 }
 
-/** A store of placement policies in one DynamoDB table; see the item layout above. */
-function createPlacementStore(options: PlacementStoreOptions): PlacementStore {
-  const { client, tableName } = options;
-  const clock = options.clock ?? Date.now;
-  const maxWriteAttempts = integerOption(
-    options.maxWriteAttempts,
-    'maxWriteAttempts',
-    DEFAULT_MAX_WRITE_ATTEMPTS,
-    1,
-    100,
+function failed(table: PlacementTable, operation: string, error: unknown): StoreError {
+  const { tableName, clusterId } = table;
+  return new StoreError(
+    `DynamoDB ${operation} of the placement policies on table "${tableName}" for cluster "${clusterId}" failed: ${messageOf(error)}`,
+    { cause: error, context: { tableName, clusterId, operation } },
   );
+}
 
-  function failed(operation: string, clusterId: string, error: unknown): StoreError {
-    return new StoreError(
-      `DynamoDB ${operation} of the placement policies on table "${tableName}" for cluster "${clusterId}" failed: ${messageOf(error)}`,
-      { cause: error, context: { tableName, clusterId, operation } },
+function unusable(table: PlacementTable, problem: string, cause?: unknown): StoreError {
+  const { tableName, clusterId } = table;
+  return new StoreError(
+    `placement policies of cluster "${clusterId}" in table "${tableName}" are unusable: ${problem}`,
+    {
+      cause,
+      context: { tableName, clusterId, problem },
+    },
+  );
+}
+
+/** Canonical form of a set; a StoreError when it would not fit one item. */
+function encode(table: PlacementTable, policies: readonly PlacementPolicy[]): EncodedSet {
+  const { tableName, clusterId } = table;
+  const sorted = [...policies].sort(byWorkload);
+  const json = canonicalJson(sorted);
+  const bytes = Buffer.byteLength(json, 'utf8');
+  if (bytes > MAX_POLICIES_BYTES) {
+    throw new StoreError(
+      `placement policies of cluster "${clusterId}" would take ${bytes} bytes as JSON (${sorted.length} policies), above the limit of ${MAX_POLICIES_BYTES} bytes that keeps them in one DynamoDB item (400 KB); remove policies first`,
+      { context: { tableName, clusterId, bytes, maximum: MAX_POLICIES_BYTES, policies: sorted.length } },
     );
   }
+  return { policies: sorted, json, contentHash: hashOf(json) };
+}
 
-  function unusable(clusterId: string, problem: string, cause?: unknown): StoreError {
-    return new StoreError(
-      `placement policies of cluster "${clusterId}" in table "${tableName}" are unusable: ${problem}`,
+async function getItem(table: PlacementTable, read: ItemRead): Promise<Item | undefined> {
+  const { client, tableName, clusterId } = table;
+  try {
+    const { Item: item } = await client.send(
+      new GetItemCommand({
+        TableName: tableName,
+        Key: itemKey(clusterId, PLACEMENT_SORT_KEY),
+        ConsistentRead: read.consistent,
+        // A projection trims the response, not the read capacity: DynamoDB charges by the size of the whole item.
+        ...(read.versionOnly
+          ? { ProjectionExpression: '#version, contentHash', ExpressionAttributeNames: { '#version': 'version' } }
+          : {}),
+      }),
+    );
+    return item;
+  } catch (error) {
+    throw failed(table, 'GetItem', error);
+  }
+}
+
+async function readVersion(
+  table: PlacementTable,
+  consistency: { consistent: boolean },
+): Promise<PlacementVersion | undefined> {
+  const item = await getItem(table, { ...consistency, versionOnly: true });
+  if (item === undefined) return undefined;
+  const version = parseVersion(item);
+  if (typeof version === 'string') throw unusable(table, version);
+  return version;
+}
+
+async function readSet(table: PlacementTable): Promise<PlacementSet | undefined> {
+  const item = await getItem(table, { consistent: true, versionOnly: false });
+  if (item === undefined) return undefined;
+  const set = parseSet(item);
+  if ('problem' in set) throw unusable(table, set.problem, set.cause);
+  return set;
+}
+
+/** Puts the next version if the set is still at `current`; false when another writer changed it first. */
+async function putNext(
+  table: PlacementTable,
+  current: PlacementVersion | undefined,
+  encoded: EncodedSet,
+): Promise<boolean> {
+  const { client, tableName, clusterId } = table;
+  const condition: Pick<
+    PutItemCommandInput,
+    'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'
+  > =
+    current === undefined
+      ? { ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': PARTITION_KEY } }
+      : {
+          ConditionExpression: '#version = :version',
+          ExpressionAttributeNames: { '#version': 'version' },
+          ExpressionAttributeValues: toItem({ ':version': current.version }),
+        };
+  try {
+    await client.send(
+      new PutItemCommand({
+        TableName: tableName,
+        Item: {
+          ...itemKey(clusterId, PLACEMENT_SORT_KEY),
+          ...toItem({
+            version: (current?.version ?? 0) + 1,
+            contentHash: encoded.contentHash,
+            policies: encoded.json,
+            updatedAt: new Date(table.clock()).toISOString(),
+          }),
+        },
+        ...condition,
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw failed(table, 'PutItem', error);
+  }
+}
+
+/** The optimistic write: plan from a fresh read, put it on the condition nothing changed since, retry a lost race. */
+async function revise(table: PlacementTable, plan: () => Promise<WritePlan>): Promise<PlacementWrite> {
+  const { tableName, clusterId, maxWriteAttempts } = table;
+  for (let attempt = 1; attempt <= maxWriteAttempts; attempt += 1) {
+    const { current, next } = await plan();
+    if (next === undefined) return { changed: false, version: current?.version ?? 0 };
+    const encoded = encode(table, next);
+    if (current === undefined ? encoded.policies.length === 0 : encoded.contentHash === current.contentHash) {
+      return { changed: false, version: current?.version ?? 0 };
+    }
+    if (await putNext(table, current, encoded)) return { changed: true, version: (current?.version ?? 0) + 1 };
+    if (attempt < maxWriteAttempts) await sleep(RETRY_BASE_MS * attempt * (1 + Math.random()));
+  }
+  throw new StoreError(
+    `placement policies of cluster "${clusterId}" in table "${tableName}" were changed by another writer before each of ${maxWriteAttempts} attempts to write them; nothing was written, try again`,
+    { context: { tableName, clusterId, attempts: maxWriteAttempts } },
+  );
+}
+
+async function setPlacement(table: PlacementTable, policy: PlacementPolicy): Promise<PlacementWrite> {
+  checkedClusterId(table.clusterId);
+  const checked = parsePlacementPolicy(policy);
+  return revise(table, async () => {
+    const current = await readSet(table);
+    const others = (current?.policies ?? []).filter((existing) => policyKey(existing) !== policyKey(checked));
+    return { current, next: [...others, checked] };
+  });
+}
+
+async function deletePlacement(
+  table: PlacementTable,
+  namespace: string,
+  kind: string,
+  name: string,
+): Promise<PlacementWrite> {
+  checkedClusterId(table.clusterId);
+  const deleted = workloadKey(namespace, kind, name);
+  return revise(table, async () => {
+    const current = await readSet(table);
+    const policies = current?.policies ?? [];
+    const kept = policies.filter((existing) => policyKey(existing) !== deleted);
+    return { current, next: kept.length === policies.length ? undefined : kept };
+  });
+}
+
+async function replacePlacements(table: PlacementTable, policies: readonly PlacementPolicy[]): Promise<PlacementWrite> {
+  const { clusterId } = table;
+  checkedClusterId(clusterId);
+  const checked = policies.map((policy, index) => parsePlacementPolicy(policy, `placement policy ${index}`));
+  const duplicate = duplicateWorkload(checked);
+  if (duplicate !== undefined) {
+    throw new MalformedInputError(
+      `placement policies for cluster "${clusterId}" name workload ${duplicate} more than once`,
       {
-        cause,
-        context: { tableName, clusterId, problem },
+        context: { clusterId, workload: duplicate },
       },
     );
   }
+  // Only the version is needed: the new set does not depend on the old one, so even a damaged body is replaced.
+  return revise(table, async () => ({ current: await readVersion(table, { consistent: true }), next: checked }));
+}
 
-  const key = (clusterId: string): Item => itemKey(clusterId, PLACEMENT_SORT_KEY);
+async function getPlacement(
+  table: PlacementTable,
+  namespace: string,
+  kind: string,
+  name: string,
+): Promise<PlacementPolicy | undefined> {
+  checkedClusterId(table.clusterId);
+  const wanted = workloadKey(namespace, kind, name);
+  return (await readSet(table))?.policies.find((policy) => policyKey(policy) === wanted);
+}
 
-  /** Canonical form of a set; a StoreError when it would not fit one item. */
-  function encode(clusterId: string, policies: readonly PlacementPolicy[]): EncodedSet {
-    const sorted = [...policies].sort(byWorkload);
-    const json = canonicalJson(sorted);
-    const bytes = Buffer.byteLength(json, 'utf8');
-    if (bytes > MAX_POLICIES_BYTES) {
-      throw new StoreError(
-        `placement policies of cluster "${clusterId}" would take ${bytes} bytes as JSON (${sorted.length} policies), above the limit of ${MAX_POLICIES_BYTES} bytes that keeps them in one DynamoDB item (400 KB); remove policies first`,
-        { context: { tableName, clusterId, bytes, maximum: MAX_POLICIES_BYTES, policies: sorted.length } },
-      );
-    }
-    return { policies: sorted, json, contentHash: hashOf(json) };
-  }
-
-  async function getItem(clusterId: string, consistent: boolean, versionOnly: boolean): Promise<Item | undefined> {
-    try {
-      const { Item: item } = await client.send(
-        new GetItemCommand({
-          TableName: tableName,
-          Key: key(clusterId),
-          ConsistentRead: consistent,
-          // A projection trims the response, not the read capacity: DynamoDB charges by the size of the whole item.
-          ...(versionOnly
-            ? { ProjectionExpression: '#version, contentHash', ExpressionAttributeNames: { '#version': 'version' } }
-            : {}),
-        }),
-      );
-      return item;
-    } catch (error) {
-      throw failed('GetItem', clusterId, error);
-    }
-  }
-
-  async function readVersion(clusterId: string, consistent: boolean): Promise<PlacementVersion | undefined> {
-    const item = await getItem(clusterId, consistent, true);
-    if (item === undefined) return undefined;
-    const version = parseVersion(item);
-    if (typeof version === 'string') throw unusable(clusterId, version);
-    return version;
-  }
-
-  async function readSet(clusterId: string): Promise<PlacementSet | undefined> {
-    const item = await getItem(clusterId, true, false);
-    if (item === undefined) return undefined;
-    const set = parseSet(item);
-    if ('problem' in set) throw unusable(clusterId, set.problem, set.cause);
-    return set;
-  }
-
-  /** Puts the next version if the set is still at `current`; false when another writer changed it first. */
-  async function putNext(
-    clusterId: string,
-    current: PlacementVersion | undefined,
-    encoded: EncodedSet,
-  ): Promise<boolean> {
-    const condition: Pick<
-      PutItemCommandInput,
-      'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'
-    > =
-      current === undefined
-        ? { ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': PARTITION_KEY } }
-        : {
-            ConditionExpression: '#version = :version',
-            ExpressionAttributeNames: { '#version': 'version' },
-            ExpressionAttributeValues: toItem({ ':version': current.version }),
-          };
-    try {
-      await client.send(
-        new PutItemCommand({
-          TableName: tableName,
-          Item: {
-            ...key(clusterId),
-            ...toItem({
-              version: (current?.version ?? 0) + 1,
-              contentHash: encoded.contentHash,
-              policies: encoded.json,
-              updatedAt: new Date(clock()).toISOString(),
-            }),
-          },
-          ...condition,
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw failed('PutItem', clusterId, error);
-    }
-  }
-
-  /** The optimistic write: plan from a fresh read, put it on the condition nothing changed since, retry a lost race. */
-  async function revise(clusterId: string, plan: () => Promise<WritePlan>): Promise<PlacementWrite> {
-    for (let attempt = 1; attempt <= maxWriteAttempts; attempt += 1) {
-      const { current, next } = await plan();
-      if (next === undefined) return { changed: false, version: current?.version ?? 0 };
-      const encoded = encode(clusterId, next);
-      if (current === undefined ? encoded.policies.length === 0 : encoded.contentHash === current.contentHash) {
-        return { changed: false, version: current?.version ?? 0 };
-      }
-      if (await putNext(clusterId, current, encoded)) return { changed: true, version: (current?.version ?? 0) + 1 };
-      if (attempt < maxWriteAttempts) await sleep(RETRY_BASE_MS * attempt * (1 + Math.random()));
-    }
-    throw new StoreError(
-      `placement policies of cluster "${clusterId}" in table "${tableName}" were changed by another writer before each of ${maxWriteAttempts} attempts to write them; nothing was written, try again`,
-      { context: { tableName, clusterId, attempts: maxWriteAttempts } },
-    );
-  }
-
-  async function setPlacement(clusterId: string, policy: PlacementPolicy): Promise<PlacementWrite> {
-    checkedClusterId(clusterId);
-    const checked = parsePlacementPolicy(policy);
-    return revise(clusterId, async () => {
-      const current = await readSet(clusterId);
-      const others = (current?.policies ?? []).filter((existing) => policyKey(existing) !== policyKey(checked));
-      return { current, next: [...others, checked] };
-    });
-  }
-
-  async function deletePlacement(
-    clusterId: string,
-    namespace: string,
-    kind: string,
-    name: string,
-  ): Promise<PlacementWrite> {
-    checkedClusterId(clusterId);
-    const deleted = workloadKey(namespace, kind, name);
-    return revise(clusterId, async () => {
-      const current = await readSet(clusterId);
-      const policies = current?.policies ?? [];
-      const kept = policies.filter((existing) => policyKey(existing) !== deleted);
-      return { current, next: kept.length === policies.length ? undefined : kept };
-    });
-  }
-
-  async function replacePlacements(clusterId: string, policies: readonly PlacementPolicy[]): Promise<PlacementWrite> {
-    checkedClusterId(clusterId);
-    const checked = policies.map((policy, index) => parsePlacementPolicy(policy, `placement policy ${index}`));
-    const duplicate = duplicateWorkload(checked);
-    if (duplicate !== undefined) {
-      throw new MalformedInputError(
-        `placement policies for cluster "${clusterId}" name workload ${duplicate} more than once`,
-        {
-          context: { clusterId, workload: duplicate },
-        },
-      );
-    }
-    // Only the version is needed: the new set does not depend on the old one, so even a damaged body is replaced.
-    return revise(clusterId, async () => ({ current: await readVersion(clusterId, true), next: checked }));
-  }
-
-  async function getPlacement(
-    clusterId: string,
-    namespace: string,
-    kind: string,
-    name: string,
-  ): Promise<PlacementPolicy | undefined> {
-    checkedClusterId(clusterId);
-    const wanted = workloadKey(namespace, kind, name);
-    return (await readSet(clusterId))?.policies.find((policy) => policyKey(policy) === wanted);
-  }
-
-  async function listPlacements(clusterId: string): Promise<readonly PlacementPolicy[]> {
-    checkedClusterId(clusterId);
-    return (await readSet(clusterId))?.policies ?? [];
-  }
-
-  async function readPlacementVersion(clusterId: string): Promise<PlacementVersion | undefined> {
-    checkedClusterId(clusterId);
-    return readVersion(clusterId, false);
-  }
-
-  async function readPlacements(clusterId: string): Promise<PlacementSet | undefined> {
-    checkedClusterId(clusterId);
-    return readSet(clusterId);
-  }
-
+/** The placement store bound to one cluster's table. */
+function createPlacementStore(table: PlacementTable): PlacementStore {
+  const checked = async <T>(read: () => Promise<T>): Promise<T> => {
+    checkedClusterId(table.clusterId);
+    return read();
+  };
   return {
-    setPlacement,
-    deletePlacement,
-    replacePlacements,
-    getPlacement,
-    listPlacements,
-    readPlacementVersion,
-    readPlacements,
+    setPlacement: (policy) => setPlacement(table, policy),
+    deletePlacement: (namespace, kind, name) => deletePlacement(table, namespace, kind, name),
+    replacePlacements: (policies) => replacePlacements(table, policies),
+    getPlacement: (namespace, kind, name) => getPlacement(table, namespace, kind, name),
+    listPlacements: () => checked(async () => (await readSet(table))?.policies ?? []),
+    readPlacementVersion: () => checked(() => readVersion(table, { consistent: false })),
+    readPlacements: () => checked(() => readSet(table)),
   };
 }
 
-export { createPlacementStore };
-export type { PlacementStoreOptions };
+export { createPlacementStore, integerOption, DEFAULT_MAX_WRITE_ATTEMPTS };
+export type { PlacementSet, PlacementStore, PlacementTable, PlacementVersion, PlacementWrite };

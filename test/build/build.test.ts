@@ -5,12 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDynamoClient, createSnapshotStore } from '../../lib/store/index.ts';
+import { createDynamoClient } from '../../lib/store/index.ts';
 import { admissionBundleProblems, buildFunctions, type FunctionBundle } from '../../scripts/build.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import { parseAnswer } from '../support/reviews.ts';
 import { admissionEvent, exampleContent, TOKEN } from '../endpoint/support.ts';
-import { createFreshTable, freshClusterId, startTestDynamo, type TestDynamo } from '../store/support.ts';
+import { createFreshTable, freshClusterId, startTestDynamo, type TestDynamo, snapshotsOf } from '../store/support.ts';
 
 // Invokes the bundle's handler as the Lambda runtime would: require it, call handler(event, context), print the result.
 const INVOKE = `
@@ -105,7 +105,7 @@ describe('npm run build', () => {
       const tableName = await createFreshTable(dynamo.endpoint);
       const clusterId = freshClusterId();
       const client = createDynamoClient({ endpoint: dynamo.endpoint });
-      await createSnapshotStore({ client, tableName }).publish(clusterId, await exampleContent());
+      await snapshotsOf({ client, tableName })(clusterId).publish(await exampleContent());
       client.destroy();
       const child = spawn(process.execPath, ['-e', INVOKE, admission.outfile], {
         env: {

@@ -6,7 +6,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { placementSteps } from '../../lib/cli/options/placement-file.ts';
-import { createDynamoClient, createPlacementStore, type PlacementStore } from '../../lib/store/index.ts';
+import { createDynamoClient, type PlacementStore } from '../../lib/store/index.ts';
 import { runPodmutation, runPodmutationInProcess } from '../support/cli.ts';
 import {
   closedEndpoint,
@@ -14,18 +14,20 @@ import {
   freshClusterId,
   startTestDynamo,
   type TestDynamo,
+  placementsOf,
+  type PerCluster,
 } from '../store/support.ts';
 
 let dynamo: TestDynamo;
 let tableName: string;
 let client: DynamoDBClient;
-let store: PlacementStore;
+let store: PerCluster<PlacementStore>;
 
 beforeAll(async () => {
   dynamo = await startTestDynamo();
   tableName = await createFreshTable(dynamo.endpoint);
   client = createDynamoClient({ endpoint: dynamo.endpoint });
-  store = createPlacementStore({ client, tableName });
+  store = placementsOf({ client, tableName });
 });
 
 afterAll(async () => {
@@ -63,12 +65,12 @@ describe.concurrent('podmutation placement, the binary', () => {
       version: 1,
       policy: { ...WEB, mode: 'Diversity', spotPercent: 50 },
     });
-    expect(await store.listPlacements(clusterId)).toEqual([{ ...WEB, mode: 'Diversity', spotPercent: 50 }]);
+    expect(await store(clusterId).listPlacements()).toEqual([{ ...WEB, mode: 'Diversity', spotPercent: 50 }]);
   });
 
   it('get -o yaml prints the policy as YAML', async () => {
     const clusterId = freshClusterId();
-    await store.setPlacement(clusterId, { ...WEB, mode: 'Diversity', spotPercent: 30 });
+    await store(clusterId).setPlacement({ ...WEB, mode: 'Diversity', spotPercent: 30 });
 
     const run = await runPodmutation(placement('get', clusterId, ...WEB_FLAGS, '-o', 'yaml'));
 
@@ -78,8 +80,8 @@ describe.concurrent('podmutation placement, the binary', () => {
 
   it('list -o json prints every policy, sorted by workload', async () => {
     const clusterId = freshClusterId();
-    await store.setPlacement(clusterId, { ...WEB, mode: 'Spot' });
-    await store.setPlacement(clusterId, { namespace: 'apps', kind: 'Deployment', name: 'api', mode: 'NonSpot' });
+    await store(clusterId).setPlacement({ ...WEB, mode: 'Spot' });
+    await store(clusterId).setPlacement({ namespace: 'apps', kind: 'Deployment', name: 'api', mode: 'NonSpot' });
 
     const run = await runPodmutation(placement('list', clusterId, '-o', 'json'));
 
@@ -94,8 +96,8 @@ describe.concurrent('podmutation placement, the binary', () => {
 
   it('list prints a table by default, one row per policy', async () => {
     const clusterId = freshClusterId();
-    await store.setPlacement(clusterId, { ...WEB, mode: 'Diversity', spotPercent: 30 });
-    await store.setPlacement(clusterId, { namespace: 'apps', kind: 'Deployment', name: 'api', mode: 'NonSpot' });
+    await store(clusterId).setPlacement({ ...WEB, mode: 'Diversity', spotPercent: 30 });
+    await store(clusterId).setPlacement({ namespace: 'apps', kind: 'Deployment', name: 'api', mode: 'NonSpot' });
 
     const run = await runPodmutation(placement('list', clusterId));
 
@@ -112,13 +114,13 @@ describe.concurrent('podmutation placement, the binary', () => {
 
   it('delete removes the policy and prints the write as one JSON line', async () => {
     const clusterId = freshClusterId();
-    await store.setPlacement(clusterId, { ...WEB, mode: 'Spot' });
+    await store(clusterId).setPlacement({ ...WEB, mode: 'Spot' });
 
     const run = await runPodmutation(placement('delete', clusterId, ...WEB_FLAGS));
 
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual({ changed: true, version: 2, workload: 'apps/Deployment/web' });
-    expect(await store.listPlacements(clusterId)).toEqual([]);
+    expect(await store(clusterId).listPlacements()).toEqual([]);
   });
 
   it('get of a workload without a policy exits 1 naming the workload and cluster', async () => {
@@ -144,7 +146,7 @@ describe.concurrent('podmutation placement, the binary', () => {
     expect(run.stderr).toContain(
       'podmutation placement set: placement policy apps/Deployment/web: spotPercent: must be an integer from 0 to 100 (got 120)',
     );
-    expect(await store.readPlacementVersion(clusterId)).toBeUndefined();
+    expect(await store(clusterId).readPlacementVersion()).toBeUndefined();
   });
 });
 
@@ -201,7 +203,7 @@ describe('podmutation placement, in process', () => {
 
   it('prints a list that review and explain read back as a --placements FILE', async () => {
     const clusterId = freshClusterId();
-    await store.setPlacement(clusterId, { ...WEB, mode: 'Spot' });
+    await store(clusterId).setPlacement({ ...WEB, mode: 'Spot' });
     const listed = await runPodmutationInProcess(placement('list', clusterId, '-o', 'yaml'));
     const file = join(mkdtempSync(join(tmpdir(), 'placements-')), 'placements.yaml');
     writeFileSync(file, listed.stdout);

@@ -4,8 +4,8 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveStoreTarget, storeTarget } from '../../lib/cli/options/store-target.ts';
 import { ConfigurationError, MalformedInputError } from '../../lib/errors/index.ts';
-import { createDynamoClient, createPlacementStore } from '../../lib/store/index.ts';
-import { createFreshTable, startTestDynamo, type TestDynamo } from '../store/support.ts';
+import { createDynamoClient } from '../../lib/store/index.ts';
+import { createFreshTable, startTestDynamo, type TestDynamo, placementsOf } from '../store/support.ts';
 import { startFakeCloudFormation } from './fake-cloudformation.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/podmutation.mjs', import.meta.url));
@@ -138,7 +138,7 @@ describe('podmutation placement --stage, the binary', () => {
     const result = await run([...SET, '--stage', 'prod', '--region', 'eu-west-1']);
 
     expect(result).toMatchObject({ code: 0 });
-    await expect(createPlacementStore({ client, tableName }).listPlacements('prod-eks')).resolves.toEqual([
+    await expect(placementsOf({ client, tableName })('prod-eks').listPlacements()).resolves.toEqual([
       { namespace: 'apps', kind: 'Deployment', name: 'web', mode: 'Spot' },
     ]);
   });
@@ -148,6 +148,6 @@ describe('podmutation placement --stage, the binary', () => {
 
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('say which deployment to use');
-    await expect(createPlacementStore({ client, tableName }).listPlacements('default')).resolves.toEqual([]);
+    await expect(placementsOf({ client, tableName })('default').listPlacements()).resolves.toEqual([]);
   });
 });

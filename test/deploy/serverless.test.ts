@@ -16,12 +16,12 @@ import { checkedToken, readAdmissionConfig } from '../../lib/endpoint/index.ts';
 import { STAMP_ANNOTATION } from '../../lib/engine/index.ts';
 import { checkedStampKey, keyedStamps } from '../../lib/stamp/index.ts';
 import { startEmbeddedDynamo, type EmbeddedDynamo } from '../../lib/store/embedded/index.ts';
-import { createDynamoClient, createSnapshotStore, EXPIRES_AT_ATTRIBUTE } from '../../lib/store/index.ts';
+import { createDynamoClient, EXPIRES_AT_ATTRIBUTE } from '../../lib/store/index.ts';
 import { readSyncConfig } from '../../lib/sync/index.ts';
 import { isValidEksToken } from '../cluster/eks-token-check.ts';
 import { kubeconfigFor, startFakeApiServer, type FakeApiServer } from '../cluster/fake-api-server.ts';
 import { startFakeAws, type FakeAws } from '../cluster/fake-aws.ts';
-import { contentOf, ruleAdding } from '../store/support.ts';
+import { contentOf, ruleAdding, snapshotsOf } from '../store/support.ts';
 import { admissionReview, pod } from '../support/builders.ts';
 import { decodePatch, parseAnswer } from '../support/reviews.ts';
 import {
@@ -298,7 +298,7 @@ async function tableWithSnapshot(
       BillingMode: table.BillingMode,
     }),
   );
-  await createSnapshotStore({ client, tableName }).publish(clusterId, contentOf([ruleAdding(ruleName)]));
+  await snapshotsOf({ client, tableName })(clusterId).publish(contentOf([ruleAdding(ruleName)]));
   client.destroy();
 }
 

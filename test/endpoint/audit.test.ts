@@ -5,16 +5,18 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APPLIED_ANNOTATION, AUDITED_ANNOTATION, type Enforcement } from '../../lib/api/index.ts';
-import { createAdmissionHandler, type AdmissionRules } from '../../lib/endpoint/index.ts';
-import {
-  createDynamoClient,
-  createPlacementStore,
-  createSnapshotStore,
-  type SnapshotCache,
-} from '../../lib/store/index.ts';
+import { createAdmissionHandler, type AdmissionRules, type SnapshotCache } from '../../lib/endpoint/index.ts';
+import { createDynamoClient } from '../../lib/store/index.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import { parseAnswer, parseReview } from '../support/reviews.ts';
-import { createFreshTable, freshClusterId, startTestDynamo, type TestDynamo } from '../store/support.ts';
+import {
+  createFreshTable,
+  freshClusterId,
+  startTestDynamo,
+  type TestDynamo,
+  snapshotsOf,
+  placementsOf,
+} from '../store/support.ts';
 import {
   admissionEvent,
   exampleContent,
@@ -36,9 +38,9 @@ beforeAll(async () => {
   const tableName = await createFreshTable(dynamo.endpoint);
   client = createDynamoClient({ endpoint: dynamo.endpoint });
   const clusterId = freshClusterId();
-  await createSnapshotStore({ client, tableName }).publish(clusterId, await exampleContent());
+  await snapshotsOf({ client, tableName })(clusterId).publish(await exampleContent());
   cache = ruleCache(
-    { snapshots: createSnapshotStore({ client, tableName }), placements: createPlacementStore({ client, tableName }) },
+    { snapshots: snapshotsOf({ client, tableName }), placements: placementsOf({ client, tableName }) },
     clusterId,
   );
 });

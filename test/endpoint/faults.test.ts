@@ -3,12 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { createAdmissionHandler, createTokenSource, tokenRefreshFailureReporter } from '../../lib/endpoint/index.ts';
 import { ConfigurationError } from '../../lib/errors/index.ts';
 import { secretReaderFor } from '../../lib/secrets/index.ts';
-import {
-  createDynamoClient,
-  createPlacementStore,
-  createSnapshotStore,
-  type SnapshotStore,
-} from '../../lib/store/index.ts';
+import { createDynamoClient, type SnapshotStore } from '../../lib/store/index.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import { parseAnswer } from '../support/reviews.ts';
 import {
@@ -19,6 +14,9 @@ import {
   startTestDynamo,
   type Link,
   type TestDynamo,
+  snapshotsOf,
+  placementsOf,
+  type PerCluster,
 } from '../store/support.ts';
 import {
   TOKEN,
@@ -39,14 +37,14 @@ const GENERIC_500 = { error: 'InternalError', message: 'the webhook could not ev
 let dynamo: TestDynamo;
 let tableName: string;
 let publisherClient: DynamoDBClient;
-let publisher: SnapshotStore;
+let publisher: PerCluster<SnapshotStore>;
 const cleanups: (() => Promise<void> | void)[] = [];
 
 beforeAll(async () => {
   dynamo = await startTestDynamo();
   tableName = await createFreshTable(dynamo.endpoint);
   publisherClient = createDynamoClient({ endpoint: dynamo.endpoint });
-  publisher = createSnapshotStore({ client: publisherClient, tableName });
+  publisher = snapshotsOf({ client: publisherClient, tableName });
 });
 
 afterEach(async () => {
@@ -76,8 +74,8 @@ function handlerReadingFrom(
   const metrics = recordingMetrics();
   const client = readerClient(endpoint, options.requestTimeoutMs);
   const stores = {
-    snapshots: createSnapshotStore({ client, tableName }),
-    placements: createPlacementStore({ client, tableName }),
+    snapshots: snapshotsOf({ client, tableName }),
+    placements: placementsOf({ client, tableName }),
   };
   const cache = ruleCache(stores, clusterId, {
     clock: () => now,
@@ -105,7 +103,7 @@ function handlerReadingFrom(
 
 async function cutLinkAfterGoodRead(): Promise<{ harness: ReturnType<typeof handlerReadingFrom>; link: Link }> {
   const clusterId = freshClusterId();
-  await publisher.publish(clusterId, await exampleContent());
+  await publisher(clusterId).publish(await exampleContent());
   const link = await startLink(dynamo.endpoint);
   cleanups.push(() => link.close());
   const harness = handlerReadingFrom(link.endpoint, clusterId);
@@ -216,7 +214,7 @@ const DEADLINE_MS = 100;
 describe('createAdmissionHandler while DynamoDB is silent', () => {
   it('answers a warm container from the last good rules at the deadline, stale, counted and logged', async () => {
     const clusterId = freshClusterId();
-    await publisher.publish(clusterId, await exampleContent());
+    await publisher(clusterId).publish(await exampleContent());
     const link = await startLink(dynamo.endpoint);
     cleanups.push(() => link.close());
     const harness = handlerReadingFrom(link.endpoint, clusterId, {

@@ -4,17 +4,24 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { answerAdmissionReview, type AdmissionReviewResponse } from '../../lib/admission/index.ts';
 import { validatePodMutation } from '../../lib/api/index.ts';
 import { compileRuleSet } from '../../lib/engine/index.ts';
-import { createAdmissionHandler, type AdmissionHandler, type AdmissionRules } from '../../lib/endpoint/index.ts';
 import {
-  createDynamoClient,
-  createPlacementStore,
-  createSnapshotStore,
+  createAdmissionHandler,
+  type AdmissionHandler,
+  type AdmissionRules,
   type SnapshotCache,
-} from '../../lib/store/index.ts';
+} from '../../lib/endpoint/index.ts';
+import { createDynamoClient } from '../../lib/store/index.ts';
 import type { NodeSelectorTerm } from '../../lib/scheduling/index.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import { parseAnswer, parseReview } from '../support/reviews.ts';
-import { createFreshTable, freshClusterId, startTestDynamo, type TestDynamo } from '../store/support.ts';
+import {
+  createFreshTable,
+  freshClusterId,
+  startTestDynamo,
+  type TestDynamo,
+  snapshotsOf,
+  placementsOf,
+} from '../store/support.ts';
 import {
   TOKEN,
   admissionEvent,
@@ -42,10 +49,10 @@ beforeAll(async () => {
   dynamo = await startTestDynamo();
   const tableName = await createFreshTable(dynamo.endpoint);
   client = createDynamoClient({ endpoint: dynamo.endpoint });
-  const store = createSnapshotStore({ client, tableName });
+  const store = snapshotsOf({ client, tableName });
   const clusterId = freshClusterId();
-  await store.publish(clusterId, await exampleContent());
-  cache = ruleCache({ snapshots: store, placements: createPlacementStore({ client, tableName }) }, clusterId);
+  await store(clusterId).publish(await exampleContent());
+  cache = ruleCache({ snapshots: store, placements: placementsOf({ client, tableName }) }, clusterId);
 });
 
 afterAll(async () => {

@@ -11,13 +11,16 @@ import {
   createAdmissionRulesCache,
   type AdmissionMetrics,
   type AdmissionRules,
+  type CachedSnapshot,
   type LogFields,
+  type SnapshotCache,
 } from '../../lib/endpoint/index.ts';
 import type { Logger } from '../../lib/observability/index.ts';
 import type { StoreError } from '../../lib/errors/index.ts';
 import type { CapacityFlavour } from '../../lib/placement/index.ts';
 import { loadRuleFiles } from '../../lib/rule-files/index.ts';
-import type { CachedSnapshot, PlacementStore, SnapshotCache, SnapshotStore } from '../../lib/store/index.ts';
+import type { PlacementStore, SnapshotStore } from '../../lib/store/index.ts';
+import type { PerCluster } from '../store/support.ts';
 import { EXAMPLES } from '../support/fixtures.ts';
 import { decodePatch } from '../support/reviews.ts';
 
@@ -112,10 +115,10 @@ async function exampleContent() {
   };
 }
 
-/** The stores of one table the admission cache reads. */
+/** The stores of one table the admission cache reads, opened for the cluster the cache serves. */
 interface AdmissionStores {
-  readonly snapshots: Pick<SnapshotStore, 'readPointer' | 'readSnapshot'>;
-  readonly placements: Pick<PlacementStore, 'readPlacementVersion' | 'readPlacements'>;
+  readonly snapshots: PerCluster<Pick<SnapshotStore, 'readPointer' | 'readSnapshot'>>;
+  readonly placements: PerCluster<Pick<PlacementStore, 'readPlacementVersion' | 'readPlacements'>>;
 }
 
 /** The admission cache over the stores, compiling rules and placements as the Lambda does (flavour karpenter by default). */
@@ -132,7 +135,8 @@ function ruleCache(
   } = {},
 ): SnapshotCache<AdmissionRules> {
   return createAdmissionRulesCache({
-    ...stores,
+    snapshots: stores.snapshots(clusterId),
+    placements: stores.placements(clusterId),
     clusterId,
     refreshSeconds: options.refreshSeconds ?? 30,
     maxStaleSeconds: options.maxStaleSeconds ?? 300,

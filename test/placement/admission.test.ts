@@ -6,13 +6,7 @@ import { compileRuleSet, type Pod } from '../../lib/engine/index.ts';
 import { createAdmissionHandler, readAdmissionConfig } from '../../lib/endpoint/index.ts';
 import { CAPACITY_ANNOTATION, type CapacityFlavour, type PlacementPolicy } from '../../lib/placement/index.ts';
 import type { NodeSelectorTerm } from '../../lib/scheduling/index.ts';
-import {
-  createDynamoClient,
-  createPlacementStore,
-  createSnapshotStore,
-  type PlacementStore,
-  type SnapshotStore,
-} from '../../lib/store/index.ts';
+import { createDynamoClient, type PlacementStore, type SnapshotStore } from '../../lib/store/index.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import { parseReview } from '../support/reviews.ts';
 import {
@@ -32,6 +26,9 @@ import {
   startLink,
   startTestDynamo,
   type TestDynamo,
+  snapshotsOf,
+  placementsOf,
+  type PerCluster,
 } from '../store/support.ts';
 
 // The review's Pod belongs to Deployment production/checkout; the example rule migrate-legacy-pool matches it.
@@ -44,16 +41,16 @@ const SPOT = { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot
 let dynamo: TestDynamo;
 let tableName: string;
 let operatorClient: DynamoDBClient;
-let publisher: SnapshotStore;
-let operator: PlacementStore;
+let publisher: PerCluster<SnapshotStore>;
+let operator: PerCluster<PlacementStore>;
 const cleanups: (() => Promise<void> | void)[] = [];
 
 beforeAll(async () => {
   dynamo = await startTestDynamo();
   tableName = await createFreshTable(dynamo.endpoint);
   operatorClient = createDynamoClient({ endpoint: dynamo.endpoint });
-  publisher = createSnapshotStore({ client: operatorClient, tableName });
-  operator = createPlacementStore({ client: operatorClient, tableName });
+  publisher = snapshotsOf({ client: operatorClient, tableName });
+  operator = placementsOf({ client: operatorClient, tableName });
 });
 
 afterEach(async () => {
@@ -72,8 +69,8 @@ function checkout(mode: PlacementPolicy['mode'], spotPercent?: number): Placemen
 /** A handler over the example rules of a fresh cluster, reading through a cuttable link on a fake clock. */
 async function admission(options: { capacityFlavour?: CapacityFlavour; placements?: readonly PlacementPolicy[] } = {}) {
   const clusterId = freshClusterId();
-  await publisher.publish(clusterId, await exampleContent());
-  if (options.placements !== undefined) await operator.replacePlacements(clusterId, options.placements);
+  await publisher(clusterId).publish(await exampleContent());
+  if (options.placements !== undefined) await operator(clusterId).replacePlacements(options.placements);
   const link = await startLink(dynamo.endpoint);
   const { client, counts } = countingClient({ endpoint: link.endpoint, maxAttempts: 1, requestTimeoutMs: 1_000 });
   cleanups.push(
@@ -82,8 +79,8 @@ async function admission(options: { capacityFlavour?: CapacityFlavour; placement
   );
   let now = START;
   const stores = {
-    snapshots: createSnapshotStore({ client, tableName }),
-    placements: createPlacementStore({ client, tableName }),
+    snapshots: snapshotsOf({ client, tableName }),
+    placements: placementsOf({ client, tableName }),
   };
   const cache = ruleCache(stores, clusterId, {
     clock: () => now,
@@ -130,7 +127,7 @@ describe('the admission handler applies placement policies from the store', () =
   it('applies a Spot policy set in the store after the next refresh, listing managed:capacity as applied', async () => {
     const { clusterId, admit, advance } = await admission();
     await admit();
-    await operator.setPlacement(clusterId, checkout('Spot'));
+    await operator(clusterId).setPlacement(checkout('Spot'));
     advance(REFRESH_SECONDS);
 
     const { pod } = await admit();
@@ -142,7 +139,7 @@ describe('the admission handler applies placement policies from the store', () =
   it('keeps serving the placements it has until a refresh is due', async () => {
     const { clusterId, admit, advance } = await admission();
     await admit();
-    await operator.setPlacement(clusterId, checkout('Spot'));
+    await operator(clusterId).setPlacement(checkout('Spot'));
     advance(REFRESH_SECONDS - 1);
 
     const { pod } = await admit();
@@ -153,7 +150,7 @@ describe('the admission handler applies placement policies from the store', () =
   it('stops applying a policy after it is deleted and the cache refreshes', async () => {
     const { clusterId, admit, advance } = await admission({ placements: [checkout('Spot')] });
     await admit();
-    await operator.deletePlacement(clusterId, CHECKOUT.namespace, CHECKOUT.kind, CHECKOUT.name);
+    await operator(clusterId).deletePlacement(CHECKOUT.namespace, CHECKOUT.kind, CHECKOUT.name);
     advance(REFRESH_SECONDS);
 
     const { pod } = await admit();
@@ -230,7 +227,7 @@ describe('refreshing rules and placements together', () => {
   it('reads the placement set again but not the snapshot when only the placements changed', async () => {
     const { clusterId, admit, counts, advance } = await admission({ placements: [checkout('Spot')] });
     await admit();
-    await operator.setPlacement(clusterId, checkout('NonSpot'));
+    await operator(clusterId).setPlacement(checkout('NonSpot'));
     const before = counts();
     advance(REFRESH_SECONDS);
 

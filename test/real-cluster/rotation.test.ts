@@ -13,12 +13,7 @@ import { APPLIED_ANNOTATION } from '../../lib/api/index.ts';
 import { generateToken } from '../../lib/endpoint/index.ts';
 import { createFileRuleSource } from '../../lib/local-server/index.ts';
 import { parseResourceDocuments, readTextFile } from '../../lib/rule-files/index.ts';
-import {
-  createDynamoClient,
-  createSnapshotStore,
-  createSnapshotTable,
-  createSyncRecordStore,
-} from '../../lib/store/index.ts';
+import { createDynamoClient, createSnapshotTable } from '../../lib/store/index.ts';
 import { startEmbeddedDynamo, type EmbeddedDynamo } from '../../lib/store/embedded/index.ts';
 import { buildFunctions } from '../../scripts/build.ts';
 import { startFakeSecretsManager } from '../endpoint/support.ts';
@@ -30,6 +25,7 @@ import type { ControlPlane } from './control-plane.ts';
 import { startLambdaHost, tokenFingerprint, type HostRequest, type LambdaHost } from './lambda-host.ts';
 import { waitFor } from './processes.ts';
 import { useControlPlane } from './use-control-plane.ts';
+import { snapshotsOf, recordsOf } from '../store/support.ts';
 
 const cluster = useControlPlane();
 
@@ -183,8 +179,8 @@ describe('rotating the webhook token as docs/operations.md says, while Pods are 
       await createSnapshotTable(client, TABLE);
       const publication = await createFileRuleSource([EXAMPLES]).publishRules(
         {
-          snapshots: createSnapshotStore({ client, tableName: TABLE }),
-          records: createSyncRecordStore({ client, tableName: TABLE }),
+          snapshots: snapshotsOf({ client, tableName: TABLE })(CLUSTER_ID),
+          records: recordsOf({ client, tableName: TABLE })(CLUSTER_ID),
         },
         CLUSTER_ID,
       );

@@ -15,12 +15,7 @@ import { describeIssues, validatePodMutation } from '../../lib/api/index.ts';
 import { DEFAULT_LIST_PAGE_SIZE } from '../../lib/cluster/access.ts';
 import { createPodMutationSource, createWorkloadObjectSource } from '../../lib/cluster/index.ts';
 import { startEmbeddedDynamo, type EmbeddedDynamo } from '../../lib/store/embedded/index.ts';
-import {
-  createDynamoClient,
-  createSnapshotStore,
-  createSnapshotTable,
-  createSyncRecordStore,
-} from '../../lib/store/index.ts';
+import { createDynamoClient, createSnapshotTable } from '../../lib/store/index.ts';
 import type { SyncReport } from '../../lib/sync/index.ts';
 import { startFakeAws, type FakeAws } from '../cluster/fake-aws.ts';
 import { embeddedMetrics, invokeShippedHandler } from '../deploy/lambda-run.ts';
@@ -30,6 +25,7 @@ import type { ControlPlane } from './control-plane.ts';
 import { waitFor } from './processes.ts';
 import { metricSum } from './webhook.ts';
 import { useControlPlane } from './use-control-plane.ts';
+import { snapshotsOf, recordsOf } from '../store/support.ts';
 
 const cluster = useControlPlane();
 
@@ -242,7 +238,7 @@ describe('podmutation sync --once with the ServiceAccount token of kubeconfig mo
       statusPatched: 4,
       statusFailed: 0,
     });
-    const snapshot = await createSnapshotStore({ client: dynamoClient, tableName: table }).read(CLUSTER_ID);
+    const snapshot = await snapshotsOf({ client: dynamoClient, tableName: table })(CLUSTER_ID).read();
     expect(snapshot?.version).toBe(first.report.version);
     expect(snapshot?.resourceVersion).toBe(first.report.resourceVersion);
     expect(snapshot?.rules.map((rule) => [rule.name, rule.enforcement])).toEqual([
@@ -323,13 +319,13 @@ describe('podmutation sync --once with the ServiceAccount token of kubeconfig mo
     expect(condition?.observedGeneration).toBe(edited.metadata.generation);
     expect(condition?.lastTransitionTime).toBe(first.report.listStartedAt);
     expect(after.status?.lastSyncTime).toBe(second.report.listStartedAt);
-    const snapshot = await createSnapshotStore({ client: dynamoClient, tableName: table }).read(CLUSTER_ID);
+    const snapshot = await snapshotsOf({ client: dynamoClient, tableName: table })(CLUSTER_ID).read();
     expect(snapshot?.rules.find((rule) => rule.name === 'migrate-legacy-pool')?.priority).toBe(101);
   });
 
   it('publishes nothing new and writes no status when nothing changed', async () => {
     const resource = await podMutation(cluster(), 'prefer-arm64-web');
-    const published = await createSnapshotStore({ client: dynamoClient, tableName: table }).read(CLUSTER_ID);
+    const published = await snapshotsOf({ client: dynamoClient, tableName: table })(CLUSTER_ID).read();
 
     const again = await runSync(syncKubeconfig, table);
 
@@ -379,9 +375,9 @@ describe('a sync identity missing one verb of infra/rbac.yaml', () => {
 
       expect(run.code, run.stderr).toBe(0);
       expect(report).toMatchObject({ outcome: 'published', statusPatched: 0, statusFailed: 1 });
-      const snapshot = await createSnapshotStore({ client: dynamoClient, tableName: 'without-status-patch' }).read(
+      const snapshot = await snapshotsOf({ client: dynamoClient, tableName: 'without-status-patch' })(
         CLUSTER_ID,
-      );
+      ).read();
       expect(snapshot?.rules.map((rule) => rule.name)).toContain('awaiting-status');
       const warning = loggedLines(run).find(
         (line) => line['level'] === 'WARN' && String(line['message']).startsWith('status write-back incomplete'),
@@ -415,11 +411,9 @@ describe('a sync identity missing one verb of infra/rbac.yaml', () => {
     expect(report.error).toContain(
       `User "system:serviceaccount:${SYNC_NAMESPACE}:sync-without-list" cannot list resource "podmutations"`,
     );
+    expect(await snapshotsOf({ client: dynamoClient, tableName: 'without-list' })(CLUSTER_ID).read()).toBeUndefined();
     expect(
-      await createSnapshotStore({ client: dynamoClient, tableName: 'without-list' }).read(CLUSTER_ID),
-    ).toBeUndefined();
-    expect(
-      await createSyncRecordStore({ client: dynamoClient, tableName: 'without-list' }).readSyncStatus(CLUSTER_ID),
+      await recordsOf({ client: dynamoClient, tableName: 'without-list' })(CLUSTER_ID).readSyncStatus(),
     ).toMatchObject({
       lastStatus: 'failed',
       lastError: report.error,
@@ -534,8 +528,7 @@ describe('the shipped sync function with REPORT_INTERVAL_MINUTES=1 and the kubec
     );
     expect(metricValues(lines, 'ReportErrors')).toEqual([1]);
     expect(
-      (await createSyncRecordStore({ client: dynamoClient, tableName: table }).readSyncStatus(CLUSTER_ID))
-        ?.lastReportAt,
+      (await recordsOf({ client: dynamoClient, tableName: table })(CLUSTER_ID).readSyncStatus())?.lastReportAt,
     ).toBeUndefined();
     expect((await podMutation(cluster(), 'migrate-legacy-pool')).status?.matchedPods).toBeUndefined();
   });
@@ -553,9 +546,8 @@ describe('the shipped sync function with REPORT_INTERVAL_MINUTES=1 and the kubec
     );
     expect(report.progress).toMatchObject({ pods: pods.length, pendingPods: checkoutPods.length, statusFailed: 0 });
     expect(report.progress?.error).toBeUndefined();
-    const reportAt = (
-      await createSyncRecordStore({ client: dynamoClient, tableName: table }).readSyncStatus(CLUSTER_ID)
-    )?.lastReportAt;
+    const reportAt = (await recordsOf({ client: dynamoClient, tableName: table })(CLUSTER_ID).readSyncStatus())
+      ?.lastReportAt;
     expect(reportAt).toBeDefined();
 
     // The same counts as the CLI's report over the cluster's own PodMutations.
@@ -667,7 +659,7 @@ describe('what the fake API server of test/cluster claims, checked once against 
     expect(report.resources).toBeGreaterThan(DEFAULT_LIST_PAGE_SIZE);
     // Two pages, each a LIST request of the API server (at least: the controller manager's informers list now and then too).
     expect((await lists()) - listsBefore).toBeGreaterThanOrEqual(2);
-    const snapshot = await createSnapshotStore({ client: dynamoClient, tableName: 'bulk' }).read(CLUSTER_ID);
+    const snapshot = await snapshotsOf({ client: dynamoClient, tableName: 'bulk' })(CLUSTER_ID).read();
     const published = new Set([...(snapshot?.rules ?? []), ...(snapshot?.invalid ?? [])].map((rule) => rule.name));
     expect(published.size).toBe(listed + added);
     for (const name of names) expect(published.has(name), name).toBe(true);

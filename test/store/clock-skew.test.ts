@@ -7,7 +7,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StoreError } from '../../lib/errors/index.ts';
-import { createSnapshotStore, createSyncLeaseStore, type SnapshotStore } from '../../lib/store/index.ts';
+import { type SnapshotStore } from '../../lib/store/index.ts';
 import {
   clientWithTableClock,
   contentOf,
@@ -17,6 +17,9 @@ import {
   ruleAdding,
   startTestDynamo,
   type TestDynamo,
+  snapshotsOf,
+  leasesOf,
+  type PerCluster,
 } from './support.ts';
 
 const T = Date.parse('2026-12-01T10:00:00.000Z');
@@ -43,8 +46,8 @@ afterAll(async () => {
 });
 
 /** A publisher whose own clock reads `now`. */
-function storeAt(now: number, client: DynamoDBClient = table): SnapshotStore {
-  return createSnapshotStore({ client, tableName, clock: () => now });
+function storeAt(now: number, client: DynamoDBClient = table): PerCluster<SnapshotStore> {
+  return snapshotsOf({ client, tableName, clock: () => now });
 }
 
 const current = contentOf([ruleAdding('current')], '100');
@@ -56,7 +59,7 @@ const plantListStart = (clusterId: string, listStartedAt: number) =>
 
 async function publishedCluster(): Promise<string> {
   const clusterId = freshClusterId();
-  await storeAt(T).publish(clusterId, current, { listStartedAt: T - SECOND });
+  await storeAt(T)(clusterId).publish(current, { listStartedAt: T - SECOND });
   return clusterId;
 }
 
@@ -66,9 +69,9 @@ describe('a publish from a clock ahead of the table’s', () => {
     { ahead: 121 * SECOND, shown: '121 s' },
   ])('is refused $shown ahead, naming the skew and what to do, and writes nothing', async ({ ahead, shown }) => {
     const clusterId = await publishedCluster();
-    const before = await storeAt(T).readPointer(clusterId);
+    const before = await storeAt(T)(clusterId).readPointer();
 
-    const refused = storeAt(T + ahead).publish(clusterId, next, { listStartedAt: T + ahead });
+    const refused = storeAt(T + ahead)(clusterId).publish(next, { listStartedAt: T + ahead });
 
     await expect(refused).rejects.toThrow(StoreError);
     await expect(refused).rejects.toThrow(
@@ -77,23 +80,23 @@ describe('a publish from a clock ahead of the table’s', () => {
         'so nothing was published. Set the clock of the machine that ran this sync right (turn on NTP) and sync again',
     );
     await expect(refused).rejects.toMatchObject({ context: { reason: 'clockAhead', aheadMs: ahead } });
-    expect(await storeAt(T).readPointer(clusterId)).toEqual(before);
+    expect(await storeAt(T)(clusterId).readPointer()).toEqual(before);
   });
 
   it('is refused for unchanged content too, so the list start of the snapshot stays where it was', async () => {
     const clusterId = await publishedCluster();
 
-    await expect(storeAt(T + DAY).publish(clusterId, current, { listStartedAt: T + DAY })).rejects.toMatchObject({
+    await expect(storeAt(T + DAY)(clusterId).publish(current, { listStartedAt: T + DAY })).rejects.toMatchObject({
       context: { reason: 'clockAhead' },
     });
 
-    expect((await storeAt(T).readPointer(clusterId))?.listStartedAt).toBe(T - SECOND);
+    expect((await storeAt(T)(clusterId).readPointer())?.listStartedAt).toBe(T - SECOND);
   });
 
   it('publishes a list that started within the bound ahead: the skew the sync lease tolerates', async () => {
     const clusterId = await publishedCluster();
 
-    const outcome = await storeAt(T + 119 * SECOND).publish(clusterId, next, { listStartedAt: T + 119 * SECOND });
+    const outcome = await storeAt(T + 119 * SECOND)(clusterId).publish(next, { listStartedAt: T + 119 * SECOND });
 
     expect(outcome).toMatchObject({ published: true, version: 2 });
   });
@@ -101,7 +104,7 @@ describe('a publish from a clock ahead of the table’s', () => {
   it('is refused ahead of the publisher’s own clock when DynamoDB sends no Date header', async () => {
     const clusterId = await publishedCluster();
 
-    const refused = storeAt(T, noDateHeader).publish(clusterId, next, { listStartedAt: T + DAY });
+    const refused = storeAt(T, noDateHeader)(clusterId).publish(next, { listStartedAt: T + DAY });
 
     await expect(refused).rejects.toThrow("24.0 h ahead of this process's clock, 2026-12-01T10:00:00.000Z");
   });
@@ -112,32 +115,32 @@ describe('a pointer whose list start a clock ahead wrote', () => {
     const clusterId = await publishedCluster();
     await plantListStart(clusterId, T + DAY);
 
-    const outcome = await storeAt(T).publish(clusterId, next, { listStartedAt: T });
+    const outcome = await storeAt(T)(clusterId).publish(next, { listStartedAt: T });
 
     expect(outcome).toMatchObject({
       published: true,
       version: 2,
       untrustedListStart: { listStartedAt: '2026-12-02T10:00:00.000Z', aheadMs: DAY },
     });
-    expect(await storeAt(T).readPointer(clusterId)).toMatchObject({ version: 2, listStartedAt: T });
+    expect(await storeAt(T)(clusterId).readPointer()).toMatchObject({ version: 2, listStartedAt: T });
   });
 
   it('is moved back to the list start of a list of the same content', async () => {
     const clusterId = await publishedCluster();
     await plantListStart(clusterId, T + DAY);
 
-    const outcome = await storeAt(T).publish(clusterId, current, { listStartedAt: T });
+    const outcome = await storeAt(T)(clusterId).publish(current, { listStartedAt: T });
 
     expect(outcome).toMatchObject({ published: false, version: 1, untrustedListStart: { aheadMs: DAY } });
-    expect((await storeAt(T).readPointer(clusterId))?.listStartedAt).toBe(T);
+    expect((await storeAt(T)(clusterId).readPointer())?.listStartedAt).toBe(T);
   });
 
   it('orders publishes again once replaced: a list older than the replacement is superseded', async () => {
     const clusterId = await publishedCluster();
     await plantListStart(clusterId, T + DAY);
-    await storeAt(T).publish(clusterId, next, { listStartedAt: T });
+    await storeAt(T)(clusterId).publish(next, { listStartedAt: T });
 
-    const older = storeAt(T).publish(clusterId, current, { listStartedAt: T - 500 });
+    const older = storeAt(T)(clusterId).publish(current, { listStartedAt: T - 500 });
 
     await expect(older).rejects.toMatchObject({ context: { reason: 'superseded', version: 2 } });
   });
@@ -146,7 +149,7 @@ describe('a pointer whose list start a clock ahead wrote', () => {
     const clusterId = await publishedCluster();
     await plantListStart(clusterId, T + 90 * SECOND);
 
-    const superseded = storeAt(T).publish(clusterId, next, { listStartedAt: T });
+    const superseded = storeAt(T)(clusterId).publish(next, { listStartedAt: T });
 
     await expect(superseded).rejects.toMatchObject({ context: { reason: 'superseded' } });
     await expect(superseded).rejects.toThrow(
@@ -158,13 +161,13 @@ describe('a pointer whose list start a clock ahead wrote', () => {
 
 describe('a sync lease a clock ahead took', () => {
   const LEASE_MS = 120 * SECOND;
-  const leasesAt = (now: number) => createSyncLeaseStore({ client: table, tableName, clock: () => now });
+  const leasesAt = (now: number) => leasesOf({ client: table, tableName, clock: () => now });
 
   it('is taken over once its expiry lies beyond the lease’s length and the bound, naming its holder', async () => {
     const clusterId = freshClusterId();
-    await leasesAt(T + DAY).acquire(clusterId, 'cli:laptop:4242');
+    await leasesAt(T + DAY)(clusterId).acquire('cli:laptop:4242');
 
-    const attempt = await leasesAt(T).acquire(clusterId, 'lambda:req-1');
+    const attempt = await leasesAt(T)(clusterId).acquire('lambda:req-1');
 
     expect(attempt).toMatchObject({
       acquired: true,
@@ -175,9 +178,9 @@ describe('a sync lease a clock ahead took', () => {
 
   it('is honoured while its holder’s clock is within the bound of the taker’s', async () => {
     const clusterId = freshClusterId();
-    await leasesAt(T + 100 * SECOND).acquire(clusterId, 'cli:laptop:4242');
+    await leasesAt(T + 100 * SECOND)(clusterId).acquire('cli:laptop:4242');
 
-    const attempt = await leasesAt(T).acquire(clusterId, 'lambda:req-1');
+    const attempt = await leasesAt(T)(clusterId).acquire('lambda:req-1');
 
     expect(attempt).toMatchObject({ acquired: false, holder: { owner: 'cli:laptop:4242' } });
   });

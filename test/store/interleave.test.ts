@@ -1,8 +1,15 @@
 import type { DynamoDBClient, PutItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RuleSnapshot } from '../../lib/api/index.ts';
-import { createDynamoClient, createSnapshotStore, type SnapshotContent } from '../../lib/store/index.ts';
-import { createFreshTable, freshClusterId, largeContent, startTestDynamo, type TestDynamo } from './support.ts';
+import { createDynamoClient, type SnapshotContent } from '../../lib/store/index.ts';
+import {
+  createFreshTable,
+  freshClusterId,
+  largeContent,
+  startTestDynamo,
+  type TestDynamo,
+  snapshotsOf,
+} from './support.ts';
 
 let dynamo: TestDynamo;
 let tableName: string;
@@ -27,17 +34,17 @@ function contentPart(snapshot: RuleSnapshot): SnapshotContent {
 describe('readers during publishes', () => {
   it('reads exactly one published multi-part snapshot every time while publishes run', async () => {
     // Small parts so every snapshot spans about ten items and a mix would be possible if publishing were not atomic.
-    const store = createSnapshotStore({ client, tableName, partBytes: 1024 });
+    const store = snapshotsOf({ client, tableName, snapshots: { partBytes: 1024 } });
     const clusterId = freshClusterId();
     const contents = Array.from({ length: 6 }, () => largeContent(12_000, 3));
     const published = new Map<string, SnapshotContent>();
-    const first = await store.publish(clusterId, contents[0]!);
+    const first = await store(clusterId).publish(contents[0]!);
     published.set(first.contentHash, contents[0]!);
     const reads: RuleSnapshot[] = [];
     let publishing = true;
     const reader = async (): Promise<void> => {
       while (publishing) {
-        const snapshot = await store.read(clusterId);
+        const snapshot = await store(clusterId).read();
         if (snapshot !== undefined) reads.push(snapshot);
       }
     };
@@ -47,7 +54,7 @@ describe('readers during publishes', () => {
     );
 
     for (const content of contents.slice(1)) {
-      const outcome = await store.publish(clusterId, content);
+      const outcome = await store(clusterId).publish(content);
       published.set(outcome.contentHash, content);
     }
     publishing = false;
@@ -60,7 +67,7 @@ describe('readers during publishes', () => {
 
   it('gives a reader the old snapshot when it reads between the parts and the pointer switch', async () => {
     const clusterId = freshClusterId();
-    const reader = createSnapshotStore({ client, tableName });
+    const reader = snapshotsOf({ client, tableName });
     const [old, next] = [largeContent(12_000, 3), largeContent(12_000, 3)];
     const publisherClient = createDynamoClient({ endpoint: dynamo.endpoint });
     const readsBeforeSwitch: (RuleSnapshot | undefined)[] = [];
@@ -68,20 +75,20 @@ describe('readers during publishes', () => {
       (nextHandler, context) => async (args) => {
         const input = args.input as Partial<PutItemCommandInput>;
         if (context.commandName === 'PutItemCommand' && input.Item?.sk?.S === 'pointer') {
-          readsBeforeSwitch.push(await reader.read(clusterId));
+          readsBeforeSwitch.push(await reader(clusterId).read());
         }
         return nextHandler(args);
       },
       { step: 'initialize', name: 'readBeforePointerSwitch' },
     );
-    const publisher = createSnapshotStore({ client: publisherClient, tableName, partBytes: 1024 });
-    await publisher.publish(clusterId, old);
+    const publisher = snapshotsOf({ client: publisherClient, tableName, snapshots: { partBytes: 1024 } });
+    await publisher(clusterId).publish(old);
 
-    await publisher.publish(clusterId, next);
+    await publisher(clusterId).publish(next);
 
     expect(readsBeforeSwitch[0]).toBeUndefined();
     expect(readsBeforeSwitch[1] && contentPart(readsBeforeSwitch[1])).toEqual(old);
-    expect(contentPart((await reader.read(clusterId))!)).toEqual(next);
+    expect(contentPart((await reader(clusterId).read())!)).toEqual(next);
     publisherClient.destroy();
   });
 });

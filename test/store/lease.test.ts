@@ -4,12 +4,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigurationError, MalformedInputError, StoreError } from '../../lib/errors/index.ts';
 import {
   createDynamoClient,
-  createSyncLeaseStore,
   type HeldSyncLease,
   type SyncLeaseAcquisition,
   type SyncLeaseStore,
 } from '../../lib/store/index.ts';
-import { createFreshTable, freshClusterId, startTestDynamo, type TestDynamo } from './support.ts';
+import {
+  createFreshTable,
+  freshClusterId,
+  startTestDynamo,
+  type TestDynamo,
+  leasesOf,
+  type PerCluster,
+} from './support.ts';
 
 const START = Date.parse('2026-12-01T10:00:00.000Z');
 const DURATION_MS = 120_000;
@@ -42,8 +48,8 @@ function twoWriters() {
   return {
     lambdaClock,
     cliClock,
-    lambda: createSyncLeaseStore({ client, tableName, clock: lambdaClock }),
-    cli: createSyncLeaseStore({ client, tableName, clock: cliClock }),
+    lambda: leasesOf({ client, tableName, clock: lambdaClock }),
+    cli: leasesOf({ client, tableName, clock: cliClock }),
   };
 }
 
@@ -52,8 +58,8 @@ function held(attempt: SyncLeaseAcquisition): HeldSyncLease {
   return attempt.lease;
 }
 
-async function acquired(leases: SyncLeaseStore, clusterId: string, owner: string): Promise<HeldSyncLease> {
-  return held(await leases.acquire(clusterId, owner));
+async function acquired(leases: PerCluster<SyncLeaseStore>, clusterId: string, owner: string): Promise<HeldSyncLease> {
+  return held(await leases(clusterId).acquire(owner));
 }
 
 describe('taking the sync lease', () => {
@@ -61,7 +67,7 @@ describe('taking the sync lease', () => {
     const { lambda } = twoWriters();
     const clusterId = freshClusterId();
 
-    const attempt = await lambda.acquire(clusterId, 'lambda:req-1');
+    const attempt = await lambda(clusterId).acquire('lambda:req-1');
 
     expect(attempt).toEqual({
       acquired: true,
@@ -72,7 +78,7 @@ describe('taking the sync lease', () => {
         expiresAt: '2026-12-01T10:02:00.000Z',
       },
     });
-    expect(await lambda.read(clusterId)).toEqual({
+    expect(await lambda(clusterId).read()).toEqual({
       holderId: held(attempt).holderId,
       owner: 'lambda:req-1',
       acquiredAt: '2026-12-01T10:00:00.000Z',
@@ -86,7 +92,7 @@ describe('taking the sync lease', () => {
     const clusterId = freshClusterId();
     const first = await acquired(lambda, clusterId, 'lambda:req-1');
 
-    const second = await cli.acquire(clusterId, 'cli:laptop:4242');
+    const second = await cli(clusterId).acquire('cli:laptop:4242');
 
     expect(second).toEqual({
       acquired: false,
@@ -110,23 +116,23 @@ describe('taking the sync lease', () => {
     await acquired(lambda, clusterId, 'lambda:req-1');
     cliClock.set(START + afterMs);
 
-    const attempt = await cli.acquire(clusterId, 'cli:laptop:4242');
+    const attempt = await cli(clusterId).acquire('cli:laptop:4242');
 
     expect(attempt.acquired).toBe(expected);
-    expect((await cli.read(clusterId))?.owner).toBe(expected ? 'cli:laptop:4242' : 'lambda:req-1');
+    expect((await cli(clusterId).read())?.owner).toBe(expected ? 'cli:laptop:4242' : 'lambda:req-1');
   });
 
   it('counts every acquisition and gives each its own holder id', async () => {
     const { lambda, cli } = twoWriters();
     const clusterId = freshClusterId();
     const first = await acquired(lambda, clusterId, 'lambda:req-1');
-    await lambda.release(first);
+    await lambda(first.clusterId).release(first);
 
     const second = await acquired(cli, clusterId, 'cli:laptop:4242');
 
     expect(second.holderId).not.toBe(first.holderId);
-    expect(await cli.read(clusterId)).toMatchObject({ owner: 'cli:laptop:4242', acquisitions: 2 });
-    expect((await cli.read(clusterId))?.releasedAt).toBeUndefined();
+    expect(await cli(clusterId).read()).toMatchObject({ owner: 'cli:laptop:4242', acquisitions: 2 });
+    expect((await cli(clusterId).read())?.releasedAt).toBeUndefined();
   });
 
   it('keeps the leases of two clusters in one table apart', async () => {
@@ -134,13 +140,13 @@ describe('taking the sync lease', () => {
     const [east, west] = [freshClusterId(), freshClusterId()];
     await acquired(lambda, east, 'lambda:req-1');
 
-    const attempt = await cli.acquire(west, 'cli:laptop:4242');
+    const attempt = await cli(west).acquire('cli:laptop:4242');
 
     expect(attempt.acquired).toBe(true);
   });
 
   it('has no lease state for a cluster whose lease was never taken', async () => {
-    expect(await twoWriters().lambda.read(freshClusterId())).toBeUndefined();
+    expect(await twoWriters().lambda(freshClusterId()).read()).toBeUndefined();
   });
 });
 
@@ -152,14 +158,14 @@ describe('releasing the sync lease', () => {
     const lease = await acquired(lambda, clusterId, 'lambda:req-1');
     cliClock.set(START);
 
-    expect(await lambda.release(lease)).toBe(true);
+    expect(await lambda(lease.clusterId).release(lease)).toBe(true);
 
-    expect(await cli.read(clusterId)).toMatchObject({
+    expect(await cli(clusterId).read()).toMatchObject({
       owner: 'lambda:req-1',
       releasedAt: '2026-12-01T10:01:00.000Z',
       expiresAt: '1970-01-01T00:00:00.000Z',
     });
-    expect((await cli.acquire(clusterId, 'cli:laptop:4242')).acquired).toBe(true);
+    expect((await cli(clusterId).acquire('cli:laptop:4242')).acquired).toBe(true);
   });
 
   it('releases only for the holder: an earlier holder whose lease was taken over changes nothing', async () => {
@@ -170,15 +176,15 @@ describe('releasing the sync lease', () => {
     const current = await acquired(cli, clusterId, 'cli:laptop:4242');
     lambdaClock.set(START + DURATION_MS + 1);
 
-    const released = await lambda.release(stale);
+    const released = await lambda(stale.clusterId).release(stale);
 
     expect(released).toBe(false);
-    expect(await cli.read(clusterId)).toMatchObject({
+    expect(await cli(clusterId).read()).toMatchObject({
       holderId: current.holderId,
       owner: 'cli:laptop:4242',
       expiresAt: current.expiresAt,
     });
-    expect(await lambda.acquire(clusterId, 'lambda:req-2')).toMatchObject({
+    expect(await lambda(clusterId).acquire('lambda:req-2')).toMatchObject({
       acquired: false,
       holder: { owner: 'cli:laptop:4242' },
     });
@@ -188,9 +194,9 @@ describe('releasing the sync lease', () => {
     const { lambda } = twoWriters();
     const clusterId = freshClusterId();
     const lease = await acquired(lambda, clusterId, 'lambda:req-1');
-    await lambda.release(lease);
+    await lambda(lease.clusterId).release(lease);
 
-    expect(await lambda.release(lease)).toBe(false);
+    expect(await lambda(lease.clusterId).release(lease)).toBe(false);
   });
 });
 
@@ -201,10 +207,10 @@ describe('renewing the sync lease', () => {
     const lease = await acquired(lambda, clusterId, 'lambda:req-1');
     lambdaClock.set(START + 30_000);
 
-    const renewed = await lambda.renew(lease);
+    const renewed = await lambda(lease.clusterId).renew(lease);
 
     expect(renewed).toEqual({ ...lease, expiresAt: '2026-12-01T10:02:30.000Z' });
-    expect((await lambda.read(clusterId))?.expiresAt).toBe('2026-12-01T10:02:30.000Z');
+    expect((await lambda(clusterId).read())?.expiresAt).toBe('2026-12-01T10:02:30.000Z');
   });
 
   it('renews a lease that expired while nobody took it: no other sync can have run', async () => {
@@ -213,7 +219,7 @@ describe('renewing the sync lease', () => {
     const lease = await acquired(lambda, clusterId, 'lambda:req-1');
     lambdaClock.set(START + 2 * DURATION_MS);
 
-    await expect(lambda.renew(lease)).resolves.toMatchObject({ holderId: lease.holderId });
+    await expect(lambda(lease.clusterId).renew(lease)).resolves.toMatchObject({ holderId: lease.holderId });
   });
 
   it('refuses to renew for a holder whose lease was taken over, naming the new holder', async () => {
@@ -224,23 +230,25 @@ describe('renewing the sync lease', () => {
     const current = await acquired(cli, clusterId, 'cli:laptop:4242');
     lambdaClock.set(START + DURATION_MS + 1);
 
-    const renewal = lambda.renew(stale);
+    const renewal = lambda(stale.clusterId).renew(stale);
 
     await expect(renewal).rejects.toThrow(StoreError);
     await expect(renewal).rejects.toThrow(
       `the sync lease of cluster "${clusterId}" in table "${tableName}" is no longer held by lambda:req-1: cli:laptop:4242 took it (until ${current.expiresAt})`,
     );
     await expect(renewal).rejects.toMatchObject({ context: { reason: 'leaseLost', holder: 'cli:laptop:4242' } });
-    expect((await cli.read(clusterId))?.expiresAt).toBe(current.expiresAt);
+    expect((await cli(clusterId).read())?.expiresAt).toBe(current.expiresAt);
   });
 
   it('refuses to renew a released lease', async () => {
     const { lambda } = twoWriters();
     const clusterId = freshClusterId();
     const lease = await acquired(lambda, clusterId, 'lambda:req-1');
-    await lambda.release(lease);
+    await lambda(lease.clusterId).release(lease);
 
-    await expect(lambda.renew(lease)).rejects.toThrow(/is no longer held by lambda:req-1: it was released/);
+    await expect(lambda(lease.clusterId).renew(lease)).rejects.toThrow(
+      /is no longer held by lambda:req-1: it was released/,
+    );
   });
 });
 
@@ -250,21 +258,21 @@ describe('sync lease arguments', () => {
     { owner: 'x'.repeat(201), why: 'longer than 200 characters' },
     { owner: 'cli:host\n:1', why: 'holding a control character' },
   ])('rejects an owner that is $why', async ({ owner }) => {
-    await expect(twoWriters().lambda.acquire(freshClusterId(), owner)).rejects.toThrow(MalformedInputError);
+    await expect(twoWriters().lambda(freshClusterId()).acquire(owner)).rejects.toThrow(MalformedInputError);
   });
 
   it('rejects a cluster id that cannot be embedded in a key', async () => {
-    await expect(twoWriters().lambda.acquire('bad id#1', 'lambda:req-1')).rejects.toThrow(MalformedInputError);
+    await expect(twoWriters().lambda('bad id#1').acquire('lambda:req-1')).rejects.toThrow(MalformedInputError);
   });
 
   it.each([0, 9, 3601, 1.5])('rejects a lease duration of %s seconds', (durationSeconds) => {
-    expect(() => createSyncLeaseStore({ client, tableName, durationSeconds })).toThrow(ConfigurationError);
+    expect(() => leasesOf({ client, tableName, leases: { durationSeconds } })).toThrow(ConfigurationError);
   });
 
   it('fails with a StoreError naming the table when the table does not exist', async () => {
-    const leases = createSyncLeaseStore({ client, tableName: 'podmutation-no-such-table' });
+    const leases = leasesOf({ client, tableName: 'podmutation-no-such-table' });
 
-    await expect(leases.acquire(freshClusterId(), 'lambda:req-1')).rejects.toThrow(
+    await expect(leases(freshClusterId()).acquire('lambda:req-1')).rejects.toThrow(
       /DynamoDB UpdateItem on table "podmutation-no-such-table"/,
     );
   });

@@ -11,12 +11,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MalformedInputError, StoreError } from '../../lib/errors/index.ts';
-import {
-  EXPIRES_AT_ATTRIBUTE,
-  createDynamoClient,
-  createSnapshotStore,
-  type SnapshotStore,
-} from '../../lib/store/index.ts';
+import { EXPIRES_AT_ATTRIBUTE, createDynamoClient, type SnapshotStore } from '../../lib/store/index.ts';
 import {
   contentOf,
   countingClient,
@@ -26,6 +21,8 @@ import {
   ruleAdding,
   startTestDynamo,
   type TestDynamo,
+  snapshotsOf,
+  type PerCluster,
 } from './support.ts';
 
 const NOW = Date.parse('2026-12-01T10:00:00.000Z');
@@ -48,15 +45,15 @@ afterAll(async () => {
   await dynamo.close();
 });
 
-function storeOn(client: DynamoDBClient = raw): SnapshotStore {
-  return createSnapshotStore({ client, tableName, clock: () => NOW, retentionSeconds: 60 });
+function storeOn(client: DynamoDBClient = raw): PerCluster<SnapshotStore> {
+  return snapshotsOf({ client, tableName, clock: () => NOW, snapshots: { retentionSeconds: 60 } });
 }
 
 const older = contentOf([ruleAdding('older-list')], '100');
 const newer = contentOf([ruleAdding('newer-list')], '200');
 
-async function ruleNames(store: SnapshotStore, clusterId: string): Promise<string[] | undefined> {
-  return (await store.read(clusterId))?.rules.map((rule) => rule.name);
+async function ruleNames(store: PerCluster<SnapshotStore>, clusterId: string): Promise<string[] | undefined> {
+  return (await store(clusterId).read())?.rules.map((rule) => rule.name);
 }
 
 describe('publishing in list order', () => {
@@ -64,18 +61,18 @@ describe('publishing in list order', () => {
     const store = storeOn();
     const clusterId = freshClusterId();
 
-    await store.publish(clusterId, newer, { listStartedAt: T2 });
+    await store(clusterId).publish(newer, { listStartedAt: T2 });
 
-    expect(await store.readPointer(clusterId)).toMatchObject({ version: 1, listStartedAt: T2 });
+    expect(await store(clusterId).readPointer()).toMatchObject({ version: 1, listStartedAt: T2 });
   });
 
   it('refuses a list that started before the current snapshot’s, naming both times, and keeps the snapshot', async () => {
     const store = storeOn();
     const clusterId = freshClusterId();
-    await store.publish(clusterId, newer, { listStartedAt: T2 });
-    const before = await store.read(clusterId);
+    await store(clusterId).publish(newer, { listStartedAt: T2 });
+    const before = await store(clusterId).read();
 
-    const stale = store.publish(clusterId, older, { listStartedAt: T1 });
+    const stale = store(clusterId).publish(older, { listStartedAt: T1 });
 
     await expect(stale).rejects.toThrow(StoreError);
     await expect(stale).rejects.toThrow(
@@ -83,7 +80,7 @@ describe('publishing in list order', () => {
         '2026-12-01T09:59:30.000Z, after this one (started at 2026-12-01T09:59:00.000Z); nothing was published',
     );
     await expect(stale).rejects.toMatchObject({ context: { reason: 'superseded', version: 1 } });
-    expect(await store.read(clusterId)).toEqual(before);
+    expect(await store(clusterId).read()).toEqual(before);
   });
 
   it.each([
@@ -92,21 +89,21 @@ describe('publishing in list order', () => {
   ])('publishes a list that started $when as the next version', async ({ listStartedAt }) => {
     const store = storeOn();
     const clusterId = freshClusterId();
-    await store.publish(clusterId, older, { listStartedAt: T2 });
+    await store(clusterId).publish(older, { listStartedAt: T2 });
 
-    const outcome = await store.publish(clusterId, newer, { listStartedAt });
+    const outcome = await store(clusterId).publish(newer, { listStartedAt });
 
     expect(outcome).toMatchObject({ published: true, version: 2 });
-    expect(await store.readPointer(clusterId)).toMatchObject({ version: 2, listStartedAt });
+    expect(await store(clusterId).readPointer()).toMatchObject({ version: 2, listStartedAt });
   });
 
   it('replaces a pointer written before list starts were recorded (the upgrade)', async () => {
     const store = storeOn();
     const clusterId = freshClusterId();
-    await store.publish(clusterId, older);
-    expect((await store.readPointer(clusterId))?.listStartedAt).toBeUndefined();
+    await store(clusterId).publish(older);
+    expect((await store(clusterId).readPointer())?.listStartedAt).toBeUndefined();
 
-    const outcome = await store.publish(clusterId, newer, { listStartedAt: T1 });
+    const outcome = await store(clusterId).publish(newer, { listStartedAt: T1 });
 
     expect(outcome).toMatchObject({ published: true, version: 2 });
     expect(await ruleNames(store, clusterId)).toEqual(['newer-list']);
@@ -115,38 +112,38 @@ describe('publishing in list order', () => {
   it('orders a publish without a list start by version alone, as before', async () => {
     const store = storeOn();
     const clusterId = freshClusterId();
-    await store.publish(clusterId, newer, { listStartedAt: T2 });
+    await store(clusterId).publish(newer, { listStartedAt: T2 });
 
-    const outcome = await store.publish(clusterId, older);
+    const outcome = await store(clusterId).publish(older);
 
     expect(outcome).toMatchObject({ published: true, version: 2 });
-    expect((await store.readPointer(clusterId))?.listStartedAt).toBeUndefined();
+    expect((await store(clusterId).readPointer())?.listStartedAt).toBeUndefined();
   });
 
   it('reports an older list of the current content as unchanged and writes nothing', async () => {
     const { client, counts } = countingClient({ endpoint: dynamo.endpoint });
     const store = storeOn(client);
     const clusterId = freshClusterId();
-    await store.publish(clusterId, newer, { listStartedAt: T2 });
+    await store(clusterId).publish(newer, { listStartedAt: T2 });
     const before = counts();
 
-    const outcome = await store.publish(clusterId, newer, { listStartedAt: T1 });
+    const outcome = await store(clusterId).publish(newer, { listStartedAt: T1 });
 
     expect(outcome).toMatchObject({ published: false, version: 1 });
     expect(countsSince(before, counts())).toEqual({ GetItemCommand: 1 });
-    expect((await store.readPointer(clusterId))?.listStartedAt).toBe(T2);
+    expect((await store(clusterId).readPointer())?.listStartedAt).toBe(T2);
     client.destroy();
   });
 
   it('moves the list start of unchanged content forward, so that a list older than the confirming one is refused', async () => {
     const store = storeOn();
     const clusterId = freshClusterId();
-    await store.publish(clusterId, newer, { listStartedAt: T1 });
-    const unchanged = await store.publish(clusterId, newer, { listStartedAt: T3 });
+    await store(clusterId).publish(newer, { listStartedAt: T1 });
+    const unchanged = await store(clusterId).publish(newer, { listStartedAt: T3 });
     expect(unchanged).toMatchObject({ published: false, version: 1 });
-    expect(await store.readPointer(clusterId)).toMatchObject({ version: 1, listStartedAt: T3 });
+    expect(await store(clusterId).readPointer()).toMatchObject({ version: 1, listStartedAt: T3 });
 
-    await expect(store.publish(clusterId, older, { listStartedAt: T2 })).rejects.toMatchObject({
+    await expect(store(clusterId).publish(older, { listStartedAt: T2 })).rejects.toMatchObject({
       context: { reason: 'superseded' },
     });
 
@@ -154,14 +151,14 @@ describe('publishing in list order', () => {
   });
 
   it('rejects a list start that is not epoch milliseconds', async () => {
-    await expect(storeOn().publish(freshClusterId(), older, { listStartedAt: -1 })).rejects.toThrow(
+    await expect(storeOn()(freshClusterId()).publish(older, { listStartedAt: -1 })).rejects.toThrow(
       MalformedInputError,
     );
   });
 });
 
 /** A client that, after its first pointer read, lets `winner` publish newer content from a later list: a lost race. */
-function clientOvertakenBy(winner: SnapshotStore, clusterId: string): DynamoDBClient {
+function clientOvertakenBy(winner: PerCluster<SnapshotStore>, clusterId: string): DynamoDBClient {
   let raced = false;
   const client = createDynamoClient({ endpoint: dynamo.endpoint });
   client.middlewareStack.add(
@@ -169,7 +166,7 @@ function clientOvertakenBy(winner: SnapshotStore, clusterId: string): DynamoDBCl
       const result = await next(args);
       if (context.commandName === 'GetItemCommand' && !raced) {
         raced = true;
-        await winner.publish(clusterId, newer, { listStartedAt: T2 });
+        await winner(clusterId).publish(newer, { listStartedAt: T2 });
       }
       return result;
     },
@@ -194,14 +191,14 @@ describe('a publish overtaken by a newer list while it writes its parts', () => 
   it('is refused by the pointer’s condition, as superseded, and the newer list stays current', async () => {
     const clusterId = freshClusterId();
     const winner = storeOn();
-    await winner.publish(clusterId, contentOf([ruleAdding('first')]), { listStartedAt: NOW - 600_000 });
+    await winner(clusterId).publish(contentOf([ruleAdding('first')]), { listStartedAt: NOW - 600_000 });
     const client = clientOvertakenBy(winner, clusterId);
 
-    const stale = storeOn(client).publish(clusterId, older, { listStartedAt: T1 });
+    const stale = storeOn(client)(clusterId).publish(older, { listStartedAt: T1 });
 
     await expect(stale).rejects.toMatchObject({ name: 'StoreError', context: { reason: 'superseded', version: 2 } });
     expect(await ruleNames(winner, clusterId)).toEqual(['newer-list']);
-    expect(await winner.readPointer(clusterId)).toMatchObject({ version: 2, listStartedAt: T2 });
+    expect(await winner(clusterId).readPointer()).toMatchObject({ version: 2, listStartedAt: T2 });
     client.destroy();
   });
 
@@ -209,8 +206,8 @@ describe('a publish overtaken by a newer list while it writes its parts', () => 
     const clusterId = freshClusterId();
     const winner = storeOn();
     const client = clientOvertakenBy(winner, clusterId);
-    await expect(storeOn(client).publish(clusterId, older, { listStartedAt: T1 })).rejects.toThrow(StoreError);
-    const current = await winner.readPointer(clusterId);
+    await expect(storeOn(client)(clusterId).publish(older, { listStartedAt: T1 })).rejects.toThrow(StoreError);
+    const current = await winner(clusterId).readPointer();
 
     const losing = (await partsOf(clusterId)).filter((part) => part.publishId?.S !== current?.publishId);
 
@@ -246,10 +243,13 @@ describe('a publish overtaken by a newer list while it writes its parts', () => 
       { step: 'initialize', name: 'pointerBeforeSwitch' },
     );
 
-    await expect(storeOn(client).publish(clusterId, older, { listStartedAt: T1 })).rejects.toMatchObject({
+    await expect(storeOn(client)(clusterId).publish(older, { listStartedAt: T1 })).rejects.toMatchObject({
       context: { reason: 'superseded' },
     });
-    expect(await storeOn().readPointer(clusterId)).toMatchObject({ publishId: 'ffffffffffffffff', listStartedAt: T3 });
+    expect(await storeOn()(clusterId).readPointer()).toMatchObject({
+      publishId: 'ffffffffffffffff',
+      listStartedAt: T3,
+    });
     client.destroy();
   });
 });

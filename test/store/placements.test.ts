@@ -3,7 +3,7 @@ import { GetItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MalformedInputError, StoreError } from '../../lib/errors/index.ts';
 import { parsePlacementPolicy, type PlacementPolicy } from '../../lib/placement/index.ts';
-import { createDynamoClient, createPlacementStore, type PlacementStore } from '../../lib/store/index.ts';
+import { createDynamoClient, type PlacementStore } from '../../lib/store/index.ts';
 import {
   countingClient,
   countsSince,
@@ -11,6 +11,8 @@ import {
   freshClusterId,
   startTestDynamo,
   type TestDynamo,
+  placementsOf,
+  type PerCluster,
 } from './support.ts';
 
 const NOW = Date.parse('2026-12-01T10:00:00.000Z');
@@ -18,14 +20,14 @@ const NOW = Date.parse('2026-12-01T10:00:00.000Z');
 let dynamo: TestDynamo;
 let tableName: string;
 let raw: DynamoDBClient;
-let store: PlacementStore;
+let store: PerCluster<PlacementStore>;
 const clients: DynamoDBClient[] = [];
 
 beforeAll(async () => {
   dynamo = await startTestDynamo();
   tableName = await createFreshTable(dynamo.endpoint);
   raw = createDynamoClient({ endpoint: dynamo.endpoint });
-  store = createPlacementStore({ client: raw, tableName, clock: () => NOW });
+  store = placementsOf({ client: raw, tableName, clock: () => NOW });
 });
 
 afterAll(async () => {
@@ -50,10 +52,10 @@ function writer(beforePut?: () => Promise<void>, maxWriteAttempts?: number) {
       { step: 'initialize', name: 'beforePut' },
     );
   }
-  const placements = createPlacementStore({
+  const placements = placementsOf({
     client,
     tableName,
-    ...(maxWriteAttempts === undefined ? {} : { maxWriteAttempts }),
+    ...(maxWriteAttempts === undefined ? {} : { placements: { maxWriteAttempts } }),
   });
   return { placements, counts };
 }
@@ -78,59 +80,59 @@ async function overwritePolicies(clusterId: string, json: string, contentHash?: 
 describe('placement policies round trip', () => {
   it('sets, gets, lists sorted by workload and deletes policies', async () => {
     const clusterId = freshClusterId();
-    await store.setPlacement(clusterId, policy('web', { mode: 'Diversity', spotPercent: 30 }));
-    await store.setPlacement(clusterId, policy('api', { mode: 'NonSpot' }));
+    await store(clusterId).setPlacement(policy('web', { mode: 'Diversity', spotPercent: 30 }));
+    await store(clusterId).setPlacement(policy('api', { mode: 'NonSpot' }));
 
-    expect(await store.getPlacement(clusterId, 'apps', 'Deployment', 'web')).toEqual(
+    expect(await store(clusterId).getPlacement('apps', 'Deployment', 'web')).toEqual(
       policy('web', { mode: 'Diversity', spotPercent: 30 }),
     );
-    expect((await store.listPlacements(clusterId)).map((entry) => entry.name)).toEqual(['api', 'web']);
-    expect(await store.deletePlacement(clusterId, 'apps', 'Deployment', 'api')).toEqual({ changed: true, version: 3 });
-    expect(await store.listPlacements(clusterId)).toEqual([policy('web', { mode: 'Diversity', spotPercent: 30 })]);
+    expect((await store(clusterId).listPlacements()).map((entry) => entry.name)).toEqual(['api', 'web']);
+    expect(await store(clusterId).deletePlacement('apps', 'Deployment', 'api')).toEqual({ changed: true, version: 3 });
+    expect(await store(clusterId).listPlacements()).toEqual([policy('web', { mode: 'Diversity', spotPercent: 30 })]);
   });
 
   it('replaces the policy of a workload that already has one', async () => {
     const clusterId = freshClusterId();
-    await store.setPlacement(clusterId, policy('web'));
+    await store(clusterId).setPlacement(policy('web'));
 
-    await store.setPlacement(clusterId, policy('web', { mode: 'NonSpot' }));
+    await store(clusterId).setPlacement(policy('web', { mode: 'NonSpot' }));
 
-    expect(await store.listPlacements(clusterId)).toEqual([policy('web', { mode: 'NonSpot' })]);
+    expect(await store(clusterId).listPlacements()).toEqual([policy('web', { mode: 'NonSpot' })]);
   });
 
   it('stores the default spotPercent of a Diversity policy given without one', async () => {
     const clusterId = freshClusterId();
 
-    await store.setPlacement(clusterId, { namespace: 'apps', kind: 'Deployment', name: 'web', mode: 'Diversity' });
+    await store(clusterId).setPlacement({ namespace: 'apps', kind: 'Deployment', name: 'web', mode: 'Diversity' });
 
-    expect(await store.getPlacement(clusterId, 'apps', 'Deployment', 'web')).toMatchObject({ spotPercent: 50 });
+    expect(await store(clusterId).getPlacement('apps', 'Deployment', 'web')).toMatchObject({ spotPercent: 50 });
   });
 
   it('reports no policies for a cluster that never had any', async () => {
     const clusterId = freshClusterId();
 
     expect([
-      await store.listPlacements(clusterId),
-      await store.readPlacementVersion(clusterId),
-      await store.readPlacements(clusterId),
+      await store(clusterId).listPlacements(),
+      await store(clusterId).readPlacementVersion(),
+      await store(clusterId).readPlacements(),
     ]).toEqual([[], undefined, undefined]);
   });
 
   it('keeps the policies of two clusters apart', async () => {
     const [first, second] = [freshClusterId(), freshClusterId()];
-    await store.setPlacement(first, policy('web'));
-    await store.setPlacement(second, policy('batch', { mode: 'NonSpot' }));
+    await store(first).setPlacement(policy('web'));
+    await store(second).setPlacement(policy('batch', { mode: 'NonSpot' }));
 
-    expect(await store.listPlacements(first)).toEqual([policy('web')]);
-    expect(await store.listPlacements(second)).toEqual([policy('batch', { mode: 'NonSpot' })]);
-    expect(await store.getPlacement(second, 'apps', 'Deployment', 'web')).toBeUndefined();
+    expect(await store(first).listPlacements()).toEqual([policy('web')]);
+    expect(await store(second).listPlacements()).toEqual([policy('batch', { mode: 'NonSpot' })]);
+    expect(await store(second).getPlacement('apps', 'Deployment', 'web')).toBeUndefined();
   });
 
   it('reads the set with its version, hash and write time', async () => {
     const clusterId = freshClusterId();
-    await store.setPlacement(clusterId, policy('web'));
+    await store(clusterId).setPlacement(policy('web'));
 
-    expect(await store.readPlacements(clusterId)).toEqual({
+    expect(await store(clusterId).readPlacements()).toEqual({
       version: 1,
       contentHash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) as unknown,
       policies: [policy('web')],
@@ -144,43 +146,43 @@ describe('placement versions', () => {
     const clusterId = freshClusterId();
 
     const writes = [
-      await store.setPlacement(clusterId, policy('web')),
-      await store.setPlacement(clusterId, policy('api')),
-      await store.deletePlacement(clusterId, 'apps', 'Deployment', 'web'),
+      await store(clusterId).setPlacement(policy('web')),
+      await store(clusterId).setPlacement(policy('api')),
+      await store(clusterId).deletePlacement('apps', 'Deployment', 'web'),
     ];
 
     expect(writes).toEqual([1, 2, 3].map((version) => ({ changed: true, version })));
-    expect((await store.readPlacementVersion(clusterId))?.version).toBe(3);
+    expect((await store(clusterId).readPlacementVersion())?.version).toBe(3);
   });
 
   it('writes nothing and keeps the version when the same policy is set again', async () => {
     const clusterId = freshClusterId();
-    await store.setPlacement(clusterId, policy('web'));
-    const before = await store.readPlacementVersion(clusterId);
+    await store(clusterId).setPlacement(policy('web'));
+    const before = await store(clusterId).readPlacementVersion();
 
-    const write = await store.setPlacement(clusterId, policy('web'));
+    const write = await store(clusterId).setPlacement(policy('web'));
 
     expect(write).toEqual({ changed: false, version: 1 });
-    expect(await store.readPlacementVersion(clusterId)).toEqual(before);
+    expect(await store(clusterId).readPlacementVersion()).toEqual(before);
   });
 
   it('gives equal sets equal hashes whatever order they were written in', async () => {
     const [first, second] = [freshClusterId(), freshClusterId()];
-    await store.replacePlacements(first, [policy('a'), policy('b')]);
-    await store.replacePlacements(second, [policy('b'), policy('a')]);
+    await store(first).replacePlacements([policy('a'), policy('b')]);
+    await store(second).replacePlacements([policy('b'), policy('a')]);
 
-    expect((await store.readPlacementVersion(first))?.contentHash).toBe(
-      (await store.readPlacementVersion(second))?.contentHash,
+    expect((await store(first).readPlacementVersion())?.contentHash).toBe(
+      (await store(second).readPlacementVersion())?.contentHash,
     );
   });
 
   it('reads the version in exactly one GetItem that projects only the version and hash', async () => {
     const clusterId = freshClusterId();
-    await store.setPlacement(clusterId, policy('web'));
+    await store(clusterId).setPlacement(policy('web'));
     const reader = writer();
     const before = reader.counts();
 
-    const version = await reader.placements.readPlacementVersion(clusterId);
+    const version = await reader.placements(clusterId).readPlacementVersion();
 
     expect(countsSince(before, reader.counts())).toEqual({ GetItemCommand: 1 });
     expect(Object.keys(version ?? {}).sort()).toEqual(['contentHash', 'version']);
@@ -188,11 +190,11 @@ describe('placement versions', () => {
 
   it('reports a delete of a workload without a policy as unchanged, writing nothing', async () => {
     const clusterId = freshClusterId();
-    await store.setPlacement(clusterId, policy('web'));
+    await store(clusterId).setPlacement(policy('web'));
     const deleter = writer();
     const before = deleter.counts();
 
-    const write = await deleter.placements.deletePlacement(clusterId, 'apps', 'Deployment', 'api');
+    const write = await deleter.placements(clusterId).deletePlacement('apps', 'Deployment', 'api');
 
     expect(write).toEqual({ changed: false, version: 1 });
     expect(countsSince(before, deleter.counts())).toEqual({ GetItemCommand: 1 });
@@ -200,10 +202,10 @@ describe('placement versions', () => {
 
   it('keeps an emptied set as an item with its version, so versions never restart', async () => {
     const clusterId = freshClusterId();
-    await store.setPlacement(clusterId, policy('web'));
-    await store.deletePlacement(clusterId, 'apps', 'Deployment', 'web');
+    await store(clusterId).setPlacement(policy('web'));
+    await store(clusterId).deletePlacement('apps', 'Deployment', 'web');
 
-    const write = await store.setPlacement(clusterId, policy('web'));
+    const write = await store(clusterId).setPlacement(policy('web'));
 
     expect(write).toEqual({ changed: true, version: 3 });
   });
@@ -217,14 +219,14 @@ describe('concurrent writers', () => {
     const first = writer(async () => {
       if (raced) return;
       raced = true;
-      await second.placements.setPlacement(clusterId, policy('api'));
+      await second.placements(clusterId).setPlacement(policy('api'));
     });
 
-    const write = await first.placements.setPlacement(clusterId, policy('web'));
+    const write = await first.placements(clusterId).setPlacement(policy('web'));
 
     expect(write).toEqual({ changed: true, version: 2 });
     expect(first.counts().PutItemCommand).toBe(2);
-    expect((await store.listPlacements(clusterId)).map((entry) => entry.name)).toEqual(['api', 'web']);
+    expect((await store(clusterId).listPlacements()).map((entry) => entry.name)).toEqual(['api', 'web']);
   });
 
   it('lands every policy of many writers running at once', async () => {
@@ -232,10 +234,10 @@ describe('concurrent writers', () => {
     const writers = [writer(), writer()];
     const names = Array.from({ length: 8 }, (_, index) => `web-${index}`);
 
-    await Promise.all(names.map((name, index) => writers[index % 2]!.placements.setPlacement(clusterId, policy(name))));
+    await Promise.all(names.map((name, index) => writers[index % 2]!.placements(clusterId).setPlacement(policy(name))));
 
-    expect((await store.listPlacements(clusterId)).map((entry) => entry.name)).toEqual(names);
-    expect((await store.readPlacementVersion(clusterId))?.version).toBe(names.length);
+    expect((await store(clusterId).listPlacements()).map((entry) => entry.name)).toEqual(names);
+    expect((await store(clusterId).readPlacementVersion())?.version).toBe(names.length);
   });
 
   it('fails with a StoreError, writing nothing, when every attempt loses the race', async () => {
@@ -244,57 +246,57 @@ describe('concurrent writers', () => {
     let percent = 0;
     const loser = writer(async () => {
       percent += 1;
-      await rival.placements.setPlacement(clusterId, policy('api', { mode: 'Diversity', spotPercent: percent }));
+      await rival.placements(clusterId).setPlacement(policy('api', { mode: 'Diversity', spotPercent: percent }));
     }, 3);
 
-    await expect(loser.placements.setPlacement(clusterId, policy('web'))).rejects.toThrow(
+    await expect(loser.placements(clusterId).setPlacement(policy('web'))).rejects.toThrow(
       /placement policies of cluster ".*" in table ".*" were changed by another writer before each of 3 attempts to write them; nothing was written/,
     );
-    expect(await store.getPlacement(clusterId, 'apps', 'Deployment', 'web')).toBeUndefined();
+    expect(await store(clusterId).getPlacement('apps', 'Deployment', 'web')).toBeUndefined();
   });
 });
 
 describe('stored placement items are checked on read', () => {
   it('rejects an item whose policies were edited without updating the hash', async () => {
     const clusterId = freshClusterId();
-    await store.setPlacement(clusterId, policy('web'));
+    await store(clusterId).setPlacement(policy('web'));
     await overwritePolicies(clusterId, JSON.stringify([policy('web', { mode: 'NonSpot' })]));
 
-    await expect(store.listPlacements(clusterId)).rejects.toThrow(StoreError);
-    await expect(store.getPlacement(clusterId, 'apps', 'Deployment', 'web')).rejects.toThrow(
+    await expect(store(clusterId).listPlacements()).rejects.toThrow(StoreError);
+    await expect(store(clusterId).getPlacement('apps', 'Deployment', 'web')).rejects.toThrow(
       /placement policies of cluster ".*" in table ".*" are unusable: policies do not match contentHash sha256:/,
     );
   });
 
   it('rejects an item holding an invalid policy even when its hash matches', async () => {
     const clusterId = freshClusterId();
-    await store.setPlacement(clusterId, policy('web'));
+    await store(clusterId).setPlacement(policy('web'));
     const json = JSON.stringify([{ namespace: 'apps', kind: 'Deployment', name: 'web', mode: 'Sometimes' }]);
     await overwritePolicies(clusterId, json, `sha256:${createHash('sha256').update(json).digest('hex')}`);
 
-    await expect(store.readPlacements(clusterId)).rejects.toThrow(
+    await expect(store(clusterId).readPlacements()).rejects.toThrow(
       /are unusable: stored policy 0 apps\/Deployment\/web: mode: must be one of Spot, NonSpot, Diversity/,
     );
   });
 
   it('refuses to change a damaged set policy by policy', async () => {
     const clusterId = freshClusterId();
-    await store.setPlacement(clusterId, policy('web'));
+    await store(clusterId).setPlacement(policy('web'));
     await overwritePolicies(clusterId, 'not json');
 
-    await expect(store.setPlacement(clusterId, policy('api'))).rejects.toThrow(
+    await expect(store(clusterId).setPlacement(policy('api'))).rejects.toThrow(
       /are unusable: policies do not match contentHash/,
     );
   });
 
   it('replaces a damaged set whole, since the new set does not depend on the old one', async () => {
     const clusterId = freshClusterId();
-    await store.setPlacement(clusterId, policy('web'));
+    await store(clusterId).setPlacement(policy('web'));
     await overwritePolicies(clusterId, 'not json');
 
-    await store.replacePlacements(clusterId, [policy('api')]);
+    await store(clusterId).replacePlacements([policy('api')]);
 
-    expect(await store.listPlacements(clusterId)).toEqual([policy('api')]);
+    expect(await store(clusterId).listPlacements()).toEqual([policy('api')]);
   });
 });
 
@@ -309,21 +311,21 @@ describe('input checks and limits', () => {
       spotPercent: 20,
     } as PlacementPolicy;
 
-    await expect(store.setPlacement(clusterId, invalid)).rejects.toThrow(
+    await expect(store(clusterId).setPlacement(invalid)).rejects.toThrow(
       'spotPercent: is only used with mode Diversity',
     );
-    expect(await store.readPlacementVersion(clusterId)).toBeUndefined();
+    expect(await store(clusterId).readPlacementVersion()).toBeUndefined();
   });
 
   it('rejects a replacement naming one workload twice', async () => {
-    const replace = store.replacePlacements(freshClusterId(), [policy('web'), policy('web', { mode: 'NonSpot' })]);
+    const replace = store(freshClusterId()).replacePlacements([policy('web'), policy('web', { mode: 'NonSpot' })]);
 
     await expect(replace).rejects.toThrow(MalformedInputError);
     await expect(replace).rejects.toThrow(/name workload apps\/Deployment\/web more than once/);
   });
 
   it('rejects a malformed cluster id', async () => {
-    await expect(store.listPlacements('bad/id')).rejects.toThrow('cluster id "bad/id" is invalid');
+    await expect(store('bad/id').listPlacements()).rejects.toThrow('cluster id "bad/id" is invalid');
   });
 
   it('keeps 3,000 policies of typical names in the one item', async () => {
@@ -332,16 +334,16 @@ describe('input checks and limits', () => {
       policy(`service-${index}`, { mode: 'Diversity', spotPercent: 40 }),
     );
 
-    await store.replacePlacements(clusterId, policies);
+    await store(clusterId).replacePlacements(policies);
 
-    expect(await store.listPlacements(clusterId)).toHaveLength(3_000);
+    expect(await store(clusterId).listPlacements()).toHaveLength(3_000);
   });
 
   it('fails with a StoreError naming the size and the limit when the set would not fit one item', async () => {
     const clusterId = freshClusterId();
     const policies = Array.from({ length: 4_000 }, (_, index) => policy(`service-with-a-longer-name-${index}`));
 
-    await expect(store.replacePlacements(clusterId, policies)).rejects.toThrow(
+    await expect(store(clusterId).replacePlacements(policies)).rejects.toThrow(
       /placement policies of cluster ".*" would take \d+ bytes as JSON \(4000 policies\), above the limit of 350000 bytes that keeps them in one DynamoDB item \(400 KB\)/,
     );
     const { Item: item } = await raw.send(new GetItemCommand({ TableName: tableName, Key: placementKey(clusterId) }));

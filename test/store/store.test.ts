@@ -15,8 +15,6 @@ import { serializeContent } from '../../lib/store/codec.ts';
 import {
   EXPIRES_AT_ATTRIBUTE,
   createDynamoClient,
-  createSnapshotStore,
-  createSyncRecordStore,
   createSnapshotTable,
   type SnapshotStore,
   type SyncRecordStore,
@@ -33,6 +31,9 @@ import {
   ruleAdding,
   startTestDynamo,
   type TestDynamo,
+  snapshotsOf,
+  recordsOf,
+  type PerCluster,
 } from './support.ts';
 
 type Item = Record<string, AttributeValue>;
@@ -54,12 +55,12 @@ afterAll(async () => {
   await dynamo.close();
 });
 
-function storeWith(options: { partBytes?: number; retentionSeconds?: number } = {}): SnapshotStore {
-  return createSnapshotStore({ client: raw, tableName, clock: () => NOW, ...options });
+function storeWith(options: { partBytes?: number; retentionSeconds?: number } = {}): PerCluster<SnapshotStore> {
+  return snapshotsOf({ client: raw, tableName, clock: () => NOW, snapshots: options });
 }
 
-function recordsWith(): SyncRecordStore {
-  return createSyncRecordStore({ client: raw, tableName });
+function recordsWith(): PerCluster<SyncRecordStore> {
+  return recordsOf({ client: raw, tableName });
 }
 
 async function itemsUnder(clusterId: string, prefix: string): Promise<Item[]> {
@@ -92,8 +93,8 @@ function reverseKeys(value: unknown): unknown {
   );
 }
 
-async function currentPointer(store: SnapshotStore, clusterId: string) {
-  const pointer = await store.readPointer(clusterId);
+async function currentPointer(store: PerCluster<SnapshotStore>, clusterId: string) {
+  const pointer = await store(clusterId).readPointer();
   if (pointer === undefined) throw new Error('test setup: nothing published');
   return pointer;
 }
@@ -104,7 +105,7 @@ describe('publishing and reading snapshots', () => {
     const clusterId = freshClusterId();
     const content = contentOf([ruleAdding('spot-first', { team: 'a' })]);
 
-    const outcome = await store.publish(clusterId, content);
+    const outcome = await store(clusterId).publish(content);
 
     expect(outcome).toEqual({
       published: true,
@@ -112,29 +113,29 @@ describe('publishing and reading snapshots', () => {
       contentHash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) as unknown,
       supersededParts: 0,
     });
-    expect(await store.read(clusterId)).toEqual({ ...content, version: 1, contentHash: outcome.contentHash });
+    expect(await store(clusterId).read()).toEqual({ ...content, version: 1, contentHash: outcome.contentHash });
   });
 
   it('assigns version 2 to a second, different publish', async () => {
     const store = storeWith();
     const clusterId = freshClusterId();
-    await store.publish(clusterId, contentOf([ruleAdding('a')]));
+    await store(clusterId).publish(contentOf([ruleAdding('a')]));
 
-    const outcome = await store.publish(clusterId, contentOf([ruleAdding('a'), ruleAdding('b')]));
+    const outcome = await store(clusterId).publish(contentOf([ruleAdding('a'), ruleAdding('b')]));
 
     expect(outcome.version).toBe(2);
-    expect((await store.read(clusterId))?.rules.map((rule) => rule.name)).toEqual(['a', 'b']);
+    expect((await store(clusterId).read())?.rules.map((rule) => rule.name)).toEqual(['a', 'b']);
   });
 
   it('reads nothing for a cluster that never published', async () => {
-    expect(await storeWith().read(freshClusterId())).toBeUndefined();
+    expect(await storeWith()(freshClusterId()).read()).toBeUndefined();
   });
 
   it('writes nothing when the same content is published again with its keys in another order', async () => {
     const { client, counts } = countingClient({ endpoint: dynamo.endpoint });
-    const store = createSnapshotStore({ client, tableName });
+    const store = snapshotsOf({ client, tableName });
     const clusterId = freshClusterId();
-    const first = await store.publish(clusterId, contentOf([ruleAdding('a', { x: '1', y: '2' })]));
+    const first = await store(clusterId).publish(contentOf([ruleAdding('a', { x: '1', y: '2' })]));
     const reordered = {
       syncedAt: '2026-12-01T10:00:30.000Z',
       resourceVersion: '101',
@@ -153,7 +154,7 @@ describe('publishing and reading snapshots', () => {
     };
     const before = counts();
 
-    const second = await store.publish(clusterId, reordered);
+    const second = await store(clusterId).publish(reordered);
 
     expect(second).toEqual({ published: false, version: 1, contentHash: first.contentHash, supersededParts: 0 });
     expect(countsSince(before, counts())).toEqual({ GetItemCommand: 1 });
@@ -169,9 +170,9 @@ describe('publishing and reading snapshots', () => {
       fc.asyncProperty(fc.array(annotations, { minLength: 1, maxLength: 4 }), async (annotationSets) => {
         const clusterId = freshClusterId();
         const content = contentOf(annotationSets.map((set, index) => ruleAdding(`rule-${index}`, set)));
-        const first = await store.publish(clusterId, content);
+        const first = await store(clusterId).publish(content);
 
-        const second = await store.publish(clusterId, reverseKeys(content) as typeof content);
+        const second = await store(clusterId).publish(reverseKeys(content) as typeof content);
 
         expect([second.published, second.contentHash]).toEqual([false, first.contentHash]);
       }),
@@ -182,11 +183,11 @@ describe('publishing and reading snapshots', () => {
   it('keeps the snapshots of two clusters in one table apart', async () => {
     const store = storeWith();
     const [east, west] = [freshClusterId(), freshClusterId()];
-    await store.publish(east, contentOf([ruleAdding('east-rule')]));
-    await store.publish(east, contentOf([ruleAdding('east-rule-2')]));
-    await store.publish(west, contentOf([ruleAdding('west-rule')]));
+    await store(east).publish(contentOf([ruleAdding('east-rule')]));
+    await store(east).publish(contentOf([ruleAdding('east-rule-2')]));
+    await store(west).publish(contentOf([ruleAdding('west-rule')]));
 
-    const [eastSnapshot, westSnapshot] = await Promise.all([store.read(east), store.read(west)]);
+    const [eastSnapshot, westSnapshot] = await Promise.all([store(east).read(), store(west).read()]);
 
     expect([eastSnapshot?.version, eastSnapshot?.rules[0]?.name]).toEqual([2, 'east-rule-2']);
     expect([westSnapshot?.version, westSnapshot?.rules[0]?.name]).toEqual([1, 'west-rule']);
@@ -197,12 +198,12 @@ describe('publishing and reading snapshots', () => {
     const clusterId = freshClusterId();
     const content = largeContent(1_200_000, 40);
 
-    const outcome = await store.publish(clusterId, content);
+    const outcome = await store(clusterId).publish(content);
 
     const parts = await itemsUnder(clusterId, 'snapshot#');
     expect(parts.length).toBeGreaterThanOrEqual(3);
     for (const part of parts) expect(itemBytes(part)).toBeLessThan(400_000);
-    expect(await store.read(clusterId)).toEqual({ ...content, version: 1, contentHash: outcome.contentHash });
+    expect(await store(clusterId).read()).toEqual({ ...content, version: 1, contentHash: outcome.contentHash });
   });
 
   it('accepts creating a table that already exists', async () => {
@@ -210,19 +211,19 @@ describe('publishing and reading snapshots', () => {
   });
 
   it('rejects a cluster id that cannot be embedded in a key', async () => {
-    await expect(storeWith().read('bad id#1')).rejects.toThrow(MalformedInputError);
+    await expect(storeWith()('bad id#1').read()).rejects.toThrow(MalformedInputError);
   });
 
   it('rejects content whose syncedAt is not a time', async () => {
     const content = { ...contentOf([]), syncedAt: 'yesterday' };
-    await expect(storeWith().publish(freshClusterId(), content)).rejects.toThrow(
+    await expect(storeWith()(freshClusterId()).publish(content)).rejects.toThrow(
       /syncedAt is "yesterday"; expected an ISO-8601 time/,
     );
   });
 });
 
 /** A client whose first pointer read is followed by `winner` publishing the same version: a lost race, on demand. */
-function clientRacedBy(winner: SnapshotStore, clusterId: string): DynamoDBClient {
+function clientRacedBy(winner: PerCluster<SnapshotStore>, clusterId: string): DynamoDBClient {
   let raced = false;
   const { client } = countingClient({ endpoint: dynamo.endpoint });
   client.middlewareStack.add(
@@ -230,7 +231,7 @@ function clientRacedBy(winner: SnapshotStore, clusterId: string): DynamoDBClient
       const result = await next(args);
       if (context.commandName === 'GetItemCommand' && !raced) {
         raced = true;
-        await winner.publish(clusterId, contentOf([ruleAdding('winner')]));
+        await winner(clusterId).publish(contentOf([ruleAdding('winner')]));
       }
       return result;
     },
@@ -244,12 +245,12 @@ describe('publish races', () => {
     const clusterId = freshClusterId();
     const winner = storeWith();
     const client = clientRacedBy(winner, clusterId);
-    const stale = createSnapshotStore({ client, tableName, clock: () => NOW });
+    const stale = snapshotsOf({ client, tableName, clock: () => NOW });
 
-    await expect(stale.publish(clusterId, contentOf([ruleAdding('stale')]))).rejects.toThrow(
+    await expect(stale(clusterId).publish(contentOf([ruleAdding('stale')]))).rejects.toThrow(
       /another publisher won: the pointer of cluster ".*" .* is already at version 1 or later/,
     );
-    expect((await winner.read(clusterId))?.rules.map((rule) => rule.name)).toEqual(['winner']);
+    expect((await winner(clusterId).read())?.rules.map((rule) => rule.name)).toEqual(['winner']);
     client.destroy();
   });
 
@@ -257,8 +258,8 @@ describe('publish races', () => {
     const clusterId = freshClusterId();
     const winner = storeWith();
     const client = clientRacedBy(winner, clusterId);
-    const stale = createSnapshotStore({ client, tableName, clock: () => NOW, retentionSeconds: 60 });
-    await expect(stale.publish(clusterId, contentOf([ruleAdding('stale')]))).rejects.toThrow(StoreError);
+    const stale = snapshotsOf({ client, tableName, clock: () => NOW, snapshots: { retentionSeconds: 60 } });
+    await expect(stale(clusterId).publish(contentOf([ruleAdding('stale')]))).rejects.toThrow(StoreError);
     const winnerPointer = await currentPointer(winner, clusterId);
 
     const parts = await itemsUnder(clusterId, 'snapshot#');
@@ -274,9 +275,9 @@ describe('superseded snapshots', () => {
   it('gives the parts of the superseded version a TTL and leaves the current parts without one', async () => {
     const store = storeWith({ partBytes: 1024, retentionSeconds: 600 });
     const clusterId = freshClusterId();
-    await store.publish(clusterId, largeContent(3000, 2));
+    await store(clusterId).publish(largeContent(3000, 2));
 
-    const outcome = await store.publish(clusterId, largeContent(3000, 2));
+    const outcome = await store(clusterId).publish(largeContent(3000, 2));
 
     const first = await itemsUnder(clusterId, 'snapshot#0000000001#');
     const second = await itemsUnder(clusterId, 'snapshot#0000000002#');
@@ -290,21 +291,25 @@ describe('superseded snapshots', () => {
     const store = storeWith();
     const clusterId = freshClusterId();
     const old = contentOf([ruleAdding('old')]);
-    await store.publish(clusterId, old);
+    await store(clusterId).publish(old);
     const oldPointer = await currentPointer(store, clusterId);
-    await store.publish(clusterId, contentOf([ruleAdding('new')]));
+    await store(clusterId).publish(contentOf([ruleAdding('new')]));
 
-    const snapshot = await store.readSnapshot(clusterId, oldPointer);
+    const snapshot = await store(clusterId).readSnapshot(oldPointer);
 
     expect(snapshot).toEqual({ ...old, version: 1, contentHash: oldPointer.contentHash });
   });
 });
 
 describe('reading a damaged snapshot', () => {
-  async function publishThreeParts(): Promise<{ store: SnapshotStore; clusterId: string; publishId: string }> {
+  async function publishThreeParts(): Promise<{
+    store: PerCluster<SnapshotStore>;
+    clusterId: string;
+    publishId: string;
+  }> {
     const store = storeWith({ partBytes: 1024 });
     const clusterId = freshClusterId();
-    await store.publish(clusterId, largeContent(3300, 1));
+    await store(clusterId).publish(largeContent(3300, 1));
     const pointer = await currentPointer(store, clusterId);
     expect(pointer.partCount).toBe(3);
     return { store, clusterId, publishId: pointer.publishId };
@@ -325,7 +330,7 @@ describe('reading a damaged snapshot', () => {
       }),
     );
 
-    await expect(store.read(clusterId)).rejects.toThrow(
+    await expect(store(clusterId).read()).rejects.toThrow(
       /snapshot version 1 of cluster ".*" .* is unusable: part 1 of 3 is corrupted: its body does not match its digest/,
     );
   });
@@ -334,7 +339,7 @@ describe('reading a damaged snapshot', () => {
     const { store, clusterId, publishId } = await publishThreeParts();
     await raw.send(new DeleteItemCommand({ TableName: tableName, Key: partKey(clusterId, publishId, 2) }));
 
-    await expect(store.read(clusterId)).rejects.toThrow(/is unusable: part 2 of 3 is missing/);
+    await expect(store(clusterId).read()).rejects.toThrow(/is unusable: part 2 of 3 is missing/);
   });
 
   it('rejects a snapshot with an extra part', async () => {
@@ -347,7 +352,7 @@ describe('reading a damaged snapshot', () => {
       }),
     );
 
-    await expect(store.read(clusterId)).rejects.toThrow(/is unusable: unexpected part 3; the pointer names 3 parts/);
+    await expect(store(clusterId).read()).rejects.toThrow(/is unusable: unexpected part 3; the pointer names 3 parts/);
   });
 
   it('rejects a part rewritten with a consistent digest when the parts no longer decompress', async () => {
@@ -365,13 +370,13 @@ describe('reading a damaged snapshot', () => {
       }),
     );
 
-    await expect(store.read(clusterId)).rejects.toThrow(/is unusable: the reassembled parts are not valid gzip data/);
+    await expect(store(clusterId).read()).rejects.toThrow(/is unusable: the reassembled parts are not valid gzip data/);
   });
 
   it('rejects a snapshot whose only part was rewritten with other rules and a consistent digest, by its content hash', async () => {
     const store = storeWith();
     const clusterId = freshClusterId();
-    await store.publish(clusterId, contentOf([ruleAdding('good', { 'example.com/a': 'b' })]));
+    await store(clusterId).publish(contentOf([ruleAdding('good', { 'example.com/a': 'b' })]));
     const { publishId } = await currentPointer(store, clusterId);
     const [forged] = serializeContent(contentOf([ruleAdding('good', { 'example.com/a': 'forged' })])).encode(1 << 20);
     await raw.send(
@@ -386,7 +391,7 @@ describe('reading a damaged snapshot', () => {
       }),
     );
 
-    await expect(store.read(clusterId)).rejects.toThrow(
+    await expect(store(clusterId).read()).rejects.toThrow(
       /is unusable: content hashes to sha256:[0-9a-f]{64}, but the pointer says sha256:/,
     );
   });
@@ -401,7 +406,7 @@ describe('reading a damaged snapshot', () => {
       }),
     );
 
-    await expect(store.read(clusterId)).rejects.toThrow(
+    await expect(store(clusterId).read()).rejects.toThrow(
       /pointer of cluster ".*" in table ".*" is malformed: version must be a number attribute holding an integer from 1 to 9999999999/,
     );
   });
@@ -437,26 +442,26 @@ describe('reading a damaged snapshot', () => {
       }),
     );
 
-    await expect(store.read(clusterId)).rejects.toThrow(/is unusable: content.rules must be an array/);
+    await expect(store(clusterId).read()).rejects.toThrow(/is unusable: content.rules must be an array/);
   });
 });
 
 describe('sync status', () => {
   it('has no sync status before the first recorded sync', async () => {
-    expect(await recordsWith().readSyncStatus(freshClusterId())).toBeUndefined();
+    expect(await recordsWith()(freshClusterId()).readSyncStatus()).toBeUndefined();
   });
 
   it('keeps the last success time when a later sync fails', async () => {
     const store = recordsWith();
     const clusterId = freshClusterId();
-    await store.recordSync(clusterId, { at: '2026-12-01T10:00:00.000Z', outcome: { status: 'published', version: 4 } });
+    await store(clusterId).recordSync({ at: '2026-12-01T10:00:00.000Z', outcome: { status: 'published', version: 4 } });
 
-    await store.recordSync(clusterId, {
+    await store(clusterId).recordSync({
       at: '2026-12-01T10:00:30.000Z',
       outcome: { status: 'failed', error: 'listing PodMutations failed: 503' },
     });
 
-    expect(await store.readSyncStatus(clusterId)).toEqual({
+    expect(await store(clusterId).readSyncStatus()).toEqual({
       lastAttemptAt: '2026-12-01T10:00:30.000Z',
       lastStatus: 'failed',
       lastSuccessAt: '2026-12-01T10:00:00.000Z',
@@ -468,14 +473,14 @@ describe('sync status', () => {
   it('clears the last error when a sync succeeds again', async () => {
     const store = recordsWith();
     const clusterId = freshClusterId();
-    await store.recordSync(clusterId, {
+    await store(clusterId).recordSync({
       at: '2026-12-01T10:00:00.000Z',
       outcome: { status: 'failed', error: 'timeout' },
     });
 
-    await store.recordSync(clusterId, { at: '2026-12-01T10:00:30.000Z', outcome: { status: 'unchanged', version: 4 } });
+    await store(clusterId).recordSync({ at: '2026-12-01T10:00:30.000Z', outcome: { status: 'unchanged', version: 4 } });
 
-    expect(await store.readSyncStatus(clusterId)).toEqual({
+    expect(await store(clusterId).readSyncStatus()).toEqual({
       lastAttemptAt: '2026-12-01T10:00:30.000Z',
       lastStatus: 'unchanged',
       lastSuccessAt: '2026-12-01T10:00:30.000Z',

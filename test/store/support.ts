@@ -7,8 +7,15 @@ import type { NormalizedRule } from '../../lib/api/index.ts';
 import {
   createDynamoClient,
   createSnapshotTable,
+  openRulesTable,
   type DynamoClientOptions,
+  type PlacementStore,
+  type RulesTable,
+  type RulesTableOptions,
   type SnapshotContent,
+  type SnapshotStore,
+  type SyncLeaseStore,
+  type SyncRecordStore,
 } from '../../lib/store/index.ts';
 import { startEmbeddedDynamo } from '../../lib/store/embedded/index.ts';
 
@@ -245,7 +252,43 @@ async function plantListStart(
   );
 }
 
+/** One kind of store of a table, opened for the cluster a test names: `snapshots(clusterId).publish(content)`. */
+type PerCluster<T> = (clusterId: string) => T;
+
+/** The table options a test gives, without the cluster each call names. */
+type TableOptions = Omit<RulesTableOptions, 'clusterId'>;
+
+/** A store kind of the table, opened per cluster; the options are checked at once, as openRulesTable checks them. */
+function perCluster<K extends keyof RulesTable>(kind: K, options: TableOptions): PerCluster<RulesTable[K]> {
+  openRulesTable({ ...options, clusterId: 'options-check' });
+  return (clusterId) => openRulesTable({ ...options, clusterId })[kind];
+}
+
+/** The snapshots of a table, per cluster. */
+function snapshotsOf(options: TableOptions): PerCluster<SnapshotStore> {
+  return perCluster('snapshots', options);
+}
+
+/** The sync records of a table, per cluster. */
+function recordsOf(options: TableOptions): PerCluster<SyncRecordStore> {
+  return perCluster('records', options);
+}
+
+/** The sync leases of a table, per cluster. */
+function leasesOf(options: TableOptions): PerCluster<SyncLeaseStore> {
+  return perCluster('leases', options);
+}
+
+/** The placement policies of a table, per cluster. */
+function placementsOf(options: TableOptions): PerCluster<PlacementStore> {
+  return perCluster('placements', options);
+}
+
 export {
+  snapshotsOf,
+  recordsOf,
+  leasesOf,
+  placementsOf,
   clientWithTableClock,
   plantListStart,
   startTestDynamo,
@@ -263,4 +306,4 @@ export {
   contentOf,
   largeContent,
 };
-export type { TestDynamo, CommandCounts, Link };
+export type { TestDynamo, CommandCounts, Link, PerCluster };

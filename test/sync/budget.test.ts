@@ -25,7 +25,7 @@ describe('a sync with rules over a budget', () => {
     const report = await subject.sync();
 
     expect(report).toMatchObject({ outcome: 'published', valid: 1, invalid: 1 });
-    expect((await world.store.read(subject.clusterId))?.rules.map((rule) => rule.name)).toEqual(['alpha-pool']);
+    expect((await world.store(subject.clusterId).read())?.rules.map((rule) => rule.name)).toEqual(['alpha-pool']);
     expect(acceptedCondition('oversized')).toMatchObject({
       status: 'False',
       message: expect.stringContaining('more than 1024 requirement values, above the per-rule budget') as unknown,
@@ -52,7 +52,7 @@ describe('a sync with rules over a budget', () => {
 
     const report = await subject.sync();
 
-    const snapshot = (await world.store.read(subject.clusterId))!;
+    const snapshot = (await world.store(subject.clusterId).read())!;
     const published = snapshot.rules.map((rule) => rule.name);
     const rejected = bigNames.filter((name) => !published.includes(name));
     expect(report).toMatchObject({ outcome: 'published', valid: published.length, invalid: rejected.length });
@@ -79,7 +79,7 @@ describe('a sync with rules over a budget', () => {
 
     const report = await subject.sync();
 
-    const snapshot = (await world.store.read(subject.clusterId))!;
+    const snapshot = (await world.store(subject.clusterId).read())!;
     expect(report).toMatchObject({ outcome: 'published', valid: SNAPSHOT_BUDGET.maxRules, invalid: 2 });
     expect(snapshot.rules.map((rule) => rule.name)).not.toContain('a-late-0');
     expect(acceptedCondition('a-late-1')).toMatchObject({
@@ -103,7 +103,7 @@ describe('a sync with rules over a budget', () => {
 
     const report = await subject.sync();
 
-    const listed = (await world.store.read(subject.clusterId))!.invalid;
+    const listed = (await world.store(subject.clusterId).read())!.invalid;
     expect(report).toMatchObject({ outcome: 'published', valid: 0, invalid: names.length });
     expect(listed.length).toBeGreaterThan(0);
     expect(listed.map((invalid) => invalid.name)).toEqual(names.slice(0, listed.length));

@@ -1,15 +1,16 @@
 import { hostname } from 'node:os';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createDynamoClient,
-  createSnapshotStore,
-  createSnapshotTable,
-  createSyncLeaseStore,
-  type SyncLeaseStore,
-} from '../../lib/store/index.ts';
+import { createDynamoClient, createSnapshotTable, type SyncLeaseStore } from '../../lib/store/index.ts';
 import { startFakeApiServer, writeKubeconfig, type FakeApiServer } from '../cluster/fake-api-server.ts';
 import { runPodmutation, runPodmutationInProcess } from '../support/cli.ts';
-import { freshClusterId, startTestDynamo, type TestDynamo } from '../store/support.ts';
+import {
+  freshClusterId,
+  startTestDynamo,
+  type TestDynamo,
+  snapshotsOf,
+  leasesOf,
+  type PerCluster,
+} from '../store/support.ts';
 import { invalidSpec, resetCluster, validSpec } from './support.ts';
 
 let server: FakeApiServer;
@@ -67,7 +68,7 @@ describe('podmutation sync', () => {
       statusPatched: 2,
     });
     const client = createDynamoClient({ endpoint: dynamo.endpoint });
-    const snapshot = await createSnapshotStore({ client, tableName }).read(clusterId);
+    const snapshot = await snapshotsOf({ client, tableName })(clusterId).read();
     client.destroy();
     expect(snapshot).toMatchObject({
       version: 1,
@@ -119,7 +120,7 @@ describe('podmutation sync and the sync lease', () => {
   async function tableWithLeases(): Promise<{
     tableName: string;
     clusterId: string;
-    leases: SyncLeaseStore;
+    leases: PerCluster<SyncLeaseStore>;
     close(): void;
   }> {
     const tableName = `podmutation-cli-${freshClusterId()}`;
@@ -128,7 +129,7 @@ describe('podmutation sync and the sync lease', () => {
     return {
       tableName,
       clusterId: freshClusterId(),
-      leases: createSyncLeaseStore({ client, tableName }),
+      leases: leasesOf({ client, tableName }),
       close: () => client.destroy(),
     };
   }
@@ -136,7 +137,7 @@ describe('podmutation sync and the sync lease', () => {
   it('exits 1 naming the holder and when its lease expires while the Lambda holds the lease, and publishes nothing', async () => {
     server.put({ metadata: { name: 'alpha-pool' }, spec: validSpec() });
     const table = await tableWithLeases();
-    const taken = await table.leases.acquire(table.clusterId, 'lambda:c0ffee00-0000-4000-8000-000000000001');
+    const taken = await table.leases(table.clusterId).acquire('lambda:c0ffee00-0000-4000-8000-000000000001');
     const expiresAt = taken.acquired ? taken.lease.expiresAt : 'test setup: the lease was not free';
 
     const run = await runPodmutationInProcess([...syncArgs(table.tableName, table.clusterId), '--lease-wait', '0']);
@@ -153,7 +154,7 @@ describe('podmutation sync and the sync lease', () => {
         `until ${expiresAt} (waited 0 s); run it again after that time, or with a longer --lease-wait`,
     );
     const client = createDynamoClient({ endpoint: dynamo.endpoint });
-    expect(await createSnapshotStore({ client, tableName: table.tableName }).read(table.clusterId)).toBeUndefined();
+    expect(await snapshotsOf({ client, tableName: table.tableName })(table.clusterId).read()).toBeUndefined();
     client.destroy();
     table.close();
   });
@@ -164,11 +165,11 @@ describe('podmutation sync and the sync lease', () => {
     const run = await runPodmutationInProcess(syncArgs(table.tableName, table.clusterId));
 
     expect(run.code).toBe(0);
-    expect(await table.leases.read(table.clusterId)).toMatchObject({
+    expect(await table.leases(table.clusterId).read()).toMatchObject({
       owner: `cli:${hostname()}:${process.pid}`,
       releasedAt: expect.any(String) as unknown,
     });
-    expect((await table.leases.acquire(table.clusterId, 'lambda:next')).acquired).toBe(true);
+    expect((await table.leases(table.clusterId).acquire('lambda:next')).acquired).toBe(true);
     table.close();
   });
 

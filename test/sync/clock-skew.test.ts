@@ -8,15 +8,18 @@ import { readFileSync } from 'node:fs';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import {
-  createSnapshotStore,
-  createSyncLeaseStore,
-  createSyncRecordStore,
-  type SyncLeaseStore,
-} from '../../lib/store/index.ts';
+import { type SyncLeaseStore } from '../../lib/store/index.ts';
 import { syncOnce, type SyncReport } from '../../lib/sync/index.ts';
 import { evaluateAlarm, type Resource } from '../deploy/template.ts';
-import { clientWithTableClock, freshClusterId, plantListStart } from '../store/support.ts';
+import {
+  clientWithTableClock,
+  freshClusterId,
+  plantListStart,
+  snapshotsOf,
+  recordsOf,
+  leasesOf,
+  type PerCluster,
+} from '../store/support.ts';
 import { createRecorder, manualClock, useSyncWorld, validSpec, type ManualClock, type Recorder } from './support.ts';
 
 const world = useSyncWorld();
@@ -46,7 +49,7 @@ interface Cluster {
   /** A sync as the Lambda runs it (owner lambda:…, no wait), by a clock `offsetMs` from the table's. */
   sync(options?: { offsetMs?: number; owner?: string; recorder?: Recorder }): Promise<SyncReport>;
   /** The cluster's sync leases, by a clock `offsetMs` from the table's. */
-  leases(offsetMs: number): SyncLeaseStore;
+  leases(offsetMs: number): PerCluster<SyncLeaseStore>;
   /** The pointer's list start set, as a version without the check wrote it from a clock running ahead. */
   plantListStart(listStartedAt: number): Promise<void>;
 }
@@ -63,7 +66,7 @@ function cluster(): Cluster {
   clients.push(client);
   const source = world.source();
   const leases = (offsetMs: number) =>
-    createSyncLeaseStore({ client, tableName: world.tableName, clock: () => table() + offsetMs });
+    leasesOf({ client, tableName: world.tableName, clock: () => table() + offsetMs });
   return {
     clusterId,
     table,
@@ -73,9 +76,9 @@ function cluster(): Cluster {
       const { tableName } = world;
       return syncOnce({
         source,
-        store: createSnapshotStore({ client, tableName, clock }),
-        records: createSyncRecordStore({ client, tableName }),
-        lease: { leases: leases(offsetMs), owner },
+        store: snapshotsOf({ client, tableName, clock })(clusterId),
+        records: recordsOf({ client, tableName })(clusterId),
+        lease: { leases: leases(offsetMs)(clusterId), owner },
         clusterId,
         logger: recorder.logger,
         metrics: recorder.metrics,
@@ -94,7 +97,7 @@ describe('`podmutation sync --once` from a workstation a day ahead', () => {
     world.server.put({ metadata: { name: 'pool-rule' }, spec: validSpec('spot') });
 
     const workstation = await subject.sync({ offsetMs: DAY, owner: 'cli:laptop:4242' });
-    const versionAfterIt = (await world.store.readPointer(subject.clusterId))?.version;
+    const versionAfterIt = (await world.store(subject.clusterId).readPointer())?.version;
     const later: string[] = [];
     // The Lambda's syncs 1, 60 and 600 minutes later.
     for (const minutes of [1, 59, 540]) {
@@ -129,7 +132,7 @@ describe('a snapshot a workstation a day ahead published before the check', () =
       const report = await subject.sync({ recorder });
 
       expect(report).toMatchObject({ outcome: 'published', version: 2 });
-      expect(await world.store.readPointer(subject.clusterId)).toMatchObject({
+      expect(await world.store(subject.clusterId).readPointer()).toMatchObject({
         version: 2,
         listStartedAt: T + minutes * MINUTE,
       });
@@ -149,7 +152,7 @@ describe('a snapshot a workstation a day ahead published before the check', () =
 describe('a sync lease a workstation a day ahead left held (killed mid-sync)', () => {
   it('is taken over by the Lambda’s next sync, which publishes and logs whose lease it took', async () => {
     const subject = cluster();
-    await subject.leases(DAY).acquire(subject.clusterId, 'cli:laptop:4242');
+    await subject.leases(DAY)(subject.clusterId).acquire('cli:laptop:4242');
     subject.table.advance(MINUTE);
     const recorder = createRecorder();
 

@@ -22,7 +22,7 @@ describe('the enforcement annotation through the sync', () => {
 
     await subject.sync();
 
-    const snapshot = await world.store.read(subject.clusterId);
+    const snapshot = await world.store(subject.clusterId).read();
     expect(snapshot?.rules.map((rule) => [rule.name, rule.enforcement])).toEqual([
       ['legacy-pool', 'enforce'],
       ['spot-trial', 'audit'],
@@ -53,7 +53,7 @@ describe('the enforcement annotation through the sync', () => {
     );
     expect(report.statusPatched).toBe(1);
     expect(statusOf('spot-trial')?.['enforcement']).toBe('enforce');
-    expect((await world.store.read(subject.clusterId))?.rules[0]?.enforcement).toBe('enforce');
+    expect((await world.store(subject.clusterId).read())?.rules[0]?.enforcement).toBe('enforce');
   });
 
   it('writes no status when neither the rule nor its enforcement changed', async () => {
@@ -74,7 +74,7 @@ describe('the enforcement annotation through the sync', () => {
     world.server.put(audited('spot-trial', 'Audit'));
     await subject.sync();
 
-    const snapshot = await world.store.read(subject.clusterId);
+    const snapshot = await world.store(subject.clusterId).read();
     expect(snapshot?.rules).toEqual([]);
     expect(snapshot?.invalid[0]?.issues[0]?.field).toBe(`metadata.annotations["${ENFORCEMENT_ANNOTATION}"]`);
     expect(statusOf('spot-trial')).not.toHaveProperty('enforcement');
@@ -91,7 +91,7 @@ describe('the enforcement annotation through the sync', () => {
     const report = await subject.sync();
 
     expect(report).toMatchObject({ valid: 0, invalid: 1 });
-    expect((await world.store.read(subject.clusterId))?.rules).toEqual([]);
+    expect((await world.store(subject.clusterId).read())?.rules).toEqual([]);
     const condition = (
       statusOf('spot-trial')?.['conditions'] as { type: string; status: string; message: string }[]
     )[0];

@@ -4,10 +4,9 @@
  */
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createSnapshotStore, createSyncLeaseStore } from '../../lib/store/index.ts';
 import { kubeconfigFor } from '../cluster/fake-api-server.ts';
 import { startFakeAws, type FakeAws } from '../cluster/fake-aws.ts';
-import { createFreshTable, freshClusterId } from '../store/support.ts';
+import { createFreshTable, freshClusterId, snapshotsOf, leasesOf } from '../store/support.ts';
 import { startSyncWorld, validSpec, type SyncWorld } from './support.ts';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:podmutation-kubeconfig-AbCdEf';
@@ -75,7 +74,7 @@ describe('the sync Lambda entry point', () => {
     const result = await handler({}, lambdaContext(70_000));
 
     expect(result).toMatchObject({ outcome: 'published', resources: 1, valid: 1, version: 1 });
-    const snapshot = await createSnapshotStore({ client: world.client, tableName }).read(clusterId);
+    const snapshot = await snapshotsOf({ client: world.client, tableName })(clusterId).read();
     expect(snapshot?.rules.map((rule) => rule.name)).toEqual(['alpha-pool']);
     expect(aws.calls.getSecretValue).toBe(1);
     const emf = printed.map((line) => JSON.parse(line) as Record<string, unknown>).find((entry) => '_aws' in entry);
@@ -106,8 +105,8 @@ describe('the sync Lambda entry point', () => {
 
   it('skips a sync while a CLI sync holds the lease, counting it in SyncSkipped and not in SyncErrors', async () => {
     const { handler } = await import('../../functions/sync/index.ts');
-    const leases = createSyncLeaseStore({ client: world.client, tableName });
-    const cli = await leases.acquire(clusterId, 'cli:laptop:4242');
+    const leases = leasesOf({ client: world.client, tableName });
+    const cli = await leases(clusterId).acquire('cli:laptop:4242');
     if (!cli.acquired) throw new Error('test setup: the lease was not free');
     const printedBefore = printed.length;
 
@@ -124,7 +123,7 @@ describe('the sync Lambda entry point', () => {
       message: 'sync skipped: another sync holds the sync lease of the cluster; the next sync retries',
       leaseHolder: 'cli:laptop:4242',
     });
-    await leases.release(cli.lease);
+    await leases(cli.lease.clusterId).release(cli.lease);
   });
 
   it('holds the lease as lambda:<request id> and releases it after its sync', async () => {
@@ -133,7 +132,7 @@ describe('the sync Lambda entry point', () => {
     const result = await handler({}, lambdaContext(70_000));
 
     expect(result).toMatchObject({ outcome: 'unchanged', version: 1 });
-    const lease = await createSyncLeaseStore({ client: world.client, tableName }).read(clusterId);
+    const lease = await leasesOf({ client: world.client, tableName })(clusterId).read();
     expect(lease).toMatchObject({
       owner: 'lambda:c0ffee00-0000-4000-8000-000000000001',
       releasedAt: expect.any(String) as unknown,

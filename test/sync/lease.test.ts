@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { PodMutationList, PodMutationSource } from '../../lib/cluster/index.ts';
-import { createSyncLeaseStore, type HeldSyncLease, type SyncLeaseStore } from '../../lib/store/index.ts';
+import { type HeldSyncLease, type SyncLeaseStore } from '../../lib/store/index.ts';
 import { syncOnce, type SyncDependencies, type SyncReport } from '../../lib/sync/index.ts';
-import { freshClusterId } from '../store/support.ts';
+import { freshClusterId, leasesOf, type PerCluster } from '../store/support.ts';
 import { createRecorder, manualClock, useSyncWorld, validSpec, type ManualClock, type Recorder } from './support.ts';
 
 const world = useSyncWorld();
@@ -47,7 +47,7 @@ function gated(source: PodMutationSource): GatedSource {
 interface Cluster {
   readonly clusterId: string;
   readonly clock: ManualClock;
-  readonly leases: SyncLeaseStore;
+  readonly leases: PerCluster<SyncLeaseStore>;
   /** A sync of this cluster with its own recorder; `lease` names its owner, with optional waiting. */
   sync(options?: {
     owner?: string;
@@ -62,7 +62,7 @@ interface Cluster {
 function cluster(): Cluster {
   const clusterId = freshClusterId();
   const clock = manualClock(START);
-  const leases = createSyncLeaseStore({ client: world.client, tableName: world.tableName, clock });
+  const leases = leasesOf({ client: world.client, tableName: world.tableName, clock });
   const source = world.source();
   return {
     clusterId,
@@ -72,8 +72,8 @@ function cluster(): Cluster {
       const recorder = options.recorder ?? createRecorder();
       const deps: SyncDependencies = {
         source: options.source ?? source,
-        store: world.store,
-        records: world.records,
+        store: world.store(clusterId),
+        records: world.records(clusterId),
         clusterId,
         logger: recorder.logger,
         metrics: recorder.metrics,
@@ -82,7 +82,7 @@ function cluster(): Cluster {
           ? {}
           : {
               lease: {
-                leases,
+                leases: leases(clusterId),
                 owner: options.owner,
                 ...(options.waitMs === undefined ? {} : { waitMs: options.waitMs }),
                 ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
@@ -123,7 +123,7 @@ describe('two syncs that race without a lease', () => {
     server.put({ metadata: { name: 'pool-rule' }, spec: validSpec('spot') });
     subject.clock.advance(1_000);
     const newer = await subject.sync();
-    const newerSnapshot = await world.store.read(subject.clusterId);
+    const newerSnapshot = await world.store(subject.clusterId).read();
     const patchesBefore = server.statusPatches.length;
 
     older.open();
@@ -134,10 +134,10 @@ describe('two syncs that race without a lease', () => {
     expect(report.error).toMatch(
       /a newer list is already published: version 1 .* started at 2026-12-01T10:00:01\.000Z, after this one \(started at 2026-12-01T10:00:00\.000Z\)/,
     );
-    expect(await world.store.read(subject.clusterId)).toEqual(newerSnapshot);
+    expect(await world.store(subject.clusterId).read()).toEqual(newerSnapshot);
     expect(newerSnapshot?.rules[0]?.mutationAdd.nodeSelector).toEqual({ 'example.com/pool': 'spot' });
     expect(server.statusPatches.length).toBe(patchesBefore);
-    expect(await world.records.readSyncStatus(subject.clusterId)).toMatchObject({
+    expect(await world.records(subject.clusterId).readSyncStatus()).toMatchObject({
       lastStatus: 'published',
       lastAttemptAt: '2026-12-01T10:00:01.000Z',
     });
@@ -186,7 +186,7 @@ describe('two syncs under the sync lease', () => {
     ]);
     expect(recorder.emitted).toContainEqual({ name: 'SyncErrors', unit: 'Count', value: 0 });
     expect(recorder.emitted).toContainEqual({ name: 'SyncSkipped', unit: 'Count', value: 1 });
-    expect(await world.records.readSyncStatus(subject.clusterId)).toBeUndefined();
+    expect(await world.records(subject.clusterId).readSyncStatus()).toBeUndefined();
     first.open();
     expect(await firstSync).toMatchObject({ outcome: 'published', version: 1 });
   });
@@ -214,10 +214,10 @@ describe('two syncs under the sync lease', () => {
       startedAt: '2026-12-01T10:00:00.000Z',
       listStartedAt: '2026-12-01T10:00:01.000Z',
     });
-    expect((await world.store.read(subject.clusterId))?.rules[0]?.mutationAdd.nodeSelector).toEqual({
+    expect((await world.store(subject.clusterId).read())?.rules[0]?.mutationAdd.nodeSelector).toEqual({
       'example.com/pool': 'spot',
     });
-    expect(await subject.leases.read(subject.clusterId)).toMatchObject({
+    expect(await subject.leases(subject.clusterId).read()).toMatchObject({
       owner: 'cli:laptop:4242',
       releasedAt: '2026-12-01T10:00:01.000Z',
     });
@@ -241,7 +241,7 @@ describe('two syncs under the sync lease', () => {
     },
   ])('waiting for a lease held by a crashed sync $name', async ({ waitMs, pollMs, sleeps, outcome }) => {
     const subject = cluster();
-    await subject.leases.acquire(subject.clusterId, 'lambda:crashed');
+    await subject.leases(subject.clusterId).acquire('lambda:crashed');
     const waiting = fakeSleep(subject.clock);
 
     const report = await subject.sync({
@@ -263,13 +263,13 @@ describe('two syncs under the sync lease', () => {
 
   it('takes over the lease of a sync that crashed once it has expired', async () => {
     const subject = cluster();
-    await subject.leases.acquire(subject.clusterId, 'lambda:crashed');
+    await subject.leases(subject.clusterId).acquire('lambda:crashed');
     subject.clock.advance(LEASE_MS + 1);
 
     const report = await subject.sync({ owner: 'lambda:req-2' });
 
     expect(report).toMatchObject({ outcome: 'published', version: 1 });
-    expect(await subject.leases.read(subject.clusterId)).toMatchObject({ owner: 'lambda:req-2', acquisitions: 2 });
+    expect(await subject.leases(subject.clusterId).read()).toMatchObject({ owner: 'lambda:req-2', acquisitions: 2 });
   });
 
   it('publishes nothing when another sync took the lease during a list that outlasted it', async () => {
@@ -279,7 +279,7 @@ describe('two syncs under the sync lease', () => {
     const slowSync = subject.sync({ owner: 'lambda:req-1', source: slow.source, recorder });
     await slow.listed;
     subject.clock.advance(LEASE_MS + 1);
-    const taker = heldLease(await subject.leases.acquire(subject.clusterId, 'cli:laptop:4242'));
+    const taker = heldLease(await subject.leases(subject.clusterId).acquire('cli:laptop:4242'));
 
     slow.open();
     const report = await slowSync;
@@ -288,12 +288,12 @@ describe('two syncs under the sync lease', () => {
     expect(report.error).toBe(
       `the sync lease of cluster "${subject.clusterId}" in table "${world.tableName}" is no longer held by lambda:req-1: cli:laptop:4242 took it (until ${taker.expiresAt})`,
     );
-    expect(await world.store.read(subject.clusterId)).toBeUndefined();
+    expect(await world.store(subject.clusterId).read()).toBeUndefined();
     expect(recorder.logs.map((entry) => [entry.level, entry.message])).toEqual([
       ['error', 'sync failed; nothing was published and the last snapshot stays current'],
       ['warn', 'the sync lease was taken over before this sync released it; the sync outlasted its lease'],
     ]);
-    expect(await subject.leases.read(subject.clusterId)).toMatchObject({
+    expect(await subject.leases(subject.clusterId).read()).toMatchObject({
       owner: 'cli:laptop:4242',
       expiresAt: taker.expiresAt,
     });
@@ -309,7 +309,7 @@ describe('the lease of one sync', () => {
     const subject = cluster();
 
     const report = await subject.sync({ owner: 'lambda:req-1' });
-    const next = await subject.leases.acquire(subject.clusterId, 'cli:laptop:4242');
+    const next = await subject.leases(subject.clusterId).acquire('cli:laptop:4242');
 
     expect(report.outcome).toBe(outcome);
     expect(next.acquired).toBe(true);
@@ -321,19 +321,19 @@ describe('the lease of one sync', () => {
     const reports = [await subject.sync({ owner: 'lambda:req-1' }), await subject.sync({ owner: 'lambda:req-1' })];
 
     expect(reports.map((report) => report.outcome)).toEqual(['published', 'unchanged']);
-    expect(await subject.leases.read(subject.clusterId)).toMatchObject({ owner: 'lambda:req-1', acquisitions: 2 });
+    expect(await subject.leases(subject.clusterId).read()).toMatchObject({ owner: 'lambda:req-1', acquisitions: 2 });
   });
 
   it('makes a sync fail at the lease step, publishing nothing, when the lease cannot be written', async () => {
     const subject = cluster();
-    const missing = createSyncLeaseStore({ client: world.client, tableName: 'podmutation-no-such-table' });
+    const missing = leasesOf({ client: world.client, tableName: 'podmutation-no-such-table' });
     const recorder = createRecorder();
 
     const report = await syncOnce({
       source: world.source(),
-      store: world.store,
-      records: world.records,
-      lease: { leases: missing, owner: 'lambda:req-1' },
+      store: world.store(subject.clusterId),
+      records: world.records(subject.clusterId),
+      lease: { leases: missing(subject.clusterId), owner: 'lambda:req-1' },
       clusterId: subject.clusterId,
       logger: recorder.logger,
       metrics: recorder.metrics,
@@ -341,7 +341,7 @@ describe('the lease of one sync', () => {
 
     expect(report).toMatchObject({ outcome: 'failed', failedStep: 'lease', resources: 0 });
     expect(report.error).toMatch(/DynamoDB UpdateItem on table "podmutation-no-such-table"/);
-    expect(await world.store.read(subject.clusterId)).toBeUndefined();
+    expect(await world.store(subject.clusterId).read()).toBeUndefined();
     expect(recorder.emitted).toContainEqual({ name: 'SyncErrors', unit: 'Count', value: 1 });
   });
 });

@@ -26,13 +26,14 @@ function pod(name: string, pool?: string) {
 }
 
 function progress(
+  clusterId: string,
   intervalMinutes = 5,
   pendingPodsMetric?: ProgressDependencies['pendingPodsMetric'],
 ): ProgressDependencies {
   return {
     objects: createWorkloadObjectSource({ mode: 'kubeconfigText', text: kubeconfigFor(world.server) }, { pageSize: 2 }),
     intervalMinutes,
-    records: world.records,
+    records: world.records(clusterId),
     ...(pendingPodsMetric === undefined ? {} : { pendingPodsMetric }),
   };
 }
@@ -57,7 +58,7 @@ beforeEach(() => {
 describe('migration progress on the rules status', () => {
   it('writes each rule the Pods it matches and those a rollout would still change, with the report time', async () => {
     const clock = manualClock(Date.parse('2026-12-01T10:00:00.000Z'));
-    const subject = syncSubject(world, { clock, progress: progress() });
+    const subject = syncSubject(world, (clusterId) => ({ clock, progress: progress(clusterId) }));
 
     const report = await subject.sync();
 
@@ -71,7 +72,7 @@ describe('migration progress on the rules status', () => {
 
   it('does not list Pods again before the interval has passed', async () => {
     const clock = manualClock();
-    const subject = syncSubject(world, { clock, progress: progress(5) });
+    const subject = syncSubject(world, (clusterId) => ({ clock, progress: progress(clusterId, 5) }));
     await subject.sync();
     const listed = podLists();
 
@@ -84,7 +85,7 @@ describe('migration progress on the rules status', () => {
 
   it('writes no status at the next interval when the counts did not change', async () => {
     const clock = manualClock();
-    const subject = syncSubject(world, { clock, progress: progress(5) });
+    const subject = syncSubject(world, (clusterId) => ({ clock, progress: progress(clusterId, 5) }));
     await subject.sync();
 
     clock.advance(5 * 60_000);
@@ -96,7 +97,7 @@ describe('migration progress on the rules status', () => {
 
   it('counts a Pod as current once it was recreated with the rule applied', async () => {
     const clock = manualClock();
-    const subject = syncSubject(world, { clock, progress: progress(1) });
+    const subject = syncSubject(world, (clusterId) => ({ clock, progress: progress(clusterId, 1) }));
     await subject.sync();
 
     world.server.putObjects([pod('waiting-1', 'general'), pod('waiting-2', 'general')]);
@@ -108,7 +109,7 @@ describe('migration progress on the rules status', () => {
 
   it('keeps the sync published and the counts as they were when listing Pods fails', async () => {
     const clock = manualClock();
-    const subject = syncSubject(world, { clock, progress: progress(1) });
+    const subject = syncSubject(world, (clusterId) => ({ clock, progress: progress(clusterId, 1) }));
     await subject.sync();
     world.server.fail({ kind: 'status', code: 403 }, { resource: 'pods' });
 
@@ -168,10 +169,10 @@ describe('migration progress on the rules status', () => {
       }),
     };
 
-    const without = await syncSubject(world, { progress: progress() }).sync();
-    const withSteps = await syncSubject(world, {
-      progress: { ...progress(), managedSteps: () => Promise.resolve([step]) },
-    }).sync();
+    const without = await syncSubject(world, (clusterId) => ({ progress: progress(clusterId) })).sync();
+    const withSteps = await syncSubject(world, (clusterId) => ({
+      progress: { ...progress(clusterId), managedSteps: () => Promise.resolve([step]) },
+    })).sync();
 
     expect(without.progress).toMatchObject({ pods: 1, pendingPods: 1 });
     expect(withSteps.progress).toMatchObject({ pods: 1, pendingPods: 0 });
@@ -179,7 +180,9 @@ describe('migration progress on the rules status', () => {
 
   it('emits PendingPods for the rules with pending Pods', async () => {
     const emitted: [string, number][] = [];
-    const subject = syncSubject(world, { progress: progress(5, (rule, pending) => emitted.push([rule, pending])) });
+    const subject = syncSubject(world, (clusterId) => ({
+      progress: progress(clusterId, 5, (rule, pending) => emitted.push([rule, pending])),
+    }));
 
     await subject.sync();
 

@@ -168,7 +168,7 @@ describe('status write-back', () => {
     await expect
       .poll(() => world.server.requests.slice(requestsBefore).some((request) => request.method === 'PATCH'))
       .toBe(true);
-    const snapshotDuringPatch = await world.store.read(subject.clusterId);
+    const snapshotDuringPatch = await world.store(subject.clusterId).read();
     const report = await running;
 
     expect(snapshotDuringPatch?.rules.map((rule) => rule.name)).toEqual(['alpha-pool']);
@@ -184,7 +184,7 @@ describe('status write-back', () => {
     const report = await subject.sync();
 
     expect(report).toMatchObject({ outcome: 'published', version: 1, statusPatched: 1, statusFailed: 1 });
-    expect((await world.store.read(subject.clusterId))?.rules).toHaveLength(2);
+    expect((await world.store(subject.clusterId).read())?.rules).toHaveLength(2);
     expect(subject.recorder.emitted).toContainEqual({ name: 'StatusWriteErrors', unit: 'Count', value: 1 });
     expect(subject.recorder.logs.find((entry) => entry.level === 'warn')?.fields).toMatchObject({
       statusFailed: 1,

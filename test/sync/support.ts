@@ -6,13 +6,7 @@ import {
   type PodMutationSource,
   type PodMutationSourceOptions,
 } from '../../lib/cluster/index.ts';
-import {
-  createDynamoClient,
-  createSnapshotStore,
-  createSyncRecordStore,
-  type SnapshotStore,
-  type SyncRecordStore,
-} from '../../lib/store/index.ts';
+import { createDynamoClient, type SnapshotStore, type SyncRecordStore } from '../../lib/store/index.ts';
 import {
   syncOnce,
   type SyncDependencies,
@@ -27,7 +21,15 @@ import {
   type FakeApiServer,
   type KubeconfigOverrides,
 } from '../cluster/fake-api-server.ts';
-import { createFreshTable, freshClusterId, startTestDynamo, type TestDynamo } from '../store/support.ts';
+import {
+  createFreshTable,
+  freshClusterId,
+  startTestDynamo,
+  type TestDynamo,
+  snapshotsOf,
+  recordsOf,
+  type PerCluster,
+} from '../store/support.ts';
 
 /** One logged line. */
 interface LogEntry {
@@ -71,8 +73,8 @@ interface SyncWorld {
   readonly dynamo: TestDynamo;
   readonly tableName: string;
   readonly client: DynamoDBClient;
-  readonly store: SnapshotStore;
-  readonly records: SyncRecordStore;
+  readonly store: PerCluster<SnapshotStore>;
+  readonly records: PerCluster<SyncRecordStore>;
   /** A source through the real client-node; small pages so every list spans several requests. */
   source(options?: PodMutationSourceOptions, kubeconfig?: KubeconfigOverrides): PodMutationSource;
   close(): Promise<void>;
@@ -90,8 +92,8 @@ async function startSyncWorld(): Promise<SyncWorld> {
     dynamo,
     tableName,
     client,
-    store: createSnapshotStore({ client, tableName }),
-    records: createSyncRecordStore({ client, tableName }),
+    store: snapshotsOf({ client, tableName }),
+    records: recordsOf({ client, tableName }),
     source: (options = {}, kubeconfig = {}) =>
       createPodMutationSource(
         { mode: 'kubeconfigText', text: kubeconfigFor(server, kubeconfig) },
@@ -127,8 +129,12 @@ interface SyncSubject {
   sync(overrides?: Partial<SyncDependencies>): Promise<SyncReport>;
 }
 
-function syncSubject(world: SyncWorld, defaults: Partial<SyncDependencies> = {}): SyncSubject {
+/** A sync's dependencies for the subject's cluster, given its id (the stores are bound to one cluster). */
+type SubjectDefaults = Partial<SyncDependencies> | ((clusterId: string) => Partial<SyncDependencies>);
+
+function syncSubject(world: SyncWorld, given: SubjectDefaults = {}): SyncSubject {
   const clusterId = freshClusterId();
+  const defaults = typeof given === 'function' ? given(clusterId) : given;
   const recorder = createRecorder();
   const source = world.source();
   return {
@@ -137,8 +143,8 @@ function syncSubject(world: SyncWorld, defaults: Partial<SyncDependencies> = {})
     sync: (overrides = {}) =>
       syncOnce({
         source,
-        store: world.store,
-        records: world.records,
+        store: world.store(clusterId),
+        records: world.records(clusterId),
         clusterId,
         logger: recorder.logger,
         metrics: recorder.metrics,

@@ -14,7 +14,7 @@ describe('a sync of a healthy cluster', () => {
 
     const report = await subject.sync();
 
-    const snapshot = await world.store.read(subject.clusterId);
+    const snapshot = await world.store(subject.clusterId).read();
     expect(report).toMatchObject({
       outcome: 'published',
       resources: 3,
@@ -53,8 +53,8 @@ describe('a sync of a healthy cluster', () => {
 
     await subject.sync();
 
-    expect((await world.store.read(subject.clusterId))?.syncedAt).toBe('2026-12-01T12:00:00.000Z');
-    expect(await world.records.readSyncStatus(subject.clusterId)).toEqual({
+    expect((await world.store(subject.clusterId).read())?.syncedAt).toBe('2026-12-01T12:00:00.000Z');
+    expect(await world.records(subject.clusterId).readSyncStatus()).toEqual({
       lastAttemptAt: '2026-12-01T12:00:00.000Z',
       lastStatus: 'published',
       lastSuccessAt: '2026-12-01T12:00:00.000Z',
@@ -66,13 +66,13 @@ describe('a sync of a healthy cluster', () => {
     world.server.put({ metadata: { name: 'alpha-pool' }, spec: validSpec() });
     const subject = syncSubject(world);
     await subject.sync();
-    const first = await world.store.read(subject.clusterId);
+    const first = await world.store(subject.clusterId).read();
 
     const report = await subject.sync();
 
     expect(report).toMatchObject({ outcome: 'unchanged', version: 1 });
-    expect(await world.store.read(subject.clusterId)).toEqual(first);
-    expect((await world.records.readSyncStatus(subject.clusterId))?.lastStatus).toBe('unchanged');
+    expect(await world.store(subject.clusterId).read()).toEqual(first);
+    expect((await world.records(subject.clusterId).readSyncStatus())?.lastStatus).toBe('unchanged');
   });
 
   it('publishes a new version when a resource is added', async () => {
@@ -84,7 +84,7 @@ describe('a sync of a healthy cluster', () => {
     const report = await subject.sync();
 
     expect(report).toMatchObject({ outcome: 'published', version: 2, valid: 2 });
-    expect((await world.store.read(subject.clusterId))?.rules.map((rule) => rule.name)).toEqual([
+    expect((await world.store(subject.clusterId).read())?.rules.map((rule) => rule.name)).toEqual([
       'alpha-pool',
       'beta-pool',
     ]);
@@ -98,7 +98,7 @@ describe('a sync of a healthy cluster', () => {
 
     const report = await subject.sync();
 
-    const snapshot = await world.store.read(subject.clusterId);
+    const snapshot = await world.store(subject.clusterId).read();
     expect(report).toMatchObject({ outcome: 'published', version: 2 });
     expect(snapshot?.rules).toEqual([
       expect.objectContaining({
@@ -119,7 +119,7 @@ describe('a sync of a healthy cluster', () => {
     const report = await subject.sync();
 
     expect(report).toMatchObject({ outcome: 'published', version: 2, resources: 1 });
-    expect((await world.store.read(subject.clusterId))?.rules.map((rule) => rule.name)).toEqual(['beta-pool']);
+    expect((await world.store(subject.clusterId).read())?.rules.map((rule) => rule.name)).toEqual(['beta-pool']);
   });
 
   it('publishes an empty set when the cluster has no resources', async () => {
@@ -128,7 +128,7 @@ describe('a sync of a healthy cluster', () => {
     const report = await subject.sync();
 
     expect(report).toMatchObject({ outcome: 'published', resources: 0, valid: 0, invalid: 0, version: 1 });
-    expect(await world.store.read(subject.clusterId)).toMatchObject({ rules: [], invalid: [], version: 1 });
+    expect(await world.store(subject.clusterId).read()).toMatchObject({ rules: [], invalid: [], version: 1 });
   });
 
   it('publishes an empty set when the last resource is deleted', async () => {
@@ -140,7 +140,7 @@ describe('a sync of a healthy cluster', () => {
     const report = await subject.sync();
 
     expect(report).toMatchObject({ outcome: 'published', resources: 0, version: 2 });
-    expect(await world.store.read(subject.clusterId)).toMatchObject({ rules: [], invalid: [], version: 2 });
+    expect(await world.store(subject.clusterId).read()).toMatchObject({ rules: [], invalid: [], version: 2 });
   });
 
   it('logs one line with what the sync saw and did', async () => {

@@ -206,7 +206,7 @@ describe('the sync of typo rules through the fake API server', () => {
     const report = await subject.sync();
 
     expect(report).toMatchObject({ outcome: 'published', valid: 1, invalid: stored.length });
-    expect((await world.store.read(subject.clusterId))?.rules.map((rule) => rule.name)).toEqual(['correct']);
+    expect((await world.store(subject.clusterId).read())?.rules.map((rule) => rule.name)).toEqual(['correct']);
     for (const { name, field } of stored) {
       const patch = world.server.statusPatches.find((candidate) => candidate.name === name);
       const condition = (patch?.body as { status: { conditions: { type: string; status: string; message: string }[] } })

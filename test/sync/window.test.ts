@@ -14,6 +14,8 @@ function simulatedSyncs(clock: ManualClock, durations: readonly number[] | numbe
     return Promise.resolve({
       outcome: 'unchanged',
       startedAt: new Date(clock() - duration).toISOString(),
+      listStartedAt: new Date(clock() - duration).toISOString(),
+      resourceVersion: '1',
       resources: 0,
       valid: 0,
       invalid: 0,

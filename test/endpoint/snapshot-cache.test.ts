@@ -2,13 +2,8 @@ import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RuleSnapshot } from '../../lib/api/index.ts';
 import { ConfigurationError, StoreError } from '../../lib/errors/index.ts';
-import {
-  createDynamoClient,
-  createSnapshotCache,
-  createSnapshotStore,
-  type SnapshotCache,
-  type SnapshotStore,
-} from '../../lib/store/index.ts';
+import { createSnapshotCache, type SnapshotCache } from '../../lib/endpoint/index.ts';
+import { createDynamoClient, type SnapshotStore } from '../../lib/store/index.ts';
 import {
   closedEndpoint,
   contentOf,
@@ -23,7 +18,9 @@ import {
   type CommandCounts,
   type Link,
   type TestDynamo,
-} from './support.ts';
+  snapshotsOf,
+  type PerCluster,
+} from '../store/support.ts';
 
 const START = Date.parse('2026-12-01T10:00:00.000Z');
 const REFRESH_SECONDS = 30;
@@ -32,14 +29,14 @@ const MAX_STALE_SECONDS = 300;
 let dynamo: TestDynamo;
 let tableName: string;
 let publisherClient: DynamoDBClient;
-let publisher: SnapshotStore;
+let publisher: PerCluster<SnapshotStore>;
 const cleanups: (() => Promise<void> | void)[] = [];
 
 beforeAll(async () => {
   dynamo = await startTestDynamo();
   tableName = await createFreshTable(dynamo.endpoint);
   publisherClient = createDynamoClient({ endpoint: dynamo.endpoint });
-  publisher = createSnapshotStore({ client: publisherClient, tableName });
+  publisher = snapshotsOf({ client: publisherClient, tableName });
 });
 
 afterEach(async () => {
@@ -87,7 +84,7 @@ async function harness(
   let now = START;
   const clusterId = options.clusterId ?? freshClusterId();
   const cache = createSnapshotCache({
-    store: createSnapshotStore({ client, tableName }),
+    store: snapshotsOf({ client, tableName })(clusterId),
     clusterId,
     refreshSeconds: REFRESH_SECONDS,
     maxStaleSeconds: MAX_STALE_SECONDS,
@@ -103,9 +100,10 @@ describe('cold start', () => {
   it('rejects with a StoreError when the store is unreachable', async () => {
     const client = createDynamoClient({ endpoint: await closedEndpoint(), maxAttempts: 1, requestTimeoutMs: 500 });
     cleanups.push(() => client.destroy());
+    const clusterId = freshClusterId();
     const cache = createSnapshotCache({
-      store: createSnapshotStore({ client, tableName }),
-      clusterId: freshClusterId(),
+      store: snapshotsOf({ client, tableName })(clusterId),
+      clusterId,
       refreshSeconds: REFRESH_SECONDS,
       maxStaleSeconds: MAX_STALE_SECONDS,
       compile: ruleNames,
@@ -147,7 +145,7 @@ describe('cold start', () => {
 
   it('serves the compiled snapshot with its provenance', async () => {
     const clusterId = freshClusterId();
-    const outcome = await publisher.publish(clusterId, contentOf([ruleAdding('a'), ruleAdding('b')]));
+    const outcome = await publisher(clusterId).publish(contentOf([ruleAdding('a'), ruleAdding('b')]));
     const { cache } = await harness({ clusterId });
 
     expect(await cache.get()).toEqual({
@@ -164,7 +162,7 @@ describe('cold start', () => {
 describe('refreshing', () => {
   async function warmHarness(): Promise<Harness> {
     const clusterId = freshClusterId();
-    await publisher.publish(clusterId, contentOf([ruleAdding('first')]));
+    await publisher(clusterId).publish(contentOf([ruleAdding('first')]));
     const warm = await harness({ clusterId });
     await warm.cache.get();
     return warm;
@@ -194,7 +192,7 @@ describe('refreshing', () => {
 
   it('loads and compiles a newer version', async () => {
     const { cache, clusterId, advance } = await warmHarness();
-    await publisher.publish(clusterId, contentOf([ruleAdding('second')]));
+    await publisher(clusterId).publish(contentOf([ruleAdding('second')]));
     advance(REFRESH_SECONDS);
 
     const served = await cache.get();
@@ -204,7 +202,7 @@ describe('refreshing', () => {
 
   it('shares one refresh among concurrent gets', async () => {
     const { cache, clusterId, counts, advance } = await warmHarness();
-    await publisher.publish(clusterId, contentOf([ruleAdding('second')]));
+    await publisher(clusterId).publish(contentOf([ruleAdding('second')]));
     const before = counts();
     advance(REFRESH_SECONDS);
 
@@ -219,7 +217,7 @@ describe('refreshing', () => {
 describe('refresh failures', () => {
   async function warmHarness(compile?: (snapshot: RuleSnapshot) => readonly string[]): Promise<Harness> {
     const clusterId = freshClusterId();
-    await publisher.publish(clusterId, contentOf([ruleAdding('good')]));
+    await publisher(clusterId).publish(contentOf([ruleAdding('good')]));
     const warm = await harness({ clusterId, ...(compile ? { compile } : {}) });
     await warm.cache.get();
     return warm;
@@ -267,7 +265,7 @@ describe('refresh failures', () => {
 
   it('serves the last good value at its deadline while the store is silent, and reports the timeout', async () => {
     const clusterId = freshClusterId();
-    await publisher.publish(clusterId, contentOf([ruleAdding('good')]));
+    await publisher(clusterId).publish(contentOf([ruleAdding('good')]));
     const failures: StoreError[] = [];
     // The client would wait 20 s: only the cache's deadline can end the get sooner.
     const { cache, link, advance } = await harness({
@@ -307,7 +305,7 @@ describe('refresh failures', () => {
       if (snapshot.version > 1) throw new Error('rule "bad" does not compile');
       return ruleNames(snapshot);
     });
-    await publisher.publish(clusterId, contentOf([ruleAdding('bad')]));
+    await publisher(clusterId).publish(contentOf([ruleAdding('bad')]));
     advance(REFRESH_SECONDS);
 
     const served = await cache.get();
@@ -320,8 +318,8 @@ describe('refresh failures', () => {
 
   it('keeps the last good value when a newer snapshot is corrupted', async () => {
     const { cache, clusterId, advance } = await warmHarness();
-    await publisher.publish(clusterId, contentOf([ruleAdding('newer')]));
-    const pointer = await publisher.readPointer(clusterId);
+    await publisher(clusterId).publish(contentOf([ruleAdding('newer')]));
+    const pointer = await publisher(clusterId).readPointer();
     await publisherClient.send(
       new UpdateItemCommand({
         TableName: tableName,
@@ -343,7 +341,7 @@ describe('cache options', () => {
   it('rejects a maximum staleness shorter than the refresh interval', () => {
     expect(() =>
       createSnapshotCache({
-        store: publisher,
+        store: publisher('default'),
         clusterId: 'default',
         refreshSeconds: 30,
         maxStaleSeconds: 10,

@@ -1,0 +1,120 @@
+/** The one way into the rules table: one cluster's snapshots, lease, sync records and placements, bound to it. */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ConfigurationError } from '../errors/index.ts';
+import { createSyncLeaseStore, durationOption, type SyncLeaseStore } from './lease.ts';
+import { createPlacementStore, DEFAULT_MAX_WRITE_ATTEMPTS, integerOption, type PlacementStore } from './placements.ts';
+import { createSnapshotStore, type SnapshotStore } from './snapshots.ts';
+import { createSyncRecordStore, type SyncRecordStore } from './sync-records.ts';
+
+/** Where the table is, which cluster's items to use, and the settings of each store. */
+interface RulesTableOptions {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+  readonly clusterId: string;
+  /**
+   * Epoch milliseconds (default Date.now): drives publishedAt, expiresAt, updatedAt and the lease's expiries, and
+   * stands for the table's clock when a response carries no Date header.
+   */
+  readonly clock?: () => number;
+  readonly snapshots?: {
+    /** Bytes of gzipped content per part item (default 256 KiB, at most 350,000 to stay clear of the 400 KB item limit). */
+    readonly partBytes?: number;
+    /** How long superseded parts stay readable before their TTL (default 900 s). */
+    readonly retentionSeconds?: number;
+  };
+  readonly leases?: {
+    /** Life of a lease from its acquisition or last renewal (default 120 s, 10 to 3600); longer than the longest sync. */
+    readonly durationSeconds?: number;
+  };
+  readonly placements?: {
+    /** Attempts of one write while other writers keep changing the set first (default 8, at most 100). */
+    readonly maxWriteAttempts?: number;
+  };
+}
+
+/** One cluster's stores in the rules table; see RULES_TABLE_LAYOUT for their items. */
+interface RulesTable {
+  readonly snapshots: SnapshotStore;
+  readonly leases: SyncLeaseStore;
+  readonly records: SyncRecordStore;
+  readonly placements: PlacementStore;
+}
+
+const DEFAULT_PART_BYTES = 256 * 1024;
+// The rest of a part item (keys, hashes, numbers) stays under 1 KB, so 350,000 bytes of body is far from 400 KB.
+const MAX_PART_BYTES = 350_000;
+const MIN_PART_BYTES = 1_024;
+const DEFAULT_RETENTION_SECONDS = 900;
+const MAX_RETENTION_SECONDS = 30 * 24 * 3600;
+
+function snapshotOption(value: number | undefined, option: string, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigurationError(
+      `snapshot store option ${option} is ${value}; expected an integer from ${min} to ${max}`,
+    );
+  }
+  return value;
+}
+
+/** The stores of one cluster in one table; a ConfigurationError names an option out of range. */
+function openRulesTable(options: RulesTableOptions): RulesTable {
+  const { client, tableName, clusterId } = options;
+  const clock = options.clock ?? Date.now;
+  return {
+    snapshots: openSnapshotStore(options),
+    leases: createSyncLeaseStore({
+      client,
+      tableName,
+      clusterId,
+      clock,
+      durationMs: durationOption(options.leases?.durationSeconds) * 1000,
+    }),
+    records: createSyncRecordStore({ client, tableName, clusterId }),
+    placements: openPlacementStore(options),
+  };
+}
+
+/**
+ * openRulesTable's snapshots alone: the admission Lambda reads only snapshots and placements, and opening them alone
+ * keeps the lease and record code out of its bundle, whose size is its load time (scripts/build.ts).
+ */
+function openSnapshotStore(options: RulesTableOptions): SnapshotStore {
+  const { client, tableName, clusterId } = options;
+  const { partBytes, retentionSeconds } = options.snapshots ?? {};
+  return createSnapshotStore({
+    client,
+    tableName,
+    clusterId,
+    clock: options.clock ?? Date.now,
+    partBytes: snapshotOption(partBytes, 'partBytes', DEFAULT_PART_BYTES, MIN_PART_BYTES, MAX_PART_BYTES),
+    retentionSeconds: snapshotOption(
+      retentionSeconds,
+      'retentionSeconds',
+      DEFAULT_RETENTION_SECONDS,
+      1,
+      MAX_RETENTION_SECONDS,
+    ),
+  });
+}
+
+/** openRulesTable's placements alone (see openSnapshotStore). */
+function openPlacementStore(options: RulesTableOptions): PlacementStore {
+  const { client, tableName, clusterId } = options;
+  return createPlacementStore({
+    client,
+    tableName,
+    clusterId,
+    clock: options.clock ?? Date.now,
+    maxWriteAttempts: integerOption(
+      options.placements?.maxWriteAttempts,
+      'maxWriteAttempts',
+      DEFAULT_MAX_WRITE_ATTEMPTS,
+      1,
+      100,
+    ),
+  });
+}
+
+export { openRulesTable, openSnapshotStore, openPlacementStore };
+export type { RulesTable, RulesTableOptions };
