@@ -1,7 +1,7 @@
 /** The HTTP contract of the admission endpoint, over API Gateway HTTP API (payload 2.0) events. */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { answerAdmissionReview, summarizeVerdict } from '../admission/index.ts';
-import { MalformedInputError } from '../errors/index.ts';
+import { errorLogFields, MalformedInputError } from '../errors/index.ts';
 import type { LogFields, Logger, Metrics } from '../observability/index.ts';
 import { previewInput } from '../values/index.ts';
 import type { CachedSnapshot } from './snapshot-cache.ts';
@@ -105,12 +105,11 @@ function decodeBody(event: APIGatewayProxyEventV2, maxBytes: number): DecodedBod
 }
 
 /** An error's name and message for a log line; V8's JSON syntax messages quote the input, so they are left out. */
-function loggableError(error: unknown): { readonly errorName: string; readonly errorMessage: string } {
-  if (!(error instanceof Error)) return { errorName: 'Error', errorMessage: String(error) };
+function loggableError(error: unknown): ReturnType<typeof errorLogFields> {
   if (error instanceof MalformedInputError && error.cause instanceof SyntaxError) {
-    return { errorName: error.name, errorMessage: 'AdmissionReview is not valid JSON' };
+    return { ...errorLogFields(error), errorMessage: 'AdmissionReview is not valid JSON' };
   }
-  return { errorName: error.name, errorMessage: error.message };
+  return errorLogFields(error);
 }
 
 function threeDecimals(value: number): number {

@@ -1,6 +1,6 @@
 /** The webhook's path token: where the expected value comes from, and the constant-time comparison. */
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { ConfigurationError } from '../errors/index.ts';
+import { ConfigurationError, errorLogFields } from '../errors/index.ts';
 import type { Logger, Metrics } from '../observability/index.ts';
 import { createRefreshingValue } from '../refresh/index.ts';
 import {
@@ -230,8 +230,7 @@ function tokenRefreshFailureReporter(
   return (error) => {
     // The last good tokens stay accepted; the metric's alarm catches a secret that stays unreadable.
     logger.warn('webhook token refresh failed; keeping the last tokens', {
-      errorName: error.name,
-      errorMessage: error.message,
+      ...errorLogFields(error),
     });
     metrics.addMetric('TokenRefreshFailures', 'Count', 1);
   };
@@ -242,8 +241,7 @@ function ignoredTokenVersionReporter(logger: Pick<Logger, 'warn'>): (error: Conf
   return (error) => {
     logger.warn('webhook token version ignored; accepting AWSCURRENT alone', {
       versionStage: error.context['versionStage'],
-      errorName: error.name,
-      errorMessage: error.message,
+      ...errorLogFields(error),
     });
   };
 }

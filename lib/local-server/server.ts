@@ -6,7 +6,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { describeIssues, type Enforcement } from '../api/index.ts';
-import { ConfigurationError } from '../errors/index.ts';
+import { ConfigurationError, errorLogFields } from '../errors/index.ts';
 import {
   checkedToken,
   createAdmissionHandler,
@@ -133,8 +133,7 @@ function requestListener(handler: AdmissionHandler, maxBodyBytes: number, logger
       .catch((error: unknown) => {
         // The handler never throws; this is a broken connection or a bug in the adapter.
         logger.error('local server request failed', {
-          errorName: (error as Error).name,
-          errorMessage: (error as Error).message,
+          ...errorLogFields(error),
         });
         if (!response.headersSent) {
           writeHttpApiResult(response, {

@@ -1,8 +1,7 @@
 /** The lease step of a sync: take the cluster's sync lease (waiting a while for its holder), renew it, release it. */
-import { ConfigurationError } from '../errors/index.ts';
+import { ConfigurationError, errorLogFields } from '../errors/index.ts';
 import type { Logger } from '../observability/index.ts';
 import type { HeldSyncLease, SyncLeaseAcquisition, SyncLeaseStore } from '../store/index.ts';
-import { errorFields } from './report.ts';
 
 /** The sync lease a sync holds from before its list until after its status writes: one sync at a time per cluster. */
 interface SyncLeaseOptions {
@@ -93,7 +92,7 @@ async function releaseLease(
       clusterId,
       owner: held.owner,
       leaseExpiresAt: held.expiresAt,
-      ...errorFields(error),
+      ...errorLogFields(error),
     });
   }
 }

@@ -2,7 +2,7 @@
 import type { NormalizedRule } from '../api/index.ts';
 import type { PodMutationSource } from '../cluster/index.ts';
 import { compileRuleSet } from '../engine/index.ts';
-import { messageOf } from '../errors/index.ts';
+import { errorLogFields, messageOf } from '../errors/index.ts';
 import type { Logger, Metrics } from '../observability/index.ts';
 import {
   computeProgress,
@@ -12,7 +12,7 @@ import {
   progressOf,
   type ProgressDependencies,
 } from './progress.ts';
-import { errorFields, type ProgressReport } from './report.ts';
+import type { ProgressReport } from './report.ts';
 import type { AssessedResource } from './snapshot.ts';
 import { writeStatuses } from './status-writes.ts';
 
@@ -40,7 +40,7 @@ async function reportProgress(
   const { clock, metrics, limits } = context;
   const startedMs = clock();
   try {
-    if (!(await progressDue(progress, context.clusterId, startedMs))) return undefined;
+    if (!(await progressDue(progress, startedMs))) return undefined;
     const migration = await computeProgress(progress, compileRuleSet(rules));
     const reportTime = new Date(startedMs).toISOString();
     const counts = progressOf(migration);
@@ -67,7 +67,7 @@ async function reportProgress(
       'the migration report failed; rule statuses keep their last progress and the next sync retries',
       {
         clusterId: context.clusterId,
-        ...errorFields(error),
+        ...errorLogFields(error),
       },
     );
     return {

@@ -5,7 +5,7 @@
 import { WORKLOAD_OBJECT_KINDS, type WorkloadObjectSource } from '../cluster/index.ts';
 import type { ManagedStep, RuleSet, StampDigest } from '../engine/index.ts';
 import { createReport, type MigrationReport, type ReportBuilder } from '../report/index.ts';
-import type { ProgressRecords } from './progress-records.ts';
+import type { SyncRecordStore } from '../store/index.ts';
 import type { AssessedResource } from './snapshot.ts';
 import { isJsonObject } from '../values/index.ts';
 
@@ -16,7 +16,7 @@ interface ProgressDependencies {
   /** Minutes between reports (REPORT_INTERVAL_MINUTES, at least 1). */
   readonly intervalMinutes: number;
   /** Where the time of the last report is kept, so that every container and the CLI share one interval. */
-  readonly records: ProgressRecords;
+  readonly records: Pick<SyncRecordStore, 'readReportTime' | 'recordReport'>;
   /** The managed steps admission runs after the rules (capacity placement), so that placed Pods read as current. */
   readonly managedSteps?: () => Promise<readonly ManagedStep[]>;
   /** Emits PendingPods for one rule (a metric with a rule dimension); called for MAX_PENDING_METRIC_RULES rules at most. */
@@ -81,8 +81,8 @@ function pendingMetricRules(progress: ReadonlyMap<string, RuleProgress>): readon
 }
 
 /** Whether a report is due at `nowMs`: none ran yet, or the last one is at least the interval old. */
-async function progressDue(progress: ProgressDependencies, clusterId: string, nowMs: number): Promise<boolean> {
-  const last = await progress.records.readReportTime(clusterId);
+async function progressDue(progress: ProgressDependencies, nowMs: number): Promise<boolean> {
+  const last = await progress.records.readReportTime();
   return last === undefined || nowMs - Date.parse(last) >= progress.intervalMinutes * 60_000;
 }
 

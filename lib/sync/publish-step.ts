@@ -1,10 +1,10 @@
 /** The publish step of a sync: the lease renewed, the snapshot published, the oddities of the publish logged. */
 import { listedInvalidRules } from '../api/index.ts';
-import { StoreError } from '../errors/index.ts';
+import { errorLogFields, StoreError } from '../errors/index.ts';
 import type { Logger } from '../observability/index.ts';
 import type { HeldSyncLease, PublishOutcome, SnapshotStore, SyncLeaseStore } from '../store/index.ts';
 import type { ListedRules } from './list-step.ts';
-import { errorFields, type SyncStep } from './report.ts';
+import type { SyncStep } from './report.ts';
 
 /** How a publish ended: published (or unchanged), superseded by a newer list, or failed at a step. */
 type PublishResult =
@@ -65,7 +65,7 @@ function warnPublished(logger: Logger, clusterId: string, outcome: PublishOutcom
     logger.warn('published; marking the superseded snapshot for expiry failed, a later publish retries it', {
       clusterId,
       version: outcome.version,
-      ...errorFields(outcome.cleanupError),
+      ...errorLogFields(outcome.cleanupError),
     });
   }
 }

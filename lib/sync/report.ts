@@ -1,6 +1,6 @@
 /** How one sync ended: one case per outcome, logged as one line, emitted as metrics and printed by the CLI. */
-import { messageOf, PodMutationError } from '../errors/index.ts';
-import type { LogFields, Logger, Metrics } from '../observability/index.ts';
+import { errorLogFields, messageOf } from '../errors/index.ts';
+import type { Logger, Metrics } from '../observability/index.ts';
 import type { SyncOutcome, SyncRecordStore } from '../store/index.ts';
 
 /** Where a failed sync stopped: taking or renewing the lease, the list, validation or the publish. */
@@ -110,13 +110,6 @@ interface ReportContext {
 const NO_STATUS = { statusPatched: 0, statusFailed: 0, statusSkipped: 0 };
 const NOTHING_LISTED = { resources: 0, valid: 0, invalid: 0 };
 
-/** The log fields of an error: its name, message and reason. */
-function errorFields(error: unknown): LogFields {
-  const name = error instanceof Error ? error.name : typeof error;
-  const reason = error instanceof PodMutationError ? error.context['reason'] : undefined;
-  return { errorName: name, errorMessage: messageOf(error), ...(reason === undefined ? {} : { errorReason: reason }) };
-}
-
 /** The sync's metrics; the names are the ones serverless.yml's alarms read. */
 function emitMetrics(metrics: Metrics, report: SyncReport): void {
   metrics.addMetric('SyncErrors', 'Count', report.outcome === 'failed' ? 1 : 0);
@@ -137,7 +130,7 @@ async function recordAttempt(context: ReportContext, at: string, outcome: SyncOu
   } catch (error) {
     context.logger.error('recording the sync attempt failed; the sync item (last success time) is out of date', {
       clusterId: context.clusterId,
-      ...errorFields(error),
+      ...errorLogFields(error),
     });
     return `recording the sync attempt failed: ${messageOf(error)}`;
   }
@@ -165,7 +158,7 @@ async function failedSync(
   context.logger.error('sync failed; nothing was published and the last snapshot stays current', {
     clusterId: context.clusterId,
     ...report,
-    ...errorFields(error),
+    ...errorLogFields(error),
   });
   emitMetrics(context.metrics, report);
   return report;
@@ -198,7 +191,7 @@ function skippedSync(
   return report;
 }
 
-export { errorFields, emitMetrics, recordAttempt, failedSync, skippedSync };
+export { emitMetrics, recordAttempt, failedSync, skippedSync };
 export type {
   FailedSync,
   LeaseHeldSync,

@@ -1,8 +1,7 @@
 /** The status step of a sync: planned status patches sent by a small worker pool within a time budget. */
 import type { PodMutationSource } from '../cluster/index.ts';
-import { PodMutationError } from '../errors/index.ts';
+import { errorLogFields, PodMutationError } from '../errors/index.ts';
 import type { Logger } from '../observability/index.ts';
-import { errorFields } from './report.ts';
 
 /** What the status write-back did. */
 interface StatusWriteResult {
@@ -58,7 +57,7 @@ function warnIncomplete(logger: Logger, clusterId: string, writes: StatusWriteRe
     statusSkipped: writes.skipped,
     failures: writes.failures
       .slice(0, LOGGED_STATUS_FAILURES)
-      .map(({ name, error }) => ({ name, ...errorFields(error) })),
+      .map(({ name, error }) => ({ name, ...errorLogFields(error) })),
   });
 }
 
