@@ -34,6 +34,26 @@ function wholeNumberSetting(
   return value;
 }
 
+/** An integer option a caller passes, or `fallback` when absent; `name` says whose option it is ("sync option pollMs"). */
+function integerOption(
+  value: number | undefined,
+  name: string,
+  range: { readonly fallback: number; readonly minimum: number; readonly maximum?: number },
+): number {
+  if (value === undefined) return range.fallback;
+  const { minimum, maximum } = range;
+  if (!Number.isInteger(value) || value < minimum || (maximum !== undefined && value > maximum)) {
+    const expected =
+      maximum !== undefined
+        ? `an integer from ${minimum} to ${maximum}`
+        : minimum === 1
+          ? 'a positive integer'
+          : `an integer of at least ${minimum}`;
+    throw new ConfigurationError(`${name} is ${value}; expected ${expected}`);
+  }
+  return value;
+}
+
 /** One of a few words, or `fallback` when unset; the error names the variable and every allowed word. */
 function choiceSetting<T extends string>(env: Environment, name: string, choices: readonly T[], fallback: T): T {
   const text = optionalSetting(env, name) ?? fallback;
@@ -45,5 +65,5 @@ function choiceSetting<T extends string>(env: Environment, name: string, choices
   return text as T;
 }
 
-export { optionalSetting, wholeNumberSetting, choiceSetting, renderVariableTable, VARIABLES };
+export { optionalSetting, wholeNumberSetting, choiceSetting, integerOption, renderVariableTable, VARIABLES };
 export type { Environment };

@@ -1,9 +1,11 @@
 /** Pure encoding of snapshot content: the content hash, gzip parts of its canonical JSON, and the shape check on read. */
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { ENFORCEMENTS, isEnforcement } from '../api/index.ts';
+import { ENFORCEMENTS, isEnforcement, type RuleSnapshot } from '../api/index.ts';
 import { canonicalJson, isJsonObject, IssueList, type IssueSink } from '../values/index.ts';
-import type { SnapshotContent } from './snapshots.ts';
+
+/** What a publisher hands the store: a RuleSnapshot without the hash and version the store assigns. */
+type SnapshotContent = Omit<RuleSnapshot, 'contentHash' | 'version'>;
 
 /** Upper bound of the uncompressed snapshot JSON; also caps gunzip output so a corrupted part cannot exhaust memory. */
 const MAX_CONTENT_BYTES = 64 * 1024 * 1024;
@@ -163,4 +165,4 @@ function contentProblem(value: unknown): string | undefined {
 }
 
 export { contentHashOf, decodedContentHash, partDigestOf, serializeContent, decodeContent };
-export type { SerializedContent };
+export type { SerializedContent, SnapshotContent };

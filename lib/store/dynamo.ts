@@ -1,11 +1,12 @@
 /** The DynamoDB client and table adapter: connection settings and table creation. */
+import { integerOption } from '../config/index.ts';
 import {
   CreateTableCommand,
   DynamoDBClient,
   ResourceInUseException,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
-import { ConfigurationError, StoreError } from '../errors/index.ts';
+import { StoreError } from '../errors/index.ts';
 import { PARTITION_KEY, SORT_KEY } from './layout.ts';
 
 /** Connection settings; short timeouts and one attempt make "store down" fail fast. */
@@ -27,23 +28,24 @@ const LOCAL_REGION = 'us-east-1';
 const LOCAL_ACCESS_KEY = 'local';
 const TABLE_ACTIVE_MAX_WAIT_SECONDS = 120;
 
-function positiveInteger(value: number | undefined, option: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1) {
-    throw new ConfigurationError(`DynamoDB client option ${option} is ${value}; expected a positive integer`);
-  }
-  return value;
-}
-
 /** A DynamoDBClient for AWS, or for a local endpoint with dummy credentials; timeouts and attempts bounded. */
 function createDynamoClient(options: DynamoClientOptions = {}): DynamoDBClient {
   const requestHandler = {
-    connectionTimeout: positiveInteger(options.connectionTimeoutMs, 'connectionTimeoutMs', 1_000),
-    requestTimeout: positiveInteger(options.requestTimeoutMs, 'requestTimeoutMs', 3_000),
+    connectionTimeout: integerOption(options.connectionTimeoutMs, 'DynamoDB client option connectionTimeoutMs', {
+      fallback: 1_000,
+      minimum: 1,
+    }),
+    requestTimeout: integerOption(options.requestTimeoutMs, 'DynamoDB client option requestTimeoutMs', {
+      fallback: 3_000,
+      minimum: 1,
+    }),
     // Without it @smithy/node-http-handler only logs a warning when requestTimeout passes and keeps waiting.
     throwOnRequestTimeout: true,
   };
-  const maxAttempts = positiveInteger(options.maxAttempts, 'maxAttempts', 3);
+  const maxAttempts = integerOption(options.maxAttempts, 'DynamoDB client option maxAttempts', {
+    fallback: 3,
+    minimum: 1,
+  });
   if (options.endpoint === undefined) {
     return new DynamoDBClient({
       ...(options.region === undefined ? {} : { region: options.region }),

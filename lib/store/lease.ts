@@ -1,7 +1,8 @@
 /** The sync lease of one cluster (RULES_TABLE_LAYOUT.lease): the one sync that may list and publish it now. */
+import { integerOption } from '../config/index.ts';
 import { randomBytes } from 'node:crypto';
 import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { ConfigurationError, MalformedInputError, StoreError } from '../errors/index.ts';
+import { MalformedInputError, StoreError } from '../errors/index.ts';
 import { MAX_CLOCK_SKEW_MS } from './clock.ts';
 import {
   checkedClusterId,
@@ -93,14 +94,13 @@ const NAMES = {
   '#acquisitions': 'acquisitions',
 } as const;
 
-function durationOption(value: number | undefined): number {
-  if (value === undefined) return DEFAULT_DURATION_SECONDS;
-  if (!Number.isInteger(value) || value < MIN_DURATION_SECONDS || value > MAX_DURATION_SECONDS) {
-    throw new ConfigurationError(
-      `sync lease option durationSeconds is ${value}; expected an integer from ${MIN_DURATION_SECONDS} to ${MAX_DURATION_SECONDS}`,
-    );
-  }
-  return value;
+/** The lease's duration option, or its default; a ConfigurationError names it and its range. */
+function leaseDurationSeconds(value: number | undefined): number {
+  return integerOption(value, 'sync lease option durationSeconds', {
+    fallback: DEFAULT_DURATION_SECONDS,
+    minimum: MIN_DURATION_SECONDS,
+    maximum: MAX_DURATION_SECONDS,
+  });
 }
 
 function checkedOwner(owner: string): string {
@@ -312,5 +312,5 @@ function namesIn(...expressions: readonly string[]): Record<string, string> {
   );
 }
 
-export { createSyncLeaseStore, durationOption };
+export { createSyncLeaseStore, leaseDurationSeconds };
 export type { HeldSyncLease, LeaseTable, SyncLeaseAcquisition, SyncLeaseState, SyncLeaseStore };

@@ -7,7 +7,7 @@ import {
   PutItemCommand,
   type PutItemCommandInput,
 } from '@aws-sdk/client-dynamodb';
-import { ConfigurationError, MalformedInputError, messageOf, StoreError } from '../errors/index.ts';
+import { MalformedInputError, messageOf, StoreError } from '../errors/index.ts';
 import { parsePlacementPolicy, workloadKey, type PlacementPolicy } from '../placement/index.ts';
 import { canonicalJson } from '../values/index.ts';
 import {
@@ -159,22 +159,6 @@ function parseSet(item: Item): PlacementSet | { readonly problem: string; readon
   const duplicate = duplicateWorkload(policies);
   if (duplicate !== undefined) return { problem: `workload ${duplicate} has more than one policy` };
   return { ...head, policies: policies.sort(byWorkload), updatedAt };
-}
-
-function integerOption(
-  value: number | undefined,
-  option: string,
-  fallback: number,
-  minimum: number,
-  maximum: number,
-): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < minimum || value > maximum) {
-    throw new ConfigurationError(
-      `placement store option ${option} is ${value}; expected an integer from ${minimum} to ${maximum}`,
-    );
-  }
-  return value;
 }
 
 function failed(table: PlacementTable, operation: string, error: unknown): StoreError {
@@ -381,5 +365,5 @@ function createPlacementStore(table: PlacementTable): PlacementStore {
   };
 }
 
-export { createPlacementStore, integerOption, DEFAULT_MAX_WRITE_ATTEMPTS };
+export { createPlacementStore, DEFAULT_MAX_WRITE_ATTEMPTS };
 export type { PlacementSet, PlacementStore, PlacementTable, PlacementVersion, PlacementWrite };

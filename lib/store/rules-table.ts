@@ -1,8 +1,8 @@
 /** The one way into the rules table: one cluster's snapshots, lease, sync records and placements, bound to it. */
+import { integerOption } from '../config/index.ts';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { ConfigurationError } from '../errors/index.ts';
-import { createSyncLeaseStore, durationOption, type SyncLeaseStore } from './lease.ts';
-import { createPlacementStore, DEFAULT_MAX_WRITE_ATTEMPTS, integerOption, type PlacementStore } from './placements.ts';
+import { createSyncLeaseStore, leaseDurationSeconds, type SyncLeaseStore } from './lease.ts';
+import { createPlacementStore, DEFAULT_MAX_WRITE_ATTEMPTS, type PlacementStore } from './placements.ts';
 import { createSnapshotStore, type SnapshotStore } from './snapshots.ts';
 import { createSyncRecordStore, type SyncRecordStore } from './sync-records.ts';
 
@@ -47,16 +47,6 @@ const MIN_PART_BYTES = 1_024;
 const DEFAULT_RETENTION_SECONDS = 900;
 const MAX_RETENTION_SECONDS = 30 * 24 * 3600;
 
-function snapshotOption(value: number | undefined, option: string, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigurationError(
-      `snapshot store option ${option} is ${value}; expected an integer from ${min} to ${max}`,
-    );
-  }
-  return value;
-}
-
 /** The stores of one cluster in one table; a ConfigurationError names an option out of range. */
 function openRulesTable(options: RulesTableOptions): RulesTable {
   const { client, tableName, clusterId } = options;
@@ -68,7 +58,7 @@ function openRulesTable(options: RulesTableOptions): RulesTable {
       tableName,
       clusterId,
       clock,
-      durationMs: durationOption(options.leases?.durationSeconds) * 1000,
+      durationMs: leaseDurationSeconds(options.leases?.durationSeconds) * 1000,
     }),
     records: createSyncRecordStore({ client, tableName, clusterId }),
     placements: openPlacementStore(options),
@@ -87,14 +77,16 @@ function openSnapshotStore(options: RulesTableOptions): SnapshotStore {
     tableName,
     clusterId,
     clock: options.clock ?? Date.now,
-    partBytes: snapshotOption(partBytes, 'partBytes', DEFAULT_PART_BYTES, MIN_PART_BYTES, MAX_PART_BYTES),
-    retentionSeconds: snapshotOption(
-      retentionSeconds,
-      'retentionSeconds',
-      DEFAULT_RETENTION_SECONDS,
-      1,
-      MAX_RETENTION_SECONDS,
-    ),
+    partBytes: integerOption(partBytes, 'snapshot store option partBytes', {
+      fallback: DEFAULT_PART_BYTES,
+      minimum: MIN_PART_BYTES,
+      maximum: MAX_PART_BYTES,
+    }),
+    retentionSeconds: integerOption(retentionSeconds, 'snapshot store option retentionSeconds', {
+      fallback: DEFAULT_RETENTION_SECONDS,
+      minimum: 1,
+      maximum: MAX_RETENTION_SECONDS,
+    }),
   });
 }
 
@@ -106,13 +98,11 @@ function openPlacementStore(options: RulesTableOptions): PlacementStore {
     tableName,
     clusterId,
     clock: options.clock ?? Date.now,
-    maxWriteAttempts: integerOption(
-      options.placements?.maxWriteAttempts,
-      'maxWriteAttempts',
-      DEFAULT_MAX_WRITE_ATTEMPTS,
-      1,
-      100,
-    ),
+    maxWriteAttempts: integerOption(options.placements?.maxWriteAttempts, 'placement store option maxWriteAttempts', {
+      fallback: DEFAULT_MAX_WRITE_ATTEMPTS,
+      minimum: 1,
+      maximum: 100,
+    }),
   });
 }
 

@@ -3,7 +3,13 @@ import { randomBytes } from 'node:crypto';
 import type { RuleSnapshot } from '../api/index.ts';
 import { MalformedInputError, messageOf, StoreError } from '../errors/index.ts';
 import { MAX_CLOCK_SKEW_MS } from './clock.ts';
-import { decodedContentHash, decodeContent, serializeContent, type SerializedContent } from './codec.ts';
+import {
+  decodedContentHash,
+  decodeContent,
+  serializeContent,
+  type SerializedContent,
+  type SnapshotContent,
+} from './codec.ts';
 import { checkedClusterId, isoTime } from './items.ts';
 import { MAX_PARTS, MAX_VERSION } from './layout.ts';
 import {
@@ -25,9 +31,6 @@ import {
   untrustedStart,
   type UntrustedListStart,
 } from './snapshot-pointer.ts';
-
-/** What a publisher hands the store: a RuleSnapshot without the hash and version the store assigns. */
-type SnapshotContent = Omit<RuleSnapshot, 'contentHash' | 'version'>;
 
 /** How a publish is ordered against the current snapshot. */
 interface PublishOptions {

@@ -1,4 +1,5 @@
 /** The lease step of a sync: take the cluster's sync lease (waiting a while for its holder), renew it, release it. */
+import { integerOption } from '../config/index.ts';
 import { ConfigurationError, errorLogFields } from '../errors/index.ts';
 import type { Logger } from '../observability/index.ts';
 import type { HeldSyncLease, SyncLeaseAcquisition, SyncLeaseStore } from '../store/index.ts';
@@ -21,15 +22,6 @@ type CheckedLease = SyncLeaseOptions & Required<Pick<SyncLeaseOptions, 'waitMs' 
 
 const DEFAULT_LEASE_POLL_MS = 1_000;
 
-/** A positive integer option of the sync, or its default; a ConfigurationError names it. */
-function positiveInteger(value: number | undefined, option: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1) {
-    throw new ConfigurationError(`sync option ${option} is ${value}; expected a positive integer`);
-  }
-  return value;
-}
-
 /** The lease options with their defaults; a ConfigurationError for one out of range. */
 function checkedLease(lease: SyncLeaseOptions): CheckedLease {
   const waitMs = lease.waitMs ?? 0;
@@ -38,7 +30,7 @@ function checkedLease(lease: SyncLeaseOptions): CheckedLease {
   return {
     ...lease,
     waitMs,
-    pollMs: positiveInteger(lease.pollMs, 'lease.pollMs', DEFAULT_LEASE_POLL_MS),
+    pollMs: integerOption(lease.pollMs, 'sync option lease.pollMs', { fallback: DEFAULT_LEASE_POLL_MS, minimum: 1 }),
     sleep: lease.sleep ?? ((milliseconds: number) => new Promise<void>((resolve) => setTimeout(resolve, milliseconds))),
   };
 }
@@ -97,5 +89,5 @@ async function releaseLease(
   }
 }
 
-export { checkedLease, positiveInteger, takeLease, warnUntrusted, releaseLease };
+export { checkedLease, takeLease, warnUntrusted, releaseLease };
 export type { CheckedLease, SyncLeaseOptions };

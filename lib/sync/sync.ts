@@ -4,12 +4,12 @@
  * last good snapshot stays current; a sync that finds the lease held, or a newer list already published, is skipped.
  * Each step is its own module (lease-step, list-step, publish-step, status-writes, progress-step); this one orders them.
  */
+import { integerOption } from '../config/index.ts';
 import type { PodMutationSource } from '../cluster/index.ts';
 import type { LogFields, Logger, Metrics } from '../observability/index.ts';
 import type { SnapshotStore, SyncOutcome, SyncRecordStore } from '../store/index.ts';
 import {
   checkedLease,
-  positiveInteger,
   releaseLease,
   takeLease,
   warnUntrusted,
@@ -87,8 +87,14 @@ const DEFAULT_STATUS_BUDGET_MS = 10_000;
 async function syncOnce(deps: SyncDependencies): Promise<SyncReport> {
   const clock = deps.clock ?? Date.now;
   const limits = {
-    concurrency: positiveInteger(deps.statusConcurrency, 'statusConcurrency', DEFAULT_STATUS_CONCURRENCY),
-    budgetMs: positiveInteger(deps.statusBudgetMs, 'statusBudgetMs', DEFAULT_STATUS_BUDGET_MS),
+    concurrency: integerOption(deps.statusConcurrency, 'sync option statusConcurrency', {
+      fallback: DEFAULT_STATUS_CONCURRENCY,
+      minimum: 1,
+    }),
+    budgetMs: integerOption(deps.statusBudgetMs, 'sync option statusBudgetMs', {
+      fallback: DEFAULT_STATUS_BUDGET_MS,
+      minimum: 1,
+    }),
   };
   const lease = deps.lease === undefined ? undefined : checkedLease(deps.lease);
   const startedMs = clock();
