@@ -1,4 +1,5 @@
 /** The lease step of a sync: take the cluster's sync lease (waiting a while for its holder), renew it, release it. */
+import { setTimeout as delay } from 'node:timers/promises';
 import { integerOption } from '../config/index.ts';
 import { ConfigurationError, errorLogFields } from '../errors/index.ts';
 import type { Logger } from '../observability/index.ts';
@@ -31,7 +32,7 @@ function checkedLease(lease: SyncLeaseOptions): CheckedLease {
     ...lease,
     waitMs,
     pollMs: integerOption(lease.pollMs, 'sync option lease.pollMs', { fallback: DEFAULT_LEASE_POLL_MS, minimum: 1 }),
-    sleep: lease.sleep ?? ((milliseconds: number) => new Promise<void>((resolve) => setTimeout(resolve, milliseconds))),
+    sleep: lease.sleep ?? ((milliseconds: number) => delay(milliseconds)),
   };
 }
 

@@ -1,4 +1,5 @@
 /** The sync cadence inside one scheduled invocation, and the Lambda handler logic around it. */
+import { setTimeout as delay } from 'node:timers/promises';
 import { ConfigurationError } from '../errors/index.ts';
 import { isJsonObject } from '../values/index.ts';
 import type { SyncReport } from './sync.ts';
@@ -80,8 +81,7 @@ async function runSyncWindow(options: SyncWindowOptions): Promise<readonly SyncR
  */
 function createSyncHandler(options: SyncHandlerOptions): SyncHandler {
   const clock = options.clock ?? Date.now;
-  const sleep =
-    options.sleep ?? ((milliseconds: number) => new Promise<void>((resolve) => setTimeout(resolve, milliseconds)));
+  const sleep = options.sleep ?? ((milliseconds: number) => delay(milliseconds));
   const safetyMarginMs = options.safetyMarginMs ?? DEFAULT_SAFETY_MARGIN_MS;
   const windowMs = options.windowMs ?? DEFAULT_WINDOW_MS;
   return async (event, context) => {
