@@ -119,4 +119,3 @@ function writeHttpApiResult(response: ServerResponse, result: APIGatewayProxyStr
 }
 
 export { toHttpApiEvent, requestHead, isAdmissionRoute, writeHttpApiResult };
-export type { RequestHead };

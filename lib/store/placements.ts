@@ -366,4 +366,4 @@ function createPlacementStore(table: PlacementTable): PlacementStore {
 }
 
 export { createPlacementStore, DEFAULT_MAX_WRITE_ATTEMPTS };
-export type { PlacementSet, PlacementStore, PlacementTable, PlacementVersion, PlacementWrite };
+export type { PlacementSet, PlacementStore, PlacementVersion, PlacementWrite };

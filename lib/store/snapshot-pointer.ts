@@ -281,5 +281,5 @@ function untrustedStart(
   return { listStartedAt: isoOf(current.listStartedAt), aheadMs: current.listStartedAt - now };
 }
 
-export { isoOf, readCurrent, refuseAhead, superseded, isNewer, switchPointer, confirmUnchanged, untrustedStart };
-export type { CurrentPointer, UntrustedListStart };
+export { readCurrent, refuseAhead, superseded, isNewer, switchPointer, confirmUnchanged, untrustedStart };
+export type { UntrustedListStart };

@@ -47,4 +47,4 @@ async function listAndValidate(
 }
 
 export { listAndValidate };
-export type { ListedRules, ListFailure };
+export type { ListedRules };

@@ -82,4 +82,3 @@ async function reportProgress(
 }
 
 export { reportProgress };
-export type { ProgressContext };

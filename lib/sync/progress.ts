@@ -125,13 +125,5 @@ function progressOf(report: MigrationReport): ReadonlyMap<string, RuleProgress> 
   return new Map(report.rules.map((rule) => [rule.name, { matchedPods: rule.matched, pendingPods: rule.pending }]));
 }
 
-export {
-  planProgressUpdates,
-  pendingMetricRules,
-  progressDue,
-  computeProgress,
-  foldClusterObjects,
-  progressOf,
-  MAX_PENDING_METRIC_RULES,
-};
-export type { RuleProgress, ProgressUpdate, ProgressDependencies };
+export { planProgressUpdates, pendingMetricRules, progressDue, computeProgress, foldClusterObjects, progressOf };
+export type { ProgressDependencies };

@@ -71,4 +71,4 @@ function warnPublished(logger: Logger, clusterId: string, outcome: PublishOutcom
 }
 
 export { publishListed, warnPublished };
-export type { HeldLease, PublishResult };
+export type { HeldLease };

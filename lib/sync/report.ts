@@ -192,16 +192,4 @@ function skippedSync(
 }
 
 export { emitMetrics, recordAttempt, failedSync, skippedSync };
-export type {
-  FailedSync,
-  LeaseHeldSync,
-  ListedFields,
-  ProgressReport,
-  PublishedSync,
-  ReportContext,
-  SeenSoFar,
-  SupersededSync,
-  SyncReport,
-  SyncSkipReason,
-  SyncStep,
-};
+export type { ListedFields, ProgressReport, PublishedSync, ReportContext, SyncReport, SyncSkipReason, SyncStep };

@@ -62,4 +62,3 @@ function warnIncomplete(logger: Logger, clusterId: string, writes: StatusWriteRe
 }
 
 export { writeStatuses, warnIncomplete };
-export type { StatusWriteLimits, StatusWriteResult };

@@ -109,4 +109,3 @@ function planStatusUpdates(resources: readonly AssessedResource[], now: string):
 }
 
 export { planStatusUpdates };
-export type { AcceptedCondition, PodMutationStatus, StatusUpdate };
