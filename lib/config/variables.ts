@@ -70,11 +70,16 @@ const VARIABLES: readonly VariableDoc[] = [
     meaning:
       'the key itself (32 to 256 base64url characters), for local runs; at most one of the two, and with neither no Pod is stamped',
   },
-  { name: 'MAX_BODY_BYTES', readBy: 'admission', meaning: 'largest accepted request body (default 3145728)' },
+  {
+    name: 'MAX_BODY_BYTES',
+    readBy: 'admission',
+    meaning: 'largest accepted request body, decoded (default 3145728, 3 MiB); a larger one is answered 413',
+  },
   {
     name: 'CAPACITY_FLAVOUR',
     readBy: 'both',
-    meaning: 'capacity label of managed placement: `karpenter`, `eks` or `gke` (default karpenter)',
+    meaning:
+      'capacity label of managed placement: `karpenter` (default, `karpenter.sh/capacity-type`), `eks` (`eks.amazonaws.com/capacityType`) or `gke` (`cloud.google.com/gke-provisioning`)',
   },
   {
     name: 'ENFORCEMENT',
@@ -104,7 +109,7 @@ const VARIABLES: readonly VariableDoc[] = [
     name: 'REPORT_INTERVAL_MINUTES',
     readBy: 'sync',
     meaning:
-      "minutes between migration reports on each rule's status (`matchedPods`, `pendingPods`); 0, the default, is off (0..1440; the stack parameter `reportIntervalMinutes`)",
+      "minutes between migration reports on each rule's status (`matchedPods`, `pendingPods`); 0, the default, is off (0..1440; the stack parameter `reportIntervalMinutes`); needs `infra/rbac-report.yaml`",
   },
   // A literal list, with no call, so that a bundle importing lib/config without it drops it.
   { name: 'POWERTOOLS_SERVICE_NAME', readBy: 'both', meaning: POWERTOOLS, powertools: true },

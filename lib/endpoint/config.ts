@@ -82,29 +82,8 @@ function readEnforcement(env: Environment): Enforcement {
 }
 
 /**
- * Reads the admission function's configuration; one ConfigurationError names every variable that is wrong.
- *
- * - RULES_TABLE (required): DynamoDB table of rule snapshots.
- * - CLUSTER_ID (default "default"): cluster whose snapshot is served; the key prefix in the table.
- * - DYNAMODB_ENDPOINT (optional): a local DynamoDB URL (dynalite, DynamoDB Local) instead of AWS.
- * - RULES_REFRESH_SECONDS (default 30): age after which the cached snapshot's pointer is re-read.
- * - RULES_MAX_STALE_SECONDS (default max(300, refresh)): how long the last snapshot is served while refreshes
- *   fail; past it every admission answers HTTP 500 so the webhook's failurePolicy decides.
- * - WEBHOOK_TOKEN_SECRET_ARN: Secrets Manager secret holding the path token (the whole SecretString, or the
- *   "token" field of a JSON SecretString); re-read every TOKEN_REFRESH_SECONDS. Needs secretsmanager:GetSecretValue on it.
- * - TOKEN_REFRESH_SECONDS (default 300, 10 to 3600): how often the secret is re-read, so a rotation is picked up and
- *   a removed AWSPREVIOUS stops being accepted within this bound. Both AWSCURRENT and AWSPREVIOUS are accepted.
- * - WEBHOOK_TOKEN: the path token itself, for local runs. Exactly one of the two token variables must be set;
- *   a token is 32 to 256 characters of the base64url alphabet (lib/token).
- * - MAX_BODY_BYTES (default 3145728, 3 MiB): largest request body accepted, decoded; larger answers 413.
- * - CAPACITY_FLAVOUR (default karpenter): karpenter, eks or gke, the capacity label placement policies write
- *   (karpenter.sh/capacity-type, eks.amazonaws.com/capacityType, cloud.google.com/gke-provisioning).
- * - ENFORCEMENT (default enforce): enforce, or audit to evaluate and record every customer rule without changing Pods
- *   (the stack parameter `enforcement`); each rule can also be audited alone with its enforcement annotation.
- * - STAMP_KEY_SECRET_ARN: Secrets Manager secret whose SecretString is the key of the stamps (lib/engine/stamp.ts),
- *   read once per container; needs secretsmanager:GetSecretValue on it. STAMP_KEY: the key itself, for local runs. At
- *   most one of them; with neither, Pods are not stamped and a later review of one is not exact.
- * - POWERTOOLS_SERVICE_NAME, POWERTOOLS_METRICS_NAMESPACE, POWERTOOLS_LOG_LEVEL: read by Powertools itself.
+ * Reads the admission function's configuration (each variable's meaning is in docs/configuration.md, rendered from
+ * lib/config/variables.ts); one ConfigurationError names every variable that is wrong.
  */
 function readAdmissionConfig(env: Environment): AdmissionConfig {
   return readAll(

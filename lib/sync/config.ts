@@ -45,14 +45,8 @@ function readReportIntervalMinutes(env: Environment): number {
 }
 
 /**
- * Reads the sync function's configuration; one ConfigurationError names every variable that is wrong.
- *
- * - SYNC_INTERVAL_SECONDS (default 30, 5 to 60): cadence of syncs within one scheduled invocation.
- * - RULES_TABLE, CLUSTER_ID, DYNAMODB_ENDPOINT: the store (see readStoreConfig).
- * - CLUSTER_NAME with AWS_REGION (EKS), or KUBECONFIG_SECRET_ARN: the cluster (see readClusterConfig).
- * - REPORT_INTERVAL_MINUTES (default 0, off; up to 1440): how often the sync lists Pods and their owners and writes each
- *   rule's matchedPods and pendingPods (the stack parameter reportIntervalMinutes). Needs infra/rbac-report.yaml.
- * - CAPACITY_FLAVOUR (default karpenter): as the admission function's, for managed placement in that report.
+ * Reads the sync function's configuration (each variable's meaning is in docs/configuration.md, rendered from
+ * lib/config/variables.ts); one ConfigurationError names every variable that is wrong.
  */
 function readSyncConfig(env: Environment): SyncConfig {
   return readAll(
