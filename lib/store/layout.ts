@@ -1,6 +1,6 @@
 /**
  * The item layout of the rules table, described here once: every store builds its keys and attribute names from
- * this module, and the README's table layout links to RULES_TABLE_LAYOUT.
+ * this module, and docs/design.md's table layout links to RULES_TABLE_LAYOUT.
  */
 
 /** Partition key attribute (S): `cluster#<clusterId>`, so that one table serves several clusters. */
