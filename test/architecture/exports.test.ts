@@ -1,25 +1,12 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { ROOT, sourceFiles } from '../support/source-files.ts';
 
 // Every name a lib/ file exports is imported by another file: an index.ts exports what other folders (or the tests)
 // import, and a file inside a folder exports what its index or its neighbours import.
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const IMPORTERS = ['lib', 'functions', 'bin', 'scripts', 'serverless', 'test'];
-
-function sourceFiles(folder: string): string[] {
-  if (!existsSync(join(ROOT, folder))) return [];
-  const files: string[] = [];
-  for (const entry of readdirSync(join(ROOT, folder))) {
-    if (entry === 'node_modules') continue;
-    const path = join(folder, entry);
-    if (statSync(join(ROOT, path)).isDirectory()) files.push(...sourceFiles(path));
-    else if (/\.(ts|mts|mjs)$/.test(entry) && !entry.endsWith('.d.ts')) files.push(path);
-  }
-  return files;
-}
 
 interface ModuleFacts {
   /** The names the file exports itself (not re-exports of another file's). */

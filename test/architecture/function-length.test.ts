@@ -1,24 +1,13 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { ROOT, sourceFiles } from '../support/source-files.ts';
 
 // A function longer than this is a module written as one function; split it, or say in a comment on its first
 // line (`long function:` and why) that it must be one.
 const MAX_LINES = 80;
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const FOLDERS = ['lib', 'functions', 'bin', 'serverless'];
-
-function sourceFiles(folder: string): string[] {
-  const files: string[] = [];
-  for (const entry of readdirSync(join(ROOT, folder))) {
-    const path = join(folder, entry);
-    if (statSync(join(ROOT, path)).isDirectory()) files.push(...sourceFiles(path));
-    else if (/\.(ts|mjs)$/.test(entry) && !entry.endsWith('.d.ts')) files.push(path);
-  }
-  return files;
-}
 
 /** Every function of a file longer than the limit, as `path:line name (N lines)`. */
 export function longFunctions(path: string, text: string): string[] {

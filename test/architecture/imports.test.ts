@@ -1,10 +1,9 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { ROOT, sourceFiles } from '../support/source-files.ts';
 
 // The allowed import directions live in ARCHITECTURE.md's folder table; this test reads them from there.
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 interface FolderRule {
   readonly folder: string;
@@ -26,16 +25,6 @@ function folderRules(): Map<string, FolderRule> {
     rules.set(folder, { folder, imports: new Set(list(cells[3]!)), packages: list(cells[4]!) });
   }
   return rules;
-}
-
-function sourceFiles(folder: string): string[] {
-  const files: string[] = [];
-  for (const entry of readdirSync(join(ROOT, folder))) {
-    const path = join(folder, entry);
-    if (statSync(join(ROOT, path)).isDirectory()) files.push(...sourceFiles(path));
-    else if (/\.(ts|mjs)$/.test(entry) && !entry.endsWith('.d.ts')) files.push(path);
-  }
-  return files;
 }
 
 interface Import {

@@ -1,18 +1,10 @@
 /** docs/configuration.md's table of environment variables is the one lib/config/variables.ts renders, and it names what the readers read. */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ROOT, sourceFiles } from '../support/source-files.ts';
 import { VARIABLES } from '../../lib/config/index.ts';
 import { CONFIGURATION_DOC, currentVariables, documentedVariables } from '../../scripts/env-reference.ts';
-
-const ROOT = new URL('../../', import.meta.url).pathname;
-
-function sourceFiles(folder: string): string[] {
-  return readdirSync(join(ROOT, folder)).flatMap((entry) => {
-    const path = join(folder, entry);
-    return statSync(join(ROOT, path)).isDirectory() ? sourceFiles(path) : entry.endsWith('.ts') ? [path] : [];
-  });
-}
 
 /** Every variable a reader of lib/ reads. */
 function readVariables(): Set<string> {
