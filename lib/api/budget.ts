@@ -1,8 +1,9 @@
 /** The per-rule budget and the snapshot budget: a rule over its budget is invalid on its own. */
 import type { NodeAffinity, NodeSelectorTerm } from '../scheduling/index.ts';
+import type { Issue } from '../values/index.ts';
 import { RULE_BUDGET, SNAPSHOT_BUDGET } from './constants.ts';
 import { ruleReason } from './rules.ts';
-import type { InvalidRule, NormalizedRule, RuleIssue, RuleVerdict } from './types.ts';
+import type { InvalidRule, NormalizedRule, RuleVerdict } from './types.ts';
 
 /** What a rule spends of its budget. */
 interface RuleCost {
@@ -41,7 +42,7 @@ export function ruleCost(rule: NormalizedRule): RuleCost {
 }
 
 /** One issue of a rule over its budget. */
-function overBudget(what: string, actual: number, budget: number): RuleIssue {
+function overBudget(what: string, actual: number, budget: number): Issue {
   return { field: 'spec', reason: `the rule holds ${actual} ${what}, above the per-rule budget of ${budget}` };
 }
 
@@ -49,8 +50,8 @@ function overBudget(what: string, actual: number, budget: number): RuleIssue {
  * The issues of a rule over its budget, each naming the budget; empty within it. The counts are named rules the CRD
  * enforces too (lib/api/rules.ts); the size is the validator's alone.
  */
-export function budgetIssues(cost: RuleCost): RuleIssue[] {
-  const issues: RuleIssue[] = [];
+export function budgetIssues(cost: RuleCost): Issue[] {
+  const issues: Issue[] = [];
   if (cost.requirements > RULE_BUDGET.maxRequirements)
     issues.push({ field: 'spec', reason: ruleReason('budget-requirements', String(cost.requirements)) });
   if (cost.values > RULE_BUDGET.maxValues)

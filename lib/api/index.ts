@@ -15,7 +15,7 @@ import {
   SNAPSHOT_BUDGET,
   type Enforcement,
 } from './constants.ts';
-import type { InvalidRule, NormalizedRule, RuleIssue, RuleSnapshot, RuleVerdict } from './types.ts';
+import type { InvalidRule, NormalizedRule, RuleSnapshot, RuleVerdict } from './types.ts';
 import { PodMutationSpecSchema, type PodMutationSpec } from './schema.ts';
 import { describeIssues, ruleToResource, ruleWarnings, validatePodMutation } from './validate.ts';
 import { validateStructure } from './structure.ts';
@@ -45,4 +45,4 @@ export {
   ruleToResource,
   validateStructure,
 };
-export type { Enforcement, PodMutationSpec, NormalizedRule, RuleIssue, InvalidRule, RuleVerdict, RuleSnapshot };
+export type { Enforcement, PodMutationSpec, NormalizedRule, InvalidRule, RuleVerdict, RuleSnapshot };

@@ -19,14 +19,11 @@ export interface NormalizedRule {
   readonly mutationAdd: MutationAdd;
 }
 
-/** One problem with a rule: the field path and why it is wrong. */
-export type RuleIssue = Issue;
-
 /** A rule that failed validation: it is never applied, and its reasons are reported. */
 export interface InvalidRule {
   readonly name: string;
   readonly generation?: number;
-  readonly issues: readonly RuleIssue[];
+  readonly issues: readonly Issue[];
 }
 
 /** The validator's verdict on one resource. */

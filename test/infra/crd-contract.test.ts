@@ -4,7 +4,8 @@
  * except for the table of checks Kubernetes cannot express below.
  */
 import { describe, expect, it } from 'vitest';
-import { validatePodMutation, type RuleIssue } from '../../lib/api/index.ts';
+import { validatePodMutation } from '../../lib/api/index.ts';
+import type { Issue } from '../../lib/values/index.ts';
 import { loadCorpus, loadCrd, type CorpusEntry } from './corpus.ts';
 import { createCrdAdmission, type SchemaNode } from './structural-schema.ts';
 
@@ -12,7 +13,7 @@ const crd = loadCrd();
 const admit = createCrdAdmission(crd);
 const schema = crd.spec.versions[0]!.schema.openAPIV3Schema;
 
-function validatorIssues(entry: CorpusEntry): readonly RuleIssue[] {
+function validatorIssues(entry: CorpusEntry): readonly Issue[] {
   const verdict = validatePodMutation(entry.resource);
   return verdict.valid ? [] : verdict.invalid.issues;
 }
