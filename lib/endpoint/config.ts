@@ -2,7 +2,7 @@
 import { choiceSetting, optionalSetting, wholeNumberSetting, type Environment } from '../config/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
 import { readAll, SECRET_ARN } from '../values/index.ts';
-import { CAPACITY_FLAVOURS, DEFAULT_CAPACITY_FLAVOUR, type CapacityFlavour } from '../placement/index.ts';
+import { readCapacityFlavour, type CapacityFlavour } from '../placement/index.ts';
 import { readStoreConfig, type StoreConfig } from '../store/index.ts';
 import { ENFORCEMENTS, type Enforcement } from '../api/index.ts';
 import { readStampKeyConfig, type StampKeyConfig } from '../stamp/index.ts';
@@ -71,10 +71,6 @@ function readMaxBodyBytes(env: Environment): number {
     maximum: MAX_BODY_BYTES_LIMIT,
     unit: 'bytes',
   });
-}
-
-function readCapacityFlavour(env: Environment): CapacityFlavour {
-  return choiceSetting(env, 'CAPACITY_FLAVOUR', CAPACITY_FLAVOURS, DEFAULT_CAPACITY_FLAVOUR);
 }
 
 function readEnforcement(env: Environment): Enforcement {

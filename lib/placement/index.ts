@@ -4,6 +4,7 @@ import {
   parseCapacityFlavour,
   parsePlacementPolicies,
   parsePlacementPolicy,
+  readCapacityFlavour,
   workloadKey,
 } from './policy.ts';
 import { createPlacementStep, withRecordedCapacity } from './step.ts';
@@ -15,6 +16,7 @@ export {
   parsePlacementPolicy,
   parsePlacementPolicies,
   parseCapacityFlavour,
+  readCapacityFlavour,
   CAPACITY_FLAVOURS,
   DEFAULT_CAPACITY_FLAVOUR,
   workloadKey,

@@ -1,3 +1,4 @@
+import { choiceSetting, type Environment } from '../config/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
 import { isDns1123Label, isDns1123Subdomain, IssueList, previewInput, readAll } from '../values/index.ts';
 import {
@@ -70,6 +71,11 @@ const CAPACITY_FLAVOUR_NAMES: string = Object.keys(CAPACITY_LABELS).join(', ');
 /** The capacity flavours, as a list for a setting's choices; karpenter is the default (CAPACITY_FLAVOUR). */
 export const CAPACITY_FLAVOURS = Object.keys(CAPACITY_LABELS) as readonly CapacityFlavour[];
 export const DEFAULT_CAPACITY_FLAVOUR: CapacityFlavour = 'karpenter';
+
+/** CAPACITY_FLAVOUR, which the admission function and the sync read alike; throws ConfigurationError naming it. */
+export function readCapacityFlavour(env: Environment): CapacityFlavour {
+  return choiceSetting(env, 'CAPACITY_FLAVOUR', CAPACITY_FLAVOURS, DEFAULT_CAPACITY_FLAVOUR);
+}
 
 /** Checks a capacity flavour name, failing with the accepted names. */
 export function parseCapacityFlavour(value: string): CapacityFlavour {

@@ -1,6 +1,6 @@
 /** Typed reading of the sync function's environment. */
-import { choiceSetting, wholeNumberSetting, type Environment } from '../config/index.ts';
-import { CAPACITY_FLAVOURS, DEFAULT_CAPACITY_FLAVOUR, type CapacityFlavour } from '../placement/index.ts';
+import { wholeNumberSetting, type Environment } from '../config/index.ts';
+import { readCapacityFlavour, type CapacityFlavour } from '../placement/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
 import { readAll } from '../values/index.ts';
 import { readClusterConfig, type ClusterConfig } from '../cluster/index.ts';
@@ -55,7 +55,7 @@ function readSyncConfig(env: Environment): SyncConfig {
       store: () => readStoreConfig(env),
       cluster: () => readClusterConfig(env),
       reportIntervalMinutes: () => readReportIntervalMinutes(env),
-      capacityFlavour: () => choiceSetting(env, 'CAPACITY_FLAVOUR', CAPACITY_FLAVOURS, DEFAULT_CAPACITY_FLAVOUR),
+      capacityFlavour: () => readCapacityFlavour(env),
     },
     ConfigurationError,
   );
