@@ -16,9 +16,11 @@ export const ENFORCEMENT_ANNOTATION = `${PRODUCT_ANNOTATION_PREFIX}enforcement`;
 /** The annotations under PRODUCT_ANNOTATION_PREFIX a PodMutation may carry; any other key under it makes the rule invalid. */
 export const POD_MUTATION_ANNOTATIONS: readonly string[] = [ENFORCEMENT_ANNOTATION];
 
-/** How a rule takes effect, per rule (ENFORCEMENT_ANNOTATION) or for a whole deployment; enforce is the default. */
+/** How a rule takes effect, per rule (ENFORCEMENT_ANNOTATION) or for a whole deployment. */
 export const ENFORCEMENTS = ['enforce', 'audit'] as const;
 export type Enforcement = (typeof ENFORCEMENTS)[number];
+/** A rule without the annotation, and a deployment, a CLI run or a rule test that names none, enforce. */
+export const DEFAULT_ENFORCEMENT: Enforcement = 'enforce';
 
 /** Whether a string is one of ENFORCEMENTS. */
 export function isEnforcement(value: unknown): value is Enforcement {

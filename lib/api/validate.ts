@@ -17,6 +17,7 @@ import { PodMutationSpecSchema, type PodMutationSpec } from './schema.ts';
 import { validateStructure } from './structure.ts';
 import {
   ENFORCEMENT_ANNOTATION,
+  DEFAULT_ENFORCEMENT,
   ENFORCEMENTS,
   isEnforcement,
   POD_MUTATION_ANNOTATIONS,
@@ -52,10 +53,10 @@ function reportedName(resource: unknown): string {
  */
 function readEnforcement(metadata: Record<string, unknown>, issues: IssueSink): Enforcement {
   const { annotations } = metadata;
-  if (annotations === undefined || annotations === null) return 'enforce';
+  if (annotations === undefined || annotations === null) return DEFAULT_ENFORCEMENT;
   if (!isJsonObject(annotations)) {
     issues.add('metadata.annotations', 'must be a map of strings');
-    return 'enforce';
+    return DEFAULT_ENFORCEMENT;
   }
   for (const key of Object.keys(annotations)) {
     if (!key.startsWith(PRODUCT_ANNOTATION_PREFIX) || POD_MUTATION_ANNOTATIONS.includes(key)) continue;
@@ -65,13 +66,13 @@ function readEnforcement(metadata: Record<string, unknown>, issues: IssueSink): 
     );
   }
   const value = annotations[ENFORCEMENT_ANNOTATION];
-  if (value === undefined) return 'enforce';
+  if (value === undefined) return DEFAULT_ENFORCEMENT;
   if (isEnforcement(value)) return value;
   issues.add(
     `metadata.annotations["${ENFORCEMENT_ANNOTATION}"]`,
     `must be ${ENFORCEMENTS.join(' or ')} (got ${previewInput(value)})`,
   );
-  return 'enforce';
+  return DEFAULT_ENFORCEMENT;
 }
 
 /** The verdict on an invalid resource: its name, its generation when it has one, and the issues. */
@@ -109,7 +110,9 @@ export function validatePodMutation(resource: unknown): RuleVerdict {
   } else if (!isDns1123Subdomain(resource.metadata.name)) {
     issues.add('metadata.name', 'must be a lowercase DNS-1123 subdomain of at most 253 characters');
   }
-  const enforcement = isJsonObject(resource.metadata) ? readEnforcement(resource.metadata, issues) : 'enforce';
+  const enforcement = isJsonObject(resource.metadata)
+    ? readEnforcement(resource.metadata, issues)
+    : DEFAULT_ENFORCEMENT;
   const { spec } = resource;
   if (!isJsonObject(spec)) {
     issues.add('spec', 'must be an object');

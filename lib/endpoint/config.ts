@@ -4,7 +4,7 @@ import { ConfigurationError } from '../errors/index.ts';
 import { readAll, SECRET_ARN } from '../values/index.ts';
 import { readCapacityFlavour, type CapacityFlavour } from '../placement/index.ts';
 import { readStoreConfig, type StoreConfig } from '../store/index.ts';
-import { ENFORCEMENTS, type Enforcement } from '../api/index.ts';
+import { DEFAULT_ENFORCEMENT, ENFORCEMENTS, type Enforcement } from '../api/index.ts';
 import { readStampKeyConfig, type StampKeyConfig } from '../stamp/index.ts';
 import { checkedToken, DEFAULT_TOKEN_REFRESH_SECONDS, type TokenSourceConfig } from './token.ts';
 
@@ -74,7 +74,7 @@ function readMaxBodyBytes(env: Environment): number {
 }
 
 function readEnforcement(env: Environment): Enforcement {
-  return choiceSetting(env, 'ENFORCEMENT', ENFORCEMENTS, 'enforce');
+  return choiceSetting(env, 'ENFORCEMENT', ENFORCEMENTS, DEFAULT_ENFORCEMENT);
 }
 
 /**

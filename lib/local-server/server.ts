@@ -5,7 +5,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { describeIssues, type Enforcement } from '../api/index.ts';
+import { DEFAULT_ENFORCEMENT, describeIssues, type Enforcement } from '../api/index.ts';
 import { ConfigurationError, errorLogFields } from '../errors/index.ts';
 import {
   checkedToken,
@@ -266,7 +266,7 @@ async function startLocalServer(options: LocalServerOptions): Promise<LocalServe
       logger,
       metrics: DISCARDED_METRICS,
       maxBodyBytes,
-      enforcement: options.enforcement ?? 'enforce',
+      enforcement: options.enforcement ?? DEFAULT_ENFORCEMENT,
       stamps: createStampSource({ kind: 'literal', key: stampKey }),
     });
     const boundPort = await serveHandler(options, handler, { host, port, maxBodyBytes, logger }, cleanups);

@@ -15,7 +15,13 @@ import {
   type TSchema,
 } from '@sinclair/typebox';
 import { isAbsolute, join, dirname } from 'node:path';
-import { ENFORCEMENTS, PRODUCT_ANNOTATION_PREFIX, validateStructure, type Enforcement } from '../api/index.ts';
+import {
+  DEFAULT_ENFORCEMENT,
+  ENFORCEMENTS,
+  PRODUCT_ANNOTATION_PREFIX,
+  validateStructure,
+  type Enforcement,
+} from '../api/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
 import { CAPACITY_FLAVOURS, DEFAULT_CAPACITY_FLAVOUR, type CapacityFlavour } from '../placement/index.ts';
 import { isDns1123Label, IssueList, previewInput, type JsonObject } from '../values/index.ts';
@@ -263,7 +269,7 @@ export function readRuleTest(document: unknown, file: string): RuleTest {
     rules: (test.rules as string[]).map((path) => besideFile(file, path)),
     placements: test.placements === undefined ? undefined : besideFile(file, test.placements as string),
     capacityFlavour: (test.capacityFlavour as CapacityFlavour | undefined) ?? DEFAULT_CAPACITY_FLAVOUR,
-    enforcement: (test.enforcement as Enforcement | undefined) ?? 'enforce',
+    enforcement: (test.enforcement as Enforcement | undefined) ?? DEFAULT_ENFORCEMENT,
     namespace: (test.namespace as string | undefined) ?? DEFAULT_TEST_NAMESPACE,
     resources: (test.resources as string[]).map((path) => besideFile(file, path)),
     results: (test.results as JsonObject[]).map((item, index) => expectedResult(item, index, file)),

@@ -1,6 +1,6 @@
 /** The `--enforcement enforce|audit` option of serve, review, explain, report and test (the deployment's switch), and how audited matches read. */
 import { Option } from 'commander';
-import { ENFORCEMENTS, isEnforcement, type Enforcement } from '../../api/index.ts';
+import { DEFAULT_ENFORCEMENT, ENFORCEMENTS, isEnforcement, type Enforcement } from '../../api/index.ts';
 import type { AuditedMatch } from '../../engine/index.ts';
 import { MalformedInputError } from '../../errors/index.ts';
 import { previewInput } from '../../values/index.ts';
@@ -12,12 +12,12 @@ export function enforcementOption(): Option {
     "enforce applies matched rules; audit only records them (the deployment's switch)",
   )
     .choices(ENFORCEMENTS)
-    .default('enforce');
+    .default(DEFAULT_ENFORCEMENT);
 }
 
 /** The checked value of `--enforcement` (commander checked the choice; this narrows the type). */
 export function enforcementOf(value: string | undefined): Enforcement {
-  const given = value ?? 'enforce';
+  const given = value ?? DEFAULT_ENFORCEMENT;
   if (!isEnforcement(given))
     throw new MalformedInputError(`--enforcement must be ${ENFORCEMENTS.join(' or ')} (got ${previewInput(given)})`);
   return given;
