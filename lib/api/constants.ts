@@ -19,12 +19,12 @@ export const POD_MUTATION_ANNOTATIONS: readonly string[] = [ENFORCEMENT_ANNOTATI
 /** How a rule takes effect, per rule (ENFORCEMENT_ANNOTATION) or for a whole deployment. */
 export const ENFORCEMENTS = ['enforce', 'audit'] as const;
 export type Enforcement = (typeof ENFORCEMENTS)[number];
-/** A rule without the annotation, and a deployment, a CLI run or a rule test that names none, enforce. */
+/** The enforcement of a rule without the annotation, and of a deployment, CLI run or rule test that names none. */
 export const DEFAULT_ENFORCEMENT: Enforcement = 'enforce';
 
 /** Whether a string is one of ENFORCEMENTS. */
 export function isEnforcement(value: unknown): value is Enforcement {
-  return value === 'enforce' || value === 'audit';
+  return (ENFORCEMENTS as readonly unknown[]).includes(value);
 }
 
 /** Label keys managed by the product's capacity placement; no customer rule may use them. */
