@@ -1,8 +1,10 @@
 /**
  * docs/api.md "Re-applying rules" against the real API server: a bare Pod the webhook mutated, recreated from its own
- * stored form as docs/api.md says (`kubectl get pod -o yaml`, then `kubectl replace --force`), comes back exactly as it
- * was, in the two cases that reviewing the mutated Pod as it arrives could not keep; `podmutation report --kubeconfig`
- * reads both Pods `current` before and after; a copy into another namespace has its stamp refused.
+ * stored form as docs/api.md says (`kubectl get pod -o json`, spec.nodeName deleted, `kubectl replace --force`), comes
+ * back exactly as it was, in the two cases that reviewing the mutated Pod as it arrives could not keep, and in the two
+ * shapes whose stored form is not what the webhook saw (a name generated from generateName, a zone label binding
+ * overwrote); `podmutation report --kubeconfig` reads them `current` before and after, and `pending` once the rules
+ * change; a copy into another namespace has its stamp refused.
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
