@@ -5,7 +5,7 @@
 import { isJsonObject } from '../values/index.ts';
 import type { Pod } from './kubernetes.ts';
 
-/** The annotation the kubelet sets on the mirror Pod of a static Pod (pkg/apis/core/types.go MirrorPodAnnotationKey). */
+/** The annotation the kubelet sets on a static Pod's mirror Pod (MirrorPodAnnotationKey, pkg/apis/core). */
 export const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
 
 // The labels the PodTopologyLabels admission plugin (on by default since Kubernetes 1.35) copies from the Node onto

@@ -376,9 +376,12 @@ function evaluateEveryRule(ruleSet: RuleSet, facts: PodFacts, evaluations: RuleE
 function skipReason(facts: PodFacts): string | undefined {
   if (facts.daemonSetOwned) return 'DaemonSet-owned Pods are not mutated';
   if (facts.mirror)
-    return `mirror Pods (annotation ${MIRROR_ANNOTATION}) are not mutated: the kubelet runs them from a static manifest on their Node`;
+    return `mirror Pods (annotation ${MIRROR_ANNOTATION}) are not mutated: the kubelet runs them from a static manifest`;
   if (facts.nodeName !== '')
-    return 'Pods created bound to a Node (spec.nodeName set) are not mutated: no scheduler reads their node affinity, and the kubelet refuses one whose Node fails it';
+    return (
+      'Pods created bound to a Node (spec.nodeName set) are not mutated: no scheduler reads their node affinity, ' +
+      'and the kubelet refuses one whose Node fails it'
+    );
   return undefined;
 }
 

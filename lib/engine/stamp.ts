@@ -6,10 +6,11 @@
  * The stamp holds the fields the review changed as they arrived and what the API server changes after admission as the
  * author sent it, a name left to generateName and the author's own BINDING_LABELS (`before`), the seed of the managed
  * steps (the request uid of the review that first changed the Pod), a SHA-256 `sum` of everything the stamp vouches
- * for, and an HMAC of that sum under a key only the deployed stack holds (`mac`). The sum covers the namespace and workload, the labels,
- * the scheduling fields and the changed annotations as the review left them, `before` and the seed: any edit of them,
- * or a copy into another namespace or workload, breaks it. A stamp that does not check is dropped and the Pod reviewed
- * as new. Pure: the digest functions come from the adapter layer (lib/stamp), so the engine imports no crypto.
+ * for, and an HMAC of that sum under a key only the deployed stack holds (`mac`). The sum covers the namespace and
+ * workload, the labels, the scheduling fields and the changed annotations as the review left them, `before` and the
+ * seed: any edit of them, or a copy into another namespace or workload, breaks it. A stamp that does not check is
+ * dropped and the Pod reviewed as new. Pure: the digest functions come from the adapter layer (lib/stamp), so the
+ * engine imports no crypto.
  */
 import { PRODUCT_ANNOTATION_PREFIX } from '../api/index.ts';
 import { LimitExceededError, MalformedInputError } from '../errors/index.ts';
