@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import jsonPatch, { type Operation } from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
 import { LIMITS, type NormalizedRule } from '../../lib/api/index.ts';
-import { asRecreated, BINDING_LABELS, compileRuleSet, mutatePod, STAMP_ANNOTATION } from '../../lib/engine/index.ts';
+import { asRecreated, compileRuleSet, mutatePod, STAMP_ANNOTATION } from '../../lib/engine/index.ts';
 import type { Pod } from '../../lib/engine/index.ts';
 import type { NodeAffinity } from '../../lib/scheduling/index.ts';
 import { selectorMatchesNode, termFromKubernetes, type Term } from '../../lib/scheduling/index.ts';
@@ -16,9 +16,9 @@ import {
   randomRule,
   randomRules,
   randomRulesWith,
+  overwritesOwnTopology,
   storedByApiServer,
   withNodeTopology,
-  type BoundNode,
 } from '../support/arbitraries.ts';
 
 const RUNS = { numRuns: 400 };
@@ -36,14 +36,6 @@ function requiredSelector(pod: Pod): readonly Term[] | undefined {
 
 function nodeAffinityOf(pod: Pod): NodeAffinity | undefined {
   return pod.spec?.affinity?.nodeAffinity;
-}
-
-/** True when binding the Pod to the Node gives one of the Pod's own topology labels another value. */
-function overwroteOwnTopology(pod: Pod, node: BoundNode): boolean {
-  const own = pod.metadata?.labels ?? {};
-  return BINDING_LABELS.some(
-    (key) => Object.hasOwn(own, key) && Object.hasOwn(node.labels, key) && own[key] !== node.labels[key],
-  );
 }
 
 describe('engine properties', () => {
@@ -100,7 +92,8 @@ describe('engine properties', () => {
         randomArrival,
         randomRulesWith({ labels: true }),
         fc.integer({ min: 0, max: 100 }),
-        ({ pod, node, boundAtCreation }, rules, spotPercent) => {
+        (arrival, rules, spotPercent) => {
+          const { pod, node, boundAtCreation } = arrival;
           const ruleSet = compileRuleSet(rules);
           const options = {
             stamps: STAMPS,
@@ -119,7 +112,7 @@ describe('engine properties', () => {
           fc.pre(first.decision !== 'denied');
           const stored = storedByApiServer(first.pod, node);
           // The one shape no review can restore: a Pod left unstamped whose own topology label binding overwrote.
-          fc.pre(first.pod.metadata?.annotations?.[STAMP_ANNOTATION] !== undefined || !overwroteOwnTopology(pod, node));
+          fc.pre(first.pod.metadata?.annotations?.[STAMP_ANNOTATION] !== undefined || !overwritesOwnTopology(arrival));
 
           for (const again of [stored, asRecreated(stored)]) {
             const second = mutatePod(again, 'production', ruleSet, { requestUid: 'uid-second' }, options);

@@ -312,6 +312,10 @@ const DEFAULT_NODE: BoundNode = {
 // The suffix the API server's name generator appends to a generateName (five characters of its alphabet).
 const GENERATED_SUFFIX = 'x7k2p';
 
+function isEmptyObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && Object.keys(value).length === 0;
+}
+
 type StoredShape = {
   metadata?: Record<string, unknown> & { labels?: Record<string, string>; generateName?: string; name?: string };
   spec?: Record<string, unknown> & { tolerations?: Record<string, unknown>[]; nodeName?: string };
@@ -350,7 +354,8 @@ export function withNodeTopology<T extends { metadata?: { labels?: Readonly<Reco
 
 /**
  * A Pod as the API server stores it and gives it back (to `kubectl get -o json`, to the report): through JSON, its
- * members in another order (Go's field order), the empty strings of tolerations left out (omitempty), the name generated
+ * members in another order (Go's field order), the empty strings of tolerations and the empty label and annotation maps
+ * left out (omitempty), the name generated
  * from a generateName, the managedFields of its create (unless it has some); then, unless it was created bound, bound
  * by the scheduler to `node` (null: not bound yet): spec.nodeName set and the Node's topology labels over its own.
  */
@@ -362,6 +367,8 @@ export function storedByApiServer(pod: Pod, node: BoundNode | null = DEFAULT_NOD
       Object.fromEntries(Object.entries(item).filter(([, value]) => value !== '')),
     );
   const metadata = { ...stored.metadata };
+  // Go's omitempty: an empty map is not stored.
+  for (const map of ['labels', 'annotations'] as const) if (isEmptyObject(metadata[map])) delete metadata[map];
   if (!metadata.name && metadata.generateName) metadata.name = `${metadata.generateName}${GENERATED_SUFFIX}`;
   metadata.managedFields ??= [creationEntry(stored)];
   const created = { ...stored, metadata };
@@ -409,3 +416,17 @@ export const randomArrival: fc.Arbitrary<Arrival> = fc
     const spec = boundAtCreation ? { ...pod.spec, nodeName: node.name } : pod.spec;
     return { pod: { ...pod, metadata: identified, spec }, node, boundAtCreation };
   });
+
+/**
+ * True when binding the Arrival's Pod after admission gives one of its own topology labels another value: the one
+ * shape whose author no review can see again without a stamp (docs/api.md, *Re-applying rules*).
+ */
+export function overwritesOwnTopology({ pod, node, boundAtCreation }: Arrival): boolean {
+  const own = pod.metadata?.labels ?? {};
+  return (
+    !boundAtCreation &&
+    BINDING_LABELS.some(
+      (key) => Object.hasOwn(own, key) && Object.hasOwn(node.labels, key) && own[key] !== node.labels[key],
+    )
+  );
+}
