@@ -29,7 +29,8 @@ export function summarizeVerdict(verdict: AdmissionVerdict): AdmissionSummary {
   return {
     uid: truncateInput(request.uid),
     namespace: truncateInput(workload?.namespace ?? request.namespace ?? ''),
-    pod: truncateInput(outcome?.facts.displayName || request.name || ''),
+    // The request's name first: a Pod rebuilt from its stamp may have lost its generated name (engine stamp.ts).
+    pod: truncateInput(request.name || outcome?.facts.displayName || ''),
     ...(workload === undefined
       ? {}
       : { workloadKind: truncateInput(workload.kind), workloadName: truncateInput(workload.name) }),

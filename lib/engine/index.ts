@@ -15,6 +15,7 @@ import { compileRuleSet, compileSnapshotRules, type CompiledRule, type RuleSet }
 import type { SchedulingState } from './state.ts';
 import { MAX_ANNOTATION_BYTES, STAMP_ANNOTATION, type StampDigest } from './stamp.ts';
 import type { Workload } from './workload.ts';
+import { asRecreated, BINDING_LABELS, MIRROR_ANNOTATION } from './binding.ts';
 import type { OwnerReference, Pod } from './kubernetes.ts';
 
 export {
@@ -28,6 +29,9 @@ export {
   podFacts,
   STAMP_ANNOTATION,
   MAX_ANNOTATION_BYTES,
+  asRecreated,
+  BINDING_LABELS,
+  MIRROR_ANNOTATION,
 };
 export type {
   AuditedMatch,

@@ -23,6 +23,7 @@ import type { AffinitySelector, CompiledRule, RuleSet } from './compile.ts';
 import { currentNodeAffinity, INITIAL_STATE, podWithState, sameAffinity, type SchedulingState } from './state.ts';
 import { keptAsStored, readStamp, stampPod, type StampDigest, type StampReading, type StampVerdict } from './stamp.ts';
 import type { Workload } from './workload.ts';
+import { MIRROR_ANNOTATION } from './binding.ts';
 
 /** The result of one step: a new state, or a denial when a safety limit would be exceeded. */
 export type StepResult = { readonly state: SchedulingState } | { readonly denied: LimitExceededError };
@@ -366,8 +367,26 @@ function evaluateEveryRule(ruleSet: RuleSet, facts: PodFacts, evaluations: RuleE
   return matched;
 }
 
-/** The outcome for a Pod the engine never mutates. */
-function skippedOutcome(incoming: PodFacts): MutationOutcome {
+/**
+ * Why the engine leaves a Pod alone, or undefined when it does not: a DaemonSet's Pod; a mirror Pod (the API server
+ * refuses the mirror annotation without spec.nodeName: pkg/apis/core/validation ValidatePodSpecificAnnotations); a Pod
+ * bound when it is created, whose node affinity no scheduler reads and whose Node's kubelet refuses it when the Node
+ * fails it (pkg/kubelet/lifecycle/predicate.go generalFilter).
+ */
+function skipReason(facts: PodFacts): string | undefined {
+  if (facts.daemonSetOwned) return 'DaemonSet-owned Pods are not mutated';
+  if (facts.mirror)
+    return `mirror Pods (annotation ${MIRROR_ANNOTATION}) are not mutated: the kubelet runs them from a static manifest`;
+  if (facts.nodeName !== '')
+    return (
+      'Pods created bound to a Node (spec.nodeName set) are not mutated: no scheduler reads their node affinity, ' +
+      'and the kubelet refuses one whose Node fails it'
+    );
+  return undefined;
+}
+
+/** The outcome for a Pod the engine never mutates, and why. */
+function skippedOutcome(incoming: PodFacts, reason: string): MutationOutcome {
   return {
     workload: incoming.workload,
     facts: incoming,
@@ -378,7 +397,7 @@ function skippedOutcome(incoming: PodFacts): MutationOutcome {
     applied: [],
     audited: [],
     evaluations: [],
-    skipReason: 'DaemonSet-owned Pods are not mutated',
+    skipReason: reason,
   };
 }
 
@@ -476,6 +495,7 @@ function stamped(
 ): Pod | LimitExceededError {
   const fields = {
     workload: facts.workload,
+    generateName: facts.generateName,
     labels: facts.labels,
     nodeSelector: state.nodeSelector ?? facts.nodeSelector,
     tolerations: state.tolerations ?? facts.tolerations,
@@ -509,13 +529,15 @@ export function mutatePod(
   const read = (candidate: unknown): PodFacts =>
     podFacts(candidate, namespace, options.source, options.fallbackNamespace);
   const incoming = read(pod);
-  if (incoming.daemonSetOwned) return skippedOutcome(incoming);
+  const skipped = skipReason(incoming);
+  if (skipped !== undefined) return skippedOutcome(incoming, skipped);
   // A Pod the webhook stamped is reviewed as its author sent it, with the draw of its first review.
   const reading = options.stamps === undefined ? undefined : readStamp(incoming, options.stamps, read);
   const facts = reading?.facts ?? incoming;
   const stepContext = reading?.seed === undefined ? context : { ...context, requestUid: reading.seed };
   const base: OutcomeBase = {
-    workload: facts.workload,
+    // The Pod's own: a Pod rebuilt from its stamp may have lost its generated name (stamp.ts preImage).
+    workload: incoming.workload,
     facts,
     pod: incoming.pod,
     patch: [],

@@ -29,6 +29,7 @@ import type { PreferredSchedulingTerm, Toleration } from '../scheduling/index.ts
 import { preferenceFromKubernetes, termFromKubernetes } from '../scheduling/index.ts';
 import type { AffinitySelector } from './compile.ts';
 import { resolveWorkload, type Workload } from './workload.ts';
+import { MIRROR_ANNOTATION } from './binding.ts';
 
 /** What the engine reads of the incoming Pod, every field checked; node affinity is converted on first use only. */
 export interface PodFacts {
@@ -37,6 +38,8 @@ export interface PodFacts {
   readonly workload: Workload;
   /** metadata.name, else generateName ("" when neither is set). */
   readonly displayName: string;
+  /** metadata.generateName ("" when unset). */
+  readonly generateName: string;
   readonly labels: Readonly<Record<string, string>>;
   readonly annotations: Readonly<Record<string, string>>;
   readonly nodeSelector: Readonly<Record<string, string>>;
@@ -44,6 +47,10 @@ export interface PodFacts {
   readonly topologySpreadConstraints: readonly JsonObject[];
   /** True when the controller owner is a DaemonSet. */
   readonly daemonSetOwned: boolean;
+  /** True when the Pod carries the mirror annotation (MIRROR_ANNOTATION). */
+  readonly mirror: boolean;
+  /** spec.nodeName ("" when unset): the Node the Pod is bound to. */
+  readonly nodeName: string;
   /** The required terms on the Pod and the requirements of its widest term, for the runtime limits. */
   readonly rawRequired: { readonly terms: number; readonly widestTerm: number };
   readonly nodeAffinity: AffinitySelector;
@@ -148,6 +155,7 @@ export function podFacts(pod: unknown, namespace: string, path = 'request.object
   const labels = stringMap(metadata?.labels, `${metadataPath}.labels`);
   const annotations = stringMap(metadata?.annotations, `${metadataPath}.annotations`);
   const controller = controllerOf(metadata, metadataPath);
+  const nodeName = optionalString(spec?.nodeName, `${specPath}.nodeName`);
   const nodeSelector = stringMap(spec?.nodeSelector, `${specPath}.nodeSelector`);
   const tolerations = checkTolerations(spec?.tolerations, `${specPath}.tolerations`);
   const topologySpreadConstraints = objectList(
@@ -164,12 +172,15 @@ export function podFacts(pod: unknown, namespace: string, path = 'request.object
     pod: pod,
     workload,
     displayName: name || generateName,
+    generateName,
     labels,
     annotations,
     nodeSelector,
     tolerations,
     topologySpreadConstraints,
     daemonSetOwned: controller?.kind === 'DaemonSet',
+    mirror: Object.hasOwn(annotations, MIRROR_ANNOTATION),
+    nodeName,
     rawRequired: { terms: affinity.required?.length ?? 0, widestTerm: affinity.widestTerm },
     get nodeAffinity(): AffinitySelector {
       nodeAffinity ??= affinitySelector(affinity);

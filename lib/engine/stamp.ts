@@ -3,18 +3,21 @@
  * from its own spec, or copied by a controller) applies the rules to the Pod as its author sent it, with the same
  * draw of the managed steps. Under the same rules that later review reproduces the Pod exactly, so it changes nothing.
  *
- * The stamp holds the fields the review changed as they arrived (`before`), the seed of the managed steps (the request
- * uid of the review that first changed the Pod), a SHA-256 `sum` of everything the stamp vouches for, and an HMAC of
- * that sum under a key only the deployed stack holds (`mac`). The sum covers the namespace and workload, the labels,
- * the scheduling fields and the changed annotations as the review left them, `before` and the seed: any edit of them,
- * or a copy into another namespace or workload, breaks it. A stamp that does not check is dropped and the Pod reviewed
- * as new. Pure: the digest functions come from the adapter layer (lib/stamp), so the engine imports no crypto.
+ * The stamp holds the fields the review changed as they arrived and what the API server changes after admission as the
+ * author sent it, a name left to generateName and the author's own BINDING_LABELS (`before`), the seed of the managed
+ * steps (the request uid of the review that first changed the Pod), a SHA-256 `sum` of everything the stamp vouches
+ * for, and an HMAC of that sum under a key only the deployed stack holds (`mac`). The sum covers the namespace and
+ * workload, the labels, the scheduling fields and the changed annotations as the review left them, `before` and the
+ * seed: any edit of them, or a copy into another namespace or workload, breaks it. A stamp that does not check is
+ * dropped and the Pod reviewed as new. Pure: the digest functions come from the adapter layer (lib/stamp), so the
+ * engine imports no crypto.
  */
 import { PRODUCT_ANNOTATION_PREFIX } from '../api/index.ts';
 import { LimitExceededError, MalformedInputError } from '../errors/index.ts';
 import { jsonEqual } from '../patch/index.ts';
 import { tolerationIdentity } from '../scheduling/index.ts';
 import { canonicalJson, isJsonObject, parseJsonExact, textNestsDeeperThan } from '../values/index.ts';
+import { BINDING_LABELS } from './binding.ts';
 import type { Pod } from './kubernetes.ts';
 import type { PodFacts } from './pod.ts';
 import { withField } from './state.ts';
@@ -36,7 +39,9 @@ export type StampVerdict = 'none' | 'checked' | 'refused';
 /**
  * The fields a review changed, as they arrived: each annotation key's value (null: absent), the whole nodeSelector and
  * node affinity (null: absent), and for tolerations and spread constraints the number of entries the review kept in
- * front of those it appended, or the whole list when it did more than append. A field the review left alone is not listed.
+ * front of those it appended, or the whole list when it did more than append. A field the review left alone is not
+ * listed. Then what the API server changes after admission, as the author sent it: `name: null` when the name was left
+ * to generateName, and the author's own BINDING_LABELS, which binding overwrites; listed only when there is one.
  */
 interface StampRecord {
   readonly annotations?: Readonly<Record<string, string | null>>;
@@ -44,6 +49,8 @@ interface StampRecord {
   readonly tolerations?: unknown;
   readonly nodeAffinity?: unknown;
   readonly topologySpreadConstraints?: unknown;
+  readonly name?: null;
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 /** What a review starts from: the Pod the rules apply to, and what became of the incoming stamp. */
@@ -64,6 +71,8 @@ const RECORD_FIELDS: ReadonlySet<string> = new Set([
   'tolerations',
   'nodeAffinity',
   'topologySpreadConstraints',
+  'name',
+  'labels',
 ]);
 // The lists a review appends to (rules' tolerations, Diversity's spread constraint), recorded as a count when it only appended.
 const LIST_FIELDS = ['tolerations', 'topologySpreadConstraints'] as const;
@@ -73,13 +82,24 @@ export const MAX_ANNOTATION_BYTES = 256 * 1024;
 /** What a stamp's sum covers, as the engine reads a Pod (PodFacts has every field; a review's result is given as the same view). */
 type CoveredFields = Pick<
   PodFacts,
-  'workload' | 'labels' | 'nodeSelector' | 'tolerations' | 'nodeAffinity' | 'topologySpreadConstraints' | 'annotations'
+  | 'workload'
+  | 'generateName'
+  | 'labels'
+  | 'nodeSelector'
+  | 'tolerations'
+  | 'nodeAffinity'
+  | 'topologySpreadConstraints'
+  | 'annotations'
 >;
 
-// The labels the API server copies from the Node onto a Pod when it is bound, after admission (the PodTopologyLabels
-// admission plugin, on by default since Kubernetes 1.35: plugin/pkg/admission/podtopologylabels). A running Pod carries
-// them, its author's did not: the sum leaves them out, and a Pod rebuilt from its stamp is matched without them.
-const BINDING_LABELS: readonly string[] = ['topology.kubernetes.io/zone', 'topology.kubernetes.io/region'];
+/**
+ * The workload as the sum covers it: a bare Pod created with generateName by its generateName, which it has from
+ * admission on, where its name is generated after the webhook (k8s.io/apiserver registry/rest BeforeCreate).
+ */
+function coveredWorkload({ workload, generateName }: CoveredFields): string {
+  const name = workload.kind === 'Pod' && generateName !== '' ? generateName : workload.name;
+  return JSON.stringify([workload.namespace, workload.kind, name]);
+}
 
 /** A string map's entries sorted by key, as JSON, less the keys in `without`. */
 function sortedEntries(map: Readonly<Record<string, string>>, without: readonly string[] = []): string {
@@ -99,7 +119,7 @@ function sortedEntries(map: Readonly<Record<string, string>>, without: readonly 
  * the seed. Identities are what the engine computes anyway, so a review's stamp costs little more than its hashes.
  */
 function coveredText(fields: CoveredFields, record: StampRecord, recordJson: string, seed: string): string {
-  const { workload, nodeAffinity, annotations } = fields;
+  const { nodeAffinity, annotations } = fields;
   const kept = record.topologySpreadConstraints;
   const spread = fields.topologySpreadConstraints;
   // Only the constraints the review appended: the API server merges matchLabelKeys into a Pod's own ones after admission.
@@ -117,7 +137,8 @@ function coveredText(fields: CoveredFields, record: StampRecord, recordJson: str
           .map((key) => [key, annotations[key] ?? null]);
   return [
     `v${STAMP_VERSION}`,
-    JSON.stringify([workload.namespace, workload.kind, workload.name]),
+    coveredWorkload(fields),
+    // Binding may overwrite them (BINDING_LABELS): the author's own are in the record.
     sortedEntries(fields.labels, BINDING_LABELS),
     sortedEntries(fields.nodeSelector),
     // Each identity is a JSON list already: the list of them is written without quoting them again.
@@ -184,6 +205,16 @@ function parseStamp(text: string): ParsedStamp | undefined {
     )
       return undefined;
   }
+  const { name, labels } = before;
+  if (name !== undefined && name !== null) return undefined;
+  if (
+    labels !== undefined &&
+    !(
+      isJsonObject(labels) &&
+      Object.entries(labels).every(([key, value]) => BINDING_LABELS.includes(key) && typeof value === 'string')
+    )
+  )
+    return undefined;
   return { seed, sum, ...(mac === undefined ? {} : { mac }), record: before, recordJson: JSON.stringify(before) };
 }
 
@@ -231,12 +262,17 @@ function preImage(pod: Pod, record: StampRecord): Pod | undefined {
       spec = withField(spec, field, list.slice(0, kept));
     } else if (kept !== undefined) spec = withField(spec, field, kept ?? undefined);
   }
-  const labels = withoutBindingLabels(stripped.metadata?.labels);
-  return {
-    ...stripped,
-    metadata: { ...stripped.metadata, annotations, ...(labels === undefined ? {} : { labels }) },
-    spec,
-  };
+  const metadata: Record<string, unknown> = { ...stripped.metadata, annotations };
+  if (record.name === null) {
+    // The name was generated after admission: only from a generateName, which the Pod still has.
+    if (typeof metadata.generateName !== 'string' || metadata.generateName === '') return undefined;
+    delete metadata.name;
+  }
+  const stored = stripped.metadata?.labels;
+  const labels =
+    record.labels === undefined ? withoutBindingLabels(stored) : { ...withoutBindingLabels(stored), ...record.labels };
+  if (labels !== undefined) metadata.labels = labels;
+  return { ...stripped, metadata, spec };
 }
 
 /**
@@ -315,7 +351,13 @@ function recordOf(before: Pod, after: Pod): StampRecord | undefined {
       record[field] = appended && Array.isArray(oldList) ? prior.length : (oldList ?? null);
     }
   }
-  return Object.keys(record).length === 0 ? undefined : record;
+  if (Object.keys(record).length === 0) return undefined;
+  const metadata = before.metadata;
+  if (!metadata?.name && typeof metadata?.generateName === 'string' && metadata.generateName !== '') record.name = null;
+  const labels = metadata?.labels ?? {};
+  const own = BINDING_LABELS.filter((key) => Object.hasOwn(labels, key));
+  if (own.length > 0) record.labels = Object.fromEntries(own.map((key) => [key, labels[key]]));
+  return record;
 }
 
 /** Bytes of a Pod's annotations as Kubernetes counts them: the UTF-8 of every key and value. */
@@ -380,15 +422,19 @@ export function stampPod(
 
 /**
  * `result`, the review of a Pod rebuilt from its stamp, with what the API server gave the incoming Pod after the review
- * that stamped it: the labels it adds at binding (BINDING_LABELS), and the incoming tolerations when they are the same
- * tolerations in the same order (a rule's toleration written with `value: ""` comes back without it, which is the same
- * toleration, and is not written again). Pure.
+ * that stamped it: its generated name, its labels as binding left them (rules never write labels, and the sum covers
+ * every other), and the incoming tolerations when they are the same tolerations in the same order (a rule's toleration
+ * written with `value: ""` comes back without it, which is the same toleration, and is not written again). Pure.
  */
 export function keptAsStored(incoming: Pod, result: Pod): Pod {
   let kept = result;
-  const labels = incoming.metadata?.labels;
-  if (labels !== undefined && withoutBindingLabels(labels) !== labels)
-    kept = { ...kept, metadata: { ...kept.metadata, labels } };
+  const { name, labels } = incoming.metadata ?? {};
+  if (name !== kept.metadata?.name || labels !== kept.metadata?.labels) {
+    const metadata: Record<string, unknown> = { ...kept.metadata, name, labels };
+    if (name === undefined) delete metadata.name;
+    if (labels === undefined) delete metadata.labels;
+    kept = { ...kept, metadata };
+  }
   const arrived = incoming.spec?.tolerations;
   const sent = kept.spec?.tolerations;
   if (arrived === undefined || sent === undefined || arrived === sent || arrived.length !== sent.length) return kept;

@@ -6,6 +6,7 @@
  */
 import type { Enforcement } from '../api/index.ts';
 import {
+  asRecreated,
   mutatePod,
   podFacts,
   type CompiledRule,
@@ -260,7 +261,10 @@ function addPod(state: ReportState, pod: unknown, path: string): Verdict | undef
   }
   const running = podFacts(pod, identity.namespace, path);
   const fromTemplate = origin.origin === 'template';
-  const candidate = fromTemplate ? asAdmitted(podFromWorkload(origin.workload, origin.options), running) : pod;
+  // A Pod without a template is recreated from its own spec, without what binding it to its Node added.
+  const candidate = fromTemplate
+    ? asAdmitted(podFromWorkload(origin.workload, origin.options), running)
+    : asRecreated(running.pod);
   const source = fromTemplate ? templatePath(origin) : path;
   const outcome = evaluatePod(state, identity, running, candidate, source);
   const tally = tallyOf(state, outcome.workload);

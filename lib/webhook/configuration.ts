@@ -176,6 +176,12 @@ export function renderWebhookConfiguration(options: WebhookConfigurationOptions)
             expression:
               "!has(object.metadata.ownerReferences) || !object.metadata.ownerReferences.exists(ref, has(ref.controller) && ref.controller && ref.kind == 'DaemonSet')",
           },
+          {
+            // Nor are Pods bound to a Node when they are created, mirror Pods among them (the API server refuses the
+            // mirror annotation without spec.nodeName); the engine skips them too, for a configuration without this.
+            name: 'skip-bound-pods',
+            expression: "!has(object.spec.nodeName) || object.spec.nodeName == ''",
+          },
         ],
       },
     ],

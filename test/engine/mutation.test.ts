@@ -299,13 +299,36 @@ describe('processing model', () => {
     expect(outcome.evaluations.map((item) => [item.rule.name, item.outcome])).toEqual([['off', 'disabled']]);
   });
 
-  it('never mutates DaemonSet-owned Pods ("DaemonSet-owned Pods are not mutated")', () => {
+  it.each([
+    ['a DaemonSet-owned Pod', pod({ owner: { kind: 'DaemonSet', name: 'node-exporter' } }), /^DaemonSet-owned Pods/],
+    [
+      'a Pod created bound to a Node (kubectl debug node/…, a custom scheduler)',
+      pod({ name: 'node-debugger-ip-10-0-1-23-x7k2p', nodeName: 'ip-10-0-1-23.eu-west-1.compute.internal' }),
+      /^Pods created bound to a Node \(spec\.nodeName set\) are not mutated: .*kubelet refuses/,
+    ],
+    [
+      'a mirror Pod, owned by its Node',
+      pod({
+        name: 'etcd-ip-10-0-1-23',
+        owner: { kind: 'Node', name: 'ip-10-0-1-23' },
+        annotations: { 'kubernetes.io/config.mirror': '3c0a5a1e5f0b7c9d' },
+        nodeName: 'ip-10-0-1-23',
+      }),
+      /^mirror Pods \(annotation kubernetes\.io\/config\.mirror\) are not mutated/,
+    ],
+  ])('never mutates %s, and says why', (_name, skipped, reason) => {
+    const outcome = run(skipped, rules(rule('r', { mutationAdd: { annotations: { 'example.com/x': 'y' } } })));
+    expect(outcome.decision).toBe('skipped');
+    expect(outcome.skipReason).toMatch(reason);
+    expect(outcome.patch).toEqual([]);
+  });
+
+  it('mutates a Pod whose spec.nodeName is empty: the scheduler binds it', () => {
     const outcome = run(
-      pod({ owner: { kind: 'DaemonSet', name: 'node-exporter' } }),
+      pod({ nodeName: '' }),
       rules(rule('r', { mutationAdd: { annotations: { 'example.com/x': 'y' } } })),
     );
-    expect(outcome.decision).toBe('skipped');
-    expect(outcome.patch).toEqual([]);
+    expect(outcome.decision).toBe('mutated');
   });
 
   it('sets no applied annotation when no rule matched', () => {

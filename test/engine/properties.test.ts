@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import jsonPatch, { type Operation } from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
 import { LIMITS, type NormalizedRule } from '../../lib/api/index.ts';
-import { compileRuleSet, mutatePod } from '../../lib/engine/index.ts';
+import { asRecreated, compileRuleSet, mutatePod, STAMP_ANNOTATION } from '../../lib/engine/index.ts';
 import type { Pod } from '../../lib/engine/index.ts';
 import type { NodeAffinity } from '../../lib/scheduling/index.ts';
 import { selectorMatchesNode, termFromKubernetes, type Term } from '../../lib/scheduling/index.ts';
@@ -10,11 +10,15 @@ import { createPlacementStep } from '../../lib/placement/index.ts';
 import { keyedStamps } from '../../lib/stamp/index.ts';
 import {
   addedAffinity,
+  randomArrival,
   randomNode,
   randomPod,
   randomRule,
   randomRules,
+  randomRulesWith,
+  overwritesOwnTopology,
   storedByApiServer,
+  withNodeTopology,
 } from '../support/arbitraries.ts';
 
 const RUNS = { numRuns: 400 };
@@ -82,31 +86,42 @@ describe('engine properties', () => {
     );
   });
 
-  it('changes nothing on a second review of the Pod it stamped, as the API server stored it, with managed placement and another request', () => {
+  it('changes nothing on a second review of any Pod as the API server stored it, bound or recreated, with managed placement and another request', () => {
     fc.assert(
-      fc.property(randomPod, randomRules, fc.integer({ min: 0, max: 100 }), (pod, rules, spotPercent) => {
-        const ruleSet = compileRuleSet(rules);
-        const options = {
-          stamps: STAMPS,
-          managedSteps: [
-            createPlacementStep({
-              flavour: 'karpenter',
-              policies: [{ namespace: 'production', kind: 'Deployment', name: 'web', mode: 'Diversity', spotPercent }],
-            }),
-          ],
-        };
-        const first = mutatePod(pod, 'production', ruleSet, { requestUid: 'uid-first' }, options);
-        fc.pre(first.decision !== 'denied');
-        const second = mutatePod(
-          storedByApiServer(first.pod),
-          'production',
-          ruleSet,
-          { requestUid: 'uid-second' },
-          options,
-        );
-        expect(second.patch).toEqual([]);
-        expect(second.applied).toEqual(first.applied);
-      }),
+      fc.property(
+        randomArrival,
+        randomRulesWith({ labels: true }),
+        fc.integer({ min: 0, max: 100 }),
+        (arrival, rules, spotPercent) => {
+          const { pod, node, boundAtCreation } = arrival;
+          const ruleSet = compileRuleSet(rules);
+          const options = {
+            stamps: STAMPS,
+            managedSteps: [
+              createPlacementStep({
+                flavour: 'karpenter',
+                policies: [
+                  { namespace: 'production', kind: 'Deployment', name: 'web', mode: 'Diversity', spotPercent },
+                ],
+              }),
+            ],
+          };
+          // PodTopologyLabels runs before the webhook on a Pod created bound.
+          const incoming = boundAtCreation ? withNodeTopology(pod, node) : pod;
+          const first = mutatePod(incoming, 'production', ruleSet, { requestUid: 'uid-first' }, options);
+          fc.pre(first.decision !== 'denied');
+          const stored = storedByApiServer(first.pod, node);
+          // The one shape no review can restore: a Pod left unstamped whose own topology label binding overwrote.
+          fc.pre(first.pod.metadata?.annotations?.[STAMP_ANNOTATION] !== undefined || !overwritesOwnTopology(arrival));
+
+          for (const again of [stored, asRecreated(stored)]) {
+            const second = mutatePod(again, 'production', ruleSet, { requestUid: 'uid-second' }, options);
+            expect(second.patch).toEqual([]);
+            // A Pod bound when it was created is skipped both times; one bound after admission only as it is stored.
+            if (again !== stored || boundAtCreation) expect(second.applied).toEqual(first.applied);
+          }
+        },
+      ),
       // PROPERTY_RUNS=60000 for a soak run; 2,000 keep the suite fast.
       { numRuns: Number(process.env.PROPERTY_RUNS ?? 2000) },
     );

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { NormalizedRule } from '../../lib/api/index.ts';
 import {
+  asRecreated,
   compileRuleSet,
   MAX_ANNOTATION_BYTES,
   mutatePod,
@@ -12,7 +13,15 @@ import {
 } from '../../lib/engine/index.ts';
 import { createPlacementStep } from '../../lib/placement/index.ts';
 import { KEYLESS_STAMPS, keyedStamps } from '../../lib/stamp/index.ts';
-import { randomPod, randomRules, storedByApiServer } from '../support/arbitraries.ts';
+import {
+  randomArrival,
+  randomPod,
+  randomRules,
+  randomRulesWith,
+  storedByApiServer,
+  withNodeTopology,
+  type BoundNode,
+} from '../support/arbitraries.ts';
 import { pod, preferred, req, required, rule, rules, termOf } from '../support/builders.ts';
 
 const STAMPS = keyedStamps('engine-stamp-test-key-0123456789abcdefghij');
@@ -28,9 +37,9 @@ function review(
   return mutatePod(incoming, namespace, ruleSet, { requestUid }, options);
 }
 
-/** The Pod the first review sent, as the API server stored it: what a recreation from its own spec sends again. */
+/** The Pod the first review sent, as the API server stored it, recreated from its own spec: what a recreation sends again. */
 function firstReviewed(incoming: Pod, ruleSet: RuleSet, options: MutationOptions = WITH_STAMPS): Pod {
-  return storedByApiServer(review(incoming, ruleSet, options, 'uid-first').pod);
+  return asRecreated(storedByApiServer(review(incoming, ruleSet, options, 'uid-first').pod));
 }
 
 function stampOf(stamped: Pod): Record<string, unknown> {
@@ -41,8 +50,8 @@ function stampOf(stamped: Pod): Record<string, unknown> {
  * A Pod as stored, its stamp read: what it records and its seed, in any member order (the sum and MAC are of its
  * bytes, which follow the member order of the Pod it was taken from).
  */
-function comparable(target: Pod): unknown {
-  const stored = storedByApiServer(target);
+function comparable(target: Pod, node?: BoundNode): unknown {
+  const stored = storedByApiServer(target, node);
   const text = stored.metadata?.annotations?.[STAMP_ANNOTATION];
   if (text === undefined) return stored;
   const stamp = JSON.parse(text) as Record<string, unknown>;
@@ -64,6 +73,19 @@ function withAnnotation(target: Pod, key: string, value: string | undefined): Po
 function withoutStamp(target: Pod): Pod {
   return withAnnotation(target, STAMP_ANNOTATION, undefined);
 }
+
+/** A stored Pod as `kubectl get -o yaml` prints it (no managedFields), with spec.nodeName deleted to recreate it. */
+function fromGetYaml(stored: Pod): Pod {
+  const metadata = { ...stored.metadata };
+  delete metadata.managedFields;
+  const spec = { ...stored.spec };
+  delete spec.nodeName;
+  return { ...stored, metadata, spec };
+}
+
+// A bare Pod its author names by generateName, as `kubectl create` of a Job-less batch or a debug shell sends it.
+const BARE_GENERATED = pod({ generateName: 'debug-shell-', owner: null, labels: { app: 'debug' } });
+const NODE_IN_ZONE_A = { name: 'node-a', labels: { 'topology.kubernetes.io/zone': 'a' } };
 
 /**
  * The cases in which a second review used to change the Pod (docs/api.md, "Re-applying rules", lists the first three),
@@ -164,15 +186,21 @@ describe('a second review of a Pod the webhook stamped', () => {
         }),
       ],
     };
+    const someRules = randomRulesWith({ labels: true });
     fc.assert(
-      fc.property(randomPod, randomRules, randomRules, (incoming, before, after) => {
+      fc.property(randomArrival, someRules, someRules, (arrival, before, after) => {
+        const { pod: sent, node, boundAtCreation } = arrival;
+        // PodTopologyLabels runs before the webhook on a Pod created bound.
+        const incoming = boundAtCreation ? withNodeTopology(sent, node) : sent;
         const first = review(incoming, compileRuleSet(before), placement, 'uid-first');
         fc.pre(first.decision !== 'denied');
-        const again = review(storedByApiServer(first.pod), compileRuleSet(after), placement);
+        // Only a stamp says how the author sent the Pod, and which draw its first review made.
+        fc.pre(first.pod.metadata?.annotations?.[STAMP_ANNOTATION] !== undefined);
+        const again = review(asRecreated(storedByApiServer(first.pod, node)), compileRuleSet(after), placement);
         const fresh = review(incoming, compileRuleSet(after), placement, 'uid-first');
 
         expect(again.decision === 'denied').toBe(fresh.decision === 'denied');
-        if (fresh.decision !== 'denied') expect(comparable(again.pod)).toEqual(comparable(fresh.pod));
+        if (fresh.decision !== 'denied') expect(comparable(again.pod, node)).toEqual(comparable(fresh.pod, node));
       }),
       { numRuns: 500 },
     );
@@ -186,11 +214,64 @@ describe('a second review of a Pod the webhook stamped', () => {
         mutationAdd: { annotations: { 'example.com/zone': 'a' } },
       }),
     );
-    const running = firstReviewed(pod(), ruleSet);
+    // Recreated from `kubectl get -o yaml`, which prints no managedFields: the labels binding added are sent back.
+    const running = fromGetYaml(storedByApiServer(review(pod(), ruleSet, WITH_STAMPS, 'uid-first').pod));
     const again = review(running, ruleSet);
 
     expect(running.metadata?.labels).toMatchObject({ 'topology.kubernetes.io/zone': 'eu-west-1a' });
     expect(again.stamp).toBe('checked');
+    expect(again.applied).toEqual(['pin-merged']);
+    expect(again.patch).toEqual([]);
+  });
+
+  it("matches the Pod with its author's own topology labels, which binding overwrote, and keeps the Node's", () => {
+    const ruleSet = rules(
+      rule('zone-b-to-merged', {
+        workloadSelector: { labelSelector: { matchLabels: { 'topology.kubernetes.io/zone': 'b' } } },
+        mutationAdd: { nodeSelector: { 'example.com/node-pool': 'merged' } },
+      }),
+    );
+    const authored = pod({
+      labels: { app: 'web', 'pod-template-hash': '5d8f7c9b4', 'topology.kubernetes.io/zone': 'b' },
+    });
+    const first = review(authored, ruleSet, WITH_STAMPS, 'uid-first');
+    const running = asRecreated(storedByApiServer(first.pod, NODE_IN_ZONE_A));
+    const again = review(running, ruleSet);
+
+    expect(stampOf(first.pod).before).toMatchObject({ labels: { 'topology.kubernetes.io/zone': 'b' } });
+    expect(running.metadata?.labels?.['topology.kubernetes.io/zone']).toBe('a');
+    expect(again.stamp).toBe('checked');
+    expect(again.applied).toEqual(['zone-b-to-merged']);
+    expect(again.patch).toEqual([]);
+  });
+
+  it('checks the stamp of a bare Pod created with generateName, whose name the API server generates after admission', () => {
+    const ruleSet = rules(rule('pin-merged', { mutationAdd: { nodeSelector: { 'example.com/node-pool': 'merged' } } }));
+    const first = review(BARE_GENERATED, ruleSet, WITH_STAMPS, 'uid-first');
+    const running = asRecreated(storedByApiServer(first.pod));
+    const again = review(running, ruleSet);
+
+    expect(stampOf(first.pod).before).toMatchObject({ name: null });
+    expect(running.metadata?.name).toMatch(/^debug-shell-.{5}$/);
+    expect(again.stamp).toBe('checked');
+    expect(again.workload).toEqual({ kind: 'Pod', name: running.metadata?.name, namespace: 'production' });
+    expect(again.patch).toEqual([]);
+  });
+
+  it('matches a bare Pod created with generateName as its author sent it: a rule naming its generated name never applies', () => {
+    const ruleSet = rules(
+      rule('pin-merged', { mutationAdd: { nodeSelector: { 'example.com/node-pool': 'merged' } } }),
+      rule('by-generated-name', {
+        workloadSelector: { names: ['debug-shell-x7k2p'] },
+        mutationAdd: { annotations: { 'example.com/named': 'yes' } },
+      }),
+    );
+    const first = review(BARE_GENERATED, ruleSet, WITH_STAMPS, 'uid-first');
+    const running = asRecreated(storedByApiServer(first.pod));
+    const again = review(running, ruleSet);
+
+    expect(running.metadata?.name).toBe('debug-shell-x7k2p');
+    expect(first.applied).toEqual(['pin-merged']);
     expect(again.applied).toEqual(['pin-merged']);
     expect(again.patch).toEqual([]);
   });
@@ -284,7 +365,7 @@ describe('a stamped Pod that the webhook did not send as it is', () => {
         const ruleSet = compileRuleSet(generated);
         const first = review(incoming, ruleSet, WITH_STAMPS, 'uid-first');
         fc.pre(first.pod.metadata?.annotations?.[STAMP_ANNOTATION] !== undefined);
-        const edited = edit(storedByApiServer(first.pod));
+        const edited = edit(asRecreated(storedByApiServer(first.pod)));
         const again = review(edited, ruleSet, WITH_STAMPS, 'uid-second', namespace);
 
         expect(again.stamp).toBe('refused');

@@ -188,12 +188,29 @@ describe('webhookConfigurationYaml', () => {
   });
 });
 
-describe('the DaemonSet match condition', () => {
-  const [condition] = webhookOf().matchConditions;
+/** Evaluates the named match condition as the API server does, with object, oldObject and request bound. */
+function conditionFor(name: string, pod: object): unknown {
+  const condition = webhookOf().matchConditions.find((entry) => entry.name === name);
+  if (condition === undefined) throw new Error(`no match condition ${name}`);
+  const request = {
+    uid: '0f7a',
+    kind: { group: '', version: 'v1', kind: 'Pod' },
+    operation: 'CREATE',
+    namespace: 'production',
+    object: pod,
+  };
+  const outcome = evaluateCel(condition.expression, {
+    object: toCelInput(pod),
+    oldObject: null,
+    request: toCelInput(request),
+  });
+  if (!outcome.ok) throw new Error(outcome.error);
+  return outcome.value;
+}
 
-  /** Evaluates the condition as the API server does, with object, oldObject and request bound. */
+describe('the DaemonSet match condition', () => {
   function calledFor(ownerReferences?: readonly object[]): unknown {
-    const pod = {
+    return conditionFor('skip-daemonset-pods', {
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: {
@@ -202,21 +219,7 @@ describe('the DaemonSet match condition', () => {
         ...(ownerReferences === undefined ? {} : { ownerReferences }),
       },
       spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] },
-    };
-    const request = {
-      uid: '0f7a',
-      kind: { group: '', version: 'v1', kind: 'Pod' },
-      operation: 'CREATE',
-      namespace: 'production',
-      object: pod,
-    };
-    const outcome = evaluateCel(condition!.expression, {
-      object: toCelInput(pod),
-      oldObject: null,
-      request: toCelInput(request),
     });
-    if (!outcome.ok) throw new Error(outcome.error);
-    return outcome.value;
   }
 
   const owner = (kind: string, controller?: boolean) => ({
@@ -245,5 +248,31 @@ describe('the DaemonSet match condition', () => {
 
   it('is true for a DaemonSet reference that does not say whether it is the controller', () => {
     expect(calledFor([owner('DaemonSet')])).toBe(true);
+  });
+});
+
+describe('the bound-Pod match condition', () => {
+  function calledFor(spec: object, annotations?: Record<string, string>): unknown {
+    return conditionFor('skip-bound-pods', {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web', namespace: 'production', ...(annotations === undefined ? {} : { annotations }) },
+      spec: { containers: [{ name: 'web', image: 'nginx:1.27' }], ...spec },
+    });
+  }
+
+  it('is false for a Pod created with spec.nodeName, so the webhook is not called', () => {
+    expect(calledFor({ nodeName: 'ip-10-0-1-23.eu-west-1.compute.internal' })).toBe(false);
+  });
+
+  it('is false for a mirror Pod, which the API server admits only with spec.nodeName', () => {
+    expect(calledFor({ nodeName: 'node-1' }, { 'kubernetes.io/config.mirror': '3c0a5a1e' })).toBe(false);
+  });
+
+  it.each([
+    ['without spec.nodeName', {}],
+    ['with an empty spec.nodeName', { nodeName: '' }],
+  ])('is true for a Pod %s, which the scheduler binds', (_name, spec) => {
+    expect(calledFor(spec)).toBe(true);
   });
 });

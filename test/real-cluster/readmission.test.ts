@@ -1,9 +1,12 @@
 /**
  * docs/api.md "Re-applying rules" against the real API server: a bare Pod the webhook mutated, recreated from its own
- * stored form as docs/api.md says (`kubectl get pod -o yaml`, then `kubectl replace --force`), comes back exactly as it
- * was, in the two cases that reviewing the mutated Pod as it arrives could not keep; `podmutation report --kubeconfig`
- * reads both Pods `current` before and after; a copy into another namespace has its stamp refused.
+ * stored form as docs/api.md says (`kubectl get pod -o json`, spec.nodeName deleted, `kubectl replace --force`), comes
+ * back exactly as it was, in the two cases that reviewing the mutated Pod as it arrives could not keep, and in the two
+ * shapes whose stored form is not what the webhook saw (a name generated from generateName, a zone label binding
+ * overwrote); `podmutation report --kubeconfig` reads them `current` before and after, and `pending` once the rules
+ * change; a copy into another namespace has its stamp refused.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APPLIED_ANNOTATION } from '../../lib/api/index.ts';
 import { STAMP_ANNOTATION } from '../../lib/engine/index.ts';
@@ -11,6 +14,7 @@ import type { MigrationReport } from '../../lib/report/index.ts';
 import { runPodmutation } from '../support/cli.ts';
 import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
+import { waitFor } from './processes.ts';
 import { useControlPlane } from './use-control-plane.ts';
 import { registerWebhook, ruleFolder, serveWebhook, type ServedWebhook } from './webhook.ts';
 
@@ -20,7 +24,7 @@ const NAMESPACE = 'readmission';
 const COPIES = 'readmission-copies';
 
 type Pod = {
-  metadata: { name: string; uid: string; annotations?: Record<string, string> };
+  metadata: { name: string; uid: string; annotations?: Record<string, string>; labels?: Record<string, string> };
   spec: { affinity?: Json; tolerations?: Json[]; nodeName?: string };
 };
 
@@ -130,16 +134,21 @@ function scheduling(pod: Pod): Json {
   };
 }
 
-/** docs/api.md "Re-applying rules": `kubectl get pod -o yaml`, then `kubectl replace --force` of what it printed. */
-async function recreateFromOwnSpec(plane: ControlPlane, name: string): Promise<Pod> {
-  const stored = await kubectlOk(plane, ['get', 'pod', name, '-n', NAMESPACE, '-o', 'yaml']);
-  await kubectlOk(plane, ['replace', '--force', '-f', '-'], stored);
-  return podAt(plane, NAMESPACE, name);
+/**
+ * docs/api.md "Re-applying rules": `kubectl get pod -o json`, spec.nodeName deleted (a Pod sent bound is left alone),
+ * then `kubectl replace --force` of the rest.
+ */
+async function recreateFromOwnSpec(plane: ControlPlane, name: string, namespace = NAMESPACE): Promise<Pod> {
+  const stored = JSON.parse(await kubectlOk(plane, ['get', 'pod', name, '-n', namespace, '-o', 'json'])) as Pod;
+  delete stored.spec.nodeName;
+  await kubectlOk(plane, ['replace', '--force', '-f', '-'], JSON.stringify(stored));
+  return podAt(plane, namespace, name);
 }
 
 async function reportOf(
   plane: ControlPlane,
   rules: string,
+  namespace = NAMESPACE,
 ): Promise<{ readonly code: number | null; readonly result: MigrationReport }> {
   const run = await runPodmutation([
     'report',
@@ -148,7 +157,7 @@ async function reportOf(
     '--rules',
     rules,
     '-n',
-    NAMESPACE,
+    namespace,
     '-o',
     'json',
   ]);
@@ -233,5 +242,158 @@ describe('a bare Pod the webhook mutated, recreated from its own spec', () => {
       },
     ]);
     expect(stored.metadata.annotations?.[STAMP_ANNOTATION]).not.toBe(metadata.annotations?.[STAMP_ANNOTATION]);
+  });
+});
+
+// The two shapes whose stored form is not what the webhook saw: a bare Pod named by generateName (the name is
+// generated after admission: k8s.io/apiserver registry/rest BeforeCreate), and a Pod whose author set its zone label,
+// which binding overwrites with its Node's (plugin/pkg/admission/podtopologylabels). The author's zone is one no test
+// Node is in (test/real-cluster/nodes.ts), so binding always overwrites it.
+const SHAPES = 'readmission-shapes';
+const AUTHOR_ZONE = 'eu-west-1c';
+const ZONE = 'topology.kubernetes.io/zone';
+const LEGACY_PREFERENCE = { weight: 1, preference: { matchExpressions: [expression(ZONE, 'b')] } };
+
+/**
+ * prefer-zone-a as in RULES, for the Pods of SHAPES: it removes the zone key, so that reviewing the mutated Pod as it is
+ * changes it; zoned-by-author, selected by its author's zone, pins them to the merged pool. `changed` is the same rules
+ * after an edit: prefer-zone-a now selects the Pods by the preference they were sent with, which the rule itself
+ * removed, so only a review of the Pod as its author sent it sees it, and adds its preference with another weight.
+ */
+function shapeRules(changed: boolean) {
+  return [
+    {
+      name: 'prefer-zone-a',
+      spec: {
+        enable: true,
+        workloadSelector: {
+          namespaces: [SHAPES],
+          labelSelector: { matchLabels: { app: 'generated' } },
+          ...(changed
+            ? { nodeAffinityMatch: { preferredDuringSchedulingIgnoredDuringExecution: [LEGACY_PREFERENCE] } }
+            : {}),
+        },
+        mutationRemove: { nodeAffinity: { keys: [ZONE] } },
+        mutationAdd: {
+          nodeAffinity: {
+            preferredDuringSchedulingIgnoredDuringExecution: [
+              {
+                weight: changed ? 20 : 10,
+                preference: { matchExpressions: [expression(ZONE, 'a'), expression('example.com/tier', 'web')] },
+              },
+            ],
+          },
+        },
+      },
+    },
+    {
+      name: 'zoned-by-author',
+      spec: {
+        enable: true,
+        workloadSelector: { namespaces: [SHAPES], labelSelector: { matchLabels: { [ZONE]: AUTHOR_ZONE } } },
+        mutationAdd: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [
+                { matchExpressions: [expression('example.com/node-pool', changed ? 'legacy' : 'merged')] },
+              ],
+            },
+          },
+        },
+      },
+    },
+  ];
+}
+
+const GENERATED = {
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { generateName: 'generated-', namespace: SHAPES, labels: { app: 'generated' } },
+  spec: {
+    containers: [{ name: 'app', image: 'registry.example.com/generated:1' }],
+    affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [LEGACY_PREFERENCE] } },
+  },
+};
+const ZONED_BY_AUTHOR = {
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: 'zoned-by-author', namespace: SHAPES, labels: { app: 'zoned-by-author', [ZONE]: AUTHOR_ZONE } },
+  spec: { containers: [{ name: 'app', image: 'registry.example.com/zoned:1' }] },
+};
+
+/** The admission log lines of the webhook about the Pod of that name, parsed. */
+function admissionsOf(webhook: ServedWebhook, name: string): { stamp?: string; patchOperations: number }[] {
+  return readFileSync(webhook.process.logFile, 'utf8')
+    .split('\n')
+    .filter((line) => line.includes(`"pod":"${name}"`))
+    .map((line) => JSON.parse(line) as { stamp?: string; patchOperations: number });
+}
+
+describe('a Pod whose stored form is not what the webhook saw, recreated from its own spec', () => {
+  let webhook: ServedWebhook;
+  let rules: string;
+  const first: Record<string, Pod> = {};
+
+  beforeAll(async () => {
+    const plane = cluster();
+    rules = await ruleFolder(plane, shapeRules(false));
+    webhook = await serveWebhook(plane, { rules: [rules] });
+    await registerWebhook(plane, webhook);
+    await plane.ensureNamespace(SHAPES);
+    for (const [shape, pod] of [
+      ['generated', GENERATED],
+      ['zoned-by-author', ZONED_BY_AUTHOR],
+    ] as const) {
+      const created = await plane.admin.json<Pod>('POST', `/api/v1/namespaces/${SHAPES}/pods`, { body: pod });
+      // Bound, with the Node's zone over the author's.
+      first[shape] = await waitFor(`the scheduler to bind ${created.metadata.name}`, async () => {
+        const found = await podAt(plane, SHAPES, created.metadata.name);
+        return found.spec.nodeName === undefined ? undefined : found;
+      });
+    }
+  });
+  afterAll(async () => webhook?.stop());
+
+  it('is stored under a name the webhook did not see, or with a zone its author did not send', () => {
+    expect(first.generated!.metadata.name).toMatch(/^generated-[a-z0-9]{5}$/);
+    expect(first['zoned-by-author']!.metadata.labels?.[ZONE]).toMatch(/^eu-west-1[ab]$/);
+    expect(first.generated!.metadata.annotations?.[APPLIED_ANNOTATION]).toBe('prefer-zone-a');
+    expect(first['zoned-by-author']!.metadata.annotations?.[APPLIED_ANNOTATION]).toBe('zoned-by-author');
+  });
+
+  it('is read current by the report under the rules that admitted it', async () => {
+    const { code, result } = await reportOf(cluster(), rules, SHAPES);
+
+    expect(result.totals).toEqual({ pods: 2, unaffected: 0, current: 2, pending: 0, denied: 0 });
+    expect(code).toBe(0);
+  });
+
+  it('is read pending by the report once its rules change', async () => {
+    const changed = await ruleFolder(cluster(), shapeRules(true));
+    const { result } = await reportOf(cluster(), changed, SHAPES);
+
+    expect(result.totals).toEqual({ pods: 2, unaffected: 0, current: 0, pending: 2, denied: 0 });
+  });
+
+  it.each(['generated', 'zoned-by-author'])(
+    'comes back exactly as it was stored (%s): the webhook checks its stamp and sends no patch',
+    async (shape) => {
+      const stored = first[shape]!;
+      const recreated = await recreateFromOwnSpec(cluster(), stored.metadata.name, SHAPES);
+
+      expect(recreated.metadata.uid).not.toBe(stored.metadata.uid);
+      expect(scheduling(recreated)).toEqual(scheduling(stored));
+      expect(admissionsOf(webhook, stored.metadata.name).at(-1)).toMatchObject({
+        stamp: 'checked',
+        patchOperations: 0,
+      });
+    },
+  );
+
+  it('is still read current by the report once recreated', async () => {
+    const { code, result } = await reportOf(cluster(), rules, SHAPES);
+
+    expect(result.totals).toEqual({ pods: 2, unaffected: 0, current: 2, pending: 0, denied: 0 });
+    expect(code).toBe(0);
   });
 });

@@ -4,7 +4,15 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compileRuleSet, mutatePod, STAMP_ANNOTATION, type Pod, type RuleSet } from '../../lib/engine/index.ts';
+import { APPLIED_ANNOTATION } from '../../lib/api/index.ts';
+import {
+  asRecreated,
+  compileRuleSet,
+  mutatePod,
+  STAMP_ANNOTATION,
+  type Pod,
+  type RuleSet,
+} from '../../lib/engine/index.ts';
 import { createReport, type ReportOptions, type Verdict } from '../../lib/report/index.ts';
 import { KEYLESS_STAMPS, keyedStamps } from '../../lib/stamp/index.ts';
 import { randomPod, randomRules, storedByApiServer } from '../support/arbitraries.ts';
@@ -40,11 +48,16 @@ function admitted(spec: Pod, ruleSet: RuleSet, requestUid: string): Pod {
   };
 }
 
-/** The Pod recreated from the running Pod's own spec, as `kubectl get -o yaml` then `kubectl replace --force` do it. */
+/**
+ * The Pod recreated from the running Pod's own spec, as docs/api.md *Re-applying rules* does it (`kubectl get -o json`,
+ * spec.nodeName deleted, `kubectl replace --force`): without its uid, status, managedFields and binding.
+ */
 function recreated(running: Pod, ruleSet: RuleSet, requestUid: string): Pod {
-  const metadata = { ...running.metadata };
+  const unbound = asRecreated(running);
+  const metadata = { ...unbound.metadata };
   delete metadata.uid;
-  const spec: Record<string, unknown> = { ...running, metadata };
+  delete metadata.managedFields;
+  const spec: Record<string, unknown> = { ...unbound, metadata };
   delete spec.status;
   return admitted(spec, ruleSet, requestUid);
 }
@@ -114,5 +127,73 @@ describe('the report of a Pod recreated from its own spec', () => {
       }),
       { numRuns: Number(process.env.PROPERTY_RUNS ?? 300) },
     );
+  });
+});
+
+/** A rule that pins every Pod to the merged pool. */
+const PIN_MERGED = rules(rule('pin-merged', { mutationAdd: { nodeSelector: { 'example.com/node-pool': 'merged' } } }));
+
+describe('the report of a bare Pod and its binding', () => {
+  it('reads a Pod the scheduler bound as its recreation, which sends no spec.nodeName: current, then pending once the rule changes', () => {
+    const running = admitted(pod({ name: 'web-abcde' }), PIN_MERGED, 'admission-1');
+    const changed = rules(rule('pin-merged', { mutationAdd: { nodeSelector: { 'example.com/node-pool': 'spot' } } }));
+
+    expect(running.spec?.nodeName).toBeDefined();
+    expect(verdictOf(running, PIN_MERGED)).toBe('current');
+    expect(verdictOf(running, changed)).toBe('pending');
+  });
+
+  it('reads a Pod created bound to its Node (its managedFields own spec.nodeName) unaffected, as admission leaves it', () => {
+    const running = admitted(pod({ name: 'node-debugger', nodeName: 'ip-10-0-1-23' }), PIN_MERGED, 'admission-1');
+
+    expect(running.metadata?.annotations?.[APPLIED_ANNOTATION]).toBeUndefined();
+    expect(verdictOf(running, PIN_MERGED)).toBe('unaffected');
+  });
+
+  it('reads a mirror Pod unaffected, whatever its managedFields say', () => {
+    const mirror = pod({
+      name: 'etcd-ip-10-0-1-23',
+      owner: { kind: 'Node', name: 'ip-10-0-1-23' },
+      annotations: { 'kubernetes.io/config.mirror': '3c0a5a1e' },
+      nodeName: 'ip-10-0-1-23',
+    });
+    const running = { ...mirror, status: { phase: 'Running' } };
+
+    expect(verdictOf(running, PIN_MERGED)).toBe('unaffected');
+  });
+
+  it('reads a Pod without the topology labels its binding added, which no manager of it owns', () => {
+    const zoned = rules(
+      rule('zoned-to-merged', {
+        workloadSelector: {
+          labelSelector: { matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'Exists' }] },
+        },
+        mutationAdd: { nodeSelector: { 'example.com/node-pool': 'merged' } },
+      }),
+    );
+    const running = admitted(pod({ name: 'web-abcde', labels: { app: 'web' } }), zoned, 'admission-1');
+
+    expect(running.metadata?.labels?.['topology.kubernetes.io/zone']).toBe('eu-west-1a');
+    expect(verdictOf(running, zoned)).toBe('unaffected');
+  });
+
+  it('reads a bare Pod created with generateName current under its rules, and pending once they change', () => {
+    const generated = pod({ generateName: 'debug-shell-', owner: null, labels: { app: 'debug' } });
+    const running = admitted(generated, PREFER_ZONE_A, 'admission-1');
+    const changed = rules(
+      rule('prefer-zone-a', {
+        mutationAdd: {
+          nodeAffinity: {
+            preferredDuringSchedulingIgnoredDuringExecution: [
+              preferred(20, req('topology.kubernetes.io/zone', 'In', 'a')),
+            ],
+          },
+        },
+      }),
+    );
+
+    expect(running.metadata?.name).toMatch(/^debug-shell-/);
+    expect(verdictOf(running, PREFER_ZONE_A)).toBe('current');
+    expect(verdictOf(running, changed)).toBe('pending');
   });
 });

@@ -61,7 +61,9 @@ interface PodOptions {
   readonly generateName?: string;
   readonly labels?: Record<string, string>;
   readonly annotations?: Record<string, string>;
-  readonly owner?: { kind: string; name: string; controller?: boolean };
+  /** The controller owner; null for none (a bare Pod created with generateName). */
+  readonly owner?: { kind: string; name: string; controller?: boolean } | null;
+  readonly nodeName?: string;
   readonly required?: NodeSelectorTerm[];
   readonly preferred?: PreferredSchedulingTerm[];
   readonly nodeSelector?: Record<string, string>;
@@ -84,7 +86,9 @@ export function pod(options: PodOptions = {}): Pod {
   if (options.labels !== undefined) metadata.labels = options.labels;
   if (options.annotations !== undefined) metadata.annotations = options.annotations;
   const owner =
-    options.owner ?? (options.name === undefined ? { kind: 'ReplicaSet', name: 'web-5d8f7c9b4' } : undefined);
+    options.owner === null
+      ? undefined
+      : (options.owner ?? (options.name === undefined ? { kind: 'ReplicaSet', name: 'web-5d8f7c9b4' } : undefined));
   if (owner !== undefined) {
     metadata.ownerReferences = [
       {
@@ -102,6 +106,7 @@ export function pod(options: PodOptions = {}): Pod {
   if (Object.keys(affinity).length > 0) spec.affinity = affinity;
   if (options.nodeSelector !== undefined) spec.nodeSelector = options.nodeSelector;
   if (options.tolerations !== undefined) spec.tolerations = options.tolerations;
+  if (options.nodeName !== undefined) spec.nodeName = options.nodeName;
   return { apiVersion: 'v1', kind: 'Pod', metadata, spec };
 }
 
