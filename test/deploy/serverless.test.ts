@@ -62,36 +62,18 @@ import {
   type PolicyDocument,
   type Template,
 } from './template.ts';
+import {
+  ALARM_TOPIC_ARN,
+  CLUSTER_NAME,
+  EKS_PARAMS,
+  KUBECONFIG_PARAMS,
+  KUBECONFIG_SECRET_ARN,
+  SECURITY_GROUP_IDS,
+  SUBNET_IDS,
+  TUNED_PARAMS,
+  VPC_PARAMS,
+} from './parameter-sets.ts';
 
-const CLUSTER_NAME = 'ci-cluster';
-const KUBECONFIG_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:podmutation/kubeconfig-AbCdEf';
-const ALARM_TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:podmutation-alarms';
-const EKS_PARAMS = { clusterName: CLUSTER_NAME };
-const SUBNET_IDS = ['subnet-0a1b2c3d4e5f60718', 'subnet-0a1b2c3d4e5f60719'];
-const SECURITY_GROUP_IDS = ['sg-0a1b2c3d4e5f6071a'];
-// A cluster with a private endpoint, whose access entries are managed outside the stack.
-const VPC_PARAMS = {
-  clusterName: CLUSTER_NAME,
-  subnetIds: SUBNET_IDS.join(','),
-  securityGroupIds: ` ${SECURITY_GROUP_IDS.join(', ')}`,
-  createAccessEntry: 'false',
-};
-const KUBECONFIG_PARAMS = {
-  clusterName: CLUSTER_NAME,
-  kubeconfigSecretArn: KUBECONFIG_SECRET_ARN,
-  logRetentionInDays: '7',
-  alarmTopicArn: ALARM_TOPIC_ARN,
-};
-const TUNED_PARAMS = {
-  clusterName: CLUSTER_NAME,
-  enforcement: 'audit',
-  reportIntervalMinutes: '15',
-  provisionedConcurrency: '5',
-  concurrencyQuota: '3000',
-  throttleRateLimit: '250',
-  throttleBurstLimit: '500',
-  alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:podmutation-alarms',
-};
 const FUNCTIONS = { admission: 'AdmissionLambdaFunction', sync: 'SyncLambdaFunction' } as const;
 // Stand-ins for what CloudFormation creates: the physical secret ARN the admission function is given.
 const WEBHOOK_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:WebhookTokenSecret-AbCdEf';
