@@ -51,7 +51,8 @@ const VARIABLES: readonly VariableDoc[] = [
   {
     name: 'TOKEN_REFRESH_SECONDS',
     readBy: 'admission',
-    meaning: 'how often the secret is re-read (default 300, 10..3600): the longest a removed token stays accepted',
+    meaning:
+      'how often the token secret and the stamp key secret are re-read (default 300, 10..3600): the longest a removed token or stamp key stays accepted',
   },
   {
     name: 'WEBHOOK_TOKEN',
@@ -62,7 +63,7 @@ const VARIABLES: readonly VariableDoc[] = [
     name: 'STAMP_KEY_SECRET_ARN',
     readBy: 'admission',
     meaning:
-      'Secrets Manager secret whose SecretString is the stamp key ([*Re-applying rules*](api.md#re-applying-rules)), read once per container at its first review; never rotated',
+      'Secrets Manager secret whose SecretString is the stamp key ([*Re-applying rules*](api.md#re-applying-rules)): its AWSCURRENT version signs, its AWSCURRENT, AWSPREVIOUS and AWSPENDING versions verify, re-read every `TOKEN_REFRESH_SECONDS` ([*Rotating the stamp key*](operations.md#rotating-the-stamp-key))',
   },
   {
     name: 'STAMP_KEY',
