@@ -80,9 +80,15 @@ export function renderConstantConditions(template) {
     if (!isRecord(value)) return value;
     const key = onlyKey(value);
     if (key === 'Ref' && value.Ref === 'AWS::NoValue') return NO_VALUE;
-    if (key === 'Fn::If' && Array.isArray(value['Fn::If']) && known(value['Fn::If'][0])) {
+    if (key === 'Fn::If' && Array.isArray(value['Fn::If'])) {
       const [name, whenTrue, whenFalse] = value['Fn::If'];
-      return render(values.get(name) ? whenTrue : whenFalse);
+      if (known(name)) return render(values.get(name) ? whenTrue : whenFalse);
+      // Left to deploy time: each branch rendered, an AWS::NoValue branch kept for CloudFormation to apply.
+      const branch = (chosen) => {
+        const result = render(chosen);
+        return result === NO_VALUE ? chosen : result;
+      };
+      return { 'Fn::If': [name, branch(whenTrue), branch(whenFalse)] };
     }
     const rendered = {};
     for (const [name, item] of Object.entries(value)) {

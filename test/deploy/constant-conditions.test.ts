@@ -79,13 +79,15 @@ describe('renderConstantConditions', () => {
       AtDeploy: { 'Fn::And': [{ Condition: 'Constant' }, { 'Fn::Equals': [{ Ref: 'Topic' }, ''] }] },
     };
     const template = templateWith(conditions, {
-      'Fn::If': ['AtDeploy', [{ 'Fn::If': ['Constant', 'a', 'b'] }], []],
+      'Fn::If': ['AtDeploy', [{ 'Fn::If': ['Constant', 'a', 'b'] }], { Ref: 'AWS::NoValue' }],
     });
 
     const rendered = renderConstantConditions(template);
 
     expect(rendered.Conditions).toEqual(conditions);
-    expect(alarmProperties(rendered)).toEqual({ AlarmActions: { 'Fn::If': ['AtDeploy', ['a'], []] } });
+    expect(alarmProperties(rendered)).toEqual({
+      AlarmActions: { 'Fn::If': ['AtDeploy', ['a'], { Ref: 'AWS::NoValue' }] },
+    });
   });
 
   it('leaves an IAM statement’s own Condition alone', () => {
