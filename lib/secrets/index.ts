@@ -119,5 +119,5 @@ async function readStagedVersions(
   return values;
 }
 
-export { readSecretString, readStagedVersions, secretReaderFor, isSecretNotFound, SECRET_READ_BACKOFF };
-export type { SecretReader, SecretRead, StagedVersions };
+export { readSecretString, readStagedVersions, secretReaderFor, SECRET_READ_BACKOFF };
+export type { SecretReader, SecretRead };
