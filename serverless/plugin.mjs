@@ -9,12 +9,15 @@
  *   createAccessEntry must be true or false, enforcement enforce or audit, reportIntervalMinutes 0 to 1440,
  *   provisionedConcurrency 0 to 1000, concurrencyQuota 100 to 1,000,000; they also derive the alarm thresholds that
  *   are a share of a limit (the concurrency quota, the admission function's timeout);
+ * - before osls saves the template, the conditions serverless.yml's parameters already decide are rendered away
+ *   (serverless/constant-conditions.mjs), so that the template holds only what CloudFormation will create;
  * - `osls offline` runs the local profile (serverless/local-profile.ts): the build, an embedded DynamoDB holding the
  *   rule files, and stand-ins for the CloudFormation references of the environment.
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { renderConstantConditions } from './constant-conditions.mjs';
 
 const BUILD_SCRIPT = fileURLToPath(new URL('../scripts/build.ts', import.meta.url));
 const LOCAL_PROFILE = new URL('./local-profile.ts', import.meta.url).href;
@@ -218,6 +221,11 @@ export default class PodMutationPlugin {
     this.hooks = {
       'before:package:createDeploymentArtifacts': buildToPackage,
       'before:package:function:package': buildToPackage,
+      // After every merge of serverless.yml's resources, before osls saves the template: constant conditions go.
+      'before:aws:package:finalize:saveServiceState': () => {
+        const { provider } = serverless.service;
+        provider.compiledCloudFormationTemplate = renderConstantConditions(provider.compiledCloudFormationTemplate);
+      },
       // `osls offline` runs the lifecycle offline:start; `osls offline start` runs offline:start:init..end.
       'before:offline:start': startLocalProfile,
       'before:offline:start:init': startLocalProfile,

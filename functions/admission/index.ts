@@ -17,6 +17,7 @@ import {
   readAdmissionConfig,
   tokenRefreshFailureReporter,
 } from '../../lib/endpoint/index.ts';
+import { errorLogFields } from '../../lib/errors/index.ts';
 import { secretReaderFor } from '../../lib/secrets/index.ts';
 import { createStampSource, type StampKeyConfig, type StampSource } from '../../lib/stamp/index.ts';
 import { createDynamoClient, openPlacementStore, openSnapshotStore } from '../../lib/store/index.ts';
@@ -27,8 +28,8 @@ const metrics = new Metrics();
 
 // Deadlines of the request path. The function's timeout is 3 s (serverless.yml), inside the 5 s the cluster waits by
 // default (timeoutSeconds). A request waits at most once for a read of the token, since the early re-read on an
-// unknown token never starts within 10 s of another read, and at most once for the rules (the stamp key, read once
-// per container, beside them with the same deadline): 0.5 + 2 = 2.5 s, which leaves 0.5 s for the review (under 10 ms
+// unknown token never starts within 10 s of another read, and at most once for the rules (the stamp key, read
+// beside them with the same deadline): 0.5 + 2 = 2.5 s, which leaves 0.5 s for the review (under 10 ms
 // at its worst case, 64 x 64 terms) and the log line. The rules get the larger share because a cold load of the largest snapshot reads every part and compiles it (up to about 1 s on a 1024 MB
 // function); a GetSecretValue is one small answer. Past a deadline the last good tokens or rules are served, stale,
 // counted and logged; with none yet (a cold start) the request answers 500 at once.
@@ -67,7 +68,18 @@ const acceptedTokens = createTokenSource(config.token, {
 
 function stampSource(stampKey: StampKeyConfig): StampSource {
   const secrets = stampKey.kind === 'secret' ? { secrets: secretReaderFor(stampKey.secretArn, CLIENT_TIMEOUTS) } : {};
-  return createStampSource(stampKey, { ...secrets, deadlineMs: RULES_DEADLINE_MS });
+  return createStampSource(stampKey, {
+    ...secrets,
+    deadlineMs: RULES_DEADLINE_MS,
+    // The last key set stays in use; the warning says a rotation is not being picked up (never a key).
+    onRefreshFailure: (error) =>
+      logger.warn('stamp key refresh failed; keeping the last keys', { ...errorLogFields(error) }),
+    onIgnoredVersion: (error) =>
+      logger.warn('stamp key version ignored', {
+        versionStage: error.context['versionStage'],
+        ...errorLogFields(error),
+      }),
+  });
 }
 
 /** The Lambda entry point: the HTTP admission handler with the Lambda context in logs and EMF metrics flushed per call. */
@@ -79,7 +91,7 @@ export const handler = middy(
     metrics,
     maxBodyBytes: config.maxBodyBytes,
     enforcement: config.enforcement,
-    // Read beside the rules at a container's first review, within their deadline, then kept: the key never rotates.
+    // Read beside the rules, within their deadline, and re-read on the token's schedule: a key set, as the token is.
     ...(config.stampKey === undefined ? {} : { stamps: stampSource(config.stampKey) }),
   }),
 )

@@ -161,10 +161,15 @@ function explained(
   if (hasReason(error, 'forbidden')) {
     const scope = namespace === undefined ? 'in all namespaces' : `in namespace ${namespace}`;
     const group = collection.group === '' ? '"" (core)' : `"${collection.group}"`;
+    // A grant per namespace (RoleBinding) never covers a list of every namespace: say which grant each needs.
+    const grant =
+      namespace === undefined
+        ? "reading every namespace needs a ClusterRoleBinding: that of infra/rbac-report.yaml (report -A), infra/rbac-rollout.yaml (rollout -A) or infra/rbac-sync-report.yaml (the sync's report)"
+        : `bind infra/rbac-report-namespace.yaml (report) or infra/rbac-rollout-namespace.yaml (rollout) in namespace ${namespace}, or read only the namespaces bound`;
     return clusterError(
       operation,
       'forbidden',
-      `403 Forbidden: the identity lacks the RBAC permission to list ${collection.plural} ${scope} (verb "list", resource "${collection.plural}", API group ${group}); this permission is optional, grant it to read them`,
+      `403 Forbidden: the identity lacks the RBAC permission to list ${collection.plural} ${scope} (verb "list", resource "${collection.plural}", API group ${group}); ${grant}`,
       { cause: error, context: { status: 403, verb: 'list', group: collection.group } },
     );
   }

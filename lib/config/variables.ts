@@ -51,7 +51,8 @@ const VARIABLES: readonly VariableDoc[] = [
   {
     name: 'TOKEN_REFRESH_SECONDS',
     readBy: 'admission',
-    meaning: 'how often the secret is re-read (default 300, 10..3600): the longest a removed token stays accepted',
+    meaning:
+      'how often the token secret and the stamp key secret are re-read (default 300, 10..3600): the longest a removed token or stamp key stays accepted',
   },
   {
     name: 'WEBHOOK_TOKEN',
@@ -62,7 +63,7 @@ const VARIABLES: readonly VariableDoc[] = [
     name: 'STAMP_KEY_SECRET_ARN',
     readBy: 'admission',
     meaning:
-      'Secrets Manager secret whose SecretString is the stamp key ([*Re-applying rules*](api.md#re-applying-rules)), read once per container at its first review; never rotated',
+      'Secrets Manager secret whose SecretString is the stamp key ([*Re-applying rules*](api.md#re-applying-rules)): its AWSCURRENT version signs, its AWSCURRENT, AWSPREVIOUS and AWSPENDING versions verify, re-read every `TOKEN_REFRESH_SECONDS` ([*Rotating the stamp key*](operations.md#rotating-the-stamp-key))',
   },
   {
     name: 'STAMP_KEY',
@@ -109,7 +110,7 @@ const VARIABLES: readonly VariableDoc[] = [
     name: 'REPORT_INTERVAL_MINUTES',
     readBy: 'sync',
     meaning:
-      "minutes between migration reports on each rule's status (`matchedPods`, `pendingPods`); 0, the default, is off (0..1440; the stack parameter `reportIntervalMinutes`); needs `infra/rbac-report.yaml`",
+      "minutes between migration reports on each rule's status (`matchedPods`, `pendingPods`); 0, the default, is off (0..1440; the stack parameter `reportIntervalMinutes`); needs `infra/rbac-sync-report.yaml`",
   },
   // A literal list, with no call, so that a bundle importing lib/config without it drops it.
   { name: 'POWERTOOLS_SERVICE_NAME', readBy: 'both', meaning: POWERTOOLS, powertools: true },

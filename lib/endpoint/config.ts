@@ -17,7 +17,10 @@ interface AdmissionConfig {
   readonly capacityFlavour: CapacityFlavour;
   /** ENFORCEMENT: `audit` audits every customer rule of the deployment. */
   readonly enforcement: Enforcement;
-  /** STAMP_KEY_SECRET_ARN or STAMP_KEY: the key of the stamps on the Pods the webhook changes; undefined, none. */
+  /**
+   * STAMP_KEY_SECRET_ARN or STAMP_KEY: the key of the stamps on the Pods the webhook changes; undefined, none. A
+   * secret is re-read on the token's schedule (TOKEN_REFRESH_SECONDS).
+   */
   readonly stampKey?: StampKeyConfig;
 }
 
@@ -82,7 +85,7 @@ function readEnforcement(env: Environment): Enforcement {
  * lib/config/variables.ts); one ConfigurationError names every variable that is wrong.
  */
 function readAdmissionConfig(env: Environment): AdmissionConfig {
-  return readAll(
+  const config = readAll(
     {
       store: () => readStoreConfig(env),
       token: () => readTokenConfig(env),
@@ -93,6 +96,12 @@ function readAdmissionConfig(env: Environment): AdmissionConfig {
     },
     ConfigurationError,
   );
+  if (config.stampKey?.kind !== 'secret') return config;
+  const refreshSeconds = config.token.kind === 'secret' ? config.token.refreshSeconds : undefined;
+  return {
+    ...config,
+    stampKey: { ...config.stampKey, refreshSeconds: refreshSeconds ?? DEFAULT_TOKEN_REFRESH_SECONDS },
+  };
 }
 
 export { readAdmissionConfig, DEFAULT_MAX_BODY_BYTES };

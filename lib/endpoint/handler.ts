@@ -134,7 +134,7 @@ function createAdmissionHandler(deps: AdmissionHandlerDeps): AdmissionHandler {
     const started = context.clock();
     const request = await admitted(context, event, started);
     if ('statusCode' in request) return request;
-    // Read beside the rules (once per container, at its first review); settled here, so no rejection goes unhandled.
+    // Read beside the rules (a key set, refreshed as the token is); settled here, so no rejection goes unhandled.
     const stampKey = deps.stamps?.().then(
       (stamps) => ({ stamps }),
       (error: unknown) => ({ error }),

@@ -4,8 +4,8 @@ import { ConfigurationError, errorLogFields } from '../errors/index.ts';
 import type { Logger, Metrics } from '../observability/index.ts';
 import { createRefreshingValue } from '../refresh/index.ts';
 import {
-  isSecretNotFound,
   readSecretString,
+  readStagedVersions,
   SECRET_READ_BACKOFF,
   secretReaderFor,
   type SecretRead,
@@ -124,34 +124,20 @@ async function readCurrentToken(secretArn: string, options: { readonly secrets?:
 }
 
 /**
- * The tokens of the secret's AWSCURRENT and AWSPREVIOUS versions; a missing AWSPREVIOUS means no rotation overlaps.
- * A malformed AWSPREVIOUS is left out and handed to `onIgnored`: a second put-secret-value that fixes a bad first one
- * turns the bad value into AWSPREVIOUS, and the current token must still be accepted.
+ * The tokens of the secret's AWSCURRENT and AWSPREVIOUS versions; a missing AWSPREVIOUS means no rotation overlaps,
+ * and a malformed one is left out and handed to `onIgnored` (lib/secrets readStagedVersions).
  */
-async function readSecretTokens(
+function readSecretTokens(
   reader: SecretReader,
   secretArn: string,
   onIgnored?: (error: ConfigurationError) => void,
 ): Promise<readonly string[]> {
-  const [current, previous] = await Promise.all([
-    readSecretString(reader, secretArn, 'AWSCURRENT'),
-    readSecretString(reader, secretArn, 'AWSPREVIOUS'),
-  ]);
-  const tokens = [currentTokenOf(current, secretArn)];
-  if ('failure' in previous) {
-    // Any other failure of AWSPREVIOUS fails the refresh, so the last good pair is kept rather than the old token dropped.
-    if (!isSecretNotFound(previous.failure)) throw readFailure(secretArn, 'AWSPREVIOUS', previous.failure);
-    return tokens;
-  }
-  let old: string;
-  try {
-    old = tokenOfVersion(previous, secretArn, 'AWSPREVIOUS');
-  } catch (error) {
-    onIgnored?.(error as ConfigurationError);
-    return tokens;
-  }
-  if (old !== tokens[0]) tokens.push(old);
-  return tokens;
+  return readStagedVersions(reader, secretArn, {
+    stages: ['AWSCURRENT', 'AWSPREVIOUS'],
+    valueOf: (read, stage) => tokenOfVersion(read, secretArn, stage),
+    failed: (stage, failure) => readFailure(secretArn, stage, failure),
+    ...(onIgnored === undefined ? {} : { onIgnored: (error) => onIgnored(error as ConfigurationError) }),
+  });
 }
 
 /**

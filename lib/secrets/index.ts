@@ -74,5 +74,50 @@ function isSecretNotFound(failure: unknown): boolean {
   return failure instanceof Error && failure.name === 'ResourceNotFoundException';
 }
 
-export { readSecretString, secretReaderFor, isSecretNotFound, SECRET_READ_BACKOFF };
+/** How the values of a rotating secret's versions are read: each stage's value checked, and failures named. */
+interface StagedVersions {
+  /** The stages read: the first (AWSCURRENT) must be there; the others are read when present. */
+  readonly stages: readonly [string, ...string[]];
+  /** The value of one version read without failure; throws when it is malformed (the error names the stage). */
+  readonly valueOf: (read: Exclude<SecretRead, { readonly failure: unknown }>, stage: string) => string;
+  /** The error of a failed read of a stage. */
+  readonly failed: (stage: string, failure: unknown) => Error;
+  /** Called with the error of a malformed version of a stage after the first, which is then left out. */
+  readonly onIgnored?: (error: unknown) => void;
+}
+
+/**
+ * The distinct values of a rotating secret's versions, the first stage's first: a key set whose first value is the
+ * one in use and the others still accepted while a rotation overlaps. A stage after the first that no version carries
+ * is left out; one whose value is malformed is left out and handed to `onIgnored` (a second put-secret-value that
+ * fixes a bad first one turns the bad value into AWSPREVIOUS, and the current one must still be read). Any other
+ * failure throws, so that a caller keeping its last good set keeps it whole rather than drop an accepted value.
+ */
+async function readStagedVersions(
+  reader: SecretReader,
+  secretArn: string,
+  versions: StagedVersions,
+): Promise<readonly string[]> {
+  const reads = await Promise.all(versions.stages.map((stage) => readSecretString(reader, secretArn, stage)));
+  const values: string[] = [];
+  for (const [index, read] of reads.entries()) {
+    const stage = versions.stages[index]!;
+    if ('failure' in read) {
+      if (index > 0 && isSecretNotFound(read.failure)) continue;
+      throw versions.failed(stage, read.failure);
+    }
+    let value: string;
+    try {
+      value = versions.valueOf(read, stage);
+    } catch (error) {
+      if (index === 0) throw error;
+      versions.onIgnored?.(error);
+      continue;
+    }
+    if (!values.includes(value)) values.push(value);
+  }
+  return values;
+}
+
+export { readSecretString, readStagedVersions, secretReaderFor, SECRET_READ_BACKOFF };
 export type { SecretReader, SecretRead };

@@ -201,7 +201,7 @@ describe('failures of a workload listing', () => {
     await expect(listing).rejects.toThrow(ClusterError);
     await expect(listing).rejects.toHaveProperty('context.reason', 'forbidden');
     await expect(listing).rejects.toThrow(
-      /^listing pods in all namespaces failed: 403 Forbidden: .*list pods in all namespaces.*optional/,
+      /^listing pods in all namespaces failed: 403 Forbidden: .*list pods in all namespaces.*; reading every namespace needs a ClusterRoleBinding: that of infra\/rbac-report\.yaml \(report -A\)/,
     );
   });
 
@@ -211,7 +211,7 @@ describe('failures of a workload listing', () => {
     const listing = collect(sourceFor().pages('ReplicaSet', 'team-a'));
 
     await expect(listing).rejects.toThrow(
-      /list replicasets in namespace team-a \(verb "list", resource "replicasets", API group "apps"\)/,
+      /list replicasets in namespace team-a \(verb "list", resource "replicasets", API group "apps"\); bind infra\/rbac-report-namespace\.yaml \(report\) or infra\/rbac-rollout-namespace\.yaml \(rollout\) in namespace team-a/,
     );
   });
 

@@ -62,36 +62,18 @@ import {
   type PolicyDocument,
   type Template,
 } from './template.ts';
+import {
+  ALARM_TOPIC_ARN,
+  CLUSTER_NAME,
+  EKS_PARAMS,
+  KUBECONFIG_PARAMS,
+  KUBECONFIG_SECRET_ARN,
+  SECURITY_GROUP_IDS,
+  SUBNET_IDS,
+  TUNED_PARAMS,
+  VPC_PARAMS,
+} from './parameter-sets.ts';
 
-const CLUSTER_NAME = 'ci-cluster';
-const KUBECONFIG_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:podmutation/kubeconfig-AbCdEf';
-const ALARM_TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:podmutation-alarms';
-const EKS_PARAMS = { clusterName: CLUSTER_NAME };
-const SUBNET_IDS = ['subnet-0a1b2c3d4e5f60718', 'subnet-0a1b2c3d4e5f60719'];
-const SECURITY_GROUP_IDS = ['sg-0a1b2c3d4e5f6071a'];
-// A cluster with a private endpoint, whose access entries are managed outside the stack.
-const VPC_PARAMS = {
-  clusterName: CLUSTER_NAME,
-  subnetIds: SUBNET_IDS.join(','),
-  securityGroupIds: ` ${SECURITY_GROUP_IDS.join(', ')}`,
-  createAccessEntry: 'false',
-};
-const KUBECONFIG_PARAMS = {
-  clusterName: CLUSTER_NAME,
-  kubeconfigSecretArn: KUBECONFIG_SECRET_ARN,
-  logRetentionInDays: '7',
-  alarmTopicArn: ALARM_TOPIC_ARN,
-};
-const TUNED_PARAMS = {
-  clusterName: CLUSTER_NAME,
-  enforcement: 'audit',
-  reportIntervalMinutes: '15',
-  provisionedConcurrency: '5',
-  concurrencyQuota: '3000',
-  throttleRateLimit: '250',
-  throttleBurstLimit: '500',
-  alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:podmutation-alarms',
-};
 const FUNCTIONS = { admission: 'AdmissionLambdaFunction', sync: 'SyncLambdaFunction' } as const;
 // Stand-ins for what CloudFormation creates: the physical secret ARN the admission function is given.
 const WEBHOOK_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:WebhookTokenSecret-AbCdEf';
@@ -1487,5 +1469,47 @@ describe('cluster access (EKS mode)', () => {
   it('creates no access entry in kubeconfig mode, nor when createAccessEntry is false', () => {
     expect(resourcesOfType(kubeconfigTemplate, 'AWS::EKS::AccessEntry')).toEqual([]);
     expect(resourcesOfType(vpcTemplate, 'AWS::EKS::AccessEntry')).toEqual([]);
+  });
+});
+
+describe('the template against AWS’s checkers (npm run check:template runs them)', () => {
+  const templates = () => ({
+    eks: eksTemplate,
+    kubeconfig: kubeconfigTemplate,
+    vpc: vpcTemplate,
+    tuned: tunedTemplate,
+  });
+
+  it('keeps the deployment bucket private and versioned, its old versions expiring', () => {
+    for (const [name, template] of Object.entries(templates())) {
+      expect(properties(template, 'ServerlessDeploymentBucket'), name).toMatchObject({
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
+        VersioningConfiguration: { Status: 'Enabled' },
+        LifecycleConfiguration: {
+          Rules: [expect.objectContaining({ Status: 'Enabled', NoncurrentVersionExpiration: { NoncurrentDays: 30 } })],
+        },
+      });
+    }
+  });
+
+  it('gives each checkov check it skips a reason, and docs/operations.md lists every check skipped', async () => {
+    const skipped = new Map<string, string[]>();
+    for (const [id, resource] of Object.entries(eksTemplate.Resources)) {
+      const metadata = (resource as { Metadata?: { checkov?: { skip?: { id: string; comment: string }[] } } }).Metadata;
+      for (const skip of metadata?.checkov?.skip ?? []) {
+        expect(skip.comment.length, `${id} ${skip.id}`).toBeGreaterThan(40);
+        skipped.set(skip.id, [...(skipped.get(skip.id) ?? []), id]);
+      }
+    }
+    const docs = await readFile(join(ROOT, 'docs', 'operations.md'), 'utf8');
+    const section = docs.slice(docs.indexOf("#### The template against AWS's checkers"), docs.indexOf('### 4. '));
+    const listed = [...section.matchAll(/^ {2}\| (CKV_AWS_\d+),/gm)].map((match) => match[1]);
+
+    expect(listed.sort()).toEqual([...skipped.keys()].sort());
   });
 });

@@ -1,6 +1,6 @@
 /**
- * Reading a packaged CloudFormation template: the effective template for one parameter set (conditions evaluated,
- * Fn::If chosen, AWS::NoValue removed), expressions rendered in Fn::Sub notation, IAM grants, alarm metrics.
+ * Reading a packaged CloudFormation template: the check that no condition is left in it (the plugin renders them away
+ * for each parameter set), expressions rendered in Fn::Sub notation, IAM grants, alarm metrics.
  */
 
 /** A parsed template; properties are read loosely here and asserted by the tests. */
@@ -94,8 +94,6 @@ interface AlarmMetric {
   readonly period: number;
 }
 
-const NO_VALUE = Symbol('AWS::NoValue');
-
 function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -105,71 +103,33 @@ function onlyKey(value: Readonly<Record<string, unknown>>): string | undefined {
   return keys.length === 1 ? keys[0] : undefined;
 }
 
-/** Evaluates a condition of the Conditions section; parameters are resolved by osls, so only literals remain. */
-function evaluateCondition(
-  expression: unknown,
-  conditions: Readonly<Record<string, unknown>>,
-  seen: readonly string[] = [],
-): boolean {
-  if (!isRecord(expression)) throw new Error(`condition ${JSON.stringify(expression)} is not an intrinsic function`);
-  const [name, argument] = Object.entries(expression)[0] ?? [];
-  const args = Array.isArray(argument) ? argument : [];
-  switch (name) {
-    case 'Fn::Equals': {
-      if (!args.every((value) => typeof value === 'string' || typeof value === 'number')) {
-        throw new Error(`Fn::Equals over ${JSON.stringify(args)}: only literal operands can be evaluated offline`);
-      }
-      return String(args[0]) === String(args[1]);
-    }
-    case 'Fn::Not':
-      return !evaluateCondition(args[0], conditions, seen);
-    case 'Fn::And':
-      return args.every((value) => evaluateCondition(value, conditions, seen));
-    case 'Fn::Or':
-      return args.some((value) => evaluateCondition(value, conditions, seen));
-    case 'Condition': {
-      if (typeof argument !== 'string' || seen.includes(argument))
-        throw new Error(`condition reference ${String(argument)} is invalid`);
-      return evaluateCondition(conditions[argument], conditions, [...seen, argument]);
-    }
-    default:
-      throw new Error(`condition function ${String(name)} is not supported`);
-  }
+/** The paths in `value` of what only a condition decides: an Fn::If, an AWS::NoValue. */
+function undecided(value: unknown, path: string): string[] {
+  if (Array.isArray(value)) return value.flatMap((item, index) => undecided(item, `${path}[${index}]`));
+  if (!isRecord(value)) return [];
+  if (value['Ref'] === 'AWS::NoValue') return [path];
+  return Object.entries(value).flatMap(([key, item]) =>
+    key === 'Fn::If' ? [`${path}.${key}`] : undecided(item, `${path}.${key}`),
+  );
 }
 
-/** The template CloudFormation would act on: resources whose condition is false dropped, every Fn::If chosen. */
+/**
+ * The template CloudFormation acts on, which is the packaged one: the project's plugin renders the conditions the
+ * parameters decide away before osls saves it (serverless/constant-conditions.mjs). Throws when anything is left that
+ * only a condition decides.
+ */
 function effectiveTemplate(template: Template): Template {
-  const definitions = template.Conditions ?? {};
-  const conditions = new Map(
-    Object.keys(definitions).map((name) => [name, evaluateCondition(definitions[name], definitions)]),
-  );
-  const condition = (name: unknown): boolean => {
-    const value = typeof name === 'string' ? conditions.get(name) : undefined;
-    if (value === undefined) throw new Error(`condition ${String(name)} is not defined`);
-    return value;
-  };
-  const resolve = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(resolve).filter((item) => item !== NO_VALUE);
-    if (!isRecord(value)) return value;
-    const key = onlyKey(value);
-    if (key === 'Ref' && value['Ref'] === 'AWS::NoValue') return NO_VALUE;
-    if (key === 'Fn::If') {
-      const [name, whenTrue, whenFalse] = value['Fn::If'] as readonly unknown[];
-      return resolve(condition(name) ? whenTrue : whenFalse);
-    }
-    return Object.fromEntries(
-      Object.entries(value)
-        .map(([name, item]) => [name, resolve(item)] as const)
-        .filter(([, item]) => item !== NO_VALUE),
-    );
-  };
-  const resources = Object.entries(template.Resources).filter(
-    ([, resource]) => resource.Condition === undefined || condition(resource.Condition),
-  );
-  return {
-    Resources: resolve(Object.fromEntries(resources)) as Template['Resources'],
-    Outputs: resolve(template.Outputs ?? {}) as Template['Outputs'],
-  };
+  const left = [
+    ...(template.Conditions === undefined ? [] : ['Conditions']),
+    // A resource's or output's own Condition; an IAM statement's Condition is another thing.
+    ...Object.entries({ ...template.Resources, ...template.Outputs })
+      .filter(([, entry]) => 'Condition' in entry)
+      .map(([id]) => `${id}.Condition`),
+    ...undecided(template.Resources, 'Resources'),
+    ...undecided(template.Outputs ?? {}, 'Outputs'),
+  ];
+  if (left.length > 0) throw new Error(`the packaged template still holds conditions: ${left.join(', ')}`);
+  return template;
 }
 
 /**

@@ -182,10 +182,11 @@ function useSecretsManagerAt(endpoint: string): void {
   vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'test-secret');
 }
 
-/** The versions of a fake secret by staging label: AWSCURRENT, and AWSPREVIOUS after a rotation. */
+/** The versions of a fake secret by staging label: AWSCURRENT, AWSPREVIOUS after a rotation, AWSPENDING when staged. */
 interface FakeSecretVersions {
   current: string;
   previous?: string;
+  pending?: string;
 }
 
 /**
@@ -218,7 +219,14 @@ async function startFakeSecretsManager(secrets: Map<string, string>) {
           __type: 'ResourceNotFoundException',
           message: "Secrets Manager can't find the specified secret.",
         });
-      const value = stage === 'AWSCURRENT' ? secret.current : stage === 'AWSPREVIOUS' ? secret.previous : undefined;
+      const value =
+        stage === 'AWSCURRENT'
+          ? secret.current
+          : stage === 'AWSPREVIOUS'
+            ? secret.previous
+            : stage === 'AWSPENDING'
+              ? secret.pending
+              : undefined;
       if (value === undefined) {
         return send(400, {
           __type: 'ResourceNotFoundException',
@@ -249,7 +257,22 @@ async function startFakeSecretsManager(secrets: Map<string, string>) {
     },
     /** UpdateSecretVersionStage removing AWSPREVIOUS from the old version. */
     removePrevious: (id: string) => {
-      versions.set(id, { current: versionsOf(id).current });
+      const secret = { ...versionsOf(id) };
+      delete secret.previous;
+      versions.set(id, secret);
+    },
+    /** PutSecretValue with --version-stages AWSPENDING: a new version that is not current yet. */
+    stagePending: (id: string, value: string) => {
+      versions.set(id, { ...versionsOf(id), pending: value });
+    },
+    /**
+     * UpdateSecretVersionStage moving AWSCURRENT to the AWSPENDING version: Secrets Manager moves AWSPREVIOUS to the
+     * version that was current, and AWSPENDING stays on the new one until it is removed.
+     */
+    promotePending: (id: string) => {
+      const secret = versionsOf(id);
+      if (secret.pending === undefined) throw new Error(`fake secret ${id} has no AWSPENDING version`);
+      versions.set(id, { current: secret.pending, previous: secret.current, pending: secret.pending });
     },
     client: () =>
       new SecretsManagerClient({

@@ -239,22 +239,38 @@ describe('infra/ applied as docs/design.md says', () => {
     expect(await accessOf(plane, SYNC_SERVICE_ACCOUNT)).toEqual(SYNC_ACCESS);
   });
 
-  it('accepts infra/rbac-report.yaml, which lets the report group and the sync read Pods and nothing more', async () => {
+  it('accepts infra/rbac-report.yaml, which lets the report group read Pods and nothing more, and gives the sync nothing', async () => {
     const plane = cluster();
     const applied = await kubectlApply(plane, ['-f', `${INFRA}rbac-report.yaml`]);
     expect(applied.code, applied.stderr).toBe(0);
     expect(appliedObjects(applied.stdout)).toEqual([
       'clusterrole/podmutation-report',
+      'clusterrole/podmutation-report-cluster-scoped',
       'clusterrolebinding/podmutation-report',
-      'clusterrolebinding/podmutation-sync-report',
+      'clusterrolebinding/podmutation-report-cluster-scoped',
     ]);
     const reader = { user: 'report-runner', groups: ['podmutation-report', 'system:authenticated'] };
-    for (const subject of [reader, SYNC_GROUP, SYNC_SERVICE_ACCOUNT]) {
+    expect(await allowed(plane, reader, 'list', 'pods')).toBe(true);
+    expect(await allowed(plane, reader, 'delete', 'pods')).toBe(false);
+    expect(await allowed(plane, reader, 'list', 'podmutations')).toBe(true);
+    expect(await allowed(plane, reader, 'patch', 'podmutations/status')).toBe(false);
+    for (const subject of [SYNC_GROUP, SYNC_SERVICE_ACCOUNT])
+      expect(await allowed(plane, subject, 'list', 'pods'), subject.user).toBe(false);
+  });
+
+  it('accepts infra/rbac-sync-report.yaml, which lets the sync, in either mode, read Pods and nothing more', async () => {
+    const plane = cluster();
+    const applied = await kubectlApply(plane, ['-f', `${INFRA}rbac-sync-report.yaml`]);
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(appliedObjects(applied.stdout)).toEqual([
+      'clusterrole/podmutation-sync-report',
+      'clusterrolebinding/podmutation-sync-report',
+      'clusterrolebinding/podmutation-sync-report-serviceaccount',
+    ]);
+    for (const subject of [SYNC_GROUP, SYNC_SERVICE_ACCOUNT]) {
       expect(await allowed(plane, subject, 'list', 'pods'), subject.user).toBe(true);
       expect(await allowed(plane, subject, 'delete', 'pods'), subject.user).toBe(false);
     }
-    expect(await allowed(plane, reader, 'list', 'podmutations')).toBe(true);
-    expect(await allowed(plane, reader, 'patch', 'podmutations/status')).toBe(false);
   });
 });
 

@@ -519,13 +519,16 @@ describe('the shipped sync function with REPORT_INTERVAL_MINUTES=1 and the kubec
     await aws?.close();
   });
 
-  it('without infra/rbac-report.yaml publishes, and logs and counts the failed report without recording it', async () => {
+  it('with people’s infra/rbac-report.yaml alone publishes, and logs and counts the failed report without recording it', async () => {
+    // The report's grant for people, in both forms, is not the sync's: its report still has no access.
+    await kubectlOk(cluster(), ['apply', '-f', join(ROOT, 'infra', 'rbac-report.yaml')]);
     const { report, lines } = await invokeSync();
 
     expect(report).toMatchObject({ outcome: 'published', valid: 2, invalid: 2, statusFailed: 0 });
     expect(report.progress?.error).toContain(
       'listing cronjobs.batch in all namespaces failed: 403 Forbidden: the identity lacks the RBAC permission to list cronjobs in all namespaces',
     );
+    expect(report.progress?.error).toContain("infra/rbac-sync-report.yaml (the sync's report)");
     expect(metricValues(lines, 'ReportErrors')).toEqual([1]);
     expect(
       (await recordsOf({ client: dynamoClient, tableName: table })(CLUSTER_ID).readSyncStatus())?.lastReportAt,
@@ -533,9 +536,16 @@ describe('the shipped sync function with REPORT_INTERVAL_MINUTES=1 and the kubec
     expect((await podMutation(cluster(), 'migrate-legacy-pool')).status?.matchedPods).toBeUndefined();
   });
 
-  it('with infra/rbac-report.yaml writes each valid rule’s matchedPods and pendingPods as podmutation report counts them', async () => {
+  it('with infra/rbac-sync-report.yaml writes each valid rule’s matchedPods and pendingPods as podmutation report counts them', async () => {
     const plane = cluster();
-    await kubectlOk(plane, ['apply', '-f', join(ROOT, 'infra', 'rbac-report.yaml')]);
+    // docs/operations.md, "Progress on each rule's status", in kubeconfig mode.
+    await kubectlOk(plane, [
+      'apply',
+      '-f',
+      join(ROOT, 'infra', 'rbac-sync-report.yaml'),
+      '-l',
+      'podmutation.agent.cloudpilot.ai/access!=eks-access-entry',
+    ]);
     await untilAllowed(plane, 'podmutation-sync', ['list', 'cronjobs.batch']);
 
     const { report, lines } = await invokeSync();

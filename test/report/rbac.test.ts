@@ -1,50 +1,85 @@
-/** infra/rbac-report.yaml: the optional, read-only access `podmutation report --kubeconfig` needs. */
+/**
+ * infra/rbac-report.yaml and infra/rbac-report-namespace.yaml: the optional, read-only access `podmutation report
+ * --kubeconfig` needs, per namespace or in every namespace. The real API server's answers are in
+ * test/real-cluster/rbac.test.ts.
+ */
 import { describe, expect, it } from 'vitest';
-import { infraManifests } from '../support/rbac.ts';
+import { grantsOf, infraManifests, namedManifest } from '../support/rbac.ts';
 
 const manifests = infraManifests('rbac-report.yaml');
+const perNamespace = infraManifests('rbac-report-namespace.yaml');
+const ALL_NAMESPACES = 'podmutation.agent.cloudpilot.ai/scope';
+const GROUP = [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'podmutation-report' }];
+const READ = ['get', 'list'];
 
 describe('infra/rbac-report.yaml', () => {
-  it('holds one ClusterRole, its binding for people and its binding for the sync', () => {
+  it('holds the namespaced ClusterRole, the cluster-scoped one and its binding, and the every-namespace binding', () => {
     expect(manifests.map(({ kind, metadata }) => `${kind}/${metadata.name}`)).toEqual([
       'ClusterRole/podmutation-report',
+      'ClusterRole/podmutation-report-cluster-scoped',
+      'ClusterRoleBinding/podmutation-report-cluster-scoped',
       'ClusterRoleBinding/podmutation-report',
-      'ClusterRoleBinding/podmutation-sync-report',
     ]);
   });
 
-  it('binds the ClusterRole to the sync group and ServiceAccount of infra/rbac.yaml, for the progress report', () => {
-    expect(manifests[2]).toMatchObject({
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'podmutation-report' },
-      subjects: [
-        { apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'podmutation-sync' },
-        { kind: 'ServiceAccount', name: 'podmutation-sync', namespace: 'podmutation-system' },
-      ],
+  it('lets the report get and list, in the namespaces bound, the Pods and their workloads, and nothing else', () => {
+    expect(grantsOf(namedManifest(manifests, 'ClusterRole', 'podmutation-report'))).toEqual({
+      ':pods': READ,
+      'apps:replicasets': READ,
+      'apps:deployments': READ,
+      'apps:statefulsets': READ,
+      'apps:daemonsets': READ,
+      'apps:controllerrevisions': READ,
+      'batch:jobs': READ,
+      'batch:cronjobs': READ,
+      'argoproj.io:rollouts': READ,
     });
   });
 
-  it('lets the report get and list the rules, Pods and workloads, and nothing else', () => {
-    expect(manifests[0]!.rules).toEqual([
-      { apiGroups: ['agent.cloudpilot.ai'], resources: ['podmutations'], verbs: ['get', 'list'] },
-      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
-      {
-        apiGroups: ['apps'],
-        resources: ['replicasets', 'deployments', 'statefulsets', 'daemonsets'],
-        verbs: ['get', 'list'],
-      },
-      { apiGroups: ['batch'], resources: ['jobs', 'cronjobs'], verbs: ['get', 'list'] },
-      { apiGroups: ['argoproj.io'], resources: ['rollouts'], verbs: ['get', 'list'] },
-    ]);
+  it('lets it read, in the whole cluster, only the cluster-scoped PodMutations and RuntimeClasses', () => {
+    expect(grantsOf(namedManifest(manifests, 'ClusterRole', 'podmutation-report-cluster-scoped'))).toEqual({
+      'agent.cloudpilot.ai:podmutations': READ,
+      'node.k8s.io:runtimeclasses': READ,
+    });
+    expect(namedManifest(manifests, 'ClusterRoleBinding', 'podmutation-report-cluster-scoped')).toMatchObject({
+      roleRef: { kind: 'ClusterRole', name: 'podmutation-report-cluster-scoped' },
+      subjects: GROUP,
+    });
   });
 
-  it('binds the ClusterRole to the placeholder group podmutation-report', () => {
-    expect(manifests[1]).toMatchObject({
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'podmutation-report' },
-      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'podmutation-report' }],
+  it('binds the namespaced reads in every namespace only in the binding the scope label marks', () => {
+    const everyNamespace = manifests.filter((manifest) => manifest.metadata.labels?.[ALL_NAMESPACES] !== undefined);
+
+    expect(everyNamespace).toEqual([namedManifest(manifests, 'ClusterRoleBinding', 'podmutation-report')]);
+    expect(everyNamespace[0]).toMatchObject({
+      metadata: { labels: { [ALL_NAMESPACES]: 'all-namespaces' } },
+      roleRef: { kind: 'ClusterRole', name: 'podmutation-report' },
+      subjects: GROUP,
     });
+  });
+
+  it('grants no write and binds no one but the placeholder group, the sync least of all', () => {
+    const verbs = manifests.flatMap((manifest) => Object.values(grantsOf(manifest)).flat());
+    expect(new Set(verbs)).toEqual(new Set(READ));
+    const subjects = [...manifests, ...perNamespace].flatMap((manifest) => manifest.subjects ?? []);
+    expect(subjects).toEqual([...GROUP, ...GROUP, ...GROUP]);
   });
 
   it('uses no wildcard anywhere', () => {
-    expect(JSON.stringify(manifests)).not.toContain('"*"');
+    expect(JSON.stringify([...manifests, ...perNamespace])).not.toContain('"*"');
+  });
+});
+
+describe('infra/rbac-report-namespace.yaml', () => {
+  it('is one RoleBinding of the namespaced ClusterRole, without a namespace, so that kubectl apply -n places it', () => {
+    expect(perNamespace).toEqual([
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name: 'podmutation-report', labels: { 'app.kubernetes.io/name': 'podmutation' } },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'podmutation-report' },
+        subjects: GROUP,
+      },
+    ]);
   });
 });

@@ -1,55 +1,100 @@
-/** infra/rbac-rollout.yaml: the optional access `podmutation rollout --kubeconfig` needs, and no more. */
+/**
+ * infra/rbac-rollout.yaml and infra/rbac-rollout-namespace.yaml: the optional access `podmutation rollout
+ * --kubeconfig` needs, and no more, per namespace or in every namespace. The real API server's answers are in
+ * test/real-cluster/rbac.test.ts.
+ */
 import { describe, expect, it } from 'vitest';
-import { infraManifests } from '../support/rbac.ts';
+import { grantsOf, infraManifests, namedManifest } from '../support/rbac.ts';
 
 const manifests = infraManifests('rbac-rollout.yaml');
-
-/** Every verb granted per group:resource. */
-function grants(): Record<string, string[]> {
-  const granted: Record<string, string[]> = {};
-  for (const rule of manifests[0]!.rules ?? []) {
-    for (const group of rule.apiGroups)
-      for (const resource of rule.resources) (granted[`${group}:${resource}`] ??= []).push(...rule.verbs);
-  }
-  return granted;
-}
+const perNamespace = infraManifests('rbac-rollout-namespace.yaml');
+const report = infraManifests('rbac-report.yaml');
+const GROUP = [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'podmutation-rollout' }];
+const READ = ['get', 'list'];
 
 describe('infra/rbac-rollout.yaml', () => {
-  it('holds one ClusterRole and its binding for people', () => {
+  it('holds the namespaced ClusterRole, the cluster-scoped one and its binding, and the every-namespace binding', () => {
     expect(manifests.map(({ kind, metadata }) => `${kind}/${metadata.name}`)).toEqual([
       'ClusterRole/podmutation-rollout',
+      'ClusterRole/podmutation-rollout-cluster-scoped',
+      'ClusterRoleBinding/podmutation-rollout-cluster-scoped',
       'ClusterRoleBinding/podmutation-rollout',
     ]);
   });
 
   it('lets the rollout read what the report reads and the budgets, patch the restartable workloads and delete Pods, and nothing else', () => {
-    const read = ['get', 'list', 'watch'];
-    expect(grants()).toEqual({
-      'agent.cloudpilot.ai:podmutations': ['get', 'list'],
-      ':pods': [...read, 'delete'],
-      'apps:replicasets': read,
-      'apps:deployments': [...read, 'patch'],
-      'apps:statefulsets': [...read, 'patch'],
-      'apps:daemonsets': [...read, 'patch'],
-      'batch:jobs': read,
-      'batch:cronjobs': read,
-      'argoproj.io:rollouts': [...read, 'patch'],
-      'policy:poddisruptionbudgets': read,
+    expect(grantsOf(namedManifest(manifests, 'ClusterRole', 'podmutation-rollout'))).toEqual({
+      ':pods': [...READ, 'delete'],
+      'apps:replicasets': READ,
+      'apps:controllerrevisions': READ,
+      'apps:deployments': [...READ, 'patch'],
+      'apps:statefulsets': [...READ, 'patch'],
+      'apps:daemonsets': [...READ, 'patch'],
+      'batch:jobs': READ,
+      'batch:cronjobs': READ,
+      'argoproj.io:rollouts': [...READ, 'patch'],
+      'policy:poddisruptionbudgets': READ,
     });
   });
 
-  it('grants no create, update or eviction, and no wildcard', () => {
-    const verbs = Object.values(grants()).flat();
-    expect(verbs.filter((verb) => ['create', 'update', '*'].includes(verb))).toEqual([]);
-    expect(Object.keys(grants()).filter((resource) => resource.includes('eviction') || resource.includes('*'))).toEqual(
-      [],
+  it('reads at least what the report reads, in the namespaces and in the whole cluster', () => {
+    const reads = (role: Record<string, string[]>) =>
+      Object.entries(role).flatMap(([resource, verbs]) =>
+        verbs.filter((verb) => READ.includes(verb)).map((verb) => `${resource} ${verb}`),
+      );
+    for (const [rollout, reportRole] of [
+      ['podmutation-rollout', 'podmutation-report'],
+      ['podmutation-rollout-cluster-scoped', 'podmutation-report-cluster-scoped'],
+    ] as const) {
+      const granted = reads(grantsOf(namedManifest(manifests, 'ClusterRole', rollout)));
+      expect(
+        reads(grantsOf(namedManifest(report, 'ClusterRole', reportRole))).filter((read) => !granted.includes(read)),
+      ).toEqual([]);
+    }
+  });
+
+  it('reads only the cluster-scoped PodMutations and RuntimeClasses in the whole cluster', () => {
+    expect(grantsOf(namedManifest(manifests, 'ClusterRole', 'podmutation-rollout-cluster-scoped'))).toEqual({
+      'agent.cloudpilot.ai:podmutations': READ,
+      'node.k8s.io:runtimeclasses': READ,
+    });
+    expect(namedManifest(manifests, 'ClusterRoleBinding', 'podmutation-rollout-cluster-scoped')).toMatchObject({
+      roleRef: { kind: 'ClusterRole', name: 'podmutation-rollout-cluster-scoped' },
+      subjects: GROUP,
+    });
+  });
+
+  it('grants the namespaced access in every namespace only in the binding the scope label marks', () => {
+    const everyNamespace = manifests.filter(
+      (manifest) => manifest.metadata.labels?.['podmutation.agent.cloudpilot.ai/scope'] === 'all-namespaces',
     );
+    expect(everyNamespace.map(({ kind, metadata }) => `${kind}/${metadata.name}`)).toEqual([
+      'ClusterRoleBinding/podmutation-rollout',
+    ]);
+    expect(everyNamespace[0]).toMatchObject({
+      roleRef: { kind: 'ClusterRole', name: 'podmutation-rollout' },
+      subjects: GROUP,
+    });
   });
 
-  it('binds the ClusterRole to the placeholder group podmutation-rollout', () => {
-    expect(manifests[1]).toMatchObject({
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'podmutation-rollout' },
-      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'podmutation-rollout' }],
-    });
+  it('grants no create, update, eviction or watch, and no wildcard', () => {
+    const verbs = manifests.flatMap((manifest) => Object.values(grantsOf(manifest)).flat());
+    expect(verbs.filter((verb) => ['create', 'update', 'watch', '*'].includes(verb))).toEqual([]);
+    const resources = manifests.flatMap((manifest) => Object.keys(grantsOf(manifest)));
+    expect(resources.filter((resource) => resource.includes('eviction') || resource.includes('*'))).toEqual([]);
+  });
+});
+
+describe('infra/rbac-rollout-namespace.yaml', () => {
+  it('is one RoleBinding of the namespaced ClusterRole, without a namespace, so that kubectl apply -n places it', () => {
+    expect(perNamespace).toEqual([
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name: 'podmutation-rollout', labels: { 'app.kubernetes.io/name': 'podmutation' } },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'podmutation-rollout' },
+        subjects: GROUP,
+      },
+    ]);
   });
 });

@@ -61,14 +61,22 @@ describe('the stamp key setting', () => {
 });
 
 describe('the stamp key read from its secret', () => {
-  it('is read once, by one call shared by concurrent reviews, and kept', async () => {
+  it('is read once (a call per stage), shared by concurrent reviews, and kept until its refresh is due', async () => {
+    let now = 0;
     const secrets = secretsAnswering(KEY);
-    const source = createStampSource({ kind: 'secret', secretArn: ARN }, { secrets });
+    const source = createStampSource(
+      { kind: 'secret', secretArn: ARN, refreshSeconds: 300 },
+      { secrets, clock: () => now },
+    );
 
     const [first, second] = await Promise.all([source(), source()]);
+    now = 299_000;
+    await source();
+    expect(secrets.calls()).toBe(3); // AWSCURRENT, AWSPREVIOUS, AWSPENDING
+    now = 300_000;
     await source();
 
-    expect(secrets.calls()).toBe(1);
+    expect(secrets.calls()).toBe(6);
     expect(first).toBe(second);
     expect(first.key!.sign('sum')).toBe(keyedStamps(KEY).key!.sign('sum'));
   });
@@ -81,13 +89,15 @@ describe('the stamp key read from its secret', () => {
       { secrets, clock: () => now, random: () => 0 },
     );
 
-    await expect(source()).rejects.toThrow(`reading the stamp key from secret ${ARN} failed: connect ETIMEDOUT`);
+    await expect(source()).rejects.toThrow(
+      `reading the stamp key from secret ${ARN} (AWSCURRENT) failed: connect ETIMEDOUT`,
+    );
     now = 400;
     await expect(source()).rejects.toThrow(ConfigurationError);
-    expect(secrets.calls()).toBe(1);
+    expect(secrets.calls()).toBe(3);
     now = 500;
     await expect(source()).resolves.toHaveProperty('key');
-    expect(secrets.calls()).toBe(2);
+    expect(secrets.calls()).toBe(6);
   });
 
   it('backs off reads that keep failing: 100 reviews of a cold container make a handful of calls', async () => {
@@ -103,8 +113,9 @@ describe('the stamp key read from its secret', () => {
       now += 100;
     }
 
-    // 10 s of reviews, one each 100 ms: reads at 0, 0.8, 2.3 and 5.3 s (waits of 0.75, 1.5 and 3 s; the next is 6 s).
-    expect(secrets.calls()).toBe(4);
+    // 10 s of reviews, one each 100 ms: reads at 0, 0.8, 2.3 and 5.3 s (waits of 0.75, 1.5 and 3 s; the next is 6 s),
+    // each a call per stage.
+    expect(secrets.calls()).toBe(4 * 3);
   });
 
   it('stops waiting for a silent secret at its deadline, naming the secret and the deadline', async () => {
@@ -117,7 +128,9 @@ describe('the stamp key read from its secret', () => {
   it('rejects a secret that holds no key, without repeating what it holds', async () => {
     const source = createStampSource({ kind: 'secret', secretArn: ARN }, { secrets: secretsAnswering('not-a-key') });
 
-    await expect(source()).rejects.toThrow(`secret ${ARN} holds a stamp key of 9 characters that is not of the form`);
+    await expect(source()).rejects.toThrow(
+      `secret ${ARN} (AWSCURRENT) holds a stamp key of 9 characters that is not of the form`,
+    );
     await expect(source()).rejects.not.toThrow('not-a-key');
   });
 });
@@ -131,6 +144,17 @@ describe('the stamp digests', () => {
     expect(key!.verify('other sum', mac)).toBe(false);
     expect(keyedStamps(generateStampKey()).key!.verify('sum', mac)).toBe(false);
     expect(key!.verify('sum', mac.slice(1))).toBe(false);
+  });
+
+  it('sign under the first key of a set and check a MAC of any key of it, and of no other', () => {
+    const [current, previous, other] = [generateStampKey(), generateStampKey(), generateStampKey()];
+    const { key } = keyedStamps(current, [previous]);
+
+    expect(key!.sign('sum')).toBe(keyedStamps(current).key!.sign('sum'));
+    expect(key!.verify('sum', keyedStamps(current).key!.sign('sum'))).toBe(true);
+    expect(key!.verify('sum', keyedStamps(previous).key!.sign('sum'))).toBe(true);
+    expect(key!.verify('sum', keyedStamps(other).key!.sign('sum'))).toBe(false);
+    expect(key!.verify('other sum', keyedStamps(previous).key!.sign('sum'))).toBe(false);
   });
 
   it('give sums without the key, and no MAC', () => {
