@@ -39,6 +39,8 @@ type RebindCheck = BindingCheck | { readonly kind: 'unbound' };
 
 /** The binding of one cluster id in one table. */
 interface ClusterBindingStore {
+  /** The table the binding is in, for messages. */
+  readonly tableName: string;
   /** The binding, read consistently; undefined while the id was never bound. */
   read(): Promise<ClusterBinding | undefined>;
   /** Binds the id to `clusterUid` when it is bound to nothing (one conditional write), and compares it otherwise. */
@@ -185,6 +187,7 @@ async function rebind(table: BindingTable, fromUid: string, toUid: string, bound
 /** The binding store of one cluster's table. */
 function createClusterBindingStore(table: BindingTable): ClusterBindingStore {
   return {
+    tableName: table.tableName,
     read: () => read(table),
     bind: (clusterUid, boundBy) => bind(table, clusterUid, boundBy),
     rebind: (fromUid, toUid, boundBy) => rebind(table, fromUid, toUid, boundBy),
