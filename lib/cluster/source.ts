@@ -1,4 +1,3 @@
-import { CustomObjectsApi } from '@kubernetes/client-node';
 import { POD_MUTATION_API_VERSION } from '../api/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
 import { CLUSTER_UID, isJsonObject } from '../values/index.ts';
@@ -43,6 +42,7 @@ const PLURAL = 'podmutations';
 // Every cluster has it, and its uid is made when the cluster is: what tells two clusters apart (infra/rbac.yaml grants get on it alone).
 const IDENTITY_NAMESPACE = 'kube-system';
 const RESOURCE = `${PLURAL}.${GROUP}`;
+const COLLECTION_PATH = `/apis/${GROUP}/${VERSION}/${PLURAL}`;
 const DEFAULTS = {
   pageSize: DEFAULT_LIST_PAGE_SIZE,
   requestTimeoutMs: 10_000,
@@ -93,16 +93,16 @@ function createPodMutationSource(config: ClusterConfig, options: PodMutationSour
           target: cluster.server,
           context: { operation: 'list', resource: RESOURCE },
         };
+        // Read raw (getJson): the generated client's JSON.parse would round a tolerationSeconds beyond 2^53.
         return collectList(
           (continueToken) =>
             send(operation, settings.requestTimeoutMs, (requestOptions) =>
-              cluster.api.listClusterCustomObject(
+              getJson(
+                cluster.connection,
+                COLLECTION_PATH,
                 {
-                  group: GROUP,
-                  version: VERSION,
-                  plural: PLURAL,
-                  limit: settings.pageSize,
-                  ...(continueToken === undefined ? {} : { _continue: continueToken }),
+                  limit: String(settings.pageSize),
+                  ...(continueToken === undefined ? {} : { continue: continueToken }),
                 },
                 requestOptions,
               ),
@@ -122,7 +122,7 @@ function createPodMutationSource(config: ClusterConfig, options: PodMutationSour
           target: cluster.server,
           context: { operation: 'patchStatus', resource: RESOURCE, name },
         };
-        const path = `/apis/${GROUP}/${VERSION}/${PLURAL}/${encodeURIComponent(name)}/status`;
+        const path = `${COLLECTION_PATH}/${encodeURIComponent(name)}/status`;
         return sendMergePatch(
           operation,
           settings.requestTimeoutMs,
@@ -136,14 +136,13 @@ function createPodMutationSource(config: ClusterConfig, options: PodMutationSour
 }
 
 interface ClusterClient {
-  readonly api: CustomObjectsApi;
   readonly server: string;
-  /** For the status writes, which go over node:https (sendMergePatch). */
+  /** For the reads (getJson) and the status writes, which go over node:https (sendMergePatch). */
   readonly connection: Connection;
 }
 
 function toClient(connection: Connection): ClusterClient {
-  return { api: connection.kubeConfig.makeApiClient(CustomObjectsApi), server: connection.server, connection };
+  return { server: connection.server, connection };
 }
 
 function checkOptions(options: PodMutationSourceOptions): typeof DEFAULTS {
