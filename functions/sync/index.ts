@@ -24,6 +24,7 @@ const {
   records,
   leases,
   placements,
+  bindings,
 } = openRulesTable({
   client: createDynamoClient(config.store.endpoint === undefined ? {} : { endpoint: config.store.endpoint }),
   tableName: config.store.tableName,
@@ -66,6 +67,7 @@ export const handler = middy(
         store,
         records,
         lease: { leases, owner: `lambda:${context.awsRequestId ?? 'unknown'}` },
+        binding: { store: bindings, owner: `lambda:${context.awsRequestId ?? 'unknown'}` },
         clusterId: config.store.clusterId,
         logger,
         metrics,

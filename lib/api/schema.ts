@@ -29,6 +29,7 @@ import {
   type Static,
   type TSchema,
 } from '@sinclair/typebox';
+import type { RawInteger } from '../values/index.ts';
 import { ENFORCEMENTS, LIMITS } from './constants.ts';
 import type { RuleName } from './rules.ts';
 
@@ -60,6 +61,10 @@ function StringMap<T extends TSchema>(values: T, options: Record<string, unknown
 /** A label key (node label, taint key) checked by its named syntax check. */
 const labelKey = (check: 'label-key' | 'label-key-reserved-allowed') =>
   StringSchema({ maxLength: QUALIFIED_NAME_MAX, pattern: QUALIFIED_NAME, 'x-check': check });
+
+/** An int64 field: a number, or beyond 2^53 the digits a double would round (lib/values' RawInteger). */
+const Int64 = (options: Record<string, unknown> = {}) =>
+  Unsafe<number | RawInteger>({ type: 'integer', format: 'int64', ...options });
 
 const labelValue = () => StringSchema({ maxLength: 63, pattern: LABEL_VALUE, 'x-check': 'label-value' });
 
@@ -191,7 +196,7 @@ function toleration(options: Record<string, unknown> = {}) {
           'x-message': 'must be empty, NoSchedule, PreferNoSchedule or NoExecute',
         }),
       ),
-      tolerationSeconds: Optional(Integer({ format: 'int64', 'x-message': 'must be an integer' })),
+      tolerationSeconds: Optional(Int64({ 'x-message': 'must be an integer' })),
     },
     {
       'x-check': 'toleration',

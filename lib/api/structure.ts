@@ -5,7 +5,7 @@
  * checks (lib/api/checks.ts). Every issue names its field path. The same walk
  * normalizes a valid value: only declared fields, and the values the declaration marks absent left out.
  */
-import { isJsonObject, previewInput, type IssueSink, type JsonObject } from '../values/index.ts';
+import { isInt64, isJsonObject, isRawInteger, previewInput, type IssueSink, type JsonObject } from '../values/index.ts';
 import { CHECKS, KEY_CHECKS } from './checks.ts';
 import { RULES, type RuleName } from './rules.ts';
 
@@ -124,7 +124,7 @@ function nodeOf(schema: SchemaNode): Node {
 function typeMatches(value: unknown, type: SchemaNode['type']): boolean {
   switch (type) {
     case 'object':
-      return isJsonObject(value);
+      return isJsonObject(value) && !isRawInteger(value);
     case 'array':
       return Array.isArray(value);
     case 'string':
@@ -132,7 +132,8 @@ function typeMatches(value: unknown, type: SchemaNode['type']): boolean {
     case 'boolean':
       return typeof value === 'boolean';
     case 'integer':
-      return Number.isSafeInteger(value);
+      // Beyond 2^53 an integer arrives as its digits (parseJsonExact, the rule files' YAML): a double would round it.
+      return Number.isSafeInteger(value) || isRawInteger(value);
     default:
       return true;
   }
@@ -160,6 +161,27 @@ function wrongValue(schema: SchemaNode, value: unknown): string {
     schema['x-reason'] ??
     (schema.enum !== undefined ? `must be one of ${schema.enum.join(', ')}` : expectedType(schema));
   return schema.type === 'integer' || schema.enum !== undefined ? `${reason} (got ${previewInput(value)})` : reason;
+}
+
+// The range of every integer Kubernetes stores: the API server decodes a JSON integer into an int64 (format int64).
+const INT64_RANGE = 'must be an integer from -9223372036854775808 to 9223372036854775807';
+
+/**
+ * The reason an integer is out of the node's range, or undefined: its minimum and maximum, then int64's. A number is
+ * compared as it is; an integer kept as its digits (beyond 2^53) as a bigint.
+ */
+function integerRangeProblem(node: Node, value: number | { readonly rawJSON: string }): string | undefined {
+  const { minimum, maximum, schema } = node;
+  if (typeof value === 'number') {
+    return (minimum !== undefined && value < minimum) || (maximum !== undefined && value > maximum)
+      ? wrongValue(schema, value)
+      : undefined;
+  }
+  if (!isInt64(value.rawJSON)) return `${INT64_RANGE} (got ${previewInput(value)})`;
+  const digits = BigInt(value.rawJSON);
+  return (minimum !== undefined && digits < BigInt(minimum)) || (maximum !== undefined && digits > BigInt(maximum))
+    ? wrongValue(schema, value)
+    : undefined;
 }
 
 function requiredReason(schema: SchemaNode | undefined): string {
@@ -293,11 +315,10 @@ function validateNode(node: Node, value: unknown, path: string, issues: IssueSin
     issues.add(path, `${prefix}${wrongValue(node.schema, value)}`);
     return value;
   }
-  if (
-    typeof value === 'number' &&
-    ((node.minimum !== undefined && value < node.minimum) || (node.maximum !== undefined && value > node.maximum))
-  ) {
-    issues.add(path, `${prefix}${wrongValue(node.schema, value)}`);
+  const outOfRange =
+    node.type === 'integer' ? integerRangeProblem(node, value as number | { readonly rawJSON: string }) : undefined;
+  if (outOfRange !== undefined) {
+    issues.add(path, `${prefix}${outOfRange}`);
     return value;
   }
   let normalized = value;
@@ -306,7 +327,7 @@ function validateNode(node: Node, value: unknown, path: string, issues: IssueSin
     limit(issues, path, node, value.length);
     if (node.items !== undefined) normalized = validateList(node.items, value, path, issues);
   }
-  if (isJsonObject(value)) normalized = validateObject(node, value, path, issues);
+  if (isJsonObject(value) && !isRawInteger(value)) normalized = validateObject(node, value, path, issues);
   const { check } = node;
   if (check === undefined) return normalized;
   // A map value's reasons say "value", as its key's say the key: both sit at the same path.

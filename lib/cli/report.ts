@@ -12,7 +12,14 @@ import {
 } from '../report/index.ts';
 import { parseYamlDocuments } from '../rule-files/index.ts';
 import { KEYLESS_STAMPS } from '../stamp/index.ts';
-import { checkNesting, isDns1123Label, isJsonObject, previewInput, typeMismatch } from '../values/index.ts';
+import {
+  checkNesting,
+  isDns1123Label,
+  isJsonObject,
+  parseJsonExact,
+  previewInput,
+  typeMismatch,
+} from '../values/index.ts';
 import { classifyObject } from '../workloads/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
 import { readInput, requireOneOf, writeLine, type CliStreams } from './io.ts';
@@ -48,7 +55,7 @@ interface Located {
 function objectsOf(text: string, source: string): Located[] {
   let documents: unknown[];
   try {
-    documents = [JSON.parse(text)];
+    documents = [parseJsonExact(text)];
   } catch {
     documents = parseYamlDocuments(text, source);
   }

@@ -3,7 +3,7 @@ import { Option, type Command } from 'commander';
 import { MalformedInputError } from '../errors/index.ts';
 import { DISCARDED_METRICS, jsonLineLogger } from '../observability/index.ts';
 import type { SyncReport } from '../sync/index.ts';
-import { readAll } from '../values/index.ts';
+import { CLUSTER_UID, readAll } from '../values/index.ts';
 import { defineCommand, EXIT, onRun, required, type CliContext } from './command.ts';
 import { writeLine } from './io.ts';
 import {
@@ -19,6 +19,7 @@ interface SyncFlags extends StoreFlags {
   readonly kubeconfig: string;
   readonly context?: string;
   readonly leaseWait?: string;
+  readonly rebindFrom?: string;
 }
 
 // Long enough for the Lambda's own sync (seconds) to finish and release the lease; a crashed holder's lease (120 s) is not waited out.
@@ -38,6 +39,17 @@ function leaseWaitSeconds(text: string | undefined): number {
     );
   }
   return seconds;
+}
+
+/** `--rebind-from UID`: the kube-system uid the cluster id is bound to now, checked for its form before any network. */
+function rebindFrom(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  if (!CLUSTER_UID.pattern.test(text)) {
+    throw new MalformedInputError(`--rebind-from is "${text}"; expected ${CLUSTER_UID.form}`, {
+      context: { flag: '--rebind-from' },
+    });
+  }
+  return text;
 }
 
 /** This process as a lease owner, `cli:<host>:<pid>`, in the printable ASCII the lease store accepts. */
@@ -81,14 +93,19 @@ async function sync(values: SyncFlags, { streams }: CliContext): Promise<number>
     ...(values.context === undefined ? {} : { context: values.context }),
   });
   // The lease flag with the store flags, before any network, so that one error names every wrong flag.
-  const { waitSeconds } = readAll(
-    { waitSeconds: () => leaseWaitSeconds(values.leaseWait), target: () => storeTarget(values) },
+  const { waitSeconds, rebind } = readAll(
+    {
+      waitSeconds: () => leaseWaitSeconds(values.leaseWait),
+      rebind: () => rebindFrom(values.rebindFrom),
+      target: () => storeTarget(values),
+    },
     MalformedInputError,
   );
   // After the kubeconfig, which needs no network: --stage reads the stack's outputs from CloudFormation.
   const target = await resolveStoreTarget(values);
   const client = await targetClient(target);
   const table = openRulesTable({ client, tableName: target.tableName, clusterId: target.clusterId });
+  const owner = leaseOwner();
   try {
     const report = await syncOnce({
       source,
@@ -96,9 +113,10 @@ async function sync(values: SyncFlags, { streams }: CliContext): Promise<number>
       records: table.records,
       lease: {
         leases: table.leases,
-        owner: leaseOwner(),
+        owner,
         waitMs: waitSeconds * 1000,
       },
+      binding: { store: table.bindings, owner, ...(rebind === undefined ? {} : { rebindFrom: rebind }) },
       clusterId: target.clusterId,
       // The report on stdout already says what info would; warnings and errors go to stderr as JSON lines.
       logger: jsonLineLogger(streams.stderr, ['warn', 'error']),
@@ -123,14 +141,16 @@ export function registerSync(program: Command, context: CliContext): void {
     description:
       "One sync of the kubeconfig's cluster into the rules table TARGET names, status written back; the report is printed " +
       "as one JSON line. The sync takes the cluster's sync lease first, waiting up to --lease-wait seconds while another " +
-      'sync (the Lambda) holds it.',
+      'sync (the Lambda) holds it. The first publish binds the cluster id to the cluster (the uid of its kube-system ' +
+      'namespace); a sync of any other cluster under that id is refused, until --rebind-from names the bound uid.',
     examples: [
       'podmutation sync --once --kubeconfig ~/.kube/config --stage prod --region eu-west-1',
       'podmutation sync --once --kubeconfig kind.yaml --dynamodb-endpoint http://127.0.0.1:8000',
+      'podmutation sync --once --kubeconfig new-cluster.yaml --stage prod --rebind-from 5b7e8a52-0c4f-4b8e-9d43-3f1e6a2c9b70',
     ],
     exits: {
       0: 'published, or nothing changed',
-      1: 'the sync failed or was skipped (the lease stayed held, or a newer list is already published)',
+      1: 'the sync failed (also: the cluster id is bound to another cluster) or was skipped (the lease stayed held, or a newer list is already published)',
       2: 'usage error, or an unreadable kubeconfig or stack',
     },
   });
@@ -143,6 +163,10 @@ export function registerSync(program: Command, context: CliContext): void {
         '--lease-wait <seconds>',
         `seconds to wait for the sync lease another sync holds (0 to ${MAX_LEASE_WAIT_SECONDS})`,
       ).default(String(DEFAULT_LEASE_WAIT_SECONDS)),
+    )
+    .option(
+      '--rebind-from <uid>',
+      "re-bind the cluster id from the cluster it is bound to, named by the uid of its kube-system namespace (the refusal message names it), to the kubeconfig's cluster, then sync",
     );
   for (const option of storeTargetOptions()) command.addOption(option);
   onRun<SyncFlags>(command, (flags) => sync(flags, context));

@@ -11,7 +11,7 @@ import {
   type CaseFailure,
   type TestFileResult,
 } from '../rule-tests/index.ts';
-import { canonicalJson } from '../values/index.ts';
+import { canonicalJson, parseJsonExact } from '../values/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
 import type { Pod } from '../engine/index.ts';
 import type { DiffSign } from '../scheduling/index.ts';
@@ -31,7 +31,7 @@ const DIFF_CONTEXT = 3;
 
 /** A value with object keys sorted, so that two documents differ in the diff only where their values do. */
 function sortedKeys(value: unknown): unknown {
-  return value === undefined ? undefined : (JSON.parse(canonicalJson(value)) as unknown);
+  return value === undefined ? undefined : parseJsonExact(canonicalJson(value));
 }
 
 /** The unchanged runs of a line diff cut to DIFF_CONTEXT lines around each change. */

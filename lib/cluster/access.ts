@@ -11,6 +11,7 @@ import {
   type ObservableMiddleware,
 } from '@kubernetes/client-node';
 import { ClusterError, ConfigurationError } from '../errors/index.ts';
+import { parseJsonExact } from '../values/index.ts';
 import { createRefreshingValue } from '../refresh/index.ts';
 import type { SecretReader } from '../secrets/index.ts';
 import type { ClusterConfig } from './config.ts';
@@ -148,8 +149,9 @@ async function send<T>(
 }
 
 /**
- * GETs `path` on the connection's API server and returns the JSON body as parsed, without the generated clients'
- * model deserialisation (which turns timestamps into Dates and drops fields its models do not know). Runs the
+ * GETs `path` on the connection's API server and returns the JSON body as parsed, integers beyond 2^53 kept as their
+ * digits (parseJsonExact), without the generated clients' model deserialisation (which turns timestamps into Dates,
+ * drops fields its models do not know, and rounds such integers with JSON.parse). Runs the
  * middleware of `options` around the exchange as the generated clients do; a non-2xx answer throws ApiException.
  */
 async function getJson(
@@ -170,7 +172,8 @@ async function getJson(
   if (response.httpStatusCode < 200 || response.httpStatusCode > 299) {
     throw new ApiException(response.httpStatusCode, `HTTP ${response.httpStatusCode}`, text, response.headers);
   }
-  return JSON.parse(text) as unknown;
+  // Exact integers: a PodMutation's or a Pod's tolerationSeconds beyond 2^53 keeps its digits.
+  return parseJsonExact(text);
 }
 
 const MERGE_PATCH = 'application/merge-patch+json';

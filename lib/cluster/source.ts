@@ -1,21 +1,24 @@
-import { CustomObjectsApi } from '@kubernetes/client-node';
 import { POD_MUTATION_API_VERSION } from '../api/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
+import { CLUSTER_UID, isJsonObject } from '../values/index.ts';
 import {
   checkRequestTimeout,
   createClusterAccess,
   DEFAULT_LIST_PAGE_SIZE,
+  getJson,
   send,
   sendMergePatch,
   type ConnectionOptions,
 } from './access.ts';
 import type { ClusterConfig } from './config.ts';
 import type { Connection } from './connection.ts';
-import type { ClusterOperation } from './failure.ts';
+import { clusterError, type ClusterOperation } from './failure.ts';
 import { collectList, type PodMutationList } from './list.ts';
 
-/** What the sync needs from the cluster: the complete list of podmutations, and writing one resource's status. */
+/** What the sync needs from the cluster: its identity, the complete list of podmutations, and writing one resource's status. */
 interface PodMutationSource {
+  /** The metadata.uid of the cluster's kube-system namespace, which names the cluster; failures reject with a ClusterError. */
+  readClusterUid(): Promise<string>;
   /** Every podmutation over all pages and the list's resourceVersion; any failure rejects with a ClusterError, never a partial list. */
   listPodMutations(): Promise<PodMutationList>;
   /** JSON-merge-patches `{ status }` onto the status subresource of the named podmutation; failures reject with a ClusterError. */
@@ -36,7 +39,10 @@ interface PodMutationSourceOptions extends ConnectionOptions {
 
 const [GROUP = '', VERSION = ''] = POD_MUTATION_API_VERSION.split('/');
 const PLURAL = 'podmutations';
+// Every cluster has it, and its uid is made when the cluster is: what tells two clusters apart (infra/rbac.yaml grants get on it alone).
+const IDENTITY_NAMESPACE = 'kube-system';
 const RESOURCE = `${PLURAL}.${GROUP}`;
+const COLLECTION_PATH = `/apis/${GROUP}/${VERSION}/${PLURAL}`;
 const DEFAULTS = {
   pageSize: DEFAULT_LIST_PAGE_SIZE,
   requestTimeoutMs: 10_000,
@@ -57,6 +63,27 @@ function createPodMutationSource(config: ClusterConfig, options: PodMutationSour
   const access = createClusterAccess(config, { ...options, requestTimeoutMs: settings.requestTimeoutMs }, toClient);
 
   return {
+    readClusterUid(): Promise<string> {
+      const action = `reading the uid of namespace ${IDENTITY_NAMESPACE}, the cluster's identity`;
+      return access.run(action, async (cluster) => {
+        const operation: ClusterOperation = {
+          action,
+          notFoundHint: `the API server has no namespace ${IDENTITY_NAMESPACE}`,
+          target: cluster.server,
+          context: { operation: 'get', resource: 'namespaces', name: IDENTITY_NAMESPACE },
+        };
+        const namespace = await send(operation, settings.requestTimeoutMs, (requestOptions) =>
+          getJson(cluster.connection, `/api/v1/namespaces/${IDENTITY_NAMESPACE}`, {}, requestOptions),
+        );
+        const metadata = isJsonObject(namespace) ? namespace['metadata'] : undefined;
+        const uid = isJsonObject(metadata) ? metadata['uid'] : undefined;
+        if (typeof uid !== 'string' || !CLUSTER_UID.pattern.test(uid)) {
+          throw clusterError(operation, 'malformed', `the answer has no metadata.uid of the form ${CLUSTER_UID.form}`);
+        }
+        return uid;
+      });
+    },
+
     listPodMutations(): Promise<PodMutationList> {
       const action = `listing ${RESOURCE}`;
       return access.run(action, (cluster) => {
@@ -66,16 +93,16 @@ function createPodMutationSource(config: ClusterConfig, options: PodMutationSour
           target: cluster.server,
           context: { operation: 'list', resource: RESOURCE },
         };
+        // Read raw (getJson): the generated client's JSON.parse would round a tolerationSeconds beyond 2^53.
         return collectList(
           (continueToken) =>
             send(operation, settings.requestTimeoutMs, (requestOptions) =>
-              cluster.api.listClusterCustomObject(
+              getJson(
+                cluster.connection,
+                COLLECTION_PATH,
                 {
-                  group: GROUP,
-                  version: VERSION,
-                  plural: PLURAL,
-                  limit: settings.pageSize,
-                  ...(continueToken === undefined ? {} : { _continue: continueToken }),
+                  limit: String(settings.pageSize),
+                  ...(continueToken === undefined ? {} : { continue: continueToken }),
                 },
                 requestOptions,
               ),
@@ -95,7 +122,7 @@ function createPodMutationSource(config: ClusterConfig, options: PodMutationSour
           target: cluster.server,
           context: { operation: 'patchStatus', resource: RESOURCE, name },
         };
-        const path = `/apis/${GROUP}/${VERSION}/${PLURAL}/${encodeURIComponent(name)}/status`;
+        const path = `${COLLECTION_PATH}/${encodeURIComponent(name)}/status`;
         return sendMergePatch(
           operation,
           settings.requestTimeoutMs,
@@ -109,14 +136,13 @@ function createPodMutationSource(config: ClusterConfig, options: PodMutationSour
 }
 
 interface ClusterClient {
-  readonly api: CustomObjectsApi;
   readonly server: string;
-  /** For the status writes, which go over node:https (sendMergePatch). */
+  /** For the reads (getJson) and the status writes, which go over node:https (sendMergePatch). */
   readonly connection: Connection;
 }
 
 function toClient(connection: Connection): ClusterClient {
-  return { api: connection.kubeConfig.makeApiClient(CustomObjectsApi), server: connection.server, connection };
+  return { server: connection.server, connection };
 }
 
 function checkOptions(options: PodMutationSourceOptions): typeof DEFAULTS {

@@ -1,5 +1,6 @@
 import type { LabelSelectorRequirement, Toleration } from '../scheduling/index.ts';
 import { preferredMatches, requiredMatches } from '../scheduling/index.ts';
+import { isRawInteger } from '../values/index.ts';
 import type { PodFacts } from './pod.ts';
 import type { AffinitySelector, CompiledRule, RuleSet } from './compile.ts';
 import { candidatePositions } from './rule-index.ts';
@@ -36,11 +37,14 @@ function labelRequirementHolds(
   }
 }
 
-// As in Kubernetes, an absent operator means Equal; absent strings compare as empty. A rule's seconds are safe integers,
-// so a Pod's seconds beyond 2^53 (kept as digits) equal none of them, as the numbers themselves would not.
-function tolerationField(toleration: Toleration, field: keyof Toleration): Toleration[keyof Toleration] {
+// As in Kubernetes, an absent operator means Equal; absent strings compare as empty. Seconds beyond 2^53 are kept as
+// their digits (a rule's and a Pod's alike) and compared by them: two such values are two objects.
+function tolerationField(toleration: Toleration, field: keyof Toleration): string | number | undefined {
   if (field === 'operator') return toleration.operator || 'Equal';
-  if (field === 'tolerationSeconds') return toleration.tolerationSeconds;
+  if (field === 'tolerationSeconds') {
+    const seconds = toleration.tolerationSeconds;
+    return isRawInteger(seconds) ? seconds.rawJSON : seconds;
+  }
   return toleration[field] ?? '';
 }
 

@@ -27,10 +27,11 @@ function createClusterRuleSource(options: ClusterRuleSourceOptions): RuleSource 
   const clock = options.clock ?? Date.now;
   return {
     description: options.description,
-    async publishRules({ snapshots: store, records }, clusterId) {
+    async publishRules({ snapshots: store, records, bindings }, clusterId) {
       let listed: Awaited<ReturnType<PodMutationSource['listPodMutations']>> | undefined;
       // Keep the list the sync read, to report its invalid rules the way the file source does.
       const source: PodMutationSource = {
+        readClusterUid: () => options.source.readClusterUid(),
         listPodMutations: async () => (listed = await options.source.listPodMutations()),
         patchStatus: (name, status) => options.source.patchStatus(name, status),
       };
@@ -38,6 +39,8 @@ function createClusterRuleSource(options: ClusterRuleSourceOptions): RuleSource 
         source,
         store,
         records,
+        // The server's own embedded table: its first sync binds it to the kubeconfig's cluster.
+        binding: { store: bindings, owner: `serve:${process.pid}` },
         clusterId,
         logger: options.logger ?? DISCARDED_LOGGER,
         metrics: DISCARDED_METRICS,

@@ -3,7 +3,7 @@ import { watch as watchFileSystem, statSync, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { listedInvalidRules, type InvalidRule, type NormalizedRule } from '../api/index.ts';
 import { loadRuleFiles, type LoadOptions, type SkippedDocument } from '../rule-files/index.ts';
-import type { PublishOutcome, SnapshotStore, SyncRecordStore } from '../store/index.ts';
+import type { ClusterBindingStore, PublishOutcome, SnapshotStore, SyncRecordStore } from '../store/index.ts';
 
 /** What one publication of a rule source did. */
 interface RulePublication {
@@ -12,10 +12,11 @@ interface RulePublication {
   readonly outcome: Pick<PublishOutcome, 'published' | 'version'>;
 }
 
-/** The embedded table a rule source publishes into: its snapshots, and its sync records (a cluster source's syncs). */
+/** The embedded table a rule source publishes into: its snapshots, and its sync records and cluster binding (a cluster source's syncs). */
 interface RuleTable {
   readonly snapshots: Pick<SnapshotStore, 'publish'>;
   readonly records: Pick<SyncRecordStore, 'recordSync'>;
+  readonly bindings: Pick<ClusterBindingStore, 'bind' | 'rebind' | 'tableName'>;
 }
 
 /** Where the local server's rules come from; called at start and on every change it signals. */

@@ -57,13 +57,41 @@ function diversityChoice(context: RecordingContext, spotPercent: number): Capaci
   return bucketOf(context.requestUid) < spotPercent ? 'spot' : 'on-demand';
 }
 
+/**
+ * Labels that set one Pod of a workload apart from the others, left out of the spread's selector, which would otherwise
+ * select the Pod alone: a StatefulSet Pod's name and ordinal (statefulset.kubernetes.io/pod-name,
+ * apps.kubernetes.io/pod-index: staging/src/k8s.io/api/apps/v1/types.go), an Indexed Job Pod's completion index
+ * (batch.kubernetes.io/job-completion-index: staging/src/k8s.io/api/batch/v1/types.go), and the revision of the
+ * controllers that replace Pods one at a time and run old and new revisions side by side for as long as they like
+ * (controller-revision-hash of StatefulSets and DaemonSets, a DaemonSet's pod-template-generation). A Deployment's
+ * pod-template-hash (a Rollout's rollouts-pod-template-hash) is kept: a rolling update surges new Pods beside old ones
+ * that are about to go, so the new ReplicaSet spreads over itself, the selection the topology-spread docs recommend
+ * with matchLabelKeys: [pod-template-hash]. It is written into matchLabels rather than named in matchLabelKeys, since
+ * the API server merges matchLabelKeys into labelSelector when it creates the Pod (MatchLabelKeysInPodTopologySpread-
+ * SelectorMerge, on by default since 1.34: pkg/registry/core/pod/strategy.go), after this review: the Pod would be
+ * stored other than the webhook sent it, and its stamp would no longer check.
+ */
+const UNSHARED_LABELS: readonly string[] = [
+  'statefulset.kubernetes.io/pod-name',
+  'apps.kubernetes.io/pod-index',
+  'batch.kubernetes.io/job-completion-index',
+  'controller-revision-hash',
+  'pod-template-generation',
+];
+
+/** The labels of a Pod that the other Pods of its workload (of its ReplicaSet, for a Deployment) carry too. */
+function sharedLabels(labels: Readonly<Record<string, string>>): Readonly<Record<string, string>> {
+  if (!UNSHARED_LABELS.some((key) => Object.hasOwn(labels, key))) return labels;
+  return Object.fromEntries(Object.entries(labels).filter(([key]) => !UNSHARED_LABELS.includes(key)));
+}
+
 function withInstanceTypeSpread(state: SchedulingState, facts: PodFacts): SchedulingState {
   const current: readonly unknown[] = state.topologySpreadConstraints ?? facts.topologySpreadConstraints;
-  const { labels } = facts;
+  const labels = sharedLabels(facts.labels);
   const spreadsAlready = current.some(
     (constraint) => (constraint as { topologyKey?: unknown }).topologyKey === INSTANCE_TYPE_KEY,
   );
-  // Without labels there is nothing to select the workload's Pods by, so no spread is added.
+  // Without shared labels there is nothing to select the workload's Pods by, so no spread is added.
   if (spreadsAlready || Object.keys(labels).length === 0) return state;
   const constraint = {
     maxSkew: 1,

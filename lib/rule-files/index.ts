@@ -11,7 +11,7 @@ import {
   type RuleVerdict,
 } from '../api/index.ts';
 import { DuplicateRuleError, fileProblem, MalformedInputError } from '../errors/index.ts';
-import { checkNesting, MAX_JSON_DEPTH, textNestsDeeperThan } from '../values/index.ts';
+import { checkNesting, exactInteger, MAX_JSON_DEPTH, parseJsonExact, textNestsDeeperThan } from '../values/index.ts';
 
 /** One resource read from a file, with the validator's verdict. */
 interface LoadedRule {
@@ -66,11 +66,6 @@ async function readTextFile(path: string): Promise<string> {
   }
 }
 
-/**
- * Parses YAML (multi-document) or JSON text into its non-empty documents, each checked to nest at most
- * MAX_JSON_DEPTH levels (the text is checked before the parser recurses into it). Throws MalformedInputError naming
- * the source and, for a deep document, its position.
- */
 /** The 1-based line and column of a character offset, as editors and compilers count them. */
 function positionOf(text: string, offset: number): { readonly line: number; readonly column: number } {
   let line = 1;
@@ -83,11 +78,23 @@ function positionOf(text: string, offset: number): { readonly line: number; read
   return { line, column: end - lineStart + 1 };
 }
 
+/** The reviver of YAML documents read with intAsBigInt: each bigint as parseJsonExact would give it. */
+function exactIntegers(_key: unknown, value: unknown): unknown {
+  return typeof value === 'bigint' ? exactInteger(value) : value;
+}
+
+/**
+ * Parses YAML (multi-document) or JSON text into its non-empty documents, each checked to nest at most
+ * MAX_JSON_DEPTH levels (the text is checked before the parser recurses into it). Throws MalformedInputError naming
+ * the source and, for a deep document, its position.
+ */
 function parseYamlDocuments(text: string, source: string): unknown[] {
   if (textNestsDeeperThan(text)) {
     throw new MalformedInputError(`${source}: nests deeper than ${MAX_JSON_DEPTH} levels`, { context: { source } });
   }
-  const documents = parseAllDocuments(text, { prettyErrors: false });
+  // Integers as bigints, then kept as parseJsonExact keeps them: tolerationSeconds 9223372036854775807 is valid int64,
+  // and a double would round it (to 9223372036854775808, which Kubernetes refuses).
+  const documents = parseAllDocuments(text, { prettyErrors: false, intAsBigInt: true });
   const values: unknown[] = [];
   for (const document of Array.isArray(documents) ? documents : [documents]) {
     if (document.errors.length > 0) {
@@ -98,7 +105,7 @@ function parseYamlDocuments(text: string, source: string): unknown[] {
         context: { source, ...at },
       });
     }
-    const value: unknown = document.toJS({ maxAliasCount: 100 });
+    const value: unknown = document.toJS({ maxAliasCount: 100, reviver: exactIntegers });
     if (value === null || value === undefined) continue;
     checkNesting(value, `${source}: document ${values.length + 1}`);
     values.push(value);
@@ -113,7 +120,7 @@ function parseYamlDocuments(text: string, source: string): unknown[] {
 function parseSingleDocument(text: string, source: string): unknown {
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = parseJsonExact(text);
   } catch {
     // Not JSON: read it as YAML below.
   }

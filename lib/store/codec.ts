@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { ENFORCEMENTS, isEnforcement, type RuleSnapshot } from '../api/index.ts';
-import { canonicalJson, isJsonObject, IssueList, type IssueSink } from '../values/index.ts';
+import { canonicalJson, isJsonObject, IssueList, parseJsonExact, type IssueSink } from '../values/index.ts';
 
 /** What a publisher hands the store: a RuleSnapshot without the hash and version the store assigns. */
 type SnapshotContent = Omit<RuleSnapshot, 'contentHash' | 'version'>;
@@ -102,7 +102,8 @@ function decodeContent(parts: readonly Uint8Array[]): DecodedContent {
   }
   let value: unknown;
   try {
-    value = JSON.parse(json);
+    // Exact integers, as the rules were read: tolerationSeconds beyond 2^53 is published and served with its digits.
+    value = parseJsonExact(json);
   } catch (cause) {
     return { problem: 'the decompressed content is not valid JSON', cause };
   }

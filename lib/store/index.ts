@@ -1,3 +1,4 @@
+import type { BindingCheck, ClusterBinding, ClusterBindingStore, RebindCheck } from './cluster-binding.ts';
 import { readStoreConfig, type StoreConfig } from './config.ts';
 import { createDynamoClient, createSnapshotTable, type DynamoClientOptions } from './dynamo.ts';
 import { EXPIRES_AT_ATTRIBUTE, RULES_TABLE_LAYOUT } from './layout.ts';
@@ -53,4 +54,8 @@ export type {
   PlacementVersion,
   PlacementWrite,
   StoreConfig,
+  ClusterBinding,
+  ClusterBindingStore,
+  BindingCheck,
+  RebindCheck,
 };

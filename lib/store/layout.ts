@@ -60,12 +60,22 @@ const RULES_TABLE_LAYOUT = {
    * version read, retried a bounded number of times; the JSON is bounded to 350,000 bytes (the 400 KB item limit).
    */
   placements: { sortKey: 'placement#set' },
+  /**
+   * The cluster binding (cluster-binding.ts), the one cluster the cluster id stands for: clusterUid (S, the
+   * metadata.uid of that cluster's kube-system namespace), boundAt (S, ISO-8601), boundBy (S, the sync that bound it,
+   * `lambda:<request id>` or `cli:<host>:<pid>`), previousUid (S, the uid before the last re-bind). Written by the
+   * first publish of the cluster id (one conditional UpdateItem, attribute_not_exists(clusterUid)) and by a re-bind
+   * (conditional on the clusterUid it names); every publish reads it first (GetItem, ConsistentRead) and refuses a
+   * cluster whose uid differs. Never deleted.
+   */
+  binding: { sortKey: 'binding' },
 } as const;
 
 const POINTER_SORT_KEY = RULES_TABLE_LAYOUT.pointer.sortKey;
 const SYNC_SORT_KEY = RULES_TABLE_LAYOUT.sync.sortKey;
 const LEASE_SORT_KEY = RULES_TABLE_LAYOUT.lease.sortKey;
 const PLACEMENT_SORT_KEY = RULES_TABLE_LAYOUT.placements.sortKey;
+const BINDING_SORT_KEY = RULES_TABLE_LAYOUT.binding.sortKey;
 
 /** Zero-padding keeps the parts of one snapshot sorted by version and part index. */
 const VERSION_DIGITS = 10;
@@ -102,6 +112,7 @@ export {
   SYNC_SORT_KEY,
   LEASE_SORT_KEY,
   PLACEMENT_SORT_KEY,
+  BINDING_SORT_KEY,
   MAX_VERSION,
   MAX_PARTS,
   clusterPartition,

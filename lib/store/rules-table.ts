@@ -1,6 +1,7 @@
-/** The one way into the rules table: one cluster's snapshots, lease, sync records and placements, bound to it. */
+/** The one way into the rules table: one cluster's snapshots, lease, sync records, placements and binding. */
 import { integerOption } from '../config/index.ts';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { createClusterBindingStore, type ClusterBindingStore } from './cluster-binding.ts';
 import { createSyncLeaseStore, leaseDurationSeconds, type SyncLeaseStore } from './lease.ts';
 import { createPlacementStore, DEFAULT_MAX_WRITE_ATTEMPTS, type PlacementStore } from './placements.ts';
 import { createSnapshotStore, type SnapshotStore } from './snapshots.ts';
@@ -12,7 +13,7 @@ interface RulesTableOptions {
   readonly tableName: string;
   readonly clusterId: string;
   /**
-   * Epoch milliseconds (default Date.now): drives publishedAt, expiresAt, updatedAt and the lease's expiries, and
+   * Epoch milliseconds (default Date.now): drives publishedAt, expiresAt, updatedAt, boundAt and the lease's expiries, and
    * stands for the table's clock when a response carries no Date header.
    */
   readonly clock?: () => number;
@@ -38,6 +39,7 @@ interface RulesTable {
   readonly leases: SyncLeaseStore;
   readonly records: SyncRecordStore;
   readonly placements: PlacementStore;
+  readonly bindings: ClusterBindingStore;
 }
 
 const DEFAULT_PART_BYTES = 256 * 1024;
@@ -62,6 +64,7 @@ function openRulesTable(options: RulesTableOptions): RulesTable {
     }),
     records: createSyncRecordStore({ client, tableName, clusterId }),
     placements: openPlacementStore(options),
+    bindings: createClusterBindingStore({ client, tableName, clusterId, clock }),
   };
 }
 

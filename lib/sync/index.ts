@@ -12,6 +12,7 @@ import type { SyncConfig } from './config.ts';
 import type { ProgressDependencies } from './progress.ts';
 import type {
   ProgressReport,
+  SyncBinding,
   SyncDependencies,
   SyncLeaseOptions,
   SyncLogFields,
@@ -33,6 +34,7 @@ export { buildSnapshotContent, foldClusterObjects, syncOnce, runSyncWindow, crea
 export type {
   ProgressDependencies,
   ProgressReport,
+  SyncBinding,
   SyncConfig,
   SyncDependencies,
   SyncLeaseOptions,

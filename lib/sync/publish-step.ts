@@ -3,14 +3,19 @@ import { listedInvalidRules } from '../api/index.ts';
 import { errorLogFields, StoreError } from '../errors/index.ts';
 import type { Logger } from '../observability/index.ts';
 import type { HeldSyncLease, PublishOutcome, SnapshotStore, SyncLeaseStore } from '../store/index.ts';
+import type { BindingChange } from './identity-step.ts';
 import type { ListedRules } from './list-step.ts';
 import type { SyncStep } from './report.ts';
 
 /** How a publish ended: published (or unchanged), superseded by a newer list, or failed at a step. */
 type PublishResult =
-  | { readonly kind: 'published'; readonly outcome: PublishOutcome }
+  | { readonly kind: 'published'; readonly outcome: PublishOutcome; readonly binding: BindingChange }
   | { readonly kind: 'superseded'; readonly error: StoreError; readonly version?: number }
-  | { readonly kind: 'failed'; readonly failedStep: Extract<SyncStep, 'lease' | 'publish'>; readonly error: unknown };
+  | {
+      readonly kind: 'failed';
+      readonly failedStep: Extract<SyncStep, 'lease' | 'identity' | 'publish'>;
+      readonly error: unknown;
+    };
 
 /** The lease a sync holds while it publishes; renewed in place. */
 interface HeldLease {
@@ -18,11 +23,15 @@ interface HeldLease {
   lease: HeldSyncLease;
 }
 
-/** Renews the lease (when held), then publishes the listed content ordered by its list start. */
+/**
+ * Renews the lease (when held), confirms the cluster's identity (confirmIdentity: its binding to the cluster id), then
+ * publishes the listed content ordered by its list start; nothing is published when either fails.
+ */
 async function publishListed(
   store: Pick<SnapshotStore, 'publish'>,
   listed: ListedRules,
   held: HeldLease | undefined,
+  confirmIdentity: () => Promise<BindingChange>,
 ): Promise<PublishResult> {
   if (held !== undefined) {
     // Renewing proves that no other sync took the lease during the list (its holder id is still ours) and covers the publish.
@@ -32,13 +41,20 @@ async function publishListed(
       return { kind: 'failed', failedStep: 'lease', error };
     }
   }
+  let binding: BindingChange;
+  try {
+    // Last before the publish, under the renewed lease: a re-bind between this check and the pointer switch is the one race left.
+    binding = await confirmIdentity();
+  } catch (error) {
+    return { kind: 'failed', failedStep: 'identity', error };
+  }
   const { content, listStartedMs } = listed;
   try {
     const outcome = await store.publish(
       { ...content, invalid: listedInvalidRules(content.invalid) },
       { listStartedAt: listStartedMs },
     );
-    return { kind: 'published', outcome };
+    return { kind: 'published', outcome, binding };
   } catch (error) {
     if (error instanceof StoreError && error.context['reason'] === 'superseded') {
       const version = error.context['version'];

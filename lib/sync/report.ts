@@ -3,8 +3,11 @@ import { errorLogFields, messageOf } from '../errors/index.ts';
 import type { Logger, Metrics } from '../observability/index.ts';
 import type { SyncOutcome, SyncRecordStore } from '../store/index.ts';
 
-/** Where a failed sync stopped: taking or renewing the lease, the list, validation or the publish. */
-type SyncStep = 'lease' | 'list' | 'validate' | 'publish';
+/**
+ * Where a failed sync stopped: taking or renewing the lease, the cluster's identity (its kube-system uid read, or
+ * refused by the cluster id's binding), the list, validation or the publish.
+ */
+type SyncStep = 'lease' | 'identity' | 'list' | 'validate' | 'publish';
 
 /** Why a sync was skipped: another sync holds the lease, or a list that started later is already published. */
 type SyncSkipReason = 'leaseHeld' | 'superseded';
@@ -32,6 +35,8 @@ interface SyncReportBase {
   readonly statusPatched: number;
   readonly statusFailed: number;
   readonly statusSkipped: number;
+  /** The metadata.uid of the cluster's kube-system namespace, once the sync read it: the cluster the sync stands for. */
+  readonly clusterUid?: string;
 }
 
 /** What a list read: when it started (after the lease was taken; the snapshot's syncedAt and list start) and its resourceVersion. */
@@ -49,6 +54,8 @@ interface PublishedSync
   readonly outcome: 'published' | 'unchanged';
   /** Snapshot version current after the sync. */
   readonly version: number;
+  /** Set when this sync bound the cluster id to the cluster (its first publish) or re-bound it (--rebind-from). */
+  readonly binding?: 'bound' | 'rebound';
   /** Why recording the attempt failed (the snapshot is published). */
   readonly error?: string;
   /** The migration report, when one was due after the publish. */
@@ -59,7 +66,7 @@ interface PublishedSync
 interface LeaseHeldSync
   extends
     SyncReportBase,
-    Absent<'listStartedAt' | 'resourceVersion' | 'version' | 'error' | 'failedStep' | 'progress'> {
+    Absent<'listStartedAt' | 'resourceVersion' | 'version' | 'error' | 'failedStep' | 'progress' | 'binding'> {
   readonly outcome: 'skipped';
   readonly skipReason: 'leaseHeld';
   /** The owner of the lease that kept this sync from running. */
@@ -70,7 +77,10 @@ interface LeaseHeldSync
 
 /** A sync skipped because a list that started after this one is already published. */
 interface SupersededSync
-  extends SyncReportBase, ListedFields, Absent<'failedStep' | 'progress' | 'leaseHolder' | 'leaseExpiresAt'> {
+  extends
+    SyncReportBase,
+    ListedFields,
+    Absent<'failedStep' | 'progress' | 'leaseHolder' | 'leaseExpiresAt' | 'binding'> {
   readonly outcome: 'skipped';
   readonly skipReason: 'superseded';
   /** The version that newer list published. */
@@ -84,7 +94,7 @@ interface FailedSync
   extends
     SyncReportBase,
     Partial<ListedFields>,
-    Absent<'version' | 'skipReason' | 'leaseHolder' | 'leaseExpiresAt' | 'progress'> {
+    Absent<'version' | 'skipReason' | 'leaseHolder' | 'leaseExpiresAt' | 'progress' | 'binding'> {
   readonly outcome: 'failed';
   readonly failedStep: SyncStep;
   readonly error: string;
@@ -93,8 +103,9 @@ interface FailedSync
 /** How one sync ended; one JSON-serialisable object. */
 type SyncReport = PublishedSync | LeaseHeldSync | SupersededSync | FailedSync;
 
-/** What a sync has seen when it stops early: the list's counts, once it was read. */
-type SeenSoFar = Partial<ListedFields> & Partial<Pick<SyncReportBase, 'resources' | 'valid' | 'invalid'>>;
+/** What a sync has seen when it stops early: the cluster's uid and the list's counts, once they were read. */
+type SeenSoFar = Partial<ListedFields> &
+  Partial<Pick<SyncReportBase, 'resources' | 'valid' | 'invalid' | 'clusterUid'>>;
 
 /** What the outcome builders need: where to log, count and record, and when the sync started. */
 interface ReportContext {
@@ -174,7 +185,8 @@ function skippedSync(
   message: string,
   skip:
     | Pick<LeaseHeldSync, 'skipReason' | 'leaseHolder' | 'leaseExpiresAt'>
-    | (Pick<SupersededSync, 'skipReason' | 'error' | 'version' | 'resources' | 'valid' | 'invalid'> & ListedFields),
+    | (Pick<SupersededSync, 'skipReason' | 'error' | 'version' | 'resources' | 'valid' | 'invalid' | 'clusterUid'> &
+        ListedFields),
 ): LeaseHeldSync | SupersededSync {
   const { skipReason, ...seen } = skip;
   const report = {

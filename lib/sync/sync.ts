@@ -1,8 +1,10 @@
 /**
- * One sync: take the cluster's sync lease, list the cluster's PodMutations, publish the snapshot, record the attempt,
- * write statuses back, release the lease. Safety first: any failure before the publish publishes nothing, so the
- * last good snapshot stays current; a sync that finds the lease held, or a newer list already published, is skipped.
- * Each step is its own module (lease-step, list-step, publish-step, status-writes, progress-step); this one orders them.
+ * One sync: take the cluster's sync lease, read the cluster's identity, list the cluster's PodMutations, confirm the
+ * cluster id's binding to that identity and publish the snapshot, record the attempt, write statuses back, release the
+ * lease. Safety first: any failure before the publish publishes nothing, so the last good snapshot stays current; a
+ * sync of a cluster the cluster id is not bound to fails; a sync that finds the lease held, or a newer list already
+ * published, is skipped. Each step is its own module (lease-step, identity-step, list-step, publish-step,
+ * status-writes, progress-step); this one orders them.
  */
 import { integerOption } from '../config/index.ts';
 import type { PodMutationSource } from '../cluster/index.ts';
@@ -16,6 +18,7 @@ import {
   type CheckedLease,
   type SyncLeaseOptions,
 } from './lease-step.ts';
+import { confirmIdentity, type BindingChange, type SyncBinding } from './identity-step.ts';
 import { listAndValidate, type ListedRules } from './list-step.ts';
 import type { ProgressDependencies } from './progress.ts';
 import { reportProgress } from './progress-step.ts';
@@ -51,6 +54,8 @@ interface SyncDependencies {
   readonly store: Pick<SnapshotStore, 'publish'>;
   /** Where each attempt is recorded (the table's sync item). */
   readonly records: Pick<SyncRecordStore, 'recordSync'>;
+  /** The cluster id's binding to one cluster: the sync publishes only for the cluster its cluster id is bound to. */
+  readonly binding: SyncBinding;
   /** The sync lease; without it (the local server, sole writer of its own table) the sync takes none. */
   readonly lease?: SyncLeaseOptions;
   /** The cluster the stores are bound to, for logs and messages. */
@@ -79,8 +84,9 @@ const DEFAULT_STATUS_BUDGET_MS = 10_000;
 /**
  * Runs one sync and reports it; rejects only with ConfigurationError for invalid options. With a lease, the sync
  * first takes the cluster's sync lease (waiting up to lease.waitMs) and is skipped when another sync holds it; the
- * lease is renewed before the publish and released at the end. A failed or partial list, a malformed list or a
- * failed publish publishes nothing and records the failure (lastError) without touching the snapshot; a complete
+ * lease is renewed before the publish and released at the end. A cluster whose kube-system uid cannot be read, or
+ * is not the one the cluster id is bound to (binding), a failed or partial list, a malformed list or a failed
+ * publish publishes nothing and records the failure (lastError) without touching the snapshot; a complete
  * list with no items publishes an empty set; a list older than the published one is skipped. Statuses are written
  * only after the publish and never change its outcome.
  */
@@ -136,29 +142,39 @@ async function underLease(run: SyncRun, lease: CheckedLease): Promise<SyncReport
   }
 }
 
-/** List, validate, publish, then record and write statuses, holding the lease when there is one. */
+/** List, validate, read the identity, publish for the bound cluster, then record and write statuses, holding the lease when there is one. */
 async function listAndPublish(run: SyncRun, held: HeldLease | undefined): Promise<SyncReport> {
   const listed = await listAndValidate(run.deps.source, run.clock);
   if (!('content' in listed)) return failedSync(run, listed.failedStep, listed.error, listed.seen);
-  const published = await publishListed(run.deps.store, listed, held);
-  if (published.kind === 'failed') return failedSync(run, published.failedStep, published.error, listed.counts);
+  let clusterUid: string;
+  try {
+    // After the list, so that a cluster out of reach fails the list as before; the uid never changes while a cluster lives.
+    clusterUid = await run.deps.source.readClusterUid();
+  } catch (error) {
+    return failedSync(run, 'identity', error, listed.counts);
+  }
+  const seen = { ...listed.counts, clusterUid };
+  const published = await publishListed(run.deps.store, listed, held, () =>
+    confirmIdentity(run.deps.binding, run.clusterId, clusterUid),
+  );
+  if (published.kind === 'failed') return failedSync(run, published.failedStep, published.error, seen);
   if (published.kind === 'superseded') {
     return skippedSync(run, 'sync skipped: a list that started after this one is already published', {
       skipReason: 'superseded',
-      ...listed.counts,
+      ...seen,
       ...(published.version === undefined ? {} : { version: published.version }),
       error: published.error.message,
     });
   }
   warnPublished(run.logger, run.clusterId, published.outcome);
   const status: SyncOutcome['status'] = published.outcome.published ? 'published' : 'unchanged';
-  return afterPublish(run, listed, status, published.outcome.version);
+  return afterPublish(run, { ...listed, clusterUid, binding: published.binding }, status, published.outcome.version);
 }
 
 /** Records the attempt, writes statuses and the migration progress, and reports the sync. */
 async function afterPublish(
   run: SyncRun,
-  listed: ListedRules,
+  listed: ListedRules & { readonly clusterUid: string; readonly binding: BindingChange },
   status: PublishedSync['outcome'],
   version: number,
 ): Promise<PublishedSync> {
@@ -178,6 +194,8 @@ async function afterPublish(
   const report: PublishedSync = {
     outcome: status,
     ...listed.counts,
+    clusterUid: listed.clusterUid,
+    ...(listed.binding === 'unchanged' ? {} : { binding: listed.binding }),
     startedAt: run.startedAt,
     version,
     durationMs: clock() - run.startedMs,
@@ -198,6 +216,7 @@ async function afterPublish(
 export { syncOnce };
 export type {
   ProgressReport,
+  SyncBinding,
   SyncDependencies,
   SyncLeaseOptions,
   SyncLogger,

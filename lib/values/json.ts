@@ -112,6 +112,15 @@ function parseJsonExact(text: string): unknown {
   );
 }
 
+/**
+ * An integer a parser read as a bigint (YAML with intAsBigInt), as parseJsonExact would give it: a number when a double
+ * holds it exactly, else its digits (a RawInteger), so that JSON.stringify writes it back as it was written.
+ */
+function exactInteger(value: bigint): number | RawInteger {
+  const number = Number(value);
+  return Number.isSafeInteger(number) ? number : SOURCE_JSON.rawJSON(value.toString());
+}
+
 /** The JSON type of a value as a message says it: "null", "a string", "a list", "an object". */
 function jsonTypeName(value: unknown): string {
   if (value === null) return 'null';
@@ -343,6 +352,7 @@ export {
   stringList,
   stringMap,
   parseJsonExact,
+  exactInteger,
   isRawInteger,
 };
 export type { JsonObject, RawInteger };

@@ -27,6 +27,15 @@ export const CLUSTER_ID: ValueRule = {
   form: '1 to 100 letters, digits, ".", "_" or "-", starting with a letter or digit',
 };
 
+/**
+ * A cluster's identity: the metadata.uid of its kube-system namespace, which the API server makes a UUID when the
+ * namespace is created (staging/src/k8s.io/apiserver/pkg/registry/rest/meta.go, FillObjectMetaSystemFields).
+ */
+export const CLUSTER_UID: ValueRule = {
+  pattern: /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/,
+  form: 'a Kubernetes uid (a UUID such as 5b7e8a52-0c4f-4b8e-9d43-3f1e6a2c9b70)',
+};
+
 /** A Serverless Framework stage or service name, as this project's stacks use them. */
 export const SERVERLESS_STAGE: ValueRule = {
   pattern: /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/,

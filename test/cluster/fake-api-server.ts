@@ -11,6 +11,9 @@
  * apiVersion, kind and metadata.resourceVersion. The rollouts collection answers 404 (CRD not installed) until
  * `setRolloutsInstalled(true)` or the `rolloutsInstalled` option. Faults apply to these lists too; `FaultScope.resource`
  * narrows a fault to one collection by its plural name ("pods", "replicasets", "podmutations", ...).
+ *
+ * GET /api/v1/namespaces/kube-system answers the namespace with the cluster's uid (the `clusterUid` option, random by
+ * default; `setClusterUid` makes the server another cluster), a `get` request of resource "namespaces" for faults.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -27,6 +30,7 @@ const VERSION = 'v1alpha1';
 const COLLECTION_PATH = `/apis/${GROUP}/${VERSION}/podmutations`;
 const STATUS_PATH = new RegExp(`^${COLLECTION_PATH}/([^/]+)/status$`);
 const MERGE_PATCH = 'application/merge-patch+json';
+const IDENTITY_NAMESPACE = 'kube-system';
 // A namespaced or cluster-wide collection: group-version root, optional namespace, plural.
 const WORKLOAD_PATH = /^(\/api\/v1|\/apis\/[^/]+\/[^/]+)(?:\/namespaces\/([^/]+))?\/([^/]+)$/;
 
@@ -46,7 +50,7 @@ type WorkloadKind = keyof typeof WORKLOAD_COLLECTIONS;
 
 type Json = Record<string, unknown>;
 
-type RequestKind = 'list' | 'continue' | 'patch';
+type RequestKind = 'list' | 'continue' | 'patch' | 'get';
 
 /** A CA and a server certificate signed by it, all PEM. */
 interface TestCertificates {
@@ -66,7 +70,7 @@ type FakeFault =
 interface FaultScope {
   /** How many requests the fault answers; default: every request until clearFaults(). */
   readonly times?: number;
-  /** Which requests: list calls, only list calls that carry a continue token, status patches, or all (default). */
+  /** Which requests: list calls, only list calls that carry a continue token, status patches, gets, or all (default). */
   readonly on?: RequestKind | 'any';
   /** Only requests for this collection, by plural name ("podmutations", "pods", "replicasets", ...); default: any. */
   readonly resource?: string;
@@ -116,6 +120,8 @@ interface FakeApiServerOptions {
   readonly certificates?: TestCertificates;
   /** Whether the Argo Rollouts CRD is installed, so that rollouts are served; default false (404). */
   readonly rolloutsInstalled?: boolean;
+  /** The uid of the kube-system namespace, the cluster's identity; default: a random one, see `clusterUid`. */
+  readonly clusterUid?: string;
 }
 
 interface FakeApiServer {
@@ -143,6 +149,10 @@ interface FakeApiServer {
   clearObjects(): void;
   /** Installs or removes the Argo Rollouts CRD: while removed, the rollouts collection answers 404. */
   setRolloutsInstalled(installed: boolean): void;
+  /** The uid of the kube-system namespace now. */
+  readonly clusterUid: string;
+  /** Makes the server another cluster: its kube-system namespace gets this uid. */
+  setClusterUid(uid: string): void;
   fail(fault: FakeFault, scope?: FaultScope): void;
   /** The next `times` requests that carry a continue token get 410 Gone (expired token). */
   expireContinueTokens(times?: number): void;
@@ -204,6 +214,7 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
   let expiredContinues = 0;
   let revision = 1;
   let rolloutsInstalled = options.rolloutsInstalled ?? false;
+  let clusterUid = options.clusterUid ?? randomUUID();
 
   const bump = (): string => {
     revision += 1;
@@ -260,6 +271,15 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
       );
     }
 
+    if (route.kind === 'get') {
+      return sendJson(response, 200, {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: IDENTITY_NAMESPACE, uid: clusterUid, resourceVersion: '1' },
+        spec: { finalizers: ['kubernetes'] },
+        status: { phase: 'Active' },
+      });
+    }
     if (route.kind === 'patch') {
       const name = decodeURIComponent(statusMatch![1] ?? '');
       return servePatch(name, url.pathname, request.headers['content-type'], query, body, response);
@@ -473,6 +493,12 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
       sortedWorkloads.clear();
       bump();
     },
+    get clusterUid() {
+      return clusterUid;
+    },
+    setClusterUid(uid: string): void {
+      clusterUid = uid;
+    },
     setRolloutsInstalled(installed: boolean): void {
       rolloutsInstalled = installed;
     },
@@ -588,6 +614,8 @@ function routeOf(
   const listKind: RequestKind = query['continue'] ? 'continue' : 'list';
   if (method === 'GET' && path === COLLECTION_PATH) return { kind: listKind, resource: 'podmutations' };
   if (method === 'PATCH' && isStatusPath) return { kind: 'patch', resource: 'podmutations' };
+  if (method === 'GET' && path === `/api/v1/namespaces/${IDENTITY_NAMESPACE}`)
+    return { kind: 'get', resource: 'namespaces' };
   const match = method === 'GET' ? WORKLOAD_PATH.exec(path) : null;
   if (match === null) return undefined;
   const [, root = '', namespace, plural = ''] = match;

@@ -9,6 +9,7 @@ interface Manifest {
     readonly apiGroups: readonly string[];
     readonly resources: readonly string[];
     readonly verbs: readonly string[];
+    readonly resourceNames?: readonly string[];
   }[];
   readonly roleRef?: { readonly apiGroup: string; readonly kind: string; readonly name: string };
   readonly subjects?: readonly Record<string, string>[];
@@ -36,17 +37,18 @@ describe('infra/rbac.yaml', () => {
     ]);
   });
 
-  it('lets the sync read PodMutations and patch their status, and nothing else', () => {
+  it('lets the sync read PodMutations, patch their status and get the kube-system namespace, and nothing else', () => {
     expect(find('ClusterRole', 'podmutation-sync').rules).toEqual([
       { apiGroups: ['agent.cloudpilot.ai'], resources: ['podmutations'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['agent.cloudpilot.ai'], resources: ['podmutations/status'], verbs: ['patch'] },
+      { apiGroups: [''], resources: ['namespaces'], resourceNames: ['kube-system'], verbs: ['get'] },
     ]);
   });
 
   it("names the CRD's group and plural in the ClusterRole", () => {
-    const resources = find('ClusterRole', 'podmutation-sync').rules!.flatMap((rule) =>
-      rule.resources.map((resource) => `${rule.apiGroups[0]}:${resource}`),
-    );
+    const resources = find('ClusterRole', 'podmutation-sync')
+      .rules!.filter((rule) => rule.apiGroups[0] !== '')
+      .flatMap((rule) => rule.resources.map((resource) => `${rule.apiGroups[0]}:${resource}`));
     const plural = crd.spec.names.plural;
     expect(resources).toEqual([`${crd.spec.group}:${plural}`, `${crd.spec.group}:${plural}/status`]);
   });

@@ -196,7 +196,7 @@ describe('Diversity', () => {
     );
   });
 
-  it("spreads across instance types with the Pod's own labels as the selector", () => {
+  it("spreads a Deployment's Pods across instance types by the labels of their ReplicaSet, pod-template-hash included", () => {
     const outcome = place(webPod(), diversity(50));
     expect(outcome.pod.spec?.topologySpreadConstraints).toEqual([
       {
@@ -207,6 +207,75 @@ describe('Diversity', () => {
       },
     ]);
   });
+
+  /** Pod `ordinal` of the StatefulSet ledger, labelled as the StatefulSet controller labels it, at `revision`. */
+  const ledgerPod = (ordinal: number, revision = 'ledger-6c8f7d9b5') =>
+    pod({
+      name: `ledger-${ordinal}`,
+      owner: { kind: 'StatefulSet', name: 'ledger' },
+      labels: {
+        app: 'ledger',
+        tier: 'db',
+        'controller-revision-hash': revision,
+        'statefulset.kubernetes.io/pod-name': `ledger-${ordinal}`,
+        'apps.kubernetes.io/pod-index': String(ordinal),
+      },
+    });
+  const statefulSet = (spotPercent: number) =>
+    parsePlacementPolicy({
+      namespace: 'production',
+      kind: 'StatefulSet',
+      name: 'ledger',
+      mode: 'Diversity',
+      spotPercent,
+    });
+
+  it('gives every Pod of a StatefulSet, at any revision, one spread whose selector selects them all', () => {
+    const pods = [ledgerPod(0), ledgerPod(1), ledgerPod(2, 'ledger-7d9f8b6c5')];
+
+    const spreads = pods.map((input, index) => place(input, statefulSet(50), { uid: `uid-${index}` }).pod.spec);
+
+    for (const spec of spreads)
+      expect(spec?.topologySpreadConstraints).toEqual([
+        {
+          maxSkew: 1,
+          topologyKey: 'node.kubernetes.io/instance-type',
+          whenUnsatisfiable: 'ScheduleAnyway',
+          labelSelector: { matchLabels: { app: 'ledger', tier: 'db' } },
+        },
+      ]);
+    const selector = Object.entries({ app: 'ledger', tier: 'db' });
+    for (const input of pods)
+      expect(selector.every(([key, value]) => input.metadata?.labels?.[key] === value)).toBe(true);
+  });
+
+  it.each([
+    {
+      name: 'an Indexed Job Pod leaves out its completion index',
+      labels: { 'job-name': 'reindex', 'batch.kubernetes.io/job-completion-index': '3' },
+      selector: { 'job-name': 'reindex' },
+    },
+    {
+      name: 'a Pod with only labels of its own gets no spread',
+      labels: { 'batch.kubernetes.io/job-completion-index': '3' },
+      selector: undefined,
+    },
+  ] as { name: string; labels: Record<string, string>; selector?: Record<string, string> }[])(
+    '$name',
+    ({ labels, selector }) => {
+      const input = pod({ name: 'reindex-3-x7k2p', owner: { kind: 'Job', name: 'reindex' }, labels });
+      const policy = parsePlacementPolicy({ namespace: 'production', kind: 'Job', name: 'reindex', mode: 'Diversity' });
+
+      const outcome = place(input, policy);
+
+      expect(outcome.pod.metadata?.annotations?.[CAPACITY_ANNOTATION]).toMatch(/^(spot|on-demand)$/);
+      const constraints = outcome.pod.spec?.topologySpreadConstraints as
+        readonly { readonly labelSelector: unknown }[] | undefined;
+      expect(constraints?.map((constraint) => constraint.labelSelector)).toEqual(
+        selector === undefined ? undefined : [{ matchLabels: selector }],
+      );
+    },
+  );
 
   it('adds no spread when the Pod already has one on the instance-type key', () => {
     const own = {

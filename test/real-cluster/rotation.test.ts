@@ -25,7 +25,7 @@ import type { ControlPlane } from './control-plane.ts';
 import { startLambdaHost, tokenFingerprint, type HostRequest, type LambdaHost } from './lambda-host.ts';
 import { waitFor } from './processes.ts';
 import { useControlPlane } from './use-control-plane.ts';
-import { snapshotsOf, recordsOf } from '../store/support.ts';
+import { bindingsOf, snapshotsOf, recordsOf } from '../store/support.ts';
 
 const cluster = useControlPlane();
 
@@ -181,6 +181,7 @@ describe('rotating the webhook token as docs/operations.md says, while Pods are 
         {
           snapshots: snapshotsOf({ client, tableName: TABLE })(CLUSTER_ID),
           records: recordsOf({ client, tableName: TABLE })(CLUSTER_ID),
+          bindings: bindingsOf({ client, tableName: TABLE })(CLUSTER_ID),
         },
         CLUSTER_ID,
       );

@@ -18,10 +18,17 @@ import { registerWebhook, serveWebhook, type ServedWebhook } from './webhook.ts'
 const cluster = useControlPlane();
 
 interface PodView {
-  readonly metadata: { readonly name: string; readonly annotations?: Record<string, string> };
+  readonly metadata: {
+    readonly name: string;
+    readonly labels?: Record<string, string>;
+    readonly annotations?: Record<string, string>;
+  };
   readonly spec: {
     readonly nodeName?: string;
-    readonly topologySpreadConstraints?: readonly { readonly topologyKey: string }[];
+    readonly topologySpreadConstraints?: readonly {
+      readonly topologyKey: string;
+      readonly labelSelector?: { readonly matchLabels?: Record<string, string> };
+    }[];
   };
   readonly status?: {
     readonly conditions?: readonly {
@@ -94,12 +101,15 @@ beforeAll(async () => {
   await writeFile(
     placements,
     stringify({
-      policies: [{ namespace: 'production', kind: 'Deployment', name: 'spread', mode: 'Diversity', spotPercent: 50 }],
+      policies: [
+        { namespace: 'production', kind: 'Deployment', name: 'spread', mode: 'Diversity', spotPercent: 50 },
+        { namespace: 'production', kind: 'StatefulSet', name: 'ledger', mode: 'Diversity', spotPercent: 50 },
+      ],
     }),
   );
   webhook = await serveWebhook(plane, { rules: ['examples/rules'], placements });
   await registerWebhook(plane, webhook);
-  for (const namespace of ['production', 'staging', 'batch']) await plane.ensureNamespace(namespace);
+  for (const namespace of ['production', 'staging', 'batch', 'filler']) await plane.ensureNamespace(namespace);
 });
 afterAll(async () => webhook?.stop());
 
@@ -196,6 +206,97 @@ describe('managed capacity placement, Diversity', () => {
       expect(pod.spec.topologySpreadConstraints?.map(({ topologyKey }) => topologyKey)).toEqual([
         'node.kubernetes.io/instance-type',
       ]);
+    }
+    expect(new Set(pods.map((pod) => node(pod).capacityType))).toEqual(new Set(['spot', 'on-demand']));
+  });
+});
+
+describe('managed capacity placement, Diversity for a StatefulSet', () => {
+  const onTheMergedPool = {
+    affinity: {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [
+            { matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['merged'] }] },
+          ],
+        },
+      },
+    },
+  };
+
+  /** Busy Pods on the merged Nodes of one instance type, so that the scheduler's least-allocated score alone would put new Pods on the other. */
+  async function loadInstanceType(plane: ControlPlane, instanceType: string): Promise<void> {
+    const nodes = TEST_NODES.filter(
+      (candidate) => candidate.pool === 'merged' && candidate.instanceType === instanceType,
+    );
+    for (const target of nodes) {
+      const name = `busy-${target.name}`;
+      await plane.admin.json('POST', '/apis/apps/v1/namespaces/filler/deployments', {
+        body: deployment('filler', name, 1, {
+          nodeSelector: { 'kubernetes.io/hostname': target.name },
+          containers: [
+            {
+              name: 'app',
+              image: 'registry.example.com/busy:1',
+              resources: { requests: { cpu: '8', memory: '32Gi' } },
+            },
+          ],
+        }),
+      });
+      await boundPods(plane, 'filler', `app=${name}`, 1);
+    }
+  }
+
+  it("spreads the StatefulSet's Pods over both instance types of each capacity type, its selector selecting every Pod", async () => {
+    const plane = cluster();
+    await loadInstanceType(plane, 'm7g.large');
+    const replicas = 16;
+    await plane.admin.json('POST', '/apis/apps/v1/namespaces/production/statefulsets', {
+      body: {
+        apiVersion: 'apps/v1',
+        kind: 'StatefulSet',
+        metadata: { name: 'ledger', namespace: 'production' },
+        spec: {
+          replicas,
+          serviceName: 'ledger',
+          podManagementPolicy: 'Parallel',
+          selector: { matchLabels: { app: 'ledger' } },
+          template: {
+            metadata: { labels: { app: 'ledger' } },
+            spec: { containers: [{ name: 'db', image: 'registry.example.com/ledger:1' }], ...onTheMergedPool },
+          },
+        },
+      },
+    });
+    const pods = await boundPods(plane, 'production', 'app=ledger', replicas);
+
+    // Kubernetes decides what the selector selects: the API server's list by the stored constraint's own selector.
+    for (const pod of pods) {
+      const [constraint] = pod.spec.topologySpreadConstraints ?? [];
+      expect(constraint?.topologyKey).toBe('node.kubernetes.io/instance-type');
+      const selector = Object.entries(constraint?.labelSelector?.matchLabels ?? {})
+        .map(([key, value]) => `${key}=${value}`)
+        .join(',');
+      const selected = await plane.admin.json<{ items: PodView[] }>('GET', '/api/v1/namespaces/production/pods', {
+        query: { labelSelector: selector },
+      });
+      expect(selected.items.map((item) => item.metadata.name).sort(), `the selector of ${pod.metadata.name}`).toEqual(
+        pods.map((item) => item.metadata.name).sort(),
+      );
+    }
+    // Within each capacity type the scheduler balanced the Pods over its two instance types, against the busy one.
+    const counts = new Map<string, number>();
+    for (const pod of pods) {
+      const placed = node(pod);
+      expect(placed.capacityType, `the Node of ${pod.metadata.name}`).toBe(
+        pod.metadata.annotations?.[CAPACITY_ANNOTATION],
+      );
+      const key = `${placed.capacityType}/${placed.instanceType}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    for (const capacityType of ['spot', 'on-demand']) {
+      const [m6i = 0, m7g = 0] = ['m6i.large', 'm7g.large'].map((type) => counts.get(`${capacityType}/${type}`));
+      expect(Math.abs(m6i - m7g), `${capacityType}: ${m6i} on m6i.large, ${m7g} on m7g.large`).toBeLessThanOrEqual(1);
     }
     expect(new Set(pods.map((pod) => node(pod).capacityType))).toEqual(new Set(['spot', 'on-demand']));
   });

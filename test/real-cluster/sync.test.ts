@@ -12,6 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import { buildFunctions } from '../../scripts/build.ts';
 import { describeIssues, validatePodMutation } from '../../lib/api/index.ts';
+import { parseSingleDocument } from '../../lib/rule-files/index.ts';
+import { canonicalJson } from '../../lib/values/index.ts';
 import { DEFAULT_LIST_PAGE_SIZE } from '../../lib/cluster/access.ts';
 import { createPodMutationSource, createWorkloadObjectSource } from '../../lib/cluster/index.ts';
 import { startEmbeddedDynamo, type EmbeddedDynamo } from '../../lib/store/embedded/index.ts';
@@ -605,6 +607,63 @@ describe('the shipped sync function with REPORT_INTERVAL_MINUTES=1 and the kubec
         String(status?.pendingPods),
       ]);
     }
+  });
+});
+
+describe('a PodMutation whose tolerationSeconds is int64’s maximum, as the CRD allows', () => {
+  const manifest = (seconds: string) => `apiVersion: ${GROUP}/v1alpha1
+kind: PodMutation
+metadata:
+  name: drain-tolerant
+spec:
+  enable: true
+  workloadSelector:
+    namespaces: [production]
+  mutationAdd:
+    tolerations:
+      - key: example.com/drain
+        operator: Exists
+        effect: NoExecute
+        tolerationSeconds: ${seconds}
+`;
+
+  it('is stored by the API server, synced as valid, and published with every digit', async () => {
+    const plane = cluster();
+    await kubectlOk(plane, ['apply', '-f', '-'], manifest('9223372036854775807'));
+    try {
+      const stored = await plane.admin.request('GET', `${PM_PATH}/drain-tolerant`);
+      expect(stored.text).toContain('"tolerationSeconds":9223372036854775807');
+
+      const { run, report } = await runSync(syncKubeconfig, 'int64');
+
+      expect(run.code, run.stderr).toBe(0);
+      const snapshot = await snapshotsOf({ client: dynamoClient, tableName: 'int64' })(CLUSTER_ID).read();
+      const rule = snapshot?.rules.find(({ name }) => name === 'drain-tolerant');
+      expect(canonicalJson(rule?.mutationAdd.tolerations)).toContain('"tolerationSeconds":9223372036854775807');
+      expect(report.invalid).toBe(snapshot?.invalid.length);
+      const condition = (await podMutation(plane, 'drain-tolerant')).status?.conditions?.find(
+        ({ type }) => type === 'Accepted',
+      );
+      expect(condition).toMatchObject({ status: 'True', reason: 'Valid' });
+    } finally {
+      await kubectlOk(plane, ['delete', 'pm', 'drain-tolerant']);
+    }
+  });
+
+  it('is refused by the API server one past int64’s maximum, as the validator refuses it', async () => {
+    const text = manifest('9223372036854775808');
+
+    const refused = await cluster().kubectl(['apply', '-f', '-'], { input: text });
+
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('spec.mutationAdd.tolerations[0].tolerationSeconds in body must be of type int64');
+    const verdict = validatePodMutation(parseSingleDocument(text, 'drain-tolerant.yaml'));
+    expect(verdict.valid ? [] : verdict.invalid.issues).toEqual([
+      {
+        field: 'spec.mutationAdd.tolerations[0].tolerationSeconds',
+        reason: 'must be an integer from -9223372036854775808 to 9223372036854775807 (got 9223372036854775808)',
+      },
+    ]);
   });
 });
 

@@ -8,6 +8,7 @@ import {
   createDynamoClient,
   createSnapshotTable,
   openRulesTable,
+  type ClusterBindingStore,
   type DynamoClientOptions,
   type PlacementStore,
   type RulesTable,
@@ -284,7 +285,13 @@ function placementsOf(options: TableOptions): PerCluster<PlacementStore> {
   return perCluster('placements', options);
 }
 
+/** The cluster bindings of a table, per cluster. */
+function bindingsOf(options: TableOptions): PerCluster<ClusterBindingStore> {
+  return perCluster('bindings', options);
+}
+
 export {
+  bindingsOf,
   snapshotsOf,
   recordsOf,
   leasesOf,

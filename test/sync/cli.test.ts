@@ -180,6 +180,19 @@ describe('podmutation sync and the sync lease', () => {
     expect(run.stderr).toContain(`--lease-wait is "${value}"; expected a whole number of seconds from 0 to 600`);
   });
 
+  it.each(['prod', 'kube-system', '5b7e8a52-0c4f-4b8e-9d43'])(
+    'exits 2 naming --rebind-from and the form of a uid when it is "%s", before any network',
+    async (value) => {
+      const requests = server.requests.length;
+
+      const run = await runPodmutationInProcess([...syncArgs('podmutation-rules', 'ok'), '--rebind-from', value]);
+
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(`--rebind-from is "${value}"; expected a Kubernetes uid (a UUID`);
+      expect(server.requests.length).toBe(requests);
+    },
+  );
+
   it('names a wrong --lease-wait and a wrong store flag in one error', async () => {
     const run = await runPodmutationInProcess([...syncArgs('podmutation-rules', 'bad/id'), '--lease-wait', 'soon']);
 

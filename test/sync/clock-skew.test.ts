@@ -79,6 +79,7 @@ function cluster(): Cluster {
         store: snapshotsOf({ client, tableName, clock })(clusterId),
         records: recordsOf({ client, tableName })(clusterId),
         lease: { leases: leases(offsetMs)(clusterId), owner },
+        binding: { store: world.bindings(clusterId), owner },
         clusterId,
         logger: recorder.logger,
         metrics: recorder.metrics,

@@ -37,6 +37,7 @@ function gated(source: PodMutationSource): GatedSource {
         return list;
       },
       patchStatus: (name, status) => source.patchStatus(name, status),
+      readClusterUid: () => source.readClusterUid(),
     },
     listed: wasListed,
     open: () => open(),
@@ -74,6 +75,7 @@ function cluster(): Cluster {
         source: options.source ?? source,
         store: world.store(clusterId),
         records: world.records(clusterId),
+        binding: { store: world.bindings(clusterId), owner: options.owner ?? 'serve:1' },
         clusterId,
         logger: recorder.logger,
         metrics: recorder.metrics,
@@ -334,6 +336,7 @@ describe('the lease of one sync', () => {
       store: world.store(subject.clusterId),
       records: world.records(subject.clusterId),
       lease: { leases: missing(subject.clusterId), owner: 'lambda:req-1' },
+      binding: { store: world.bindings(subject.clusterId), owner: 'lambda:req-1' },
       clusterId: subject.clusterId,
       logger: recorder.logger,
       metrics: recorder.metrics,

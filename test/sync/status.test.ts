@@ -226,6 +226,7 @@ describe('status write-back', () => {
     const cluster = world.source();
     // Every patch takes a simulated second, twice the budget, so only the first one starts.
     const slowPatches = {
+      readClusterUid: () => cluster.readClusterUid(),
       listPodMutations: () => cluster.listPodMutations(),
       patchStatus: async (name: string, status: object) => {
         clock.advance(1_000);

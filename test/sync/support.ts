@@ -6,7 +6,12 @@ import {
   type PodMutationSource,
   type PodMutationSourceOptions,
 } from '../../lib/cluster/index.ts';
-import { createDynamoClient, type SnapshotStore, type SyncRecordStore } from '../../lib/store/index.ts';
+import {
+  createDynamoClient,
+  type ClusterBindingStore,
+  type SnapshotStore,
+  type SyncRecordStore,
+} from '../../lib/store/index.ts';
 import {
   syncOnce,
   type SyncDependencies,
@@ -22,6 +27,7 @@ import {
   type KubeconfigOverrides,
 } from '../cluster/fake-api-server.ts';
 import {
+  bindingsOf,
   createFreshTable,
   freshClusterId,
   startTestDynamo,
@@ -75,6 +81,7 @@ interface SyncWorld {
   readonly client: DynamoDBClient;
   readonly store: PerCluster<SnapshotStore>;
   readonly records: PerCluster<SyncRecordStore>;
+  readonly bindings: PerCluster<ClusterBindingStore>;
   /** A source through the real client-node; small pages so every list spans several requests. */
   source(options?: PodMutationSourceOptions, kubeconfig?: KubeconfigOverrides): PodMutationSource;
   close(): Promise<void>;
@@ -94,6 +101,7 @@ async function startSyncWorld(): Promise<SyncWorld> {
     client,
     store: snapshotsOf({ client, tableName }),
     records: recordsOf({ client, tableName }),
+    bindings: bindingsOf({ client, tableName }),
     source: (options = {}, kubeconfig = {}) =>
       createPodMutationSource(
         { mode: 'kubeconfigText', text: kubeconfigFor(server, kubeconfig) },
@@ -145,6 +153,7 @@ function syncSubject(world: SyncWorld, given: SubjectDefaults = {}): SyncSubject
         source,
         store: world.store(clusterId),
         records: world.records(clusterId),
+        binding: { store: world.bindings(clusterId), owner: 'lambda:test' },
         clusterId,
         logger: recorder.logger,
         metrics: recorder.metrics,
