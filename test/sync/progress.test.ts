@@ -123,7 +123,13 @@ describe('migration progress on the rules status', () => {
   });
 
   it('runs the managed steps admission runs, so that a Pod they placed reads as current', async () => {
-    // A Deployment's Pod that admission placed on spot: its template does not carry the capacity label.
+    // A Deployment's Pod that admission spread over capacity types, as placement does: its template has no constraint.
+    const SPREAD = {
+      maxSkew: 1,
+      topologyKey: 'karpenter.sh/capacity-type',
+      whenUnsatisfiable: 'ScheduleAnyway',
+      labelSelector: { matchLabels: { app: 'web' } },
+    };
     const labels = { app: 'web', 'pod-template-hash': '5d8f7c9b6d' };
     const template = {
       metadata: { labels },
@@ -153,10 +159,7 @@ describe('migration progress on the rules status', () => {
           labels,
           ownerReferences: owner('ReplicaSet', 'web-5d8f7c9b6d'),
         },
-        spec: {
-          ...template.spec,
-          nodeSelector: { 'example.com/pool': 'general', 'karpenter.sh/capacity-type': 'spot' },
-        },
+        spec: { ...template.spec, topologySpreadConstraints: [SPREAD] },
       },
     ]);
     const step: ManagedStep = {
@@ -164,7 +167,7 @@ describe('migration progress on the rules status', () => {
       apply: (state, facts) => ({
         state: {
           ...state,
-          nodeSelector: { ...(state.nodeSelector ?? facts.nodeSelector), 'karpenter.sh/capacity-type': 'spot' },
+          topologySpreadConstraints: [...(state.topologySpreadConstraints ?? facts.topologySpreadConstraints), SPREAD],
         },
       }),
     };
