@@ -365,9 +365,9 @@ function asAdmitted(pod: Pod, inputs: AdmissionInputs, path: string): Admitted {
 export {
   admissionInputs,
   asAdmitted,
-  addOrUpdateToleration,
   extendedResourcesOf,
   isExtendedResourceName,
+  isSuperset,
   mergeTolerations,
 };
-export type { AdmissionEvidence, AdmissionInputs, Admitted, Refusal };
+export type { AdmissionInputs, Refusal };

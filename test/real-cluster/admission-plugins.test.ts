@@ -5,13 +5,19 @@
  * admitted by the webhook under the current rules; `podmutation report --kubeconfig` reads them current and exits 0,
  * and still reads pending what a change of the rules would change.
  */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { APPLIED_ANNOTATION } from '../../lib/api/index.ts';
+import { podFacts, type Pod as EnginePod } from '../../lib/engine/index.ts';
 import type { MigrationReport } from '../../lib/report/index.ts';
+import { admissionInputs, asAdmitted } from '../../lib/report/admitted.ts';
+import { readRuntimeClass } from '../../lib/report/runtime-class.ts';
 import { runPodmutation } from '../support/cli.ts';
 import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
+import { documentedKinds } from './documented.ts';
 import { createTestNodes, type TestNode } from './nodes.ts';
 import { waitFor } from './processes.ts';
 import { useControlPlane } from './use-control-plane.ts';
@@ -220,17 +226,10 @@ async function podsOf(plane: ControlPlane, namespace: string, name: string): Pro
 async function reportOf(
   plane: ControlPlane,
   folder: string,
+  objects?: string,
 ): Promise<{ readonly code: number | null; readonly stderr: string; readonly result: MigrationReport }> {
-  const run = await runPodmutation([
-    'report',
-    '--kubeconfig',
-    plane.adminKubeconfig,
-    '-A',
-    '--rules',
-    folder,
-    '-o',
-    'json',
-  ]);
+  const source = objects === undefined ? ['--kubeconfig', plane.adminKubeconfig, '-A'] : ['--objects', objects];
+  const run = await runPodmutation(['report', ...source, '--rules', folder, '-o', 'json']);
   expect(run.code === 0 || run.code === 1, `report exited ${run.code}: ${run.stderr}`).toBe(true);
   return { code: run.code, stderr: run.stderr, result: JSON.parse(run.stdout) as MigrationReport };
 }
@@ -277,16 +276,20 @@ describe('workloads whose Pods admission plugins change before the webhook', () 
     await createTestNodes(plane.admin, NODES);
     current = await ruleFolder(plane, rules('current'));
     changed = await ruleFolder(plane, rules('changed'));
-    webhook = await serveWebhook(plane, { rules: [current] });
+    // --watch: a rule file written later (the last test) is published within a second.
+    webhook = await serveWebhook(plane, { rules: [current], flags: ['--watch'] });
     await registerWebhook(plane, webhook);
     for (const namespace of ['ml', 'sandbox', 'policy']) await plane.ensureNamespace(namespace);
-    await plane.ensureNamespace('restricted');
-    await kubectlOk(plane, [
-      'annotate',
-      'namespace',
-      'restricted',
-      ...Object.entries(RESTRICTED_ANNOTATIONS).map(([key, value]) => `${key}=${value}`),
-    ]);
+    await plane.ensureNamespace('plain');
+    for (const namespace of ['restricted', 'plain-restricted']) {
+      await plane.ensureNamespace(namespace);
+      await kubectlOk(plane, [
+        'annotate',
+        'namespace',
+        namespace,
+        ...Object.entries(RESTRICTED_ANNOTATIONS).map(([key, value]) => `${key}=${value}`),
+      ]);
+    }
     await kubectlOk(
       plane,
       ['apply', '-f', '-'],
@@ -454,6 +457,175 @@ describe('workloads whose Pods admission plugins change before the webhook', () 
       },
     ]);
     expect(result.totals).toEqual({ pods: 7, unaffected: 0, current: 1, pending: 6, denied: 0 });
+    expect(code).toBe(1);
+  });
+
+  it("says the same from the objects docs/operations.md's kubectl get prints, RuntimeClasses among them", async () => {
+    const plane = cluster();
+    const file = join(plane.dir, 'admission-plugins.json');
+    await writeFile(file, await kubectlOk(plane, ['get', await documentedKinds(), '-A', '-o', 'json']));
+
+    const offline = await reportOf(plane, current, file);
+
+    expect(offline.result).toEqual((await reportOf(plane, current)).result);
+    expect(offline.code).toBe(0);
+  });
+
+  // Pods sent with a dry run, in a namespace no rule selects (the webhook changes nothing, so the plugins run once):
+  // the model, given the Pod the API server returns as its evidence, gives the tolerations and node selector the API
+  // server gave, in its order.
+  it.each([
+    [
+      'ExtendedResourceToleration for a limit and an init container’s request, after the Pod’s own',
+      'plain',
+      {
+        tolerations: [{ key: 'foo', operator: 'Equal', value: 'bar', effect: 'NoSchedule' }],
+        containers: [{ name: 'a', image: 'a', resources: { limits: { [GPU]: '1' } } }],
+        initContainers: [
+          {
+            name: 'b',
+            image: 'b',
+            resources: { requests: { 'example.com/fpga': '1' }, limits: { 'example.com/fpga': '1' } },
+          },
+        ],
+      },
+    ],
+    [
+      'ExtendedResourceToleration beside a toleration of the resource with another operator',
+      'plain',
+      {
+        tolerations: [{ key: GPU, operator: 'Equal', value: 'x', effect: 'NoExecute' }],
+        containers: [{ name: 'a', image: 'a', resources: { limits: { [GPU]: '2' } } }],
+      },
+    ],
+    [
+      'RuntimeClass, whose toleration a Pod tolerating everything covers',
+      'plain',
+      { runtimeClassName: 'gvisor', tolerations: [{ operator: 'Exists' }] },
+    ],
+    [
+      'RuntimeClass, whose toleration the Pod’s own covers',
+      'plain',
+      { runtimeClassName: 'gvisor', tolerations: [{ key: 'example.com/sandbox', operator: 'Exists' }] },
+    ],
+    [
+      'RuntimeClass, merged into a list with a repeat',
+      'plain',
+      { runtimeClassName: 'gvisor', tolerations: [SPOT_TOLERATION, SPOT_TOLERATION] },
+    ],
+    [
+      'PodNodeSelector and PodTolerationRestriction, whose default the Pod’s own toleration covers, then RuntimeClass',
+      'plain-restricted',
+      {
+        runtimeClassName: 'gvisor',
+        nodeSelector: { app: 'api' },
+        tolerations: [{ key: 'example.com/dedicated', operator: 'Exists' }],
+        containers: [{ name: 'a', image: 'a', resources: { requests: { memory: '64Mi' } } }],
+      },
+    ],
+  ])('the model gives what the API server gives: %s', async (_case, namespace, spec) => {
+    const plane = cluster();
+    const sent: EnginePod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { generateName: 'model-', namespace },
+      spec: { containers: [{ name: 'c', image: 'c' }], ...spec },
+    };
+    const stored = await plane.admin.json<EnginePod>('POST', `/api/v1/namespaces/${namespace}/pods`, {
+      body: sent,
+      query: { dryRun: 'All' },
+    });
+    const facts = podFacts(stored, namespace, 'stored');
+    const inputs = admissionInputs(
+      {
+        template: { pod: sent, path: 'sent' },
+        running: facts,
+        arrived: facts,
+        runtimeClasses: new Map([['gvisor', readRuntimeClass(RUNTIME_CLASS, 'gvisor')]]),
+      },
+      'stored',
+    );
+
+    const modelled = asAdmitted(sent, inputs, 'sent');
+
+    expect(modelled.refusal).toBeUndefined();
+    expect(modelled.pod.spec?.tolerations).toEqual(stored.spec?.tolerations);
+    expect(modelled.pod.spec?.nodeSelector ?? {}).toEqual(stored.spec?.nodeSelector ?? {});
+  });
+
+  it('reads denied what a rule would make the API server refuse after the webhook, as it refuses it', async () => {
+    const plane = cluster();
+    // Rules that set a key the RuntimeClass sets, and one the namespace's node selector sets, to another value.
+    const conflicting = [
+      {
+        name: 'sandbox-elsewhere',
+        spec: {
+          enable: true,
+          workloadSelector: { namespaces: ['sandbox'] },
+          mutationRemove: { nodeSelector: { keys: ['example.com/sandbox'] } },
+          mutationAdd: { nodeSelector: { 'example.com/sandbox': 'kata' } },
+        },
+      },
+      {
+        name: 'restricted-gpu',
+        spec: {
+          enable: true,
+          workloadSelector: { namespaces: ['restricted'] },
+          mutationRemove: { nodeSelector: { keys: ['example.com/node-pool'] } },
+          mutationAdd: { nodeSelector: { 'example.com/node-pool': 'gpu' } },
+        },
+      },
+    ];
+    for (const { name, spec } of conflicting) {
+      const rule = { apiVersion: 'agent.cloudpilot.ai/v1alpha1', kind: 'PodMutation', metadata: { name }, spec };
+      await writeFile(join(current, `${name}.yaml`), stringify(rule));
+    }
+    const refusal = (namespace: string, spec: Json) =>
+      plane.admin.request('POST', `/api/v1/namespaces/${namespace}/pods`, {
+        body: {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { generateName: 'refused-' },
+          spec: { containers: [{ name: 'c', image: 'c' }], ...spec },
+        },
+        query: { dryRun: 'All' },
+      });
+    const sandbox = await waitFor('the webhook to serve sandbox-elsewhere', async () => {
+      const answer = await refusal('sandbox', { runtimeClassName: 'gvisor' });
+      return answer.status === 403 ? answer : undefined;
+    });
+    const restricted = await refusal('restricted', {});
+
+    expect(sandbox.text).toContain(
+      'conflict: runtimeClass.scheduling.nodeSelector[example.com/sandbox] = gvisor; pod.spec.nodeSelector[example.com/sandbox] = kata',
+    );
+    expect(restricted.status).toBe(403);
+    expect(restricted.text).toContain('pod node label selector conflicts with its namespace node label selector');
+
+    const { code, result } = await reportOf(plane, current);
+
+    const denied = (message: string) => `denied: the API server's ${message}`;
+    expect(
+      rows(result)
+        .filter((row) => row.namespace === 'sandbox' || row.namespace === 'restricted')
+        .map(({ namespace, name, change }) => ({ namespace, name, change })),
+    ).toEqual([
+      {
+        namespace: 'restricted',
+        name: 'api',
+        change: denied(
+          'PodNodeSelector admission plugin would refuse the Pod: pod node label selector conflicts with its namespace node label selector (example.com/node-pool=merged, as the running Pod arrived at the webhook)',
+        ),
+      },
+      ...['renderer', 'cache'].map((name) => ({
+        namespace: 'sandbox',
+        name,
+        change: denied(
+          'RuntimeClass admission plugin would refuse the Pod: conflict: runtimeClass.scheduling.nodeSelector[example.com/sandbox] = gvisor; pod.spec.nodeSelector[example.com/sandbox] = kata',
+        ),
+      })),
+    ]);
+    expect(result.totals).toMatchObject({ pods: 7, denied: 5 });
     expect(code).toBe(1);
   });
 });
