@@ -5,7 +5,7 @@
  * admitted by the webhook under the current rules; `podmutation report --kubeconfig` reads them current and exits 0,
  * and still reads pending what a change of the rules would change.
  */
-import { writeFile } from 'node:fs/promises';
+import { cp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -15,13 +15,14 @@ import type { MigrationReport } from '../../lib/report/index.ts';
 import { admissionInputs, asAdmitted } from '../../lib/report/admitted.ts';
 import { readRuntimeClass } from '../../lib/report/runtime-class.ts';
 import { runPodmutation } from '../support/cli.ts';
+import { fixturePath } from '../support/fixtures.ts';
 import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
 import { documentedKinds } from './documented.ts';
 import { createTestNodes, type TestNode } from './nodes.ts';
 import { waitFor } from './processes.ts';
 import { useControlPlane } from './use-control-plane.ts';
-import { registerWebhook, ruleFolder, serveWebhook, type ServedWebhook } from './webhook.ts';
+import { registerWebhook, serveWebhook, type ServedWebhook } from './webhook.ts';
 
 const cluster = useControlPlane();
 
@@ -120,41 +121,9 @@ const POLICY_BINDING = {
   },
 };
 
-/** The rules as they are when the workloads roll out, and as a later change makes them. */
-function rules(version: 'current' | 'changed') {
-  const changed = version === 'changed';
-  return [
-    {
-      name: 'gpu-pool',
-      spec: {
-        enable: true,
-        workloadSelector: { namespaces: ['ml'], nodeSelectorMatch: { 'example.com/node-pool': 'legacy' } },
-        mutationRemove: { nodeSelector: { keys: ['example.com/node-pool'] } },
-        mutationAdd: { nodeSelector: { 'example.com/node-pool': changed ? 'gpu-h100' : 'gpu' } },
-      },
-    },
-    {
-      name: 'sandbox-spot',
-      spec: {
-        enable: true,
-        workloadSelector: { namespaces: ['sandbox', 'policy'] },
-        mutationAdd: {
-          tolerations: [changed ? { key: 'example.com/spot', operator: 'Exists' } : SPOT_TOLERATION],
-        },
-      },
-    },
-    {
-      // Selected by the node selector PodNodeSelector gives the namespace's Pods; drops the namespace's toleration.
-      name: 'restricted-spot',
-      spec: {
-        enable: true,
-        workloadSelector: { namespaces: ['restricted'], nodeSelectorMatch: { 'example.com/node-pool': 'merged' } },
-        mutationRemove: { tolerations: { keys: ['example.com/dedicated'] } },
-        mutationAdd: { tolerations: [SPOT_TOLERATION] },
-      },
-    },
-  ];
-}
+// The rules the workloads are admitted under, as a later change makes them, and two the API server refuses after the
+// webhook (test/fixtures/report/admission-plugins, which also holds what this cluster stored, for the offline tests).
+const RULES = fixturePath('report/admission-plugins');
 
 function template(name: string, spec: Json): Json {
   return {
@@ -274,8 +243,10 @@ describe('workloads whose Pods admission plugins change before the webhook', () 
   beforeAll(async () => {
     const plane = cluster();
     await createTestNodes(plane.admin, NODES);
-    current = await ruleFolder(plane, rules('current'));
-    changed = await ruleFolder(plane, rules('changed'));
+    // A copy: the last test adds rules to it.
+    current = join(plane.dir, 'rules');
+    await cp(join(RULES, 'current'), current, { recursive: true });
+    changed = join(RULES, 'changed');
     // --watch: a rule file written later (the last test) is published within a second.
     webhook = await serveWebhook(plane, { rules: [current], flags: ['--watch'] });
     await registerWebhook(plane, webhook);
@@ -555,31 +526,7 @@ describe('workloads whose Pods admission plugins change before the webhook', () 
 
   it('reads denied what a rule would make the API server refuse after the webhook, as it refuses it', async () => {
     const plane = cluster();
-    // Rules that set a key the RuntimeClass sets, and one the namespace's node selector sets, to another value.
-    const conflicting = [
-      {
-        name: 'sandbox-elsewhere',
-        spec: {
-          enable: true,
-          workloadSelector: { namespaces: ['sandbox'] },
-          mutationRemove: { nodeSelector: { keys: ['example.com/sandbox'] } },
-          mutationAdd: { nodeSelector: { 'example.com/sandbox': 'kata' } },
-        },
-      },
-      {
-        name: 'restricted-gpu',
-        spec: {
-          enable: true,
-          workloadSelector: { namespaces: ['restricted'] },
-          mutationRemove: { nodeSelector: { keys: ['example.com/node-pool'] } },
-          mutationAdd: { nodeSelector: { 'example.com/node-pool': 'gpu' } },
-        },
-      },
-    ];
-    for (const { name, spec } of conflicting) {
-      const rule = { apiVersion: 'agent.cloudpilot.ai/v1alpha1', kind: 'PodMutation', metadata: { name }, spec };
-      await writeFile(join(current, `${name}.yaml`), stringify(rule));
-    }
+    await cp(join(RULES, 'conflicting', 'rules.yaml'), join(current, 'conflicting.yaml'));
     const refusal = (namespace: string, spec: Json) =>
       plane.admin.request('POST', `/api/v1/namespaces/${namespace}/pods`, {
         body: {
