@@ -122,6 +122,24 @@ describe('migration progress on the rules status', () => {
     expect(statusOf('general-pool')).toMatchObject({ matchedPods: 3, pendingPods: 2 });
   });
 
+  it('writes the counts without RuntimeClasses when its access may not list them, and logs a warning', async () => {
+    world.server.fail({ kind: 'status', code: 403 }, { resource: 'runtimeclasses' });
+    const subject = syncSubject(world, (clusterId) => ({ progress: progress(clusterId) }));
+
+    const report = await subject.sync();
+
+    expect(report.progress).toMatchObject({ pods: 4, pendingPods: 2 });
+    expect(report.progress?.error).toBeUndefined();
+    expect(statusOf('general-pool')).toMatchObject({ matchedPods: 3, pendingPods: 2 });
+    expect(subject.recorder.logs).toContainEqual({
+      level: 'warn',
+      message: expect.stringMatching(
+        /^listing runtimeclasses\.node\.k8s\.io failed: 403 Forbidden: .*read from the running Pods/,
+      ),
+      fields: { clusterId: expect.any(String) },
+    });
+  });
+
   it('runs the managed steps admission runs, so that a Pod they placed reads as current', async () => {
     // A Deployment's Pod that admission spread over capacity types, as placement does: its template has no constraint.
     const SPREAD = {
