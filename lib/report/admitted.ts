@@ -41,7 +41,7 @@ interface AdmissionInputs {
   readonly runtimeClasses: ReadonlyMap<string, RuntimeClassScheduling>;
 }
 
-/** What the report knows of one running Pod besides the Pod a rollout would send; `path` in admissionInputs is the running Pod's. */
+/** What the report knows of one running Pod besides the Pod a rollout would send. */
 interface AdmissionEvidence {
   /** The Pod its controller would create, before admission, and where it comes from; absent when the Pod is recreated from its own spec. */
   readonly template?: { readonly pod: Pod; readonly path: string };
@@ -67,6 +67,7 @@ const NO_EXECUTE = 'NoExecute';
 // Go's zero values: an absent field is "".
 const text = (value: string | undefined): string => value ?? '';
 
+/** A toleration's seconds as an exact integer (int64 beyond 2^53 included). */
 function seconds(toleration: Toleration): bigint | undefined {
   const value = toleration.tolerationSeconds;
   if (value === undefined) return undefined;
@@ -75,12 +76,14 @@ function seconds(toleration: Toleration): bigint | undefined {
 
 /** apiequality.Semantic.DeepEqual of two tolerations: every field as written ("" and "Equal" differ). */
 function sameToleration(left: Toleration, right: Toleration): boolean {
+  if (left === right) return true;
+  const [own, other] = [left.tolerationSeconds, right.tolerationSeconds];
   return (
     text(left.key) === text(right.key) &&
     text(left.operator) === text(right.operator) &&
     text(left.value) === text(right.value) &&
     text(left.effect) === text(right.effect) &&
-    seconds(left) === seconds(right)
+    (own === other || (own !== undefined && other !== undefined && seconds(left) === seconds(right)))
   );
 }
 
@@ -111,7 +114,7 @@ function isSuperset(superset: Toleration, tolerated: Toleration): boolean {
  * pkg/util/tolerations MergeTolerations, as PodTolerationRestriction and RuntimeClass merge: both lists, less each
  * toleration another one covers (of two equal ones, the first is kept), in their order.
  */
-function mergeTolerations(first: readonly Toleration[], second: readonly Toleration[]): Toleration[] {
+function mergeTolerations(first: readonly Toleration[], second: readonly Toleration[]): readonly Toleration[] {
   const all = [...first, ...second];
   const merged: Toleration[] = [];
   all.forEach((toleration, index) => {
@@ -120,7 +123,8 @@ function mergeTolerations(first: readonly Toleration[], second: readonly Tolerat
     if (later.some((other) => !sameToleration(toleration, other) && isSuperset(other, toleration))) return;
     merged.push(toleration);
   });
-  return merged;
+  // The first list itself when nothing was added or dropped: callers tell a change by identity.
+  return merged.length === first.length && merged.every((item, index) => item === first[index]) ? first : merged;
 }
 
 /**
@@ -208,55 +212,64 @@ function extendedResourcesOn(running: PodFacts, arrived: PodFacts, path: string)
 }
 
 /**
- * Each plugin's input: exact where it is visible, else what the running Pod arrived at the webhook with beyond its
- * template and beyond what the exact models explain (the namespace's selector and tolerations, as well as what a
- * MutatingAdmissionPolicy or a webhook called before this one added). A Pod recreated from its own spec already carries
- * what the plugins added: only the exact models and DefaultTolerationSeconds apply to it.
+ * What the running Pod arrived at the webhook with beyond its template, less what the exact models and the webhook
+ * account for (the running Pod's RuntimeClass, its extended resources, the default tolerations, the rules' additions):
+ * the namespace's node selector and tolerations, and what a MutatingAdmissionPolicy or a webhook called before this
+ * one added.
+ */
+function arrivedBeyond(
+  evidence: AdmissionEvidence & { readonly template: NonNullable<AdmissionEvidence['template']> },
+  extendedResources: readonly string[],
+  path: string,
+): { readonly nodeSelector: Record<string, string>; readonly tolerations: readonly Toleration[] } {
+  const { template, running, arrived, runtimeClasses, webhookAdded } = evidence;
+  const className = optionalString(running.pod.spec?.runtimeClassName, `${path}.spec.runtimeClassName`);
+  const runningClass = runtimeClasses.get(className);
+  const spec = template.pod.spec ?? {};
+  const ownSelector = stringMap(spec.nodeSelector, `${template.path}.spec.nodeSelector`);
+  const explainedKeys = new Set([
+    ...Object.keys(ownSelector),
+    ...Object.keys(runningClass?.nodeSelector ?? {}),
+    ...(webhookAdded?.nodeSelectorKeys ?? []),
+  ]);
+  const nodeSelector: Record<string, string> = {};
+  for (const [key, value] of Object.entries(arrived.nodeSelector))
+    if (!explainedKeys.has(key)) nodeSelector[key] = value;
+  const explained = new Set([
+    ...tolerationsAt(spec.tolerations, `${template.path}.spec.tolerations`).map(tolerationIdentity),
+    ...extendedResources.map((resource) => tolerationIdentity(extendedResourceToleration(resource))),
+    ...(runningClass?.tolerations ?? []).map(tolerationIdentity),
+    ...(webhookAdded?.tolerations ?? []).map(tolerationIdentity),
+  ]);
+  const tolerations = arrived.tolerations.filter(
+    (item) => !isDefaultToleration(item) && !explained.has(tolerationIdentity(item)),
+  );
+  return { nodeSelector, tolerations };
+}
+
+/**
+ * Each plugin's input: exact where it is visible, else what the running Pod arrived at the webhook with
+ * (arrivedBeyond). A Pod recreated from its own spec already carries what the plugins added: only the exact models
+ * and DefaultTolerationSeconds apply to it. `path` is the running Pod's.
  */
 function admissionInputs(evidence: AdmissionEvidence, path: string): AdmissionInputs {
-  const { template, running, arrived, runtimeClasses, webhookAdded } = evidence;
+  const { template, running, arrived, runtimeClasses } = evidence;
   const defaultTolerations = DEFAULT_TOLERATION_KEYS.flatMap((key) => {
     const inherited = arrived.tolerations.find((item) => item.key === key && isDefaultToleration(item));
     return inherited === undefined ? [] : [inherited];
   });
-  const onFor = extendedResourcesOn(running, arrived, path);
-  const extendedResources =
-    onFor === undefined
-      ? []
-      : [
-          ...new Set([...onFor, ...(template === undefined ? [] : extendedResourcesOf(template.pod, template.path))]),
-        ].sort();
-  if (template === undefined)
-    return {
-      namespaceNodeSelector: {},
-      defaultTolerations,
-      namespaceTolerations: [],
-      extendedResources,
-      runtimeClasses,
-    };
-  const runningClass = runtimeClasses.get(
-    optionalString(running.pod.spec?.runtimeClassName, `${path}.spec.runtimeClassName`),
-  );
-  const spec = template.pod.spec ?? {};
-  const ownSelector = stringMap(spec.nodeSelector, `${template.path}.spec.nodeSelector`);
-  const namespaceNodeSelector: Record<string, string> = {};
-  for (const [key, value] of Object.entries(arrived.nodeSelector))
-    if (
-      !Object.hasOwn(ownSelector, key) &&
-      !Object.hasOwn(runningClass?.nodeSelector ?? {}, key) &&
-      !(webhookAdded?.nodeSelectorKeys ?? []).includes(key)
-    )
-      namespaceNodeSelector[key] = value;
-  const explained = new Set([
-    ...tolerationsAt(spec.tolerations, `${template.path}.spec.tolerations`).map(tolerationIdentity),
-    ...(onFor ?? []).map((resource) => tolerationIdentity(extendedResourceToleration(resource))),
-    ...(runningClass?.tolerations ?? []).map(tolerationIdentity),
-    ...(webhookAdded?.tolerations ?? []).map(tolerationIdentity),
-  ]);
-  const namespaceTolerations = arrived.tolerations.filter(
-    (item) => !isDefaultToleration(item) && !explained.has(tolerationIdentity(item)),
-  );
-  return { namespaceNodeSelector, defaultTolerations, namespaceTolerations, extendedResources, runtimeClasses };
+  const shownOn = extendedResourcesOn(running, arrived, path);
+  const requested =
+    template === undefined || shownOn === undefined ? [] : extendedResourcesOf(template.pod, template.path);
+  const extendedResources = [...new Set([...(shownOn ?? []), ...requested])].sort();
+  const beyond = template === undefined ? undefined : arrivedBeyond({ ...evidence, template }, shownOn ?? [], path);
+  return {
+    namespaceNodeSelector: beyond?.nodeSelector ?? {},
+    defaultTolerations,
+    namespaceTolerations: beyond?.tolerations ?? [],
+    extendedResources,
+    runtimeClasses,
+  };
 }
 
 /** The node selector with `added`, or the conflict the plugin refuses (an equal value is no conflict). */
@@ -326,11 +339,6 @@ function runPlugins(
   return { scheduling: current };
 }
 
-/** True when two lists hold the same tolerations in the same order, field by field. */
-function sameList(left: readonly Toleration[], right: readonly Toleration[]): boolean {
-  return left.length === right.length && left.every((item, index) => sameToleration(item, right[index]!));
-}
-
 /**
  * The Pod as the plugins before the webhook leave it (`pod` itself when they change nothing), and the refusal of the
  * first plugin that would refuse it. Run on the Pod a rollout sends, it is the Pod the webhook receives; run on the
@@ -344,8 +352,9 @@ function asAdmitted(pod: Pod, inputs: AdmissionInputs, path: string): Admitted {
   };
   const className = optionalString(spec.runtimeClassName, `${path}.spec.runtimeClassName`);
   const { scheduling, refusal } = runPlugins(start, inputs.runtimeClasses.get(className), inputs);
-  const selectorChanged = Object.keys(scheduling.nodeSelector).length !== Object.keys(start.nodeSelector).length;
-  const tolerationsChanged = !sameList(scheduling.tolerations, start.tolerations);
+  // Each plugin hands the field back as it was given when it changes nothing in it.
+  const selectorChanged = scheduling.nodeSelector !== start.nodeSelector;
+  const tolerationsChanged = scheduling.tolerations !== start.tolerations;
   const admitted =
     selectorChanged || tolerationsChanged
       ? {
@@ -362,12 +371,5 @@ function asAdmitted(pod: Pod, inputs: AdmissionInputs, path: string): Admitted {
   return refusal === undefined ? { pod: admitted } : { pod: admitted, refusal };
 }
 
-export {
-  admissionInputs,
-  asAdmitted,
-  extendedResourcesOf,
-  isExtendedResourceName,
-  isSuperset,
-  mergeTolerations,
-};
+export { admissionInputs, asAdmitted, extendedResourcesOf, isExtendedResourceName, isSuperset, mergeTolerations };
 export type { AdmissionInputs, Refusal };

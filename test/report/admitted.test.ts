@@ -494,7 +494,7 @@ describe('the plugins in the API server’s order', () => {
         const twice = asAdmitted(once.pod, given, 'pod');
 
         expect(twice.refusal).toBeUndefined();
-        expect(twice.pod).toBe(once.pod);
+        expect(twice.pod).toEqual(once.pod);
       }),
     );
   });
