@@ -102,12 +102,15 @@ async function foldCluster(
   builder: ReportBuilder,
   config: KubeconfigFile,
   namespace: string | undefined,
+  streams: CliStreams,
 ): Promise<void> {
   const [{ createWorkloadObjectSource }, { foldClusterObjects }] = await Promise.all([
     import('../cluster/index.ts'),
     import('../sync/index.ts'),
   ]);
-  await foldClusterObjects(builder, createWorkloadObjectSource(config), namespace);
+  await foldClusterObjects(builder, createWorkloadObjectSource(config), namespace, (message) =>
+    writeLine(streams.stderr, `warning: ${message}`),
+  );
 }
 
 /** The checked flags: where the objects come from, and how the report is printed. */
@@ -197,7 +200,7 @@ export async function readReport(
   });
   if (inputs.objects !== undefined)
     foldObjects(builder, objectsOf(await readInput(inputs.objects, streams), inputs.objects));
-  else await foldCluster(builder, inputs.cluster!, namespace);
+  else await foldCluster(builder, inputs.cluster!, namespace, streams);
   return { result: builder.result(), invalid: loaded.invalid };
 }
 

@@ -13,12 +13,16 @@ import type { ClusterConfig } from './config.ts';
 import { clusterError, type ClusterOperation } from './failure.ts';
 import { listPages } from './list.ts';
 
-/** The kinds report reads, in the order they are listed: owners first, Pods last. */
+/**
+ * The kinds report reads, in the order they are listed: RuntimeClasses (cluster-scoped: what the RuntimeClass admission
+ * plugin merges into a Pod), owners, Pods last.
+ */
 type WorkloadObjectKind =
-  'CronJob' | 'Job' | 'Deployment' | 'Rollout' | 'ReplicaSet' | 'StatefulSet' | 'DaemonSet' | 'Pod';
+  'RuntimeClass' | 'CronJob' | 'Job' | 'Deployment' | 'Rollout' | 'ReplicaSet' | 'StatefulSet' | 'DaemonSet' | 'Pod';
 
-/** Every WorkloadObjectKind in listing order: a Pod's possible controllers before the Pods. */
+/** Every WorkloadObjectKind in listing order: RuntimeClasses, then a Pod's possible controllers, then the Pods. */
 const WORKLOAD_OBJECT_KINDS: readonly WorkloadObjectKind[] = Object.freeze([
+  'RuntimeClass',
   'CronJob',
   'Job',
   'Deployment',
@@ -53,9 +57,12 @@ interface Collection {
   readonly group: string;
   readonly version: string;
   readonly plural: string;
+  /** A cluster-scoped kind is listed whole, whatever the namespace asked for. */
+  readonly clusterScoped?: true;
 }
 
 const COLLECTIONS: Readonly<Record<WorkloadObjectKind, Collection>> = {
+  RuntimeClass: { group: 'node.k8s.io', version: 'v1', plural: 'runtimeclasses', clusterScoped: true },
   CronJob: { group: 'batch', version: 'v1', plural: 'cronjobs' },
   Job: { group: 'batch', version: 'v1', plural: 'jobs' },
   Deployment: { group: 'apps', version: 'v1', plural: 'deployments' },
@@ -103,7 +110,8 @@ function createWorkloadObjectSource(
       );
     }
     const resource = collection.group === '' ? collection.plural : `${collection.plural}.${collection.group}`;
-    const action = `listing ${resource} ${namespace === undefined ? 'in all namespaces' : `in namespace ${namespace}`}`;
+    const scope = collection.clusterScoped === true ? undefined : namespace;
+    const action = `listing ${resource}${scopeText(collection, scope)}`;
     const connection = await access.client(action);
     const operation: ClusterOperation = {
       action,
@@ -111,9 +119,9 @@ function createWorkloadObjectSource(
         ? `the ${kind} CRD (${resource}) was removed during the list`
         : `the API server does not serve ${resource}`,
       target: connection.server,
-      context: { operation: 'list', kind, resource, ...(namespace === undefined ? {} : { namespace }) },
+      context: { operation: 'list', kind, resource, ...(scope === undefined ? {} : { namespace: scope }) },
     };
-    const path = collectionPath(collection, namespace);
+    const path = collectionPath(collection, scope);
     const apiVersion = collection.group === '' ? collection.version : `${collection.group}/${collection.version}`;
     const fetchPage = (continueToken: string | undefined): Promise<unknown> =>
       send(operation, settings.requestTimeoutMs, (requestOptions) =>
@@ -134,11 +142,17 @@ function createWorkloadObjectSource(
     } catch (error) {
       access.forgetIfUnauthorized(connection, error);
       if (delivered === 0 && OPTIONAL_KINDS.has(kind) && hasReason(error, 'notFound')) return;
-      throw explained(error, operation, collection, namespace, delivered);
+      throw explained(error, operation, collection, scope, delivered);
     }
   }
 
   return { pages };
+}
+
+/** Where a list reads: "" for a cluster-scoped collection, else " in all namespaces" or " in namespace NS". */
+function scopeText(collection: Collection, namespace: string | undefined): string {
+  if (collection.clusterScoped === true) return '';
+  return namespace === undefined ? ' in all namespaces' : ` in namespace ${namespace}`;
 }
 
 /** The collection's URL path: core resources under /api, the others under /apis/<group>. */
@@ -159,17 +173,19 @@ function explained(
   delivered: number,
 ): unknown {
   if (hasReason(error, 'forbidden')) {
-    const scope = namespace === undefined ? 'in all namespaces' : `in namespace ${namespace}`;
+    const scope = scopeText(collection, namespace);
     const group = collection.group === '' ? '"" (core)' : `"${collection.group}"`;
     // A grant per namespace (RoleBinding) never covers a list of every namespace: say which grant each needs.
     const grant =
-      namespace === undefined
-        ? "reading every namespace needs a ClusterRoleBinding: that of infra/rbac-report.yaml (report -A), infra/rbac-rollout.yaml (rollout -A) or infra/rbac-sync-report.yaml (the sync's report)"
-        : `bind infra/rbac-report-namespace.yaml (report) or infra/rbac-rollout-namespace.yaml (rollout) in namespace ${namespace}, or read only the namespaces bound`;
+      collection.clusterScoped === true
+        ? `${collection.plural} are cluster-scoped, which no RoleBinding grants: bind the ClusterRole podmutation-report-cluster-scoped of infra/rbac-report.yaml (report) or podmutation-rollout-cluster-scoped of infra/rbac-rollout.yaml (rollout)`
+        : namespace === undefined
+          ? "reading every namespace needs a ClusterRoleBinding: that of infra/rbac-report.yaml (report -A), infra/rbac-rollout.yaml (rollout -A) or infra/rbac-sync-report.yaml (the sync's report)"
+          : `bind infra/rbac-report-namespace.yaml (report) or infra/rbac-rollout-namespace.yaml (rollout) in namespace ${namespace}, or read only the namespaces bound`;
     return clusterError(
       operation,
       'forbidden',
-      `403 Forbidden: the identity lacks the RBAC permission to list ${collection.plural} ${scope} (verb "list", resource "${collection.plural}", API group ${group}); ${grant}`,
+      `403 Forbidden: the identity lacks the RBAC permission to list ${collection.plural}${scope} (verb "list", resource "${collection.plural}", API group ${group}); ${grant}`,
       { cause: error, context: { status: 403, verb: 'list', group: collection.group } },
     );
   }

@@ -13,7 +13,7 @@ import {
 } from './mutate.ts';
 import { compileRuleSet, compileSnapshotRules, type CompiledRule, type RuleSet } from './compile.ts';
 import type { SchedulingState } from './state.ts';
-import { MAX_ANNOTATION_BYTES, STAMP_ANNOTATION, type StampDigest } from './stamp.ts';
+import { arrivalFromStamp, MAX_ANNOTATION_BYTES, STAMP_ANNOTATION, type StampDigest } from './stamp.ts';
 import type { Workload } from './workload.ts';
 import { asRecreated, BINDING_LABELS, MIRROR_ANNOTATION } from './binding.ts';
 import type { OwnerReference, Pod } from './kubernetes.ts';
@@ -27,6 +27,7 @@ export {
   matchingRules,
   describeMismatch,
   podFacts,
+  arrivalFromStamp,
   STAMP_ANNOTATION,
   MAX_ANNOTATION_BYTES,
   asRecreated,

@@ -305,6 +305,19 @@ export function readStamp(incoming: PodFacts, digest: StampDigest, read: (pod: P
   return { facts, verdict: 'checked', seed: stamp.seed, checked: { sum: stamp.sum, text } };
 }
 
+/**
+ * The Pod as it arrived at the review that stamped it, when its stamp checks; undefined when it has no stamp or one
+ * that does not check. `read` is the Pod boundary, as for readStamp. Pure.
+ */
+export function arrivalFromStamp(
+  pod: PodFacts,
+  digest: StampDigest,
+  read: (pod: Pod) => PodFacts,
+): PodFacts | undefined {
+  const reading = readStamp(pod, digest, read);
+  return reading.verdict === 'checked' ? reading.facts : undefined;
+}
+
 /** The annotations of `after` that differ from `before`'s, with `before`'s values (null: absent). */
 function changedAnnotations(before: Pod, after: Pod): Record<string, string | null> | undefined {
   const old = before.metadata?.annotations ?? {};

@@ -4,14 +4,16 @@
  * the number of workloads, never with the number of Pods (but for the names of the pending Pods of StatefulSets that
  * only deleting their Pods rolls out).
  */
-import type { Enforcement } from '../api/index.ts';
+import { APPLIED_ANNOTATION, type Enforcement } from '../api/index.ts';
 import {
+  arrivalFromStamp,
   asRecreated,
   mutatePod,
   podFacts,
   type CompiledRule,
   type ManagedStep,
   type MutationOutcome,
+  type Pod,
   type PodFacts,
   type RuleSet,
   type StampDigest,
@@ -30,8 +32,9 @@ import {
   type PodOrigin,
   type WorkloadObject,
 } from '../workloads/index.ts';
-import { asAdmitted } from './admitted.ts';
+import { admissionInputs, asAdmitted, type AdmissionInputs, type Refusal } from './admitted.ts';
 import { boundedLine, schedulingChange } from './compare.ts';
+import { isRuntimeClass, readRuntimeClass, type RuntimeClassScheduling } from './runtime-class.ts';
 import type { MigrationReport, ReportRule, ReportWorkload, Verdict } from './types.ts';
 
 /** What the report runs besides the rules, and which Pods it reads. */
@@ -51,7 +54,10 @@ interface ReportOptions {
 
 /** The report being built: owners first, then Pods, then the result. */
 interface ReportBuilder {
-  /** Adds a possible owner (any non-Pod object); returns false when it is ignored (another kind, another namespace). */
+  /**
+   * Adds a possible owner (any non-Pod object), or a RuntimeClass (node.k8s.io), whose scheduling the API server merges
+   * into the Pods that name it; returns false when it is ignored (another kind, another namespace).
+   */
   addOwner(object: unknown, path?: string): boolean;
   /** Folds one running Pod into the report and returns its verdict; undefined for another namespace's and a finished one (Succeeded, Failed). */
   addPod(pod: unknown, path?: string): Verdict | undefined;
@@ -119,6 +125,8 @@ interface ReportState {
   readonly options: ReportOptions;
   readonly auditAll: boolean;
   readonly owners: OwnerIndex;
+  /** The RuntimeClasses added, by name (cluster-scoped: every namespace's Pods may name them). */
+  readonly runtimeClasses: Map<string, RuntimeClassScheduling>;
   readonly byName: ReadonlyMap<string, CompiledRule>;
   readonly order: ReadonlyMap<string, number>;
   readonly rules: ReadonlyMap<string, RuleTally>;
@@ -153,25 +161,42 @@ function sample(tally: WorkloadTally, line: string): void {
   else tally.unsampled += 1;
 }
 
-/** The verdict of a Pod some rule or step concerns: denied, or its change compared with the running Pod. */
+/** The denial line of a Pod the API server would refuse before storing it. */
+function refusalLine(refusal: Refusal): string {
+  return boundedLine(
+    `denied: the API server's ${refusal.plugin} admission plugin would refuse the Pod: ${refusal.message}`,
+  );
+}
+
+/**
+ * The verdict of a Pod some rule or step concerns: denied (by a rule's limit, or by an admission plugin before or after
+ * the webhook), or the Pod the API server would store, its plugins run again on the webhook's result, compared with
+ * the running Pod.
+ */
 function verdictOf(
   outcome: MutationOutcome,
   running: PodFacts,
   enforced: readonly CompiledRule[],
   source: string,
+  admission: { readonly inputs: AdmissionInputs; readonly refusal: Refusal | undefined },
 ): { verdict: Exclude<Verdict, 'unaffected'>; line: string } {
   if (outcome.decision === 'denied')
     return {
       verdict: 'denied',
       line: boundedLine(`denied: ${outcome.denial?.message ?? 'admission would be denied'}`),
     };
+  // The API server runs its mutating plugins again once a webhook changed the Pod (k8s.io/apiserver
+  // pkg/admission/reinvocation.go); on a Pod they already changed, they change nothing more.
+  const stored = asAdmitted(outcome.pod, admission.inputs, source);
+  const refusal = admission.refusal ?? stored.refusal;
+  if (refusal !== undefined) return { verdict: 'denied', line: refusalLine(refusal) };
   // The engine's facts are of the Pod it read, which is not the one it sends when a stamp rebuilt it.
   const rollout =
-    outcome.pod === running.pod
+    stored.pod === running.pod
       ? running
-      : outcome.pod === outcome.facts.pod
+      : stored.pod === outcome.facts.pod
         ? outcome.facts
-        : podFacts(outcome.pod, outcome.workload.namespace, source);
+        : podFacts(stored.pod, outcome.workload.namespace, source);
   const keys = [...new Set(enforced.flatMap((rule) => rule.add.annotations.map(([key]) => key)))];
   const line = schedulingChange(rollout, running, keys);
   return { verdict: line === '' ? 'current' : 'pending', line };
@@ -239,6 +264,11 @@ function record(
 }
 
 function addOwner(state: ReportState, object: unknown, path: string): boolean {
+  if (isRuntimeClass(object)) {
+    const runtimeClass = readRuntimeClass(object, path);
+    state.runtimeClasses.set(runtimeClass.name, runtimeClass);
+    return true;
+  }
   const kind = classifyObject(object, path);
   if (kind === undefined || kind === 'Pod') return false;
   const workload = readWorkloadObject(object, path);
@@ -246,6 +276,38 @@ function addOwner(state: ReportState, object: unknown, path: string): boolean {
     return false;
   state.owners.add(workload);
   return true;
+}
+
+/**
+ * The admission plugins' inputs for a running Pod's recreation. Their evidence is the Pod as it arrived at the webhook:
+ * rebuilt from its stamp, else the running Pod, less what the rules it records having applied add (the webhook's
+ * changes, not a plugin's input) when no stamp rebuilt it.
+ */
+function admissionOf(
+  state: ReportState,
+  running: PodFacts,
+  template: { readonly pod: Pod; readonly path: string } | undefined,
+  path: string,
+): AdmissionInputs {
+  const { stamps } = state.options;
+  const read = (pod: Pod) => podFacts(pod, running.workload.namespace, path);
+  const rebuilt = stamps === undefined ? undefined : arrivalFromStamp(running, stamps, read);
+  const applied = rebuilt === undefined ? (running.annotations[APPLIED_ANNOTATION] ?? '').split(',') : [];
+  const rules = applied.flatMap((name) => state.byName.get(name) ?? []);
+  const webhookAdded = {
+    tolerations: rules.flatMap((rule) => rule.add.tolerations),
+    nodeSelectorKeys: rules.flatMap((rule) => rule.add.nodeSelector.map(([key]) => key)),
+  };
+  return admissionInputs(
+    {
+      ...(template === undefined ? {} : { template }),
+      running,
+      arrived: rebuilt ?? running,
+      webhookAdded,
+      runtimeClasses: state.runtimeClasses,
+    },
+    path,
+  );
 }
 
 function addPod(state: ReportState, pod: unknown, path: string): Verdict | undefined {
@@ -261,12 +323,16 @@ function addPod(state: ReportState, pod: unknown, path: string): Verdict | undef
   }
   const running = podFacts(pod, identity.namespace, path);
   const fromTemplate = origin.origin === 'template';
-  // A Pod without a template is recreated from its own spec, without what binding it to its Node added.
-  const candidate = fromTemplate
-    ? asAdmitted(podFromWorkload(origin.workload, origin.options), running)
-    : asRecreated(running.pod);
   const source = fromTemplate ? templatePath(origin) : path;
-  const outcome = evaluatePod(state, identity, running, candidate, source);
+  const template = fromTemplate ? { pod: podFromWorkload(origin.workload, origin.options), path: source } : undefined;
+  const inputs = admissionOf(state, running, template, path);
+  // What the plugins before the webhook make of the Pod a rollout sends; a Pod recreated from its own spec carries it,
+  // without what binding it to its Node added.
+  const first =
+    template === undefined
+      ? { pod: asRecreated(running.pod), refusal: undefined }
+      : asAdmitted(template.pod, inputs, source);
+  const outcome = evaluatePod(state, identity, running, first.pod, source);
   const tally = tallyOf(state, outcome.workload);
   tally.pods += 1;
   const matched = matchedRules(state, outcome);
@@ -276,7 +342,7 @@ function addPod(state: ReportState, pod: unknown, path: string): Verdict | undef
     return 'unaffected';
   }
   const enforced = matched.filter((rule) => !state.auditAll && rule.enforcement !== 'audit');
-  const judged = verdictOf(outcome, running, enforced, source);
+  const judged = verdictOf(outcome, running, enforced, source, { inputs, refusal: first.refusal });
   if (judged.verdict === 'pending' && fromTemplate && rollsOutByDeletion(origin.workload))
     (tally.deletePods ??= []).push(identity.name);
   record(state, tally, matched, steps, judged);
@@ -336,6 +402,7 @@ function createReport(ruleSet: RuleSet, options: ReportOptions = {}): ReportBuil
     options,
     auditAll,
     owners: createOwnerIndex(),
+    runtimeClasses: new Map(),
     byName: new Map(ruleSet.rules.map((rule) => [rule.name, rule])),
     order: new Map(ruleSet.rules.map((rule, index) => [rule.name, index])),
     rules: new Map<string, RuleTally>(

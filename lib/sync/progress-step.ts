@@ -41,7 +41,9 @@ async function reportProgress(
   const startedMs = clock();
   try {
     if (!(await progressDue(progress, startedMs))) return undefined;
-    const migration = await computeProgress(progress, compileRuleSet(rules));
+    const migration = await computeProgress(progress, compileRuleSet(rules), (message) =>
+      context.logger.warn(message, { clusterId: context.clusterId }),
+    );
     const reportTime = new Date(startedMs).toISOString();
     const counts = progressOf(migration);
     const writes = await writeStatuses(context.source, planProgressUpdates(resources, counts, reportTime), {

@@ -4,6 +4,7 @@
  */
 import { WORKLOAD_OBJECT_KINDS, type WorkloadObjectSource } from '../cluster/index.ts';
 import type { ManagedStep, RuleSet, StampDigest } from '../engine/index.ts';
+import { ClusterError } from '../errors/index.ts';
 import { createReport, type MigrationReport, type ReportBuilder } from '../report/index.ts';
 import type { SyncRecordStore } from '../store/index.ts';
 import type { AssessedResource } from './snapshot.ts';
@@ -88,35 +89,50 @@ async function progressDue(progress: ProgressDependencies, nowMs: number): Promi
 
 /**
  * Folds the cluster's objects into a report page by page, as the sync and `podmutation report --kubeconfig` both do:
- * the owner kinds first and the Pods last (WORKLOAD_OBJECT_KINDS), each page dropped once folded, so memory is bounded
- * by the page size and the number of workloads, not by the number of Pods.
+ * the RuntimeClasses and owner kinds first and the Pods last (WORKLOAD_OBJECT_KINDS), each page dropped once folded, so
+ * memory is bounded by the page size and the number of workloads, not by the number of Pods. RuntimeClasses the
+ * identity may not list (403) are left out and said through `warn`: the report then reads what they add to a Pod from
+ * the running Pods, as they arrived at the webhook.
  */
 async function foldClusterObjects(
   report: ReportBuilder,
   objects: WorkloadObjectSource,
   namespace?: string,
+  warn?: (message: string) => void,
 ): Promise<void> {
   for (const kind of WORKLOAD_OBJECT_KINDS) {
     let index = 0;
-    for await (const page of objects.pages(kind, namespace)) {
-      for (const item of page) {
-        const path = `${kind} list item ${index}`;
-        index += 1;
-        if (kind === 'Pod') report.addPod(item, path);
-        else report.addOwner(item, path);
+    try {
+      for await (const page of objects.pages(kind, namespace)) {
+        for (const item of page) {
+          const path = `${kind} list item ${index}`;
+          index += 1;
+          if (kind === 'Pod') report.addPod(item, path);
+          else report.addOwner(item, path);
+        }
       }
+    } catch (error) {
+      if (kind !== 'RuntimeClass' || !(error instanceof ClusterError) || error.context['reason'] !== 'forbidden')
+        throw error;
+      warn?.(
+        `${error.message}; what RuntimeClasses add to a Pod is read from the running Pods as they arrived at the webhook`,
+      );
     }
   }
 }
 
-/** The migration report of the cluster's running Pods under `ruleSet`, as `podmutation report` computes it. */
-async function computeProgress(progress: ProgressDependencies, ruleSet: RuleSet): Promise<MigrationReport> {
+/** The migration report of the cluster's running Pods under `ruleSet`, as `podmutation report` computes it; `warn` as foldClusterObjects'. */
+async function computeProgress(
+  progress: ProgressDependencies,
+  ruleSet: RuleSet,
+  warn?: (message: string) => void,
+): Promise<MigrationReport> {
   const managedSteps = progress.managedSteps === undefined ? [] : await progress.managedSteps();
   const report = createReport(ruleSet, {
     managedSteps,
     ...(progress.stamps === undefined ? {} : { stamps: progress.stamps }),
   });
-  await foldClusterObjects(report, progress.objects);
+  await foldClusterObjects(report, progress.objects, undefined, warn);
   return report.result();
 }
 

@@ -508,6 +508,21 @@ describe('podmutation report --kubeconfig', () => {
     }
   });
 
+  it('reads the cluster without RuntimeClasses when it may not list them, and says so on stderr', async () => {
+    server.fail({ kind: 'status', code: 403, reason: 'Forbidden' }, { resource: 'runtimeclasses' });
+    try {
+      const run = await runPodmutationInProcess(['report', '--kubeconfig', kubeconfig, '-A', '-o', 'json']);
+
+      expect(run.code).toBe(1);
+      expect(JSON.parse(run.stdout)).toEqual(EXPECTED_JSON);
+      expect(run.stderr).toMatch(
+        /^warning: listing runtimeclasses\.node\.k8s\.io failed: 403 Forbidden: .*list runtimeclasses .*; what RuntimeClasses add to a Pod is read from the running Pods as they arrived at the webhook\n$/,
+      );
+    } finally {
+      server.clearFaults();
+    }
+  });
+
   it('takes the rules from --rules when given', async () => {
     const report = await reportJson(['--kubeconfig', kubeconfig, '-A', ...rulesArgs('changed')]);
 

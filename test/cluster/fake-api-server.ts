@@ -36,6 +36,7 @@ const WORKLOAD_PATH = /^(\/api\/v1|\/apis\/[^/]+\/[^/]+)(?:\/namespaces\/([^/]+)
 
 /** The workload collections the server holds, by kind. */
 const WORKLOAD_COLLECTIONS = {
+  RuntimeClass: { apiVersion: 'node.k8s.io/v1', plural: 'runtimeclasses' },
   Pod: { apiVersion: 'v1', plural: 'pods' },
   ReplicaSet: { apiVersion: 'apps/v1', plural: 'replicasets' },
   Deployment: { apiVersion: 'apps/v1', plural: 'deployments' },
@@ -107,7 +108,8 @@ interface WorkloadObjectInput {
   /** One of the kinds above, with its apiVersion (v1 Pod, apps/v1 ReplicaSet, argoproj.io/v1alpha1 Rollout, ...). */
   readonly apiVersion: string;
   readonly kind: string;
-  readonly metadata: { readonly namespace: string; readonly name: string; readonly [field: string]: unknown };
+  /** A namespace for every kind but the cluster-scoped RuntimeClass, which has none. */
+  readonly metadata: { readonly namespace?: string; readonly name: string; readonly [field: string]: unknown };
   readonly [field: string]: unknown;
 }
 
@@ -464,7 +466,7 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
     putObjects(items: readonly WorkloadObjectInput[]): void {
       for (const input of items) {
         const kind = checkedWorkloadKind(input);
-        const key = `${input.metadata.namespace}/${input.metadata.name}`;
+        const key = `${input.metadata.namespace ?? ''}/${input.metadata.name}`;
         let collection = workloads.get(kind);
         if (collection === undefined) {
           collection = new Map();
@@ -640,7 +642,11 @@ function checkedWorkloadKind(input: WorkloadObjectInput): WorkloadKind {
   if (input.apiVersion !== expected) {
     throw new Error(`fake API server: ${kind} has apiVersion ${expected}, got "${input.apiVersion}"`);
   }
-  if (typeof input.metadata?.namespace !== 'string' || input.metadata.namespace === '') {
+  const clusterScoped = kind === 'RuntimeClass';
+  if (clusterScoped !== (input.metadata?.namespace === undefined)) {
+    throw new Error(`fake API server: ${kind} ${clusterScoped ? 'has no' : 'needs'} metadata.namespace`);
+  }
+  if (!clusterScoped && (typeof input.metadata.namespace !== 'string' || input.metadata.namespace === '')) {
     throw new Error(`fake API server: ${kind} needs metadata.namespace`);
   }
   if (typeof input.metadata.name !== 'string' || input.metadata.name === '') {

@@ -10,6 +10,7 @@ import { ClusterError, ConfigurationError } from '../../lib/errors/index.ts';
 import { kubeconfigFor, startFakeApiServer, type FakeApiServer, type WorkloadObjectInput } from './fake-api-server.ts';
 
 const API_VERSIONS: Readonly<Record<WorkloadObjectKind, string>> = {
+  RuntimeClass: 'node.k8s.io/v1',
   CronJob: 'batch/v1',
   Job: 'batch/v1',
   Deployment: 'apps/v1',
@@ -45,7 +46,9 @@ function sourceFor(options: WorkloadObjectSourceOptions & { token?: string } = {
 }
 
 function object(kind: WorkloadObjectKind, namespace: string, name: string): WorkloadObjectInput {
-  return { apiVersion: API_VERSIONS[kind], kind, metadata: { namespace, name }, spec: {} };
+  // RuntimeClasses are cluster-scoped: the namespace is then only part of the name.
+  const metadata = kind === 'RuntimeClass' ? { name: `${namespace}.${name}` } : { namespace, name };
+  return { apiVersion: API_VERSIONS[kind], kind, metadata, spec: {} };
 }
 
 function pods(namespace: string, count: number): WorkloadObjectInput[] {
@@ -60,14 +63,17 @@ async function collect(pages: AsyncIterable<readonly unknown[]>): Promise<(reado
 
 function namesOf(items: readonly unknown[]): string[] {
   return items.map((item) => {
-    const { metadata } = item as { metadata: { namespace: string; name: string } };
-    return `${metadata.namespace}/${metadata.name}`;
+    const { metadata } = item as { metadata: { namespace?: string; name: string } };
+    return metadata.namespace === undefined
+      ? metadata.name.replace('.', '/')
+      : `${metadata.namespace}/${metadata.name}`;
   });
 }
 
 describe('listing workload objects', () => {
-  it('lists the kinds owners first and Pods last', () => {
+  it('lists the kinds RuntimeClasses first, then owners, and Pods last', () => {
     expect(WORKLOAD_OBJECT_KINDS).toEqual([
+      'RuntimeClass',
       'CronJob',
       'Job',
       'Deployment',
@@ -148,6 +154,22 @@ describe('listing workload objects', () => {
     ]);
   });
 
+  it('lists RuntimeClasses, which are cluster-scoped, whole whatever the namespace asked for', async () => {
+    server.putObjects([
+      { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: 'gvisor' }, handler: 'runsc' },
+    ]);
+    const before = server.requests.length;
+
+    const pages = await collect(sourceFor().pages('RuntimeClass', 'team-a'));
+
+    expect(pages.flat()).toMatchObject([
+      { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: 'gvisor' } },
+    ]);
+    expect(server.requests.slice(before).map((request) => request.path)).toEqual([
+      '/apis/node.k8s.io/v1/runtimeclasses',
+    ]);
+  });
+
   it('yields one empty page when the cluster has no objects of the kind', async () => {
     const pages = await collect(sourceFor().pages('DaemonSet'));
 
@@ -212,6 +234,17 @@ describe('failures of a workload listing', () => {
 
     await expect(listing).rejects.toThrow(
       /list replicasets in namespace team-a \(verb "list", resource "replicasets", API group "apps"\); bind infra\/rbac-report-namespace\.yaml \(report\) or infra\/rbac-rollout-namespace\.yaml \(rollout\) in namespace team-a/,
+    );
+  });
+
+  it('names no namespace in a forbidden RuntimeClass listing: the collection is cluster-scoped', async () => {
+    server.fail({ kind: 'status', code: 403, reason: 'Forbidden' }, { resource: 'runtimeclasses' });
+
+    const listing = collect(sourceFor().pages('RuntimeClass', 'team-a'));
+
+    await expect(listing).rejects.toHaveProperty('context.reason', 'forbidden');
+    await expect(listing).rejects.toThrow(
+      /^listing runtimeclasses\.node\.k8s\.io failed: 403 Forbidden: .*list runtimeclasses \(verb "list", resource "runtimeclasses", API group "node\.k8s\.io"\)/,
     );
   });
 

@@ -74,6 +74,13 @@ async function removeAbandonedFolders(): Promise<void> {
 // The cluster's Service CIDR; the API server takes its first address for the kubernetes Service.
 const SERVICE_CIDR = '10.96.0.0/16';
 
+/** The admission plugins the API server runs besides its default ones. */
+const EXTRA_ADMISSION_PLUGINS: readonly string[] = [
+  'ExtendedResourceToleration',
+  'PodNodeSelector',
+  'PodTolerationRestriction',
+];
+
 /** A kubeconfig with one cluster, one user and one context, credentials inline (any client, any working directory). */
 function kubeconfigYaml(server: string, caPem: string, user: Record<string, string>): string {
   return stringify({
@@ -198,6 +205,12 @@ async function startControlPlane(binaries: ControlPlaneBinaries): Promise<Contro
           `--service-account-key-file=${file('sa.pub')}`,
           `--service-account-signing-key-file=${file('sa.key')}`,
           '--authorization-mode=RBAC',
+          // Besides the default plugins, the mutating ones that change a Pod before webhooks only where a Pod or its
+          // namespace asks for it: ExtendedResourceToleration (on in EKS) for Pods requesting an extended resource,
+          // PodNodeSelector and PodTolerationRestriction for namespaces with their scheduler.alpha.kubernetes.io/
+          // annotations; PodTolerationRestriction also tolerates memory-pressure for every Pod that requests cpu or
+          // memory, which no other file's Pods do (test/real-cluster/admission-plugins.test.ts).
+          `--enable-admission-plugins=${EXTRA_ADMISSION_PLUGINS.join(',')}`,
           '--allow-privileged=true',
           '--profiling=false',
         ],

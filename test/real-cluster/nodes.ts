@@ -14,6 +14,10 @@ interface TestNode {
   readonly arch: 'amd64' | 'arm64';
   readonly zone: string;
   readonly taints: readonly { readonly key: string; readonly value?: string; readonly effect: string }[];
+  /** Labels beside the pool's (a test's own Nodes). */
+  readonly labels?: Readonly<Record<string, string>>;
+  /** Extended resources the Node offers beside cpu, memory and pods, such as nvidia.com/gpu (a test's own Nodes). */
+  readonly extendedResources?: Readonly<Record<string, string>>;
 }
 
 // examples/rules/batch-to-spot-pool.yaml tolerates this taint.
@@ -108,7 +112,7 @@ const TEST_NODES: readonly TestNode[] = [
 ];
 
 function nodeObject(node: TestNode, now: string): Json {
-  const resources = { cpu: '16', memory: '64Gi', pods: '250' };
+  const resources = { cpu: '16', memory: '64Gi', pods: '250', ...node.extendedResources };
   return {
     apiVersion: 'v1',
     kind: 'Node',
@@ -122,6 +126,7 @@ function nodeObject(node: TestNode, now: string): Json {
         'topology.kubernetes.io/zone': node.zone,
         'example.com/node-pool': node.pool,
         'karpenter.sh/capacity-type': node.capacityType,
+        ...node.labels,
       },
     },
     status: {

@@ -5,7 +5,7 @@
  * a rollout would change, its `--restart-commands` script is run with bash, the CronJob is recreated by hand, and the
  * report reads 0 pending once the rollouts are done. The cluster has no Argo Rollouts CRD.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +17,7 @@ import type { Json } from './api.ts';
 import { runProcess } from '../support/processes.ts';
 import type { ControlPlane } from './control-plane.ts';
 import { waitFor } from './processes.ts';
+import { documentedKinds } from './documented.ts';
 import { useControlPlane } from './use-control-plane.ts';
 import { registerWebhook, serveWebhook, type ServedWebhook } from './webhook.ts';
 
@@ -167,15 +168,6 @@ async function untilServed(plane: ControlPlane, pod: Pod, rule: string): Promise
     });
     return (answer.metadata.annotations?.[APPLIED_ANNOTATION] ?? '').split(',').includes(rule) ? true : undefined;
   });
-}
-
-/** The kinds docs/operations.md's `kubectl get … -A -o json > cluster.json` lists. */
-async function documentedKinds(): Promise<string> {
-  const shown = /^kubectl get (\S+) -A -o json > cluster\.json/m.exec(
-    await readFile(join(ROOT, 'docs', 'operations.md'), 'utf8'),
-  );
-  if (shown === null) throw new Error('docs/operations.md shows no kubectl get … > cluster.json');
-  return shown[1]!;
 }
 
 function row(result: MigrationReport, kind: string, name: string) {

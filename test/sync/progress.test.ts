@@ -122,8 +122,32 @@ describe('migration progress on the rules status', () => {
     expect(statusOf('general-pool')).toMatchObject({ matchedPods: 3, pendingPods: 2 });
   });
 
+  it('writes the counts without RuntimeClasses when its access may not list them, and logs a warning', async () => {
+    world.server.fail({ kind: 'status', code: 403 }, { resource: 'runtimeclasses' });
+    const subject = syncSubject(world, (clusterId) => ({ progress: progress(clusterId) }));
+
+    const report = await subject.sync();
+
+    expect(report.progress).toMatchObject({ pods: 4, pendingPods: 2 });
+    expect(report.progress?.error).toBeUndefined();
+    expect(statusOf('general-pool')).toMatchObject({ matchedPods: 3, pendingPods: 2 });
+    const warnings = subject.recorder.logs.filter((entry) => entry.level === 'warn');
+    expect(warnings.map((entry) => entry.message)).toEqual([
+      expect.stringMatching(
+        /^listing runtimeclasses\.node\.k8s\.io failed: 403 Forbidden: .*read from the running Pods/,
+      ),
+    ]);
+    expect(warnings[0]?.fields).toHaveProperty('clusterId');
+  });
+
   it('runs the managed steps admission runs, so that a Pod they placed reads as current', async () => {
-    // A Deployment's Pod that admission placed on spot: its template does not carry the capacity label.
+    // A Deployment's Pod that admission spread over capacity types, as placement does: its template has no constraint.
+    const SPREAD = {
+      maxSkew: 1,
+      topologyKey: 'karpenter.sh/capacity-type',
+      whenUnsatisfiable: 'ScheduleAnyway',
+      labelSelector: { matchLabels: { app: 'web' } },
+    };
     const labels = { app: 'web', 'pod-template-hash': '5d8f7c9b6d' };
     const template = {
       metadata: { labels },
@@ -153,10 +177,7 @@ describe('migration progress on the rules status', () => {
           labels,
           ownerReferences: owner('ReplicaSet', 'web-5d8f7c9b6d'),
         },
-        spec: {
-          ...template.spec,
-          nodeSelector: { 'example.com/pool': 'general', 'karpenter.sh/capacity-type': 'spot' },
-        },
+        spec: { ...template.spec, topologySpreadConstraints: [SPREAD] },
       },
     ]);
     const step: ManagedStep = {
@@ -164,7 +185,7 @@ describe('migration progress on the rules status', () => {
       apply: (state, facts) => ({
         state: {
           ...state,
-          nodeSelector: { ...(state.nodeSelector ?? facts.nodeSelector), 'karpenter.sh/capacity-type': 'spot' },
+          topologySpreadConstraints: [...(state.topologySpreadConstraints ?? facts.topologySpreadConstraints), SPREAD],
         },
       }),
     };
