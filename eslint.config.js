@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 
 /** typescript-eslint's type-checked recommended rules over every TypeScript file the project compiles. */
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.build/**', '.serverless/**', 'dist/**', 'coverage/**'] },
+  { ignores: ['node_modules/**', '.cache/**', '.build/**', '.serverless/**', 'dist/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
