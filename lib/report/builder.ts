@@ -22,16 +22,17 @@ import {
   createOwnerIndex,
   podFromWorkload,
   podOrdinal,
+  readControllerRevision,
   readPodIdentity,
   readWorkloadObject,
+  type Deletion,
   type OwnerIndex,
   type PodIdentity,
   type PodOrigin,
-  type WorkloadObject,
 } from '../workloads/index.ts';
 import { asAdmitted } from './admitted.ts';
 import { boundedLine, schedulingChange } from './compare.ts';
-import type { MigrationReport, ReportRule, ReportWorkload, Verdict } from './types.ts';
+import type { MigrationReport, ReportPod, ReportRule, ReportWorkload, Verdict } from './types.ts';
 
 /** What the report runs besides the rules, and which Pods it reads. */
 interface ReportOptions {
@@ -73,7 +74,9 @@ interface WorkloadTally {
   readonly samples: string[];
   unsampled: number;
   /** The pending Pods to delete by hand, for a StatefulSet no rollout restart recreates (rollsOutByDeletion). */
-  deletePods?: string[];
+  deletePods?: ReportPod[];
+  /** Why none of them may be deleted: the first hold found. */
+  held?: string;
 }
 
 interface RuleTally {
@@ -93,18 +96,10 @@ function templatePath(origin: PodOrigin & { readonly origin: 'template' }): stri
   return origin.workload.template?.path ?? origin.options.referencedTemplate?.template?.path ?? origin.workload.path;
 }
 
-/**
- * True for a StatefulSet whose Pods `kubectl rollout restart` does not all recreate: OnDelete recreates none (only a
- * deleted Pod is created again), and a partition leaves the ordinals below it on their revision.
- */
-function rollsOutByDeletion(workload: WorkloadObject): boolean {
-  return workload.kind === 'StatefulSet' && (workload.updateStrategy === 'OnDelete' || workload.partition > 0);
-}
-
 /** A StatefulSet's Pods highest ordinal first, the order of its own rolling update; a name of another form last. */
-function byOrdinalDescending(statefulSetName: string, pods: readonly string[]): string[] {
-  const ordinal = (pod: string) => podOrdinal(statefulSetName, pod) ?? -1;
-  return [...pods].sort((left, right) => ordinal(right) - ordinal(left) || compare(left, right));
+function byOrdinalDescending(statefulSetName: string, pods: readonly ReportPod[]): ReportPod[] {
+  const ordinal = (pod: ReportPod) => podOrdinal(statefulSetName, pod.name) ?? -1;
+  return [...pods].sort((left, right) => ordinal(right) - ordinal(left) || compare(left.name, right.name));
 }
 
 function changeOf(tally: WorkloadTally): string {
@@ -240,6 +235,14 @@ function record(
 function addOwner(state: ReportState, object: unknown, path: string): boolean {
   const kind = classifyObject(object, path);
   if (kind === undefined || kind === 'Pod') return false;
+  if (kind === 'ControllerRevision') {
+    const revision = readControllerRevision(object, path);
+    if (revision === undefined) return false;
+    if (state.options.namespace !== undefined && (revision.namespace || 'default') !== state.options.namespace)
+      return false;
+    state.owners.addRevision(revision);
+    return true;
+  }
   const workload = readWorkloadObject(object, path);
   if (state.options.namespace !== undefined && (workload.namespace || 'default') !== state.options.namespace)
     return false;
@@ -273,10 +276,18 @@ function addPod(state: ReportState, pod: unknown, path: string): Verdict | undef
   }
   const enforced = matched.filter((rule) => !state.auditAll && rule.enforcement !== 'audit');
   const judged = verdictOf(outcome, running, enforced, source);
-  if (judged.verdict === 'pending' && fromTemplate && rollsOutByDeletion(origin.workload))
-    (tally.deletePods ??= []).push(identity.name);
+  if (judged.verdict === 'pending' && origin.deletion !== undefined) planDeletion(tally, identity, origin.deletion);
   record(state, tally, matched, steps, judged);
   return judged.verdict;
+}
+
+/** A pending Pod of a StatefulSet only deletion rolls out: to delete, with the uid it was read with, or the workload held. */
+function planDeletion(tally: WorkloadTally, identity: PodIdentity, deletion: Deletion): void {
+  if (!deletion.safe) tally.held ??= deletion.hold;
+  // Without the uid the deletion could not be preconditioned on this incarnation of the Pod.
+  else if (identity.uid === '')
+    tally.held ??= `Pod ${identity.name} has no metadata.uid in the input: its deletion could not be preconditioned on it`;
+  else (tally.deletePods ??= []).push({ name: identity.name, uid: identity.uid });
 }
 
 function workloadRow(state: ReportState, tally: WorkloadTally): ReportWorkload {
@@ -293,9 +304,11 @@ function workloadRow(state: ReportState, tally: WorkloadTally): ReportWorkload {
       ...tally.steps,
     ],
     change: changeOf(tally),
-    ...(tally.deletePods === undefined
-      ? {}
-      : { deletePods: byOrdinalDescending(tally.workload.name, tally.deletePods) }),
+    ...(tally.held !== undefined
+      ? { held: tally.held }
+      : tally.deletePods === undefined
+        ? {}
+        : { deletePods: byOrdinalDescending(tally.workload.name, tally.deletePods) }),
   };
 }
 
