@@ -11,7 +11,6 @@ import {
   restartAction,
   restartCommands,
   restartPatch,
-  type RestartAction,
   type RestartMechanism,
 } from './render.ts';
 import type { MigrationReport, ReportPod, ReportWorkload, Verdict } from './types.ts';
@@ -26,13 +25,4 @@ export {
   restartCommands,
   restartPatch,
 };
-export type {
-  ReportBuilder,
-  ReportOptions,
-  MigrationReport,
-  ReportPod,
-  ReportWorkload,
-  RestartAction,
-  RestartMechanism,
-  Verdict,
-};
+export type { ReportBuilder, ReportOptions, MigrationReport, ReportPod, ReportWorkload, RestartMechanism, Verdict };

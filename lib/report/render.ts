@@ -169,4 +169,4 @@ function restartCommands(report: MigrationReport): string[] {
 }
 
 export { evictionOf, renderReportTable, restartAction, restartCommands, restartPatch };
-export type { RestartAction, RestartMechanism };
+export type { RestartMechanism };

@@ -233,4 +233,3 @@ async function runRollout(
 }
 
 export { planRecords, runRollout, rfc3339 };
-export type { RolloutOutcome, RolloutRunOptions };

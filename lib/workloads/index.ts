@@ -13,14 +13,7 @@ import {
 import { createOwnerIndex, type Deletion, type OwnerIndex, type PodOrigin } from './owners.ts';
 import { podFromWorkload, podOrdinal, templateHash } from './pod.ts';
 import { podInputs, type PodInput, type ResourceIdentity } from './inputs.ts';
-import {
-  readControllerRevision,
-  recreationOf,
-  recreationRevision,
-  rollsOutByDeletion,
-  type RevisionInputs,
-  type StatefulSetRevision,
-} from './revisions.ts';
+import { readControllerRevision, recreationOf, recreationRevision, type RevisionInputs } from './revisions.ts';
 
 export {
   classifyObject,
@@ -34,7 +27,6 @@ export {
   readControllerRevision,
   recreationOf,
   recreationRevision,
-  rollsOutByDeletion,
 };
 export type {
   Deletion,
@@ -45,5 +37,4 @@ export type {
   PodInput,
   ResourceIdentity,
   RevisionInputs,
-  StatefulSetRevision,
 };

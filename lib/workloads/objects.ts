@@ -297,4 +297,4 @@ function readPodIdentity(value: unknown, path: string, fallbackNamespace = 'defa
 }
 
 export { API_GROUPS, classifyObject, controllerOf, isWorkloadKind, readPodIdentity, readTemplate, readWorkloadObject };
-export type { ObjectReference, PodIdentity, PodTemplate, StatefulSetRevisions, WorkloadObject };
+export type { ObjectReference, PodIdentity, PodTemplate, WorkloadObject };

@@ -135,4 +135,4 @@ function recreationOf(set: WorkloadObject, pod: PodIdentity): Recreation {
 }
 
 export { readControllerRevision, recreationOf, recreationRevision, rollsOutByDeletion };
-export type { Recreation, RevisionChoice, RevisionInputs, StatefulSetRevision };
+export type { RevisionInputs, StatefulSetRevision };

@@ -12,7 +12,7 @@ import { writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { MigrationReport } from '../../lib/report/index.ts';
-import type { RolloutRecord, WorkloadRecord } from '../../lib/rollout/index.ts';
+import type { RolloutRecord } from '../../lib/rollout/index.ts';
 import { runPodmutation } from '../support/cli.ts';
 import { runProcess } from '../support/processes.ts';
 import type { Json } from './api.ts';
@@ -270,9 +270,11 @@ describe('Argo Rollouts, with its controller, on a real control plane', () => {
     const { run, records } = await rollout(plane, rules, REFERENCED, '90s');
 
     expect(run.code, `${run.stderr}${JSON.stringify(records)}`).toBe(0);
-    expect(
-      records.filter((record) => record.type === 'workload').map((record) => (record as WorkloadRecord).state),
-    ).toEqual(['planned', 'started', 'done']);
+    expect(records.flatMap((record) => (record.type === 'workload' ? [record.state] : []))).toEqual([
+      'planned',
+      'started',
+      'done',
+    ]);
     const web = await plane.admin.json<Rollout>('GET', rolloutPath(REFERENCED, 'web'));
     expect(web.spec.template).toBeUndefined();
     expect(web.spec.restartAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
