@@ -1,8 +1,8 @@
 /**
  * The report as a streaming fold: owners are added first and kept (their templates only where a Pod is built from
- * them); Pods are then folded one at a time into per-workload and per-rule counters and dropped, so memory grows with
- * the number of workloads, never with the number of Pods (but for the names of the pending Pods of StatefulSets that
- * only deleting their Pods rolls out).
+ * them, and of a StatefulSet's ControllerRevisions only its current one's); Pods are then folded one at a time into
+ * per-workload and per-rule counters and dropped, so memory grows with the number of workloads, never with the number
+ * of Pods (but for the names and uids of the pending Pods of StatefulSets that only deleting their Pods rolls out).
  */
 import type { Enforcement } from '../api/index.ts';
 import {
@@ -51,7 +51,7 @@ interface ReportOptions {
 
 /** The report being built: owners first, then Pods, then the result. */
 interface ReportBuilder {
-  /** Adds a possible owner (any non-Pod object); returns false when it is ignored (another kind, another namespace). */
+  /** Adds a possible owner (any non-Pod object, a StatefulSet's ControllerRevision too); returns false when it is ignored (another kind, another namespace). */
   addOwner(object: unknown, path?: string): boolean;
   /** Folds one running Pod into the report and returns its verdict; undefined for another namespace's and a finished one (Succeeded, Failed). */
   addPod(pod: unknown, path?: string): Verdict | undefined;
@@ -334,9 +334,10 @@ function resultOf(state: ReportState): MigrationReport {
 
 /**
  * A report builder over a rule set: for each running Pod, the Pod a rollout would create (from its workload's current
- * template, found through the controller ownerReferences; the running Pod itself when there is none), run through
- * the engine as admission runs it, and compared with the running Pod. Throws MalformedInputError naming the field of
- * an object or Pod that is not well formed.
+ * template, found through the controller ownerReferences, or for a StatefulSet only deletion rolls out the template of
+ * the revision a deleted Pod comes back at; the running Pod itself when there is none), run through the engine as
+ * admission runs it, and compared with the running Pod. Throws MalformedInputError naming the field of an object or
+ * Pod that is not well formed.
  */
 function createReport(ruleSet: RuleSet, options: ReportOptions = {}): ReportBuilder {
   const auditAll = options.enforcement === 'audit';
