@@ -2,11 +2,14 @@
  * `podmutation rollout` and PodDisruptionBudgets, with the real disruption controller (kube-controller-manager's
  * disruption controller writes each budget's status.disruptionsAllowed): a wave starts at most what every budget
  * covering its workloads allows, counted across the wave; budgets are read again before each Pod deletion; and a
- * deletion is preconditioned on the uid the report saw, so a Pod recreated since is never deleted.
+ * deletion is preconditioned on the uid the report saw, so a Pod recreated since is never deleted; and the eviction's
+ * answers are read as the API server gives them.
  */
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { createRolloutTarget } from '../../lib/cluster/index.ts';
+import { evictionOf } from '../../lib/report/index.ts';
 import type { RolloutRecord, WorkloadRecord } from '../../lib/rollout/index.ts';
 import { BIN } from '../support/cli.ts';
 import type { Json } from './api.ts';
@@ -315,5 +318,41 @@ describe('podmutation rollout and PodDisruptionBudgets on a real control plane',
       name: 'ledger',
       reason: `Pod ledger-0 was recreated since the report (uid ${ledger0} then): not deleted`,
     });
+  });
+
+  it('gets from the API server what the eviction did: refused under a budget at 0, replaced for another uid, done, then gone', async () => {
+    const plane = cluster();
+    await kubectlOk(
+      plane,
+      ['create', '-f', '-'],
+      [
+        {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'probe', namespace: REREAD, labels: { role: 'probe' } },
+          spec: { containers: [{ name: 'c', image: 'registry.example.com/probe:1' }] },
+        },
+        budget(REREAD, 'probe', { role: 'probe' }, 0),
+      ]
+        .map((object) => stringify(object))
+        .join('---\n'),
+    );
+    const { uid } = (await readyPod(plane, REREAD, 'probe')).metadata;
+    await budgetAllows(plane, REREAD, 'probe', 0);
+    const target = createRolloutTarget({ mode: 'kubeconfigFile', path: plane.adminKubeconfig });
+    const evict = (asUid: string) =>
+      target.evictPod(REREAD, 'probe', evictionOf(REREAD, { name: 'probe', uid: asUid }));
+
+    expect(await evict(uid)).toMatchObject({ outcome: 'refused' });
+    await kubectlOk(plane, ['delete', 'pdb', 'probe', '-n', REREAD]);
+    expect(await evict('another-uid')).toMatchObject({
+      outcome: 'replaced',
+      message: expect.stringContaining('the UID in the precondition (another-uid) does not match') as unknown,
+    });
+    expect(await evict(uid)).toEqual({ outcome: 'evicted' });
+    await waitFor('probe to be gone', async () =>
+      (await podNow(plane, REREAD, 'probe')) === undefined ? true : undefined,
+    );
+    expect(await evict(uid)).toEqual({ outcome: 'gone' });
   });
 });
