@@ -159,10 +159,12 @@ export function registerRollout(program: Command, context: CliContext): void {
     summary: "restart the report's pending workloads in waves, and read the report again at the end",
     description:
       'Reads the report as `podmutation report --kubeconfig` does and restarts its pending workloads, --max-concurrent at a ' +
-      'time: Deployments, StatefulSets, DaemonSets and Argo Rollouts through the pod template annotation `kubectl rollout ' +
-      'restart` sets; an OnDelete or partitioned StatefulSet by deleting its pending Pods one at a time. Bare Pods, Jobs and ' +
-      'CronJobs are listed to recreate by hand. Current workloads are skipped, so a second run resumes an interrupted one ' +
-      '(docs/operations.md, "Running a migration").',
+      'time: Deployments, StatefulSets and DaemonSets through the pod template annotation `kubectl rollout restart` sets, ' +
+      'Argo Rollouts through spec.restartAt (as `kubectl argo rollouts restart`); an OnDelete or partitioned StatefulSet by ' +
+      'evicting its pending Pods one at a time, each only if it is still the Pod the report read; a StatefulSet whose ' +
+      'deleted Pods would come back at another revision (a staged template) is held. A wave starts no more workloads than ' +
+      'the PodDisruptionBudgets covering them allow. Bare Pods, Jobs and CronJobs are listed to recreate by hand. Current ' +
+      'workloads are skipped, so a second run resumes an interrupted one (docs/operations.md, "Running a migration").',
     examples: [
       'podmutation rollout --kubeconfig ~/.kube/config -A --dry-run',
       'podmutation rollout --kubeconfig ~/.kube/config -A --max-concurrent 3 --pause 30s --timeout 10m',

@@ -198,7 +198,7 @@ async function sendMergePatch(
   await sendWrite(operation, timeoutMs, connection, { ...target, method: 'PATCH', contentType: MERGE_PATCH }, body);
 }
 
-/** Sends one write (a PATCH or DELETE with a JSON body) as sendMergePatch does; the 2xx answer is not read. */
+/** Sends one write (a PATCH, DELETE or POST with a JSON body) as sendMergePatch does; the 2xx answer is not read. */
 async function sendWrite(
   operation: ClusterOperation,
   timeoutMs: number,
@@ -206,7 +206,7 @@ async function sendWrite(
   target: {
     readonly path: string;
     readonly query: Readonly<Record<string, string>>;
-    readonly method: 'PATCH' | 'DELETE';
+    readonly method: 'PATCH' | 'DELETE' | 'POST';
     readonly contentType: string;
   },
   body: unknown,

@@ -1,7 +1,7 @@
 /**
  * Cluster access for the sync: list podmutations.agent.cloudpilot.ai and patch their status through
  * @kubernetes/client-node, with kubeconfig or EKS IAM authentication; and, for the report, list Pods and their
- * possible controllers page by page; for rollout, restart workloads and delete Pods. Only the sync bundle imports this folder.
+ * possible controllers page by page; for rollout, restart workloads and evict Pods. Only the sync bundle imports this folder.
  */
 import { readClusterConfig, type ClusterConfig } from './config.ts';
 import { contextNamespace } from './connection.ts';
@@ -19,6 +19,7 @@ import type { ClusterFailureReason } from './failure.ts';
 import type { PodMutationList } from './list.ts';
 import {
   createRolloutTarget,
+  type EvictionResult,
   type RolloutTarget,
   type RolloutTargetOptions,
   type RolloutWorkloadKind,
@@ -43,6 +44,7 @@ export {
   createEksTokenProvider,
 };
 export type {
+  EvictionResult,
   RolloutTarget,
   RolloutTargetOptions,
   RolloutWorkloadKind,

@@ -11,9 +11,21 @@ import {
 import type { ClusterConfig } from './config.ts';
 import type { Connection } from './connection.ts';
 import type { ClusterOperation } from './failure.ts';
+import { ClusterError } from '../errors/index.ts';
 
 /** The workload kinds `podmutation rollout` restarts through their pod template. */
 type RolloutWorkloadKind = 'Deployment' | 'StatefulSet' | 'DaemonSet' | 'Rollout';
+
+/**
+ * What the API server did with an eviction: the Pod evicted (deleted); refused (429: a PodDisruptionBudget allows no
+ * disruption now, or has not been processed yet); the Pod gone (404); or replaced (409: its uid is not the
+ * precondition's, so another incarnation of the name, which was left alone).
+ */
+type EvictionResult =
+  | { readonly outcome: 'evicted' }
+  | { readonly outcome: 'refused'; readonly message: string }
+  | { readonly outcome: 'gone' }
+  | { readonly outcome: 'replaced'; readonly message: string };
 
 /** What `podmutation rollout` reads and writes in the cluster; every answer is untrusted JSON, read by lib/rollout. */
 interface RolloutTarget {
@@ -23,8 +35,11 @@ interface RolloutTarget {
   patchWorkload(kind: RolloutWorkloadKind, namespace: string, name: string, patch: object): Promise<void>;
   /** The Pod, or undefined when it does not exist. */
   getPod(namespace: string, name: string): Promise<unknown>;
-  /** Deletes the Pod, only if its uid is still `uid` (a recreated Pod of the same name is left alone). */
-  deletePod(namespace: string, name: string, uid: string): Promise<void>;
+  /**
+   * Posts `eviction` (a policy/v1 Eviction, its deleteOptions preconditioned on the uid to delete) to the Pod's eviction
+   * subresource, where the API server checks the Pod's PodDisruptionBudgets; other failures reject with a ClusterError.
+   */
+  evictPod(namespace: string, name: string, eviction: object): Promise<EvictionResult>;
   /** The namespace's PodDisruptionBudgets (policy/v1), as listed. */
   listPodDisruptionBudgets(namespace: string): Promise<readonly unknown[]>;
 }
@@ -120,15 +135,24 @@ function createRolloutTarget(config: ClusterConfig, options: RolloutTargetOption
         throw error;
       }
     },
-    deletePod(namespace, name, uid) {
+    async evictPod(namespace, name, eviction) {
       const target = {
-        path: podPath(namespace, name),
+        path: `${podPath(namespace, name)}/eviction`,
         query: {},
-        method: 'DELETE',
+        method: 'POST',
         contentType: 'application/json',
       } as const;
-      const body = { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid } };
-      return write(`deleting Pod ${namespace}/${name}`, `Pod ${namespace}/${name} does not exist`, target, body);
+      try {
+        await write(`evicting Pod ${namespace}/${name}`, `Pod ${namespace}/${name} does not exist`, target, eviction);
+        return { outcome: 'evicted' };
+      } catch (error) {
+        const status = error instanceof ClusterError ? error.context['status'] : undefined;
+        const message = error instanceof Error ? error.message : String(error);
+        if (status === 429) return { outcome: 'refused', message };
+        if (status === 404) return { outcome: 'gone' };
+        if (status === 409) return { outcome: 'replaced', message };
+        throw error;
+      }
     },
     async listPodDisruptionBudgets(namespace) {
       const list = await read(
@@ -143,4 +167,4 @@ function createRolloutTarget(config: ClusterConfig, options: RolloutTargetOption
 }
 
 export { createRolloutTarget };
-export type { RolloutTarget, RolloutTargetOptions, RolloutWorkloadKind };
+export type { EvictionResult, RolloutTarget, RolloutTargetOptions, RolloutWorkloadKind };

@@ -18,9 +18,21 @@ import { listPages } from './list.ts';
  * plugin merges into a Pod), owners, Pods last.
  */
 type WorkloadObjectKind =
-  'RuntimeClass' | 'CronJob' | 'Job' | 'Deployment' | 'Rollout' | 'ReplicaSet' | 'StatefulSet' | 'DaemonSet' | 'Pod';
+  | 'RuntimeClass'
+  | 'CronJob'
+  | 'Job'
+  | 'Deployment'
+  | 'Rollout'
+  | 'ReplicaSet'
+  | 'StatefulSet'
+  | 'ControllerRevision'
+  | 'DaemonSet'
+  | 'Pod';
 
-/** Every WorkloadObjectKind in listing order: RuntimeClasses, then a Pod's possible controllers, then the Pods. */
+/**
+ * Every WorkloadObjectKind in listing order: RuntimeClasses, then a Pod's possible controllers before the Pods, and
+ * ControllerRevisions after the StatefulSets, so that the report keeps only the revisions a StatefulSet names as current.
+ */
 const WORKLOAD_OBJECT_KINDS: readonly WorkloadObjectKind[] = Object.freeze([
   'RuntimeClass',
   'CronJob',
@@ -29,6 +41,7 @@ const WORKLOAD_OBJECT_KINDS: readonly WorkloadObjectKind[] = Object.freeze([
   'Rollout',
   'ReplicaSet',
   'StatefulSet',
+  'ControllerRevision',
   'DaemonSet',
   'Pod',
 ]);
@@ -45,8 +58,9 @@ interface WorkloadObjectSourceOptions extends ConnectionOptions {
 interface WorkloadObjectSource {
   /**
    * Every object of `kind` (in `namespace`, or all namespaces), one page at a time; each item has apiVersion and
-   * kind set (the API omits them on list items). Rollouts yield nothing when their CRD is not installed; any other
-   * failure rejects with a ClusterError, after the pages already yielded.
+   * kind set (the API omits them on list items). Rollouts yield nothing when their CRD is not installed, and
+   * ControllerRevisions when the identity may not list them; any other failure rejects with a ClusterError, after the
+   * pages already yielded.
    */
   pages(kind: WorkloadObjectKind, namespace?: string): AsyncIterable<readonly unknown[]>;
 }
@@ -69,12 +83,16 @@ const COLLECTIONS: Readonly<Record<WorkloadObjectKind, Collection>> = {
   Rollout: { group: 'argoproj.io', version: 'v1alpha1', plural: 'rollouts' },
   ReplicaSet: { group: 'apps', version: 'v1', plural: 'replicasets' },
   StatefulSet: { group: 'apps', version: 'v1', plural: 'statefulsets' },
+  ControllerRevision: { group: 'apps', version: 'v1', plural: 'controllerrevisions' },
   DaemonSet: { group: 'apps', version: 'v1', plural: 'daemonsets' },
   Pod: { group: '', version: 'v1', plural: 'pods' },
 };
 
 // Argo Rollouts is an add-on: a cluster without its CRD simply has no Rollouts.
 const OPTIONAL_KINDS: ReadonlySet<WorkloadObjectKind> = new Set(['Rollout']);
+// Without the permission to list ControllerRevisions the report still reads everything else: a StatefulSet whose
+// deleted Pods would come back at a revision whose template is then unknown is held, and the hold says to list them.
+const FORBIDDEN_OPTIONAL_KINDS: ReadonlySet<WorkloadObjectKind> = new Set(['ControllerRevision']);
 
 const DEFAULTS = { pageSize: DEFAULT_LIST_PAGE_SIZE, requestTimeoutMs: 30_000 };
 const MAX_PAGE_SIZE = 5000;
@@ -142,6 +160,7 @@ function createWorkloadObjectSource(
     } catch (error) {
       access.forgetIfUnauthorized(connection, error);
       if (delivered === 0 && OPTIONAL_KINDS.has(kind) && hasReason(error, 'notFound')) return;
+      if (delivered === 0 && FORBIDDEN_OPTIONAL_KINDS.has(kind) && hasReason(error, 'forbidden')) return;
       throw explained(error, operation, collection, scope, delivered);
     }
   }

@@ -1,8 +1,8 @@
 /**
  * The report as a streaming fold: owners are added first and kept (their templates only where a Pod is built from
- * them); Pods are then folded one at a time into per-workload and per-rule counters and dropped, so memory grows with
- * the number of workloads, never with the number of Pods (but for the names of the pending Pods of StatefulSets that
- * only deleting their Pods rolls out).
+ * them, and of a StatefulSet's ControllerRevisions only its current one's); Pods are then folded one at a time into
+ * per-workload and per-rule counters and dropped, so memory grows with the number of workloads, never with the number
+ * of Pods (but for the names and uids of the pending Pods of StatefulSets that only deleting their Pods rolls out).
  */
 import { APPLIED_ANNOTATION, type Enforcement } from '../api/index.ts';
 import {
@@ -25,17 +25,18 @@ import {
   createOwnerIndex,
   podFromWorkload,
   podOrdinal,
+  readControllerRevision,
   readPodIdentity,
   readWorkloadObject,
+  type Deletion,
   type OwnerIndex,
   type PodIdentity,
   type PodOrigin,
-  type WorkloadObject,
 } from '../workloads/index.ts';
 import { admissionInputs, asAdmitted, type AdmissionInputs, type Refusal } from './admitted.ts';
 import { boundedLine, schedulingChange } from './compare.ts';
 import { isRuntimeClass, readRuntimeClass, type RuntimeClassScheduling } from './runtime-class.ts';
-import type { MigrationReport, ReportRule, ReportWorkload, Verdict } from './types.ts';
+import type { MigrationReport, ReportPod, ReportRule, ReportWorkload, Verdict } from './types.ts';
 
 /** What the report runs besides the rules, and which Pods it reads. */
 interface ReportOptions {
@@ -55,8 +56,9 @@ interface ReportOptions {
 /** The report being built: owners first, then Pods, then the result. */
 interface ReportBuilder {
   /**
-   * Adds a possible owner (any non-Pod object), or a RuntimeClass (node.k8s.io), whose scheduling the API server merges
-   * into the Pods that name it; returns false when it is ignored (another kind, another namespace).
+   * Adds a possible owner (any non-Pod object, a StatefulSet's ControllerRevision too), or a RuntimeClass (node.k8s.io),
+   * whose scheduling the API server merges into the Pods that name it; returns false when it is ignored (another kind,
+   * another namespace).
    */
   addOwner(object: unknown, path?: string): boolean;
   /** Folds one running Pod into the report and returns its verdict; undefined for another namespace's and a finished one (Succeeded, Failed). */
@@ -80,7 +82,9 @@ interface WorkloadTally {
   readonly samples: string[];
   unsampled: number;
   /** The pending Pods to delete by hand, for a StatefulSet no rollout restart recreates (rollsOutByDeletion). */
-  deletePods?: string[];
+  deletePods?: ReportPod[];
+  /** Why none of them may be deleted: the first hold found. */
+  held?: string;
 }
 
 interface RuleTally {
@@ -100,18 +104,10 @@ function templatePath(origin: PodOrigin & { readonly origin: 'template' }): stri
   return origin.workload.template?.path ?? origin.options.referencedTemplate?.template?.path ?? origin.workload.path;
 }
 
-/**
- * True for a StatefulSet whose Pods `kubectl rollout restart` does not all recreate: OnDelete recreates none (only a
- * deleted Pod is created again), and a partition leaves the ordinals below it on their revision.
- */
-function rollsOutByDeletion(workload: WorkloadObject): boolean {
-  return workload.kind === 'StatefulSet' && (workload.updateStrategy === 'OnDelete' || workload.partition > 0);
-}
-
 /** A StatefulSet's Pods highest ordinal first, the order of its own rolling update; a name of another form last. */
-function byOrdinalDescending(statefulSetName: string, pods: readonly string[]): string[] {
-  const ordinal = (pod: string) => podOrdinal(statefulSetName, pod) ?? -1;
-  return [...pods].sort((left, right) => ordinal(right) - ordinal(left) || compare(left, right));
+function byOrdinalDescending(statefulSetName: string, pods: readonly ReportPod[]): ReportPod[] {
+  const ordinal = (pod: ReportPod) => podOrdinal(statefulSetName, pod.name) ?? -1;
+  return [...pods].sort((left, right) => ordinal(right) - ordinal(left) || compare(left.name, right.name));
 }
 
 function changeOf(tally: WorkloadTally): string {
@@ -271,6 +267,14 @@ function addOwner(state: ReportState, object: unknown, path: string): boolean {
   }
   const kind = classifyObject(object, path);
   if (kind === undefined || kind === 'Pod') return false;
+  if (kind === 'ControllerRevision') {
+    const revision = readControllerRevision(object, path);
+    if (revision === undefined) return false;
+    if (state.options.namespace !== undefined && (revision.namespace || 'default') !== state.options.namespace)
+      return false;
+    state.owners.addRevision(revision);
+    return true;
+  }
   const workload = readWorkloadObject(object, path);
   if (state.options.namespace !== undefined && (workload.namespace || 'default') !== state.options.namespace)
     return false;
@@ -343,10 +347,18 @@ function addPod(state: ReportState, pod: unknown, path: string): Verdict | undef
   }
   const enforced = matched.filter((rule) => !state.auditAll && rule.enforcement !== 'audit');
   const judged = verdictOf(outcome, running, enforced, source, { inputs, refusal: first.refusal });
-  if (judged.verdict === 'pending' && fromTemplate && rollsOutByDeletion(origin.workload))
-    (tally.deletePods ??= []).push(identity.name);
+  if (judged.verdict === 'pending' && origin.deletion !== undefined) planDeletion(tally, identity, origin.deletion);
   record(state, tally, matched, steps, judged);
   return judged.verdict;
+}
+
+/** A pending Pod of a StatefulSet only deletion rolls out: to delete, with the uid it was read with, or the workload held. */
+function planDeletion(tally: WorkloadTally, identity: PodIdentity, deletion: Deletion): void {
+  if (!deletion.safe) tally.held ??= deletion.hold;
+  // Without the uid the deletion could not be preconditioned on this incarnation of the Pod.
+  else if (identity.uid === '')
+    tally.held ??= `Pod ${identity.name} has no metadata.uid in the input: its deletion could not be preconditioned on it`;
+  else (tally.deletePods ??= []).push({ name: identity.name, uid: identity.uid });
 }
 
 function workloadRow(state: ReportState, tally: WorkloadTally): ReportWorkload {
@@ -363,9 +375,11 @@ function workloadRow(state: ReportState, tally: WorkloadTally): ReportWorkload {
       ...tally.steps,
     ],
     change: changeOf(tally),
-    ...(tally.deletePods === undefined
-      ? {}
-      : { deletePods: byOrdinalDescending(tally.workload.name, tally.deletePods) }),
+    ...(tally.held !== undefined
+      ? { held: tally.held }
+      : tally.deletePods === undefined
+        ? {}
+        : { deletePods: byOrdinalDescending(tally.workload.name, tally.deletePods) }),
   };
 }
 
@@ -391,9 +405,10 @@ function resultOf(state: ReportState): MigrationReport {
 
 /**
  * A report builder over a rule set: for each running Pod, the Pod a rollout would create (from its workload's current
- * template, found through the controller ownerReferences; the running Pod itself when there is none), run through
- * the engine as admission runs it, and compared with the running Pod. Throws MalformedInputError naming the field of
- * an object or Pod that is not well formed.
+ * template, found through the controller ownerReferences, or for a StatefulSet only deletion rolls out the template of
+ * the revision a deleted Pod comes back at; the running Pod itself when there is none), run through the engine as
+ * admission runs it, and compared with the running Pod. Throws MalformedInputError naming the field of an object or
+ * Pod that is not well formed.
  */
 function createReport(ruleSet: RuleSet, options: ReportOptions = {}): ReportBuilder {
   const auditAll = options.enforcement === 'audit';

@@ -5,8 +5,24 @@
  */
 import { createReport, type ReportBuilder, type ReportOptions } from './builder.ts';
 import { schedulingChange, MAX_CHANGE_CHARS } from './compare.ts';
-import { renderReportTable, restartAction, restartCommands } from './render.ts';
-import type { MigrationReport, ReportWorkload, Verdict } from './types.ts';
+import {
+  evictionOf,
+  renderReportTable,
+  restartAction,
+  restartCommands,
+  restartPatch,
+  type RestartMechanism,
+} from './render.ts';
+import type { MigrationReport, ReportPod, ReportWorkload, Verdict } from './types.ts';
 
-export { createReport, schedulingChange, MAX_CHANGE_CHARS, renderReportTable, restartAction, restartCommands };
-export type { ReportBuilder, ReportOptions, MigrationReport, ReportWorkload, Verdict };
+export {
+  createReport,
+  schedulingChange,
+  MAX_CHANGE_CHARS,
+  evictionOf,
+  renderReportTable,
+  restartAction,
+  restartCommands,
+  restartPatch,
+};
+export type { ReportBuilder, ReportOptions, MigrationReport, ReportPod, ReportWorkload, RestartMechanism, Verdict };

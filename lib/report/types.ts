@@ -13,6 +13,12 @@ interface ReportRule {
   readonly pending: number;
 }
 
+/** A Pod the report saw, by name and uid: a deletion is preconditioned on that uid, so a Pod recreated since is never deleted. */
+interface ReportPod {
+  readonly name: string;
+  readonly uid: string;
+}
+
 /** One workload that some rule matches: its Pods by verdict, the rules, and one line saying what a rollout would change. */
 interface ReportWorkload {
   readonly namespace: string;
@@ -28,10 +34,15 @@ interface ReportWorkload {
   readonly change: string;
   /**
    * Only for a StatefulSet whose update strategy keeps `kubectl rollout restart` from recreating its pending Pods
-   * (OnDelete, or a RollingUpdate partition above 0): those Pods, highest ordinal first. Each, deleted, is recreated by
-   * the StatefulSet, through the webhook.
+   * (OnDelete, or a RollingUpdate partition above 0), and none held: those Pods with the uids the report read, highest
+   * ordinal first. Each, deleted, is recreated by the StatefulSet at the revision it runs, through the webhook.
    */
-  readonly deletePods?: readonly string[];
+  readonly deletePods?: readonly ReportPod[];
+  /**
+   * Only for such a StatefulSet whose pending Pods must not be deleted: why (a Pod would come back at another revision
+   * than it runs, such as a staged template; or that cannot be told). No rollout touches it.
+   */
+  readonly held?: string;
 }
 
 /** Every Pod read, by verdict (DaemonSet Pods are unaffected). */
@@ -50,4 +61,4 @@ interface MigrationReport {
   readonly totals: ReportTotals;
 }
 
-export type { MigrationReport, ReportRule, ReportWorkload, Verdict };
+export type { MigrationReport, ReportPod, ReportRule, ReportWorkload, Verdict };

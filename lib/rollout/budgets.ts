@@ -1,4 +1,4 @@
-/** Pure: the PodDisruptionBudgets that select a workload's Pods and allow no disruption now. */
+/** Pure: the PodDisruptionBudgets that select a workload's Pods, what each allows now, and what a wave has taken of them. */
 import { MalformedInputError } from '../errors/index.ts';
 import {
   isJsonObject,
@@ -87,15 +87,23 @@ function selects(selector: Selector, labels: Readonly<Record<string, string>>): 
   });
 }
 
+/** A PodDisruptionBudget that covers some Pods, and the disruptions it allows now. */
+interface Allowance {
+  readonly name: string;
+  readonly allowed: number;
+}
+
 /**
- * The names of the PDBs among `budgets` (a policy/v1 list's items) whose selector selects Pods with `labels` and whose
- * status allows 0 disruptions; a PDB whose status the disruption controller has not written yet counts as 0.
+ * The PDBs among `budgets` (a policy/v1 list's items) whose selector selects Pods with `labels`, each with the
+ * disruptions it allows now: status.disruptionsAllowed, counted as 0 while the disruption controller has not written
+ * a status for the budget's current spec (status.observedGeneration below metadata.generation), as the eviction API
+ * counts it (checkAndDecrement, kubernetes/kubernetes pkg/registry/core/pod/storage/eviction.go).
  */
-function blockingBudgets(
+function coveringBudgets(
   budgets: readonly unknown[],
   labels: Readonly<Record<string, string>>,
   path = 'poddisruptionbudgets',
-): string[] {
+): Allowance[] {
   return budgets.flatMap((budget, index) => {
     const where = `${path}[${index}]`;
     if (!isJsonObject(budget)) throw typeMismatch(where, 'an object', budget);
@@ -103,9 +111,62 @@ function blockingBudgets(
     const status = optionalObject(budget.status, `${where}.status`);
     const metadata = optionalObject(budget.metadata, `${where}.metadata`);
     if (!selects(readSelector(spec?.selector, `${where}.spec.selector`), labels)) return [];
-    const allowed = optionalInteger(status?.disruptionsAllowed, `${where}.status.disruptionsAllowed`) ?? 0;
-    return allowed > 0 ? [] : [optionalString(metadata?.name, `${where}.metadata.name`)];
+    const generation = optionalInteger(metadata?.generation, `${where}.metadata.generation`) ?? 0;
+    const observed = optionalInteger(status?.observedGeneration, `${where}.status.observedGeneration`) ?? 0;
+    const written = optionalInteger(status?.disruptionsAllowed, `${where}.status.disruptionsAllowed`) ?? 0;
+    const name = optionalString(metadata?.name, `${where}.metadata.name`);
+    return [{ name, allowed: observed < generation ? 0 : Math.max(0, written) }];
   });
 }
 
-export { blockingBudgets, parseLabelSelector, selects };
+/** A budget that cannot take one more disruption now: what it allows, and how many of those the wave has taken. */
+interface Shortfall extends Allowance {
+  readonly taken: number;
+}
+
+/** The disruptions a wave has taken from its budgets, by the workloads of the wave under way. */
+interface WaveBudgets {
+  /** The budgets among `allowances` that cannot take one more disruption, not counting those `own` (its taker's) took. */
+  short(allowances: readonly Allowance[], own?: ReadonlySet<string>): Shortfall[];
+  /** Takes one disruption of each budget for a workload that starts; returns their names, to give back with release. */
+  take(allowances: readonly Allowance[]): ReadonlySet<string>;
+  /** Gives back what take took, once the workload is done (or failed). */
+  release(names: ReadonlySet<string>): void;
+}
+
+/**
+ * An empty ledger of a wave's budgets. Each budget counts the wave's workloads under way that it covers; another may
+ * start only while that count stays within what the budget allows. While some are under way, a budget's allowance is
+ * the least read since the first of them started: a reading taken mid-restart counts the surge Pods of a Deployment
+ * as healthy, and would let a second workload start beside the first.
+ */
+function createWaveBudgets(): WaveBudgets {
+  const ledger = new Map<string, { taken: number; ceiling: number }>();
+  /** What a budget allows to one more disruption beside `others` of the wave's: the least reading while any is under way. */
+  const ceilingOf = (allowance: Allowance, others: number) =>
+    others > 0 ? Math.min(ledger.get(allowance.name)!.ceiling, allowance.allowed) : allowance.allowed;
+  return {
+    short(allowances, own = new Set()) {
+      return allowances.flatMap((allowance) => {
+        const others = (ledger.get(allowance.name)?.taken ?? 0) - (own.has(allowance.name) ? 1 : 0);
+        return others + 1 <= ceilingOf(allowance, others) ? [] : [{ ...allowance, taken: others }];
+      });
+    },
+    take(allowances) {
+      for (const allowance of allowances) {
+        const taken = ledger.get(allowance.name)?.taken ?? 0;
+        ledger.set(allowance.name, { taken: taken + 1, ceiling: ceilingOf(allowance, taken) });
+      }
+      return new Set(allowances.map(({ name }) => name));
+    },
+    release(names) {
+      for (const name of names) {
+        const entry = ledger.get(name);
+        if (entry !== undefined) entry.taken = Math.max(0, entry.taken - 1);
+      }
+    },
+  };
+}
+
+export { coveringBudgets, createWaveBudgets, parseLabelSelector, selects };
+export type { Allowance, Shortfall, WaveBudgets };

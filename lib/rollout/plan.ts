@@ -1,9 +1,15 @@
 /** Pure: the waves of a rollout from the report's workloads. */
-import { restartAction, type MigrationReport, type ReportWorkload } from '../report/index.ts';
+import {
+  restartAction,
+  type MigrationReport,
+  type ReportPod,
+  type ReportWorkload,
+  type RestartMechanism,
+} from '../report/index.ts';
 import type { RolloutWorkloadKind } from '../cluster/index.ts';
 import type { RolloutMethod } from './types.ts';
 
-/** A workload the rollout restarts: through its template (`restart`), or by deleting its pending Pods in order. */
+/** A workload the rollout restarts: its controller asked by its mechanism (`restart`), or its pending Pods evicted in order. */
 interface PlannedWorkload {
   readonly namespace: string;
   readonly kind: RolloutWorkloadKind;
@@ -11,14 +17,17 @@ interface PlannedWorkload {
   /** The report's change: why it is pending. */
   readonly change: string;
   readonly method: RolloutMethod;
-  /** For delete-pods: the pending Pods, in the order the report gives (highest ordinal first). */
-  readonly pods: readonly string[];
+  /** For restart: how its controller is asked (restartAction's mechanism). */
+  readonly mechanism?: RestartMechanism;
+  /** For evict-pods: the pending Pods with the uids the report read, in its order (highest ordinal first). */
+  readonly pods: readonly ReportPod[];
 }
 
-/** A workload of the report the rollout leaves alone, and why. */
+/** A workload of the report the rollout leaves alone, and why (a held one's reason; else the report's change). */
 interface LeftAlone {
   readonly workload: ReportWorkload;
-  readonly state: 'current' | 'by-hand' | 'denied';
+  readonly state: 'current' | 'by-hand' | 'denied' | 'held';
+  readonly reason: string;
 }
 
 /** The rollout: waves of at most maxConcurrent workloads in the report's order, and the workloads left alone. */
@@ -30,7 +39,8 @@ interface RolloutPlan {
 /**
  * The plan of a rollout: every workload with pending Pods and no denied one, grouped into waves of maxConcurrent;
  * current ones (the report's verdict, so a second run resumes), denied ones (a restart would stall on Pods admission
- * refuses) and those with no rollout (bare Pods, Jobs, CronJobs, other controllers) are left alone.
+ * refuses), held ones (a StatefulSet whose deleted Pods would come back at another revision) and those with no rollout
+ * (bare Pods, Jobs, CronJobs, other controllers) are left alone.
  */
 function planRollout(report: MigrationReport, maxConcurrent: number): RolloutPlan {
   if (!Number.isInteger(maxConcurrent) || maxConcurrent < 1)
@@ -38,20 +48,23 @@ function planRollout(report: MigrationReport, maxConcurrent: number): RolloutPla
   const planned: PlannedWorkload[] = [];
   const leftAlone: LeftAlone[] = [];
   for (const workload of report.workloads) {
+    const reason = workload.change;
     if (workload.denied > 0) {
-      leftAlone.push({ workload, state: 'denied' });
+      leftAlone.push({ workload, state: 'denied', reason });
       continue;
     }
     if (workload.pending === 0) {
-      leftAlone.push({ workload, state: 'current' });
+      leftAlone.push({ workload, state: 'current', reason });
       continue;
     }
     const action = restartAction(workload);
     const base = { namespace: workload.namespace, name: workload.name, change: workload.change };
-    if (action.type === 'restart') planned.push({ ...base, kind: action.kind, method: 'restart', pods: [] });
+    if (action.type === 'restart')
+      planned.push({ ...base, kind: action.kind, method: 'restart', mechanism: action.mechanism, pods: [] });
     else if (action.type === 'delete')
-      planned.push({ ...base, kind: 'StatefulSet', method: 'delete-pods', pods: action.pods });
-    else leftAlone.push({ workload, state: 'by-hand' });
+      planned.push({ ...base, kind: 'StatefulSet', method: 'evict-pods', pods: action.pods });
+    else if (action.type === 'held') leftAlone.push({ workload, state: 'held', reason: action.reason });
+    else leftAlone.push({ workload, state: 'by-hand', reason });
   }
   const waves: PlannedWorkload[][] = [];
   for (let start = 0; start < planned.length; start += maxConcurrent)

@@ -21,11 +21,15 @@ type Progress =
   | { readonly state: 'progressing'; readonly detail: string }
   | { readonly state: 'failed'; readonly reason: string };
 
-/** What a rollout needs of a workload: its pod template's labels (for the disruption budgets) and its update strategy. */
+/**
+ * What a rollout needs of a workload: its pod template's labels (for the disruption budgets; a workloadRef Rollout's
+ * are its referenced workload's), its update strategy, and a Rollout's spec.workloadRef.
+ */
 interface WorkloadShape {
   readonly generation: number;
   readonly templateLabels: Readonly<Record<string, string>>;
   readonly updateStrategy: string;
+  readonly workloadRef: { readonly kind: string; readonly name: string } | undefined;
 }
 
 function objectAt(value: unknown, path: string): JsonObject {
@@ -37,7 +41,7 @@ function count(value: unknown, path: string): number {
   return optionalInteger(value, path) ?? 0;
 }
 
-/** The workload's generation, template labels and update strategy type. */
+/** The workload's generation, template labels, update strategy type and (a Rollout's) workloadRef. */
 function readWorkloadShape(kind: RolloutWorkloadKind, value: unknown, path: string): WorkloadShape {
   const object = objectAt(value, path);
   const metadata = optionalObject(object.metadata, `${path}.metadata`);
@@ -46,11 +50,19 @@ function readWorkloadShape(kind: RolloutWorkloadKind, value: unknown, path: stri
   const templateMetadata = optionalObject(template?.metadata, `${path}.spec.template.metadata`);
   const strategyField = kind === 'Deployment' || kind === 'Rollout' ? 'strategy' : 'updateStrategy';
   const strategy = optionalObject(spec?.[strategyField], `${path}.spec.${strategyField}`);
+  const reference = kind === 'Rollout' ? optionalObject(spec?.workloadRef, `${path}.spec.workloadRef`) : undefined;
   return {
     generation: count(metadata?.generation, `${path}.metadata.generation`),
     templateLabels: stringMap(templateMetadata?.labels, `${path}.spec.template.metadata.labels`),
     // The API server defaults both StatefulSet and DaemonSet strategies to RollingUpdate.
     updateStrategy: optionalString(strategy?.type, `${path}.spec.${strategyField}.type`) || 'RollingUpdate',
+    workloadRef:
+      reference === undefined
+        ? undefined
+        : {
+            kind: optionalString(reference.kind, `${path}.spec.workloadRef.kind`),
+            name: optionalString(reference.name, `${path}.spec.workloadRef.name`),
+          },
   };
 }
 
@@ -96,9 +108,13 @@ function daemonSetProgress(status: JsonObject | undefined, path: string): Progre
   return { state: 'done' };
 }
 
-// Argo Rollouts' own status reading (argoproj/argo-rollouts pkg/kubectl-argo-rollouts/cmd/status): its phase.
+// Argo Rollouts' own status reading (argoproj/argo-rollouts pkg/kubectl-argo-rollouts/cmd/status): its phase; and a
+// restart asked by spec.restartAt is done once the controller has replaced every older Pod and copied it to
+// status.restartedAt (argoproj/argo-rollouts rollout/restart.go, RolloutPodRestarter.Reconcile and SetRestartedAt).
 function argoRolloutProgress(spec: JsonObject | undefined, status: JsonObject | undefined, path: string): Progress {
   const phase = optionalString(status?.phase, `${path}.status.phase`);
+  const restartAt = optionalString(spec?.restartAt, `${path}.spec.restartAt`);
+  const restartedAt = optionalString(status?.restartedAt, `${path}.status.restartedAt`);
   const message = optionalString(status?.message, `${path}.status.message`);
   if (phase === 'Degraded')
     return { state: 'failed', reason: `Rollout degraded${message === '' ? '' : `: ${message}`}` };
@@ -109,6 +125,8 @@ function argoRolloutProgress(spec: JsonObject | undefined, status: JsonObject | 
     return { state: 'progressing', detail: `phase ${phase || 'unknown'}${message === '' ? '' : `: ${message}`}` };
   if (updated < replicas || available < replicas)
     return { state: 'progressing', detail: `${updated} of ${replicas} updated, ${available} available` };
+  if (restartAt !== '' && restartedAt !== restartAt)
+    return { state: 'progressing', detail: `Pods older than restartAt ${restartAt} not all replaced yet` };
   return { state: 'done' };
 }
 

@@ -1,11 +1,24 @@
 /** The record `podmutation rollout` prints per step (`-o json`, a JSON object a line); see docs/operations.md. */
 
-/** What happened to one workload: listed (plan), left alone (current, by-hand, denied), or its restart's progress. */
+/**
+ * What happened to one workload: listed (plan), left alone (current, by-hand, denied, held), or its restart's
+ * progress; `pod-skipped` names a Pod of it not deleted because it is not the one the report read.
+ */
 type RolloutState =
-  'planned' | 'current' | 'by-hand' | 'denied' | 'started' | 'done' | 'failed' | 'skipped' | 'not-started';
+  | 'planned'
+  | 'current'
+  | 'by-hand'
+  | 'denied'
+  | 'held'
+  | 'started'
+  | 'pod-skipped'
+  | 'done'
+  | 'failed'
+  | 'skipped'
+  | 'not-started';
 
-/** How a planned workload is rolled out: its pod template restarted, or its pending Pods deleted one at a time. */
-type RolloutMethod = 'restart' | 'delete-pods';
+/** How a planned workload is rolled out: its controller asked to restart, or its pending Pods evicted one at a time. */
+type RolloutMethod = 'restart' | 'evict-pods';
 
 /** One workload's step. */
 interface WorkloadRecord {
@@ -20,7 +33,7 @@ interface WorkloadRecord {
   readonly kind: string;
   readonly name: string;
   readonly state: RolloutState;
-  /** The report's change for planned and left-alone workloads; why for failed, skipped and not-started ones; "" otherwise. */
+  /** The report's change for planned and left-alone workloads (a held one's: why it is held); why for failed, skipped, held, pod-skipped and not-started ones; "" otherwise. */
   readonly reason: string;
 }
 

@@ -1,7 +1,7 @@
 /**
  * Pure: workload objects read from untrusted JSON, the Pod a controller would create from a workload's current
- * template, the owner chain from a running Pod to that workload, and the Pods an input stands for (Pods, AdmissionReviews,
- * workload manifests).
+ * template (a StatefulSet's: the revision a deleted Pod comes back at), the owner chain from a running Pod to that
+ * workload, and the Pods an input stands for (Pods, AdmissionReviews, workload manifests).
  */
 import {
   classifyObject,
@@ -10,9 +10,10 @@ import {
   type PodIdentity,
   type WorkloadObject,
 } from './objects.ts';
-import { createOwnerIndex, type OwnerIndex, type PodOrigin } from './owners.ts';
+import { createOwnerIndex, type Deletion, type OwnerIndex, type PodOrigin } from './owners.ts';
 import { podFromWorkload, podOrdinal, templateHash } from './pod.ts';
 import { podInputs, type PodInput, type ResourceIdentity } from './inputs.ts';
+import { readControllerRevision, recreationOf, recreationRevision, type RevisionInputs } from './revisions.ts';
 
 export {
   classifyObject,
@@ -23,5 +24,17 @@ export {
   templateHash,
   createOwnerIndex,
   podInputs,
+  readControllerRevision,
+  recreationOf,
+  recreationRevision,
 };
-export type { PodIdentity, WorkloadObject, OwnerIndex, PodOrigin, PodInput, ResourceIdentity };
+export type {
+  Deletion,
+  PodIdentity,
+  WorkloadObject,
+  OwnerIndex,
+  PodOrigin,
+  PodInput,
+  ResourceIdentity,
+  RevisionInputs,
+};

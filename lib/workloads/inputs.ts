@@ -103,7 +103,7 @@ function podInputs(
     }
     if (kind === 'AdmissionReview') return [reviewPod(document, where)];
     const cls = classifyObject(document, where);
-    if (cls === undefined || cls === 'Pod') {
+    if (cls === undefined || cls === 'Pod' || cls === 'ControllerRevision') {
       // `helm template` prints Services and ConfigMaps next to the workloads: they create no Pod.
       skipped.push(`${where} (kind ${previewInput(kind)}) creates no Pod; skipped`);
       return [];

@@ -18,8 +18,8 @@ import {
 /** The kinds whose Pods a controller creates from a template, and that this folder reads. */
 type WorkloadKind = 'Deployment' | 'ReplicaSet' | 'StatefulSet' | 'DaemonSet' | 'Job' | 'CronJob' | 'Rollout';
 
-/** An object's kind as the report sorts it: a Pod, a workload, or something else (ignored). */
-type ObjectClass = 'Pod' | WorkloadKind | undefined;
+/** An object's kind as the report sorts it: a Pod, a workload, a ControllerRevision (apps), or something else (ignored). */
+type ObjectClass = 'Pod' | WorkloadKind | 'ControllerRevision' | undefined;
 
 /** An ownerReference (or a Rollout's workloadRef): whom it names; uid is "" when absent. */
 interface ObjectReference {
@@ -37,6 +37,21 @@ interface PodTemplate {
   readonly spec: JsonObject | undefined;
   /** Where the template sits in its input ("items[3].spec.template"), for the field paths of later errors. */
   readonly path: string;
+}
+
+/**
+ * What a StatefulSet's status says of its revisions (the names of ControllerRevisions, `<statefulset>-<hash>`): the
+ * current revision, the update revision (.spec.template's), how many Pods run the current one, and the generation the
+ * controller last observed.
+ */
+interface StatefulSetRevisions {
+  /** status.currentRevision; "" when absent. */
+  readonly current: string;
+  /** status.updateRevision; "" when absent. */
+  readonly update: string;
+  /** status.currentReplicas (0 when absent). */
+  readonly currentReplicas: number;
+  readonly observedGeneration: number | undefined;
 }
 
 /** A workload object, checked: its identity, its controller, its current Pod template and what its kind adds. */
@@ -62,6 +77,10 @@ interface WorkloadObject {
   readonly updateStrategy: string;
   /** A StatefulSet's spec.updateStrategy.rollingUpdate.partition (0 otherwise): a rolling update leaves the ordinals below it alone. */
   readonly partition: number;
+  /** Whether a StatefulSet's spec.updateStrategy.rollingUpdate is set: the controller reads an absent one otherwise than partition 0. */
+  readonly rollingUpdate: boolean;
+  /** A StatefulSet's status, as far as it names revisions (undefined for other kinds). */
+  readonly revisions: StatefulSetRevisions | undefined;
   /** A CronJob's last schedule time (status.lastScheduleTime, else metadata.creationTimestamp) in ms since the epoch. */
   readonly scheduledTime: number | undefined;
   /** Where the object sits in its input, for messages. */
@@ -104,9 +123,9 @@ function isWorkloadKind(kind: string): kind is WorkloadKind {
 }
 
 /**
- * Sorts an object of a list: 'Pod' for a core/v1 Pod, its WorkloadKind for a workload of its API group, undefined for
- * any other object (a Service in `kubectl get all`, a CRD that borrows a kind's name). Throws MalformedInputError naming
- * the field when the value is not an object or has no kind.
+ * Sorts an object of a list: 'Pod' for a core/v1 Pod, its WorkloadKind for a workload of its API group,
+ * 'ControllerRevision' for an apps one, undefined for any other object (a Service in `kubectl get all`, a CRD that
+ * borrows a kind's name). Throws MalformedInputError naming the field when the value is not an object or has no kind.
  */
 function classifyObject(value: unknown, path: string): ObjectClass {
   if (!isJsonObject(value)) throw typeMismatch(path, 'an object', value);
@@ -117,6 +136,8 @@ function classifyObject(value: unknown, path: string): ObjectClass {
     });
   const apiVersion = optionalString(value.apiVersion, `${path}.apiVersion`);
   if (kind === 'Pod') return apiVersion === '' || apiVersion === 'v1' ? 'Pod' : undefined;
+  if (kind === 'ControllerRevision')
+    return apiVersion === '' || groupOf(apiVersion) === 'apps' ? 'ControllerRevision' : undefined;
   if (!isWorkloadKind(kind)) return undefined;
   return apiVersion === '' || groupOf(apiVersion) === API_GROUPS[kind] ? kind : undefined;
 }
@@ -194,7 +215,7 @@ function readWorkloadRef(spec: JsonObject | undefined, path: string): ObjectRefe
 function readWorkloadObject(value: unknown, path: string): WorkloadObject {
   const kind = classifyObject(value, path);
   const object = value as JsonObject;
-  if (kind === undefined || kind === 'Pod') {
+  if (kind === undefined || kind === 'Pod' || kind === 'ControllerRevision') {
     throw new MalformedInputError(
       `${path}: expected a workload (${Object.keys(API_GROUPS).join(', ')}), got ${previewInput(object.kind)}`,
       {
@@ -220,7 +241,8 @@ function readWorkloadObject(value: unknown, path: string): WorkloadObject {
   const strategyPath = `${specPath}.updateStrategy`;
   const strategy = kind === 'StatefulSet' ? optionalObject(spec?.updateStrategy, strategyPath) : undefined;
   const rollingUpdate = optionalObject(strategy?.rollingUpdate, `${strategyPath}.rollingUpdate`);
-  const status = kind === 'CronJob' ? optionalObject(object.status, `${path}.status`) : undefined;
+  const status =
+    kind === 'CronJob' || kind === 'StatefulSet' ? optionalObject(object.status, `${path}.status`) : undefined;
   return {
     kind,
     apiVersion: optionalString(object.apiVersion, `${path}.apiVersion`),
@@ -237,12 +259,23 @@ function readWorkloadObject(value: unknown, path: string): WorkloadObject {
     updateStrategy:
       kind === 'StatefulSet' ? optionalString(strategy?.type, `${strategyPath}.type`) || 'RollingUpdate' : '',
     partition: optionalInteger(rollingUpdate?.partition, `${strategyPath}.rollingUpdate.partition`) ?? 0,
+    rollingUpdate: rollingUpdate !== undefined,
+    revisions: kind === 'StatefulSet' ? readRevisions(status, `${path}.status`) : undefined,
     scheduledTime:
       kind === 'CronJob'
         ? (optionalTime(status?.lastScheduleTime, `${path}.status.lastScheduleTime`) ??
           optionalTime(metadata?.creationTimestamp, `${path}.metadata.creationTimestamp`))
         : undefined,
     path,
+  };
+}
+
+function readRevisions(status: JsonObject | undefined, path: string): StatefulSetRevisions {
+  return {
+    current: optionalString(status?.currentRevision, `${path}.currentRevision`),
+    update: optionalString(status?.updateRevision, `${path}.updateRevision`),
+    currentReplicas: optionalInteger(status?.currentReplicas, `${path}.currentReplicas`) ?? 0,
+    observedGeneration: optionalInteger(status?.observedGeneration, `${path}.observedGeneration`),
   };
 }
 
@@ -263,5 +296,5 @@ function readPodIdentity(value: unknown, path: string, fallbackNamespace = 'defa
   };
 }
 
-export { API_GROUPS, classifyObject, isWorkloadKind, readPodIdentity, readWorkloadObject };
+export { API_GROUPS, classifyObject, controllerOf, isWorkloadKind, readPodIdentity, readTemplate, readWorkloadObject };
 export type { ObjectReference, PodIdentity, PodTemplate, WorkloadObject };

@@ -1,20 +1,37 @@
 /** The owner chain of a running Pod, through the controller ownerReferences, to the workload whose template a rollout would use. */
 import { API_GROUPS, isWorkloadKind, type ObjectReference, type PodIdentity, type WorkloadObject } from './objects.ts';
 import type { PodFromWorkloadOptions } from './pod.ts';
+import { recreationOf, rollsOutByDeletion, type StatefulSetRevision } from './revisions.ts';
+
+/**
+ * For a Pod of a StatefulSet that only deleting its Pods rolls out (rollsOutByDeletion): whether deleting it brings
+ * it back at the revision it runs, or why it must be held (never deleted).
+ */
+type Deletion = { readonly safe: true } | { readonly safe: false; readonly hold: string };
 
 /** Where the Pod a rollout would produce comes from. */
 type PodOrigin =
-  /** A workload's current template: give `workload` and `options` to podFromWorkload. */
-  | { readonly origin: 'template'; readonly workload: WorkloadObject; readonly options: PodFromWorkloadOptions }
+  /** A workload's template (a StatefulSet's: the revision a deleted Pod comes back at): give `workload` and `options` to podFromWorkload. */
+  | {
+      readonly origin: 'template';
+      readonly workload: WorkloadObject;
+      readonly options: PodFromWorkloadOptions;
+      readonly deletion?: Deletion;
+    }
   /** A DaemonSet's Pod, which admission never mutates. */
   | { readonly origin: 'daemonset' }
-  /** The running Pod itself: it has no controller, or a controller (or its owner) that is not known. */
-  | { readonly origin: 'pod'; readonly reason: string };
+  /** The running Pod itself: it has no controller, or a controller (or its owner, or its revision's template) that is not known. */
+  | { readonly origin: 'pod'; readonly reason: string; readonly deletion?: Deletion };
 
 /** Workload objects by namespace, kind and name, and the resolution of a Pod's owner chain through them. */
 interface OwnerIndex {
   /** Adds an object; a later object of the same namespace, kind and name replaces the earlier one. */
   add(object: WorkloadObject): void;
+  /**
+   * Adds a StatefulSet's ControllerRevision; one its StatefulSet (already added) does not name as current is dropped,
+   * since only the current revision's template is ever read from a revision (the update revision's is .spec.template).
+   */
+  addRevision(revision: StatefulSetRevision): void;
   /** The object `reference` names in `namespace`, if known (and of the same uid, when both say one). */
   find(namespace: string, reference: ObjectReference): WorkloadObject | undefined;
   /** Where the Pod a rollout would create for this running Pod comes from. */
@@ -60,6 +77,7 @@ function scheduledTimeOf(job: WorkloadObject, cronJob: WorkloadObject): number |
 }
 
 type Objects = ReadonlyMap<string, WorkloadObject>;
+type Revisions = ReadonlyMap<string, StatefulSetRevision>;
 
 /** The object a reference names, when the index holds that incarnation of it. */
 function findIn(objects: Objects, namespace: string, reference: ObjectReference): WorkloadObject | undefined {
@@ -107,8 +125,34 @@ function throughJob(objects: Objects, pod: PodIdentity, job: WorkloadObject): Po
   return fromTemplate(cronJob, { namespace, ...(scheduledTime === undefined ? {} : { scheduledTime }) });
 }
 
+/**
+ * A StatefulSet Pod that only a deletion rolls out: built from the template of the revision a deleted Pod comes back
+ * at (the update revision's is .spec.template; the current one's is read from its ControllerRevision), and held when
+ * that revision is not the one it runs or cannot be told; from the running Pod itself when the template is unknown.
+ */
+function throughRevision(revisions: Revisions, pod: PodIdentity, set: WorkloadObject): PodOrigin {
+  const recreation = recreationOf(set, pod);
+  if (recreation.revision === undefined)
+    return { origin: 'pod', reason: recreation.hold, deletion: { safe: false, hold: recreation.hold } };
+  const deletion: Deletion = recreation.hold === undefined ? { safe: true } : { safe: false, hold: recreation.hold };
+  const options = {
+    namespace: pod.namespace,
+    podName: pod.name,
+    templateHash: recreation.revision.slice(set.name.length + 1),
+  };
+  const status = set.revisions!;
+  if (recreation.choice === 'update' || status.current === status.update)
+    return { origin: 'template', workload: set, options, deletion };
+  const revision = revisions.get(keyOf(pod.namespace, 'ControllerRevision', recreation.revision));
+  if (revision === undefined || (set.uid !== '' && revision.owner.uid !== '' && revision.owner.uid !== set.uid)) {
+    const reason = `the template of its current revision ${recreation.revision}, at which Pod ${pod.name} would be recreated, was not read (list controllerrevisions with the StatefulSets)`;
+    return { origin: 'pod', reason, deletion: deletion.safe ? { safe: false, hold: reason } : deletion };
+  }
+  return { origin: 'template', workload: set, options: { ...options, revisionTemplate: revision.template }, deletion };
+}
+
 /** Where a Pod of the index comes from: its controller's template, a DaemonSet, or only itself (and why). */
-function resolveIn(objects: Objects, pod: PodIdentity): PodOrigin {
+function resolveIn(objects: Objects, revisions: Revisions, pod: PodIdentity): PodOrigin {
   const reference = pod.controller;
   if (reference === undefined) return { origin: 'pod', reason: 'it has no controller' };
   if (reference.kind === 'DaemonSet') return { origin: 'daemonset' };
@@ -120,6 +164,7 @@ function resolveIn(objects: Objects, pod: PodIdentity): PodOrigin {
     case 'Job':
       return throughJob(objects, pod, owner);
     case 'StatefulSet': {
+      if (rollsOutByDeletion(owner)) return throughRevision(revisions, pod, owner);
       const hash = labelHash(pod, 'controller-revision-hash', `${owner.name}-`);
       return fromTemplate(owner, {
         namespace: pod.namespace,
@@ -136,14 +181,21 @@ function resolveIn(objects: Objects, pod: PodIdentity): PodOrigin {
 /** An empty owner index. */
 function createOwnerIndex(): OwnerIndex {
   const objects = new Map<string, WorkloadObject>();
+  const revisions = new Map<string, StatefulSetRevision>();
   return {
     add(object: WorkloadObject): void {
       // An object that names no namespace (a manifest) is in the default one, as kubectl would create it.
       const key = keyOf(object.namespace || DEFAULT_NAMESPACE, object.kind, object.name);
       objects.set(key, templateNeeded(object) ? object : { ...object, template: undefined });
     },
+    addRevision(revision: StatefulSetRevision): void {
+      const namespace = revision.namespace || DEFAULT_NAMESPACE;
+      const set = objects.get(keyOf(namespace, 'StatefulSet', revision.owner.name));
+      if (set !== undefined && set.revisions?.current !== revision.name) return;
+      revisions.set(keyOf(namespace, 'ControllerRevision', revision.name), revision);
+    },
     find: (namespace, reference) => findIn(objects, namespace, reference),
-    resolve: (pod) => resolveIn(objects, pod),
+    resolve: (pod) => resolveIn(objects, revisions, pod),
     get size(): number {
       return objects.size;
     },
@@ -151,4 +203,4 @@ function createOwnerIndex(): OwnerIndex {
 }
 
 export { createOwnerIndex };
-export type { OwnerIndex, PodOrigin };
+export type { Deletion, OwnerIndex, PodOrigin };

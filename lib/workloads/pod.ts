@@ -16,6 +16,8 @@ interface PodFromWorkloadOptions {
   readonly scheduledTime?: number;
   /** The Deployment a Rollout's spec.workloadRef names: its template is the Rollout's. */
   readonly referencedTemplate?: WorkloadObject;
+  /** A StatefulSet's revision other than .spec.template's (its current revision, from its ControllerRevision): the Pod is built from it. */
+  readonly revisionTemplate?: PodTemplate;
 }
 
 // The alphabet of Kubernetes' rand.SafeEncodeString: no vowels (no words) and no look-alike characters.
@@ -108,7 +110,7 @@ function statefulSetPod(object: WorkloadObject, template: PodTemplate, options: 
 }
 
 function templateOf(object: WorkloadObject, options: PodFromWorkloadOptions): PodTemplate {
-  const template = object.template ?? options.referencedTemplate?.template;
+  const template = options.revisionTemplate ?? object.template ?? options.referencedTemplate?.template;
   if (template === undefined) {
     throw new MalformedInputError(
       `${object.path}: ${object.kind} "${object.name}" has no Pod template (spec.workloadRef names one not given)`,

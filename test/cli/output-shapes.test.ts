@@ -122,7 +122,12 @@ const REPORT = Type.Object(
           denied: COUNT,
           rules: Names,
           change: Type.String({ maxLength: 240 }),
-          deletePods: Type.Optional(Type.Array(Type.String(), { minItems: 1 })),
+          deletePods: Type.Optional(
+            Type.Array(Type.Object({ name: Type.String(), uid: Type.String({ minLength: 1 }) }, closed), {
+              minItems: 1,
+            }),
+          ),
+          held: Type.Optional(Type.String({ minLength: 1 })),
         },
         closed,
       ),
@@ -338,10 +343,41 @@ describe('report -o json', () => {
     ]);
 
     expect(violations(REPORT, document)).toEqual([]);
-    expect((document as { workloads: { deletePods?: string[] }[] }).workloads[0]?.deletePods).toEqual([
-      'ledger-1',
-      'ledger-0',
+    expect(
+      (document as { workloads: { deletePods?: { name: string }[] }[] }).workloads[0]?.deletePods?.map(
+        ({ name }) => name,
+      ),
+    ).toEqual(['ledger-1', 'ledger-0']);
+  });
+
+  it('prints a held StatefulSet in the documented shape: the reason, and no Pods to delete', async () => {
+    const list = await clusterList();
+    const ledger = list.items.find((item) => item.kind === 'StatefulSet') as {
+      spec: Record<string, unknown>;
+      status: Record<string, unknown>;
+    };
+    ledger.spec = { ...ledger.spec, updateStrategy: { type: 'OnDelete' } };
+    ledger.status = { ...ledger.status, updateRevision: 'ledger-5b9d8c7f4' };
+    const moveLedger = {
+      apiVersion: 'agent.cloudpilot.ai/v1alpha1',
+      kind: 'PodMutation',
+      metadata: { name: 'move-ledger' },
+      spec: {
+        enable: true,
+        workloadSelector: { names: ['ledger'] },
+        mutationAdd: { nodeSelector: { 'example.com/pool': 'db' } },
+      },
+    };
+    const { document } = await printed([
+      'report',
+      '--objects',
+      writeTemporary('staged.json', list),
+      '--rules',
+      writeTemporary('move-ledger.json', moveLedger),
     ]);
+
+    expect(violations(REPORT, document)).toEqual([]);
+    expect((document as { workloads: { held?: string }[] }).workloads[0]?.held).toMatch(/^its template is staged/);
   });
 });
 

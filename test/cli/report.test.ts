@@ -212,14 +212,14 @@ describe('podmutation report --objects', () => {
         '# recreate by hand: CronJob batch/nightly-report (1 pending Pod)',
         'kubectl rollout restart deployment/web -n production',
         '# recreate by hand: Pod production/toolbox (1 pending Pod)',
-        'kubectl argo rollouts restart storefront -n production',
+        'kubectl patch rollouts.argoproj.io/storefront -n production --type merge -p "{\\"spec\\":{\\"restartAt\\":\\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\\"}}"',
         '',
       ].join('\n'),
       stderr: '',
     });
   });
 
-  it('prints deletes, not a rollout restart, for an OnDelete StatefulSet', async () => {
+  it('prints evictions, not a rollout restart, for an OnDelete StatefulSet', async () => {
     const onDelete = structuredClone(list);
     const ledger = onDelete.items.find((item) => item.kind === 'StatefulSet') as { spec: Record<string, unknown> };
     ledger.spec = { ...ledger.spec, updateStrategy: { type: 'OnDelete' } };
@@ -247,11 +247,12 @@ describe('podmutation report --objects', () => {
     ]);
 
     expect(run.code).toBe(1);
-    expect(run.stdout.split('\n').filter((line) => line.includes('ledger'))).toEqual([
-      '# StatefulSet production/ledger: its updateStrategy (OnDelete, or a partition) keeps rollout restart from recreating its 2 pending Pods; deleted, each is created again',
-      'kubectl delete pod ledger-1 -n production && until kubectl wait --for=condition=Ready pod/ledger-1 -n production --timeout=10m; do sleep 2; done',
-      'kubectl delete pod ledger-0 -n production && until kubectl wait --for=condition=Ready pod/ledger-0 -n production --timeout=10m; do sleep 2; done',
-    ]);
+    const lines = run.stdout.split('\n').filter((line) => line.includes('ledger'));
+    expect(lines[0]).toMatch(/^# StatefulSet production\/ledger: its updateStrategy \(OnDelete, or a partition\)/);
+    expect(
+      lines.slice(1).map((line) => /pods\/(ledger-\d)\/eviction|get pod (ledger-\d)/.exec(line)?.slice(1).join('')),
+    ).toEqual(['ledger-1', 'ledger-1', 'ledger-0', 'ledger-0']);
+    expect(lines[1]).toContain('"preconditions":{"uid":"8a0c2e4a-6c8e-4a0c-8e4a-6c8e0a2c4e71"}');
   });
 
   it('limits the report to one namespace', async () => {

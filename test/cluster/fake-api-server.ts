@@ -41,6 +41,7 @@ const WORKLOAD_COLLECTIONS = {
   ReplicaSet: { apiVersion: 'apps/v1', plural: 'replicasets' },
   Deployment: { apiVersion: 'apps/v1', plural: 'deployments' },
   StatefulSet: { apiVersion: 'apps/v1', plural: 'statefulsets' },
+  ControllerRevision: { apiVersion: 'apps/v1', plural: 'controllerrevisions' },
   DaemonSet: { apiVersion: 'apps/v1', plural: 'daemonsets' },
   Job: { apiVersion: 'batch/v1', plural: 'jobs' },
   CronJob: { apiVersion: 'batch/v1', plural: 'cronjobs' },

@@ -17,6 +17,7 @@ const API_VERSIONS: Readonly<Record<WorkloadObjectKind, string>> = {
   Rollout: 'argoproj.io/v1alpha1',
   ReplicaSet: 'apps/v1',
   StatefulSet: 'apps/v1',
+  ControllerRevision: 'apps/v1',
   DaemonSet: 'apps/v1',
   Pod: 'v1',
 };
@@ -80,6 +81,7 @@ describe('listing workload objects', () => {
       'Rollout',
       'ReplicaSet',
       'StatefulSet',
+      'ControllerRevision',
       'DaemonSet',
       'Pod',
     ]);
@@ -225,6 +227,26 @@ describe('failures of a workload listing', () => {
     await expect(listing).rejects.toThrow(
       /^listing pods in all namespaces failed: 403 Forbidden: .*list pods in all namespaces.*; reading every namespace needs a ClusterRoleBinding: that of infra\/rbac-report\.yaml \(report -A\)/,
     );
+  });
+
+  it('yields no ControllerRevision, and no error, when the identity may not list them', async () => {
+    server.fail({ kind: 'status', code: 403, reason: 'Forbidden' }, { resource: 'controllerrevisions' });
+
+    const pages = await collect(sourceFor().pages('ControllerRevision'));
+
+    expect(pages.flat()).toEqual([]);
+  });
+
+  it('still rejects a forbidden ControllerRevision listing after pages were yielded', async () => {
+    server.putObjects([object('ControllerRevision', 'team-a', 'a'), object('ControllerRevision', 'team-a', 'b')]);
+    server.fail(
+      { kind: 'status', code: 403, reason: 'Forbidden' },
+      { on: 'continue', resource: 'controllerrevisions' },
+    );
+
+    const listing = collect(sourceFor({ pageSize: 1 }).pages('ControllerRevision'));
+
+    await expect(listing).rejects.toHaveProperty('context.reason', 'forbidden');
   });
 
   it('names the API group and namespace of a forbidden owner listing', async () => {

@@ -221,7 +221,7 @@ beforeAll(async () => {
   for (const file of ['rbac-report-namespace.yaml', 'rbac-rollout-namespace.yaml'])
     await kubectlOk(plane, ['apply', '-f', join(INFRA, file), '-n', BOUND]);
   await untilAllowed(plane, REPORTER, ['list', 'controllerrevisions.apps', '-n', BOUND]);
-  await untilAllowed(plane, ROLLER, ['delete', 'pods', '-n', BOUND]);
+  await untilAllowed(plane, ROLLER, ['create', 'pods', '--subresource=eviction', '-n', BOUND]);
   [reporter, roller] = await Promise.all([kubeconfigOf(plane, REPORTER), kubeconfigOf(plane, ROLLER)]);
 });
 
@@ -313,7 +313,7 @@ describe('the per-namespace grants', () => {
     for (const args of [
       ['list', 'pods', '-n', BOUND],
       ['list', 'pods', '--all-namespaces'],
-      ['delete', 'pods', '-n', BOUND],
+      ['create', 'pods', '--subresource=eviction', '-n', BOUND],
     ])
       expect(await canI(plane, sync, args), args.join(' ')).toBe(false);
   });

@@ -289,33 +289,69 @@ describe('the report builder', () => {
         mutationAdd: { nodeSelector: { 'example.com/pool': 'db' } },
       }),
     ]);
+    const LEDGER_0 = { name: 'ledger-0', uid: '8a0c2e4a-6c8e-4a0c-8e4a-6c8e0a2c4e70' };
+    const LEDGER_1 = { name: 'ledger-1', uid: '8a0c2e4a-6c8e-4a0c-8e4a-6c8e0a2c4e71' };
+    const CURRENT = 'ledger-6c8f7d9b5';
+    const STAGED = 'ledger-5b9d8c7f4';
+    const FINISH = "finish or roll back the StatefulSet's update first";
 
-    function ledgerWith(updateStrategy: unknown): KubectlList {
+    type Item = Record<string, unknown> & { spec: Record<string, unknown>; status?: Record<string, unknown> };
+
+    function ledgerWith(updateStrategy: unknown, status: Record<string, unknown> = {}): KubectlList {
       const list = fixtureList();
-      const ledger = findItem(list, 'StatefulSet', 'ledger') as { spec: Record<string, unknown> };
+      const ledger = findItem(list, 'StatefulSet', 'ledger') as Item;
       ledger.spec =
         updateStrategy === undefined
           ? Object.fromEntries(Object.entries(ledger.spec).filter(([key]) => key !== 'updateStrategy'))
           : { ...ledger.spec, updateStrategy };
+      ledger.status = { ...ledger.status, ...status };
       return list;
     }
 
+    /** The ControllerRevision the StatefulSet controller writes for `template`, owned by ledger. */
+    function revision(name: string, template: unknown, ownerUid = '7f9b1d3f-5a7c-4f9b-9d3f-5a7c9e1b3da6'): Item {
+      return {
+        apiVersion: 'apps/v1',
+        kind: 'ControllerRevision',
+        metadata: {
+          name,
+          namespace: 'production',
+          ownerReferences: [
+            { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'ledger', uid: ownerUid, controller: true },
+          ],
+        },
+        data: { spec: { template: { ...(template as object), $patch: 'replace' } } },
+        revision: 1,
+        spec: {},
+      };
+    }
+
+    /** ledger's template staged as STAGED with the rule's nodeSelector already in it, so that its Pods read otherwise. */
+    function staged(list: KubectlList): Item {
+      const ledger = findItem(list, 'StatefulSet', 'ledger') as Item;
+      const template = structuredClone(ledger.spec.template) as { spec: Record<string, unknown> };
+      ledger.spec = {
+        ...ledger.spec,
+        template: { ...template, spec: { ...template.spec, tolerations: [{ key: 'staged', operator: 'Exists' }] } },
+      };
+      return revision(CURRENT, template);
+    }
+
+    const report = (list: KubectlList) => workload(fold(list, moveLedger).report, 'StatefulSet', 'ledger');
+
     it.each([
-      ['OnDelete', { type: 'OnDelete' }, ['ledger-1', 'ledger-0']],
-      [
-        'a RollingUpdate partition',
-        { type: 'RollingUpdate', rollingUpdate: { partition: 1 } },
-        ['ledger-1', 'ledger-0'],
-      ],
+      ['OnDelete', { type: 'OnDelete' }, [LEDGER_1, LEDGER_0]],
+      ['a RollingUpdate partition', { type: 'RollingUpdate', rollingUpdate: { partition: 1 } }, [LEDGER_1, LEDGER_0]],
       ['a RollingUpdate without a partition', { type: 'RollingUpdate', rollingUpdate: { partition: 0 } }, undefined],
       ['no updateStrategy (RollingUpdate, the default)', undefined, undefined],
     ])(
-      'with %s lists its pending Pods to delete, highest ordinal first, when only deleting them rolls it out',
+      'with %s lists its pending Pods to delete with their uids, highest ordinal first, when only deleting them rolls it out',
       (_case, updateStrategy, deletePods) => {
-        const ledger = workload(fold(ledgerWith(updateStrategy), moveLedger).report, 'StatefulSet', 'ledger');
+        const ledger = report(ledgerWith(updateStrategy));
 
         expect(ledger).toMatchObject({ pending: 2 });
         expect(ledger?.deletePods).toEqual(deletePods);
+        expect(ledger?.held).toBeUndefined();
       },
     );
 
@@ -330,11 +366,116 @@ describe('the report builder', () => {
         },
       };
 
-      expect(workload(fold(list, moveLedger).report, 'StatefulSet', 'ledger')).toMatchObject({
-        pending: 1,
-        current: 1,
-        deletePods: ['ledger-0'],
-      });
+      expect(report(list)).toMatchObject({ pending: 1, current: 1, deletePods: [LEDGER_0] });
+    });
+
+    it.each([
+      [
+        'OnDelete with a staged template: every Pod would ship it',
+        { type: 'OnDelete' },
+        { updateRevision: STAGED },
+        `its template is staged: update revision ${STAGED} over current revision ${CURRENT}; deleting a Pod would ship the staged template; ${FINISH}`,
+      ],
+      [
+        'a partition, its Pod at or above it not yet on the update revision',
+        { type: 'RollingUpdate', rollingUpdate: { partition: 1 } },
+        { updateRevision: STAGED },
+        `its template is staged: update revision ${STAGED} over current revision ${CURRENT}; deleting a Pod would ship the staged template; ${FINISH}`,
+      ],
+      [
+        'a status the controller wrote for an older spec',
+        { type: 'OnDelete' },
+        { observedGeneration: 1 },
+        'its controller has not observed its spec (status.observedGeneration 1 of generation 2): which revision a deleted Pod comes back at is unknown',
+      ],
+      [
+        'a status that names no revisions',
+        { type: 'OnDelete' },
+        { currentRevision: null, updateRevision: null },
+        'its status names no current and update revision: which revision a deleted Pod comes back at is unknown',
+      ],
+    ])('holds it, deleting nothing, with %s', (_case, updateStrategy, status, held) => {
+      const list = ledgerWith(updateStrategy, status);
+      // The current revision's template, which a Pod below a partition comes back with, is read.
+      const current = revision(CURRENT, (findItem(list, 'StatefulSet', 'ledger') as Item).spec.template);
+      const ledger = report({ ...list, items: [...list.items, current] });
+
+      expect(ledger?.held).toBe(held);
+      expect(ledger?.deletePods).toBeUndefined();
+    });
+
+    it('evaluates a Pod below the partition against its current revision, read from its ControllerRevision', () => {
+      const list = ledgerWith({ type: 'RollingUpdate', rollingUpdate: { partition: 2 } }, { updateRevision: STAGED });
+      const current = staged(list);
+
+      const ledger = report({ ...list, items: [...list.items, current] });
+
+      // Against the staged template both would read "tolerations: +staged"; against their own revision only the rule's change.
+      expect(ledger).toMatchObject({ pending: 2, deletePods: [LEDGER_1, LEDGER_0] });
+      expect(ledger?.change).not.toContain('staged');
+      expect(ledger?.held).toBeUndefined();
+    });
+
+    it.each([
+      ['is not in the input', () => []],
+      [
+        'belongs to another StatefulSet of the name',
+        (template: unknown) => [revision(CURRENT, template, 'another-uid')],
+      ],
+    ])('holds a partitioned one whose current revision’s ControllerRevision %s', (_case, revisions) => {
+      const list = ledgerWith({ type: 'RollingUpdate', rollingUpdate: { partition: 2 } }, { updateRevision: STAGED });
+      const current = staged(list);
+
+      const ledger = report({ ...list, items: [...list.items, ...revisions(current['data'])] });
+
+      expect(ledger?.held).toBe(
+        `the template of its current revision ${CURRENT}, at which Pod ledger-0 would be recreated, was not read (list controllerrevisions with the StatefulSets)`,
+      );
+    });
+
+    it('holds one whose Pod to delete has no uid in the input: its deletion could not be preconditioned', () => {
+      const list = ledgerWith({ type: 'OnDelete' });
+      delete (findItem(list, 'Pod', 'ledger-0').metadata as Record<string, unknown>)['uid'];
+
+      expect(report(list)?.held).toBe(
+        'Pod ledger-0 has no metadata.uid in the input: its deletion could not be preconditioned on it',
+      );
+    });
+
+    it('holds one whose Pod carries no revision label', () => {
+      const list = ledgerWith({ type: 'OnDelete' });
+      delete (findItem(list, 'Pod', 'ledger-1').metadata as { labels: Record<string, string> }).labels[
+        'controller-revision-hash'
+      ];
+
+      expect(report(list)?.held).toBe(
+        'Pod ledger-1 carries no controller-revision-hash label: the revision it runs is unknown',
+      );
+    });
+
+    it('ignores a DaemonSet’s ControllerRevision', () => {
+      const builder = createReport(moveLedger);
+      const daemonSets = {
+        apiVersion: 'apps/v1',
+        kind: 'ControllerRevision',
+        metadata: {
+          name: 'node-exporter-7f9c',
+          namespace: 'monitoring',
+          ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'node-exporter', controller: true }],
+        },
+        data: { spec: { template: { spec: { containers: [] } } } },
+      };
+
+      expect(builder.addOwner(daemonSets, 'items[0]')).toBe(false);
+    });
+
+    it('names the field of a ControllerRevision whose data holds no template', () => {
+      const broken = revision(CURRENT, undefined);
+      broken['data'] = { spec: { template: 'none' } };
+
+      expect(() => createReport(moveLedger).addOwner(broken, 'items[7]')).toThrow(
+        'items[7].data.spec.template: expected an object (the Pod template)',
+      );
     });
   });
 

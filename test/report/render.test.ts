@@ -2,7 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   renderReportTable,
+  restartAction,
   restartCommands,
+  restartPatch,
   type MigrationReport,
   type ReportWorkload,
 } from '../../lib/report/index.ts';
@@ -58,26 +60,45 @@ describe('renderReportTable', () => {
 });
 
 describe('restartCommands', () => {
-  it('deletes the pending Pods of a StatefulSet that rollout restart does not roll out, in the order given, each once its successor is Ready', () => {
-    const db = { ...workload('StatefulSet', 'db', 2), deletePods: ['db-10', 'db-2'] };
+  it('evicts the pending Pods of a StatefulSet that rollout restart does not roll out, in the order given, each preconditioned on its uid and once its successor is Ready', () => {
+    const db = {
+      ...workload('StatefulSet', 'db', 2),
+      deletePods: [
+        { name: 'db-10', uid: 'aaaa-10' },
+        { name: 'db-2', uid: 'aaaa-2' },
+      ],
+    };
 
     expect(restartCommands(report([db, workload('StatefulSet', 'cache', 1)]))).toEqual([
-      '# StatefulSet shop/db: its updateStrategy (OnDelete, or a partition) keeps rollout restart from recreating its 2 pending Pods; deleted, each is created again',
-      'kubectl delete pod db-10 -n shop && until kubectl wait --for=condition=Ready pod/db-10 -n shop --timeout=10m; do sleep 2; done',
-      'kubectl delete pod db-2 -n shop && until kubectl wait --for=condition=Ready pod/db-2 -n shop --timeout=10m; do sleep 2; done',
+      '# StatefulSet shop/db: its updateStrategy (OnDelete, or a partition) keeps rollout restart from recreating its 2 pending Pods; each is evicted in turn if its uid is still the one the report read, and comes back at the revision it runs; the API server refuses an eviction a PodDisruptionBudget does not allow, and the script then stops',
+      `echo '{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"db-10","namespace":"shop"},"deleteOptions":{"preconditions":{"uid":"aaaa-10"}}}' | kubectl create --raw /api/v1/namespaces/shop/pods/db-10/eviction -f - >/dev/null || exit 1`,
+      `until s=$(kubectl get pod db-10 -n shop -o 'jsonpath={.metadata.uid}/{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null) && [ "\${s%/*}" != aaaa-10 ] && [ "\${s#*/}" = True ]; do sleep 2; done`,
+      `echo '{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"db-2","namespace":"shop"},"deleteOptions":{"preconditions":{"uid":"aaaa-2"}}}' | kubectl create --raw /api/v1/namespaces/shop/pods/db-2/eviction -f - >/dev/null || exit 1`,
+      `until s=$(kubectl get pod db-2 -n shop -o 'jsonpath={.metadata.uid}/{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null) && [ "\${s%/*}" != aaaa-2 ] && [ "\${s#*/}" = True ]; do sleep 2; done`,
       'kubectl rollout restart statefulset/cache -n shop',
     ]);
   });
 
-  it('leaves out a StatefulSet whose Pod to delete has no Kubernetes name', () => {
-    const db = { ...workload('StatefulSet', 'db', 1), deletePods: ['db-0; rm -rf ~'] };
+  it.each([
+    ['a Pod to delete has no Kubernetes name', { name: 'db-0; rm -rf ~', uid: 'aaaa' }],
+    ['a uid is no Kubernetes uid', { name: 'db-0', uid: "x'; rm -rf ~; '" }],
+  ])('leaves out a StatefulSet where %s', (_case, pod) => {
+    const db = { ...workload('StatefulSet', 'db', 1), deletePods: [pod] };
 
     expect(restartCommands(report([db]))).toEqual([
-      '# left out, not a Kubernetes name: StatefulSet "shop"/"db" (1 pending Pod)',
+      '# left out, not a Kubernetes name or uid: StatefulSet "shop"/"db" (1 pending Pod)',
     ]);
   });
 
-  it('rolls out Deployments and StatefulSets with kubectl rollout restart and Rollouts with the Argo plugin', () => {
+  it('prints a held StatefulSet as a comment with the reason, its control characters made printable', () => {
+    const db = { ...workload('StatefulSet', 'db', 2), held: 'its template is staged: update revision db-b\nrm -rf ~' };
+
+    expect(restartCommands(report([db]))).toEqual([
+      '# held: StatefulSet shop/db (2 pending Pods): its template is staged: update revision db-b?rm -rf ~',
+    ]);
+  });
+
+  it('rolls out Deployments and StatefulSets with kubectl rollout restart and Rollouts with spec.restartAt, as the Argo plugin sets it', () => {
     expect(
       restartCommands(
         report([
@@ -89,7 +110,7 @@ describe('restartCommands', () => {
     ).toEqual([
       'kubectl rollout restart deployment/checkout -n shop',
       'kubectl rollout restart statefulset/db -n shop',
-      'kubectl argo rollouts restart storefront -n shop',
+      'kubectl patch rollouts.argoproj.io/storefront -n shop --type merge -p "{\\"spec\\":{\\"restartAt\\":\\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\\"}}"',
     ]);
   });
 
@@ -113,7 +134,38 @@ describe('restartCommands', () => {
 
   it('prints no command for a name that is not a Kubernetes name', () => {
     expect(restartCommands(report([workload('Deployment', 'x; rm -rf ~', 1)]))).toEqual([
-      '# left out, not a Kubernetes name: Deployment "shop"/"x; rm -rf ~" (1 pending Pod)',
+      '# left out, not a Kubernetes name or uid: Deployment "shop"/"x; rm -rf ~" (1 pending Pod)',
     ]);
+  });
+});
+
+describe('restartAction', () => {
+  it.each([
+    ['Deployment', 'template-annotation'],
+    ['StatefulSet', 'template-annotation'],
+    ['DaemonSet', 'template-annotation'],
+    ['Rollout', 'restart-at'],
+  ])('restarts a %s by its %s, the one mechanism rollout and the script share', (kind, mechanism) => {
+    expect(restartAction(workload(kind, 'app', 1))).toEqual({ type: 'restart', kind, mechanism });
+  });
+
+  it('holds a StatefulSet the report holds, whatever Pods it lists', () => {
+    const db = { ...workload('StatefulSet', 'db', 1), held: 'staged' };
+
+    expect(restartAction(db)).toEqual({ type: 'held', reason: 'staged' });
+  });
+});
+
+describe('restartPatch', () => {
+  it('sets the pod template annotation kubectl rollout restart sets', () => {
+    expect(restartPatch('template-annotation', '2026-12-04T10:00:00Z')).toEqual({
+      spec: {
+        template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': '2026-12-04T10:00:00Z' } } },
+      },
+    });
+  });
+
+  it('sets Argo’s spec.restartAt and no template, which a workloadRef Rollout must not carry', () => {
+    expect(restartPatch('restart-at', '2026-12-04T10:00:00Z')).toEqual({ spec: { restartAt: '2026-12-04T10:00:00Z' } });
   });
 });

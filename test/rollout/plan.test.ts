@@ -22,17 +22,31 @@ function report(...workloads: ReportWorkload[]): MigrationReport {
 }
 
 describe('planRollout', () => {
+  const PODS = [
+    { name: 'db-1', uid: 'u-1' },
+    { name: 'db-0', uid: 'u-0' },
+  ];
+
   it.each([
-    { kind: 'Deployment', extra: {}, method: 'restart', pods: [] },
-    { kind: 'StatefulSet', extra: {}, method: 'restart', pods: [] },
-    { kind: 'DaemonSet', extra: {}, method: 'restart', pods: [] },
-    { kind: 'Rollout', extra: {}, method: 'restart', pods: [] },
-    { kind: 'StatefulSet', extra: { deletePods: ['db-1', 'db-0'] }, method: 'delete-pods', pods: ['db-1', 'db-0'] },
-  ])('rolls out a pending $kind $extra by $method', ({ kind, extra, method, pods }) => {
+    { kind: 'Deployment', extra: {}, planned: { method: 'restart', mechanism: 'template-annotation', pods: [] } },
+    { kind: 'StatefulSet', extra: {}, planned: { method: 'restart', mechanism: 'template-annotation', pods: [] } },
+    { kind: 'DaemonSet', extra: {}, planned: { method: 'restart', mechanism: 'template-annotation', pods: [] } },
+    { kind: 'Rollout', extra: {}, planned: { method: 'restart', mechanism: 'restart-at', pods: [] } },
+    { kind: 'StatefulSet', extra: { deletePods: PODS }, planned: { method: 'evict-pods', pods: PODS } },
+  ])('rolls out a pending $kind $extra by $planned.method', ({ kind, extra, planned }) => {
     const plan = planRollout(report(workload(kind, 'db', extra)), 1);
 
-    expect(plan.waves).toEqual([[{ namespace: 'production', kind, name: 'db', change: 'change of db', method, pods }]]);
+    expect(plan.waves).toEqual([[{ namespace: 'production', kind, name: 'db', change: 'change of db', ...planned }]]);
     expect(plan.leftAlone).toEqual([]);
+  });
+
+  it('leaves a held StatefulSet alone, with the report’s reason', () => {
+    const plan = planRollout(report(workload('StatefulSet', 'db', { held: 'its template is staged' })), 1);
+
+    expect(plan.waves).toEqual([]);
+    expect(plan.leftAlone.map(({ workload: { name }, state, reason }) => ({ name, state, reason }))).toEqual([
+      { name: 'db', state: 'held', reason: 'its template is staged' },
+    ]);
   });
 
   it.each(['Pod', 'Job', 'CronJob', 'ReplicaSet', 'example.com/Custom'])(

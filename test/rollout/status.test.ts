@@ -209,6 +209,32 @@ describe('readProgress of a StatefulSet, a DaemonSet and an Argo Rollout', () =>
     },
     {
       kind: 'Rollout',
+      case: 'healthy, but not every Pod older than spec.restartAt replaced yet',
+      object: {
+        metadata: { generation: 9 },
+        spec: { replicas: 2, restartAt: '2026-12-04T10:00:00Z' },
+        status: { observedGeneration: '9', phase: 'Healthy', updatedReplicas: 2, availableReplicas: 2 },
+      },
+      state: 'progressing',
+    },
+    {
+      kind: 'Rollout',
+      case: 'healthy, its restart copied to status.restartedAt',
+      object: {
+        metadata: { generation: 9 },
+        spec: { replicas: 2, restartAt: '2026-12-04T10:00:00Z' },
+        status: {
+          observedGeneration: '9',
+          phase: 'Healthy',
+          updatedReplicas: 2,
+          availableReplicas: 2,
+          restartedAt: '2026-12-04T10:00:00Z',
+        },
+      },
+      state: 'done',
+    },
+    {
+      kind: 'Rollout',
       case: 'degraded',
       object: {
         metadata: { generation: 7 },
@@ -244,10 +270,20 @@ describe('readWorkloadShape and readPodReadiness', () => {
       generation: 2,
       templateLabels: { app: 'db' },
       updateStrategy: 'RollingUpdate',
+      workloadRef: undefined,
     });
     expect(
       readWorkloadShape('StatefulSet', { spec: { updateStrategy: { type: 'OnDelete' } } }, 'x').updateStrategy,
     ).toBe('OnDelete');
+  });
+
+  it('reads the workloadRef of a Rollout that takes its template from a Deployment', () => {
+    const rollout = { spec: { workloadRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web-template' } } };
+
+    expect(readWorkloadShape('Rollout', rollout, 'x')).toMatchObject({
+      templateLabels: {},
+      workloadRef: { kind: 'Deployment', name: 'web-template' },
+    });
   });
 
   it.each([

@@ -149,15 +149,40 @@ describe('readWorkloadObject', () => {
     });
 
     it.each([
-      ['absent, as RollingUpdate without a partition', undefined, 'RollingUpdate', 0],
-      ['OnDelete', { type: 'OnDelete' }, 'OnDelete', 0],
-      ['a RollingUpdate partition', { type: 'RollingUpdate', rollingUpdate: { partition: 3 } }, 'RollingUpdate', 3],
-      ['a partition without a type, as RollingUpdate', { rollingUpdate: { partition: 2 } }, 'RollingUpdate', 2],
-    ])('reads %s', (_case, updateStrategy, type, partition) => {
+      ['absent, as RollingUpdate without a partition', undefined, 'RollingUpdate', 0, false],
+      ['OnDelete', { type: 'OnDelete' }, 'OnDelete', 0, false],
+      ['RollingUpdate without rollingUpdate', { type: 'RollingUpdate' }, 'RollingUpdate', 0, false],
+      [
+        'a RollingUpdate partition',
+        { type: 'RollingUpdate', rollingUpdate: { partition: 3 } },
+        'RollingUpdate',
+        3,
+        true,
+      ],
+      ['a partition without a type, as RollingUpdate', { rollingUpdate: { partition: 2 } }, 'RollingUpdate', 2, true],
+    ])('reads %s', (_case, updateStrategy, type, partition, rollingUpdate) => {
       expect(readWorkloadObject(statefulSet(updateStrategy), 'items[0]')).toMatchObject({
         updateStrategy: type,
         partition,
+        rollingUpdate,
       });
+    });
+
+    it('reads the revisions its status names', () => {
+      const status = { observedGeneration: 4, currentReplicas: 2, currentRevision: 'db-a', updateRevision: 'db-b' };
+
+      expect(readWorkloadObject({ ...statefulSet(undefined), status }, 'items[0]').revisions).toEqual({
+        current: 'db-a',
+        update: 'db-b',
+        currentReplicas: 2,
+        observedGeneration: 4,
+      });
+    });
+
+    it('reports a revision that is no string at its field path', () => {
+      expect(() =>
+        readWorkloadObject({ ...statefulSet(undefined), status: { currentRevision: 7 } }, 'items[5]'),
+      ).toThrow('items[5].status.currentRevision: expected a string, got');
     });
 
     it('reads none for another kind', () => {
