@@ -288,7 +288,7 @@ describe('the per-namespace grants', () => {
     expect(await generation()).toBe(before);
   });
 
-  it('let rollout -n restart the Deployment and delete the OnDelete StatefulSet’s Pod in the namespace bound, to 0 pending', async () => {
+  it('let rollout -n restart the Deployment and evict the OnDelete StatefulSet’s Pod in the namespace bound, to 0 pending', async () => {
     const run = await runPodmutation([
       'rollout',
       '--kubeconfig',
