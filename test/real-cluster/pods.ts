@@ -84,15 +84,27 @@ async function livePods(plane: ControlPlane, namespace: string, selector: string
   return list.items.filter((pod) => pod.metadata.deletionTimestamp === undefined);
 }
 
-/** The object's status once its controller observed its generation and `check` holds for it. */
-async function settled<T extends { readonly observedGeneration?: number }>(
+/** The statuses `settled` reads, by kind, and where each kind's objects are. */
+interface Statuses {
+  readonly StatefulSet: StatefulSetStatus;
+  readonly PodDisruptionBudget: BudgetStatus;
+}
+const COLLECTIONS: { readonly [K in keyof Statuses]: string } = {
+  StatefulSet: 'apis/apps/v1/namespaces/NAMESPACE/statefulsets',
+  PodDisruptionBudget: 'apis/policy/v1/namespaces/NAMESPACE/poddisruptionbudgets',
+};
+
+/** The object's status once its controller observed its generation and `check` holds for the status. */
+async function settled<K extends keyof Statuses>(
   plane: ControlPlane,
-  what: string,
-  path: string,
-  check: (status: T) => boolean,
-): Promise<T> {
-  return waitFor(`${what} to settle`, async () => {
-    const object = await plane.admin.json<{ metadata: { generation: number }; status?: T }>('GET', path);
+  kind: K,
+  namespace: string,
+  name: string,
+  check: (status: Statuses[K]) => boolean,
+): Promise<Statuses[K]> {
+  const path = `/${COLLECTIONS[kind].replace('NAMESPACE', namespace)}/${name}`;
+  return waitFor(`${kind} ${namespace}/${name} to settle`, async () => {
+    const object = await plane.admin.json<{ metadata: { generation: number }; status?: Statuses[K] }>('GET', path);
     const status = object.status;
     return status !== undefined && status.observedGeneration === object.metadata.generation && check(status)
       ? status
@@ -100,35 +112,5 @@ async function settled<T extends { readonly observedGeneration?: number }>(
   });
 }
 
-/** The StatefulSet's status once its controller observed its generation and `check` holds for it. */
-function settledStatefulSet(
-  plane: ControlPlane,
-  namespace: string,
-  name: string,
-  check: (status: StatefulSetStatus) => boolean,
-): Promise<StatefulSetStatus> {
-  return settled(
-    plane,
-    `StatefulSet ${namespace}/${name}`,
-    `/apis/apps/v1/namespaces/${namespace}/statefulsets/${name}`,
-    check,
-  );
-}
-
-/** The PodDisruptionBudget's status once the disruption controller observed its generation and `check` holds for it. */
-function settledBudget(
-  plane: ControlPlane,
-  namespace: string,
-  name: string,
-  check: (status: BudgetStatus) => boolean,
-): Promise<BudgetStatus> {
-  return settled(
-    plane,
-    `PodDisruptionBudget ${namespace}/${name}`,
-    `/apis/policy/v1/namespaces/${namespace}/poddisruptionbudgets/${name}`,
-    check,
-  );
-}
-
-export { boundPod, isReady, livePods, podNow, readyPod, settledBudget, settledStatefulSet };
+export { boundPod, livePods, podNow, readyPod, settled };
 export type { ClusterPod };

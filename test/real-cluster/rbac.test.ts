@@ -23,7 +23,7 @@ import {
   untilAllowed as untilKubectlAllows,
   untilRolledOut,
 } from './kubectl.ts';
-import { settledStatefulSet } from './pods.ts';
+import { settled } from './pods.ts';
 import { rolloutRecords } from './podmutation.ts';
 import { legacyTemplate, mergeLegacyPool } from './pools.ts';
 import { useControlPlane } from './use-control-plane.ts';
@@ -124,7 +124,7 @@ beforeAll(async () => {
   for (const namespace of [BOUND, UNBOUND]) {
     await untilRolledOut(plane, namespace, 'deployment/web');
     // kubectl rollout status reads no OnDelete StatefulSet.
-    await settledStatefulSet(plane, namespace, 'journal', (status) => status.readyReplicas === 1);
+    await settled(plane, 'StatefulSet', namespace, 'journal', (status) => status.readyReplicas === 1);
   }
   webhook = await serveAndRegister(plane, { rules: [await ruleFolder(plane, [RULE])] });
 

@@ -15,7 +15,7 @@ import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
 import { kubectlObjects, kubectlOk, untilRolledOut } from './kubectl.ts';
 import { TEST_NODES } from './nodes.ts';
-import { podNow, readyPod, settledBudget } from './pods.ts';
+import { podNow, readyPod, settled } from './pods.ts';
 import { rolloutRecords } from './podmutation.ts';
 import { legacyTemplate, mergeLegacyPool } from './pools.ts';
 import { waitFor } from './processes.ts';
@@ -66,7 +66,7 @@ function budget(namespace: string, name: string, selector: Record<string, string
 
 /** Waits until the disruption controller observed the budget and allows `allowed` disruptions. */
 async function budgetAllows(plane: ControlPlane, namespace: string, name: string, allowed: number): Promise<void> {
-  await settledBudget(plane, namespace, name, (status) => status.disruptionsAllowed === allowed);
+  await settled(plane, 'PodDisruptionBudget', namespace, name, (status) => status.disruptionsAllowed === allowed);
 }
 
 /** Marks the merged pool's Nodes unschedulable (or schedulable again): a Pod recreated meanwhile stays Pending. */

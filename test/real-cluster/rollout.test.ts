@@ -11,7 +11,7 @@ import type { RolloutRecord, WorkloadRecord } from '../../lib/rollout/index.ts';
 import { BIN } from '../support/cli.ts';
 import type { Json } from './api.ts';
 import { kubectlObjects, kubectlOk, untilRolledOut } from './kubectl.ts';
-import { settledBudget, settledStatefulSet } from './pods.ts';
+import { settled } from './pods.ts';
 import { reportJson, rolloutJson } from './podmutation.ts';
 import { legacyTemplate, mergeLegacyPool } from './pools.ts';
 import { waitFor } from './processes.ts';
@@ -106,11 +106,11 @@ describe('podmutation rollout on a real control plane', () => {
     for (const workload of ['deployment/api', 'deployment/web', 'statefulset/ledger'])
       await untilRolledOut(plane, WAVES, workload);
     // kubectl rollout status reads no OnDelete StatefulSet.
-    await settledStatefulSet(plane, WAVES, 'journal', (status) => status.readyReplicas === 2);
+    await settled(plane, 'StatefulSet', WAVES, 'journal', (status) => status.readyReplicas === 2);
     await kubectlObjects(plane, 'create', [deployment(KILLED, 'first', 1), deployment(KILLED, 'second', 1)]);
     await untilRolledOut(plane, GUARDED, 'deployment/vault');
     for (const name of ['first', 'second']) await untilRolledOut(plane, KILLED, `deployment/${name}`);
-    await settledBudget(plane, GUARDED, 'vault', (status) => status.currentHealthy === 1);
+    await settled(plane, 'PodDisruptionBudget', GUARDED, 'vault', (status) => status.currentHealthy === 1);
     // broken's status settles once its progress deadline passed: from then on only a write of ours changes it.
     await waitFor(
       'broken to exceed its progress deadline',

@@ -14,7 +14,7 @@ import type { WorkloadRecord } from '../../lib/rollout/index.ts';
 import { runPodmutation } from '../support/cli.ts';
 import type { Json } from './api.ts';
 import { kubectlObjects, kubectlOk, runScript } from './kubectl.ts';
-import { readyPod, settledBudget, settledStatefulSet } from './pods.ts';
+import { readyPod, settled } from './pods.ts';
 import { reportJson, reportRun, rolloutJson } from './podmutation.ts';
 import { legacyTemplate, mergeLegacyPool } from './pools.ts';
 import { useControlPlane } from './use-control-plane.ts';
@@ -74,7 +74,7 @@ describe('StatefulSets whose Pods only a deletion rolls out, on a real control p
       [STAGED, 'db', 3],
       [SCRIPT, 'cache', 2],
     ] as const)
-      await settledStatefulSet(plane, namespace, name, (status) => status.readyReplicas === replicas);
+      await settled(plane, 'StatefulSet', namespace, name, (status) => status.readyReplicas === replicas);
     webhook = await serveAndRegister(plane, { rules: [rules] });
 
     // pg: postgres:16 staged over Pods that run postgres:15; OnDelete recreates no Pod itself.
@@ -89,8 +89,9 @@ describe('StatefulSets whose Pods only a deletion rolls out, on a real control p
       '-p',
       '[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"postgres:16"}]',
     ]);
-    const pg = await settledStatefulSet(
+    const pg = await settled(
       plane,
+      'StatefulSet',
       STAGED,
       'pg',
       (status) => status.updateRevision !== status.currentRevision,
@@ -114,8 +115,9 @@ describe('StatefulSets whose Pods only a deletion rolls out, on a real control p
         { op: 'add', path: '/spec/template/spec/tolerations', value: [DEDICATED] },
       ]),
     ]);
-    const db = await settledStatefulSet(
+    const db = await settled(
       plane,
+      'StatefulSet',
       STAGED,
       'db',
       (status) =>
@@ -229,7 +231,7 @@ describe('StatefulSets whose Pods only a deletion rolls out, on a real control p
       },
     ]);
     // Counted: the budget's two healthy Pods, observed.
-    await settledBudget(plane, SCRIPT, 'cache', (status) => status.currentHealthy === 2);
+    await settled(plane, 'PodDisruptionBudget', SCRIPT, 'cache', (status) => status.currentHealthy === 2);
     const before = { 'cache-0': (await readyPod(plane, SCRIPT, 'cache-0')).metadata.uid, 'cache-1': '' };
     before['cache-1'] = (await readyPod(plane, SCRIPT, 'cache-1')).metadata.uid;
     const run = await reportRun(plane, ['--rules', rules, '-n', SCRIPT, '--restart-commands']);

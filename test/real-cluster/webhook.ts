@@ -219,7 +219,6 @@ export {
   serveAndRegister,
   admissionsOf,
   ruleFolder,
-  registerWebhook,
   applyWebhookConfiguration,
   webhookConfiguration,
   webhookCalls,
