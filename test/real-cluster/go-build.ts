@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 // GOTOOLCHAIN=local: the machine's Go, never one downloaded behind the build's back; -mod=readonly: go.sum is complete.
 const GO_ENV = { CGO_ENABLED: '0', GOTOOLCHAIN: 'local', GOFLAGS: '-mod=readonly' };
 
-/** The first 12 hex digits of a SHA-256 over each source file of the module (its name, NUL, its bytes) and the arguments. */
+/** 12 hex digits of a SHA-256 over each source file of the module (its name, NUL, its bytes) and the arguments. */
 async function sourceDigest(moduleDir: string, sources: readonly string[], args: readonly string[]): Promise<string> {
   const digest = createHash('sha256');
   for (const file of sources)

@@ -76,7 +76,7 @@ async function untilAllowed(plane: ControlPlane, who: string, args: readonly str
   );
 }
 
-/** Writes a script `podmutation report --restart-commands` printed and runs it with bash, the built kubectl first on PATH. */
+/** Writes a script `report --restart-commands` printed and runs it with bash, the built kubectl first on PATH. */
 async function runScript(plane: ControlPlane, file: string, script: string): Promise<ProcessRun> {
   const path = join(plane.dir, file);
   await writeFile(path, script);

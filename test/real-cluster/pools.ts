@@ -15,7 +15,7 @@ function poolAffinity(pool: string): Json {
   return { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [poolTerm(pool)] } } };
 }
 
-/** merge-legacy-pool: the workloads of these namespaces and kinds that require the legacy pool move to the merged one. */
+/** merge-legacy-pool: the workloads of these namespaces and kinds requiring the legacy pool move to the merged one. */
 function mergeLegacyPool(namespaces: readonly string[], kinds: readonly string[]): { name: string; spec: Json } {
   return {
     name: 'merge-legacy-pool',
