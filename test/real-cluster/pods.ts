@@ -89,9 +89,9 @@ interface Statuses {
   readonly StatefulSet: StatefulSetStatus;
   readonly PodDisruptionBudget: BudgetStatus;
 }
-const COLLECTIONS: { readonly [K in keyof Statuses]: string } = {
-  StatefulSet: 'apis/apps/v1/namespaces/NAMESPACE/statefulsets',
-  PodDisruptionBudget: 'apis/policy/v1/namespaces/NAMESPACE/poddisruptionbudgets',
+const COLLECTIONS: { readonly [K in keyof Statuses]: (namespace: string) => string } = {
+  StatefulSet: (namespace) => `/apis/apps/v1/namespaces/${namespace}/statefulsets`,
+  PodDisruptionBudget: (namespace) => `/apis/policy/v1/namespaces/${namespace}/poddisruptionbudgets`,
 };
 
 /** The object's status once its controller observed its generation and `check` holds for the status. */
@@ -102,7 +102,7 @@ async function settled<K extends keyof Statuses>(
   name: string,
   check: (status: Statuses[K]) => boolean,
 ): Promise<Statuses[K]> {
-  const path = `/${COLLECTIONS[kind].replace('NAMESPACE', namespace)}/${name}`;
+  const path = `${COLLECTIONS[kind](namespace)}/${name}`;
   return waitFor(`${kind} ${namespace}/${name} to settle`, async () => {
     const object = await plane.admin.json<{ metadata: { generation: number }; status?: Statuses[K] }>('GET', path);
     const status = object.status;
