@@ -58,13 +58,18 @@ function planRecords(plan: RolloutPlan, id: string, at: string): WorkloadRecord[
   ];
 }
 
+/** The run's stamp on a workload it starts (ROLLOUT_ANNOTATION: the run's id and when), as a merge patch. */
+function stampPatch(run: Run, at: string): Record<string, unknown> {
+  return { metadata: { annotations: { [ROLLOUT_ANNOTATION]: JSON.stringify({ id: run.options.id, at }) } } };
+}
+
 /** The controller asked to restart by its mechanism (and the run's stamp), then polled until it reports the rollout complete. */
 async function restartAndWait(run: Run, workload: PlannedWorkload, wave: number, deadline: number): Promise<Result> {
   const { kind, namespace, name } = workload;
   const path = `${kind} ${namespace}/${name}`;
   const at = rfc3339(run.now());
   await run.target.patchWorkload(kind, namespace, name, {
-    metadata: { annotations: { [ROLLOUT_ANNOTATION]: JSON.stringify({ id: run.options.id, at }) } },
+    ...stampPatch(run, at),
     ...restartPatch(workload.mechanism ?? 'template-annotation', at),
   });
   let detail = '';
@@ -138,31 +143,18 @@ async function rollOne(run: Run, budgets: WaveBudgets, workload: PlannedWorkload
       'started',
       evicting ? `evicting ${workload.pods.map(({ name }) => name).join(', ')} one at a time` : '',
     );
-    const result = evicting
-      ? await stampedEvictions(run, budgets, own, workload, wave, deadline)
-      : await restartAndWait(run, workload, wave, deadline);
+    let result: Result;
+    if (evicting) {
+      // Evictions change no template: the workload is stamped on its own before its Pods are evicted.
+      const { kind, namespace, name } = workload;
+      await run.target.patchWorkload(kind, namespace, name, stampPatch(run, rfc3339(run.now())));
+      result = await evictInTurn(run, budgets, own, workload, wave, deadline);
+    } else result = await restartAndWait(run, workload, wave, deadline);
     if (result === 'done') run.record(wave, workload, 'done');
     return result;
   } finally {
     budgets.release(own);
   }
-}
-
-/** The workload stamped with the run, then its Pods evicted in turn. */
-async function stampedEvictions(
-  run: Run,
-  budgets: WaveBudgets,
-  own: ReadonlySet<string>,
-  workload: PlannedWorkload,
-  wave: number,
-  deadline: number,
-): Promise<Result> {
-  const at = rfc3339(run.now());
-  const { kind, namespace, name } = workload;
-  await run.target.patchWorkload(kind, namespace, name, {
-    metadata: { annotations: { [ROLLOUT_ANNOTATION]: JSON.stringify({ id: run.options.id, at }) } },
-  });
-  return evictInTurn(run, budgets, own, workload, wave, deadline);
 }
 
 /** rollOne, with a cluster or answer failure recorded as this workload's failure. */

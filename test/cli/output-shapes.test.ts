@@ -9,7 +9,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { clusterList, rulePaths, writeTemporary } from '../report/support.ts';
+import { clusterList, ledgerWith, MOVE_LEDGER, rulePaths, writeTemporary } from '../report/support.ts';
 import { runPodmutationInProcess } from '../support/cli.ts';
 import { EXAMPLES, fixturePath } from '../support/fixtures.ts';
 
@@ -321,25 +321,13 @@ describe('report -o json', () => {
   });
 
   it('prints the Pods to delete of an OnDelete StatefulSet in the documented shape', async () => {
-    const list = await clusterList();
-    const ledger = list.items.find((item) => item.kind === 'StatefulSet') as { spec: Record<string, unknown> };
-    ledger.spec = { ...ledger.spec, updateStrategy: { type: 'OnDelete' } };
-    const moveLedger = {
-      apiVersion: 'agent.cloudpilot.ai/v1alpha1',
-      kind: 'PodMutation',
-      metadata: { name: 'move-ledger' },
-      spec: {
-        enable: true,
-        workloadSelector: { names: ['ledger'] },
-        mutationAdd: { nodeSelector: { 'example.com/pool': 'db' } },
-      },
-    };
+    const list = ledgerWith(await clusterList(), { type: 'OnDelete' });
     const { document } = await printed([
       'report',
       '--objects',
       writeTemporary('on-delete.json', list),
       '--rules',
-      writeTemporary('move-ledger.json', moveLedger),
+      writeTemporary('move-ledger.json', MOVE_LEDGER),
     ]);
 
     expect(violations(REPORT, document)).toEqual([]);
@@ -351,29 +339,13 @@ describe('report -o json', () => {
   });
 
   it('prints a held StatefulSet in the documented shape: the reason, and no Pods to delete', async () => {
-    const list = await clusterList();
-    const ledger = list.items.find((item) => item.kind === 'StatefulSet') as {
-      spec: Record<string, unknown>;
-      status: Record<string, unknown>;
-    };
-    ledger.spec = { ...ledger.spec, updateStrategy: { type: 'OnDelete' } };
-    ledger.status = { ...ledger.status, updateRevision: 'ledger-5b9d8c7f4' };
-    const moveLedger = {
-      apiVersion: 'agent.cloudpilot.ai/v1alpha1',
-      kind: 'PodMutation',
-      metadata: { name: 'move-ledger' },
-      spec: {
-        enable: true,
-        workloadSelector: { names: ['ledger'] },
-        mutationAdd: { nodeSelector: { 'example.com/pool': 'db' } },
-      },
-    };
+    const list = ledgerWith(await clusterList(), { type: 'OnDelete' }, { updateRevision: 'ledger-5b9d8c7f4' });
     const { document } = await printed([
       'report',
       '--objects',
       writeTemporary('staged.json', list),
       '--rules',
-      writeTemporary('move-ledger.json', moveLedger),
+      writeTemporary('move-ledger.json', MOVE_LEDGER),
     ]);
 
     expect(violations(REPORT, document)).toEqual([]);

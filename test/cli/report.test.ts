@@ -11,7 +11,14 @@ import {
   type PodMutationInput,
   type WorkloadObjectInput,
 } from '../cluster/fake-api-server.ts';
-import { clusterList, rulePaths, writeTemporary, type KubectlList } from '../report/support.ts';
+import {
+  clusterList,
+  ledgerWith,
+  MOVE_LEDGER,
+  rulePaths,
+  writeTemporary,
+  type KubectlList,
+} from '../report/support.ts';
 import { runPodmutationInProcess } from '../support/cli.ts';
 import { fixturePath } from '../support/fixtures.ts';
 
@@ -220,22 +227,8 @@ describe('podmutation report --objects', () => {
   });
 
   it('prints evictions, not a rollout restart, for an OnDelete StatefulSet', async () => {
-    const onDelete = structuredClone(list);
-    const ledger = onDelete.items.find((item) => item.kind === 'StatefulSet') as { spec: Record<string, unknown> };
-    ledger.spec = { ...ledger.spec, updateStrategy: { type: 'OnDelete' } };
-    const moveLedger = writeTemporary(
-      'move-ledger.yaml',
-      stringify({
-        apiVersion: 'agent.cloudpilot.ai/v1alpha1',
-        kind: 'PodMutation',
-        metadata: { name: 'move-ledger' },
-        spec: {
-          enable: true,
-          workloadSelector: { names: ['ledger'] },
-          mutationAdd: { nodeSelector: { 'example.com/pool': 'db' } },
-        },
-      }),
-    );
+    const onDelete = ledgerWith(structuredClone(list), { type: 'OnDelete' });
+    const moveLedger = writeTemporary('move-ledger.yaml', stringify(MOVE_LEDGER));
 
     const run = await runPodmutationInProcess([
       'report',

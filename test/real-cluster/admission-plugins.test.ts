@@ -8,7 +8,6 @@
 import { cp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
 import { APPLIED_ANNOTATION } from '../../lib/api/index.ts';
 import { podFacts, type Pod as EnginePod } from '../../lib/engine/index.ts';
 import type { MigrationReport } from '../../lib/report/index.ts';
@@ -19,10 +18,12 @@ import { fixturePath } from '../support/fixtures.ts';
 import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
 import { documentedKinds } from './documented.ts';
+import { kubectlObjects, kubectlOk, untilRolledOut } from './kubectl.ts';
 import { createTestNodes, type TestNode } from './nodes.ts';
+import { livePods } from './pods.ts';
 import { waitFor } from './processes.ts';
 import { useControlPlane } from './use-control-plane.ts';
-import { registerWebhook, serveWebhook, type ServedWebhook } from './webhook.ts';
+import { serveAndRegister, type ServedWebhook } from './webhook.ts';
 
 const cluster = useControlPlane();
 
@@ -179,17 +180,9 @@ const ROLLED_OUT: readonly (readonly [string, string, string, number])[] = [
   ['policy', 'deployment/worker', 'worker', 1],
 ];
 
-async function kubectlOk(plane: ControlPlane, args: readonly string[], input?: string): Promise<string> {
-  const run = await plane.kubectl(args, input === undefined ? {} : { input });
-  expect(run.code, `kubectl ${args.join(' ')}: ${run.stderr}`).toBe(0);
-  return run.stdout;
-}
-
-async function podsOf(plane: ControlPlane, namespace: string, name: string): Promise<Pod[]> {
-  const list = await plane.admin.json<{ items: Pod[] }>('GET', `/api/v1/namespaces/${namespace}/pods`, {
-    query: { labelSelector: `app.kubernetes.io/name=${name}` },
-  });
-  return list.items.filter((pod) => pod.metadata.deletionTimestamp === undefined);
+/** The live Pods of the workload labelled app.kubernetes.io/name=NAME. */
+function podsOf(plane: ControlPlane, namespace: string, name: string) {
+  return livePods(plane, namespace, `app.kubernetes.io/name=${name}`);
 }
 
 async function reportOf(
@@ -248,8 +241,7 @@ describe('workloads whose Pods admission plugins change before the webhook', () 
     await cp(join(RULES, 'current'), current, { recursive: true });
     changed = join(RULES, 'changed');
     // --watch: a rule file written later (the last test) is published within a second.
-    webhook = await serveWebhook(plane, { rules: [current], flags: ['--watch'] });
-    await registerWebhook(plane, webhook);
+    webhook = await serveAndRegister(plane, { rules: [current], flags: ['--watch'] });
     for (const namespace of ['ml', 'sandbox', 'policy']) await plane.ensureNamespace(namespace);
     await plane.ensureNamespace('plain');
     for (const namespace of ['restricted', 'plain-restricted']) {
@@ -261,15 +253,10 @@ describe('workloads whose Pods admission plugins change before the webhook', () 
         ...Object.entries(RESTRICTED_ANNOTATIONS).map(([key, value]) => `${key}=${value}`),
       ]);
     }
-    await kubectlOk(
-      plane,
-      ['apply', '-f', '-'],
-      [RUNTIME_CLASS, POLICY, POLICY_BINDING].map((object) => stringify(object)).join('---\n'),
-    );
+    await kubectlObjects(plane, 'apply', [RUNTIME_CLASS, POLICY, POLICY_BINDING]);
     await untilPolicyApplies(plane);
-    await kubectlOk(plane, ['create', '-f', '-'], WORKLOADS.map((object) => stringify(object)).join('---\n'));
-    for (const [namespace, workload] of ROLLED_OUT)
-      await kubectlOk(plane, ['rollout', 'status', workload, '-n', namespace, '--timeout=90s']);
+    await kubectlObjects(plane, 'create', WORKLOADS);
+    for (const [namespace, workload] of ROLLED_OUT) await untilRolledOut(plane, namespace, workload);
   });
 
   afterAll(async () => {

@@ -7,66 +7,43 @@
  * refuses on a workloadRef Rollout ("template must be empty for workload reference rollout",
  * pkg/apis/rollouts/validation/validation.go). `rollout` and `--restart-commands` restart through the same field.
  */
-import { dirname, join } from 'node:path';
-import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
-import type { MigrationReport } from '../../lib/report/index.ts';
-import type { RolloutRecord } from '../../lib/rollout/index.ts';
-import { runPodmutation } from '../support/cli.ts';
-import { runProcess } from '../support/processes.ts';
 import type { Json } from './api.ts';
 import { argoRollouts } from './argo-rollouts.ts';
 import type { ControlPlane } from './control-plane.ts';
+import { kubectlObjects, kubectlOk, runScript } from './kubectl.ts';
+import { livePods } from './pods.ts';
+import { reportJson, reportRun, rolloutJson } from './podmutation.ts';
+import { legacyTemplate, mergeLegacyPool } from './pools.ts';
 import { freePort, startSupervised, waitFor, type Supervised } from './processes.ts';
 import { useControlPlane } from './use-control-plane.ts';
-import { registerWebhook, ruleFolder, serveWebhook, type ServedWebhook } from './webhook.ts';
+import { ruleFolder, serveAndRegister, type ServedWebhook } from './webhook.ts';
 
 const cluster = useControlPlane();
 
 const REFERENCED = 'argo-workloadref';
 const SCRIPT = 'argo-script';
-const POOL = (pool: string) => ({
-  matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: [pool] }],
-});
-const LEGACY_AFFINITY = {
-  nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [POOL('legacy')] } },
-};
-
-const RULES = [
-  {
-    name: 'merge-legacy-pool',
-    spec: {
-      enable: true,
-      workloadSelector: {
-        namespaces: [REFERENCED, SCRIPT],
-        kinds: ['Rollout'],
-        nodeAffinityMatch: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [POOL('legacy')] } },
-      },
-      mutationRemove: { nodeAffinity: { keys: ['example.com/node-pool'] } },
-      mutationAdd: {
-        nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [POOL('merged')] } },
-      },
-    },
-  },
-];
+const RULES = [mergeLegacyPool([REFERENCED, SCRIPT], ['Rollout'])];
 
 type Rollout = {
   metadata: { generation: number; resourceVersion: string };
   spec: { template?: Json; restartAt?: string };
   status?: { phase?: string; message?: string; restartedAt?: string; availableReplicas?: number };
 };
-type Pod = { metadata: { name: string; uid: string }; spec: { nodeName?: string } };
-
-function podTemplate(name: string): Json {
-  return {
-    metadata: { labels: { app: name } },
-    spec: { containers: [{ name: 'app', image: `registry.example.com/${name}:1` }], affinity: LEGACY_AFFINITY },
-  };
-}
 
 // No canary steps: each new ReplicaSet is promoted at once, as a plain rolling update.
 const CANARY = { canary: {} };
+
+/** A Rollout of app `name`, its Pods from `source` (a template, or a workloadRef). */
+function argoRollout(namespace: string, name: string, replicas: number, source: Json): Json {
+  return {
+    apiVersion: 'argoproj.io/v1alpha1',
+    kind: 'Rollout',
+    metadata: { name, namespace },
+    spec: { replicas, selector: { matchLabels: { app: name } }, ...source, strategy: CANARY },
+  };
+}
 
 const OBJECTS: readonly Json[] = [
   // The Deployment whose template the Rollout runs; scaled to 0, as Argo's docs show workloadRef.
@@ -74,43 +51,19 @@ const OBJECTS: readonly Json[] = [
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name: 'web-template', namespace: REFERENCED },
-    spec: { replicas: 0, selector: { matchLabels: { app: 'web' } }, template: podTemplate('web') },
+    spec: { replicas: 0, selector: { matchLabels: { app: 'web' } }, template: legacyTemplate('web') },
   },
-  {
-    apiVersion: 'argoproj.io/v1alpha1',
-    kind: 'Rollout',
-    metadata: { name: 'web', namespace: REFERENCED },
-    spec: {
-      replicas: 2,
-      selector: { matchLabels: { app: 'web' } },
-      workloadRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web-template' },
-      strategy: CANARY,
-    },
-  },
+  argoRollout(REFERENCED, 'web', 2, {
+    workloadRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web-template' },
+  }),
   {
     apiVersion: 'policy/v1',
     kind: 'PodDisruptionBudget',
     metadata: { name: 'web', namespace: REFERENCED },
     spec: { maxUnavailable: 0, selector: { matchLabels: { app: 'web' } } },
   },
-  {
-    apiVersion: 'argoproj.io/v1alpha1',
-    kind: 'Rollout',
-    metadata: { name: 'api', namespace: SCRIPT },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: { app: 'api' } },
-      template: podTemplate('api'),
-      strategy: CANARY,
-    },
-  },
+  argoRollout(SCRIPT, 'api', 1, { template: legacyTemplate('api') }),
 ];
-
-async function kubectlOk(plane: ControlPlane, args: readonly string[], input?: string): Promise<string> {
-  const run = await plane.kubectl(args, input === undefined ? {} : { input });
-  expect(run.code, `kubectl ${args.join(' ')}: ${run.stderr}`).toBe(0);
-  return run.stdout;
-}
 
 const rolloutPath = (namespace: string, name: string) =>
   `/apis/argoproj.io/v1alpha1/namespaces/${namespace}/rollouts/${name}`;
@@ -124,57 +77,6 @@ async function healthy(plane: ControlPlane, namespace: string, name: string, rep
     },
     { timeoutMs: 90_000 },
   );
-}
-
-async function pods(plane: ControlPlane, namespace: string, app: string): Promise<Pod[]> {
-  return (
-    await plane.admin.json<{ items: (Pod & { metadata: { deletionTimestamp?: string } })[] }>(
-      'GET',
-      `/api/v1/namespaces/${namespace}/pods`,
-      { query: { labelSelector: `app=${app}` } },
-    )
-  ).items.filter((pod) => pod.metadata.deletionTimestamp === undefined);
-}
-
-async function report(
-  plane: ControlPlane,
-  rules: string,
-  namespace: string,
-  flags: readonly string[] = ['-o', 'json'],
-) {
-  const run = await runPodmutation([
-    'report',
-    '--kubeconfig',
-    plane.adminKubeconfig,
-    '--rules',
-    rules,
-    '-n',
-    namespace,
-    ...flags,
-  ]);
-  return { run, result: flags.includes('json') ? (JSON.parse(run.stdout) as MigrationReport) : undefined };
-}
-
-async function rollout(plane: ControlPlane, rules: string, namespace: string, timeout: string) {
-  const run = await runPodmutation([
-    'rollout',
-    '--kubeconfig',
-    plane.adminKubeconfig,
-    '--rules',
-    rules,
-    '-n',
-    namespace,
-    '--timeout',
-    timeout,
-    '-o',
-    'json',
-  ]);
-  const records = run.stdout
-    .trim()
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as RolloutRecord);
-  return { run, records };
 }
 
 describe('Argo Rollouts, with its controller, on a real control plane', () => {
@@ -213,11 +115,10 @@ describe('Argo Rollouts, with its controller, on a real control plane', () => {
     rules = await ruleFolder(plane, RULES);
     for (const namespace of [REFERENCED, SCRIPT]) await plane.ensureNamespace(namespace);
     // Before the webhook: every Pod starts on the legacy pool.
-    await kubectlOk(plane, ['create', '-f', '-'], OBJECTS.map((object) => stringify(object)).join('---\n'));
+    await kubectlObjects(plane, 'create', OBJECTS);
     await healthy(plane, REFERENCED, 'web', 2);
     await healthy(plane, SCRIPT, 'api', 1);
-    webhook = await serveWebhook(plane, { rules: [rules] });
-    await registerWebhook(plane, webhook);
+    webhook = await serveAndRegister(plane, { rules: [rules] });
   }, 20 * 60_000);
   afterAll(async () => {
     await webhook?.stop();
@@ -225,7 +126,7 @@ describe('Argo Rollouts, with its controller, on a real control plane', () => {
   });
 
   it('reports the workloadRef Rollout pending, from its Deployment’s template', async () => {
-    const { run, result } = await report(cluster(), rules, REFERENCED);
+    const { run, result } = await reportJson(cluster(), ['--rules', rules, '-n', REFERENCED]);
 
     expect(run.code, run.stderr).toBe(1);
     expect(result?.workloads.map(({ kind, name, pods, pending }) => ({ kind, name, pods, pending }))).toEqual([
@@ -237,7 +138,7 @@ describe('Argo Rollouts, with its controller, on a real control plane', () => {
     const plane = cluster();
     const before = await plane.admin.json<Rollout>('GET', rolloutPath(REFERENCED, 'web'));
 
-    const { run, records } = await rollout(plane, rules, REFERENCED, '5s');
+    const { run, records } = await rolloutJson(plane, ['--rules', rules, '-n', REFERENCED, '--timeout', '5s']);
 
     expect(run.code, run.stderr).toBe(1);
     expect(
@@ -265,9 +166,9 @@ describe('Argo Rollouts, with its controller, on a real control plane', () => {
       '-p',
       '{"spec":{"maxUnavailable":1}}',
     ]);
-    const before = new Set((await pods(plane, REFERENCED, 'web')).map((pod) => pod.metadata.uid));
+    const before = new Set((await livePods(plane, REFERENCED, 'app=web')).map((pod) => pod.metadata.uid));
 
-    const { run, records } = await rollout(plane, rules, REFERENCED, '90s');
+    const { run, records } = await rolloutJson(plane, ['--rules', rules, '-n', REFERENCED, '--timeout', '90s']);
 
     expect(run.code, `${run.stderr}${JSON.stringify(records)}`).toBe(0);
     expect(records.flatMap((record) => (record.type === 'workload' ? [record.state] : []))).toEqual([
@@ -280,7 +181,7 @@ describe('Argo Rollouts, with its controller, on a real control plane', () => {
     expect(web.spec.restartAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     expect(web.status?.restartedAt).toBe(web.spec.restartAt);
     expect(web.status?.phase).toBe('Healthy');
-    const after = await pods(plane, REFERENCED, 'web');
+    const after = await livePods(plane, REFERENCED, 'app=web');
     expect(after.filter((pod) => before.has(pod.metadata.uid))).toEqual([]);
     for (const pod of after) expect(pod.spec.nodeName, pod.metadata.name).toMatch(/^merged-/);
     expect(records.at(-1)).toMatchObject({ type: 'verdict', pending: 0, exit: 0 });
@@ -288,20 +189,12 @@ describe('Argo Rollouts, with its controller, on a real control plane', () => {
 
   it('prints the restart of a Rollout as the same spec.restartAt patch, which bash runs with the built kubectl', async () => {
     const plane = cluster();
-    const { run } = await report(plane, rules, SCRIPT, ['--restart-commands']);
+    const run = await reportRun(plane, ['--rules', rules, '-n', SCRIPT, '--restart-commands']);
     expect(run.stdout.trim().split('\n')).toEqual([
       `kubectl patch rollouts.argoproj.io/api -n ${SCRIPT} --type merge -p "{\\"spec\\":{\\"restartAt\\":\\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\\"}}"`,
     ]);
-    const script = join(plane.dir, 'argo.sh');
-    await writeFile(script, run.stdout);
 
-    const ran = await runProcess('bash', [script], {
-      env: {
-        ...process.env,
-        PATH: `${dirname(plane.binaries.path('kubectl'))}:${process.env['PATH'] ?? ''}`,
-        KUBECONFIG: plane.adminKubeconfig,
-      },
-    });
+    const ran = await runScript(plane, 'argo.sh', run.stdout);
 
     expect(ran.code, ran.stderr).toBe(0);
     const restarted = await waitFor(
@@ -314,7 +207,7 @@ describe('Argo Rollouts, with its controller, on a real control plane', () => {
     );
     expect(restarted.spec.template).toBeDefined();
     await waitFor('report to read api current', async () => {
-      const answer = await report(plane, rules, SCRIPT);
+      const answer = await reportJson(plane, ['--rules', rules, '-n', SCRIPT]);
       return answer.run.code === 0 ? true : undefined;
     });
   });

@@ -4,12 +4,11 @@
  * Measured on the 2-core build machine: the first build takes about 8 minutes (485 s with empty Go caches, module
  * downloads included), a cached start a few milliseconds.
  */
-import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cachedBuild, runGo, sourceDigest } from './go-build.ts';
 
 /** The commands the suite runs, each built from the module. */
 const COMMANDS = {
@@ -76,83 +75,28 @@ function buildArguments(release: string, outDir: string): string[] {
   ];
 }
 
-async function cacheKey(release: string): Promise<string> {
-  const digest = createHash('sha256');
-  for (const file of SOURCES)
-    digest
-      .update(file)
-      .update('\0')
-      .update(await readFile(join(MODULE_DIR, file)));
-  digest.update(buildArguments(release, '').join(' '));
-  return digest.digest('hex').slice(0, 12);
-}
-
-function run(
-  command: string,
-  args: readonly string[],
-  env: NodeJS.ProcessEnv,
-  log: (line: string) => void,
-): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: MODULE_DIR, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    const keep = (chunk: Buffer): void => {
-      output = (output + chunk.toString('utf8')).slice(-20_000);
-    };
-    child.stdout.on('data', keep);
-    child.stderr.on('data', keep);
-    child.on('error', (error) =>
-      reject(
-        new Error(
-          `cannot run ${command} (${error.message}); the real-cluster suite builds the control plane with Go 1.26 or later`,
-          { cause: error },
-        ),
-      ),
-    );
-    child.on('close', (code) => {
-      if (code === 0) resolve();
-      else {
-        log(output);
-        reject(new Error(`${command} ${args.slice(0, 1).join(' ')} exited with ${code}:\n${output}`));
-      }
-    });
-  });
-}
-
 /**
  * The binaries of the release go.mod pins: from the cache when a build of the same sources is there, otherwise
- * built first (into a scratch folder renamed into place, so an interrupted build is never taken for a finished one).
+ * built first.
  */
 async function controlPlaneBinaries(log: (line: string) => void = () => undefined): Promise<ControlPlaneBinaries> {
   const release = await kubernetesRelease();
-  const dir = join(CACHE_ROOT, `kubernetes-${release}-${await cacheKey(release)}`);
+  const key = await sourceDigest(MODULE_DIR, SOURCES, buildArguments(release, ''));
+  const dir = join(CACHE_ROOT, `kubernetes-${release}-${key}`);
   const path = (command: Command): string => join(dir, command);
-  if ((Object.keys(COMMANDS) as Command[]).every((command) => existsSync(path(command))))
-    return { release, dir, path, builtSeconds: undefined };
-
-  await mkdir(CACHE_ROOT, { recursive: true });
-  const scratch = `${dir}.building-${process.pid}`;
-  await rm(scratch, { recursive: true, force: true });
-  log(
-    `building the control plane (Kubernetes ${release}, etcd) from Go modules into ${dir}; the first build takes about 8 minutes on 2 cores`,
+  const builtSeconds = await cachedBuild(
+    {
+      dir,
+      release,
+      built: () => (Object.keys(COMMANDS) as Command[]).every((command) => existsSync(path(command))),
+      build: async (scratch) => {
+        await runGo(MODULE_DIR, buildArguments(release, scratch));
+      },
+      what: `the control plane (Kubernetes ${release}, etcd)`,
+      takes: 'about 8 minutes on 2 cores',
+    },
+    log,
   );
-  const started = Date.now();
-  // GOTOOLCHAIN=local: the machine's Go, never one downloaded behind the build's back; -mod=readonly: go.sum is complete.
-  const env = { ...process.env, CGO_ENABLED: '0', GOTOOLCHAIN: 'local', GOFLAGS: '-mod=readonly' };
-  try {
-    await run('go', buildArguments(release, scratch), env, log);
-    await writeFile(
-      join(scratch, 'build.json'),
-      `${JSON.stringify({ release, builtAt: new Date().toISOString(), seconds: (Date.now() - started) / 1000 })}\n`,
-    );
-    await rm(dir, { recursive: true, force: true });
-    await rename(scratch, dir);
-  } catch (error) {
-    await rm(scratch, { recursive: true, force: true });
-    throw error;
-  }
-  const builtSeconds = (Date.now() - started) / 1000;
-  log(`built the control plane in ${builtSeconds.toFixed(0)} s`);
   return { release, dir, path, builtSeconds };
 }
 

@@ -7,23 +7,23 @@
  * model*): the configuration `webhook-config` prints keeps the API server from calling it for them, and a
  * configuration registered by hand without that condition reaches the engine, which skips them and says why.
  */
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { APPLIED_ANNOTATION } from '../../lib/api/index.ts';
 import { MIRROR_ANNOTATION } from '../../lib/engine/index.ts';
-import type { MigrationReport } from '../../lib/report/index.ts';
 import { selectorMatchesNode, termFromKubernetes, type NodeSelectorTerm } from '../../lib/scheduling/index.ts';
 import type { Json } from './api.ts';
-import { runPodmutation } from '../support/cli.ts';
 import type { ControlPlane } from './control-plane.ts';
-import { waitFor } from './processes.ts';
+import { boundPod } from './pods.ts';
+import { reportJson } from './podmutation.ts';
+import { poolAffinity } from './pools.ts';
 import { useControlPlane } from './use-control-plane.ts';
 import {
+  admissionsOf,
   applyWebhookConfiguration,
   DEFAULT_WEBHOOK_NAME,
-  registerWebhook,
   ruleFolder,
+  serveAndRegister,
   serveWebhook,
   webhookCalls,
   webhookConfiguration,
@@ -54,15 +54,7 @@ const RULES = [
     spec: {
       enable: true,
       workloadSelector: { namespaces: [NAMESPACE] },
-      mutationAdd: {
-        nodeAffinity: {
-          requiredDuringSchedulingIgnoredDuringExecution: {
-            nodeSelectorTerms: [
-              { matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['merged'] }] },
-            ],
-          },
-        },
-      },
+      mutationAdd: poolAffinity('merged'),
     },
   },
 ];
@@ -122,8 +114,7 @@ describe('Pods bound to a Node at creation', () => {
   beforeAll(async () => {
     const plane = cluster();
     rules = await ruleFolder(plane, RULES);
-    webhook = await serveWebhook(plane, { rules: [rules] });
-    await registerWebhook(plane, webhook);
+    webhook = await serveAndRegister(plane, { rules: [rules] });
     await plane.ensureNamespace(NAMESPACE);
     node = await plane.admin.json<Node>('GET', `/api/v1/nodes/${NODE}`);
   });
@@ -169,22 +160,8 @@ describe('Pods bound to a Node at creation', () => {
   });
   it('are read unaffected by the report, which reads the Pod the scheduler bound as its recreation: current', async () => {
     const plane = cluster();
-    const scheduled = await waitFor('the scheduler to bind Pod scheduled', async () => {
-      const found = await plane.admin.json<Pod>('GET', `/api/v1/namespaces/${NAMESPACE}/pods/scheduled`);
-      return found.spec.nodeName === undefined ? undefined : found;
-    });
-    const run = await runPodmutation([
-      'report',
-      '--kubeconfig',
-      plane.adminKubeconfig,
-      '--rules',
-      rules,
-      '-n',
-      NAMESPACE,
-      '-o',
-      'json',
-    ]);
-    const report = JSON.parse(run.stdout) as MigrationReport;
+    const scheduled = await boundPod(plane, NAMESPACE, 'scheduled');
+    const { run, result: report } = await reportJson(plane, ['--rules', rules, '-n', NAMESPACE]);
 
     expect(scheduled.spec.nodeName).toMatch(/^merged-/);
     expect(report.totals).toEqual({ pods: 3, unaffected: 2, current: 1, pending: 0, denied: 0 });
@@ -224,10 +201,7 @@ describe('Pods bound to a Node at creation, under a configuration registered by 
     expect(await calls(plane)).toBeGreaterThan(before);
     expect(stored.metadata.annotations?.[APPLIED_ANNOTATION]).toBeUndefined();
     expect(stored.spec.affinity).toBeUndefined();
-    const logged = readFileSync(webhook.process.logFile, 'utf8')
-      .split('\n')
-      .filter((line) => line.includes(`"pod":"${sent.metadata.name}"`))
-      .map((line) => JSON.parse(line) as { decision: string; skipReason?: string });
+    const logged = admissionsOf(webhook, sent.metadata.name);
     expect(logged).toHaveLength(1);
     expect(logged[0]?.decision).toBe('skipped');
     expect(logged[0]?.skipReason).toMatch(reason);

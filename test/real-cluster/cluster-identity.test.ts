@@ -4,23 +4,18 @@
  * cluster's kube-system uid; `podmutation sync --once` with a kubeconfig for the second cluster is refused and leaves
  * the first cluster's snapshot in place, until a re-bind that names the bound uid (docs/operations.md).
  */
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
 import { startEmbeddedDynamo, type EmbeddedDynamo } from '../../lib/store/embedded/index.ts';
 import { createDynamoClient } from '../../lib/store/index.ts';
-import type { SyncReport } from '../../lib/sync/index.ts';
-import { runPodmutation, type CliRun } from '../support/cli.ts';
 import { bindingsOf, snapshotsOf } from '../store/support.ts';
 import type { ControlPlane } from './control-plane.ts';
-import { waitFor } from './processes.ts';
+import { applyInfra, applyPodMutation, kubectlOk, untilAllowed } from './kubectl.ts';
+import { syncOnce } from './podmutation.ts';
 import { useControlPlane } from './use-control-plane.ts';
 
 const first = useControlPlane();
 const second = useControlPlane();
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const GROUP = 'agent.cloudpilot.ai';
 const SYNC_NAMESPACE = 'podmutation-system';
 const SYNC_USER = `system:serviceaccount:${SYNC_NAMESPACE}:podmutation-sync`;
@@ -44,54 +39,23 @@ function synced(which: 'first' | 'second'): SyncedCluster {
   return found;
 }
 
-async function kubectlOk(plane: ControlPlane, args: readonly string[], input?: string): Promise<string> {
-  const run = await plane.kubectl(args, input === undefined ? {} : { input });
-  expect(run.code, `kubectl ${args.join(' ')}: ${run.stderr}`).toBe(0);
-  return run.stdout;
-}
-
 /** infra/ in kubeconfig mode, a token of the sync's ServiceAccount, and one PodMutation named `rule`. */
 async function setUp(plane: ControlPlane, rule: string): Promise<SyncedCluster> {
-  await kubectlOk(plane, [
-    'apply',
-    '-k',
-    join(ROOT, 'infra'),
-    '-l',
-    'podmutation.agent.cloudpilot.ai/access!=eks-access-entry',
-  ]);
-  await kubectlOk(plane, ['wait', '--for=condition=Established', `crd/podmutations.${GROUP}`, '--timeout=60s']);
-  await kubectlOk(
-    plane,
-    ['apply', '-f', '-'],
-    stringify({
-      apiVersion: `${GROUP}/v1alpha1`,
-      kind: 'PodMutation',
-      metadata: { name: rule },
-      spec: {
-        enable: true,
-        workloadSelector: { namespaces: ['production'] },
-        mutationAdd: { nodeSelector: { 'example.com/pool': rule } },
-      },
-    }),
-  );
-  // A binding takes effect through the RBAC authorizer's informer.
-  await waitFor('the sync ServiceAccount to be allowed to read the kube-system namespace', async () => {
-    const answer = await plane.kubectl(['auth', 'can-i', 'get', 'namespace/kube-system', `--as=${SYNC_USER}`]);
-    return answer.stdout.trim() === 'yes' ? true : undefined;
+  await applyInfra(plane, 'podmutation.agent.cloudpilot.ai/access!=eks-access-entry');
+  await applyPodMutation(plane, rule, {
+    enable: true,
+    workloadSelector: { namespaces: ['production'] },
+    mutationAdd: { nodeSelector: { 'example.com/pool': rule } },
   });
+  await untilAllowed(plane, 'the sync ServiceAccount', ['get', 'namespace/kube-system', `--as=${SYNC_USER}`]);
   const token = (await kubectlOk(plane, ['create', 'token', 'podmutation-sync', '-n', SYNC_NAMESPACE])).trim();
   const namespace = await plane.admin.json<{ metadata: { uid: string } }>('GET', '/api/v1/namespaces/kube-system');
   return { kubeconfig: await plane.tokenKubeconfig('podmutation-sync', token), uid: namespace.metadata.uid, rule };
 }
 
 /** `podmutation sync --once` of one cluster into the shared table under CLUSTER_ID, with extra flags. */
-async function runSync(
-  cluster: SyncedCluster,
-  extra: readonly string[] = [],
-): Promise<{ readonly run: CliRun; readonly report: SyncReport | undefined }> {
-  const run = await runPodmutation([
-    'sync',
-    '--once',
+function runSync(cluster: SyncedCluster, extra: readonly string[] = []) {
+  return syncOnce([
     '--kubeconfig',
     cluster.kubeconfig,
     '--dynamodb-endpoint',
@@ -102,8 +66,6 @@ async function runSync(
     CLUSTER_ID,
     ...extra,
   ]);
-  const line = run.stdout.trim().split('\n').at(-1) ?? '';
-  return { run, report: line.startsWith('{') ? (JSON.parse(line) as SyncReport) : undefined };
 }
 
 /** The rule names of the cluster id's current snapshot, and its version. */

@@ -9,16 +9,25 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
 import type { MigrationReport } from '../../lib/report/index.ts';
-import type { RolloutRecord } from '../../lib/rollout/index.ts';
 import { runPodmutation, type CliRun } from '../support/cli.ts';
 import type { Json } from './api.ts';
 import { clientCertificate } from './certificates.ts';
-import type { ControlPlane } from './control-plane.ts';
-import { waitFor } from './processes.ts';
+import { kubeconfigYaml, type ControlPlane } from './control-plane.ts';
+import {
+  applyInfra,
+  applyPodMutation,
+  canI as kubectlCanI,
+  kubectlObjects,
+  kubectlOk,
+  untilAllowed as untilKubectlAllows,
+  untilRolledOut,
+} from './kubectl.ts';
+import { settled } from './pods.ts';
+import { rolloutRecords } from './podmutation.ts';
+import { legacyTemplate, mergeLegacyPool } from './pools.ts';
 import { useControlPlane } from './use-control-plane.ts';
-import { registerWebhook, ruleFolder, serveWebhook, type ServedWebhook } from './webhook.ts';
+import { ruleFolder, serveAndRegister, type ServedWebhook } from './webhook.ts';
 
 const cluster = useControlPlane();
 
@@ -26,39 +35,10 @@ const INFRA = fileURLToPath(new URL('../../infra/', import.meta.url));
 const BOUND = 'team-bound';
 const UNBOUND = 'team-unbound';
 const ALL_NAMESPACES_LABEL = 'podmutation.agent.cloudpilot.ai/scope!=all-namespaces';
-const POOL = (pool: string) => ({
-  matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: [pool] }],
-});
-const RULE = {
-  name: 'merge-legacy-pool',
-  spec: {
-    enable: true,
-    workloadSelector: {
-      namespaces: [BOUND, UNBOUND],
-      kinds: ['Deployment', 'StatefulSet'],
-      nodeAffinityMatch: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [POOL('legacy')] } },
-    },
-    mutationRemove: { nodeAffinity: { keys: ['example.com/node-pool'] } },
-    mutationAdd: {
-      nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [POOL('merged')] } },
-    },
-  },
-};
+const RULE = mergeLegacyPool([BOUND, UNBOUND], ['Deployment', 'StatefulSet']);
 /** The two identities: users in the placeholder groups the files bind, as an access entry would map them. */
 const REPORTER = { user: 'report-runner', group: 'podmutation-report' };
 const ROLLER = { user: 'rollout-runner', group: 'podmutation-rollout' };
-
-function template(name: string): Json {
-  return {
-    metadata: { labels: { app: name } },
-    spec: {
-      containers: [{ name: 'app', image: `registry.example.com/${name}:1` }],
-      affinity: {
-        nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [POOL('legacy')] } },
-      },
-    },
-  };
-}
 
 /** A Deployment `web` and an OnDelete StatefulSet `journal` (whose Pods rollout deletes) in the namespace. */
 function workloads(namespace: string): Json[] {
@@ -67,7 +47,7 @@ function workloads(namespace: string): Json[] {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
       metadata: { name: 'web', namespace },
-      spec: { replicas: 1, selector: { matchLabels: { app: 'web' } }, template: template('web') },
+      spec: { replicas: 1, selector: { matchLabels: { app: 'web' } }, template: legacyTemplate('web') },
     },
     {
       apiVersion: 'apps/v1',
@@ -78,16 +58,10 @@ function workloads(namespace: string): Json[] {
         serviceName: 'journal',
         updateStrategy: { type: 'OnDelete' },
         selector: { matchLabels: { app: 'journal' } },
-        template: template('journal'),
+        template: legacyTemplate('journal'),
       },
     },
   ];
-}
-
-async function kubectlOk(plane: ControlPlane, args: readonly string[], input?: string): Promise<string> {
-  const run = await plane.kubectl(args, input === undefined ? {} : { input });
-  expect(run.code, `kubectl ${args.join(' ')}: ${run.stderr}`).toBe(0);
-  return run.stdout;
 }
 
 /** A kubeconfig of `user` in `group`, by a client certificate of the cluster's CA (the API server reads O as groups). */
@@ -96,66 +70,33 @@ async function kubeconfigOf(plane: ControlPlane, identity: { user: string; group
   const path = join(plane.dir, `${identity.user}.kubeconfig`);
   await writeFile(
     path,
-    stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [
-        {
-          name: 'test',
-          cluster: {
-            server: plane.server,
-            'certificate-authority-data': Buffer.from(plane.certificates.ca.cert).toString('base64'),
-          },
-        },
-      ],
-      users: [
-        {
-          name: identity.user,
-          user: {
-            'client-certificate-data': Buffer.from(cert).toString('base64'),
-            'client-key-data': Buffer.from(key).toString('base64'),
-          },
-        },
-      ],
-      contexts: [{ name: 'test', context: { cluster: 'test', user: identity.user } }],
-      'current-context': 'test',
+    kubeconfigYaml(plane.server, plane.certificates.ca.cert, {
+      'client-certificate-data': Buffer.from(cert).toString('base64'),
+      'client-key-data': Buffer.from(key).toString('base64'),
     }),
   );
   return path;
 }
 
+/** kubectl's flags that act as the identity. */
+function actingAs(identity: { user: string; group: string }): string[] {
+  return [`--as=${identity.user}`, `--as-group=${identity.group}`];
+}
+
 /** What `kubectl auth can-i` answers for the identity: the RBAC authorizer's own verdict. */
-async function canI(plane: ControlPlane, identity: { user: string; group: string }, args: readonly string[]) {
-  const answer = await plane.kubectl([
-    'auth',
-    'can-i',
-    ...args,
-    `--as=${identity.user}`,
-    `--as-group=${identity.group}`,
-  ]);
-  return answer.stdout.trim() === 'yes';
+function canI(plane: ControlPlane, identity: { user: string; group: string }, args: readonly string[]) {
+  return kubectlCanI(plane, [...args, ...actingAs(identity)]);
 }
 
-/** Waits until a binding just applied takes effect (the authorizer reads bindings through an informer). */
-async function untilAllowed(plane: ControlPlane, identity: { user: string; group: string }, args: readonly string[]) {
-  await waitFor(`${identity.user} to be allowed to ${args.join(' ')}`, async () =>
-    (await canI(plane, identity, args)) ? true : undefined,
-  );
-}
-
-function records(run: CliRun): RolloutRecord[] {
-  return run.stdout.trim() === ''
-    ? []
-    : run.stdout
-        .trim()
-        .split('\n')
-        .map((line) => JSON.parse(line) as RolloutRecord);
+/** Waits until a binding just applied takes effect for the identity. */
+function untilAllowed(plane: ControlPlane, identity: { user: string; group: string }, args: readonly string[]) {
+  return untilKubectlAllows(plane, identity.user, [...args, ...actingAs(identity)]);
 }
 
 /** Each workload's last state, as `namespace/name: state`. */
 function lastStates(run: CliRun): Record<string, string> {
   const states: Record<string, string> = {};
-  for (const record of records(run))
+  for (const record of rolloutRecords(run.stdout))
     if (record.type === 'workload') states[`${record.namespace}/${record.name}`] = record.state;
   return states;
 }
@@ -173,46 +114,19 @@ let webhook: ServedWebhook;
 
 beforeAll(async () => {
   const plane = cluster();
-  await kubectlOk(plane, ['apply', '-k', INFRA, '-l', 'podmutation.agent.cloudpilot.ai/access!=kubeconfig']);
-  await kubectlOk(plane, [
-    'wait',
-    '--for=condition=Established',
-    'crd/podmutations.agent.cloudpilot.ai',
-    '--timeout=60s',
-  ]);
+  await applyInfra(plane, 'podmutation.agent.cloudpilot.ai/access!=kubeconfig');
   // The rule as a PodMutation (report and rollout read the cluster's) and as a file for the webhook.
-  await kubectlOk(
-    plane,
-    ['apply', '-f', '-'],
-    stringify({
-      apiVersion: 'agent.cloudpilot.ai/v1alpha1',
-      kind: 'PodMutation',
-      metadata: { name: RULE.name },
-      spec: RULE.spec,
-    }),
-  );
+  await applyPodMutation(plane, RULE.name, RULE.spec);
   for (const namespace of [BOUND, UNBOUND]) {
     await plane.ensureNamespace(namespace);
-    await kubectlOk(
-      plane,
-      ['create', '-f', '-'],
-      workloads(namespace)
-        .map((object) => stringify(object))
-        .join('---\n'),
-    );
+    await kubectlObjects(plane, 'create', workloads(namespace));
   }
   for (const namespace of [BOUND, UNBOUND]) {
-    await kubectlOk(plane, ['rollout', 'status', 'deployment/web', '-n', namespace, '--timeout=90s']);
-    await waitFor(`the StatefulSet journal of ${namespace} to have a ready Pod`, async () => {
-      const journal = await plane.admin.json<{ status?: { readyReplicas?: number } }>(
-        'GET',
-        `/apis/apps/v1/namespaces/${namespace}/statefulsets/journal`,
-      );
-      return journal.status?.readyReplicas === 1 ? true : undefined;
-    });
+    await untilRolledOut(plane, namespace, 'deployment/web');
+    // kubectl rollout status reads no OnDelete StatefulSet.
+    await settled(plane, 'StatefulSet', namespace, 'journal', (status) => status.readyReplicas === 1);
   }
-  webhook = await serveWebhook(plane, { rules: [await ruleFolder(plane, [RULE])] });
-  await registerWebhook(plane, webhook);
+  webhook = await serveAndRegister(plane, { rules: [await ruleFolder(plane, [RULE])] });
 
   // docs/operations.md, the per-namespace form: the files without their every-namespace bindings, then one
   // RoleBinding each in the namespace being migrated.
@@ -284,7 +198,7 @@ describe('the per-namespace grants', () => {
     expect(everywhere.stderr).toContain(
       '403 Forbidden: the identity lacks the RBAC permission to list cronjobs in all namespaces',
     );
-    expect([records(elsewhere), records(everywhere)]).toEqual([[], []]);
+    expect([rolloutRecords(elsewhere.stdout), rolloutRecords(everywhere.stdout)]).toEqual([[], []]);
     expect(await generation()).toBe(before);
   });
 

@@ -6,17 +6,16 @@
  * overwrote); `podmutation report --kubeconfig` reads them `current` before and after, and `pending` once the rules
  * change; a copy into another namespace has its stamp refused.
  */
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APPLIED_ANNOTATION } from '../../lib/api/index.ts';
 import { STAMP_ANNOTATION } from '../../lib/engine/index.ts';
-import type { MigrationReport } from '../../lib/report/index.ts';
-import { runPodmutation } from '../support/cli.ts';
 import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
-import { waitFor } from './processes.ts';
+import { kubectlOk } from './kubectl.ts';
+import { boundPod } from './pods.ts';
+import { reportJson } from './podmutation.ts';
 import { useControlPlane } from './use-control-plane.ts';
-import { registerWebhook, ruleFolder, serveWebhook, type ServedWebhook } from './webhook.ts';
+import { admissionsOf, ruleFolder, serveAndRegister, type ServedWebhook } from './webhook.ts';
 
 const cluster = useControlPlane();
 
@@ -115,12 +114,6 @@ const POOLED = barePod('pooled', {
   nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [LEGACY_TERM] } },
 });
 
-async function kubectlOk(plane: ControlPlane, args: readonly string[], input?: string): Promise<string> {
-  const run = await plane.kubectl(args, input === undefined ? {} : { input });
-  expect(run.code, `kubectl ${args.join(' ')}: ${run.stderr}`).toBe(0);
-  return run.stdout;
-}
-
 function podAt(plane: ControlPlane, namespace: string, name: string): Promise<Pod> {
   return plane.admin.json<Pod>('GET', `/api/v1/namespaces/${namespace}/pods/${name}`);
 }
@@ -145,23 +138,10 @@ async function recreateFromOwnSpec(plane: ControlPlane, name: string, namespace 
   return podAt(plane, namespace, name);
 }
 
-async function reportOf(
-  plane: ControlPlane,
-  rules: string,
-  namespace = NAMESPACE,
-): Promise<{ readonly code: number | null; readonly result: MigrationReport }> {
-  const run = await runPodmutation([
-    'report',
-    '--kubeconfig',
-    plane.adminKubeconfig,
-    '--rules',
-    rules,
-    '-n',
-    namespace,
-    '-o',
-    'json',
-  ]);
-  return { code: run.code, result: JSON.parse(run.stdout) as MigrationReport };
+/** `podmutation report -n NAMESPACE` under the rules, as JSON: its exit code and the report. */
+async function reportOf(plane: ControlPlane, rules: string, namespace = NAMESPACE) {
+  const { run, result } = await reportJson(plane, ['--rules', rules, '-n', namespace]);
+  return { code: run.code, result };
 }
 
 describe('a bare Pod the webhook mutated, recreated from its own spec', () => {
@@ -172,8 +152,7 @@ describe('a bare Pod the webhook mutated, recreated from its own spec', () => {
   beforeAll(async () => {
     const plane = cluster();
     rules = await ruleFolder(plane, RULES);
-    webhook = await serveWebhook(plane, { rules: [rules] });
-    await registerWebhook(plane, webhook);
+    webhook = await serveAndRegister(plane, { rules: [rules] });
     await plane.ensureNamespace(NAMESPACE);
     await plane.ensureNamespace(COPIES);
     for (const pod of [ZONED, POOLED]) {
@@ -321,14 +300,6 @@ const ZONED_BY_AUTHOR = {
   spec: { containers: [{ name: 'app', image: 'registry.example.com/zoned:1' }] },
 };
 
-/** The admission log lines of the webhook about the Pod of that name, parsed. */
-function admissionsOf(webhook: ServedWebhook, name: string): { stamp?: string; patchOperations: number }[] {
-  return readFileSync(webhook.process.logFile, 'utf8')
-    .split('\n')
-    .filter((line) => line.includes(`"pod":"${name}"`))
-    .map((line) => JSON.parse(line) as { stamp?: string; patchOperations: number });
-}
-
 describe('a Pod whose stored form is not what the webhook saw, recreated from its own spec', () => {
   let webhook: ServedWebhook;
   let rules: string;
@@ -337,8 +308,7 @@ describe('a Pod whose stored form is not what the webhook saw, recreated from it
   beforeAll(async () => {
     const plane = cluster();
     rules = await ruleFolder(plane, shapeRules(false));
-    webhook = await serveWebhook(plane, { rules: [rules] });
-    await registerWebhook(plane, webhook);
+    webhook = await serveAndRegister(plane, { rules: [rules] });
     await plane.ensureNamespace(SHAPES);
     for (const [shape, pod] of [
       ['generated', GENERATED],
@@ -346,10 +316,7 @@ describe('a Pod whose stored form is not what the webhook saw, recreated from it
     ] as const) {
       const created = await plane.admin.json<Pod>('POST', `/api/v1/namespaces/${SHAPES}/pods`, { body: pod });
       // Bound, with the Node's zone over the author's.
-      first[shape] = await waitFor(`the scheduler to bind ${created.metadata.name}`, async () => {
-        const found = await podAt(plane, SHAPES, created.metadata.name);
-        return found.spec.nodeName === undefined ? undefined : found;
-      });
+      first[shape] = await boundPod(plane, SHAPES, created.metadata.name);
     }
   });
   afterAll(async () => webhook?.stop());

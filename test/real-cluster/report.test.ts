@@ -6,20 +6,22 @@
  * report reads 0 pending once the rollouts are done. The cluster has no Argo Rollouts CRD.
  */
 import { writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
 import { APPLIED_ANNOTATION } from '../../lib/api/index.ts';
 import type { MigrationReport } from '../../lib/report/index.ts';
-import { runPodmutation, type CliRun } from '../support/cli.ts';
+import { runPodmutation } from '../support/cli.ts';
 import type { Json } from './api.ts';
-import { runProcess } from '../support/processes.ts';
 import type { ControlPlane } from './control-plane.ts';
 import { waitFor } from './processes.ts';
 import { documentedKinds } from './documented.ts';
+import { kubectlObjects, kubectlOk, runScript, untilPodMutationsServed, untilRolledOut } from './kubectl.ts';
+import { livePods, type ClusterPod as Pod } from './pods.ts';
+import { reportJson, reportRun } from './podmutation.ts';
+import { poolAffinity } from './pools.ts';
 import { useControlPlane } from './use-control-plane.ts';
-import { registerWebhook, serveWebhook, type ServedWebhook } from './webhook.ts';
+import { serveAndRegister, type ServedWebhook } from './webhook.ts';
 
 const cluster = useControlPlane();
 
@@ -41,19 +43,8 @@ type Metadata = {
   ownerReferences?: Json[];
   deletionTimestamp?: string;
 };
-type Pod = {
-  metadata: Metadata;
-  spec: Json & { nodeName?: string; nodeSelector?: Record<string, string>; tolerations?: Json[] };
-  status?: { phase?: string };
-};
 
-const LEGACY_AFFINITY = {
-  nodeAffinity: {
-    requiredDuringSchedulingIgnoredDuringExecution: {
-      nodeSelectorTerms: [{ matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['legacy'] }] }],
-    },
-  },
-};
+const LEGACY_AFFINITY = poolAffinity('legacy');
 
 function podTemplate(name: string, spec: Json): Json {
   return {
@@ -115,19 +106,6 @@ const WORKLOADS: readonly Json[] = [
   },
 ];
 
-async function kubectlOk(plane: ControlPlane, args: readonly string[], input?: string): Promise<string> {
-  const run = await plane.kubectl(args, input === undefined ? {} : { input });
-  expect(run.code, `kubectl ${args.join(' ')}: ${run.stderr}`).toBe(0);
-  return run.stdout;
-}
-
-async function livePods(plane: ControlPlane, namespace: string, selector: string): Promise<Pod[]> {
-  const list = await plane.admin.json<{ items: Pod[] }>('GET', `/api/v1/namespaces/${namespace}/pods`, {
-    query: { labelSelector: selector },
-  });
-  return list.items.filter((pod) => pod.metadata.deletionTimestamp === undefined);
-}
-
 async function runningPods(plane: ControlPlane, namespace: string, selector: string, count: number): Promise<Pod[]> {
   return waitFor(
     `${count} running Pods ${selector} in ${namespace}`,
@@ -137,18 +115,6 @@ async function runningPods(plane: ControlPlane, namespace: string, selector: str
     },
     { timeoutMs: 90_000 },
   );
-}
-
-/** `podmutation report --kubeconfig ADMIN` with more flags; -o json runs are parsed. */
-async function report(
-  plane: ControlPlane,
-  flags: readonly string[] = ['-o', 'json'],
-): Promise<{ readonly run: CliRun; readonly result: MigrationReport }> {
-  const run = await runPodmutation(['report', '--kubeconfig', plane.adminKubeconfig, '-A', ...flags]);
-  return {
-    run,
-    result: flags.includes('json') ? (JSON.parse(run.stdout) as MigrationReport) : ({} as MigrationReport),
-  };
 }
 
 /** Waits until the webhook applies `rule` to a dry-run copy of a running Pod: the rule is synced and served. */
@@ -182,21 +148,15 @@ describe('the walkthrough of docs/operations.md "Running a migration" on a clust
   beforeAll(async () => {
     const plane = cluster();
     await kubectlOk(plane, ['apply', '-f', join(ROOT, 'infra', 'crd.yaml')]);
-    await kubectlOk(plane, [
-      'wait',
-      '--for=condition=Established',
-      'crd/podmutations.agent.cloudpilot.ai',
-      '--timeout=60s',
-    ]);
+    await untilPodMutationsServed(plane);
     // The webhook's rules are the cluster's PodMutations, synced every 2 s as the sync Lambda syncs them.
-    webhook = await serveWebhook(plane, {
+    webhook = await serveAndRegister(plane, {
       rules: [],
       flags: ['--kubeconfig', plane.adminKubeconfig, '--sync-interval', '2'],
     });
-    await registerWebhook(plane, webhook);
 
     for (const namespace of ['production', 'batch']) await plane.ensureNamespace(namespace);
-    await kubectlOk(plane, ['create', '-f', '-'], WORKLOADS.map((object) => stringify(object)).join('---\n'));
+    await kubectlObjects(plane, 'create', WORKLOADS);
     await kubectlOk(plane, [
       'create',
       'job',
@@ -209,9 +169,8 @@ describe('the walkthrough of docs/operations.md "Running a migration" on a clust
     cronJobUid = (
       await plane.admin.json<{ metadata: Metadata }>('GET', '/apis/batch/v1/namespaces/batch/cronjobs/nightly-report')
     ).metadata.uid;
-    for (const workload of ['deployment/checkout', 'deployment/search', 'statefulset/ledger']) {
-      await kubectlOk(plane, ['rollout', 'status', workload, '-n', 'production', '--timeout=90s']);
-    }
+    for (const workload of ['deployment/checkout', 'deployment/search', 'statefulset/ledger'])
+      await untilRolledOut(plane, 'production', workload);
     await runningPods(plane, 'batch', 'batch.kubernetes.io/job-name=nightly-report-manual-1', 1);
   });
 
@@ -220,7 +179,7 @@ describe('the walkthrough of docs/operations.md "Running a migration" on a clust
   });
 
   it('reads nothing pending before any rule exists', async () => {
-    const { run, result } = await report(cluster());
+    const { run, result } = await reportJson(cluster(), ['-A']);
 
     expect(run.code, run.stderr).toBe(0);
     expect(result.rules).toEqual([]);
@@ -250,7 +209,7 @@ describe('the walkthrough of docs/operations.md "Running a migration" on a clust
       'batch-to-spot-pool',
     );
 
-    const { run, result } = await report(plane);
+    const { run, result } = await reportJson(plane, ['-A']);
 
     expect(run.code, run.stderr).toBe(1);
     expect(
@@ -318,27 +277,19 @@ describe('the walkthrough of docs/operations.md "Running a migration" on a clust
     ]);
 
     expect(offline.code, offline.stderr).toBe(1);
-    expect(JSON.parse(offline.stdout)).toEqual((await report(plane)).result);
+    expect(JSON.parse(offline.stdout)).toEqual((await reportJson(plane, ['-A'])).result);
   });
 
   it('prints the rollouts as a script, which bash runs with the built kubectl, and the CronJob as one to recreate by hand', async () => {
     const plane = cluster();
-    const { run } = await report(plane, ['--restart-commands']);
+    const run = await reportRun(plane, ['-A', '--restart-commands']);
     expect(run.stdout.trim().split('\n')).toEqual([
       '# recreate by hand: CronJob batch/nightly-report (1 pending Pod)',
       'kubectl rollout restart deployment/checkout -n production',
       'kubectl rollout restart statefulset/ledger -n production',
     ]);
-    const script = join(plane.dir, 'rollout.sh');
-    await writeFile(script, run.stdout);
 
-    const ran = await runProcess('bash', [script], {
-      env: {
-        ...process.env,
-        PATH: `${dirname(plane.binaries.path('kubectl'))}:${process.env['PATH'] ?? ''}`,
-        KUBECONFIG: plane.adminKubeconfig,
-      },
-    });
+    const ran = await runScript(plane, 'rollout.sh', run.stdout);
 
     expect(ran.code, ran.stderr).toBe(0);
     expect(ran.stdout).toContain('deployment.apps/checkout restarted');
@@ -366,9 +317,8 @@ describe('the walkthrough of docs/operations.md "Running a migration" on a clust
       '-n',
       'batch',
     ]);
-    for (const workload of ['deployment/checkout', 'statefulset/ledger']) {
-      await kubectlOk(plane, ['rollout', 'status', workload, '-n', 'production', '--timeout=90s']);
-    }
+    for (const workload of ['deployment/checkout', 'statefulset/ledger'])
+      await untilRolledOut(plane, 'production', workload);
     const [batchPod] = await runningPods(plane, 'batch', 'batch.kubernetes.io/job-name=nightly-report-manual-2', 1);
     expect(batchPod?.spec.nodeSelector).toEqual({ 'example.com/node-pool': 'batch-spot' });
     expect(batchPod?.spec.nodeName).toMatch(/^batch-spot-/);
@@ -384,7 +334,7 @@ describe('the walkthrough of docs/operations.md "Running a migration" on a clust
     const done = await waitFor(
       'podmutation report to exit 0',
       async () => {
-        const answer = await report(plane);
+        const answer = await reportJson(plane, ['-A']);
         if (answer.run.code !== 0 && answer.run.code !== 1)
           throw new Error(`report exited ${answer.run.code}: ${answer.run.stderr}`);
         return answer.run.code === 0 ? answer : undefined;
@@ -407,7 +357,7 @@ describe('the walkthrough of docs/operations.md "Running a migration" on a clust
       { kind: 'Deployment', name: 'checkout', current: 2, pending: 0, change: '' },
       { kind: 'StatefulSet', name: 'ledger', current: 2, pending: 0, change: '' },
     ]);
-    const { run } = await report(plane, ['--restart-commands']);
+    const run = await reportRun(plane, ['-A', '--restart-commands']);
     expect(run.stdout.trim()).toBe('# no workload has pending Pods');
   });
 
@@ -417,7 +367,7 @@ describe('the walkthrough of docs/operations.md "Running a migration" on a clust
     const crd = await plane.kubectl(['get', 'crd', 'rollouts.argoproj.io']);
     expect(crd.stderr).toContain('NotFound');
 
-    const { run, result } = await report(plane);
+    const { run, result } = await reportJson(plane, ['-A']);
 
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toBe('');

@@ -7,17 +7,20 @@
  */
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
 import { createRolloutTarget } from '../../lib/cluster/index.ts';
 import { evictionOf } from '../../lib/report/index.ts';
 import type { RolloutRecord, WorkloadRecord } from '../../lib/rollout/index.ts';
 import { BIN } from '../support/cli.ts';
 import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
+import { kubectlObjects, kubectlOk, untilRolledOut } from './kubectl.ts';
 import { TEST_NODES } from './nodes.ts';
+import { podNow, readyPod, settled } from './pods.ts';
+import { rolloutRecords } from './podmutation.ts';
+import { legacyTemplate, mergeLegacyPool } from './pools.ts';
 import { waitFor } from './processes.ts';
 import { useControlPlane } from './use-control-plane.ts';
-import { registerWebhook, ruleFolder, serveWebhook, type ServedWebhook } from './webhook.ts';
+import { ruleFolder, serveAndRegister, type ServedWebhook } from './webhook.ts';
 
 const cluster = useControlPlane();
 
@@ -25,56 +28,15 @@ const SHARED = 'budget-shared';
 const REREAD = 'budget-reread';
 const RECREATED = 'budget-recreated';
 const NAMESPACES = [SHARED, REREAD, RECREATED];
-const POOL = (pool: string) => ({
-  matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: [pool] }],
-});
 
-const RULES = [
-  {
-    name: 'merge-legacy-pool',
-    spec: {
-      enable: true,
-      workloadSelector: {
-        namespaces: NAMESPACES,
-        kinds: ['Deployment', 'StatefulSet'],
-        nodeAffinityMatch: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [POOL('legacy')] } },
-      },
-      mutationRemove: { nodeAffinity: { keys: ['example.com/node-pool'] } },
-      mutationAdd: {
-        nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [POOL('merged')] } },
-      },
-    },
-  },
-];
-
-type Pod = {
-  metadata: { name: string; uid: string; deletionTimestamp?: string };
-  spec: { nodeName?: string };
-  status?: { conditions?: { type: string; status: string }[] };
-};
-type Budget = {
-  metadata: { generation: number };
-  status?: { observedGeneration?: number; disruptionsAllowed?: number; currentHealthy?: number };
-};
-
-function template(name: string, labels: Record<string, string>): Json {
-  return {
-    metadata: { labels: { app: name, ...labels } },
-    spec: {
-      containers: [{ name: 'app', image: `registry.example.com/${name}:1` }],
-      affinity: {
-        nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [POOL('legacy')] } },
-      },
-    },
-  };
-}
+const RULES = [mergeLegacyPool(NAMESPACES, ['Deployment', 'StatefulSet'])];
 
 function deployment(namespace: string, name: string, labels: Record<string, string>): Json {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name, namespace },
-    spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: template(name, labels) },
+    spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: legacyTemplate(name, {}, labels) },
   };
 }
 
@@ -88,7 +50,7 @@ function onDeleteStatefulSet(namespace: string, name: string): Json {
       serviceName: name,
       updateStrategy: { type: 'OnDelete' },
       selector: { matchLabels: { app: name } },
-      template: template(name, {}),
+      template: legacyTemplate(name),
     },
   };
 }
@@ -102,44 +64,9 @@ function budget(namespace: string, name: string, selector: Record<string, string
   };
 }
 
-async function kubectlOk(plane: ControlPlane, args: readonly string[], input?: string): Promise<string> {
-  const run = await plane.kubectl(args, input === undefined ? {} : { input });
-  expect(run.code, `kubectl ${args.join(' ')}: ${run.stderr}`).toBe(0);
-  return run.stdout;
-}
-
-const podPath = (namespace: string, name: string) => `/api/v1/namespaces/${namespace}/pods/${name}`;
-const budgetPath = (namespace: string, name: string) =>
-  `/apis/policy/v1/namespaces/${namespace}/poddisruptionbudgets/${name}`;
-
-async function podNow(plane: ControlPlane, namespace: string, name: string): Promise<Pod | undefined> {
-  const answer = await plane.admin.request('GET', podPath(namespace, name));
-  return answer.status === 200 ? (answer.body as Pod) : undefined;
-}
-
-function isReady(pod: Pod | undefined): pod is Pod {
-  return (
-    pod !== undefined &&
-    pod.metadata.deletionTimestamp === undefined &&
-    (pod.status?.conditions ?? []).some(({ type, status }) => type === 'Ready' && status === 'True')
-  );
-}
-
-async function readyPod(plane: ControlPlane, namespace: string, name: string, notUid = ''): Promise<Pod> {
-  return waitFor(`Pod ${namespace}/${name} Ready`, async () => {
-    const pod = await podNow(plane, namespace, name);
-    return isReady(pod) && pod.metadata.uid !== notUid ? pod : undefined;
-  });
-}
-
-/** The budget once the disruption controller observed its generation and wrote `allowed`. */
+/** Waits until the disruption controller observed the budget and allows `allowed` disruptions. */
 async function budgetAllows(plane: ControlPlane, namespace: string, name: string, allowed: number): Promise<void> {
-  await waitFor(`PDB ${namespace}/${name} to allow ${allowed}`, async () => {
-    const pdb = await plane.admin.json<Budget>('GET', budgetPath(namespace, name));
-    return pdb.status?.observedGeneration === pdb.metadata.generation && pdb.status.disruptionsAllowed === allowed
-      ? true
-      : undefined;
-  });
+  await settled(plane, 'PodDisruptionBudget', namespace, name, (status) => status.disruptionsAllowed === allowed);
 }
 
 /** Marks the merged pool's Nodes unschedulable (or schedulable again): a Pod recreated meanwhile stays Pending. */
@@ -162,11 +89,7 @@ function startRollout(plane: ControlPlane, rules: string, flags: readonly string
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const records = (): RolloutRecord[] =>
-    stdout
-      .split('\n')
-      .filter((line) => line.trim() !== '')
-      .map((line) => JSON.parse(line) as RolloutRecord);
+  const records = (): RolloutRecord[] => rolloutRecords(stdout);
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return {
     records,
@@ -194,23 +117,16 @@ describe('podmutation rollout and PodDisruptionBudgets on a real control plane',
     const plane = cluster();
     rules = await ruleFolder(plane, RULES);
     for (const namespace of NAMESPACES) await plane.ensureNamespace(namespace);
-    await kubectlOk(
-      plane,
-      ['create', '-f', '-'],
-      [
-        deployment(SHARED, 'alpha', { tier: 'shared' }),
-        deployment(SHARED, 'beta', { tier: 'shared' }),
-        budget(SHARED, 'shared', { tier: 'shared' }, 1),
-        onDeleteStatefulSet(REREAD, 'vault'),
-        budget(REREAD, 'vault', { app: 'vault' }, 1),
-        onDeleteStatefulSet(RECREATED, 'ledger'),
-        budget(RECREATED, 'ledger', { app: 'ledger' }, 0),
-      ]
-        .map((object) => stringify(object))
-        .join('---\n'),
-    );
-    for (const name of ['alpha', 'beta'])
-      await kubectlOk(plane, ['rollout', 'status', `deployment/${name}`, '-n', SHARED, '--timeout=90s']);
+    await kubectlObjects(plane, 'create', [
+      deployment(SHARED, 'alpha', { tier: 'shared' }),
+      deployment(SHARED, 'beta', { tier: 'shared' }),
+      budget(SHARED, 'shared', { tier: 'shared' }, 1),
+      onDeleteStatefulSet(REREAD, 'vault'),
+      budget(REREAD, 'vault', { app: 'vault' }, 1),
+      onDeleteStatefulSet(RECREATED, 'ledger'),
+      budget(RECREATED, 'ledger', { app: 'ledger' }, 0),
+    ]);
+    for (const name of ['alpha', 'beta']) await untilRolledOut(plane, SHARED, `deployment/${name}`);
     for (const [namespace, name] of [
       [REREAD, 'vault'],
       [RECREATED, 'ledger'],
@@ -219,8 +135,7 @@ describe('podmutation rollout and PodDisruptionBudgets on a real control plane',
     await budgetAllows(plane, SHARED, 'shared', 1);
     await budgetAllows(plane, REREAD, 'vault', 1);
     await budgetAllows(plane, RECREATED, 'ledger', 0);
-    webhook = await serveWebhook(plane, { rules: [rules] });
-    await registerWebhook(plane, webhook);
+    webhook = await serveAndRegister(plane, { rules: [rules] });
   });
   afterAll(async () => {
     await webhook?.stop();
@@ -322,21 +237,15 @@ describe('podmutation rollout and PodDisruptionBudgets on a real control plane',
 
   it('gets from the API server what the eviction did: refused under a budget at 0, replaced for another uid, done, then gone', async () => {
     const plane = cluster();
-    await kubectlOk(
-      plane,
-      ['create', '-f', '-'],
-      [
-        {
-          apiVersion: 'v1',
-          kind: 'Pod',
-          metadata: { name: 'probe', namespace: REREAD, labels: { role: 'probe' } },
-          spec: { containers: [{ name: 'c', image: 'registry.example.com/probe:1' }] },
-        },
-        budget(REREAD, 'probe', { role: 'probe' }, 0),
-      ]
-        .map((object) => stringify(object))
-        .join('---\n'),
-    );
+    await kubectlObjects(plane, 'create', [
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'probe', namespace: REREAD, labels: { role: 'probe' } },
+        spec: { containers: [{ name: 'c', image: 'registry.example.com/probe:1' }] },
+      },
+      budget(REREAD, 'probe', { role: 'probe' }, 0),
+    ]);
     const { uid } = (await readyPod(plane, REREAD, 'probe')).metadata;
     await budgetAllows(plane, REREAD, 'probe', 0);
     const target = createRolloutTarget({ mode: 'kubeconfigFile', path: plane.adminKubeconfig });

@@ -6,69 +6,37 @@
  */
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
 import { ROLLOUT_ANNOTATION } from '../../lib/api/index.ts';
-import type { MigrationReport } from '../../lib/report/index.ts';
 import type { RolloutRecord, WorkloadRecord } from '../../lib/rollout/index.ts';
-import { BIN, runPodmutation, type CliRun } from '../support/cli.ts';
+import { BIN } from '../support/cli.ts';
 import type { Json } from './api.ts';
-import type { ControlPlane } from './control-plane.ts';
+import { kubectlObjects, kubectlOk, untilRolledOut } from './kubectl.ts';
+import { settled } from './pods.ts';
+import { reportJson, rolloutJson } from './podmutation.ts';
+import { legacyTemplate, mergeLegacyPool } from './pools.ts';
 import { waitFor } from './processes.ts';
 import { useControlPlane } from './use-control-plane.ts';
-import { registerWebhook, ruleFolder, serveWebhook, type ServedWebhook } from './webhook.ts';
+import { ruleFolder, serveAndRegister, type ServedWebhook } from './webhook.ts';
 
 const cluster = useControlPlane();
 
 const WAVES = 'rollout-waves';
 const GUARDED = 'rollout-guarded';
 const KILLED = 'rollout-killed';
-const POOL = (pool: string) => ({
-  matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: [pool] }],
-});
-const LEGACY_AFFINITY = {
-  nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [POOL('legacy')] } },
-};
 
-const RULES = [
-  {
-    name: 'merge-legacy-pool',
-    spec: {
-      enable: true,
-      workloadSelector: {
-        namespaces: [WAVES, GUARDED, KILLED],
-        kinds: ['Deployment', 'StatefulSet'],
-        nodeAffinityMatch: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [POOL('legacy')] } },
-      },
-      mutationRemove: { nodeAffinity: { keys: ['example.com/node-pool'] } },
-      mutationAdd: {
-        nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [POOL('merged')] } },
-      },
-    },
-  },
-];
+const RULES = [mergeLegacyPool([WAVES, GUARDED, KILLED], ['Deployment', 'StatefulSet'])];
 
 type Workload = {
   metadata: { name: string; resourceVersion: string; generation: number; annotations?: Record<string, string> };
   spec: { template: { metadata?: { annotations?: Record<string, string> } } };
 };
 
-function template(name: string, spec: Json = {}): Json {
-  return {
-    metadata: { labels: { app: name } },
-    spec: {
-      containers: [{ name: 'app', image: `registry.example.com/${name}:1` }],
-      affinity: LEGACY_AFFINITY,
-      ...spec,
-    },
-  };
-}
-
 function deployment(namespace: string, name: string, replicas: number, spec: Json = {}, extra: Json = {}): Json {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name, namespace, labels: { app: name } },
-    spec: { replicas, selector: { matchLabels: { app: name } }, template: template(name, spec), ...extra },
+    spec: { replicas, selector: { matchLabels: { app: name } }, template: legacyTemplate(name, spec), ...extra },
   };
 }
 
@@ -82,7 +50,7 @@ function statefulSet(name: string, updateStrategy: string): Json {
       serviceName: name,
       updateStrategy: { type: updateStrategy },
       selector: { matchLabels: { app: name } },
-      template: template(name),
+      template: legacyTemplate(name),
     },
   };
 }
@@ -104,35 +72,9 @@ const PATHS = {
   ledger: `/apis/apps/v1/namespaces/${WAVES}/statefulsets/ledger`,
 } as const;
 
-async function kubectlOk(plane: ControlPlane, args: readonly string[], input?: string): Promise<string> {
-  const run = await plane.kubectl(args, input === undefined ? {} : { input });
-  expect(run.code, `kubectl ${args.join(' ')}: ${run.stderr}`).toBe(0);
-  return run.stdout;
-}
-
-async function rollout(
-  plane: ControlPlane,
-  rules: string,
-  flags: readonly string[],
-): Promise<{ readonly run: CliRun; readonly records: RolloutRecord[] }> {
-  const run = await runPodmutation([
-    'rollout',
-    '--kubeconfig',
-    plane.adminKubeconfig,
-    '--rules',
-    rules,
-    '-o',
-    'json',
-    ...flags,
-  ]);
-  const records =
-    run.stdout.trim() === ''
-      ? []
-      : run.stdout
-          .trim()
-          .split('\n')
-          .map((line) => JSON.parse(line) as RolloutRecord);
-  return { run, records };
+/** `podmutation rollout` under the rules with these flags, and its records. */
+function rollout(rules: string, flags: readonly string[]) {
+  return rolloutJson(cluster(), ['--rules', rules, ...flags]);
 }
 
 /** Each workload's last state, as `name: state`. */
@@ -140,25 +82,6 @@ function lastStates(records: readonly RolloutRecord[]): Record<string, string> {
   const states: Record<string, string> = {};
   for (const record of records) if (record.type === 'workload') states[record.name] = record.state;
   return states;
-}
-
-async function reportOf(
-  plane: ControlPlane,
-  rules: string,
-  namespace: string,
-): Promise<{ readonly code: number | null; readonly result: MigrationReport }> {
-  const run = await runPodmutation([
-    'report',
-    '--kubeconfig',
-    plane.adminKubeconfig,
-    '--rules',
-    rules,
-    '-n',
-    namespace,
-    '-o',
-    'json',
-  ]);
-  return { code: run.code, result: JSON.parse(run.stdout) as MigrationReport };
 }
 
 describe('podmutation rollout on a real control plane', () => {
@@ -170,45 +93,24 @@ describe('podmutation rollout on a real control plane', () => {
     rules = await ruleFolder(plane, RULES);
     for (const namespace of [WAVES, GUARDED, KILLED]) await plane.ensureNamespace(namespace);
     // The workloads start on the legacy pool before the webhook exists: every one is pending.
-    await kubectlOk(plane, ['create', '-f', '-'], WAVE_WORKLOADS.map((object) => stringify(object)).join('---\n'));
-    await kubectlOk(
-      plane,
-      ['create', '-f', '-'],
-      [
-        deployment(GUARDED, 'vault', 1),
-        {
-          apiVersion: 'policy/v1',
-          kind: 'PodDisruptionBudget',
-          metadata: { name: 'vault', namespace: GUARDED },
-          spec: { minAvailable: 1, selector: { matchLabels: { app: 'vault' } } },
-        },
-      ]
-        .map((object) => stringify(object))
-        .join('---\n'),
-    );
-    for (const workload of ['deployment/api', 'deployment/web', 'statefulset/ledger']) {
-      await kubectlOk(plane, ['rollout', 'status', workload, '-n', WAVES, '--timeout=90s']);
-    }
+    await kubectlObjects(plane, 'create', WAVE_WORKLOADS);
+    await kubectlObjects(plane, 'create', [
+      deployment(GUARDED, 'vault', 1),
+      {
+        apiVersion: 'policy/v1',
+        kind: 'PodDisruptionBudget',
+        metadata: { name: 'vault', namespace: GUARDED },
+        spec: { minAvailable: 1, selector: { matchLabels: { app: 'vault' } } },
+      },
+    ]);
+    for (const workload of ['deployment/api', 'deployment/web', 'statefulset/ledger'])
+      await untilRolledOut(plane, WAVES, workload);
     // kubectl rollout status reads no OnDelete StatefulSet.
-    await waitFor('the OnDelete StatefulSet journal to have 2 ready Pods', async () => {
-      const journal = await plane.admin.json<{ status?: { readyReplicas?: number } }>('GET', PATHS.journal);
-      return journal.status?.readyReplicas === 2 ? true : undefined;
-    });
-    await kubectlOk(
-      plane,
-      ['create', '-f', '-'],
-      ['first', 'second'].map((name) => stringify(deployment(KILLED, name, 1))).join('---\n'),
-    );
-    await kubectlOk(plane, ['rollout', 'status', 'deployment/vault', '-n', GUARDED, '--timeout=90s']);
-    for (const name of ['first', 'second'])
-      await kubectlOk(plane, ['rollout', 'status', `deployment/${name}`, '-n', KILLED, '--timeout=90s']);
-    await waitFor('the vault PDB to count its healthy Pod', async () => {
-      const pdb = await plane.admin.json<{ status?: { currentHealthy?: number } }>(
-        'GET',
-        `/apis/policy/v1/namespaces/${GUARDED}/poddisruptionbudgets/vault`,
-      );
-      return pdb.status?.currentHealthy === 1 ? true : undefined;
-    });
+    await settled(plane, 'StatefulSet', WAVES, 'journal', (status) => status.readyReplicas === 2);
+    await kubectlObjects(plane, 'create', [deployment(KILLED, 'first', 1), deployment(KILLED, 'second', 1)]);
+    await untilRolledOut(plane, GUARDED, 'deployment/vault');
+    for (const name of ['first', 'second']) await untilRolledOut(plane, KILLED, `deployment/${name}`);
+    await settled(plane, 'PodDisruptionBudget', GUARDED, 'vault', (status) => status.currentHealthy === 1);
     // broken's status settles once its progress deadline passed: from then on only a write of ours changes it.
     await waitFor(
       'broken to exceed its progress deadline',
@@ -225,8 +127,7 @@ describe('podmutation rollout on a real control plane', () => {
       },
       { timeoutMs: 60_000 },
     );
-    webhook = await serveWebhook(plane, { rules: [rules] });
-    await registerWebhook(plane, webhook);
+    webhook = await serveAndRegister(plane, { rules: [rules] });
   });
   afterAll(async () => webhook?.stop());
 
@@ -240,7 +141,7 @@ describe('podmutation rollout on a real control plane', () => {
       );
     const before = await versions();
 
-    const { run, records } = await rollout(plane, rules, ['-n', WAVES, '--max-concurrent', '2', '--dry-run']);
+    const { run, records } = await rollout(rules, ['-n', WAVES, '--max-concurrent', '2', '--dry-run']);
 
     expect(run.code, run.stderr).toBe(1);
     expect(
@@ -257,7 +158,7 @@ describe('podmutation rollout on a real control plane', () => {
   });
 
   it('-l keeps the workloads whose own labels match, in waves of their own', async () => {
-    const { run, records } = await rollout(cluster(), rules, [
+    const { run, records } = await rollout(rules, [
       '-n',
       WAVES,
       '--max-concurrent',
@@ -277,7 +178,7 @@ describe('podmutation rollout on a real control plane', () => {
   it('fails the wave whose Deployment never completes, starts no later wave, and exits 1', async () => {
     const plane = cluster();
 
-    const { run, records } = await rollout(plane, rules, ['-n', WAVES, '--max-concurrent', '2', '--timeout', '40s']);
+    const { run, records } = await rollout(rules, ['-n', WAVES, '--max-concurrent', '2', '--timeout', '40s']);
 
     expect(run.code, run.stderr).toBe(1);
     expect(lastStates(records)).toEqual({
@@ -313,10 +214,10 @@ describe('podmutation rollout on a real control plane', () => {
       '-p',
       '[{"op":"remove","path":"/spec/template/spec/nodeSelector"}]',
     ]);
-    await kubectlOk(plane, ['rollout', 'status', 'deployment/broken', '-n', WAVES, '--timeout=60s']);
+    await untilRolledOut(plane, WAVES, 'deployment/broken', '60s');
     const apiBefore = (await plane.admin.json<Workload>('GET', PATHS.api)).metadata.generation;
 
-    const { run, records } = await rollout(plane, rules, ['-n', WAVES, '--max-concurrent', '2', '--timeout', '60s']);
+    const { run, records } = await rollout(rules, ['-n', WAVES, '--max-concurrent', '2', '--timeout', '60s']);
 
     expect(run.code, run.stderr).toBe(0);
     expect(lastStates(records)).toEqual({
@@ -332,8 +233,8 @@ describe('podmutation rollout on a real control plane', () => {
         .map((record) => (record as WorkloadRecord).wave),
     ).toEqual([1, 1, 2]);
     expect((await plane.admin.json<Workload>('GET', PATHS.api)).metadata.generation).toBe(apiBefore);
-    const { code, result } = await reportOf(plane, rules, WAVES);
-    expect(code).toBe(0);
+    const { run: report, result } = await reportJson(plane, ['--rules', rules, '-n', WAVES]);
+    expect(report.code).toBe(0);
     expect(result.totals.pending).toBe(0);
     expect(records.at(-1)).toMatchObject({ type: 'verdict', pending: 0, denied: 0, failed: 0, exit: 0 });
   });
@@ -343,7 +244,7 @@ describe('podmutation rollout on a real control plane', () => {
     const before = (await plane.admin.json<Workload>('GET', `/apis/apps/v1/namespaces/${GUARDED}/deployments/vault`))
       .metadata.resourceVersion;
 
-    const { run, records } = await rollout(plane, rules, ['-n', GUARDED, '--timeout', '5s']);
+    const { run, records } = await rollout(rules, ['-n', GUARDED, '--timeout', '5s']);
 
     expect(run.code, run.stderr).toBe(1);
     expect(records.filter((record) => record.type === 'workload' && record.state === 'skipped')).toEqual([
@@ -387,7 +288,7 @@ describe('podmutation rollout on a real control plane', () => {
     await killed;
     expect(printed).not.toMatch(/"name":"second","state":"started"/);
 
-    const { run, records } = await rollout(plane, rules, ['-n', KILLED, '--pause', '1s']);
+    const { run, records } = await rollout(rules, ['-n', KILLED, '--pause', '1s']);
 
     expect(run.code, run.stderr).toBe(0);
     expect(lastStates(records)).toEqual({ first: 'current', second: 'done' });

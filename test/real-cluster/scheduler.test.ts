@@ -11,9 +11,10 @@ import { CAPACITY_ANNOTATION } from '../../lib/placement/index.ts';
 import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
 import { TEST_NODES } from './nodes.ts';
+import { poolAffinity } from './pools.ts';
 import { waitFor } from './processes.ts';
 import { useControlPlane } from './use-control-plane.ts';
-import { registerWebhook, serveWebhook, type ServedWebhook } from './webhook.ts';
+import { serveAndRegister, type ServedWebhook } from './webhook.ts';
 
 const cluster = useControlPlane();
 
@@ -79,17 +80,8 @@ function deployment(namespace: string, name: string, replicas: number, podSpec: 
   };
 }
 
-const ON_THE_LEGACY_POOL = {
-  affinity: {
-    nodeAffinity: {
-      requiredDuringSchedulingIgnoredDuringExecution: {
-        nodeSelectorTerms: [
-          { matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['legacy'] }] },
-        ],
-      },
-    },
-  },
-};
+const ON_THE_LEGACY_POOL = { affinity: poolAffinity('legacy') };
+const ON_THE_MERGED_POOL = { affinity: poolAffinity('merged') };
 
 let webhook: ServedWebhook;
 
@@ -107,8 +99,7 @@ beforeAll(async () => {
       ],
     }),
   );
-  webhook = await serveWebhook(plane, { rules: ['examples/rules'], placements });
-  await registerWebhook(plane, webhook);
+  webhook = await serveAndRegister(plane, { rules: ['examples/rules'], placements });
   for (const namespace of ['production', 'staging', 'batch', 'filler']) await plane.ensureNamespace(namespace);
 });
 afterAll(async () => webhook?.stop());
@@ -183,19 +174,8 @@ describe('batch moved to tainted Spot Nodes', () => {
 describe('managed capacity placement, Diversity', () => {
   it('binds each Pod to the capacity type its recorded choice names, spreading the Deployment over Spot and on-demand Nodes', async () => {
     const plane = cluster();
-    const onTheMergedPool = {
-      affinity: {
-        nodeAffinity: {
-          requiredDuringSchedulingIgnoredDuringExecution: {
-            nodeSelectorTerms: [
-              { matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['merged'] }] },
-            ],
-          },
-        },
-      },
-    };
     await plane.admin.json('POST', '/apis/apps/v1/namespaces/production/deployments', {
-      body: deployment('production', 'spread', 20, onTheMergedPool),
+      body: deployment('production', 'spread', 20, ON_THE_MERGED_POOL),
     });
     const pods = await boundPods(plane, 'production', 'app=spread', 20);
 
@@ -212,18 +192,6 @@ describe('managed capacity placement, Diversity', () => {
 });
 
 describe('managed capacity placement, Diversity for a StatefulSet', () => {
-  const onTheMergedPool = {
-    affinity: {
-      nodeAffinity: {
-        requiredDuringSchedulingIgnoredDuringExecution: {
-          nodeSelectorTerms: [
-            { matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['merged'] }] },
-          ],
-        },
-      },
-    },
-  };
-
   /** Busy Pods on the merged Nodes of one instance type, so that the scheduler's least-allocated score alone would put new Pods on the other. */
   async function loadInstanceType(plane: ControlPlane, instanceType: string): Promise<void> {
     const nodes = TEST_NODES.filter(
@@ -263,7 +231,7 @@ describe('managed capacity placement, Diversity for a StatefulSet', () => {
           selector: { matchLabels: { app: 'ledger' } },
           template: {
             metadata: { labels: { app: 'ledger' } },
-            spec: { containers: [{ name: 'db', image: 'registry.example.com/ledger:1' }], ...onTheMergedPool },
+            spec: { containers: [{ name: 'db', image: 'registry.example.com/ledger:1' }], ...ON_THE_MERGED_POOL },
           },
         },
       },

@@ -7,65 +7,27 @@
  * leaves it alone. The deletions the script prints are evictions, preconditioned on the uid the report saw.
  */
 import { writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
 import type { MigrationReport, ReportWorkload } from '../../lib/report/index.ts';
-import type { RolloutRecord, WorkloadRecord } from '../../lib/rollout/index.ts';
-import { runPodmutation, type CliRun } from '../support/cli.ts';
-import { runProcess } from '../support/processes.ts';
+import type { WorkloadRecord } from '../../lib/rollout/index.ts';
+import { runPodmutation } from '../support/cli.ts';
 import type { Json } from './api.ts';
-import type { ControlPlane } from './control-plane.ts';
-import { waitFor } from './processes.ts';
+import { kubectlObjects, kubectlOk, runScript } from './kubectl.ts';
+import { readyPod, settled } from './pods.ts';
+import { reportJson, reportRun, rolloutJson } from './podmutation.ts';
+import { legacyTemplate, mergeLegacyPool } from './pools.ts';
 import { useControlPlane } from './use-control-plane.ts';
-import { registerWebhook, ruleFolder, serveWebhook, type ServedWebhook } from './webhook.ts';
+import { ruleFolder, serveAndRegister, type ServedWebhook } from './webhook.ts';
 
 const cluster = useControlPlane();
 
 const STAGED = 'sts-staged';
 const SCRIPT = 'sts-script';
-const POOL = (pool: string) => ({
-  matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: [pool] }],
-});
-const LEGACY_AFFINITY = {
-  nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [POOL('legacy')] } },
-};
 // A toleration of a taint no Node has: it changes no placement, only what the report compares.
 const DEDICATED = { key: 'example.com/dedicated', operator: 'Exists', effect: 'NoSchedule' };
 
-const RULES = [
-  {
-    name: 'merge-legacy-pool',
-    spec: {
-      enable: true,
-      workloadSelector: {
-        namespaces: [STAGED, SCRIPT],
-        kinds: ['StatefulSet'],
-        nodeAffinityMatch: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [POOL('legacy')] } },
-      },
-      mutationRemove: { nodeAffinity: { keys: ['example.com/node-pool'] } },
-      mutationAdd: {
-        nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [POOL('merged')] } },
-      },
-    },
-  },
-];
-
-type Pod = {
-  metadata: { name: string; uid: string; labels: Record<string, string>; deletionTimestamp?: string };
-  spec: { containers: { image: string }[]; nodeName?: string; tolerations?: Json[] };
-  status?: { conditions?: { type: string; status: string }[] };
-};
-type StatefulSet = {
-  metadata: { generation: number; resourceVersion: string };
-  status?: {
-    observedGeneration?: number;
-    currentRevision?: string;
-    updateRevision?: string;
-    readyReplicas?: number;
-    updatedReplicas?: number;
-  };
-};
+const RULES = [mergeLegacyPool([STAGED, SCRIPT], ['StatefulSet'])];
 
 function statefulSet(namespace: string, name: string, replicas: number, updateStrategy: Json, image: string): Json {
   return {
@@ -77,79 +39,18 @@ function statefulSet(namespace: string, name: string, replicas: number, updateSt
       serviceName: name,
       updateStrategy,
       selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name } },
-        spec: { containers: [{ name: 'app', image }], affinity: LEGACY_AFFINITY },
-      },
+      template: legacyTemplate(name, { containers: [{ name: 'app', image }] }),
     },
   };
 }
 
-async function kubectlOk(plane: ControlPlane, args: readonly string[], input?: string): Promise<string> {
-  const run = await plane.kubectl(args, input === undefined ? {} : { input });
-  expect(run.code, `kubectl ${args.join(' ')}: ${run.stderr}`).toBe(0);
-  return run.stdout;
-}
-
-const podPath = (namespace: string, name: string) => `/api/v1/namespaces/${namespace}/pods/${name}`;
-const setPath = (namespace: string, name: string) => `/apis/apps/v1/namespaces/${namespace}/statefulsets/${name}`;
-
-function isReady(pod: Pod): boolean {
-  return (
-    pod.metadata.deletionTimestamp === undefined &&
-    (pod.status?.conditions ?? []).some(({ type, status }) => type === 'Ready' && status === 'True')
-  );
-}
-
-async function readyPod(plane: ControlPlane, namespace: string, name: string, notUid = ''): Promise<Pod> {
-  return waitFor(`Pod ${namespace}/${name} Ready${notUid === '' ? '' : ` again (not ${notUid})`}`, async () => {
-    const answer = await plane.admin.request('GET', podPath(namespace, name));
-    if (answer.status !== 200) return undefined;
-    const pod = answer.body as Pod;
-    return pod.metadata.uid !== notUid && isReady(pod) ? pod : undefined;
-  });
-}
-
-/** The StatefulSet once its controller observed its generation and `settled` holds for its status. */
-async function settled(
-  plane: ControlPlane,
-  namespace: string,
-  name: string,
-  check: (status: NonNullable<StatefulSet['status']>) => boolean,
-): Promise<NonNullable<StatefulSet['status']>> {
-  return waitFor(`StatefulSet ${namespace}/${name} to settle`, async () => {
-    const set = await plane.admin.json<StatefulSet>('GET', setPath(namespace, name));
-    const status = set.status;
-    return status !== undefined && status.observedGeneration === set.metadata.generation && check(status)
-      ? status
-      : undefined;
-  });
-}
-
-async function report(plane: ControlPlane, rules: string, namespace: string, flags: readonly string[] = []) {
-  const run = await runPodmutation([
-    'report',
-    '--kubeconfig',
-    plane.adminKubeconfig,
-    '--rules',
-    rules,
-    '-n',
-    namespace,
-    ...(flags.length === 0 ? ['-o', 'json'] : flags),
-  ]);
-  return { run, result: flags.length === 0 ? (JSON.parse(run.stdout) as MigrationReport) : undefined };
+/** `podmutation report -n NAMESPACE` under the rules, as JSON. */
+function report(rules: string, namespace: string) {
+  return reportJson(cluster(), ['--rules', rules, '-n', namespace]);
 }
 
 function row(result: MigrationReport | undefined, name: string): ReportWorkload | undefined {
   return result?.workloads.find((workload) => workload.name === name);
-}
-
-function records(run: CliRun): RolloutRecord[] {
-  return run.stdout
-    .trim()
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as RolloutRecord);
 }
 
 describe('StatefulSets whose Pods only a deletion rolls out, on a real control plane', () => {
@@ -163,25 +64,18 @@ describe('StatefulSets whose Pods only a deletion rolls out, on a real control p
     rules = await ruleFolder(plane, RULES);
     for (const namespace of [STAGED, SCRIPT]) await plane.ensureNamespace(namespace);
     // Before the webhook: every Pod starts on the legacy pool.
-    await kubectlOk(
-      plane,
-      ['create', '-f', '-'],
-      [
-        statefulSet(STAGED, 'pg', 2, { type: 'OnDelete' }, 'postgres:15'),
-        statefulSet(STAGED, 'db', 3, { type: 'RollingUpdate', rollingUpdate: { partition: 2 } }, 'app:1'),
-        statefulSet(SCRIPT, 'cache', 2, { type: 'RollingUpdate', rollingUpdate: { partition: 1 } }, 'cache:1'),
-      ]
-        .map((object) => stringify(object))
-        .join('---\n'),
-    );
+    await kubectlObjects(plane, 'create', [
+      statefulSet(STAGED, 'pg', 2, { type: 'OnDelete' }, 'postgres:15'),
+      statefulSet(STAGED, 'db', 3, { type: 'RollingUpdate', rollingUpdate: { partition: 2 } }, 'app:1'),
+      statefulSet(SCRIPT, 'cache', 2, { type: 'RollingUpdate', rollingUpdate: { partition: 1 } }, 'cache:1'),
+    ]);
     for (const [namespace, name, replicas] of [
       [STAGED, 'pg', 2],
       [STAGED, 'db', 3],
       [SCRIPT, 'cache', 2],
     ] as const)
-      await settled(plane, namespace, name, (status) => status.readyReplicas === replicas);
-    webhook = await serveWebhook(plane, { rules: [rules] });
-    await registerWebhook(plane, webhook);
+      await settled(plane, 'StatefulSet', namespace, name, (status) => status.readyReplicas === replicas);
+    webhook = await serveAndRegister(plane, { rules: [rules] });
 
     // pg: postgres:16 staged over Pods that run postgres:15; OnDelete recreates no Pod itself.
     await kubectlOk(plane, [
@@ -195,7 +89,13 @@ describe('StatefulSets whose Pods only a deletion rolls out, on a real control p
       '-p',
       '[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"postgres:16"}]',
     ]);
-    const pg = await settled(plane, STAGED, 'pg', (status) => status.updateRevision !== status.currentRevision);
+    const pg = await settled(
+      plane,
+      'StatefulSet',
+      STAGED,
+      'pg',
+      (status) => status.updateRevision !== status.currentRevision,
+    );
     // db-0, below the partition, recreated by hand through the webhook: admitted under the current rule.
     const before = await readyPod(plane, STAGED, 'db-0');
     await kubectlOk(plane, ['delete', 'pod', 'db-0', '-n', STAGED, '--wait=false']);
@@ -217,6 +117,7 @@ describe('StatefulSets whose Pods only a deletion rolls out, on a real control p
     ]);
     const db = await settled(
       plane,
+      'StatefulSet',
       STAGED,
       'db',
       (status) =>
@@ -229,14 +130,14 @@ describe('StatefulSets whose Pods only a deletion rolls out, on a real control p
     uids = {};
     for (const name of ['pg-0', 'pg-1', 'db-0', 'db-1', 'db-2'])
       uids[name] = (await readyPod(plane, STAGED, name)).metadata.uid;
-    expect((await readyPod(plane, STAGED, 'db-2')).metadata.labels['controller-revision-hash']).toBe(
+    expect((await readyPod(plane, STAGED, 'db-2')).metadata.labels?.['controller-revision-hash']).toBe(
       revisions.db.update,
     );
   });
   afterAll(async () => webhook?.stop());
 
   it('holds an OnDelete StatefulSet whose template is staged, and says why, with no Pod to delete', async () => {
-    const { run, result } = await report(cluster(), rules, STAGED);
+    const { run, result } = await report(rules, STAGED);
 
     expect(run.code, run.stderr).toBe(1);
     const pg = row(result, 'pg');
@@ -248,7 +149,7 @@ describe('StatefulSets whose Pods only a deletion rolls out, on a real control p
   });
 
   it('evaluates each Pod of a partitioned StatefulSet against the revision it would come back at: below the partition, the current one', async () => {
-    const { result } = await report(cluster(), rules, STAGED);
+    const { result } = await report(rules, STAGED);
 
     const db = row(result, 'db');
     // db-0 (recreated under the rule) and db-2 (the controller's, at the update revision) are current; db-1 pending.
@@ -274,11 +175,11 @@ describe('StatefulSets whose Pods only a deletion rolls out, on a real control p
     expect(row(without, 'db')?.held).toBe(
       `the template of its current revision ${revisions.db.current}, at which Pod db-1 would be recreated, was not read (list controllerrevisions with the StatefulSets)`,
     );
-    expect(withRevisions).toEqual((await report(plane, rules, STAGED)).result);
+    expect(withRevisions).toEqual((await report(rules, STAGED)).result);
   });
 
   it('prints the held StatefulSet as a comment, never as a command', async () => {
-    const { run } = await report(cluster(), rules, STAGED, ['--restart-commands']);
+    const run = await reportRun(cluster(), ['--rules', rules, '-n', STAGED, '--restart-commands']);
 
     const lines = run.stdout.trim().split('\n');
     expect(lines).toContain(
@@ -292,23 +193,10 @@ describe('StatefulSets whose Pods only a deletion rolls out, on a real control p
 
   it('rollout leaves the held StatefulSet alone with the reason, and deletes only the pending Pod of the partitioned one, which comes back current', async () => {
     const plane = cluster();
-    const { result: result0 } = await report(plane, rules, STAGED);
+    const { result: result0 } = await report(rules, STAGED);
 
-    const run = await runPodmutation([
-      'rollout',
-      '--kubeconfig',
-      plane.adminKubeconfig,
-      '--rules',
-      rules,
-      '-n',
-      STAGED,
-      '--timeout',
-      '60s',
-      '-o',
-      'json',
-    ]);
+    const { run, records: steps } = await rolloutJson(plane, ['--rules', rules, '-n', STAGED, '--timeout', '60s']);
 
-    const steps = records(run);
     expect(steps.find((step) => step.type === 'workload' && step.name === 'pg')).toMatchObject({
       wave: 0,
       state: 'held',
@@ -324,46 +212,30 @@ describe('StatefulSets whose Pods only a deletion rolls out, on a real control p
     for (const name of ['pg-0', 'pg-1'])
       expect((await readyPod(plane, STAGED, name)).spec.containers[0]?.image).toBe('postgres:15');
     const db1 = await readyPod(plane, STAGED, 'db-1', uids['db-1']);
-    expect(db1.metadata.labels['controller-revision-hash']).toBe(revisions.db.current);
+    expect(db1.metadata.labels?.['controller-revision-hash']).toBe(revisions.db.current);
     expect(db1.spec.nodeName).toMatch(/^merged-/);
     // pg's two Pods stay pending: the run exits 1, and a second run changes nothing of db.
     expect(run.code, run.stderr).toBe(1);
-    const { result } = await report(plane, rules, STAGED);
+    const { result } = await report(rules, STAGED);
     expect(row(result, 'db')).toMatchObject({ current: 3, pending: 0 });
   });
 
   it('runs the printed evictions with the built kubectl: refused, and the script stopped, while a PodDisruptionBudget allows none', async () => {
     const plane = cluster();
-    await kubectlOk(
-      plane,
-      ['create', '-f', '-'],
-      stringify({
+    await kubectlObjects(plane, 'create', [
+      {
         apiVersion: 'policy/v1',
         kind: 'PodDisruptionBudget',
         metadata: { name: 'cache', namespace: SCRIPT },
         spec: { maxUnavailable: 0, selector: { matchLabels: { app: 'cache' } } },
-      }),
-    );
-    await waitFor('the cache PDB to count its Pods', async () => {
-      const pdb = await plane.admin.json<{ status?: { currentHealthy?: number; observedGeneration?: number } }>(
-        'GET',
-        `/apis/policy/v1/namespaces/${SCRIPT}/poddisruptionbudgets/cache`,
-      );
-      return pdb.status?.currentHealthy === 2 && pdb.status.observedGeneration === 1 ? true : undefined;
-    });
+      },
+    ]);
+    // Counted: the budget's two healthy Pods, observed.
+    await settled(plane, 'PodDisruptionBudget', SCRIPT, 'cache', (status) => status.currentHealthy === 2);
     const before = { 'cache-0': (await readyPod(plane, SCRIPT, 'cache-0')).metadata.uid, 'cache-1': '' };
     before['cache-1'] = (await readyPod(plane, SCRIPT, 'cache-1')).metadata.uid;
-    const { run } = await report(plane, rules, SCRIPT, ['--restart-commands']);
-    const script = join(plane.dir, 'cache.sh');
-    await writeFile(script, run.stdout);
-    const bash = () =>
-      runProcess('bash', [script], {
-        env: {
-          ...process.env,
-          PATH: `${dirname(plane.binaries.path('kubectl'))}:${process.env['PATH'] ?? ''}`,
-          KUBECONFIG: plane.adminKubeconfig,
-        },
-      });
+    const run = await reportRun(plane, ['--rules', rules, '-n', SCRIPT, '--restart-commands']);
+    const bash = () => runScript(plane, 'cache.sh', run.stdout);
 
     const refused = await bash();
 
@@ -378,7 +250,7 @@ describe('StatefulSets whose Pods only a deletion rolls out, on a real control p
     expect(ran.code, ran.stderr).toBe(0);
     for (const name of ['cache-0', 'cache-1'])
       expect((await readyPod(plane, SCRIPT, name)).spec.nodeName, name).toMatch(/^merged-/);
-    const after = await report(plane, rules, SCRIPT);
+    const after = await report(rules, SCRIPT);
     expect(after.run.code, after.run.stderr).toBe(0);
   });
 });

@@ -9,7 +9,7 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAllDocuments, stringify } from 'yaml';
+import { parseAllDocuments } from 'yaml';
 import { buildFunctions } from '../../scripts/build.ts';
 import { describeIssues, validatePodMutation } from '../../lib/api/index.ts';
 import { parseSingleDocument } from '../../lib/rule-files/index.ts';
@@ -21,9 +21,19 @@ import { createDynamoClient, createSnapshotTable } from '../../lib/store/index.t
 import type { SyncReport } from '../../lib/sync/index.ts';
 import { startFakeAws, type FakeAws } from '../cluster/fake-aws.ts';
 import { embeddedMetrics, invokeShippedHandler } from '../deploy/lambda-run.ts';
-import { runPodmutation, type CliRun } from '../support/cli.ts';
+import type { CliRun } from '../support/cli.ts';
 import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
+import {
+  applyInfra,
+  applyPodMutation,
+  kubectlObjects,
+  kubectlOk,
+  untilAllowed as untilKubectlAllows,
+  untilRolledOut,
+} from './kubectl.ts';
+import { reportRun, syncOnce } from './podmutation.ts';
+import { poolAffinity } from './pools.ts';
 import { waitFor } from './processes.ts';
 import { metricSum } from './webhook.ts';
 import { useControlPlane } from './use-control-plane.ts';
@@ -75,12 +85,6 @@ let dynamoClient: ReturnType<typeof createDynamoClient>;
 /** The kubeconfig of the ServiceAccount podmutation-sync, with the token of its token Secret. */
 let syncKubeconfig: string;
 
-async function kubectlOk(plane: ControlPlane, args: readonly string[], input?: string): Promise<string> {
-  const run = await plane.kubectl(args, input === undefined ? {} : { input });
-  expect(run.code, `kubectl ${args.join(' ')}: ${run.stderr}`).toBe(0);
-  return run.stdout;
-}
-
 async function podMutation(plane: ControlPlane, name: string): Promise<PodMutation> {
   return plane.admin.json<PodMutation>('GET', `${PM_PATH}/${name}`);
 }
@@ -114,9 +118,7 @@ async function runSync(
   kubeconfig: string,
   table: string,
 ): Promise<{ readonly run: CliRun; readonly report: SyncReport }> {
-  const run = await runPodmutation([
-    'sync',
-    '--once',
+  const { run, report } = await syncOnce([
     '--kubeconfig',
     kubeconfig,
     '--dynamodb-endpoint',
@@ -124,10 +126,9 @@ async function runSync(
     '--table',
     table,
   ]);
-  const line = run.stdout.trim().split('\n').at(-1) ?? '';
-  if (!line.startsWith('{'))
+  if (report === undefined)
     throw new Error(`podmutation sync printed no report (exit ${run.code}):\n${run.stdout}\n${run.stderr}`);
-  return { run, report: JSON.parse(line) as SyncReport };
+  return { run, report };
 }
 
 /** The JSON lines a CLI run logged on stderr. */
@@ -151,23 +152,18 @@ async function identityWith(plane: ControlPlane, name: string, rules: readonly C
       subjects: [{ kind: 'ServiceAccount', name, namespace: SYNC_NAMESPACE }],
     },
   ];
-  await kubectlOk(plane, ['apply', '-f', '-'], objects.map((object) => stringify(object)).join('---\n'));
+  await kubectlObjects(plane, 'apply', objects);
   const token = (await kubectlOk(plane, ['create', 'token', name, '-n', SYNC_NAMESPACE])).trim();
   return plane.tokenKubeconfig(name, token);
 }
 
 /** Waits until the RBAC authorizer lets the ServiceAccount do what `kubectl auth can-i ARGS` asks: a binding takes effect through an informer. */
-async function untilAllowed(plane: ControlPlane, serviceAccount: string, args: readonly string[]): Promise<void> {
-  await waitFor(`${serviceAccount} to be allowed to ${args.join(' ')}`, async () => {
-    const answer = await plane.kubectl([
-      'auth',
-      'can-i',
-      ...args,
-      '--all-namespaces',
-      `--as=system:serviceaccount:${SYNC_NAMESPACE}:${serviceAccount}`,
-    ]);
-    return answer.stdout.trim() === 'yes' ? true : undefined;
-  });
+function untilAllowed(plane: ControlPlane, serviceAccount: string, args: readonly string[]): Promise<void> {
+  return untilKubectlAllows(plane, serviceAccount, [
+    ...args,
+    '--all-namespaces',
+    `--as=system:serviceaccount:${SYNC_NAMESPACE}:${serviceAccount}`,
+  ]);
 }
 
 beforeAll(async () => {
@@ -176,14 +172,7 @@ beforeAll(async () => {
   dynamoClient = createDynamoClient({ endpoint: dynamo.endpoint });
 
   // docs/design.md "Sync and cluster access", kubeconfig mode.
-  await kubectlOk(plane, [
-    'apply',
-    '-k',
-    join(ROOT, 'infra'),
-    '-l',
-    'podmutation.agent.cloudpilot.ai/access!=eks-access-entry',
-  ]);
-  await kubectlOk(plane, ['wait', '--for=condition=Established', `crd/podmutations.${GROUP}`, '--timeout=60s']);
+  await applyInfra(plane, 'podmutation.agent.cloudpilot.ai/access!=eks-access-entry');
   await kubectlOk(
     plane,
     ['apply', '-f', '-'],
@@ -357,20 +346,11 @@ describe('a sync identity missing one verb of infra/rbac.yaml', () => {
     );
     await untilAllowed(plane, 'sync-without-status-patch', ['list', `podmutations.${GROUP}`]);
     // A rule no sync has seen, so that a status write is due.
-    await kubectlOk(
-      plane,
-      ['apply', '-f', '-'],
-      stringify({
-        apiVersion: `${GROUP}/v1alpha1`,
-        kind: 'PodMutation',
-        metadata: { name: 'awaiting-status' },
-        spec: {
-          enable: true,
-          workloadSelector: { namespaces: ['staging'] },
-          mutationAdd: { annotations: { 'example.com/seen': 'by-podmutation' } },
-        },
-      }),
-    );
+    await applyPodMutation(plane, 'awaiting-status', {
+      enable: true,
+      workloadSelector: { namespaces: ['staging'] },
+      mutationAdd: { annotations: { 'example.com/seen': 'by-podmutation' } },
+    });
 
     try {
       const { run, report } = await runSync(kubeconfig, 'without-status-patch');
@@ -481,15 +461,7 @@ describe('the shipped sync function with REPORT_INTERVAL_MINUTES=1 and the kubec
 
     // Pods made by the real ReplicaSet controller: checkout pinned to the legacy pool (migrate-legacy-pool), both frontends (prefer-arm64-web).
     await plane.ensureNamespace('production');
-    const legacy = {
-      nodeAffinity: {
-        requiredDuringSchedulingIgnoredDuringExecution: {
-          nodeSelectorTerms: [
-            { matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['legacy'] }] },
-          ],
-        },
-      },
-    };
+    const legacy = poolAffinity('legacy');
     const deployment = (name: string, replicas: number, affinity: Json | undefined) => ({
       apiVersion: 'apps/v1',
       kind: 'Deployment',
@@ -506,15 +478,8 @@ describe('the shipped sync function with REPORT_INTERVAL_MINUTES=1 and the kubec
         },
       },
     });
-    await kubectlOk(
-      plane,
-      ['create', '-f', '-'],
-      [deployment('checkout', 2, legacy), deployment('web', 1, undefined)]
-        .map((object) => stringify(object))
-        .join('---\n'),
-    );
-    for (const name of ['checkout', 'web'])
-      await kubectlOk(plane, ['rollout', 'status', `deployment/${name}`, '-n', 'production', '--timeout=90s']);
+    await kubectlObjects(plane, 'create', [deployment('checkout', 2, legacy), deployment('web', 1, undefined)]);
+    for (const name of ['checkout', 'web']) await untilRolledOut(plane, 'production', `deployment/${name}`);
   });
 
   afterAll(async () => {
@@ -563,7 +528,7 @@ describe('the shipped sync function with REPORT_INTERVAL_MINUTES=1 and the kubec
     expect(reportAt).toBeDefined();
 
     // The same counts as the CLI's report over the cluster's own PodMutations.
-    const cli = await runPodmutation(['report', '--kubeconfig', plane.adminKubeconfig, '-A', '-o', 'json']);
+    const cli = await reportRun(plane, ['-A', '-o', 'json']);
     expect(cli.code, cli.stderr).toBe(1);
     const counted = (JSON.parse(cli.stdout) as { rules: { name: string; matched: number; pending: number }[] }).rules;
     expect(counted.map(({ name }) => name).sort()).toEqual(['migrate-legacy-pool', 'prefer-arm64-web']);
@@ -767,21 +732,12 @@ describe('what the fake API server of test/cluster claims, checked once against 
 
   it('merge-patches the status subresource: status alone changes, null removes a member, an array is replaced whole', async () => {
     const plane = cluster();
-    await kubectlOk(
-      plane,
-      ['apply', '-f', '-'],
-      stringify({
-        apiVersion: `${GROUP}/v1alpha1`,
-        kind: 'PodMutation',
-        metadata: { name: 'patch-target' },
-        spec: {
-          enable: true,
-          priority: 5,
-          workloadSelector: { namespaces: ['staging'] },
-          mutationAdd: { annotations: { 'example.com/a': 'b' } },
-        },
-      }),
-    );
+    await applyPodMutation(plane, 'patch-target', {
+      enable: true,
+      priority: 5,
+      workloadSelector: { namespaces: ['staging'] },
+      mutationAdd: { annotations: { 'example.com/a': 'b' } },
+    });
     const before = await podMutation(plane, 'patch-target');
     const source = createPodMutationSource({ mode: 'kubeconfigFile', path: syncKubeconfig });
     const at = '2026-12-01T10:00:00Z';

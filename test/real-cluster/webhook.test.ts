@@ -30,14 +30,14 @@ import { isJsonObject, type JsonObject } from '../../lib/values/index.ts';
 import { podInputs, type PodInput } from '../../lib/workloads/index.ts';
 import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
+import { poolAffinity } from './pools.ts';
 import { waitFor } from './processes.ts';
 import { useControlPlane } from './use-control-plane.ts';
 import {
   DEFAULT_WEBHOOK_NAME,
   metricSum,
-  registerWebhook,
   ruleFolder,
-  serveWebhook,
+  serveAndRegister,
   webhookCalls,
   webhookConfiguration,
   type ServedWebhook,
@@ -292,12 +292,11 @@ describe.each(exampleTests.map((test) => [test.name, test] as const))(
 
     beforeAll(async () => {
       const plane = cluster();
-      webhook = await serveWebhook(plane, {
+      webhook = await serveAndRegister(plane, {
         rules: test.rules,
         ...(test.placements === undefined ? {} : { placements: test.placements }),
         flags: ['--enforcement', test.enforcement, '--capacity-flavour', test.capacityFlavour],
       });
-      await registerWebhook(plane, webhook);
       workloads = await createExampleWorkloads(plane, test);
     });
     afterAll(async () => {
@@ -335,20 +334,13 @@ describe('a Pod whose defaulted form differs from what was sent', () => {
           enable: true,
           workloadSelector: { namespaces: ['defaults'] },
           mutationAdd: {
-            nodeAffinity: {
-              requiredDuringSchedulingIgnoredDuringExecution: {
-                nodeSelectorTerms: [
-                  { matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['merged'] }] },
-                ],
-              },
-            },
+            ...poolAffinity('merged'),
             tolerations: [{ key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule' }],
           },
         },
       },
     ]);
-    webhook = await serveWebhook(plane, { rules: [rules] });
-    await registerWebhook(plane, webhook);
+    webhook = await serveAndRegister(plane, { rules: [rules] });
     await plane.ensureNamespace('defaults');
     await plane.ensureNamespace('untouched');
   });
@@ -394,15 +386,7 @@ describe('what the configuration of webhook-config tells the API server', () => 
     metadata: { name, namespace: 'production', labels: { app: name } },
     spec: {
       containers: [{ name: 'app', image: 'registry.example.com/app:1' }],
-      affinity: {
-        nodeAffinity: {
-          requiredDuringSchedulingIgnoredDuringExecution: {
-            nodeSelectorTerms: [
-              { matchExpressions: [{ key: 'example.com/node-pool', operator: 'In', values: ['legacy'] }] },
-            ],
-          },
-        },
-      },
+      affinity: poolAffinity('legacy'),
     },
   });
 
@@ -419,8 +403,7 @@ describe('what the configuration of webhook-config tells the API server', () => 
         },
       },
     ]);
-    webhook = await serveWebhook(plane, { rules: [rules] });
-    await registerWebhook(plane, webhook);
+    webhook = await serveAndRegister(plane, { rules: [rules] });
     await plane.ensureNamespace('production');
   });
   afterAll(async () => webhook?.stop());

@@ -12,6 +12,7 @@ import { BIN, runPodmutation } from '../support/cli.ts';
 import { servingCertificate } from './certificates.ts';
 import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
+import { podMutationObject } from './kubectl.ts';
 import { freePort, startSupervised, waitFor, type Supervised } from './processes.ts';
 
 /** A running `podmutation serve`. */
@@ -123,10 +124,7 @@ async function ruleFolder(
 ): Promise<string> {
   const folder = await mkdtemp(join(plane.dir, 'rules-'));
   for (const { name, spec } of rules) {
-    await writeFile(
-      join(folder, `${name}.yaml`),
-      stringify({ apiVersion: 'agent.cloudpilot.ai/v1alpha1', kind: 'PodMutation', metadata: { name }, spec }),
-    );
+    await writeFile(join(folder, `${name}.yaml`), stringify(podMutationObject(name, spec)));
   }
   return folder;
 }
@@ -189,14 +187,42 @@ async function registerWebhook(
   );
 }
 
+/** serveWebhook, then registerWebhook: the webhook served and called by the API server, as a test file starts it. */
+async function serveAndRegister(
+  plane: ControlPlane,
+  options: ServeOptions,
+  registration: RegisterOptions = {},
+): Promise<ServedWebhook> {
+  const webhook = await serveWebhook(plane, options);
+  await registerWebhook(plane, webhook, registration);
+  return webhook;
+}
+
+/** One admission the webhook logged, as far as the tests read it. */
+interface LoggedAdmission {
+  readonly decision: string;
+  readonly skipReason?: string;
+  readonly stamp?: string;
+  readonly patchOperations: number;
+}
+
+/** The admissions the webhook logged of the Pod of that name, in order. */
+function admissionsOf(webhook: ServedWebhook, pod: string): LoggedAdmission[] {
+  return readFileSync(webhook.process.logFile, 'utf8')
+    .split('\n')
+    .filter((line) => line.includes(`"pod":"${pod}"`))
+    .map((line) => JSON.parse(line) as LoggedAdmission);
+}
+
 export {
   serveWebhook,
+  serveAndRegister,
+  admissionsOf,
   ruleFolder,
-  registerWebhook,
   applyWebhookConfiguration,
   webhookConfiguration,
   webhookCalls,
   metricSum,
   DEFAULT_WEBHOOK_NAME,
 };
-export type { ServedWebhook, ServeOptions, RegisterOptions };
+export type { ServedWebhook, ServeOptions, RegisterOptions, LoggedAdmission };

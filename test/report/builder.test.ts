@@ -17,6 +17,8 @@ import {
   findItem,
   fixtureList,
   fixtureRules,
+  ledgerWith,
+  MOVE_LEDGER_SPEC,
   rulePaths,
   type KubectlList,
 } from './support.ts';
@@ -282,13 +284,7 @@ describe('the report builder', () => {
   });
 
   describe('a StatefulSet that rollout restart does not roll out', () => {
-    const moveLedger = compileRuleSet([
-      rule('move-ledger', {
-        enable: true,
-        workloadSelector: { names: ['ledger'] },
-        mutationAdd: { nodeSelector: { 'example.com/pool': 'db' } },
-      }),
-    ]);
+    const moveLedger = compileRuleSet([rule('move-ledger', MOVE_LEDGER_SPEC)]);
     const LEDGER_0 = { name: 'ledger-0', uid: '8a0c2e4a-6c8e-4a0c-8e4a-6c8e0a2c4e70' };
     const LEDGER_1 = { name: 'ledger-1', uid: '8a0c2e4a-6c8e-4a0c-8e4a-6c8e0a2c4e71' };
     const CURRENT = 'ledger-6c8f7d9b5';
@@ -296,17 +292,6 @@ describe('the report builder', () => {
     const FINISH = "finish or roll back the StatefulSet's update first";
 
     type Item = Record<string, unknown> & { spec: Record<string, unknown>; status?: Record<string, unknown> };
-
-    function ledgerWith(updateStrategy: unknown, status: Record<string, unknown> = {}): KubectlList {
-      const list = fixtureList();
-      const ledger = findItem(list, 'StatefulSet', 'ledger') as Item;
-      ledger.spec =
-        updateStrategy === undefined
-          ? Object.fromEntries(Object.entries(ledger.spec).filter(([key]) => key !== 'updateStrategy'))
-          : { ...ledger.spec, updateStrategy };
-      ledger.status = { ...ledger.status, ...status };
-      return list;
-    }
 
     /** The ControllerRevision the StatefulSet controller writes for `template`, owned by ledger. */
     function revision(name: string, template: unknown, ownerUid = '7f9b1d3f-5a7c-4f9b-9d3f-5a7c9e1b3da6'): Item {
@@ -347,7 +332,7 @@ describe('the report builder', () => {
     ])(
       'with %s lists its pending Pods to delete with their uids, highest ordinal first, when only deleting them rolls it out',
       (_case, updateStrategy, deletePods) => {
-        const ledger = report(ledgerWith(updateStrategy));
+        const ledger = report(ledgerWith(fixtureList(), updateStrategy));
 
         expect(ledger).toMatchObject({ pending: 2 });
         expect(ledger?.deletePods).toEqual(deletePods);
@@ -356,7 +341,7 @@ describe('the report builder', () => {
     );
 
     it('lists only its pending Pods, never the current ones', () => {
-      const list = ledgerWith({ type: 'OnDelete' });
+      const list = ledgerWith(fixtureList(), { type: 'OnDelete' });
       const running = findItem(list, 'Pod', 'ledger-1') as { spec: Record<string, unknown> };
       running.spec = {
         ...running.spec,
@@ -395,7 +380,7 @@ describe('the report builder', () => {
         'its status names no current and update revision: which revision a deleted Pod comes back at is unknown',
       ],
     ])('holds it, deleting nothing, with %s', (_case, updateStrategy, status, held) => {
-      const list = ledgerWith(updateStrategy, status);
+      const list = ledgerWith(fixtureList(), updateStrategy, status);
       // The current revision's template, which a Pod below a partition comes back with, is read.
       const current = revision(CURRENT, (findItem(list, 'StatefulSet', 'ledger') as Item).spec.template);
       const ledger = report({ ...list, items: [...list.items, current] });
@@ -405,7 +390,11 @@ describe('the report builder', () => {
     });
 
     it('evaluates a Pod below the partition against its current revision, read from its ControllerRevision', () => {
-      const list = ledgerWith({ type: 'RollingUpdate', rollingUpdate: { partition: 2 } }, { updateRevision: STAGED });
+      const list = ledgerWith(
+        fixtureList(),
+        { type: 'RollingUpdate', rollingUpdate: { partition: 2 } },
+        { updateRevision: STAGED },
+      );
       const current = staged(list);
 
       const ledger = report({ ...list, items: [...list.items, current] });
@@ -423,7 +412,11 @@ describe('the report builder', () => {
         (template: unknown) => [revision(CURRENT, template, 'another-uid')],
       ],
     ])('holds a partitioned one whose current revision’s ControllerRevision %s', (_case, revisions) => {
-      const list = ledgerWith({ type: 'RollingUpdate', rollingUpdate: { partition: 2 } }, { updateRevision: STAGED });
+      const list = ledgerWith(
+        fixtureList(),
+        { type: 'RollingUpdate', rollingUpdate: { partition: 2 } },
+        { updateRevision: STAGED },
+      );
       const current = staged(list);
 
       const ledger = report({ ...list, items: [...list.items, ...revisions(current['data'])] });
@@ -434,7 +427,7 @@ describe('the report builder', () => {
     });
 
     it('holds one whose Pod to delete has no uid in the input: its deletion could not be preconditioned', () => {
-      const list = ledgerWith({ type: 'OnDelete' });
+      const list = ledgerWith(fixtureList(), { type: 'OnDelete' });
       delete (findItem(list, 'Pod', 'ledger-0').metadata as Record<string, unknown>)['uid'];
 
       expect(report(list)?.held).toBe(
@@ -443,7 +436,7 @@ describe('the report builder', () => {
     });
 
     it('holds one whose Pod carries no revision label', () => {
-      const list = ledgerWith({ type: 'OnDelete' });
+      const list = ledgerWith(fixtureList(), { type: 'OnDelete' });
       delete (findItem(list, 'Pod', 'ledger-1').metadata as { labels: Record<string, string> }).labels[
         'controller-revision-hash'
       ];

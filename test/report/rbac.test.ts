@@ -4,13 +4,20 @@
  * test/real-cluster/rbac.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { grantsOf, infraManifests, namedManifest } from '../support/rbac.ts';
+import {
+  expectClusterScopedReads,
+  expectNamespaceRoleBinding,
+  grantsOf,
+  groupSubjects,
+  infraManifests,
+  namedManifest,
+  READ,
+} from '../support/rbac.ts';
 
 const manifests = infraManifests('rbac-report.yaml');
 const perNamespace = infraManifests('rbac-report-namespace.yaml');
 const ALL_NAMESPACES = 'podmutation.agent.cloudpilot.ai/scope';
-const GROUP = [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'podmutation-report' }];
-const READ = ['get', 'list'];
+const GROUP = groupSubjects('podmutation-report');
 
 describe('infra/rbac-report.yaml', () => {
   it('holds the namespaced ClusterRole, the cluster-scoped one and its binding, and the every-namespace binding', () => {
@@ -37,14 +44,7 @@ describe('infra/rbac-report.yaml', () => {
   });
 
   it('lets it read, in the whole cluster, only the cluster-scoped PodMutations and RuntimeClasses', () => {
-    expect(grantsOf(namedManifest(manifests, 'ClusterRole', 'podmutation-report-cluster-scoped'))).toEqual({
-      'agent.cloudpilot.ai:podmutations': READ,
-      'node.k8s.io:runtimeclasses': READ,
-    });
-    expect(namedManifest(manifests, 'ClusterRoleBinding', 'podmutation-report-cluster-scoped')).toMatchObject({
-      roleRef: { kind: 'ClusterRole', name: 'podmutation-report-cluster-scoped' },
-      subjects: GROUP,
-    });
+    expectClusterScopedReads(manifests, 'podmutation-report-cluster-scoped', GROUP);
   });
 
   it('binds the namespaced reads in every namespace only in the binding the scope label marks', () => {
@@ -72,14 +72,6 @@ describe('infra/rbac-report.yaml', () => {
 
 describe('infra/rbac-report-namespace.yaml', () => {
   it('is one RoleBinding of the namespaced ClusterRole, without a namespace, so that kubectl apply -n places it', () => {
-    expect(perNamespace).toEqual([
-      {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'RoleBinding',
-        metadata: { name: 'podmutation-report', labels: { 'app.kubernetes.io/name': 'podmutation' } },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'podmutation-report' },
-        subjects: GROUP,
-      },
-    ]);
+    expectNamespaceRoleBinding(perNamespace, 'podmutation-report', GROUP);
   });
 });

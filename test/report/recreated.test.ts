@@ -36,6 +36,17 @@ const PREFER_ZONE_A = rules(
   }),
 );
 
+/** The issue's rule once changed: it adds another preference, and removes nothing. */
+const PREFER_ZONE_A_CHANGED = rules(
+  rule('prefer-zone-a', {
+    mutationAdd: {
+      nodeAffinity: {
+        preferredDuringSchedulingIgnoredDuringExecution: [preferred(20, req('topology.kubernetes.io/zone', 'In', 'a'))],
+      },
+    },
+  }),
+);
+
 /** The Pod the cluster runs after admitting `spec` through the webhook: stored, named, given a uid and a phase. */
 function admitted(spec: Pod, ruleSet: RuleSet, requestUid: string): Pod {
   const stored = storedByApiServer(
@@ -85,17 +96,7 @@ describe('the report of a Pod recreated from its own spec', () => {
   );
 
   it.each(ORIGINS)('reads $name pending once the rule changes, and current after its recreation', ({ spec }) => {
-    const changed = rules(
-      rule('prefer-zone-a', {
-        mutationAdd: {
-          nodeAffinity: {
-            preferredDuringSchedulingIgnoredDuringExecution: [
-              preferred(20, req('topology.kubernetes.io/zone', 'In', 'a')),
-            ],
-          },
-        },
-      }),
-    );
+    const changed = PREFER_ZONE_A_CHANGED;
     const running = admitted(spec, PREFER_ZONE_A, 'admission-1');
 
     expect(verdictOf(running, changed)).toBe('pending');
@@ -180,17 +181,7 @@ describe('the report of a bare Pod and its binding', () => {
   it('reads a bare Pod created with generateName current under its rules, and pending once they change', () => {
     const generated = pod({ generateName: 'debug-shell-', owner: null, labels: { app: 'debug' } });
     const running = admitted(generated, PREFER_ZONE_A, 'admission-1');
-    const changed = rules(
-      rule('prefer-zone-a', {
-        mutationAdd: {
-          nodeAffinity: {
-            preferredDuringSchedulingIgnoredDuringExecution: [
-              preferred(20, req('topology.kubernetes.io/zone', 'In', 'a')),
-            ],
-          },
-        },
-      }),
-    );
+    const changed = PREFER_ZONE_A_CHANGED;
 
     expect(running.metadata?.name).toMatch(/^debug-shell-/);
     expect(verdictOf(running, PREFER_ZONE_A)).toBe('current');

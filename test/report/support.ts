@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { compileRuleSet, mutatePod, type ManagedStep, type Pod, type RuleSet } from '../../lib/engine/index.ts';
 import { loadRuleFiles } from '../../lib/rule-files/index.ts';
 import { podFromWorkload, readWorkloadObject } from '../../lib/workloads/index.ts';
+import { podMutation } from '../support/builders.ts';
 import { fixturePath, fixtureText } from '../support/fixtures.ts';
 
 /** A List as `kubectl get … -o json` prints it. */
@@ -31,6 +32,34 @@ export async function fixtureRules(migrate: 'as-rolled-out' | 'changed' = 'as-ro
 /** The fixture's objects, parsed afresh (tests may change them). */
 export function fixtureList(): KubectlList {
   return JSON.parse(fixtureText('report/cluster.json')) as KubectlList;
+}
+
+/** The spec of the rule that moves the fixture's StatefulSet ledger to the db pool. */
+export const MOVE_LEDGER_SPEC = {
+  enable: true,
+  workloadSelector: { names: ['ledger'] },
+  mutationAdd: { nodeSelector: { 'example.com/pool': 'db' } },
+};
+
+/** That rule as a PodMutation, as a rule file holds it. */
+export const MOVE_LEDGER = podMutation('move-ledger', MOVE_LEDGER_SPEC);
+
+/**
+ * The list with its StatefulSet ledger given `updateStrategy` (none when undefined) and `status` over its own; the
+ * list is changed and returned.
+ */
+export function ledgerWith(
+  list: KubectlList,
+  updateStrategy: unknown,
+  status: Record<string, unknown> = {},
+): KubectlList {
+  const ledger = findItem(list, 'StatefulSet', 'ledger') as { spec: Record<string, unknown>; status?: unknown };
+  ledger.spec =
+    updateStrategy === undefined
+      ? Object.fromEntries(Object.entries(ledger.spec).filter(([key]) => key !== 'updateStrategy'))
+      : { ...ledger.spec, updateStrategy };
+  ledger.status = { ...(ledger.status as Record<string, unknown> | undefined), ...status };
+  return list;
 }
 
 /** The object of the list with that kind and name. */

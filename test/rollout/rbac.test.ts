@@ -4,13 +4,20 @@
  * test/real-cluster/rbac.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { grantsOf, infraManifests, namedManifest } from '../support/rbac.ts';
+import {
+  expectClusterScopedReads,
+  expectNamespaceRoleBinding,
+  grantsOf,
+  groupSubjects,
+  infraManifests,
+  namedManifest,
+  READ,
+} from '../support/rbac.ts';
 
 const manifests = infraManifests('rbac-rollout.yaml');
 const perNamespace = infraManifests('rbac-rollout-namespace.yaml');
 const report = infraManifests('rbac-report.yaml');
-const GROUP = [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'podmutation-rollout' }];
-const READ = ['get', 'list'];
+const GROUP = groupSubjects('podmutation-rollout');
 
 describe('infra/rbac-rollout.yaml', () => {
   it('holds the namespaced ClusterRole, the cluster-scoped one and its binding, and the every-namespace binding', () => {
@@ -55,14 +62,7 @@ describe('infra/rbac-rollout.yaml', () => {
   });
 
   it('reads only the cluster-scoped PodMutations and RuntimeClasses in the whole cluster', () => {
-    expect(grantsOf(namedManifest(manifests, 'ClusterRole', 'podmutation-rollout-cluster-scoped'))).toEqual({
-      'agent.cloudpilot.ai:podmutations': READ,
-      'node.k8s.io:runtimeclasses': READ,
-    });
-    expect(namedManifest(manifests, 'ClusterRoleBinding', 'podmutation-rollout-cluster-scoped')).toMatchObject({
-      roleRef: { kind: 'ClusterRole', name: 'podmutation-rollout-cluster-scoped' },
-      subjects: GROUP,
-    });
+    expectClusterScopedReads(manifests, 'podmutation-rollout-cluster-scoped', GROUP);
   });
 
   it('grants the namespaced access in every namespace only in the binding the scope label marks', () => {
@@ -91,14 +91,6 @@ describe('infra/rbac-rollout.yaml', () => {
 
 describe('infra/rbac-rollout-namespace.yaml', () => {
   it('is one RoleBinding of the namespaced ClusterRole, without a namespace, so that kubectl apply -n places it', () => {
-    expect(perNamespace).toEqual([
-      {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'RoleBinding',
-        metadata: { name: 'podmutation-rollout', labels: { 'app.kubernetes.io/name': 'podmutation' } },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'podmutation-rollout' },
-        subjects: GROUP,
-      },
-    ]);
+    expectNamespaceRoleBinding(perNamespace, 'podmutation-rollout', GROUP);
   });
 });

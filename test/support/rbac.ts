@@ -1,6 +1,7 @@
 /** The RBAC manifests of infra/, read as the tests of each read them. */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 
 /** A ClusterRole or binding of an infra/ manifest, as far as the tests read it. */
@@ -44,4 +45,41 @@ export function grantsOf(role: RbacManifest): Record<string, string[]> {
       for (const resource of rule.resources) (granted[`${group}:${resource}`] ??= []).push(...rule.verbs);
   }
   return granted;
+}
+
+/** The verbs of a read grant. */
+export const READ = ['get', 'list'];
+
+/** The subjects of a binding to the placeholder group an optional access file binds (report's, rollout's). */
+export function groupSubjects(group: string): unknown[] {
+  return [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: group }];
+}
+
+/** Asserts: ClusterRole `role` reads only the cluster-scoped PodMutations and RuntimeClasses, and binds `subjects`. */
+export function expectClusterScopedReads(manifests: readonly RbacManifest[], role: string, subjects: unknown[]): void {
+  expect(grantsOf(namedManifest(manifests, 'ClusterRole', role))).toEqual({
+    'agent.cloudpilot.ai:podmutations': READ,
+    'node.k8s.io:runtimeclasses': READ,
+  });
+  expect(namedManifest(manifests, 'ClusterRoleBinding', role)).toMatchObject({
+    roleRef: { kind: 'ClusterRole', name: role },
+    subjects,
+  });
+}
+
+/** Asserts that a per-namespace file is one RoleBinding of the ClusterRole `role`, without a namespace. */
+export function expectNamespaceRoleBinding(
+  perNamespace: readonly RbacManifest[],
+  role: string,
+  subjects: unknown[],
+): void {
+  expect(perNamespace).toEqual([
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: role, labels: { 'app.kubernetes.io/name': 'podmutation' } },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+      subjects,
+    },
+  ]);
 }
