@@ -9,6 +9,7 @@ import {
   termFromKubernetes,
   termToKubernetes,
   type Preference,
+  type Requirement,
   type Term,
 } from './requirements.ts';
 import {
@@ -21,7 +22,14 @@ import {
   requiredMatches,
   withoutKeys,
 } from './selectors.ts';
-import { selectorMatchesNode, termCanMatchSomeNode, termMatchesNode, type NodeView } from './semantics.ts';
+import {
+  conflictingKey,
+  requirementMatches,
+  selectorMatchesNode,
+  termCanMatchSomeNode,
+  termMatchesNode,
+  type NodeView,
+} from './semantics.ts';
 import {
   diffScheduling,
   isEmptySchedulingDiff,
@@ -64,6 +72,8 @@ export {
   termMatchesNode,
   selectorMatchesNode,
   termCanMatchSomeNode,
+  conflictingKey,
+  requirementMatches,
   diffScheduling,
   isEmptySchedulingDiff,
   tolerationIdentity,
@@ -74,6 +84,7 @@ export {
 };
 export type {
   Term,
+  Requirement,
   Preference,
   NodeView,
   NodeSelectorRequirement,

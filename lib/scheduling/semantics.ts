@@ -17,6 +17,7 @@ function parseInt64(value: string | undefined): bigint | undefined {
   return parsed < INT64_MIN || parsed > INT64_MAX ? undefined : parsed;
 }
 
+/** Kubernetes semantics of one requirement on one label (or field) value, undefined when the node lacks it. */
 function requirementMatches(requirement: Requirement, value: string | undefined): boolean {
   switch (requirement.operator) {
     case 'In':
@@ -71,7 +72,14 @@ interface KeyConstraint {
  * DoesNotExist, In values all excluded by NotIn or outside Gt/Lt, and empty integer ranges.
  */
 function termCanMatchSomeNode(candidate: Term): boolean {
-  if (candidate.ids.size === 0) return false;
+  return candidate.ids.size > 0 && conflictingKey(candidate) === undefined;
+}
+
+/**
+ * The first label key (in the term's order) whose requirements in the term cannot hold together on any node, as
+ * termCanMatchSomeNode decides it, or undefined when every key's can; field requirements are not read.
+ */
+function conflictingKey(candidate: Term): string | undefined {
   const constraints = new Map<string, KeyConstraint>();
   for (const requirement of candidate.expressions) {
     let constraint = constraints.get(requirement.key);
@@ -89,8 +97,8 @@ function termCanMatchSomeNode(candidate: Term): boolean {
     }
     narrow(constraint, requirement);
   }
-  for (const constraint of constraints.values()) if (!satisfiable(constraint)) return false;
-  return true;
+  for (const [key, constraint] of constraints) if (!satisfiable(constraint)) return key;
+  return undefined;
 }
 
 function narrow(constraint: KeyConstraint, requirement: Requirement): void {
@@ -150,4 +158,4 @@ function satisfiable(constraint: KeyConstraint): boolean {
   return constraint.above === undefined && constraint.below === undefined ? true : high - low > 1n;
 }
 
-export { termMatchesNode, selectorMatchesNode, termCanMatchSomeNode };
+export { requirementMatches, termMatchesNode, selectorMatchesNode, termCanMatchSomeNode, conflictingKey };
