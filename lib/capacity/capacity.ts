@@ -92,7 +92,10 @@ class Capacity {
     }
     if (this.shapes.length === 0 && this.pools.length === 0)
       return new Verdict({ kind: 'nowhere', emptyCapacity: true });
-    return new Verdict({ kind: 'nowhere', closest: this.closest(placement, misfits, options.closest ?? DEFAULT_CLOSEST) });
+    return new Verdict({
+      kind: 'nowhere',
+      closest: this.closest(placement, misfits, options.closest ?? DEFAULT_CLOSEST),
+    });
   }
 
   // The candidates failing on the fewest reasons: NodePools first on a tie (they can make new Nodes), then Node shapes.

@@ -34,8 +34,10 @@ function withinBounds(value: string, gte: bigint | undefined, lte: bigint | unde
   return (gte === undefined || parsed >= gte) && (lte === undefined || parsed <= lte);
 }
 
-const maxBound = (a: bigint | undefined, b: bigint | undefined) => (a === undefined ? b : b === undefined || a > b ? a : b);
-const minBound = (a: bigint | undefined, b: bigint | undefined) => (a === undefined ? b : b === undefined || a < b ? a : b);
+const maxBound = (a: bigint | undefined, b: bigint | undefined) =>
+  a === undefined ? b : b === undefined || a > b ? a : b;
+const minBound = (a: bigint | undefined, b: bigint | undefined) =>
+  a === undefined ? b : b === undefined || a < b ? a : b;
 
 /** The operator a requirement reads as once its operands are folded in (Requirement.Operator). */
 type KarpenterOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
@@ -72,7 +74,13 @@ class KarpenterRequirement {
       case 'Lt': {
         const value = operand(values[0]);
         // Go's int wraps: Lt of the smallest int becomes "<= the largest".
-        return new KarpenterRequirement(normalized, true, new Set(), undefined, value === INT64_MIN ? INT64_MAX : value - 1n);
+        return new KarpenterRequirement(
+          normalized,
+          true,
+          new Set(),
+          undefined,
+          value === INT64_MIN ? INT64_MAX : value - 1n,
+        );
       }
       case 'Gte':
         return new KarpenterRequirement(normalized, true, new Set(), operand(values[0]), undefined);

@@ -84,7 +84,8 @@ function templateRequirements(pool: NodePool): KarpenterRequirements {
 // manifest rather than a live object) is not left out: nothing says it cannot provision.
 function exclusion(pool: NodePool): string | undefined {
   if (pool.deleting) return 'being deleted';
-  if (pool.replicas !== undefined) return `static (replicas: ${pool.replicas}): it provisions no Node for a pending Pod`;
+  if (pool.replicas !== undefined)
+    return `static (replicas: ${pool.replicas}): it provisions no Node for a pending Pod`;
   if (pool.ready === false) return `not Ready${pool.notReadyReason === '' ? '' : ` (${pool.notReadyReason})`}`;
   return undefined;
 }
@@ -160,7 +161,8 @@ function karpenterRefusal(placement: Placement): string | undefined {
     if (problem !== undefined) return `nodeSelector ${problem}`;
   }
   for (const [index, term] of (placement.required ?? []).entries()) {
-    if (term.fields.length > 0) return `node affinity term ${index + 1} has matchFields, which Karpenter does not support`;
+    if (term.fields.length > 0)
+      return `node affinity term ${index + 1} has matchFields, which Karpenter does not support`;
     for (const requirement of term.expressions) {
       const problem = requirementProblem(requirement.key, requirement.operator, requirement.values);
       if (problem !== undefined) return `node affinity term ${index + 1}: ${problem}`;

@@ -2,7 +2,14 @@
  * Nodes as kube-scheduler's filters see them, grouped into shapes: the Nodes that share labels (but for their own
  * hostname), taints and cordon fit exactly the same Pods, so a cluster of thousands of Nodes is judged shape by shape.
  */
-import { requirementMatches, selectorMatchesNode, type NodeView, type Term } from '../scheduling/index.ts';
+import {
+  expressionMatches,
+  fieldMatches,
+  requirementParses,
+  selectorMatchesNode,
+  type NodeView,
+  type Term,
+} from '../scheduling/index.ts';
 import { HOSTNAME_LABEL, UNSCHEDULABLE_TAINT_KEY } from './labels.ts';
 import { requirementText, type Placement } from './placement.ts';
 import { taintText, tolerated, untoleratedTaints, type Taint } from './taints.ts';
@@ -104,11 +111,14 @@ function has(view: NodeView, key: string): string {
 function termMisfits(term: Term, view: NodeView): string[] {
   if (term.expressions.length === 0 && term.fields.length === 0) return ['the empty term selects no Node'];
   const misses: string[] = [];
-  for (const requirement of term.expressions)
-    if (!requirementMatches(requirement, view.labels[requirement.key]))
+  for (const requirement of term.expressions) {
+    if (!requirementParses(requirement))
+      misses.push(`${requirementText(requirement)} (Kubernetes cannot parse it: the term selects no Node)`);
+    else if (!expressionMatches(requirement, view.labels[requirement.key]))
       misses.push(`${requirementText(requirement)} (the Node has ${has(view, requirement.key)})`);
+  }
   for (const requirement of term.fields)
-    if (requirement.key !== 'metadata.name' || !requirementMatches(requirement, view.name))
+    if (!fieldMatches(requirement, view.name))
       misses.push(`${requirementText(requirement)} (the Node is ${view.name})`);
   return misses;
 }
@@ -136,7 +146,10 @@ function nodeMisfits(placement: Placement, shape: NodeShape, view: NodeView): re
 }
 
 /** Why the Pod fits none of the shape's Nodes: the member that misses on the fewest reasons, and its reasons. */
-function shapeMisfits(placement: Placement, shape: NodeShape): { readonly node: string; readonly reasons: readonly string[] } {
+function shapeMisfits(
+  placement: Placement,
+  shape: NodeShape,
+): { readonly node: string; readonly reasons: readonly string[] } {
   if (!placement.readsNodeIdentity)
     return { node: shape.members[0]!.name, reasons: nodeMisfits(placement, shape, shapeView(shape)) };
   let best: { node: string; reasons: readonly string[] } | undefined;

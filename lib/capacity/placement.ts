@@ -5,6 +5,7 @@
  */
 import {
   conflictingKey,
+  fieldMatches,
   isEmptyTerm,
   labelRequirement,
   type Preference,
@@ -40,26 +41,30 @@ interface Contradiction {
 
 /** A requirement as messages write it: "key In [a, b]", "key Exists", "metadata.name In [node-1]". */
 function requirementText(requirement: Requirement): string {
-  return requirement.values.length === 0 && (requirement.operator === 'Exists' || requirement.operator === 'DoesNotExist')
+  return requirement.values.length === 0 &&
+    (requirement.operator === 'Exists' || requirement.operator === 'DoesNotExist')
     ? `${requirement.key} ${requirement.operator}`
     : `${requirement.key} ${requirement.operator} [${requirement.values.join(', ')}]`;
 }
 
-// A field selector term parses only In and NotIn with exactly one value, on metadata.name, the one field a Node has
-// (component-helpers scheduling/corev1/nodeaffinity/nodeaffinity.go, nodeSelectorRequirementsAsFieldSelector).
+// A field requirement parses only as In or NotIn of exactly one value, and a Node's one field is metadata.name (any other
+// key reads as ""): component-helpers scheduling/corev1/nodeaffinity/nodeaffinity.go, nodeSelectorRequirementsAsFieldSelector.
 function fieldConflict(fields: readonly Requirement[]): string | undefined {
   let name: string | undefined;
   const excluded = new Set<string>();
   for (const field of fields) {
-    if (field.key !== 'metadata.name' || (field.operator !== 'In' && field.operator !== 'NotIn'))
-      return `${requirementText(field)} never matches (matchFields takes In or NotIn on metadata.name)`;
-    if (field.values.length !== 1) return `${requirementText(field)} never matches (matchFields takes exactly one value)`;
+    if ((field.operator !== 'In' && field.operator !== 'NotIn') || field.values.length !== 1)
+      return `${requirementText(field)} never matches (matchFields takes In or NotIn of exactly one value)`;
     const value = field.values[0]!;
-    if (field.operator === 'NotIn') excluded.add(value);
+    if (field.key !== 'metadata.name') {
+      if (!fieldMatches(field, ''))
+        return `${requirementText(field)} never matches (a Node's only field is metadata.name)`;
+    } else if (field.operator === 'NotIn') excluded.add(value);
     else if (name !== undefined && name !== value)
       return `metadata.name In [${name}] and metadata.name In [${value}] select different Nodes`;
     else name = value;
   }
+  if (name === '') return 'metadata.name In [] never matches (every Node has a name)';
   if (name !== undefined && excluded.has(name))
     return `metadata.name In [${name}] and metadata.name NotIn [${name}] exclude each other`;
   return undefined;

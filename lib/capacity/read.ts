@@ -54,7 +54,8 @@ const NON_NEGATIVE_INTEGER = /^\+?\d+$/;
 
 function requiredString(value: unknown, path: string): string {
   const text = optionalString(value, path);
-  if (text === '') throw new MalformedInputError(`${path}: required, and missing or empty`, { context: { field: path } });
+  if (text === '')
+    throw new MalformedInputError(`${path}: required, and missing or empty`, { context: { field: path } });
   return text;
 }
 
@@ -63,9 +64,12 @@ function readTaints(value: unknown, path: string): Taint[] {
     const at = `${path}[${index}]`;
     const effect = requiredString(taint.effect, `${at}.effect`);
     if (!(TAINT_EFFECTS as readonly string[]).includes(effect))
-      throw new MalformedInputError(`${at}.effect: expected one of ${TAINT_EFFECTS.join(', ')}, got ${previewInput(effect)}`, {
-        context: { field: `${at}.effect` },
-      });
+      throw new MalformedInputError(
+        `${at}.effect: expected one of ${TAINT_EFFECTS.join(', ')}, got ${previewInput(effect)}`,
+        {
+          context: { field: `${at}.effect` },
+        },
+      );
     return {
       key: requiredString(taint.key, `${at}.key`),
       value: optionalString(taint.value, `${at}.value`),
@@ -83,9 +87,12 @@ function quantities(value: unknown, path: string): Record<string, string> {
     const text = typeof quantity === 'number' ? String(quantity) : isRawInteger(quantity) ? quantity.rawJSON : quantity;
     if (typeof text !== 'string') throw typeMismatch(at, 'a quantity (a string or a number)', quantity);
     if (!isQuantity(text))
-      throw new MalformedInputError(`${at}: expected a quantity such as 1000, 250m or 64Gi, got ${previewInput(text)}`, {
-        context: { field: at },
-      });
+      throw new MalformedInputError(
+        `${at}: expected a quantity such as 1000, 250m or 64Gi, got ${previewInput(text)}`,
+        {
+          context: { field: at },
+        },
+      );
     result[resource] = text;
   }
   return result;
@@ -126,7 +133,9 @@ function readRequirement(requirement: JsonObject, path: string): NodePoolRequire
   optionalInteger(requirement.minValues, `${path}.minValues`);
   const bounded = operator === 'Gt' || operator === 'Lt' || operator === 'Gte' || operator === 'Lte';
   if (operator === 'In' && values.length === 0)
-    throw new MalformedInputError(`${path}.values: In needs at least one value`, { context: { field: `${path}.values` } });
+    throw new MalformedInputError(`${path}.values: In needs at least one value`, {
+      context: { field: `${path}.values` },
+    });
   if (bounded && (values.length !== 1 || !NON_NEGATIVE_INTEGER.test(values[0]!)))
     throw new MalformedInputError(`${path}.values: ${operator} needs exactly one non-negative integer`, {
       context: { field: `${path}.values` },
@@ -139,7 +148,8 @@ function readyCondition(status: JsonObject | undefined): { ready: boolean | unde
     const at = `status.conditions[${index}]`;
     if (optionalString(condition.type, `${at}.type`) !== 'Ready') continue;
     const state = optionalString(condition.status, `${at}.status`);
-    const reason = optionalString(condition.message, `${at}.message`) || optionalString(condition.reason, `${at}.reason`);
+    const reason =
+      optionalString(condition.message, `${at}.message`) || optionalString(condition.reason, `${at}.reason`);
     return { ready: state === 'True' ? true : state === 'False' ? false : undefined, reason };
   }
   return { ready: undefined, reason: '' };
@@ -170,7 +180,9 @@ function readNodePool(object: JsonObject): NodePool {
     const restricted = nodePoolLabelProblem(key);
     const at = memberPath('spec.template.metadata.labels', key);
     if (restricted !== undefined)
-      throw new MalformedInputError(`${at}: ${restricted} (Karpenter's NodePool CRD refuses it)`, { context: { field: at } });
+      throw new MalformedInputError(`${at}: ${restricted} (Karpenter's NodePool CRD refuses it)`, {
+        context: { field: at },
+      });
   }
   return {
     name: requiredString(metadata?.name, 'metadata.name'),
@@ -221,14 +233,18 @@ function readCapacityObjects(documents: readonly unknown[], source: string): Cap
     const kind = typeof value.kind === 'string' ? value.kind : '';
     if (LIST_KINDS.has(kind)) {
       if (!Array.isArray(value.items)) {
-        issues.add(`${where}.items`, `${where} (${kind || 'a list'}): items: expected a list, got ${previewInput(value.items)}`);
+        issues.add(
+          `${where}.items`,
+          `${where} (${kind || 'a list'}): items: expected a list, got ${previewInput(value.items)}`,
+        );
         return;
       }
       value.items.forEach((item: unknown, index: number) => visit(item, `${where}, items[${index}]`));
       return;
     }
     if (kind !== 'Node' && kind !== 'NodePool') {
-      if (kind === '') issues.add(where, `${where}: the object has no kind; expected a Node, a NodePool or a List of them`);
+      if (kind === '')
+        issues.add(where, `${where}: the object has no kind; expected a Node, a NodePool or a List of them`);
       else skipped.push({ where, kind, name: objectName(kind, value).slice(kind.length + 1) });
       return;
     }

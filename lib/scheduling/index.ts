@@ -24,7 +24,9 @@ import {
 } from './selectors.ts';
 import {
   conflictingKey,
-  requirementMatches,
+  expressionMatches,
+  fieldMatches,
+  requirementParses,
   selectorMatchesNode,
   termCanMatchSomeNode,
   termMatchesNode,
@@ -73,7 +75,9 @@ export {
   selectorMatchesNode,
   termCanMatchSomeNode,
   conflictingKey,
-  requirementMatches,
+  expressionMatches,
+  fieldMatches,
+  requirementParses,
   diffScheduling,
   isEmptySchedulingDiff,
   tolerationIdentity,

@@ -1,3 +1,4 @@
+import { labelValueProblem, qualifiedNameProblem } from '../values/index.ts';
 import type { Requirement, Term } from './requirements.ts';
 
 /** A node as the scheduler sees it for node affinity: its name (matchFields) and its labels. */
@@ -17,7 +18,60 @@ function parseInt64(value: string | undefined): bigint | undefined {
   return parsed < INT64_MIN || parsed > INT64_MAX ? undefined : parsed;
 }
 
-/** Kubernetes semantics of one requirement on one label (or field) value, undefined when the node lacks it. */
+const parsed = new WeakMap<Requirement, boolean>();
+
+/**
+ * True when kube-scheduler can parse the label requirement (k8s.io/apimachinery pkg/labels/selector.go,
+ * NewRequirement): the key a label key; values for In and NotIn, none for Exists and DoesNotExist, one int64 for Gt
+ * and Lt; every value a label value. A term with a requirement it cannot parse selects no node
+ * (k8s.io/component-helpers scheduling/corev1/nodeaffinity/nodeaffinity.go); the API server does not check values.
+ */
+function requirementParses(requirement: Requirement): boolean {
+  let parses = parsed.get(requirement);
+  if (parses === undefined) {
+    parses = parse(requirement);
+    parsed.set(requirement, parses);
+  }
+  return parses;
+}
+
+function parse({ key, operator, values }: Requirement): boolean {
+  if (qualifiedNameProblem(key) !== undefined) return false;
+  switch (operator) {
+    case 'In':
+    case 'NotIn':
+      if (values.length === 0) return false;
+      break;
+    case 'Exists':
+    case 'DoesNotExist':
+      if (values.length !== 0) return false;
+      break;
+    case 'Gt':
+    case 'Lt':
+      if (values.length !== 1 || parseInt64(values[0]) === undefined) return false;
+      break;
+    default:
+      return false;
+  }
+  return values.every((value) => labelValueProblem(value) === undefined);
+}
+
+/** Kubernetes semantics of one label requirement on a node's value of its key (undefined when the node lacks it). */
+function expressionMatches(requirement: Requirement, value: string | undefined): boolean {
+  return requirementParses(requirement) && requirementMatches(requirement, value);
+}
+
+/**
+ * Kubernetes semantics of one matchFields requirement on a node: In or NotIn of exactly one value, else it cannot
+ * parse; a node's only field is metadata.name, any other key reads as "" (nodeSelectorRequirementsAsFieldSelector).
+ */
+function fieldMatches(requirement: Requirement, nodeName: string): boolean {
+  if ((requirement.operator !== 'In' && requirement.operator !== 'NotIn') || requirement.values.length !== 1)
+    return false;
+  const value = requirement.key === 'metadata.name' ? nodeName : '';
+  return (requirement.values[0] === value) === (requirement.operator === 'In');
+}
+
 function requirementMatches(requirement: Requirement, value: string | undefined): boolean {
   switch (requirement.operator) {
     case 'In':
@@ -44,10 +98,8 @@ function requirementMatches(requirement: Requirement, value: string | undefined)
 function termMatchesNode(candidate: Term, node: NodeView): boolean {
   if (candidate.ids.size === 0) return false;
   return (
-    candidate.expressions.every((requirement) => requirementMatches(requirement, node.labels[requirement.key])) &&
-    candidate.fields.every(
-      (requirement) => requirement.key === 'metadata.name' && requirementMatches(requirement, node.name),
-    )
+    candidate.expressions.every((requirement) => expressionMatches(requirement, node.labels[requirement.key])) &&
+    candidate.fields.every((requirement) => fieldMatches(requirement, node.name))
   );
 }
 
@@ -102,6 +154,10 @@ function conflictingKey(candidate: Term): string | undefined {
 }
 
 function narrow(constraint: KeyConstraint, requirement: Requirement): void {
+  if (!requirementParses(requirement)) {
+    constraint.unparsable = true;
+    return;
+  }
   switch (requirement.operator) {
     case 'In': {
       constraint.mustExist = true;
@@ -158,4 +214,12 @@ function satisfiable(constraint: KeyConstraint): boolean {
   return constraint.above === undefined && constraint.below === undefined ? true : high - low > 1n;
 }
 
-export { requirementMatches, termMatchesNode, selectorMatchesNode, termCanMatchSomeNode, conflictingKey };
+export {
+  requirementParses,
+  expressionMatches,
+  fieldMatches,
+  termMatchesNode,
+  selectorMatchesNode,
+  termCanMatchSomeNode,
+  conflictingKey,
+};
