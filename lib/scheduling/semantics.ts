@@ -24,7 +24,8 @@ const parsed = new WeakMap<Requirement, boolean>();
  * True when kube-scheduler can parse the label requirement (k8s.io/apimachinery pkg/labels/selector.go,
  * NewRequirement): the key a label key; values for In and NotIn, none for Exists and DoesNotExist, one int64 for Gt
  * and Lt; every value a label value. A term with a requirement it cannot parse selects no node
- * (k8s.io/component-helpers scheduling/corev1/nodeaffinity/nodeaffinity.go); the API server does not check values.
+ * (k8s.io/component-helpers scheduling/corev1/nodeaffinity/nodeaffinity.go). The API server refuses such a Pod; a Pod
+ * read from a file may still hold one.
  */
 function requirementParses(requirement: Requirement): boolean {
   let parses = parsed.get(requirement);

@@ -26,7 +26,7 @@ const KEY_N = 'capacity.test/n';
 const TAINT_KEYS = ['capacity.test/t1', 'capacity.test/t2'];
 const NODES_PER_ROUND = 4;
 const PODS_PER_ROUND = 14;
-const ROUNDS = 60;
+const ROUNDS = 100;
 
 interface GeneratedNode {
   readonly labels: Readonly<Record<string, string>>;
