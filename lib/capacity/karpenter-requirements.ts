@@ -227,4 +227,3 @@ function isExclusion(requirement: KarpenterRequirement): boolean {
 }
 
 export { KarpenterRequirement, KarpenterRequirements, atoi };
-export type { KarpenterOperator };

@@ -208,4 +208,4 @@ function nodePoolMisfits(compiled: CompiledNodePool, pod: KarpenterPod, placemen
 }
 
 export { compileNodePool, karpenterPod, nodePoolMisfits };
-export type { NodePool, NodePoolRequirement, CompiledNodePool, KarpenterPod };
+export type { NodePool, NodePoolRequirement, CompiledNodePool };

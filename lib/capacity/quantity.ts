@@ -42,7 +42,7 @@ function isQuantity(text: string): boolean {
   return parseQuantity(text) !== undefined;
 }
 
-/** -1, 0 or 1 as `left` is less than, equal to or more than `right`; a text that is no quantity compares as NaN does: 0 never, -1. */
+/** -1, 0 or 1 as `left` is less than, equal to or more than `right`; a text that is no quantity compares as less. */
 function compareQuantities(left: string, right: string): number {
   const a = parseQuantity(left);
   const b = parseQuantity(right);

@@ -134,4 +134,4 @@ class Verdict {
 }
 
 export { Verdict, FIT_CAVEAT };
-export type { Candidate, VerdictKind, VerdictParts };
+export type { Candidate, VerdictKind };
