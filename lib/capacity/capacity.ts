@@ -1,5 +1,13 @@
 /** The capacity of a cluster, the distinct shapes of its Nodes and its NodePools, and the one judgment of a Pod against it. */
-import { compileNodePool, karpenterPod, nodePoolMisfits, type CompiledNodePool, type NodePool } from './node-pools.ts';
+import {
+  compileNodePool,
+  karpenterPod,
+  nodePoolFits,
+  nodePoolMisfits,
+  type CompiledNodePool,
+  type KarpenterPod,
+  type NodePool,
+} from './node-pools.ts';
 import { fittingMembers, shapeMisfits, shapesOf, type CapacityNode, type NodeShape } from './nodes.ts';
 import type { Placement } from './placement.ts';
 import { Verdict, type Candidate } from './verdict.ts';
@@ -73,13 +81,7 @@ class Capacity {
     let nodes = 0;
     for (const shape of this.shapes) nodes += fittingMembers(placement, shape);
     const pod = karpenterPod(placement);
-    const fitting: CompiledNodePool[] = [];
-    const misfits = new Map<CompiledNodePool, readonly string[]>();
-    for (const compiled of this.pools) {
-      const reasons = nodePoolMisfits(compiled, pod, placement);
-      if (reasons.length === 0) fitting.push(compiled);
-      else misfits.set(compiled, reasons);
-    }
+    const fitting = this.pools.filter((compiled) => nodePoolFits(compiled, pod, placement));
     if (nodes > 0 || fitting.length > 0) {
       return new Verdict({
         kind: 'fits',
@@ -94,22 +96,19 @@ class Capacity {
       return new Verdict({ kind: 'nowhere', emptyCapacity: true });
     return new Verdict({
       kind: 'nowhere',
-      closest: this.closest(placement, misfits, options.closest ?? DEFAULT_CLOSEST),
+      closest: this.closest(placement, pod, options.closest ?? DEFAULT_CLOSEST),
     });
   }
 
   // The candidates failing on the fewest reasons: NodePools first on a tie (they can make new Nodes), then Node shapes.
-  private closest(
-    placement: Placement,
-    misfits: ReadonlyMap<CompiledNodePool, readonly string[]>,
-    limit: number,
-  ): readonly Candidate[] {
+  // Only a Pod that fits nowhere gets here, so no reason is put into words for a Pod that fits.
+  private closest(placement: Placement, pod: KarpenterPod, limit: number): readonly Candidate[] {
     const candidates: Candidate[] = [
-      ...[...misfits].map(([compiled, reasons]) => ({
+      ...this.pools.map((compiled) => ({
         kind: 'NodePool' as const,
         name: compiled.pool.name,
         nodes: 0,
-        reasons,
+        reasons: nodePoolMisfits(compiled, pod, placement),
       })),
       ...this.shapes.map((shape) => {
         const { node, reasons } = shapeMisfits(placement, shape);

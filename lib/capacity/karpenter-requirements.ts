@@ -39,6 +39,28 @@ const maxBound = (a: bigint | undefined, b: bigint | undefined) =>
 const minBound = (a: bigint | undefined, b: bigint | undefined) =>
   a === undefined ? b : b === undefined || a < b ? a : b;
 
+/** The identity of a requirement as written: a memo's key. */
+function requirementKey(key: string, operator: string, values: readonly string[]): string {
+  return `${key}\u0000${operator}\u0000${values.join('\u0000')}`;
+}
+
+/**
+ * A memo of a pure function of a string: the Pods of one workload repeat the same requirements, and reading one (its
+ * sets, its bounds) costs more than looking it up. Cleared whole when it holds `limit` entries, so input cannot grow it.
+ */
+function memo<T>(limit: number): (key: string, compute: () => T) => T {
+  const entries = new Map<string, T>();
+  return (key, compute) => {
+    if (entries.has(key)) return entries.get(key)!;
+    if (entries.size >= limit) entries.clear();
+    const value = compute();
+    entries.set(key, value);
+    return value;
+  };
+}
+
+const requirements = memo<KarpenterRequirement>(4096);
+
 /** The operator a requirement reads as once its operands are folded in (Requirement.Operator). */
 type KarpenterOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
 
@@ -58,6 +80,10 @@ class KarpenterRequirement {
    * becomes "<= N-1", Gte and Lte (a NodePool's) are kept. An operator it does not know reads as Exists.
    */
   static of(key: string, operator: string, values: readonly string[] = []): KarpenterRequirement {
+    return requirements(requirementKey(key, operator, values), () => KarpenterRequirement.build(key, operator, values));
+  }
+
+  private static build(key: string, operator: string, values: readonly string[]): KarpenterRequirement {
     const normalized = NORMALIZED_LABELS.get(key) ?? key;
     switch (operator) {
       case 'In':
@@ -176,6 +202,20 @@ class KarpenterRequirements {
   }
 
   /**
+   * True when the Pod's requirements (`incoming`) can be met by these, as Requirements.Compatible decides: compatible()
+   * without its messages, walking the Pod's few keys (Karpenter's intersectKeys walks the smaller side too).
+   */
+  isCompatible(incoming: KarpenterRequirements, allowUndefined: ReadonlySet<string>): boolean {
+    for (const [key, wanted] of incoming.byKey) {
+      const existing = this.byKey.get(key);
+      if (existing === undefined) {
+        if (!allowUndefined.has(key) && !isExclusion(wanted)) return false;
+      } else if (!existing.hasIntersection(wanted) && !(isExclusion(wanted) && isExclusion(existing))) return false;
+    }
+    return true;
+  }
+
+  /**
    * Why the Pod's requirements (`incoming`) cannot be met by these (a NodeClaim template's), as Requirements.Compatible
    * decides; empty when they can. A key of the Pod's these do not define fails unless `allowUndefined` has it (the
    * well-known labels) or the Pod's requirement on it is NotIn or DoesNotExist; keys both define must intersect.
@@ -226,4 +266,4 @@ function isExclusion(requirement: KarpenterRequirement): boolean {
   return operator === 'NotIn' || operator === 'DoesNotExist';
 }
 
-export { KarpenterRequirement, KarpenterRequirements, atoi };
+export { KarpenterRequirement, KarpenterRequirements, atoi, memo, requirementKey };

@@ -4,7 +4,7 @@
  * one of the Pod's required terms, and whether the Pod tolerates the template's taints.
  */
 import { labelValueProblem, qualifiedNameProblem } from '../values/index.ts';
-import { KarpenterRequirement, KarpenterRequirements, atoi } from './karpenter-requirements.ts';
+import { KarpenterRequirement, KarpenterRequirements, atoi, memo, requirementKey } from './karpenter-requirements.ts';
 import {
   NODE_POOL_LABEL,
   NORMALIZED_LABELS,
@@ -16,7 +16,7 @@ import {
 } from './labels.ts';
 import type { Placement } from './placement.ts';
 import { compareQuantities } from './quantity.ts';
-import { taintText, untoleratedTaints, type Taint } from './taints.ts';
+import { hasUntoleratedTaint, taintText, untoleratedTaints, type Taint } from './taints.ts';
 
 /** A requirement of a NodePool's template (NodeSelectorRequirementWithMinValues); minValues does not change fit. */
 interface NodePoolRequirement {
@@ -116,23 +116,37 @@ function selectorRequirements(placement: Placement): KarpenterRequirement[] {
 
 // ValidateRequirement (pkg/apis/v1/nodeclaim_validation.go) for a Pod's requirement: the provisioner ignores a Pod any
 // of whose requirements fails it.
+const problems = memo<string | undefined>(4096);
+
 function requirementProblem(key: string, operator: string, values: readonly string[]): string | undefined {
   const normalized = NORMALIZED_LABELS.get(key) ?? key;
-  const text = `${normalized} ${operator}${values.length === 0 ? '' : ` [${values.join(', ')}]`}`;
-  if (!['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt', 'Gte', 'Lte'].includes(operator))
-    return `${text}: Karpenter does not support the operator ${operator}`;
-  if (isRestrictedLabel(normalized)) return `${text}: Karpenter restricts the label ${normalized}`;
-  const known = WELL_KNOWN_VALUES.get(normalized);
+  const problem = problems(requirementKey(normalized, operator, values), () =>
+    validationProblem(normalized, operator, values),
+  );
+  return problem === undefined
+    ? undefined
+    : `${normalized} ${operator}${values.length === 0 ? '' : ` [${values.join(', ')}]`}: ${problem}`;
+}
+
+const SUPPORTED_OPERATORS = new Set(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt', 'Gte', 'Lte']);
+const BOUNDS = new Set(['Gt', 'Lt', 'Gte', 'Lte']);
+
+function validationProblem(key: string, operator: string, values: readonly string[]): string | undefined {
+  if (!SUPPORTED_OPERATORS.has(operator)) return `Karpenter does not support the operator ${operator}`;
+  if (isRestrictedLabel(key)) return `Karpenter restricts the label ${key}`;
+  const known = WELL_KNOWN_VALUES.get(key);
   if (operator === 'In' && known !== undefined && !values.some((value) => known.has(value)))
-    return `${text}: none of the values is one Karpenter knows (${[...known].join(', ')})`;
-  const keyProblem = qualifiedNameProblem(normalized);
-  if (keyProblem !== undefined) return `${text}: the key is not a qualified name (${keyProblem})`;
-  const valueProblem = values.map(labelValueProblem).find((problem) => problem !== undefined);
-  if (valueProblem !== undefined) return `${text}: a value is not a label value (${valueProblem})`;
-  if (operator === 'In' && values.length === 0) return `${text}: In needs a value`;
-  if (['Gt', 'Lt', 'Gte', 'Lte'].includes(operator)) {
+    return `none of the values is one Karpenter knows (${[...known].join(', ')})`;
+  const keyProblem = qualifiedNameProblem(key);
+  if (keyProblem !== undefined) return `the key is not a qualified name (${keyProblem})`;
+  for (const value of values) {
+    const valueProblem = labelValueProblem(value);
+    if (valueProblem !== undefined) return `a value is not a label value (${valueProblem})`;
+  }
+  if (operator === 'In' && values.length === 0) return 'In needs a value';
+  if (BOUNDS.has(operator)) {
     const bound = values.length === 1 ? atoi(values[0]!) : undefined;
-    if (bound === undefined || bound < 0n) return `${text}: ${operator} needs one non-negative integer`;
+    if (bound === undefined || bound < 0n) return `${operator} needs one non-negative integer`;
   }
   return undefined;
 }
@@ -143,19 +157,8 @@ function requirementProblem(key: string, operator: string, values: readonly stri
  * a required term's requirement fails ValidateRequirement; a required term has matchFields.
  */
 function karpenterRefusal(placement: Placement): string | undefined {
-  const firstTerm = placement.required?.[0]?.expressions ?? [];
-  // NewPodRequirements takes the heaviest preference; sort.Slice keeps the first of equal weights for fewer than 13.
-  const heaviest = placement.preferred.reduce<(typeof placement.preferred)[number] | undefined>(
-    (best, preference) => (best === undefined || preference.weight > best.weight ? preference : best),
-    undefined,
-  );
-  const loose = KarpenterRequirements.of([
-    ...selectorRequirements(placement),
-    ...(heaviest?.term.expressions ?? []).map((item) => KarpenterRequirement.of(item.key, item.operator, item.values)),
-    ...firstTerm.map((item) => KarpenterRequirement.of(item.key, item.operator, item.values)),
-  ]);
-  if (loose.has(NODE_POOL_LABEL) && loose.get(NODE_POOL_LABEL).operator() === 'DoesNotExist')
-    return `the Pod asks for ${NODE_POOL_LABEL} DoesNotExist: it is configured not to run on Karpenter's Nodes`;
+  const refusal = refusesNodePool(placement);
+  if (refusal !== undefined) return refusal;
   for (const [key, value] of Object.entries(placement.nodeSelector)) {
     const problem = requirementProblem(key, 'In', [value]);
     if (problem !== undefined) return `nodeSelector ${problem}`;
@@ -168,6 +171,32 @@ function karpenterRefusal(placement: Placement): string | undefined {
       if (problem !== undefined) return `node affinity term ${index + 1}: ${problem}`;
     }
   }
+  return undefined;
+}
+
+// validateKarpenterManagedLabelCanExist: NewPodRequirements (the nodeSelector, the heaviest preference and the first
+// required term) say karpenter.sh/nodepool DoesNotExist. Only a Pod that names the label can.
+function refusesNodePool(placement: Placement): string | undefined {
+  const firstTerm = placement.required?.[0]?.expressions ?? [];
+  const names = (requirement: { readonly key: string }) => requirement.key === NODE_POOL_LABEL;
+  if (
+    !Object.hasOwn(placement.nodeSelector, NODE_POOL_LABEL) &&
+    !firstTerm.some(names) &&
+    !placement.preferred.some((preference) => preference.term.expressions.some(names))
+  )
+    return undefined;
+  // NewPodRequirements takes the heaviest preference; sort.Slice keeps the first of equal weights for fewer than 13.
+  const heaviest = placement.preferred.reduce<(typeof placement.preferred)[number] | undefined>(
+    (best, preference) => (best === undefined || preference.weight > best.weight ? preference : best),
+    undefined,
+  );
+  const loose = KarpenterRequirements.of([
+    ...selectorRequirements(placement),
+    ...(heaviest?.term.expressions ?? []).map((item) => KarpenterRequirement.of(item.key, item.operator, item.values)),
+    ...firstTerm.map((item) => KarpenterRequirement.of(item.key, item.operator, item.values)),
+  ]);
+  if (loose.has(NODE_POOL_LABEL) && loose.get(NODE_POOL_LABEL).operator() === 'DoesNotExist')
+    return `the Pod asks for ${NODE_POOL_LABEL} DoesNotExist: it is configured not to run on Karpenter's Nodes`;
   return undefined;
 }
 
@@ -185,6 +214,13 @@ function karpenterPod(placement: Placement): KarpenterPod {
       ]),
     ),
   };
+}
+
+/** True when the NodePool would create a Node for the Pod: nodePoolMisfits() is empty, found without its messages. */
+function nodePoolFits(compiled: CompiledNodePool, pod: KarpenterPod, placement: Placement): boolean {
+  if (compiled.excluded !== undefined || pod.refusal !== undefined) return false;
+  if (hasUntoleratedTaint(compiled.pool.taints, placement.tolerations)) return false;
+  return pod.terms.some((term) => compiled.requirements.isCompatible(term, WELL_KNOWN_LABELS));
 }
 
 /**
@@ -207,5 +243,5 @@ function nodePoolMisfits(compiled: CompiledNodePool, pod: KarpenterPod, placemen
   return [...(closest ?? []), ...reasons];
 }
 
-export { compileNodePool, karpenterPod, nodePoolMisfits };
-export type { NodePool, NodePoolRequirement, CompiledNodePool };
+export { compileNodePool, karpenterPod, nodePoolFits, nodePoolMisfits };
+export type { NodePool, NodePoolRequirement, CompiledNodePool, KarpenterPod };

@@ -2,17 +2,10 @@
  * Nodes as kube-scheduler's filters see them, grouped into shapes: the Nodes that share labels (but for their own
  * hostname), taints and cordon fit exactly the same Pods, so a cluster of thousands of Nodes is judged shape by shape.
  */
-import {
-  expressionMatches,
-  fieldMatches,
-  requirementParses,
-  selectorMatchesNode,
-  type NodeView,
-  type Term,
-} from '../scheduling/index.ts';
+import { expressionMatches, fieldMatches, requirementParses, type NodeView, type Term } from '../scheduling/index.ts';
 import { HOSTNAME_LABEL, UNSCHEDULABLE_TAINT_KEY } from './labels.ts';
 import { requirementText, type Placement } from './placement.ts';
-import { taintText, tolerated, untoleratedTaints, type Taint } from './taints.ts';
+import { hasUntoleratedTaint, taintText, tolerated, untoleratedTaints, type Taint } from './taints.ts';
 
 /** A Node as the filters read it. */
 interface CapacityNode {
@@ -72,9 +65,16 @@ function memberView(shape: NodeShape, member: ShapeMember): NodeView {
   };
 }
 
+const views = new WeakMap<NodeShape, NodeView>();
+
 // The view of a shape for a placement that reads no Node's identity: any member's would give the same answer.
 function shapeView(shape: NodeShape): NodeView {
-  return { name: '', labels: shape.labels };
+  let view = views.get(shape);
+  if (view === undefined) {
+    view = { name: '', labels: shape.labels };
+    views.set(shape, view);
+  }
+  return view;
 }
 
 /**
@@ -84,9 +84,8 @@ function shapeView(shape: NodeShape): NodeView {
  * node.kubernetes.io/unschedulable:NoSchedule).
  */
 function fitsView(placement: Placement, shape: NodeShape, view: NodeView): boolean {
-  for (const key in placement.nodeSelector) if (view.labels[key] !== placement.nodeSelector[key]) return false;
-  if (!selectorMatchesNode(placement.required, view)) return false;
-  if (untoleratedTaints(shape.taints, placement.tolerations).length > 0) return false;
+  if (!placement.selects(view)) return false;
+  if (hasUntoleratedTaint(shape.taints, placement.tolerations)) return false;
   return !shape.unschedulable || toleratesCordon(placement);
 }
 

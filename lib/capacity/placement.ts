@@ -8,6 +8,10 @@ import {
   fieldMatches,
   isEmptyTerm,
   labelRequirement,
+  requirementParses,
+  selectorMatcher,
+  type NodeTest,
+  type NodeView,
   type Preference,
   type Requirement,
   type Term,
@@ -70,9 +74,24 @@ function fieldConflict(fields: readonly Requirement[]): string | undefined {
   return undefined;
 }
 
+// The common term, found without building the per-key constraints: one requirement per key, none on a nodeSelector key,
+// each an In, NotIn, Exists or DoesNotExist that kube-scheduler parses. Such a term holds on some node.
+function plainlySatisfiable(term: Term, nodeSelector: Readonly<Record<string, string>>): boolean {
+  const keys = new Set<string>();
+  for (const requirement of term.expressions) {
+    const { key, operator } = requirement;
+    if (keys.has(key) || Object.hasOwn(nodeSelector, key)) return false;
+    if (operator !== 'In' && operator !== 'NotIn' && operator !== 'Exists' && operator !== 'DoesNotExist') return false;
+    if (!requirementParses(requirement)) return false;
+    keys.add(key);
+  }
+  return true;
+}
+
 /** A Pod's placement constraints, read once and judged against any capacity. Immutable. */
 class Placement {
   private contradictionMemo: Contradiction | undefined | null = null;
+  private requiredTest: NodeTest | undefined;
 
   private constructor(
     readonly nodeSelector: Readonly<Record<string, string>>,
@@ -101,6 +120,13 @@ class Placement {
     );
   }
 
+  /** True when the Node passes the nodeSelector and some required term (NodeAffinity), the terms read once. */
+  selects(node: NodeView): boolean {
+    for (const key in this.nodeSelector) if (node.labels[key] !== this.nodeSelector[key]) return false;
+    this.requiredTest ??= selectorMatcher(this.required);
+    return this.requiredTest(node);
+  }
+
   /**
    * Why no node at all can satisfy the nodeSelector together with any required term, or undefined when some node
    * could. Judged on the requirements alone (kube-scheduler ANDs the nodeSelector with the ORed terms): an empty term
@@ -127,8 +153,9 @@ class Placement {
 
   private termConflict(term: Term, selector: readonly (readonly [string, string])[]): string | undefined {
     if (isEmptyTerm(term)) return 'the term is empty, and an empty term selects no Node';
-    const fields = fieldConflict(term.fields);
+    const fields = term.fields.length === 0 ? undefined : fieldConflict(term.fields);
     if (fields !== undefined) return fields;
+    if (plainlySatisfiable(term, this.nodeSelector)) return undefined;
     // kube-scheduler ANDs the nodeSelector with the term: as requirements, each pair is an In of its one value.
     const fromSelector = new Set(selector.map(([key, value]) => labelRequirement(key, 'In', [value])));
     const key = conflictingKey({ ...term, expressions: [...term.expressions, ...fromSelector] });

@@ -70,10 +70,16 @@ function untoleratedTaints(taints: readonly Taint[], tolerations: readonly Toler
   return taints.filter((taint) => taint.effect !== 'PreferNoSchedule' && !tolerated(tolerations, taint));
 }
 
+/** True when some taint the Pod must tolerate it does not (untoleratedTaints, without the list). */
+function hasUntoleratedTaint(taints: readonly Taint[], tolerations: readonly Toleration[]): boolean {
+  for (const taint of taints) if (taint.effect !== 'PreferNoSchedule' && !tolerated(tolerations, taint)) return true;
+  return false;
+}
+
 /** A taint as kubectl and the scheduler's messages write it: key=value:Effect (key:Effect without a value). */
 function taintText(taint: Taint): string {
   return `${taint.key}${taint.value === '' ? '' : `=${taint.value}`}:${taint.effect}`;
 }
 
-export { TAINT_EFFECTS, toleratesTaint, tolerated, untoleratedTaints, taintText };
+export { TAINT_EFFECTS, toleratesTaint, tolerated, untoleratedTaints, hasUntoleratedTaint, taintText };
 export type { Taint, TaintEffect };

@@ -28,8 +28,10 @@ import {
   fieldMatches,
   requirementParses,
   selectorMatchesNode,
+  selectorMatcher,
   termCanMatchSomeNode,
   termMatchesNode,
+  type NodeTest,
   type NodeView,
 } from './semantics.ts';
 import {
@@ -78,6 +80,7 @@ export {
   expressionMatches,
   fieldMatches,
   requirementParses,
+  selectorMatcher,
   diffScheduling,
   isEmptySchedulingDiff,
   tolerationIdentity,
@@ -91,6 +94,7 @@ export type {
   Requirement,
   Preference,
   NodeView,
+  NodeTest,
   NodeSelectorRequirement,
   NodeSelectorTerm,
   PreferredSchedulingTerm,

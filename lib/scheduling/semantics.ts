@@ -104,6 +104,46 @@ function termMatchesNode(candidate: Term, node: NodeView): boolean {
   );
 }
 
+/** A test of one node, such as a required selector compiled by selectorMatcher. */
+export type NodeTest = (node: NodeView) => boolean;
+
+// One requirement as a test of a node, its operands read once.
+function requirementTest(requirement: Requirement, field: boolean): NodeTest {
+  if (field) return (node) => fieldMatches(requirement, node.name);
+  if (!requirementParses(requirement)) return () => false;
+  const { key, operator } = requirement;
+  switch (operator) {
+    case 'In':
+    case 'NotIn': {
+      const values = new Set(requirement.values);
+      return operator === 'In'
+        ? (node) => node.labels[key] !== undefined && values.has(node.labels[key])
+        : (node) => node.labels[key] === undefined || !values.has(node.labels[key]);
+    }
+    case 'Exists':
+      return (node) => node.labels[key] !== undefined;
+    case 'DoesNotExist':
+      return (node) => node.labels[key] === undefined;
+    default:
+      return (node) => requirementMatches(requirement, node.labels[key]);
+  }
+}
+
+/**
+ * selectorMatchesNode as a test to run on many nodes: each requirement parsed and its values put in a set once, so
+ * judging a Pod against 50 Node shapes reads its terms once rather than 50 times.
+ */
+function selectorMatcher(terms: readonly Term[] | undefined): NodeTest {
+  if (terms === undefined) return () => true;
+  const tests = terms
+    .filter((candidate) => candidate.ids.size > 0)
+    .map((candidate) => [
+      ...candidate.expressions.map((requirement) => requirementTest(requirement, false)),
+      ...candidate.fields.map((requirement) => requirementTest(requirement, true)),
+    ]);
+  return (node) => tests.some((term) => term.every((test) => test(node)));
+}
+
 /** Kubernetes semantics of a required selector: undefined selects every node, otherwise terms are ORed. */
 function selectorMatchesNode(terms: readonly Term[] | undefined, node: NodeView): boolean {
   return terms === undefined || terms.some((candidate) => termMatchesNode(candidate, node));
@@ -221,6 +261,7 @@ export {
   fieldMatches,
   termMatchesNode,
   selectorMatchesNode,
+  selectorMatcher,
   termCanMatchSomeNode,
   conflictingKey,
 };
