@@ -9,6 +9,7 @@ import {
   termFromKubernetes,
   termToKubernetes,
   type Preference,
+  type Requirement,
   type Term,
 } from './requirements.ts';
 import {
@@ -21,7 +22,18 @@ import {
   requiredMatches,
   withoutKeys,
 } from './selectors.ts';
-import { selectorMatchesNode, termCanMatchSomeNode, termMatchesNode, type NodeView } from './semantics.ts';
+import {
+  conflictingKey,
+  expressionMatches,
+  fieldMatches,
+  requirementParses,
+  selectorMatchesNode,
+  selectorMatcher,
+  termCanMatchSomeNode,
+  termMatchesNode,
+  type NodeTest,
+  type NodeView,
+} from './semantics.ts';
 import {
   diffScheduling,
   isEmptySchedulingDiff,
@@ -64,6 +76,11 @@ export {
   termMatchesNode,
   selectorMatchesNode,
   termCanMatchSomeNode,
+  conflictingKey,
+  expressionMatches,
+  fieldMatches,
+  requirementParses,
+  selectorMatcher,
   diffScheduling,
   isEmptySchedulingDiff,
   tolerationIdentity,
@@ -74,8 +91,10 @@ export {
 };
 export type {
   Term,
+  Requirement,
   Preference,
   NodeView,
+  NodeTest,
   NodeSelectorRequirement,
   NodeSelectorTerm,
   PreferredSchedulingTerm,
