@@ -252,7 +252,9 @@ describe('managed capacity placement, Diversity for a StatefulSet', () => {
         pods.map((item) => item.metadata.name).sort(),
       );
     }
-    // Within each capacity type the scheduler balanced the Pods over its two instance types, against the busy one.
+    // Within each capacity type the scheduler spread the Pods over its two instance types, against the busy one.
+    // ScheduleAnyway is a score (PodTopologySpread, weighed with NodeResourcesFit's), not a filter: the spread is a
+    // tendency, seen as 7 to 5 under load, never a bound of 1; a selector that selects only its own Pod gives 8 to 0.
     const counts = new Map<string, number>();
     for (const pod of pods) {
       const placed = node(pod);
@@ -264,7 +266,9 @@ describe('managed capacity placement, Diversity for a StatefulSet', () => {
     }
     for (const capacityType of ['spot', 'on-demand']) {
       const [m6i = 0, m7g = 0] = ['m6i.large', 'm7g.large'].map((type) => counts.get(`${capacityType}/${type}`));
-      expect(Math.abs(m6i - m7g), `${capacityType}: ${m6i} on m6i.large, ${m7g} on m7g.large`).toBeLessThanOrEqual(1);
+      expect(Math.min(m6i, m7g), `${capacityType}: ${m6i} on m6i.large, ${m7g} on m7g.large`).toBeGreaterThanOrEqual(
+        Math.floor((m6i + m7g) / 3),
+      );
     }
     expect(new Set(pods.map((pod) => node(pod).capacityType))).toEqual(new Set(['spot', 'on-demand']));
   });
