@@ -13,8 +13,17 @@ export const AUDITED_ANNOTATION = `${PRODUCT_ANNOTATION_PREFIX}audited`;
 export const ROLLOUT_ANNOTATION = `${PRODUCT_ANNOTATION_PREFIX}rollout`;
 /** Annotation on a PodMutation: `enforce` (the default) applies the rule, `audit` evaluates and records it only. */
 export const ENFORCEMENT_ANNOTATION = `${PRODUCT_ANNOTATION_PREFIX}enforcement`;
+/**
+ * Annotation on a PodMutation: what the webhook does when the rule would turn a Pod that fits some Node or NodePool into
+ * one that fits nowhere: `warn` (the default) applies it and warns, `skip` leaves the Pod as the rule found it.
+ */
+export const IF_UNSCHEDULABLE_ANNOTATION = `${PRODUCT_ANNOTATION_PREFIX}if-unschedulable`;
 /** The annotations under PRODUCT_ANNOTATION_PREFIX a PodMutation may carry; any other key under it makes the rule invalid. */
-export const POD_MUTATION_ANNOTATIONS: readonly string[] = [ENFORCEMENT_ANNOTATION];
+export const POD_MUTATION_ANNOTATIONS: readonly string[] = [ENFORCEMENT_ANNOTATION, IF_UNSCHEDULABLE_ANNOTATION];
+
+/** The values of IF_UNSCHEDULABLE_ANNOTATION. */
+export const IF_UNSCHEDULABLE = ['warn', 'skip'] as const;
+export type IfUnschedulable = (typeof IF_UNSCHEDULABLE)[number];
 
 /** How a rule takes effect, per rule (ENFORCEMENT_ANNOTATION) or for a whole deployment. */
 export const ENFORCEMENTS = ['enforce', 'audit'] as const;

@@ -7,6 +7,8 @@ import {
   DEFAULT_ENFORCEMENT,
   ENFORCEMENTS,
   isEnforcement,
+  IF_UNSCHEDULABLE_ANNOTATION,
+  IF_UNSCHEDULABLE,
   LIMITS,
   POD_MUTATION_API_VERSION,
   POD_MUTATION_KIND,
@@ -15,6 +17,7 @@ import {
   RULE_BUDGET,
   SNAPSHOT_BUDGET,
   type Enforcement,
+  type IfUnschedulable,
 } from './constants.ts';
 import type { InvalidRule, NormalizedRule, RuleSnapshot, RuleVerdict } from './types.ts';
 import { PodMutationSpecSchema, type PodMutationSpec } from './schema.ts';
@@ -32,6 +35,8 @@ export {
   DEFAULT_ENFORCEMENT,
   ENFORCEMENTS,
   isEnforcement,
+  IF_UNSCHEDULABLE_ANNOTATION,
+  IF_UNSCHEDULABLE,
   RESERVED_KEYS,
   LIMITS,
   RULE_BUDGET,
@@ -47,4 +52,4 @@ export {
   ruleToResource,
   validateStructure,
 };
-export type { Enforcement, PodMutationSpec, NormalizedRule, InvalidRule, RuleVerdict, RuleSnapshot };
+export type { Enforcement, IfUnschedulable, PodMutationSpec, NormalizedRule, InvalidRule, RuleVerdict, RuleSnapshot };

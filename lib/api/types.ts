@@ -1,6 +1,6 @@
 /** The types of PodMutation resources and of the rules validated from them. */
 import type { Issue } from '../values/index.ts';
-import type { Enforcement } from './constants.ts';
+import type { Enforcement, IfUnschedulable } from './constants.ts';
 import type { MutationAdd, MutationRemove, WorkloadSelector } from './schema.ts';
 
 /**
@@ -13,6 +13,8 @@ export interface NormalizedRule {
   readonly enable: boolean;
   /** From ENFORCEMENT_ANNOTATION; `audit` rules are matched and recorded, never applied. */
   readonly enforcement: Enforcement;
+  /** From IF_UNSCHEDULABLE_ANNOTATION, set only when `skip`: absent means `warn` (and older snapshots hold none). */
+  readonly ifUnschedulable?: IfUnschedulable;
   readonly priority: number;
   readonly workloadSelector: WorkloadSelector;
   readonly mutationRemove: MutationRemove;

@@ -19,12 +19,14 @@ import {
   ENFORCEMENT_ANNOTATION,
   DEFAULT_ENFORCEMENT,
   ENFORCEMENTS,
-  isEnforcement,
   POD_MUTATION_ANNOTATIONS,
   POD_MUTATION_API_VERSION,
   POD_MUTATION_KIND,
   PRODUCT_ANNOTATION_PREFIX,
+  IF_UNSCHEDULABLE,
+  IF_UNSCHEDULABLE_ANNOTATION,
   type Enforcement,
+  type IfUnschedulable,
 } from './constants.ts';
 import type { NormalizedRule, RuleVerdict } from './types.ts';
 
@@ -44,19 +46,40 @@ function reportedName(resource: unknown): string {
   return '<unnamed>';
 }
 
+/** What the product reads from a PodMutation's annotations. */
+interface RuleAnnotations {
+  readonly enforcement: Enforcement;
+  readonly ifUnschedulable: IfUnschedulable | undefined;
+}
+
+/** One product annotation's value: one of `allowed`, else an issue naming the annotation and the values it takes. */
+function annotationValue<T extends string>(
+  annotations: Record<string, unknown>,
+  key: string,
+  allowed: readonly T[],
+  issues: IssueSink,
+): T | undefined {
+  const value = annotations[key];
+  if (value === undefined) return undefined;
+  if ((allowed as readonly unknown[]).includes(value)) return value as T;
+  issues.add(`metadata.annotations["${key}"]`, `must be ${allowed.join(' or ')} (got ${previewInput(value)})`);
+  return undefined;
+}
+
 /**
- * The rule's enforcement from its annotation. A value other than enforce or audit is an issue, never a default:
- * a typo such as "Audit" must not turn a rule meant to be audited into one that changes Pods. A key under the
- * product's prefix that the product does not define is an issue too, for the same reason: a misspelt key
- * ("…/enforcment: audit") would otherwise leave the rule enforced. The CRD cannot say either, because CEL on a custom
- * resource does not see metadata.annotations.
+ * The rule's enforcement and if-unschedulable from its annotations. A value outside the ones defined is an issue,
+ * never a default: a typo such as "Audit" must not turn a rule meant to be audited into one that changes Pods, nor
+ * "Skip" a rule meant to hold back into one that strands Pods. A key under the product's prefix that the product does
+ * not define is an issue too, for the same reason: a misspelt key ("…/enforcment: audit") would otherwise leave the
+ * rule enforced. The CRD cannot say either, because CEL on a custom resource does not see metadata.annotations.
  */
-function readEnforcement(metadata: Record<string, unknown>, issues: IssueSink): Enforcement {
+function readAnnotations(metadata: Record<string, unknown>, issues: IssueSink): RuleAnnotations {
   const { annotations } = metadata;
-  if (annotations === undefined || annotations === null) return DEFAULT_ENFORCEMENT;
+  const defaults = { enforcement: DEFAULT_ENFORCEMENT, ifUnschedulable: undefined };
+  if (annotations === undefined || annotations === null) return defaults;
   if (!isJsonObject(annotations)) {
     issues.add('metadata.annotations', 'must be a map of strings');
-    return DEFAULT_ENFORCEMENT;
+    return defaults;
   }
   for (const key of Object.keys(annotations)) {
     if (!key.startsWith(PRODUCT_ANNOTATION_PREFIX) || POD_MUTATION_ANNOTATIONS.includes(key)) continue;
@@ -65,14 +88,13 @@ function readEnforcement(metadata: Record<string, unknown>, issues: IssueSink): 
       `unknown annotation under ${PRODUCT_ANNOTATION_PREFIX}; expected one of ${POD_MUTATION_ANNOTATIONS.join(', ')}`,
     );
   }
-  const value = annotations[ENFORCEMENT_ANNOTATION];
-  if (value === undefined) return DEFAULT_ENFORCEMENT;
-  if (isEnforcement(value)) return value;
-  issues.add(
-    `metadata.annotations["${ENFORCEMENT_ANNOTATION}"]`,
-    `must be ${ENFORCEMENTS.join(' or ')} (got ${previewInput(value)})`,
-  );
-  return DEFAULT_ENFORCEMENT;
+  const enforcement = annotationValue(annotations, ENFORCEMENT_ANNOTATION, ENFORCEMENTS, issues);
+  const ifUnschedulable = annotationValue(annotations, IF_UNSCHEDULABLE_ANNOTATION, IF_UNSCHEDULABLE, issues);
+  // warn is the default, so the normalized rule carries only skip: one form per meaning, and older snapshots stay equal.
+  return {
+    enforcement: enforcement ?? DEFAULT_ENFORCEMENT,
+    ifUnschedulable: ifUnschedulable === 'skip' ? 'skip' : undefined,
+  };
 }
 
 /** The verdict on an invalid resource: its name, its generation when it has one, and the issues. */
@@ -110,9 +132,9 @@ export function validatePodMutation(resource: unknown): RuleVerdict {
   } else if (!isDns1123Subdomain(resource.metadata.name)) {
     issues.add('metadata.name', 'must be a lowercase DNS-1123 subdomain of at most 253 characters');
   }
-  const enforcement = isJsonObject(resource.metadata)
-    ? readEnforcement(resource.metadata, issues)
-    : DEFAULT_ENFORCEMENT;
+  const { enforcement, ifUnschedulable } = isJsonObject(resource.metadata)
+    ? readAnnotations(resource.metadata, issues)
+    : { enforcement: DEFAULT_ENFORCEMENT, ifUnschedulable: undefined };
   const { spec } = resource;
   if (!isJsonObject(spec)) {
     issues.add('spec', 'must be an object');
@@ -129,6 +151,7 @@ export function validatePodMutation(resource: unknown): RuleVerdict {
     ...(generation === undefined ? {} : { generation }),
     enable: normalized.enable === true,
     enforcement,
+    ...(ifUnschedulable === undefined ? {} : { ifUnschedulable }),
     priority: normalized.priority ?? 0,
     workloadSelector: normalized.workloadSelector,
     mutationRemove: remove,
@@ -199,6 +222,15 @@ export function describeIssues(invalid: {
   );
 }
 
+/** The product annotations a normalized rule stands for, or undefined when it has none. */
+function annotationsOf(rule: NormalizedRule): { annotations: Record<string, string> } | undefined {
+  const annotations: Record<string, string> = {};
+  // A snapshot published before rules carried an enforcement holds none; its rules were all enforced.
+  if (rule.enforcement === 'audit') annotations[ENFORCEMENT_ANNOTATION] = rule.enforcement;
+  if (rule.ifUnschedulable === 'skip') annotations[IF_UNSCHEDULABLE_ANNOTATION] = rule.ifUnschedulable;
+  return Object.keys(annotations).length === 0 ? undefined : { annotations };
+}
+
 /** The PodMutation resource a normalized rule stands for (the inverse of normalization). Pure. */
 export function ruleToResource(rule: NormalizedRule): Record<string, unknown> {
   return {
@@ -207,8 +239,7 @@ export function ruleToResource(rule: NormalizedRule): Record<string, unknown> {
     metadata: {
       name: rule.name,
       ...(rule.generation === undefined ? {} : { generation: rule.generation }),
-      // A snapshot published before rules carried an enforcement holds none; its rules were all enforced.
-      ...(rule.enforcement === 'audit' ? { annotations: { [ENFORCEMENT_ANNOTATION]: rule.enforcement } } : {}),
+      ...(annotationsOf(rule) ?? {}),
     },
     spec: {
       enable: rule.enable,

@@ -4,6 +4,7 @@ import {
   ruleToResource,
   validatePodMutation,
   type Enforcement,
+  type IfUnschedulable,
   type NormalizedRule,
 } from '../api/index.ts';
 import { StoreError } from '../errors/index.ts';
@@ -24,6 +25,8 @@ export interface CompiledRule {
   readonly enabled: boolean;
   /** `audit`: matched and recorded (AuditedMatch), never applied. */
   readonly enforcement: Enforcement;
+  /** `skip`: not applied to a Pod it would turn from fitting somewhere into fitting nowhere (MutationOptions.capacity). */
+  readonly ifUnschedulable: IfUnschedulable;
   readonly match: {
     readonly namespaces: ReadonlySet<string> | undefined;
     readonly kinds: ReadonlySet<string> | undefined;
@@ -106,6 +109,7 @@ function compileRule(rule: NormalizedRule): CompiledRule {
     priority: rule.priority,
     enabled: rule.enable,
     enforcement: rule.enforcement,
+    ifUnschedulable: rule.ifUnschedulable ?? 'warn',
     match: {
       namespaces: listToSet(selector.namespaces),
       kinds: listToSet(selector.kinds),

@@ -24,6 +24,8 @@ import { currentNodeAffinity, INITIAL_STATE, podWithState, sameAffinity, type Sc
 import { keptAsStored, readStamp, stampPod, type StampDigest, type StampReading, type StampVerdict } from './stamp.ts';
 import type { Workload } from './workload.ts';
 import { MIRROR_ANNOTATION } from './binding.ts';
+import type { Capacity, Verdict } from '../capacity/index.ts';
+import { FitJudge, type FitPair } from './fit.ts';
 
 /** The result of one step: a new state, or a denial when a safety limit would be exceeded. */
 export type StepResult = { readonly state: SchedulingState } | { readonly denied: LimitExceededError };
@@ -65,6 +67,21 @@ export interface MutationOptions {
    * the CLI that shows it. Without it stamps are neither written nor read, and a stamp is an annotation like another.
    */
   readonly stamps?: StampDigest;
+  /**
+   * The cluster's Nodes and NodePools: a Pod the review changes is judged against them before and after
+   * (MutationOutcome.fit), and a step that would leave a Pod that fit fitting nowhere is held back when its rule says
+   * `if-unschedulable: skip` (managed steps always are). Without it nothing is judged.
+   */
+  readonly capacity?: Capacity;
+}
+
+/** A rule or managed step not applied because it would have left a Pod that fit fitting nowhere. */
+interface HeldStep {
+  readonly name: string;
+  /** The step as warnings name it: `PodMutation "x"` or `managed step "managed:capacity"`. */
+  readonly subject: string;
+  /** Where the Pod would have fitted had it been applied: nowhere, and why. */
+  readonly verdict: Verdict;
 }
 
 /**
@@ -102,6 +119,10 @@ export interface MutationOutcome {
   readonly skipReason?: string;
   /** What became of the stamp the Pod arrived with; only when stamps are on (MutationOptions.stamps). */
   readonly stamp?: StampVerdict;
+  /** Where the Pod fitted as it came and fits as changed: only when capacity was given and the Pod changed. */
+  readonly fit?: FitPair;
+  /** The rules and managed steps held back because they would have stranded the Pod; only when some were. */
+  readonly held?: readonly HeldStep[];
 }
 
 // Node affinity is replaced whole rather than patched term by term: index operations are fragile.
@@ -113,11 +134,15 @@ const WHOLE_SUBTREES: ReadonlySet<string> = new Set([
 const MAX_WARNINGS = 4;
 const MAX_WARNING_LENGTH = 255;
 
+/** A warning cut to under 256 characters. */
+function warningText(message: string): string {
+  return message.length > MAX_WARNING_LENGTH ? `${message.slice(0, MAX_WARNING_LENGTH - 1)}…` : message;
+}
+
 /** Adds an AdmissionReview warning to the state (at most a few, each under 256 characters). Pure. */
 function warn(state: SchedulingState, message: string): SchedulingState {
   if (state.warnings.length >= MAX_WARNINGS) return state;
-  const text = message.length > MAX_WARNING_LENGTH ? `${message.slice(0, MAX_WARNING_LENGTH - 1)}…` : message;
-  return { ...state, warnings: [...state.warnings, text] };
+  return { ...state, warnings: [...state.warnings, warningText(message)] };
 }
 
 function removeNodeAffinity(affinity: AffinitySelector, rule: CompiledRule): AffinitySelector {
@@ -427,6 +452,39 @@ interface Applied {
   readonly state: SchedulingState;
   readonly applied: readonly string[];
   readonly audited: readonly AuditedMatch[];
+  readonly held: readonly HeldStep[];
+}
+
+/**
+ * Holds back the steps that would strand the Pod: a step judged (a rule saying `if-unschedulable: skip`, or a managed
+ * step) whose result fits nowhere while the state before it did not. The verdict of the current state is kept, so a
+ * run of judged steps judges each state once.
+ */
+class StrandGuard {
+  readonly held: HeldStep[] = [];
+  private current: Verdict | undefined;
+  private fresh = true;
+
+  constructor(private readonly judge: FitJudge | undefined) {}
+
+  /** True when the step is judged and going from `state` to `next` would strand the Pod: the step is then held back. */
+  holds(owner: StepOwner, judged: boolean, state: SchedulingState, next: SchedulingState): boolean {
+    if (this.judge === undefined || !judged) {
+      this.current = undefined;
+      this.fresh = false;
+      return false;
+    }
+    const from = this.current ?? (this.fresh ? this.judge.before() : this.judge.judge(state));
+    const after = this.judge.judge(next);
+    if (after.isNewlyUnschedulable(from)) {
+      this.held.push({ ...owner, verdict: after });
+      this.current = from;
+      return true;
+    }
+    this.current = after;
+    this.fresh = false;
+    return false;
+  }
 }
 
 /** The matched rules applied in order (the audited ones recorded), then the managed steps; or the first denial. */
@@ -436,10 +494,12 @@ function applyAll(
   stepContext: MutationContext,
   managedSteps: readonly ManagedStep[],
   auditAll: boolean,
+  judge: FitJudge | undefined,
 ): Applied | { readonly denied: LimitExceededError; readonly audited: readonly AuditedMatch[] } {
   let state = INITIAL_STATE;
   const applied: string[] = [];
   const audited: AuditedMatch[] = [];
+  const guard = new StrandGuard(judge);
   for (const rule of matched) {
     if (isAudited(rule, auditAll)) {
       audited.push(auditRule(state, rule, facts));
@@ -447,23 +507,26 @@ function applyAll(
     }
     const result = applyRule(state, rule, facts);
     if ('denied' in result) return { denied: result.denied, audited };
+    if (guard.holds(ruleOwner(rule), rule.ifUnschedulable === 'skip', state, result.state)) continue;
     state = result.state;
     applied.push(rule.name);
   }
-  // Managed capacity placement runs after every customer rule.
+  // Managed capacity placement runs after every customer rule; the product's own step never strands a Pod.
   for (const step of managedSteps) {
     const result = step.apply(state, facts, stepContext);
     if (result === undefined) continue;
     if ('denied' in result) return { denied: result.denied, audited };
+    if (guard.holds({ name: step.name, subject: `managed step "${step.name}"` }, true, state, result.state)) continue;
     state = result.state;
     applied.push(step.name);
   }
-  return { state, applied, audited };
+  return { state, applied, audited, held: guard.held };
 }
 
-/** The state with the applied and audited annotations recorded, and the warnings of unsatisfiable terms. */
-function recorded(facts: PodFacts, { state, applied, audited }: Applied): SchedulingState {
+/** The state with the applied and audited annotations recorded, and the warnings of unsatisfiable terms and held steps. */
+function recorded(facts: PodFacts, { state, applied, audited, held }: Applied): SchedulingState {
   let next = state;
+  for (const step of held) next = warn(next, heldWarning(step));
   if (applied.length > 0) {
     next = unsatisfiableTermWarnings(next, facts);
     const annotations = {
@@ -481,6 +544,32 @@ function recorded(facts: PodFacts, { state, applied, audited }: Applied): Schedu
     next = { ...next, annotations };
   }
   return next;
+}
+
+// What a fit verdict judges, in few words: a warning has 255 characters and kubectl prints it to whoever created the Pod.
+const JUDGED_ON = 'by node labels, taints and cordons';
+
+/** The warning of a step held back because it would have stranded the Pod. */
+function heldWarning(step: HeldStep): string {
+  return `${step.subject} not applied (if-unschedulable: skip): with it the Pod ${JUDGED_ON} ${step.verdict.text()}`;
+}
+
+/**
+ * Where the Pod fitted and fits, for a Pod the review changed; with the warning first when the change stranded it
+ * (the most important thing a review can say, so it goes before the others' cap).
+ */
+function judged(
+  judge: FitJudge | undefined,
+  state: SchedulingState,
+  applied: readonly string[],
+): { readonly fit?: FitPair; readonly warnings: readonly string[] } {
+  if (judge === undefined) return { warnings: state.warnings };
+  const fit = { before: judge.before(), after: judge.judge(state) };
+  if (!fit.after.isNewlyUnschedulable(fit.before)) return { fit, warnings: state.warnings };
+  const stranded = warningText(
+    `the Pod fit before PodMutation ${applied.join(', ')} and ${JUDGED_ON} now ${fit.after.text()}`,
+  );
+  return { fit, warnings: [stranded, ...state.warnings].slice(0, MAX_WARNINGS) };
 }
 
 /** The resulting Pod stamped with the fields its stamp covers, or the denial of a stamp over its limit. */
@@ -549,7 +638,8 @@ export function mutatePod(
   const matched = explain ? evaluateEveryRule(ruleSet, facts, evaluations) : matchingRules(ruleSet, facts);
   const overLimit = matched.length > 0 ? rawLimitOutcome(base, matched, evaluations, facts, auditAll) : undefined;
   if (overLimit !== undefined) return overLimit;
-  const done = applyAll(matched, facts, stepContext, managedSteps, auditAll);
+  const judge = options.capacity === undefined ? undefined : new FitJudge(options.capacity, facts);
+  const done = applyAll(matched, facts, stepContext, managedSteps, auditAll, judge);
   if ('denied' in done) return deniedOutcome(base, done.audited, evaluations, done.denied);
   const state = recorded(facts, done);
   let result = podWithState(facts, state);
@@ -559,6 +649,8 @@ export function mutatePod(
     result = withStamp;
   }
   const patch = diffJson(incoming.pod, result, WHOLE_SUBTREES);
+  // Judged only for a Pod the review changed: the check's cost stays off every other review.
+  const { fit, warnings } = judged(patch.length > 0 ? judge : undefined, state, done.applied);
   return {
     ...base,
     decision: patch.length > 0 ? 'mutated' : 'unchanged',
@@ -567,6 +659,8 @@ export function mutatePod(
     applied: done.applied,
     audited: done.audited,
     evaluations,
-    warnings: state.warnings,
+    warnings,
+    ...(fit === undefined ? {} : { fit }),
+    ...(done.held.length === 0 ? {} : { held: done.held }),
   };
 }

@@ -1,7 +1,7 @@
 /** Pure encoding of snapshot content: the content hash, gzip parts of its canonical JSON, and the shape check on read. */
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { ENFORCEMENTS, isEnforcement, type RuleSnapshot } from '../api/index.ts';
+import { ENFORCEMENTS, IF_UNSCHEDULABLE, isEnforcement, type RuleSnapshot } from '../api/index.ts';
 import { canonicalJson, isJsonObject, IssueList, parseJsonExact, type IssueSink } from '../values/index.ts';
 
 /** What a publisher hands the store: a RuleSnapshot without the hash and version the store assigns. */
@@ -122,6 +122,9 @@ function checkRule(rule: unknown, path: string, issues: IssueSink): void {
   // Absent in snapshots published before rules carried an enforcement (every rule enforced); revalidation at compile reads it as enforce.
   if (rule.enforcement !== undefined && !isEnforcement(rule.enforcement))
     issues.add(`${path}.enforcement`, `must be ${ENFORCEMENTS.join(' or ')}`);
+  // Absent for warn (the default), and in snapshots published before rules carried it.
+  if (rule.ifUnschedulable !== undefined && !(IF_UNSCHEDULABLE as readonly unknown[]).includes(rule.ifUnschedulable))
+    issues.add(`${path}.ifUnschedulable`, `must be ${IF_UNSCHEDULABLE.join(' or ')}`);
   for (const field of ['workloadSelector', 'mutationRemove', 'mutationAdd'] as const) {
     if (!isJsonObject(rule[field])) issues.add(`${path}.${field}`, 'must be an object');
   }

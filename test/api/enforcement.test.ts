@@ -1,6 +1,11 @@
 /** The enforcement annotation of a PodMutation: read at the one boundary, a typo is an invalid rule. */
 import { describe, expect, it } from 'vitest';
-import { ENFORCEMENT_ANNOTATION, ruleToResource, validatePodMutation } from '../../lib/api/index.ts';
+import {
+  ENFORCEMENT_ANNOTATION,
+  IF_UNSCHEDULABLE_ANNOTATION,
+  ruleToResource,
+  validatePodMutation,
+} from '../../lib/api/index.ts';
 import { podMutation } from '../support/builders.ts';
 
 const SPEC = { mutationAdd: { nodeSelector: { 'example.com/pool': 'general' } } };
@@ -51,7 +56,7 @@ describe('the enforcement annotation', () => {
       expect(!verdict.valid && verdict.invalid.issues).toEqual([
         {
           field: `metadata.annotations["${key}"]`,
-          reason: `unknown annotation under podmutation.agent.cloudpilot.ai/; expected one of ${ENFORCEMENT_ANNOTATION}`,
+          reason: `unknown annotation under podmutation.agent.cloudpilot.ai/; expected one of ${ENFORCEMENT_ANNOTATION}, ${IF_UNSCHEDULABLE_ANNOTATION}`,
         },
       ]);
     },
