@@ -10,6 +10,8 @@ import {
 } from './node-pools.ts';
 import { fittingMembers, shapeMisfits, shapesOf, type CapacityNode, type NodeShape } from './nodes.ts';
 import type { Placement } from './placement.ts';
+import { publishCapacity, readPublishedCapacity } from './published.ts';
+import type { JsonObject } from '../values/index.ts';
 import { Verdict, type Candidate } from './verdict.ts';
 
 /** What a capacity is made of. Nodes or NodePools of one name given twice count once, the last one given. */
@@ -56,6 +58,20 @@ class Capacity {
       .map(compileNodePool)
       .sort(byWeight);
     return new Capacity(shapesOf(lastByName(parts.nodes ?? [])), pools, true);
+  }
+
+  /**
+   * The capacity as the snapshot stores it (its Node shapes and NodePools, plain JSON); undefined for unknown(), which
+   * is stored as no capacity at all.
+   */
+  published(): JsonObject | undefined {
+    return this.known ? publishCapacity(this.shapes, this.nodePools) : undefined;
+  }
+
+  /** The capacity a snapshot stores (published()), read through the capacity boundary; throws MalformedInputError. */
+  static fromPublished(value: unknown, path: string): Capacity {
+    const { shapes, nodePools } = readPublishedCapacity(value, path);
+    return new Capacity(shapes, lastByName(nodePools).map(compileNodePool).sort(byWeight), true);
   }
 
   /** The NodePools, highest weight first. */

@@ -208,4 +208,15 @@ describe('the capacity model', () => {
       }),
     );
   });
+
+  it('judges every Pod alike against a capacity and against its published form read back from JSON', () => {
+    fc.assert(
+      fc.property(nodes, nodePools, pod, (all, pools, parts) => {
+        const capacity = Capacity.of({ nodes: all, nodePools: pools });
+        const stored: unknown = JSON.parse(JSON.stringify(capacity.published()));
+        const placement = placementOf(spec(parts));
+        expect(Capacity.fromPublished(stored, 'capacity').judge(placement)).toEqual(capacity.judge(placement));
+      }),
+    );
+  });
 });
