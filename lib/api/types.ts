@@ -1,5 +1,5 @@
 /** The types of PodMutation resources and of the rules validated from them. */
-import type { Issue } from '../values/index.ts';
+import type { Issue, JsonObject } from '../values/index.ts';
 import type { Enforcement, IfUnschedulable } from './constants.ts';
 import type { MutationAdd, MutationRemove, WorkloadSelector } from './schema.ts';
 
@@ -47,4 +47,9 @@ export interface RuleSnapshot {
   readonly version: number;
   /** ISO-8601 time of the sync that produced the content. */
   readonly syncedAt: string;
+  /**
+   * The cluster's Nodes and NodePools in lib/capacity's published form (Capacity.published()), for admission to judge
+   * where a changed Pod fits; absent when the sync published none (files, or a snapshot from before it did).
+   */
+  readonly capacity?: JsonObject;
 }

@@ -20,39 +20,49 @@ function sha256Hex(bytes: string | Uint8Array): string {
 
 /** Content serialized once, for both its hash and its stored parts: a publish needs the hash, and the parts only when it changed. */
 interface SerializedContent {
-  /** `sha256:<hex>` over the canonical JSON of { rules, invalid }: equal content gives equal hashes. */
+  /** `sha256:<hex>` over the canonical JSON of { capacity, invalid, rules }: equal content gives equal hashes. */
   readonly contentHash: string;
-  /** Gzipped canonical JSON of { rules, invalid, resourceVersion, syncedAt } cut into parts of at most partBytes bytes (at least one). */
+  /** Gzipped canonical JSON of { capacity, invalid, resourceVersion, rules, syncedAt } cut into parts of at most partBytes bytes (at least one). */
   encode(partBytes: number): readonly Uint8Array[];
 }
 
 /**
- * The stored text around the rules' canonical JSON: the canonical JSON of { invalid, resourceVersion, rules, syncedAt }
- * (keys in code-unit order) is `before` + rules + `after`. One definition for the publisher and the reader.
+ * The stored text around the rules' canonical JSON: the canonical JSON of { capacity, invalid, resourceVersion, rules,
+ * syncedAt } (keys in code-unit order, capacity only when published) is `before` + rules + `after`. One definition for
+ * the publisher and the reader.
  */
 function storedFrame(
-  invalid: string,
+  head: string,
   content: Pick<SnapshotContent, 'resourceVersion' | 'syncedAt'>,
 ): { readonly before: string; readonly after: string } {
   return {
-    before: `{"invalid":${invalid},"resourceVersion":${canonicalJson(content.resourceVersion)},"rules":`,
+    before: `${head},"resourceVersion":${canonicalJson(content.resourceVersion)},"rules":`,
     after: `,"syncedAt":${canonicalJson(content.syncedAt)}}`,
   };
 }
 
-/** `sha256:<hex>` over the canonical JSON of { invalid, rules }, from their canonical JSON: equal content, equal hashes. */
-function hashOf(invalid: string, rules: string): string {
-  return `sha256:${createHash('sha256').update(`{"invalid":${invalid},"rules":`).update(rules).update('}').digest('hex')}`;
+/** The canonical JSON that opens both the hashed and the stored text: `{"capacity":…,"invalid":…` or `{"invalid":…`. */
+function headOf(content: Pick<SnapshotContent, 'capacity' | 'invalid'>): string {
+  const capacity = content.capacity === undefined ? '' : `"capacity":${canonicalJson(content.capacity)},`;
+  return `{${capacity}"invalid":${canonicalJson(content.invalid)}`;
+}
+
+/**
+ * `sha256:<hex>` over the canonical JSON of { capacity, invalid, rules } (capacity only when published, so that a
+ * snapshot without one hashes as before capacities were published): equal content, equal hashes.
+ */
+function hashOf(head: string, rules: string): string {
+  return `sha256:${createHash('sha256').update(`${head},"rules":`).update(rules).update('}').digest('hex')}`;
 }
 
 /** Serializes rules and invalid once, for the hash and for the stored parts. */
 function serializeContent(content: SnapshotContent): SerializedContent {
-  const invalid = canonicalJson(content.invalid);
+  const head = headOf(content);
   const rules = canonicalJson(content.rules);
   return {
-    contentHash: hashOf(invalid, rules),
+    contentHash: hashOf(head, rules),
     encode(partBytes) {
-      const { before, after } = storedFrame(invalid, content);
+      const { before, after } = storedFrame(head, content);
       const json = Buffer.from(`${before}${rules}${after}`, 'utf8');
       if (json.byteLength > MAX_CONTENT_BYTES) {
         throw new RangeError(`snapshot JSON is ${json.byteLength} bytes, above the limit of ${MAX_CONTENT_BYTES}`);
@@ -67,7 +77,7 @@ function serializeContent(content: SnapshotContent): SerializedContent {
   };
 }
 
-/** `sha256:<hex>` over the canonical JSON of rules and invalid (see serializeContent). */
+/** `sha256:<hex>` over the canonical JSON of capacity, invalid and rules (see hashOf). */
 function contentHashOf(content: SnapshotContent): string {
   return serializeContent(content).contentHash;
 }
@@ -80,11 +90,11 @@ function contentHashOf(content: SnapshotContent): string {
  */
 function decodedContentHash(decoded: { readonly content: SnapshotContent; readonly text: string }): string {
   const { content, text } = decoded;
-  const invalid = canonicalJson(content.invalid);
-  const { before, after } = storedFrame(invalid, content);
+  const head = headOf(content);
+  const { before, after } = storedFrame(head, content);
   if (!text.startsWith(before) || !text.endsWith(after) || text.length < before.length + after.length)
     return contentHashOf(content);
-  return hashOf(invalid, text.slice(before.length, text.length - after.length));
+  return hashOf(head, text.slice(before.length, text.length - after.length));
 }
 
 /** Digest of one stored part, so a reader names the corrupted part rather than just a hash mismatch. */
@@ -149,6 +159,9 @@ function checkContent(value: unknown, issues: IssueSink): void {
   if (!Array.isArray(invalid)) issues.add('content.invalid', 'must be an array');
   if (typeof value.resourceVersion !== 'string') issues.add('content.resourceVersion', 'must be a string');
   if (typeof value.syncedAt !== 'string') issues.add('content.syncedAt', 'must be a string');
+  // Read through lib/capacity's boundary by the endpoint; here only its place is checked.
+  if (value.capacity !== undefined && !isJsonObject(value.capacity))
+    issues.add('content.capacity', 'must be an object');
   if (Array.isArray(rules))
     (rules as readonly unknown[]).forEach((rule, index) => checkRule(rule, `content.rules[${index}]`, issues));
   if (Array.isArray(invalid))

@@ -195,8 +195,16 @@ async function readSnapshot(table: SnapshotTable, pointer: SnapshotPointer): Pro
       `content hashes to ${actualHash}, but the pointer says ${pointer.contentHash}`,
     );
   }
-  const { rules, invalid, resourceVersion, syncedAt } = decoded.content;
-  return { rules, invalid, resourceVersion, syncedAt, contentHash: pointer.contentHash, version: pointer.version };
+  const { rules, invalid, resourceVersion, syncedAt, capacity } = decoded.content;
+  return {
+    rules,
+    invalid,
+    resourceVersion,
+    syncedAt,
+    ...(capacity === undefined ? {} : { capacity }),
+    contentHash: pointer.contentHash,
+    version: pointer.version,
+  };
 }
 
 /** The snapshot store bound to one cluster's table. */

@@ -1,0 +1,68 @@
+/** The capacity in a snapshot: published with the rules, part of the content hash, read back as it was published. */
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Capacity } from '../../lib/capacity/index.ts';
+import { contentHashOf } from '../../lib/store/codec.ts';
+import { createDynamoClient, type SnapshotContent } from '../../lib/store/index.ts';
+import { canonicalJson } from '../../lib/values/index.ts';
+import { node, nodePool } from '../capacity/support.ts';
+import { contentOf, createFreshTable, freshClusterId, ruleAdding, snapshotsOf, startTestDynamo } from './support.ts';
+import type { TestDynamo } from './support.ts';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+
+const NOW = Date.parse('2026-12-01T10:00:00.000Z');
+const RULES = contentOf([ruleAdding('move', { team: 'a' })]);
+
+function withNodes(...names: string[]): SnapshotContent {
+  const capacity = Capacity.of({
+    nodes: names.map((name) => node(name, { 'example.com/pool': 'general' })),
+    nodePools: [nodePool('general')],
+  });
+  return { ...RULES, capacity: capacity.published()! };
+}
+
+let dynamo: TestDynamo;
+let raw: DynamoDBClient;
+let tableName: string;
+
+beforeAll(async () => {
+  dynamo = await startTestDynamo();
+  tableName = await createFreshTable(dynamo.endpoint);
+  raw = createDynamoClient({ endpoint: dynamo.endpoint });
+});
+
+afterAll(async () => {
+  raw.destroy();
+  await dynamo.close();
+});
+
+const store = () => snapshotsOf({ client: raw, tableName, clock: () => NOW });
+
+describe('the capacity in a snapshot', () => {
+  it('reads back the capacity published with the rules', async () => {
+    const clusterId = freshClusterId();
+    const content = withNodes('n1', 'n2');
+
+    const outcome = await store()(clusterId).publish(content);
+
+    expect(await store()(clusterId).read()).toEqual({ ...content, version: 1, contentHash: outcome.contentHash });
+  });
+
+  it('publishes a new version when only the capacity changed, and none when nothing did', async () => {
+    const clusterId = freshClusterId();
+    await store()(clusterId).publish(withNodes('n1'));
+
+    const joined = await store()(clusterId).publish(withNodes('n1', 'n2'));
+    const again = await store()(clusterId).publish(withNodes('n1', 'n2'));
+
+    expect([joined.published, joined.version]).toEqual([true, 2]);
+    expect([again.published, again.version]).toEqual([false, 2]);
+  });
+
+  it('hashes a snapshot without a capacity as snapshots were hashed before they carried one', () => {
+    const before = `{"invalid":${canonicalJson(RULES.invalid)},"rules":${canonicalJson(RULES.rules)}}`;
+
+    expect(contentHashOf(RULES)).toBe(`sha256:${createHash('sha256').update(before).digest('hex')}`);
+    expect(contentHashOf(withNodes('n1'))).not.toBe(contentHashOf(RULES));
+  });
+});
