@@ -21,7 +21,7 @@ import type {
 const API_VERSION = 'admission.k8s.io/v1';
 
 /** What a review runs besides the rules: the managed steps, the deployment's enforcement switch, and the stamps' digests. */
-type ReviewOptions = Pick<MutationOptions, 'managedSteps' | 'enforcement' | 'stamps'>;
+type ReviewOptions = Pick<MutationOptions, 'managedSteps' | 'enforcement' | 'stamps' | 'capacity'>;
 
 /** The answer to one AdmissionReview: the response to send and what the engine did (for logs). */
 export interface AdmissionVerdict {

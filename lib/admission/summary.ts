@@ -20,6 +20,12 @@ interface AdmissionSummary {
   readonly skipReason?: string;
   /** What became of the stamp the Pod arrived with (`checked`: rebuilt from it; `refused`: reviewed as new); absent without one. */
   readonly stamp?: 'checked' | 'refused';
+  /** Where the changed Pod fits after the review (fits, nowhere, or unknown without capacity); absent when it was not judged. */
+  readonly fit?: string;
+  /** True when the review turned a Pod that fit into one that fits nowhere. */
+  readonly unschedulable?: true;
+  /** The rules and managed steps held back because they would have left the Pod fitting nowhere. */
+  readonly held?: readonly string[];
 }
 
 /** Summarises a verdict for the structured admission log; client strings are cut to a bounded prefix. Pure. */
@@ -42,5 +48,8 @@ export function summarizeVerdict(verdict: AdmissionVerdict): AdmissionSummary {
     ...(outcome?.denial === undefined ? {} : { denial: outcome.denial.message }),
     ...(verdict.skipReason === undefined ? {} : { skipReason: verdict.skipReason }),
     ...(outcome?.stamp === undefined || outcome.stamp === 'none' ? {} : { stamp: outcome.stamp }),
+    ...(outcome?.fit === undefined ? {} : { fit: outcome.fit.after.kind }),
+    ...(outcome?.fit?.after.isNewlyUnschedulable(outcome.fit.before) === true ? { unschedulable: true as const } : {}),
+    ...(outcome?.held === undefined ? {} : { held: outcome.held.map((step) => step.name) }),
   };
 }

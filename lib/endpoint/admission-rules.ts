@@ -1,7 +1,8 @@
 /** What the admission endpoint evaluates: the compiled customer rules and the managed steps, cached together. */
 import type { RuleSnapshot } from '../api/index.ts';
+import { Capacity } from '../capacity/index.ts';
 import { compileSnapshotRules, type ManagedStep, type RuleSet } from '../engine/index.ts';
-import type { StoreError } from '../errors/index.ts';
+import { MalformedInputError, type StoreError } from '../errors/index.ts';
 import { createPlacementStep, type CapacityFlavour, type PlacementPolicy } from '../placement/index.ts';
 import type { PlacementStore, SnapshotStore } from '../store/index.ts';
 import { createSnapshotCache, type SnapshotCache } from './snapshot-cache.ts';
@@ -12,6 +13,25 @@ import { createSnapshotCache, type SnapshotCache } from './snapshot-cache.ts';
  */
 interface AdmissionRules extends RuleSet {
   readonly managedSteps?: readonly ManagedStep[];
+  /** The cluster's capacity the sync published, or unknown (contradictions only) when it published none. */
+  readonly capacity?: Capacity;
+  /** Why the published capacity could not be read, when it could not: admission then judges contradictions only. */
+  readonly capacityProblem?: string;
+}
+
+/**
+ * The snapshot's capacity, read once per snapshot. One that cannot be read (a form this code does not know, from a
+ * newer sync) leaves the Pod judged on its own contradictions rather than failing every admission: the capacity only
+ * adds warnings and holds rules back, and the rules themselves were read and validated.
+ */
+function capacityOf(snapshot: RuleSnapshot): Pick<AdmissionRules, 'capacity' | 'capacityProblem'> {
+  if (snapshot.capacity === undefined) return { capacity: Capacity.unknown() };
+  try {
+    return { capacity: Capacity.fromPublished(snapshot.capacity, 'capacity') };
+  } catch (error) {
+    if (!(error instanceof MalformedInputError)) throw error;
+    return { capacity: Capacity.unknown(), capacityProblem: error.message };
+  }
 }
 
 /** Options of the admission cache: both stores of one table, the refresh schedule and the capacity flavour. */
@@ -38,7 +58,7 @@ function compileAdmissionRules(
   // No step at all without policies: the hot path then does exactly what it did before placements existed.
   const managedSteps =
     placements.length === 0 ? [] : [createPlacementStep({ flavour: capacityFlavour, policies: placements })];
-  return { ...compileSnapshotRules(snapshot.rules), managedSteps };
+  return { ...compileSnapshotRules(snapshot.rules), managedSteps, ...capacityOf(snapshot) };
 }
 
 /**

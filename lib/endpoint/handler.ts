@@ -120,8 +120,8 @@ function threeDecimals(value: number): number {
  * The admission endpoint. Checks in order: method (405, Allow: POST), path token (403, constant-time), body size
  * (413), content type (415), rules (500 when none are usable: never "allowed" without rules), AdmissionReview
  * (400 MalformedInputError), then answers 200 with answerAdmissionReview's body byte for byte. Logs one line and
- * emits metrics per request: Admissions, Mutations, Denials, StaleRules, RulesAgeSeconds for answered reviews,
- * Rejected for 4xx, Errors for 500.
+ * emits metrics per request: Admissions, Mutations, Denials, UnschedulableMutations, HeldSteps, StaleRules,
+ * RulesAgeSeconds for answered reviews, Rejected for 4xx, Errors for 500.
  */
 function createAdmissionHandler(deps: AdmissionHandlerDeps): AdmissionHandler {
   const context: HandlerContext = {
@@ -247,6 +247,7 @@ function answered(
     answer = answerAdmissionReview(text, snapshot.value, {
       managedSteps: snapshot.value.managedSteps,
       enforcement: deps.enforcement,
+      ...(snapshot.value.capacity === undefined ? {} : { capacity: snapshot.value.capacity }),
       ...(stamps === undefined ? {} : { stamps }),
     });
   } catch (error) {
@@ -279,6 +280,8 @@ function logAnswer(
   if (summary.decision === 'mutated') metrics.addMetric('Mutations', 'Count', 1);
   if (summary.decision === 'denied') metrics.addMetric('Denials', 'Count', 1);
   if (summary.audited !== undefined) metrics.addMetric('AuditedMatches', 'Count', summary.audited.length);
+  if (summary.unschedulable === true) metrics.addMetric('UnschedulableMutations', 'Count', 1);
+  if (summary.held !== undefined) metrics.addMetric('HeldSteps', 'Count', summary.held.length);
   if (snapshot.stale) metrics.addMetric('StaleRules', 'Count', 1);
   metrics.addMetric('RulesAgeSeconds', 'Seconds', snapshot.ageSeconds);
   logger.info('admission', {
@@ -287,6 +290,7 @@ function logAnswer(
     ...summary,
     snapshotVersion: snapshot.version,
     ...(snapshot.placementVersion === undefined ? {} : { placementVersion: snapshot.placementVersion }),
+    ...(snapshot.value.capacityProblem === undefined ? {} : { capacityProblem: snapshot.value.capacityProblem }),
     cacheAgeSeconds: threeDecimals(snapshot.ageSeconds),
     stale: snapshot.stale,
     durationMs: threeDecimals(context.clock() - started),
