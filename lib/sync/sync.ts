@@ -20,6 +20,7 @@ import {
 } from './lease-step.ts';
 import { confirmIdentity, type BindingChange, type SyncBinding } from './identity-step.ts';
 import { listAndValidate, type ListedRules } from './list-step.ts';
+import { publishedCapacity, type CapacityReader } from './capacity-step.ts';
 import type { ProgressDependencies } from './progress.ts';
 import { reportProgress } from './progress-step.ts';
 import { publishListed, warnPublished, type HeldLease } from './publish-step.ts';
@@ -70,6 +71,8 @@ interface SyncDependencies {
   readonly statusBudgetMs?: number;
   /** Migration progress on each rule's status every few minutes (reportIntervalMinutes); absent: none. */
   readonly progress?: ProgressDependencies;
+  /** The cluster's Nodes and NodePools, published in the snapshot for admission; absent: the snapshot carries none. */
+  readonly capacity?: CapacityReader;
 }
 
 /** One sync's dependencies with its options checked, and its start. */
@@ -144,8 +147,14 @@ async function underLease(run: SyncRun, lease: CheckedLease): Promise<SyncReport
 
 /** List, validate, read the identity, publish for the bound cluster, then record and write statuses, holding the lease when there is one. */
 async function listAndPublish(run: SyncRun, held: HeldLease | undefined): Promise<SyncReport> {
-  const listed = await listAndValidate(run.deps.source, run.clock);
-  if (!('content' in listed)) return failedSync(run, listed.failedStep, listed.error, listed.seen);
+  const { capacity: reader } = run.deps;
+  // Read beside the list; the capacity step never rejects.
+  const [rules, capacity] = await Promise.all([
+    listAndValidate(run.deps.source, run.clock),
+    reader === undefined ? undefined : publishedCapacity(reader, run),
+  ]);
+  if (!('content' in rules)) return failedSync(run, rules.failedStep, rules.error, rules.seen);
+  const listed = capacity === undefined ? rules : { ...rules, content: { ...rules.content, capacity } };
   let clusterUid: string;
   try {
     // After the list, so that a cluster out of reach fails the list as before; the uid never changes while a cluster lives.
