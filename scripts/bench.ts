@@ -25,7 +25,7 @@ import { startEmbeddedDynamo } from '../lib/store/embedded/index.ts';
 import { buildSnapshotContent } from '../lib/sync/index.ts';
 import { largestRule } from '../test/support/largest-rule.ts';
 import { measureCliStart, startTimeLines } from './bench-start.ts';
-import { median } from './measure.ts';
+import { measureAlternating as measureRounds, median } from './measure.ts';
 
 const ROUND_MS = 400;
 const ROUNDS = 7;
@@ -184,29 +184,8 @@ function worstCase(): { body: string; ruleSet: RuleSet } {
   return { body: JSON.stringify(review), ruleSet: compileRuleSet([adding]) };
 }
 
-function timeRound(work: () => void): number {
-  let calls = 0;
-  const start = process.hrtime.bigint();
-  const deadline = start + BigInt(ROUND_MS * 1e6);
-  let now = start;
-  while (now < deadline) {
-    for (let batch = 0; batch < 16; batch += 1) work();
-    calls += 16;
-    now = process.hrtime.bigint();
-  }
-  return Number(now - start) / calls;
-}
-
-/**
- * Median nanoseconds per call of each piece of work. Rounds alternate between them, so load from elsewhere on a
- * shared machine falls on all of them alike and their ratios stay meaningful.
- */
 function measureAlternating(works: readonly (() => void)[]): number[] {
-  const warmUntil = performance.now() + 300;
-  while (performance.now() < warmUntil) for (const work of works) work();
-  const rounds = works.map((): number[] => []);
-  for (let round = 0; round < ROUNDS; round += 1) works.forEach((work, index) => rounds[index]!.push(timeRound(work)));
-  return rounds.map(median);
+  return measureRounds(works, { rounds: ROUNDS, roundMs: ROUND_MS });
 }
 
 interface Row {

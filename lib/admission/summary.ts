@@ -48,8 +48,9 @@ export function summarizeVerdict(verdict: AdmissionVerdict): AdmissionSummary {
     ...(outcome?.denial === undefined ? {} : { denial: outcome.denial.message }),
     ...(verdict.skipReason === undefined ? {} : { skipReason: verdict.skipReason }),
     ...(outcome?.stamp === undefined || outcome.stamp === 'none' ? {} : { stamp: outcome.stamp }),
-    ...(outcome?.fit === undefined ? {} : { fit: outcome.fit.after.kind }),
-    ...(outcome?.fit?.after.isNewlyUnschedulable(outcome.fit.before) === true ? { unschedulable: true as const } : {}),
+    // The kind only: a verdict's counts and words are computed when read, and the hot path reads them only to warn.
+    ...(outcome?.fit === undefined ? {} : { fit: outcome.fit.afterKind }),
+    ...(outcome?.fit?.stranded === true ? { unschedulable: true as const } : {}),
     ...(outcome?.held === undefined ? {} : { held: outcome.held.map((step) => step.name) }),
   };
 }

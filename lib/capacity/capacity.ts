@@ -12,7 +12,7 @@ import { fittingMembers, shapeMisfits, shapesOf, type CapacityNode, type NodeSha
 import type { Placement } from './placement.ts';
 import { publishCapacity, readPublishedCapacity } from './published.ts';
 import type { JsonObject } from '../values/index.ts';
-import { Verdict, type Candidate } from './verdict.ts';
+import { Verdict, type Candidate, type VerdictKind } from './verdict.ts';
 
 /** What a capacity is made of. Nodes or NodePools of one name given twice count once, the last one given. */
 interface CapacityParts {
@@ -114,6 +114,21 @@ class Capacity {
       kind: 'nowhere',
       closest: this.closest(placement, pod, options.closest ?? DEFAULT_CLOSEST),
     });
+  }
+
+  /**
+   * The kind judge() would give, found as cheaply as it can be: the first fitting Node shape or NodePool ends it, and
+   * nothing is counted or put into words. For the admission hot path, which needs the verdict's words only when a Pod
+   * fits nowhere.
+   */
+  kindOf(placement: Placement): VerdictKind {
+    if (placement.contradiction() !== undefined) return 'nowhere';
+    if (!this.known) return 'unknown';
+    for (const shape of this.shapes) if (fittingMembers(placement, shape) > 0) return 'fits';
+    if (this.pools.length === 0) return 'nowhere';
+    const pod = karpenterPod(placement);
+    for (const compiled of this.pools) if (nodePoolFits(compiled, pod, placement)) return 'fits';
+    return 'nowhere';
   }
 
   // The candidates failing on the fewest reasons: NodePools first on a tie (they can make new Nodes), then Node shapes.

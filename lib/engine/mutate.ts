@@ -25,7 +25,7 @@ import { keptAsStored, readStamp, stampPod, type StampDigest, type StampReading,
 import type { Workload } from './workload.ts';
 import { MIRROR_ANNOTATION } from './binding.ts';
 import type { Capacity, Verdict } from '../capacity/index.ts';
-import { FitJudge, type FitPair } from './fit.ts';
+import { FitJudge, type FitPair, type Judged } from './fit.ts';
 
 /** The result of one step: a new state, or a denial when a safety limit would be exceeded. */
 export type StepResult = { readonly state: SchedulingState } | { readonly denied: LimitExceededError };
@@ -462,7 +462,7 @@ interface Applied {
  */
 class StrandGuard {
   readonly held: HeldStep[] = [];
-  private current: Verdict | undefined;
+  private current: Judged | undefined;
   private fresh = true;
 
   constructor(private readonly judge: FitJudge | undefined) {}
@@ -476,8 +476,8 @@ class StrandGuard {
     }
     const from = this.current ?? (this.fresh ? this.judge.before() : this.judge.judge(state));
     const after = this.judge.judge(next);
-    if (after.isNewlyUnschedulable(from)) {
-      this.held.push({ ...owner, verdict: after });
+    if (after.strands(from)) {
+      this.held.push({ ...owner, verdict: after.verdict });
       this.current = from;
       return true;
     }
@@ -564,8 +564,8 @@ function judged(
   applied: readonly string[],
 ): { readonly fit?: FitPair; readonly warnings: readonly string[] } {
   if (judge === undefined) return { warnings: state.warnings };
-  const fit = { before: judge.before(), after: judge.judge(state) };
-  if (!fit.after.isNewlyUnschedulable(fit.before)) return { fit, warnings: state.warnings };
+  const fit = judge.pair(state);
+  if (!fit.stranded) return { fit, warnings: state.warnings };
   const stranded = warningText(
     `the Pod fit before PodMutation ${applied.join(', ')} and ${JUDGED_ON} now ${fit.after.text()}`,
   );
