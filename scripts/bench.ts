@@ -26,6 +26,8 @@ import { buildSnapshotContent } from '../lib/sync/index.ts';
 import { largestRule } from '../test/support/largest-rule.ts';
 import { measureCliStart, startTimeLines } from './bench-start.ts';
 import { measureAlternating as measureRounds, median } from './measure.ts';
+import { BASELINE_REF, bundleCost, largeCapacity, reviewCost } from './bench-fit.ts';
+import type { JsonObject } from '../lib/values/index.ts';
 
 const ROUND_MS = 400;
 const ROUNDS = 7;
@@ -305,7 +307,13 @@ interface ColdCase {
   readonly label: string;
   /** The PodMutations of the cluster; the sync's own budget decides which it publishes. */
   readonly resources: readonly unknown[];
+  /** The published capacity the snapshot carries, when it carries one. */
+  readonly capacity?: JsonObject;
 }
+
+/** The cold load the capacity is measured against, and the same with the capacity: their ratio is a target. */
+const CAPACITY_BASE = `${TYPICAL_COUNTS[0].toLocaleString('en-US')} typical rules in the cluster`;
+const WITH_CAPACITY = `${CAPACITY_BASE}, and 5,000 Nodes (50 shapes) and 100 NodePools`;
 
 const COLD_CASES: readonly ColdCase[] = [
   {
@@ -337,6 +345,7 @@ const COLD_CASES: readonly ColdCase[] = [
     label: `${count.toLocaleString('en-US')} typical rules in the cluster`,
     resources: realisticRules(count).map(ruleToResource),
   })),
+  { label: WITH_CAPACITY, resources: realisticRules(TYPICAL_COUNTS[0]).map(ruleToResource), capacity: largeCapacity() },
 ];
 
 interface ColdLoad {
@@ -363,10 +372,14 @@ async function coldLoads(cases: readonly ColdCase[]): Promise<ColdLoad[]> {
     await createSnapshotTable(client, 'bench');
     const child = fileURLToPath(new URL('./bench-cold-load.ts', import.meta.url));
     const results: ColdLoad[] = [];
-    for (const [caseIndex, { label, resources }] of cases.entries()) {
+    for (const [caseIndex, { label, resources, capacity }] of cases.entries()) {
       const clusterId = `bench-${caseIndex}`;
       const built = buildSnapshotContent({ items: resources, resourceVersion: '1' }, Date.now());
-      const content = { ...built, invalid: listedInvalidRules(built.invalid) };
+      const content = {
+        ...built,
+        invalid: listedInvalidRules(built.invalid),
+        ...(capacity === undefined ? {} : { capacity }),
+      };
       await openRulesTable({ client, tableName: 'bench', clusterId }).snapshots.publish(content);
       const runs: number[] = [];
       const cpuRuns: number[] = [];
@@ -401,6 +414,7 @@ async function coldLoads(cases: readonly ColdCase[]): Promise<ColdLoad[]> {
   }
 }
 
+const fit = await reviewCost({ rounds: ROUNDS, roundMs: ROUND_MS });
 const cold = await coldLoads(COLD_CASES);
 
 const format = (ns: number) => (ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : `${(ns / 1e3).toFixed(1)} µs`);
@@ -459,6 +473,29 @@ for (const item of cold) {
       `${item.megabytes.toFixed(1).padStart(5)} MiB ${item.ms.toFixed(0).padStart(6)} ms (CPU ${item.cpuMs.toFixed(0)} ms)`,
   );
 }
+const coldOf = (label: string) => cold.find((item) => item.label === label)!;
+const coldCapacity = coldOf(WITH_CAPACITY).ms / coldOf(CAPACITY_BASE).ms;
+const fitShare = (fit.fitsNs - fit.withoutNs) / fit.withoutNs;
+console.log(
+  `\nwhere a changed Pod fits (admission, 50 Node shapes and 20 NodePools; the example migration, with stamps): ` +
+    `${format(fit.withoutNs)} without a capacity, ${format(fit.fitsNs)} when it still fits ` +
+    `(+${(fitShare * 100).toFixed(1)}%), ${format(fit.strandedNs)} when it fits nowhere ` +
+    `(${ratio(fit.strandedNs / fit.withoutNs)}: the closest candidates' reasons and the warning)`,
+);
+for (const verdict of fit.verdicts) console.log(`  ${verdict.length > 150 ? `${verdict.slice(0, 149)}…` : verdict}`);
+console.log(
+  `published capacity of 5,000 Nodes (50 shapes) and 100 NodePools: ${(fit.publishedBytes / 1024).toFixed(0)} KiB of JSON, ` +
+    `${(fit.publishedGzipBytes / 1024).toFixed(0)} KiB gzipped (budget ${SNAPSHOT_BUDGET.maxCapacityBytes / 1024} KiB); ` +
+    `cold load ${ratio(coldCapacity)} the same snapshot without it`,
+);
+const bundle = await bundleCost();
+const bundleGrowth = bundle.bytes / bundle.baselineBytes;
+const loadGrowth = bundle.loadMs / bundle.baselineLoadMs;
+console.log(
+  `admission bundle ${(bundle.bytes / 1024).toFixed(1)} KiB, ${ratio(bundleGrowth)} the bundle at ${BASELINE_REF} ` +
+    `(${(bundle.baselineBytes / 1024).toFixed(1)} KiB); its load ${bundle.loadMs.toFixed(1)} ms, ${ratio(loadGrowth)} ` +
+    `(${bundle.baselineLoadMs.toFixed(1)} ms)`,
+);
 // Last, so that the fresh processes it starts do not share the cores with the measurements above.
 const cliStart = await measureCliStart();
 console.log('');
@@ -474,6 +511,10 @@ const targets = [
     ratio(hundred.reviewNs / hundred.requestFloorNs),
   ],
   ['worst case under 25 ms', worst!.reviewNs < 25e6, format(worst!.reviewNs)],
+  ['judging where a changed Pod fits at most 10% of a review', fitShare <= 0.1, `+${(fitShare * 100).toFixed(1)}%`],
+  ['a cold load with the capacity at most 1.05x the same without', coldCapacity <= 1.05, ratio(coldCapacity)],
+  [`the admission bundle at most 1.05x its size at ${BASELINE_REF}`, bundleGrowth <= 1.05, ratio(bundleGrowth)],
+  [`the admission bundle's load at most 1.05x its load at ${BASELINE_REF}`, loadGrowth <= 1.05, ratio(loadGrowth)],
   ...cold.map(
     (item) =>
       [

@@ -8,6 +8,7 @@ import { enforcementOf, enforcementOption } from './options/enforcement.ts';
 import { placementOptions, readPlacementFile, type PlacementFlags } from './options/placement-file.ts';
 import { allowEmptyOption, reportSkippedDocuments } from './options/rules.ts';
 import type { LoadOptions } from '../rule-files/index.ts';
+import type { JsonObject } from '../values/index.ts';
 
 const SHUTDOWN_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 
@@ -26,6 +27,7 @@ interface ServeFlags extends PlacementFlags {
   readonly context?: string;
   readonly syncInterval: number;
   readonly enforcement: string;
+  readonly capacity?: string[];
 }
 
 function port(text: string): number {
@@ -42,19 +44,39 @@ function seconds(text: string): number {
   return value;
 }
 
+/** The Nodes and NodePools of `--capacity` files (as `kubectl get nodes,nodepools -o yaml` prints them), published. */
+async function publishedCapacity(paths: readonly string[]): Promise<JsonObject | undefined> {
+  if (paths.length === 0) return undefined;
+  const [{ parseYamlDocuments, readTextFile }, { Capacity, readCapacityObjects }] = await Promise.all([
+    import('../rule-files/index.ts'),
+    import('../capacity/index.ts'),
+  ]);
+  const read = await Promise.all(
+    paths.map(async (path) => readCapacityObjects(parseYamlDocuments(await readTextFile(path), path), path)),
+  );
+  return Capacity.of({
+    nodes: read.flatMap((objects) => objects.nodes),
+    nodePools: read.flatMap((objects) => objects.nodePools),
+  }).published();
+}
+
 /** The rule source of the command: rule files, or the cluster of a kubeconfig synced as the sync Lambda does. */
 async function ruleSource(
   paths: readonly string[],
   loadOptions: LoadOptions,
   kubeconfig: { path: string; context?: string; intervalSeconds: number } | undefined,
   streams: CliStreams,
+  capacityFiles: readonly string[],
 ): Promise<RuleSource> {
   const { createClusterRuleSource, createFileRuleSource } = await import('../local-server/index.ts');
-  if (kubeconfig === undefined)
+  if (kubeconfig === undefined) {
+    const capacity = await publishedCapacity(capacityFiles);
     return createFileRuleSource(paths, {
       load: loadOptions,
       onSkipped: (skipped) => reportSkippedDocuments(skipped, streams),
+      ...(capacity === undefined ? {} : { capacity }),
     });
+  }
   const { createPodMutationSource } = await import('../cluster/index.ts');
   const config =
     kubeconfig.context === undefined
@@ -118,7 +140,7 @@ async function serve(flags: ServeFlags, { streams }: CliContext): Promise<number
           ...(flags.context === undefined ? {} : { context: flags.context }),
         };
   const server = await startLocalServer({
-    rules: await ruleSource(paths, { allowEmpty: flags.allowEmpty === true }, cluster, streams),
+    rules: await ruleSource(paths, { allowEmpty: flags.allowEmpty === true }, cluster, streams, flags.capacity ?? []),
     ...(flags.host === undefined ? {} : { host: flags.host }),
     ...(flags.port === undefined ? {} : { port: flags.port }),
     ...(token === undefined ? {} : { token }),
@@ -171,6 +193,15 @@ export function registerServe(program: Command, context: CliContext): void {
         .helpGroup(source),
     )
     .addOption(new Option('--watch', 'with --rules: republish when the files change').helpGroup(source))
+    .addOption(
+      new Option(
+        '--capacity <file>',
+        'with --rules: Nodes and NodePools (kubectl get nodes,nodepools -o yaml) to judge each changed Pod against; repeatable',
+      )
+        .argParser(collect)
+        .conflicts(['kubeconfig'])
+        .helpGroup(source),
+    )
     .addOption(allowEmptyOption().helpGroup(source))
     .addOption(
       new Option('--kubeconfig <file>', "the kubeconfig's cluster as the rule source, synced as the sync Lambda does")

@@ -4,6 +4,7 @@ import { basename, dirname, resolve } from 'node:path';
 import { listedInvalidRules, type InvalidRule, type NormalizedRule } from '../api/index.ts';
 import { loadRuleFiles, type LoadOptions, type SkippedDocument } from '../rule-files/index.ts';
 import type { ClusterBindingStore, PublishOutcome, SnapshotStore, SyncRecordStore } from '../store/index.ts';
+import type { JsonObject } from '../values/index.ts';
 
 /** What one publication of a rule source did. */
 interface RulePublication {
@@ -39,6 +40,8 @@ interface FileRuleSourceOptions {
   readonly load?: LoadOptions;
   /** Told of the documents of other kinds each load left out. */
   readonly onSkipped?: (skipped: readonly SkippedDocument[]) => void;
+  /** The capacity to publish with the rules, in its published form (Capacity.published()); absent: none. */
+  readonly capacity?: JsonObject;
 }
 
 function byName<T extends { readonly name: string }>(left: T, right: T): number {
@@ -78,6 +81,7 @@ function createFileRuleSource(paths: readonly string[], options: FileRuleSourceO
         invalid: listedInvalidRules(invalid),
         resourceVersion: '',
         syncedAt: new Date(clock()).toISOString(),
+        ...(options.capacity === undefined ? {} : { capacity: options.capacity }),
       });
       return { rules: rules.length, invalid, outcome };
     },
