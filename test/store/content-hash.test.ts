@@ -69,3 +69,30 @@ describe('the content hash of a decoded snapshot', () => {
     expect(decodedContentHash(decoded)).not.toBe(contentHashOf(published));
   });
 });
+
+describe('the content hash of a decoded snapshot with a capacity', () => {
+  const withCapacity = (notReadyReason: string): SnapshotContent => ({
+    ...published,
+    capacity: {
+      format: 1,
+      nodeShapes: [{ labels: { 'example.com/pool': 'a' }, taints: [], unschedulable: false, nodes: ['n1'] }],
+      nodePools: [{ metadata: { name: 'p' }, status: { conditions: [{ type: 'Ready', message: notReadyReason }] } }],
+    },
+  });
+
+  it.each([
+    ['a plain capacity', withCapacity('')],
+    [
+      'a capacity whose text holds the frame that follows it',
+      withCapacity(`,"invalid":${JSON.stringify(published.invalid)},"resourceVersion":"100","rules":`),
+    ],
+  ])('is the hash the publisher computed, for %s', (_, content) => {
+    expect(decodedContentHash(decodedText(storedText(content)))).toBe(contentHashOf(content));
+  });
+
+  it('never matches the published hash when the capacity was changed', () => {
+    const content = withCapacity('');
+    const tampered = storedText(content).replace('"n1"', '"n2"');
+    expect(decodedContentHash(decodedText(tampered))).not.toBe(contentHashOf(content));
+  });
+});
