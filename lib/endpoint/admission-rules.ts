@@ -1,7 +1,8 @@
 /** What the admission endpoint evaluates: the compiled customer rules and the managed steps, cached together. */
 import type { RuleSnapshot } from '../api/index.ts';
-import { Capacity } from '../capacity/index.ts';
-import { compileSnapshotRules, type ManagedStep, type RuleSet } from '../engine/index.ts';
+import { Capacity, type Placement, type Verdict, type VerdictKind } from '../capacity/index.ts';
+import { compileSnapshotRules, type CapacityJudge, type ManagedStep, type RuleSet } from '../engine/index.ts';
+import type { JsonObject } from '../values/index.ts';
 import { MalformedInputError, type StoreError } from '../errors/index.ts';
 import { createPlacementStep, type CapacityFlavour, type PlacementPolicy } from '../placement/index.ts';
 import type { PlacementStore, SnapshotStore } from '../store/index.ts';
@@ -13,24 +14,42 @@ import { createSnapshotCache, type SnapshotCache } from './snapshot-cache.ts';
  */
 interface AdmissionRules extends RuleSet {
   readonly managedSteps?: readonly ManagedStep[];
-  /** The cluster's capacity the sync published, or unknown (contradictions only) when it published none. */
-  readonly capacity?: Capacity;
-  /** Why the published capacity could not be read, when it could not: admission then judges contradictions only. */
-  readonly capacityProblem?: string;
+  /** The cluster's capacity the sync published (unknown, contradictions only, when it published none). */
+  readonly capacity?: PublishedCapacity;
 }
 
 /**
- * The snapshot's capacity, read once per snapshot. One that cannot be read (a form this code does not know, from a
- * newer sync) leaves the Pod judged on its own contradictions rather than failing every admission: the capacity only
- * adds warnings and holds rules back, and the rules themselves were read and validated.
+ * The snapshot's capacity, read on the first review that changes a Pod rather than with the rules: a cold start that
+ * serves no changed Pod never pays for it. One that cannot be read (a form this code does not know, from a newer sync)
+ * leaves Pods judged on their own contradictions rather than failing admissions: the capacity only adds warnings and
+ * holds rules back, and the rules themselves were read and validated.
  */
-function capacityOf(snapshot: RuleSnapshot): Pick<AdmissionRules, 'capacity' | 'capacityProblem'> {
-  if (snapshot.capacity === undefined) return { capacity: Capacity.unknown() };
-  try {
-    return { capacity: Capacity.fromPublished(snapshot.capacity, 'capacity') };
-  } catch (error) {
-    if (!(error instanceof MalformedInputError)) throw error;
-    return { capacity: Capacity.unknown(), capacityProblem: error.message };
+class PublishedCapacity implements CapacityJudge {
+  private read: Capacity | undefined;
+  /** Why the published capacity could not be read, once a review tried to. */
+  problem: string | undefined;
+
+  constructor(private readonly published: JsonObject | undefined) {}
+
+  judge(placement: Placement): Verdict {
+    return this.capacity().judge(placement);
+  }
+
+  kindOf(placement: Placement): VerdictKind {
+    return this.capacity().kindOf(placement);
+  }
+
+  private capacity(): Capacity {
+    if (this.read !== undefined) return this.read;
+    try {
+      this.read =
+        this.published === undefined ? Capacity.unknown() : Capacity.fromPublished(this.published, 'capacity');
+    } catch (error) {
+      if (!(error instanceof MalformedInputError)) throw error;
+      this.read = Capacity.unknown();
+      this.problem = error.message;
+    }
+    return this.read;
   }
 }
 
@@ -58,7 +77,7 @@ function compileAdmissionRules(
   // No step at all without policies: the hot path then does exactly what it did before placements existed.
   const managedSteps =
     placements.length === 0 ? [] : [createPlacementStep({ flavour: capacityFlavour, policies: placements })];
-  return { ...compileSnapshotRules(snapshot.rules), managedSteps, ...capacityOf(snapshot) };
+  return { ...compileSnapshotRules(snapshot.rules), managedSteps, capacity: new PublishedCapacity(snapshot.capacity) };
 }
 
 /**

@@ -290,7 +290,7 @@ function logAnswer(
     ...summary,
     snapshotVersion: snapshot.version,
     ...(snapshot.placementVersion === undefined ? {} : { placementVersion: snapshot.placementVersion }),
-    ...(snapshot.value.capacityProblem === undefined ? {} : { capacityProblem: snapshot.value.capacityProblem }),
+    ...(snapshot.value.capacity?.problem === undefined ? {} : { capacityProblem: snapshot.value.capacity.problem }),
     cacheAgeSeconds: threeDecimals(snapshot.ageSeconds),
     stale: snapshot.stale,
     durationMs: threeDecimals(context.clock() - started),

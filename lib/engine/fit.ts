@@ -7,6 +7,9 @@ import { Placement, type Capacity, type Verdict, type VerdictKind } from '../cap
 import type { PodFacts } from './pod.ts';
 import { currentNodeAffinity, INITIAL_STATE, type SchedulingState } from './state.ts';
 
+/** What the engine asks of a capacity: a Capacity, or one read on first use (the endpoint's published capacity). */
+export type CapacityJudge = Pick<Capacity, 'judge' | 'kindOf'>;
+
 /** Where the Pod fitted as it came (before) and where it fits after the rules and managed steps (after). */
 export interface FitPair {
   readonly before: Verdict;
@@ -32,7 +35,7 @@ export class Judged {
   private verdictMemo: Verdict | undefined;
 
   constructor(
-    private readonly capacity: Capacity,
+    private readonly capacity: CapacityJudge,
     private readonly placement: Placement,
   ) {}
 
@@ -57,7 +60,7 @@ export class FitJudge {
   private incoming: Judged | undefined;
 
   constructor(
-    private readonly capacity: Capacity,
+    private readonly capacity: CapacityJudge,
     private readonly facts: PodFacts,
   ) {}
 

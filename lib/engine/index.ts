@@ -13,6 +13,7 @@ import {
 } from './mutate.ts';
 import { compileRuleSet, compileSnapshotRules, type CompiledRule, type RuleSet } from './compile.ts';
 import type { SchedulingState } from './state.ts';
+import type { CapacityJudge } from './fit.ts';
 import { arrivalFromStamp, MAX_ANNOTATION_BYTES, STAMP_ANNOTATION, type StampDigest } from './stamp.ts';
 import type { Workload } from './workload.ts';
 import { asRecreated, BINDING_LABELS, MIRROR_ANNOTATION } from './binding.ts';
@@ -36,6 +37,7 @@ export {
 };
 export type {
   AuditedMatch,
+  CapacityJudge,
   CompiledRule,
   RuleSet,
   Decision,

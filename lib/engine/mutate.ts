@@ -24,8 +24,8 @@ import { currentNodeAffinity, INITIAL_STATE, podWithState, sameAffinity, type Sc
 import { keptAsStored, readStamp, stampPod, type StampDigest, type StampReading, type StampVerdict } from './stamp.ts';
 import type { Workload } from './workload.ts';
 import { MIRROR_ANNOTATION } from './binding.ts';
-import type { Capacity, Verdict } from '../capacity/index.ts';
-import { FitJudge, type FitPair, type Judged } from './fit.ts';
+import type { Verdict } from '../capacity/index.ts';
+import { FitJudge, type CapacityJudge, type FitPair, type Judged } from './fit.ts';
 
 /** The result of one step: a new state, or a denial when a safety limit would be exceeded. */
 export type StepResult = { readonly state: SchedulingState } | { readonly denied: LimitExceededError };
@@ -72,7 +72,7 @@ export interface MutationOptions {
    * (MutationOutcome.fit), and a step that would leave a Pod that fit fitting nowhere is held back when its rule says
    * `if-unschedulable: skip` (managed steps always are). Without it nothing is judged.
    */
-  readonly capacity?: Capacity;
+  readonly capacity?: CapacityJudge;
 }
 
 /** A rule or managed step not applied because it would have left a Pod that fit fitting nowhere. */

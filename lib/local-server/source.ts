@@ -1,10 +1,9 @@
 /** Rule sources of the local server: where the published rules come from (files, or a cluster in cluster-source.ts). */
 import { watch as watchFileSystem, statSync, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
-import { listedInvalidRules, type InvalidRule, type NormalizedRule } from '../api/index.ts';
+import { listedInvalidRules, type InvalidRule, type NormalizedRule, type RuleSnapshot } from '../api/index.ts';
 import { loadRuleFiles, type LoadOptions, type SkippedDocument } from '../rule-files/index.ts';
 import type { ClusterBindingStore, PublishOutcome, SnapshotStore, SyncRecordStore } from '../store/index.ts';
-import type { JsonObject } from '../values/index.ts';
 
 /** What one publication of a rule source did. */
 interface RulePublication {
@@ -41,7 +40,7 @@ interface FileRuleSourceOptions {
   /** Told of the documents of other kinds each load left out. */
   readonly onSkipped?: (skipped: readonly SkippedDocument[]) => void;
   /** The capacity to publish with the rules, in its published form (Capacity.published()); absent: none. */
-  readonly capacity?: JsonObject;
+  readonly capacity?: RuleSnapshot['capacity'];
 }
 
 function byName<T extends { readonly name: string }>(left: T, right: T): number {

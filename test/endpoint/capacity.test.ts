@@ -146,4 +146,12 @@ describe('where a changed Pod fits, through the admission handler', () => {
       capacityProblem: expect.stringContaining('capacity.format: expected 1, got 99') as unknown,
     });
   });
+
+  it('never reads the capacity for a review that changes no Pod', async () => {
+    const { line } = await admit({ ...(await rules(false)), rules: [], capacity: { format: 99 } });
+
+    expect(line).toMatchObject({ decision: 'unchanged' });
+    expect(line).not.toHaveProperty('capacityProblem');
+    expect(line).not.toHaveProperty('fit');
+  });
 });
