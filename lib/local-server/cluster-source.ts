@@ -2,7 +2,7 @@
 import { ClusterError } from '../errors/index.ts';
 import type { PodMutationSource } from '../cluster/index.ts';
 import { DISCARDED_LOGGER, DISCARDED_METRICS, type Logger } from '../observability/index.ts';
-import { buildSnapshotContent, syncOnce } from '../sync/index.ts';
+import { buildSnapshotContent, syncOnce, type SyncDependencies } from '../sync/index.ts';
 import type { RuleSource } from './source.ts';
 
 /** Options of a cluster rule source. */
@@ -16,6 +16,8 @@ interface ClusterRuleSourceOptions {
   readonly logger?: Logger;
   /** Epoch milliseconds. */
   readonly clock?: () => number;
+  /** The cluster's Nodes and NodePools, published with the rules as the sync Lambda publishes them; absent: none. */
+  readonly capacity?: SyncDependencies['capacity'];
 }
 
 /**
@@ -45,6 +47,7 @@ function createClusterRuleSource(options: ClusterRuleSourceOptions): RuleSource 
         logger: options.logger ?? DISCARDED_LOGGER,
         metrics: DISCARDED_METRICS,
         clock,
+        ...(options.capacity === undefined ? {} : { capacity: options.capacity }),
       });
       if (report.outcome === 'failed' || listed === undefined || report.version === undefined) {
         throw new ClusterError(
