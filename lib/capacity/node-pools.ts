@@ -128,7 +128,17 @@ function requirementProblem(key: string, operator: string, values: readonly stri
     : `${normalized} ${operator}${values.length === 0 ? '' : ` [${values.join(', ')}]`}: ${problem}`;
 }
 
-const SUPPORTED_OPERATORS = new Set(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt', 'Gte', 'Lte']);
+/** The requirement operators Karpenter supports, of a Pod's requirements and a NodePool's. */
+const SUPPORTED_OPERATORS: ReadonlySet<string> = new Set([
+  'In',
+  'NotIn',
+  'Exists',
+  'DoesNotExist',
+  'Gt',
+  'Lt',
+  'Gte',
+  'Lte',
+]);
 const BOUNDS = new Set(['Gt', 'Lt', 'Gte', 'Lte']);
 
 function validationProblem(key: string, operator: string, values: readonly string[]): string | undefined {
@@ -243,5 +253,5 @@ function nodePoolMisfits(compiled: CompiledNodePool, pod: KarpenterPod, placemen
   return [...(closest ?? []), ...reasons];
 }
 
-export { compileNodePool, karpenterPod, nodePoolFits, nodePoolMisfits };
+export { compileNodePool, karpenterPod, nodePoolFits, nodePoolMisfits, SUPPORTED_OPERATORS };
 export type { NodePool, NodePoolRequirement, CompiledNodePool, KarpenterPod };

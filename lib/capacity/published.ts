@@ -1,15 +1,28 @@
 /**
  * The published form of a capacity: what the sync writes into the snapshot and admission reads back. The distinct Node
  * shapes (labels but the hostname, taints, cordon) each with the names of its Nodes, and the NodePools as the fields
- * fit reads of them. Read back through the same boundary as a file (readCapacityObjects), so that a stored capacity is
- * checked as any other input is.
+ * fit reads of them. Its reader is a boundary of its own, lean because admission bundles it: every field's type and
+ * every enumerated value is checked with its path, the Kubernetes syntax the sync's own read already checked is not.
  */
 import { MalformedInputError } from '../errors/index.ts';
-import { isJsonObject, objectList, previewInput, typeMismatch, type JsonObject } from '../values/index.ts';
+import {
+  isJsonObject,
+  objectList,
+  optionalBoolean,
+  optionalInteger,
+  optionalObject,
+  optionalString,
+  previewInput,
+  stringList,
+  stringMap,
+  typeMismatch,
+  type JsonObject,
+} from '../values/index.ts';
 import { HOSTNAME_LABEL } from './labels.ts';
-import type { NodePool } from './node-pools.ts';
+import { SUPPORTED_OPERATORS, type NodePool } from './node-pools.ts';
 import type { NodeShape, ShapeMember } from './nodes.ts';
-import { readCapacityObjects } from './read.ts';
+import { isQuantity } from './quantity.ts';
+import { TAINT_EFFECTS, type Taint, type TaintEffect } from './taints.ts';
 
 /** The version of the published form; a reader refuses another, and the endpoint then judges without capacity. */
 const PUBLISHED_FORMAT = 1;
@@ -22,49 +35,54 @@ function memberOf(member: ShapeMember): PublishedMember | [string] {
   return member.hostname === member.name ? member.name : [member.name, member.hostname];
 }
 
-// The NodePool as the karpenter.sh/v1 object it was read from, with only the fields fit reads.
-function nodePoolObject(pool: NodePool): JsonObject {
-  return {
-    apiVersion: 'karpenter.sh/v1',
-    kind: 'NodePool',
-    // Any deletionTimestamp says "being deleted"; the time itself is not read.
-    metadata: { name: pool.name, ...(pool.deleting ? { deletionTimestamp: 'set' } : {}) },
-    spec: {
-      template: {
-        metadata: { labels: { ...pool.labels } },
-        spec: {
-          requirements: pool.requirements.map((requirement) => ({ ...requirement, values: [...requirement.values] })),
-          taints: pool.taints.map((taint) => ({ ...taint })),
-          nodeClassRef: { ...pool.nodeClassRef },
-        },
-      },
-      ...(pool.weight === undefined ? {} : { weight: pool.weight }),
-      ...(pool.replicas === undefined ? {} : { replicas: pool.replicas }),
-      limits: { ...pool.limits },
-    },
-    status: {
-      resources: { ...pool.resources },
-      conditions:
-        pool.ready === undefined
-          ? []
-          : [{ type: 'Ready', status: pool.ready ? 'True' : 'False', message: pool.notReadyReason }],
-    },
-  };
-}
-
 /** The published form of Node shapes and NodePools: plain JSON, canonical for equal capacities. */
 function publishCapacity(shapes: readonly NodeShape[], nodePools: readonly NodePool[]): JsonObject {
-  return {
-    format: PUBLISHED_FORMAT,
-    nodeShapes: shapes.map((shape) => ({
-      labels: { ...shape.labels },
-      taints: shape.taints.map((taint) => ({ ...taint })),
-      unschedulable: shape.unschedulable,
-      // A member without a hostname label is a one-element list, so that a plain string always means "hostname = name".
-      nodes: shape.members.map(memberOf),
-    })),
-    nodePools: nodePools.map(nodePoolObject),
-  };
+  return JSON.parse(
+    JSON.stringify({
+      format: PUBLISHED_FORMAT,
+      nodeShapes: shapes.map((shape) => ({
+        labels: shape.labels,
+        taints: shape.taints,
+        unschedulable: shape.unschedulable,
+        // A member without a hostname label is a one-element list, so a plain string always means "hostname = name".
+        nodes: shape.members.map(memberOf),
+      })),
+      nodePools,
+    }),
+  ) as JsonObject;
+}
+
+function invalid(path: string, expected: string, value: unknown): MalformedInputError {
+  return new MalformedInputError(`${path}: expected ${expected}, got ${previewInput(value)}`, {
+    context: { field: path },
+  });
+}
+
+function nonEmpty(value: unknown, path: string): string {
+  const text = optionalString(value, path);
+  if (text === '') throw invalid(path, 'a non-empty string', value);
+  return text;
+}
+
+function taintsFrom(value: unknown, path: string): Taint[] {
+  return objectList(value, path).map((taint, index) => {
+    const at = `${path}[${index}]`;
+    const effect = optionalString(taint.effect, `${at}.effect`);
+    if (!(TAINT_EFFECTS as readonly string[]).includes(effect))
+      throw invalid(`${at}.effect`, `one of ${TAINT_EFFECTS.join(', ')}`, effect);
+    return {
+      key: nonEmpty(taint.key, `${at}.key`),
+      value: optionalString(taint.value, `${at}.value`),
+      effect: effect as TaintEffect,
+    };
+  });
+}
+
+function quantitiesFrom(value: unknown, path: string): Readonly<Record<string, string>> {
+  const map = stringMap(value, path);
+  for (const [resource, quantity] of Object.entries(map))
+    if (!isQuantity(quantity)) throw invalid(`${path}.${resource}`, 'a quantity', quantity);
+  return map;
 }
 
 function memberFrom(value: unknown, path: string): ShapeMember {
@@ -84,20 +102,49 @@ function memberFrom(value: unknown, path: string): ShapeMember {
 function shapeFrom(value: JsonObject, path: string): NodeShape {
   const nodes = Array.isArray(value.nodes) ? (value.nodes as readonly unknown[]) : [];
   if (nodes.length === 0) throw typeMismatch(`${path}.nodes`, 'a non-empty list', value.nodes);
-  const members = nodes.map((member, index) => memberFrom(member, `${path}.nodes[${index}]`));
-  // The shape's labels, taints and cordon read as a Node's are, through the one boundary.
-  const node = {
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: { name: members[0]!.name, labels: value.labels },
-    spec: { taints: value.taints, unschedulable: value.unschedulable },
-  };
-  const [read] = readCapacityObjects([node], path).nodes;
-  if (Object.hasOwn(read!.labels, HOSTNAME_LABEL))
+  const labels = stringMap(value.labels, `${path}.labels`);
+  if (Object.hasOwn(labels, HOSTNAME_LABEL))
     throw new MalformedInputError(`${path}.labels: a shape's labels leave out ${HOSTNAME_LABEL}`, {
       context: { field: `${path}.labels` },
     });
-  return { labels: read!.labels, taints: read!.taints, unschedulable: read!.unschedulable, members };
+  return {
+    labels,
+    taints: taintsFrom(value.taints, `${path}.taints`),
+    unschedulable: optionalBoolean(value.unschedulable, `${path}.unschedulable`) ?? false,
+    members: nodes.map((member, index) => memberFrom(member, `${path}.nodes[${index}]`)),
+  };
+}
+
+function nodePoolFrom(value: JsonObject, path: string): NodePool {
+  const reference = optionalObject(value.nodeClassRef, `${path}.nodeClassRef`) ?? {};
+  return {
+    name: nonEmpty(value.name, `${path}.name`),
+    labels: stringMap(value.labels, `${path}.labels`),
+    requirements: objectList(value.requirements, `${path}.requirements`).map((requirement, index) => {
+      const at = `${path}.requirements[${index}]`;
+      const operator = optionalString(requirement.operator, `${at}.operator`);
+      if (!SUPPORTED_OPERATORS.has(operator))
+        throw invalid(`${at}.operator`, `one of ${[...SUPPORTED_OPERATORS].join(', ')}`, operator);
+      return {
+        key: nonEmpty(requirement.key, `${at}.key`),
+        operator,
+        values: stringList(requirement.values, `${at}.values`),
+      };
+    }),
+    taints: taintsFrom(value.taints, `${path}.taints`),
+    nodeClassRef: {
+      group: nonEmpty(reference.group, `${path}.nodeClassRef.group`),
+      kind: nonEmpty(reference.kind, `${path}.nodeClassRef.kind`),
+      name: nonEmpty(reference.name, `${path}.nodeClassRef.name`),
+    },
+    weight: optionalInteger(value.weight, `${path}.weight`),
+    replicas: optionalInteger(value.replicas, `${path}.replicas`),
+    limits: quantitiesFrom(value.limits, `${path}.limits`),
+    resources: quantitiesFrom(value.resources, `${path}.resources`),
+    ready: optionalBoolean(value.ready, `${path}.ready`),
+    notReadyReason: optionalString(value.notReadyReason, `${path}.notReadyReason`),
+    deleting: optionalBoolean(value.deleting, `${path}.deleting`) ?? false,
+  };
 }
 
 /** Node shapes and NodePools from their published form; throws MalformedInputError naming the field. */
@@ -108,15 +155,14 @@ function readPublishedCapacity(value: unknown, path: string): { shapes: NodeShap
       `${path}.format: expected ${PUBLISHED_FORMAT}, got ${previewInput(value.format)}; this reader knows only that form`,
       { context: { field: `${path}.format` } },
     );
-  const shapes = objectList(value.nodeShapes, `${path}.nodeShapes`).map((shape, index) =>
-    shapeFrom(shape, `${path}.nodeShapes[${index}]`),
-  );
-  const pools = readCapacityObjects(objectList(value.nodePools, `${path}.nodePools`), `${path}.nodePools`);
-  if (pools.nodes.length > 0 || pools.skipped.length > 0)
-    throw new MalformedInputError(`${path}.nodePools: holds objects other than NodePools`, {
-      context: { field: `${path}.nodePools` },
-    });
-  return { shapes, nodePools: [...pools.nodePools] };
+  return {
+    shapes: objectList(value.nodeShapes, `${path}.nodeShapes`).map((shape, index) =>
+      shapeFrom(shape, `${path}.nodeShapes[${index}]`),
+    ),
+    nodePools: objectList(value.nodePools, `${path}.nodePools`).map((pool, index) =>
+      nodePoolFrom(pool, `${path}.nodePools[${index}]`),
+    ),
+  };
 }
 
 export { publishCapacity, readPublishedCapacity };

@@ -64,12 +64,37 @@ describe('the published form of a capacity', () => {
         nodeShapes: [{ labels: {}, taints: [{ key: 'k', effect: 'Never' }], unschedulable: false, nodes: ['n'] }],
         nodePools: [],
       },
-      'spec.taints[0].effect: expected one of',
+      'snapshot.capacity.nodeShapes[0].taints[0].effect: expected one of NoSchedule, PreferNoSchedule, NoExecute',
     ],
     [
-      'a Node among the NodePools',
-      { format: 1, nodeShapes: [], nodePools: [{ apiVersion: 'v1', kind: 'Node', metadata: { name: 'n' } }] },
-      'snapshot.capacity.nodePools: holds objects other than NodePools',
+      'a NodePool requirement of an unknown operator',
+      {
+        format: 1,
+        nodeShapes: [],
+        nodePools: [
+          {
+            name: 'general',
+            requirements: [{ key: 'k', operator: 'Within', values: [] }],
+            nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+          },
+        ],
+      },
+      'snapshot.capacity.nodePools[0].requirements[0].operator: expected one of In, NotIn',
+    ],
+    [
+      'a NodePool limit that is no quantity',
+      {
+        format: 1,
+        nodeShapes: [],
+        nodePools: [
+          {
+            name: 'general',
+            limits: { cpu: 'lots' },
+            nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+          },
+        ],
+      },
+      'snapshot.capacity.nodePools[0].limits.cpu: expected a quantity, got "lots"',
     ],
   ])('refuses %s, naming the field', (_case, value, message) => {
     expect(() => Capacity.fromPublished(value, 'snapshot.capacity')).toThrow(message);
