@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import type { Capacity } from '../capacity/index.ts';
 import { compileRuleSet, describeMismatch, mutatePod, type MutationOutcome } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
 import { parseResourceDocuments } from '../rule-files/index.ts';
@@ -7,18 +8,28 @@ import { podInputs, type PodInput } from '../workloads/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
 import { colourWanted, schedulingDiff } from './diff.ts';
 import { readInput, writeLine } from './io.ts';
+import {
+  capacityOption,
+  fitCaveatLine,
+  readCapacityFiles,
+  verdictDocument,
+  type CapacityFlags,
+} from './options/capacity.ts';
 import { auditedLines, enforcementOf, enforcementOption } from './options/enforcement.ts';
 import { placementOptions, placementSteps, type PlacementFlags } from './options/placement-file.ts';
 import { allowEmptyOption, loadRulesReportingInvalid, rulesOption } from './options/rules.ts';
 import { outputOption, printDocument, type OutputFormat } from './output.ts';
 
-interface ExplainFlags extends PlacementFlags {
+interface ExplainFlags extends PlacementFlags, CapacityFlags {
   readonly rules?: string[];
   readonly allowEmpty?: boolean;
   readonly namespace?: string;
   readonly enforcement: string;
   readonly output: OutputFormat;
 }
+
+/** Where a changed Pod fitted and fits, as the engine judged it. */
+type FitPair = NonNullable<MutationOutcome['fit']>;
 
 /** One Pod of `explain -o json|yaml`: the documented, stable shape (docs/cli.md). */
 interface ExplainedPod {
@@ -34,15 +45,49 @@ interface ExplainedPod {
   readonly disabled: readonly string[];
   readonly patch: MutationOutcome['patch'];
   readonly warnings: readonly string[];
+  /** Where the changed Pod can run before and after the rules: with --capacity, or when it contradicts itself. */
+  readonly fit?: ExplainedFit;
   /** The denial, the reason a Pod was skipped, or why the input was rejected; absent otherwise. */
   readonly message?: string;
+}
+
+/** Where a changed Pod can run, before and after the rules, and whether the rules stranded it. */
+interface ExplainedFit {
+  readonly before: ReturnType<typeof verdictDocument>;
+  readonly after: ReturnType<typeof verdictDocument>;
+  /** True when the Pod fitted somewhere (or was not judged) before and fits nowhere after. */
+  readonly unschedulable: boolean;
+}
+
+/**
+ * The fit of a changed Pod as explain shows it: always with a capacity; without one only when it fits nowhere (its own
+ * contradiction), since "not judged" before and after says nothing.
+ */
+function explainedFit(fit: FitPair | undefined, capacity: Capacity): ExplainedFit | undefined {
+  if (fit === undefined) return undefined;
+  if (!capacity.known && fit.after.kind !== 'nowhere' && fit.before.kind !== 'nowhere') return undefined;
+  return { before: verdictDocument(fit.before), after: verdictDocument(fit.after), unschedulable: fit.stranded };
+}
+
+/** The fit for people: before and after, each verdict with its closest candidates, and the stranding said plainly. */
+function fitLines(fit: ExplainedFit, pair: FitPair): string[] {
+  const verdict = (label: string, lines: readonly string[]) =>
+    lines.map((line, index) => (index === 0 ? `    ${label} ${line}` : `            ${line}`));
+  return [
+    '  where it can run:',
+    ...verdict('before:', pair.before.lines()),
+    ...verdict('after: ', pair.after.lines()),
+    ...(fit.unschedulable
+      ? ['  unschedulable: the rules turned a Pod that fit somewhere into one that fits nowhere']
+      : []),
+  ];
 }
 
 /**
  * The explanation for people: the same facts as the JSON shape, and the change to the scheduling fields as a diff
  * (`diff` is only called for a Pod that was patched).
  */
-function describePod(explained: ExplainedPod, diff: () => string[]): string[] {
+function describePod(explained: ExplainedPod, diff: () => string[], fit: FitPair | undefined): string[] {
   const { workload, message } = explained;
   if (explained.decision === 'rejected') return [`Pod ${explained.source}`, `  rejected: ${message!}`];
   const lines = [
@@ -64,12 +109,14 @@ function describePod(explained: ExplainedPod, diff: () => string[]): string[] {
     lines.push('  changes to the scheduling fields (- before, + after):');
     for (const line of diff()) lines.push(`    ${line}`);
   }
+  if (explained.fit !== undefined && fit !== undefined) lines.push(...fitLines(explained.fit, fit));
   for (const warning of explained.warnings) lines.push(`  warning: ${warning}`);
   return lines;
 }
 
 /** The Pod's explanation in the JSON shape. */
-function explainedPod(input: PodInput, outcome: MutationOutcome): ExplainedPod {
+function explainedPod(input: PodInput, outcome: MutationOutcome, capacity: Capacity): ExplainedPod {
+  const fit = explainedFit(outcome.fit, capacity);
   const auditedNames = new Set(outcome.audited.map((match) => match.name));
   const message = outcome.denial?.message ?? outcome.skipReason;
   return {
@@ -93,6 +140,7 @@ function explainedPod(input: PodInput, outcome: MutationOutcome): ExplainedPod {
     disabled: outcome.evaluations.filter((item) => item.outcome === 'disabled').map((item) => item.rule.name),
     patch: outcome.patch,
     warnings: outcome.warnings,
+    ...(fit === undefined ? {} : { fit }),
     ...(message === undefined ? {} : { message }),
   };
 }
@@ -134,6 +182,7 @@ async function explain(flags: ExplainFlags, given: string | undefined, { streams
   const ruleSet = compileRuleSet(loaded.rules);
   const managedSteps = await placementSteps(flags, streams);
   const enforcement = enforcementOf(flags.enforcement);
+  const capacity = await readCapacityFiles(flags.capacity ?? [], streams);
   const fallbackNamespace = flags.namespace || 'default';
   const { inputs, skipped } = podInputs(
     parseResourceDocuments(await readInput(given, streams), source),
@@ -160,20 +209,24 @@ async function explain(flags: ExplainFlags, given: string | undefined, { streams
         source: where,
         fallbackNamespace,
         stamps: KEYLESS_STAMPS,
+        capacity,
       });
-      explained = explainedPod(input, outcome);
+      explained = explainedPod(input, outcome, capacity);
     } catch (error) {
       if (!(error instanceof MalformedInputError)) throw error;
       explained = rejectedPod(input, error.message);
     }
     pods.push(explained);
     if (table)
-      for (const line of describePod(explained, () => schedulingDiff(pod, outcome!.pod, colour)))
+      for (const line of describePod(explained, () => schedulingDiff(pod, outcome!.pod, colour), outcome?.fit))
         writeLine(streams.stdout, line);
   });
   if (flags.output !== 'table') printDocument(streams.stdout, flags.output, { pods });
+  else if (pods.some((pod) => pod.fit !== undefined)) writeLine(streams.stdout, `\n${fitCaveatLine()}`);
   if (pods.some((pod) => pod.decision === 'rejected')) return EXIT.usage;
-  return pods.some((pod) => pod.decision === 'denied') || loaded.invalid.length > 0 ? EXIT.findings : EXIT.ok;
+  const findings =
+    pods.some((pod) => pod.decision === 'denied' || pod.fit?.unschedulable === true) || loaded.invalid.length > 0;
+  return findings ? EXIT.findings : EXIT.ok;
 }
 
 /** `podmutation explain`. */
@@ -186,15 +239,20 @@ export function registerExplain(program: Command, context: CliContext): void {
       "create from the template, in the manifest's namespace or --namespace); a List or YAML stream of them, as kubectl get " +
       '-o yaml or helm template print them, whose other documents (Services, ConfigMaps) are skipped with a note on stderr. ' +
       'Prints the rules that matched, the first dimension that failed for each that did not, the change to the scheduling ' +
-      'fields, warnings or the denial. A Pod the input contract rejects is reported in its place and the others are still explained.',
+      'fields, warnings or the denial. A Pod the input contract rejects is reported in its place and the others are still explained. ' +
+      'Each Pod the rules changed says where it can run before and after them (with --capacity; without it only a Pod ' +
+      'whose constraints contradict each other is judged), as admission judges it: the NodePools and Nodes it fits, or ' +
+      'why it fits nowhere with the closest candidates and their reasons. Rules annotated if-unschedulable: skip are held ' +
+      'back from a Pod they would strand, as admission holds them.',
     examples: [
       'podmutation explain --rules examples/rules test/fixtures/pods/pod-list.json',
       'podmutation explain --rules examples/rules -o json deployment.yaml',
+      'kubectl get nodes,nodepools -o yaml > capacity.yaml; podmutation explain --rules rules/ --capacity capacity.yaml deployment.yaml',
       'helm template ./chart | podmutation explain --rules rules/ -n shop -',
     ],
     exits: {
       0: 'every Pod explained, none denied',
-      1: 'some Pod would be denied, or some rule is invalid (skipped)',
+      1: 'some Pod would be denied, the rules turned some Pod that fit somewhere into one that fits nowhere, or some rule is invalid (skipped)',
       2: 'usage error, unreadable rules or input, or a Pod the input contract rejects',
     },
   });
@@ -212,6 +270,7 @@ export function registerExplain(program: Command, context: CliContext): void {
       ),
     )
     .addOption(enforcementOption())
+    .addOption(capacityOption('each changed Pod'))
     .addOption(outputOption());
   for (const option of placementOptions()) command.addOption(option);
   onRun<ExplainFlags, [string | undefined]>(command, (flags, [input]) => explain(flags, input, context));
