@@ -11,6 +11,7 @@ import { readInput, writeLine } from './io.ts';
 import {
   capacityOption,
   fitCaveatLine,
+  fitShown,
   readCapacityFiles,
   verdictDocument,
   type CapacityFlags,
@@ -59,13 +60,9 @@ interface ExplainedFit {
   readonly unschedulable: boolean;
 }
 
-/**
- * The fit of a changed Pod as explain shows it: always with a capacity; without one only when it fits nowhere (its own
- * contradiction), since "not judged" before and after says nothing.
- */
+/** The fit of a changed Pod as explain shows it, when it is shown (fitShown). */
 function explainedFit(fit: FitPair | undefined, capacity: Capacity): ExplainedFit | undefined {
-  if (fit === undefined) return undefined;
-  if (!capacity.known && fit.after.kind !== 'nowhere' && fit.before.kind !== 'nowhere') return undefined;
+  if (fit === undefined || !fitShown(fit, capacity)) return undefined;
   return { before: verdictDocument(fit.before), after: verdictDocument(fit.after), unschedulable: fit.stranded };
 }
 
@@ -247,7 +244,7 @@ export function registerExplain(program: Command, context: CliContext): void {
     examples: [
       'podmutation explain --rules examples/rules test/fixtures/pods/pod-list.json',
       'podmutation explain --rules examples/rules -o json deployment.yaml',
-      'kubectl get nodes,nodepools -o yaml > capacity.yaml; podmutation explain --rules rules/ --capacity capacity.yaml deployment.yaml',
+      'podmutation explain --rules rules/ --capacity nodes-and-nodepools.yaml deployment.yaml',
       'helm template ./chart | podmutation explain --rules rules/ -n shop -',
     ],
     exits: {

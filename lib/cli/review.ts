@@ -8,11 +8,12 @@ import { KEYLESS_STAMPS } from '../stamp/index.ts';
 import { podInputs, type PodInput } from '../workloads/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
 import { readInput, writeLine } from './io.ts';
+import { capacityOption, fitCaveatLine, fitShown, readCapacityFiles, type CapacityFlags } from './options/capacity.ts';
 import { auditedLines, enforcementOf, enforcementOption } from './options/enforcement.ts';
 import { placementOptions, placementSteps, type PlacementFlags } from './options/placement-file.ts';
 import { allowEmptyOption, loadRulesReportingInvalid, rulesOption } from './options/rules.ts';
 
-interface ReviewFlags extends PlacementFlags {
+interface ReviewFlags extends PlacementFlags, CapacityFlags {
   readonly rules?: string[];
   readonly allowEmpty?: boolean;
   readonly wrap?: boolean;
@@ -82,23 +83,39 @@ async function review(flags: ReviewFlags, given: string | undefined, { streams }
     throw new MalformedInputError('--namespace goes with --wrap: a review names its own namespace');
   const loaded = await loadRulesReportingInvalid(flags.rules, streams, { allowEmpty: flags.allowEmpty === true });
   const ruleSet = compileRuleSet(loaded.rules);
+  // Without --capacity, judged as the webhook judges without a published capacity: contradictions only.
+  const capacity = await readCapacityFiles(flags.capacity ?? [], streams);
   // Stamped as the webhook stamps, but without the stack's key: no MAC is written, and a stamp is checked by its sum.
   const options = {
     managedSteps: await placementSteps(flags, streams),
     enforcement: enforcementOf(flags.enforcement),
     stamps: KEYLESS_STAMPS,
+    capacity,
   };
   const text = await readInput(given, streams);
   let denied = 0;
-  // stdout carries the responses exactly as the webhook sends them; what audited rules would change goes to stderr.
+  let stranded = 0;
+  let judged = 0;
+  // stdout carries the responses exactly as the webhook sends them; what audited rules would change, and where a changed
+  // Pod can run, go to stderr.
   const answer = (body: string, where: string): string => {
     const answered = answerAdmissionReview(body, ruleSet, options);
-    if (answered.verdict.outcome?.denial !== undefined) denied += 1;
-    for (const line of auditedLines(answered.verdict.outcome?.audited ?? []))
-      writeLine(streams.stderr, `${where}: ${line}`);
+    const outcome = answered.verdict.outcome;
+    if (outcome?.denial !== undefined) denied += 1;
+    for (const line of auditedLines(outcome?.audited ?? [])) writeLine(streams.stderr, `${where}: ${line}`);
+    if (fitShown(outcome?.fit, capacity)) {
+      const { before, after, stranded: strands } = outcome!.fit!;
+      judged += 1;
+      if (strands) stranded += 1;
+      const label = strands ? 'unschedulable: the rules stranded the Pod' : 'where it can run';
+      writeLine(streams.stderr, `${where}: ${label}: before ${before.text()}; after ${after.text()}`);
+    }
     return answered.body;
   };
-  const findings = (): number => (denied > 0 || loaded.invalid.length > 0 ? EXIT.findings : EXIT.ok);
+  const findings = (): number => {
+    if (judged > 0) writeLine(streams.stderr, fitCaveatLine());
+    return denied > 0 || stranded > 0 || loaded.invalid.length > 0 ? EXIT.findings : EXIT.ok;
+  };
   if (flags.wrap === true) {
     // Each Pod the input stands for is sent as the API server sends a Pod CREATE, and answered on its own line.
     const fallback = flags.namespace || 'default';
@@ -148,7 +165,11 @@ export function registerReview(program: Command, context: CliContext): void {
       'In NDJSON every line is answered in order; a line that is not a review gets {"error","message","line"} on ' +
       'stdout and FILE:LINE: message on stderr. With --wrap the input is what explain takes (Pods, AdmissionReviews, ' +
       'workload manifests, Lists, YAML streams) and each Pod is answered as the CREATE the API server would send. Invalid ' +
-      'rules are reported on stderr and skipped; what audited rules would change goes to stderr.',
+      'rules are reported on stderr and skipped; what audited rules would change goes to stderr. With --capacity, the ' +
+      'answers carry the warning the webhook gives when the rules strand a Pod (as with the capacity the sync ' +
+      'publishes) and rules annotated if-unschedulable: skip are held back as there; stderr says where each changed Pod ' +
+      'can run before and after the rules. Without it, as the webhook without a published capacity, only a Pod whose ' +
+      'constraints contradict each other is judged.',
     examples: [
       'podmutation review --rules examples/rules test/fixtures/reviews/deployment-legacy-pool.json',
       'podmutation review --rules examples/rules - < reviews.ndjson',
@@ -156,7 +177,7 @@ export function registerReview(program: Command, context: CliContext): void {
     ],
     exits: {
       0: 'every input answered, none denied',
-      1: 'some Pod denied, or some rule invalid (skipped)',
+      1: 'some Pod denied, the rules turned some Pod that fit somewhere into one that fits nowhere, or some rule invalid (skipped)',
       2: 'usage error, unreadable rules or input, or a malformed review (any line)',
     },
   });
@@ -174,7 +195,8 @@ export function registerReview(program: Command, context: CliContext): void {
         'with --wrap: the namespace of Pods and workloads that name none',
       ).default(undefined, 'default'),
     )
-    .addOption(enforcementOption());
+    .addOption(enforcementOption())
+    .addOption(capacityOption('each changed Pod'));
   for (const option of placementOptions()) command.addOption(option);
   onRun<ReviewFlags, [string | undefined]>(command, (flags, [input]) => review(flags, input, context));
 }

@@ -46,6 +46,15 @@ export async function readCapacityFiles(paths: readonly string[], streams: CliSt
   return Capacity.of({ nodes, nodePools });
 }
 
+/**
+ * True when a changed Pod's fit is worth showing: always with a capacity; without one only when it fits nowhere before
+ * or after (its own contradiction), since "not judged" before and after says nothing.
+ */
+export function fitShown(fit: { readonly before: Verdict; readonly after: Verdict } | undefined, capacity: Capacity) {
+  if (fit === undefined) return false;
+  return capacity.known || fit.after.kind === 'nowhere' || fit.before.kind === 'nowhere';
+}
+
 /** The note printed once under verdicts for people: what "fits" judges and leaves out. */
 export function fitCaveatLine(): string {
   return `note: where a Pod fits is ${FIT_CAVEAT}`;
