@@ -9,7 +9,9 @@
  * cluster-wide (/api/v1/pods, /apis/apps/v1/replicasets, ...) and per namespace (/api/v1/namespaces/NS/pods, ...)
  * with the same pagination, list items without apiVersion/kind (as the real API sends them), and a list-level
  * apiVersion, kind and metadata.resourceVersion. The rollouts collection answers 404 (CRD not installed) until
- * `setRolloutsInstalled(true)` or the `rolloutsInstalled` option. Faults apply to these lists too; `FaultScope.resource`
+ * `setRolloutsInstalled(true)` or the `rolloutsInstalled` option. It holds the capacity too: Nodes (v1) and Karpenter
+ * NodePools (karpenter.sh/v1), both cluster-scoped; the nodepools collection answers 404 until
+ * `setNodePoolsInstalled(true)`. Faults apply to these lists too; `FaultScope.resource`
  * narrows a fault to one collection by its plural name ("pods", "replicasets", "podmutations", ...).
  *
  * GET /api/v1/namespaces/kube-system answers the namespace with the cluster's uid (the `clusterUid` option, random by
@@ -37,6 +39,8 @@ const WORKLOAD_PATH = /^(\/api\/v1|\/apis\/[^/]+\/[^/]+)(?:\/namespaces\/([^/]+)
 /** The workload collections the server holds, by kind. */
 const WORKLOAD_COLLECTIONS = {
   RuntimeClass: { apiVersion: 'node.k8s.io/v1', plural: 'runtimeclasses' },
+  Node: { apiVersion: 'v1', plural: 'nodes' },
+  NodePool: { apiVersion: 'karpenter.sh/v1', plural: 'nodepools' },
   Pod: { apiVersion: 'v1', plural: 'pods' },
   ReplicaSet: { apiVersion: 'apps/v1', plural: 'replicasets' },
   Deployment: { apiVersion: 'apps/v1', plural: 'deployments' },
@@ -49,6 +53,7 @@ const WORKLOAD_COLLECTIONS = {
 } as const;
 
 type WorkloadKind = keyof typeof WORKLOAD_COLLECTIONS;
+const CLUSTER_SCOPED: ReadonlySet<string> = new Set(['RuntimeClass', 'Node', 'NodePool']);
 
 type Json = Record<string, unknown>;
 
@@ -109,7 +114,7 @@ interface WorkloadObjectInput {
   /** One of the kinds above, with its apiVersion (v1 Pod, apps/v1 ReplicaSet, argoproj.io/v1alpha1 Rollout, ...). */
   readonly apiVersion: string;
   readonly kind: string;
-  /** A namespace for every kind but the cluster-scoped RuntimeClass, which has none. */
+  /** A namespace for every kind but the cluster-scoped RuntimeClass, Node and NodePool, which have none. */
   readonly metadata: { readonly namespace?: string; readonly name: string; readonly [field: string]: unknown };
   readonly [field: string]: unknown;
 }
@@ -152,6 +157,8 @@ interface FakeApiServer {
   clearObjects(): void;
   /** Installs or removes the Argo Rollouts CRD: while removed, the rollouts collection answers 404. */
   setRolloutsInstalled(installed: boolean): void;
+  /** Installs or removes Karpenter's NodePool CRD: while removed (the default), the nodepools collection answers 404. */
+  setNodePoolsInstalled(installed: boolean): void;
   /** The uid of the kube-system namespace now. */
   readonly clusterUid: string;
   /** Makes the server another cluster: its kube-system namespace gets this uid. */
@@ -217,6 +224,7 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
   let expiredContinues = 0;
   let revision = 1;
   let rolloutsInstalled = options.rolloutsInstalled ?? false;
+  let nodePoolsInstalled = false;
   let clusterUid = options.clusterUid ?? randomUUID();
 
   const bump = (): string => {
@@ -297,7 +305,7 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
       });
     }
     const { kind, namespace } = route.workload;
-    if (kind === 'Rollout' && !rolloutsInstalled) {
+    if ((kind === 'Rollout' && !rolloutsInstalled) || (kind === 'NodePool' && !nodePoolsInstalled)) {
       return sendStatus(response, 404, 'NotFound', 'the server could not find the requested resource');
     }
     return serveList(query, response, {
@@ -505,6 +513,9 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
     setRolloutsInstalled(installed: boolean): void {
       rolloutsInstalled = installed;
     },
+    setNodePoolsInstalled(installed: boolean): void {
+      nodePoolsInstalled = installed;
+    },
     fail(fault: FakeFault, scope: FaultScope = {}): void {
       faults.push({ fault, remaining: scope.times ?? Infinity, on: scope.on ?? 'any', resource: scope.resource });
     },
@@ -643,7 +654,7 @@ function checkedWorkloadKind(input: WorkloadObjectInput): WorkloadKind {
   if (input.apiVersion !== expected) {
     throw new Error(`fake API server: ${kind} has apiVersion ${expected}, got "${input.apiVersion}"`);
   }
-  const clusterScoped = kind === 'RuntimeClass';
+  const clusterScoped = CLUSTER_SCOPED.has(kind);
   if (clusterScoped !== (input.metadata?.namespace === undefined)) {
     throw new Error(`fake API server: ${kind} ${clusterScoped ? 'has no' : 'needs'} metadata.namespace`);
   }
