@@ -2,32 +2,18 @@
  * createCapacitySource: the cluster's Nodes and NodePools, paged, read through lib/capacity's boundary. The real API
  * server's answers (the NodePool CRD applied and absent, RBAC) are in test/real-cluster/capacity-source.test.ts.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Capacity } from '../../lib/capacity/index.ts';
 import { createCapacitySource, type CapacitySource } from '../../lib/cluster/index.ts';
 import { ClusterError, MalformedInputError } from '../../lib/errors/index.ts';
 import { placementOf } from '../capacity/support.ts';
-import { kubeconfigFor, startFakeApiServer, type FakeApiServer, type WorkloadObjectInput } from './fake-api-server.ts';
+import { kubeconfigFor, useFakeApiServer, type WorkloadObjectInput } from './fake-api-server.ts';
 
-let server: FakeApiServer;
-
-beforeAll(async () => {
-  server = await startFakeApiServer();
-});
-
-afterAll(async () => {
-  await server.close();
-});
-
-afterEach(() => {
-  server.clearFaults();
-  server.clearObjects();
-  server.setNodePoolsInstalled(false);
-});
+const fake = useFakeApiServer((server) => server.setNodePoolsInstalled(false));
 
 function sourceFor(pageSize?: number): CapacitySource {
   return createCapacitySource(
-    { mode: 'kubeconfigText', text: kubeconfigFor(server) },
+    { mode: 'kubeconfigText', text: kubeconfigFor(fake()) },
     pageSize === undefined ? {} : { pageSize },
   );
 }
@@ -54,8 +40,8 @@ function nodePool(name: string, values: readonly string[] = ['on-demand']): Work
 
 describe('reading the capacity of a cluster', () => {
   it('reads every Node and NodePool, across pages', async () => {
-    server.setNodePoolsInstalled(true);
-    server.putObjects([
+    fake().setNodePoolsInstalled(true);
+    fake().putObjects([
       ...Array.from({ length: 7 }, (_, index) => node(`node-${index}`, { pool: 'general' })),
       nodePool('general'),
       nodePool('spot', ['spot']),
@@ -66,12 +52,12 @@ describe('reading the capacity of a cluster', () => {
     expect(read.nodes.map((each) => each.name)).toEqual(Array.from({ length: 7 }, (_, index) => `node-${index}`));
     expect(read.nodePools.map((each) => each.name)).toEqual(['general', 'spot']);
     expect(read.skipped).toEqual([]);
-    const nodeLists = server.requests.filter((request) => request.path === '/api/v1/nodes');
+    const nodeLists = fake().requests.filter((request) => request.path === '/api/v1/nodes');
     expect(nodeLists.length).toBe(3);
   });
 
   it('reads a cluster without the NodePool CRD as one with no NodePools', async () => {
-    server.putObjects([node('node-a')]);
+    fake().putObjects([node('node-a')]);
 
     const read = await sourceFor().read();
 
@@ -80,7 +66,7 @@ describe('reading the capacity of a cluster', () => {
   });
 
   it('gives a capacity that judges a misspelt pool to fit nowhere', async () => {
-    server.putObjects([node('node-a', { 'karpenter.sh/nodepool': 'general' })]);
+    fake().putObjects([node('node-a', { 'karpenter.sh/nodepool': 'general' })]);
     const capacity = Capacity.of(await sourceFor().read());
     const misspelt = placementOf({ nodeSelector: { 'karpenter.sh/nodepool': 'genral' } });
     const right = placementOf({ nodeSelector: { 'karpenter.sh/nodepool': 'general' } });
@@ -90,7 +76,7 @@ describe('reading the capacity of a cluster', () => {
   });
 
   it('rejects a malformed Node naming it and the field, rather than judging against less than the cluster has', async () => {
-    server.putObjects([{ ...node('node-a'), spec: { taints: [{ key: 'dedicated', effect: 'Sometimes' }] } }]);
+    fake().putObjects([{ ...node('node-a'), spec: { taints: [{ key: 'dedicated', effect: 'Sometimes' }] } }]);
 
     const read = sourceFor().read();
 
@@ -99,7 +85,7 @@ describe('reading the capacity of a cluster', () => {
   });
 
   it('rejects with reason forbidden naming the grant when the identity may not list Nodes', async () => {
-    server.fail({ kind: 'status', code: 403, reason: 'Forbidden' }, { resource: 'nodes' });
+    fake().fail({ kind: 'status', code: 403, reason: 'Forbidden' }, { resource: 'nodes' });
 
     const read = sourceFor().read();
 
@@ -111,8 +97,8 @@ describe('reading the capacity of a cluster', () => {
   });
 
   it('rejects when the NodePools cannot be listed for another reason than an absent CRD', async () => {
-    server.setNodePoolsInstalled(true);
-    server.fail({ kind: 'status', code: 403, reason: 'Forbidden' }, { resource: 'nodepools' });
+    fake().setNodePoolsInstalled(true);
+    fake().fail({ kind: 'status', code: 403, reason: 'Forbidden' }, { resource: 'nodepools' });
 
     await expect(sourceFor().read()).rejects.toHaveProperty('context.reason', 'forbidden');
   });

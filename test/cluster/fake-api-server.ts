@@ -25,6 +25,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { stringify } from 'yaml';
 
 const GROUP = 'agent.cloudpilot.ai';
@@ -204,6 +205,30 @@ async function createTestCertificates(): Promise<TestCertificates> {
     ],
   });
   return { caPem: ca.cert, caKeyPem: ca.private, certPem: leaf.cert, keyPem: leaf.private };
+}
+
+/**
+ * Registers a test file's fake API server: started before its first test, closed after its last, its faults and
+ * workload objects cleared (and `reset` run) after each test. Returns its accessor.
+ */
+function useFakeApiServer(reset: (server: FakeApiServer) => void = () => undefined): () => FakeApiServer {
+  let server: FakeApiServer | undefined;
+  beforeAll(async () => {
+    server = await startFakeApiServer();
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+  afterEach(() => {
+    if (server === undefined) return;
+    server.clearFaults();
+    server.clearObjects();
+    reset(server);
+  });
+  return () => {
+    if (server === undefined) throw new Error('the fake API server is not running outside tests and hooks');
+    return server;
+  };
 }
 
 /** Starts the fake API server on 127.0.0.1 with an ephemeral port. */
@@ -734,7 +759,7 @@ function sendStatus(response: ServerResponse, code: number, reason: string, mess
   });
 }
 
-export { startFakeApiServer, createTestCertificates, kubeconfigFor, writeKubeconfig };
+export { startFakeApiServer, useFakeApiServer, createTestCertificates, kubeconfigFor, writeKubeconfig };
 export type {
   FakeApiServer,
   FakeApiServerOptions,
