@@ -1,8 +1,9 @@
 /**
  * Cluster access for the sync: list podmutations.agent.cloudpilot.ai and patch their status through
  * @kubernetes/client-node, with kubeconfig or EKS IAM authentication; and, for the report, list Pods and their
- * possible controllers page by page; for rollout, restart workloads and evict Pods. Only the sync bundle imports this folder.
+ * possible controllers page by page, and the Nodes and NodePools where a Pod can run; for rollout, restart workloads and evict Pods. Only the sync bundle imports this folder.
  */
+import { createCapacitySource, type CapacitySource, type CapacitySourceOptions } from './capacity-source.ts';
 import { readClusterConfig, type ClusterConfig } from './config.ts';
 import { contextNamespace } from './connection.ts';
 import {
@@ -35,6 +36,7 @@ import {
 
 export {
   contextNamespace,
+  createCapacitySource,
   createPodMutationSource,
   createRolloutTarget,
   createWorkloadObjectSource,
@@ -44,6 +46,8 @@ export {
   createEksTokenProvider,
 };
 export type {
+  CapacitySource,
+  CapacitySourceOptions,
   EvictionResult,
   RolloutTarget,
   RolloutTargetOptions,

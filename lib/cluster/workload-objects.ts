@@ -73,10 +73,29 @@ interface Collection {
   readonly plural: string;
   /** A cluster-scoped kind is listed whole, whatever the namespace asked for. */
   readonly clusterScoped?: true;
+  /** The infra/ file that grants the sync its list, for the 403 message. */
+  readonly syncGrant?: string;
 }
 
-const COLLECTIONS: Readonly<Record<WorkloadObjectKind, Collection>> = {
-  RuntimeClass: { group: 'node.k8s.io', version: 'v1', plural: 'runtimeclasses', clusterScoped: true },
+/** The kinds listed: the report's, and the capacity's Nodes and NodePools (lib/cluster/capacity-source.ts). */
+type ListedKind = WorkloadObjectKind | 'Node' | 'NodePool';
+
+const COLLECTIONS: Readonly<Record<ListedKind, Collection>> = {
+  Node: { group: '', version: 'v1', plural: 'nodes', clusterScoped: true, syncGrant: 'infra/rbac.yaml' },
+  NodePool: {
+    group: 'karpenter.sh',
+    version: 'v1',
+    plural: 'nodepools',
+    clusterScoped: true,
+    syncGrant: 'infra/rbac.yaml',
+  },
+  RuntimeClass: {
+    group: 'node.k8s.io',
+    version: 'v1',
+    plural: 'runtimeclasses',
+    clusterScoped: true,
+    syncGrant: 'infra/rbac-sync-report.yaml',
+  },
   CronJob: { group: 'batch', version: 'v1', plural: 'cronjobs' },
   Job: { group: 'batch', version: 'v1', plural: 'jobs' },
   Deployment: { group: 'apps', version: 'v1', plural: 'deployments' },
@@ -88,11 +107,11 @@ const COLLECTIONS: Readonly<Record<WorkloadObjectKind, Collection>> = {
   Pod: { group: '', version: 'v1', plural: 'pods' },
 };
 
-// Argo Rollouts is an add-on: a cluster without its CRD simply has no Rollouts.
-const OPTIONAL_KINDS: ReadonlySet<WorkloadObjectKind> = new Set(['Rollout']);
+// Argo Rollouts and Karpenter are add-ons: a cluster without the CRD simply has no Rollouts, or no NodePools.
+const OPTIONAL_KINDS: ReadonlySet<ListedKind> = new Set(['Rollout', 'NodePool']);
 // Without the permission to list ControllerRevisions the report still reads everything else: a StatefulSet whose
 // deleted Pods would come back at a revision whose template is then unknown is held, and the hold says to list them.
-const FORBIDDEN_OPTIONAL_KINDS: ReadonlySet<WorkloadObjectKind> = new Set(['ControllerRevision']);
+const FORBIDDEN_OPTIONAL_KINDS: ReadonlySet<ListedKind> = new Set(['ControllerRevision']);
 
 const DEFAULTS = { pageSize: DEFAULT_LIST_PAGE_SIZE, requestTimeoutMs: 30_000 };
 const MAX_PAGE_SIZE = 5000;
@@ -109,6 +128,14 @@ function createWorkloadObjectSource(
   config: ClusterConfig,
   options: WorkloadObjectSourceOptions = {},
 ): WorkloadObjectSource {
+  return createListing(config, options);
+}
+
+/** The lists of every ListedKind, connecting as createWorkloadObjectSource describes. */
+function createListing(
+  config: ClusterConfig,
+  options: WorkloadObjectSourceOptions,
+): { pages(kind: ListedKind, namespace?: string): AsyncIterable<readonly unknown[]> } {
   const settings = checkOptions(options);
   const access = createClusterAccess(
     config,
@@ -117,7 +144,7 @@ function createWorkloadObjectSource(
   );
   const maxPages = Math.ceil(MAX_OBJECTS / settings.pageSize);
 
-  async function* pages(kind: WorkloadObjectKind, namespace?: string): AsyncGenerator<readonly unknown[], void> {
+  async function* pages(kind: ListedKind, namespace?: string): AsyncGenerator<readonly unknown[], void> {
     if (!Object.hasOwn(COLLECTIONS, kind)) {
       throw new ConfigurationError(`cannot list "${String(kind)}": the kinds are ${WORKLOAD_OBJECT_KINDS.join(', ')}`);
     }
@@ -197,7 +224,7 @@ function explained(
     // A grant per namespace (RoleBinding) never covers a list of every namespace: say which grant each needs.
     const grant =
       collection.clusterScoped === true
-        ? `${collection.plural} are cluster-scoped, which no RoleBinding grants: bind the ClusterRole podmutation-report-cluster-scoped of infra/rbac-report.yaml (report) or podmutation-rollout-cluster-scoped of infra/rbac-rollout.yaml (rollout)`
+        ? `${collection.plural} are cluster-scoped, which no RoleBinding grants: bind the ClusterRole podmutation-report-cluster-scoped of infra/rbac-report.yaml (report) or podmutation-rollout-cluster-scoped of infra/rbac-rollout.yaml (rollout)${collection.syncGrant === undefined ? '' : `, or apply ${collection.syncGrant} (the sync)`}`
         : namespace === undefined
           ? "reading every namespace needs a ClusterRoleBinding: that of infra/rbac-report.yaml (report -A), infra/rbac-rollout.yaml (rollout -A) or infra/rbac-sync-report.yaml (the sync's report)"
           : `bind infra/rbac-report-namespace.yaml (report) or infra/rbac-rollout-namespace.yaml (rollout) in namespace ${namespace}, or read only the namespaces bound`;
@@ -229,5 +256,5 @@ function checkOptions(options: WorkloadObjectSourceOptions): typeof DEFAULTS {
   return { pageSize, requestTimeoutMs };
 }
 
-export { createWorkloadObjectSource, WORKLOAD_OBJECT_KINDS };
+export { createListing, createWorkloadObjectSource, WORKLOAD_OBJECT_KINDS };
 export type { WorkloadObjectKind, WorkloadObjectSource, WorkloadObjectSourceOptions };

@@ -9,7 +9,9 @@
  * cluster-wide (/api/v1/pods, /apis/apps/v1/replicasets, ...) and per namespace (/api/v1/namespaces/NS/pods, ...)
  * with the same pagination, list items without apiVersion/kind (as the real API sends them), and a list-level
  * apiVersion, kind and metadata.resourceVersion. The rollouts collection answers 404 (CRD not installed) until
- * `setRolloutsInstalled(true)` or the `rolloutsInstalled` option. Faults apply to these lists too; `FaultScope.resource`
+ * `setRolloutsInstalled(true)` or the `rolloutsInstalled` option. It holds the capacity too: Nodes (v1) and Karpenter
+ * NodePools (karpenter.sh/v1), both cluster-scoped; the nodepools collection answers 404 until
+ * `setNodePoolsInstalled(true)`. Faults apply to these lists too; `FaultScope.resource`
  * narrows a fault to one collection by its plural name ("pods", "replicasets", "podmutations", ...).
  *
  * GET /api/v1/namespaces/kube-system answers the namespace with the cluster's uid (the `clusterUid` option, random by
@@ -23,6 +25,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { stringify } from 'yaml';
 
 const GROUP = 'agent.cloudpilot.ai';
@@ -37,6 +40,8 @@ const WORKLOAD_PATH = /^(\/api\/v1|\/apis\/[^/]+\/[^/]+)(?:\/namespaces\/([^/]+)
 /** The workload collections the server holds, by kind. */
 const WORKLOAD_COLLECTIONS = {
   RuntimeClass: { apiVersion: 'node.k8s.io/v1', plural: 'runtimeclasses' },
+  Node: { apiVersion: 'v1', plural: 'nodes' },
+  NodePool: { apiVersion: 'karpenter.sh/v1', plural: 'nodepools' },
   Pod: { apiVersion: 'v1', plural: 'pods' },
   ReplicaSet: { apiVersion: 'apps/v1', plural: 'replicasets' },
   Deployment: { apiVersion: 'apps/v1', plural: 'deployments' },
@@ -49,6 +54,7 @@ const WORKLOAD_COLLECTIONS = {
 } as const;
 
 type WorkloadKind = keyof typeof WORKLOAD_COLLECTIONS;
+const CLUSTER_SCOPED: ReadonlySet<string> = new Set(['RuntimeClass', 'Node', 'NodePool']);
 
 type Json = Record<string, unknown>;
 
@@ -109,7 +115,7 @@ interface WorkloadObjectInput {
   /** One of the kinds above, with its apiVersion (v1 Pod, apps/v1 ReplicaSet, argoproj.io/v1alpha1 Rollout, ...). */
   readonly apiVersion: string;
   readonly kind: string;
-  /** A namespace for every kind but the cluster-scoped RuntimeClass, which has none. */
+  /** A namespace for every kind but the cluster-scoped RuntimeClass, Node and NodePool, which have none. */
   readonly metadata: { readonly namespace?: string; readonly name: string; readonly [field: string]: unknown };
   readonly [field: string]: unknown;
 }
@@ -152,6 +158,8 @@ interface FakeApiServer {
   clearObjects(): void;
   /** Installs or removes the Argo Rollouts CRD: while removed, the rollouts collection answers 404. */
   setRolloutsInstalled(installed: boolean): void;
+  /** Installs or removes Karpenter's NodePool CRD: while removed (the default), the nodepools collection answers 404. */
+  setNodePoolsInstalled(installed: boolean): void;
   /** The uid of the kube-system namespace now. */
   readonly clusterUid: string;
   /** Makes the server another cluster: its kube-system namespace gets this uid. */
@@ -199,6 +207,30 @@ async function createTestCertificates(): Promise<TestCertificates> {
   return { caPem: ca.cert, caKeyPem: ca.private, certPem: leaf.cert, keyPem: leaf.private };
 }
 
+/**
+ * Registers a test file's fake API server: started before its first test, closed after its last, its faults and
+ * workload objects cleared (and `reset` run) after each test. Returns its accessor.
+ */
+function useFakeApiServer(reset: (server: FakeApiServer) => void = () => undefined): () => FakeApiServer {
+  let server: FakeApiServer | undefined;
+  beforeAll(async () => {
+    server = await startFakeApiServer();
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+  afterEach(() => {
+    if (server === undefined) return;
+    server.clearFaults();
+    server.clearObjects();
+    reset(server);
+  });
+  return () => {
+    if (server === undefined) throw new Error('the fake API server is not running outside tests and hooks');
+    return server;
+  };
+}
+
 /** Starts the fake API server on 127.0.0.1 with an ephemeral port. */
 async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<FakeApiServer> {
   const certificates = options.certificates ?? (await createTestCertificates());
@@ -217,6 +249,7 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
   let expiredContinues = 0;
   let revision = 1;
   let rolloutsInstalled = options.rolloutsInstalled ?? false;
+  let nodePoolsInstalled = false;
   let clusterUid = options.clusterUid ?? randomUUID();
 
   const bump = (): string => {
@@ -297,7 +330,7 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
       });
     }
     const { kind, namespace } = route.workload;
-    if (kind === 'Rollout' && !rolloutsInstalled) {
+    if ((kind === 'Rollout' && !rolloutsInstalled) || (kind === 'NodePool' && !nodePoolsInstalled)) {
       return sendStatus(response, 404, 'NotFound', 'the server could not find the requested resource');
     }
     return serveList(query, response, {
@@ -505,6 +538,9 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
     setRolloutsInstalled(installed: boolean): void {
       rolloutsInstalled = installed;
     },
+    setNodePoolsInstalled(installed: boolean): void {
+      nodePoolsInstalled = installed;
+    },
     fail(fault: FakeFault, scope: FaultScope = {}): void {
       faults.push({ fault, remaining: scope.times ?? Infinity, on: scope.on ?? 'any', resource: scope.resource });
     },
@@ -643,7 +679,7 @@ function checkedWorkloadKind(input: WorkloadObjectInput): WorkloadKind {
   if (input.apiVersion !== expected) {
     throw new Error(`fake API server: ${kind} has apiVersion ${expected}, got "${input.apiVersion}"`);
   }
-  const clusterScoped = kind === 'RuntimeClass';
+  const clusterScoped = CLUSTER_SCOPED.has(kind);
   if (clusterScoped !== (input.metadata?.namespace === undefined)) {
     throw new Error(`fake API server: ${kind} ${clusterScoped ? 'has no' : 'needs'} metadata.namespace`);
   }
@@ -723,7 +759,7 @@ function sendStatus(response: ServerResponse, code: number, reason: string, mess
   });
 }
 
-export { startFakeApiServer, createTestCertificates, kubeconfigFor, writeKubeconfig };
+export { startFakeApiServer, useFakeApiServer, createTestCertificates, kubeconfigFor, writeKubeconfig };
 export type {
   FakeApiServer,
   FakeApiServerOptions,

@@ -27,17 +27,17 @@ describe('infra/rbac-sync-report.yaml', () => {
     ]);
   });
 
-  it('reads what report -A reads, less the PodMutations infra/rbac.yaml grants the sync already', () => {
+  it('reads what report -A reads, less the PodMutations, Nodes and NodePools infra/rbac.yaml grants the sync already', () => {
     const reportReads = {
       ...grantsOf(namedManifest(report, 'ClusterRole', 'podmutation-report')),
       ...grantsOf(namedManifest(report, 'ClusterRole', 'podmutation-report-cluster-scoped')),
     };
-    delete reportReads['agent.cloudpilot.ai:podmutations'];
+    const grantedBySync = ['agent.cloudpilot.ai:podmutations', ':nodes', 'karpenter.sh:nodepools'];
+    for (const resource of grantedBySync) delete reportReads[resource];
 
     expect(grantsOf(namedManifest(manifests, 'ClusterRole', 'podmutation-sync-report'))).toEqual(reportReads);
-    expect(grantsOf(namedManifest(sync, 'ClusterRole', 'podmutation-sync'))).toHaveProperty([
-      'agent.cloudpilot.ai:podmutations',
-    ]);
+    const syncGrants = grantsOf(namedManifest(sync, 'ClusterRole', 'podmutation-sync'));
+    for (const resource of grantedBySync) expect(syncGrants).toHaveProperty([resource]);
   });
 
   it('is the only file that binds anything to the sync besides infra/rbac.yaml', () => {

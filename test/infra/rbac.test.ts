@@ -37,17 +37,19 @@ describe('infra/rbac.yaml', () => {
     ]);
   });
 
-  it('lets the sync read PodMutations, patch their status and get the kube-system namespace, and nothing else', () => {
+  it('lets the sync read PodMutations, patch their status, get the kube-system namespace and list Nodes and NodePools, and nothing else', () => {
     expect(find('ClusterRole', 'podmutation-sync').rules).toEqual([
       { apiGroups: ['agent.cloudpilot.ai'], resources: ['podmutations'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['agent.cloudpilot.ai'], resources: ['podmutations/status'], verbs: ['patch'] },
       { apiGroups: [''], resources: ['namespaces'], resourceNames: ['kube-system'], verbs: ['get'] },
+      { apiGroups: [''], resources: ['nodes'], verbs: ['list'] },
+      { apiGroups: ['karpenter.sh'], resources: ['nodepools'], verbs: ['list'] },
     ]);
   });
 
   it("names the CRD's group and plural in the ClusterRole", () => {
     const resources = find('ClusterRole', 'podmutation-sync')
-      .rules!.filter((rule) => rule.apiGroups[0] !== '')
+      .rules!.filter((rule) => rule.apiGroups[0] === crd.spec.group)
       .flatMap((rule) => rule.resources.map((resource) => `${rule.apiGroups[0]}:${resource}`));
     const plural = crd.spec.names.plural;
     expect(resources).toEqual([`${crd.spec.group}:${plural}`, `${crd.spec.group}:${plural}/status`]);

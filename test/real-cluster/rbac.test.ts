@@ -152,6 +152,13 @@ describe('the per-namespace grants', () => {
     expect(await canI(plane, REPORTER, ['list', 'podmutations.agent.cloudpilot.ai'])).toBe(true);
     expect(await canI(plane, REPORTER, ['list', 'runtimeclasses.node.k8s.io'])).toBe(true);
     expect(await canI(plane, REPORTER, ['list', 'pods', '--all-namespaces'])).toBe(false);
+    // The capacity: Nodes listed, never fetched one by one or watched (this cluster has no NodePool CRD, for which
+    // kubectl answers no; test/real-cluster/capacity-source.test.ts lists NodePools once it is applied).
+    for (const resource of ['nodes']) {
+      expect(await canI(plane, REPORTER, ['list', resource]), `list ${resource}`).toBe(true);
+      for (const verb of ['get', 'watch', 'patch'])
+        expect(await canI(plane, REPORTER, [verb, resource]), `${verb} ${resource}`).toBe(false);
+    }
   });
 
   it('refuse report -n in a namespace not bound, naming the namespace and the binding to add', async () => {

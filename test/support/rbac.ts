@@ -55,11 +55,19 @@ export function groupSubjects(group: string): unknown[] {
   return [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: group }];
 }
 
-/** Asserts: ClusterRole `role` reads only the cluster-scoped PodMutations and RuntimeClasses, and binds `subjects`. */
+/** The verbs of the capacity's grant: Nodes and NodePools are listed, never fetched one by one or watched. */
+export const LIST = ['list'];
+
+/**
+ * Asserts: ClusterRole `role` reads only the cluster-scoped PodMutations and RuntimeClasses, lists only the Nodes and
+ * NodePools, and binds `subjects`.
+ */
 export function expectClusterScopedReads(manifests: readonly RbacManifest[], role: string, subjects: unknown[]): void {
   expect(grantsOf(namedManifest(manifests, 'ClusterRole', role))).toEqual({
     'agent.cloudpilot.ai:podmutations': READ,
     'node.k8s.io:runtimeclasses': READ,
+    ':nodes': LIST,
+    'karpenter.sh:nodepools': LIST,
   });
   expect(namedManifest(manifests, 'ClusterRoleBinding', role)).toMatchObject({
     roleRef: { kind: 'ClusterRole', name: role },
