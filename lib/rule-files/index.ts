@@ -282,6 +282,11 @@ function skippedAs(resource: unknown): string | undefined {
   return group === undefined ? undefined : `apiVersion ${String(apiVersion)}`;
 }
 
+/** The one-line note of a skipped document: `kustomization.yaml: kind Kustomization, not a PodMutation; skipped`. */
+function skippedNote({ source, what }: SkippedDocument): string {
+  return `${source}: ${what}, not a PodMutation; skipped`;
+}
+
 /**
  * Reads PodMutations from files and directories (recursively: *.yaml, *.yml, *.json) and validates them; documents of
  * other kinds are skipped (`skipped`), as kubeconform and kyverno skip what they do not check. Paths that hold no
@@ -316,15 +321,15 @@ async function loadRuleFiles(paths: readonly string[], options: LoadOptions = {}
       files.length === 0
         ? 'no .yaml, .yml or .json file'
         : `${files.length === 1 ? 'a file' : `${files.length} files`} but no PodMutation`;
+    // The notes say what was found instead, as they would beside rules.
+    const notes = skipped.map((document) => `\n  ${skippedNote(document)}`).join('');
     throw new MalformedInputError(
-      `rules path ${paths.join(', ')} holds ${where}; check the path, or pass --allow-empty where no rules is what you mean`,
-      {
-        context: { source: paths.join(', ') },
-      },
+      `rules path ${paths.join(', ')} holds ${where}; check the path, or pass --allow-empty where no rules is what you mean${notes}`,
+      { context: { source: paths.join(', ') } },
     );
   }
   return { ...verdictsFor(resources, options.keepGoing === true), skipped, unreadable };
 }
 
-export { loadRuleFiles, parseResourceDocuments, parseSingleDocument, parseYamlDocuments, readTextFile };
+export { loadRuleFiles, parseResourceDocuments, skippedNote, parseSingleDocument, parseYamlDocuments, readTextFile };
 export type { LoadedRules, LoadOptions, SkippedDocument };

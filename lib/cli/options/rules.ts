@@ -2,7 +2,13 @@
 import { Option } from 'commander';
 import { describeIssues, type InvalidRule } from '../../api/index.ts';
 import { MalformedInputError } from '../../errors/index.ts';
-import { loadRuleFiles, type LoadedRules, type LoadOptions, type SkippedDocument } from '../../rule-files/index.ts';
+import {
+  loadRuleFiles,
+  skippedNote,
+  type LoadedRules,
+  type LoadOptions,
+  type SkippedDocument,
+} from '../../rule-files/index.ts';
 import { collect, required } from '../command.ts';
 import { writeLine, type CliStreams } from '../io.ts';
 
@@ -52,7 +58,7 @@ export async function loadRulesReportingInvalid(
 
 /** One line on stderr per document of a rules path that is no PodMutation: `kustomization.yaml: kind Kustomization, not a PodMutation; skipped`. */
 export function reportSkippedDocuments(skipped: readonly SkippedDocument[], streams: CliStreams): void {
-  for (const { source, what } of skipped) writeLine(streams.stderr, `${source}: ${what}, not a PodMutation; skipped`);
+  for (const document of skipped) writeLine(streams.stderr, skippedNote(document));
 }
 
 /** One line on stderr per issue of each invalid rule, which the command skips as the sync would. */
