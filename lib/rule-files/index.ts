@@ -331,5 +331,13 @@ async function loadRuleFiles(paths: readonly string[], options: LoadOptions = {}
   return { ...verdictsFor(resources, options.keepGoing === true), skipped, unreadable };
 }
 
-export { loadRuleFiles, parseResourceDocuments, skippedNote, parseSingleDocument, parseYamlDocuments, readTextFile };
+export {
+  loadRuleFiles,
+  parseResourceDocuments,
+  searchedFolder,
+  skippedNote,
+  parseSingleDocument,
+  parseYamlDocuments,
+  readTextFile,
+};
 export type { LoadedRules, LoadOptions, SkippedDocument };
