@@ -18,12 +18,19 @@ import {
 } from './options/capacity.ts';
 import { auditedLines, enforcementOf, enforcementOption } from './options/enforcement.ts';
 import { placementOptions, placementSteps, type PlacementFlags } from './options/placement-file.ts';
-import { allowEmptyOption, loadRulesReportingInvalid, rulesOption } from './options/rules.ts';
+import {
+  allowEmptyOption,
+  excludeOption,
+  ruleLoadOptions,
+  loadRulesReportingInvalid,
+  rulesOption,
+} from './options/rules.ts';
 import { outputOption, printDocument, type OutputFormat } from './output.ts';
 
 interface ExplainFlags extends PlacementFlags, CapacityFlags {
   readonly rules?: string[];
   readonly allowEmpty?: boolean;
+  readonly exclude?: string[];
   readonly namespace?: string;
   readonly enforcement: string;
   readonly output: OutputFormat;
@@ -175,7 +182,7 @@ function rejectedPod(input: PodInput, message: string): ExplainedPod {
 async function explain(flags: ExplainFlags, given: string | undefined, { streams, env }: CliContext): Promise<number> {
   const source = given ?? '-';
   const colour = colourWanted(streams.stdout, env);
-  const loaded = await loadRulesReportingInvalid(flags.rules, streams, { allowEmpty: flags.allowEmpty === true });
+  const loaded = await loadRulesReportingInvalid(flags.rules, streams, ruleLoadOptions(flags));
   const ruleSet = compileRuleSet(loaded.rules);
   const managedSteps = await placementSteps(flags, streams);
   const enforcement = enforcementOf(flags.enforcement);
@@ -260,6 +267,7 @@ export function registerExplain(program: Command, context: CliContext): void {
     )
     .addOption(rulesOption())
     .addOption(allowEmptyOption())
+    .addOption(excludeOption())
     .addOption(
       new Option('-n, --namespace <namespace>', 'the namespace of Pods and workloads that name none').default(
         undefined,

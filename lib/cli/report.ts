@@ -26,7 +26,14 @@ import { readInput, requireOneOf, writeLine, type CliStreams } from './io.ts';
 import { namespaceOptions } from './options/namespace.ts';
 import { enforcementOf, enforcementOption } from './options/enforcement.ts';
 import { placementOptions, placementSteps, type PlacementFlags } from './options/placement-file.ts';
-import { allowEmptyOption, loadRulesReportingInvalid, reportInvalidRules, rulesOption } from './options/rules.ts';
+import {
+  allowEmptyOption,
+  excludeOption,
+  ruleLoadOptions,
+  loadRulesReportingInvalid,
+  reportInvalidRules,
+  rulesOption,
+} from './options/rules.ts';
 import { outputOption, printResult, type OutputFormat } from './output.ts';
 
 interface ReportFlags extends PlacementFlags {
@@ -35,6 +42,7 @@ interface ReportFlags extends PlacementFlags {
   readonly objects?: string;
   readonly rules?: string[];
   readonly allowEmpty?: boolean;
+  readonly exclude?: string[];
   readonly namespace?: string;
   readonly allNamespaces?: boolean;
   readonly output: OutputFormat;
@@ -155,6 +163,7 @@ export interface ReportInputs extends PlacementFlags {
   readonly rules?: readonly string[];
   /** Accept rules paths that hold no PodMutation (--allow-empty). */
   readonly allowEmpty?: boolean;
+  readonly exclude?: string[];
   /** Only this namespace; without it and `allNamespaces`, the cluster's objects are those of the kubeconfig context's namespace. */
   readonly namespace?: string;
   readonly allNamespaces?: boolean;
@@ -188,7 +197,7 @@ export async function readReport(
   const paths = inputs.rules ?? [];
   const loaded =
     paths.length > 0
-      ? await loadRulesReportingInvalid(paths, streams, { allowEmpty: inputs.allowEmpty === true })
+      ? await loadRulesReportingInvalid(paths, streams, ruleLoadOptions(inputs))
       : await clusterRules(inputs.cluster!, streams);
   // Stamps are checked by their sum: the report needs no access to the stack's key.
   const namespace = await namespaceOf(inputs);
@@ -265,6 +274,7 @@ export function registerReport(program: Command, context: CliContext): void {
       }),
     )
     .addOption(allowEmptyOption())
+    .addOption(excludeOption())
     .addOption(outputOption())
     .option(
       '--restart-commands',

@@ -11,11 +11,18 @@ import { readInput, writeLine } from './io.ts';
 import { capacityOption, fitCaveatLine, fitShown, readCapacityFiles, type CapacityFlags } from './options/capacity.ts';
 import { auditedLines, enforcementOf, enforcementOption } from './options/enforcement.ts';
 import { placementOptions, placementSteps, type PlacementFlags } from './options/placement-file.ts';
-import { allowEmptyOption, loadRulesReportingInvalid, rulesOption } from './options/rules.ts';
+import {
+  allowEmptyOption,
+  excludeOption,
+  ruleLoadOptions,
+  loadRulesReportingInvalid,
+  rulesOption,
+} from './options/rules.ts';
 
 interface ReviewFlags extends PlacementFlags, CapacityFlags {
   readonly rules?: string[];
   readonly allowEmpty?: boolean;
+  readonly exclude?: string[];
   readonly wrap?: boolean;
   readonly namespace?: string;
   readonly enforcement: string;
@@ -81,7 +88,7 @@ async function review(flags: ReviewFlags, given: string | undefined, { streams }
   const input = given ?? '-';
   if (flags.namespace !== undefined && flags.wrap !== true)
     throw new MalformedInputError('--namespace goes with --wrap: a review names its own namespace');
-  const loaded = await loadRulesReportingInvalid(flags.rules, streams, { allowEmpty: flags.allowEmpty === true });
+  const loaded = await loadRulesReportingInvalid(flags.rules, streams, ruleLoadOptions(flags));
   const ruleSet = compileRuleSet(loaded.rules);
   // Without --capacity, judged as the webhook judges without a published capacity: contradictions only.
   const capacity = await readCapacityFiles(flags.capacity ?? [], streams);
@@ -185,6 +192,7 @@ export function registerReview(program: Command, context: CliContext): void {
     .argument('[input]', 'AdmissionReview file, or - for standard input (the default when input is piped)')
     .addOption(rulesOption())
     .addOption(allowEmptyOption())
+    .addOption(excludeOption())
     .option(
       '--wrap',
       'read Pods, AdmissionReviews and workload manifests, and answer each Pod as the Pod CREATE the API server would send',

@@ -6,7 +6,7 @@ import { collect, defineCommand, EXIT, onRun, type CliContext } from './command.
 import { readFlagFile, requireOneOf, writeLine, type CliStreams } from './io.ts';
 import { enforcementOf, enforcementOption } from './options/enforcement.ts';
 import { placementOptions, readPlacementFile, type PlacementFlags } from './options/placement-file.ts';
-import { allowEmptyOption, reportSkippedDocuments } from './options/rules.ts';
+import { allowEmptyOption, excludeOption, ruleLoadOptions, reportSkippedDocuments } from './options/rules.ts';
 import type { LoadOptions } from '../rule-files/index.ts';
 import type { JsonObject } from '../values/index.ts';
 
@@ -15,6 +15,7 @@ const SHUTDOWN_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 interface ServeFlags extends PlacementFlags {
   readonly rules?: string[];
   readonly allowEmpty?: boolean;
+  readonly exclude?: string[];
   readonly port?: number;
   readonly host?: string;
   readonly token?: string;
@@ -140,7 +141,7 @@ async function serve(flags: ServeFlags, { streams }: CliContext): Promise<number
           ...(flags.context === undefined ? {} : { context: flags.context }),
         };
   const server = await startLocalServer({
-    rules: await ruleSource(paths, { allowEmpty: flags.allowEmpty === true }, cluster, streams, flags.capacity ?? []),
+    rules: await ruleSource(paths, ruleLoadOptions(flags), cluster, streams, flags.capacity ?? []),
     ...(flags.host === undefined ? {} : { host: flags.host }),
     ...(flags.port === undefined ? {} : { port: flags.port }),
     ...(token === undefined ? {} : { token }),
@@ -203,6 +204,7 @@ export function registerServe(program: Command, context: CliContext): void {
         .helpGroup(source),
     )
     .addOption(allowEmptyOption().helpGroup(source))
+    .addOption(excludeOption().helpGroup(source))
     .addOption(
       new Option('--kubeconfig <file>', "the kubeconfig's cluster as the rule source, synced as the sync Lambda does")
         .conflicts(['rules', 'watch'])

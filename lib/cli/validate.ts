@@ -2,15 +2,16 @@ import type { Command } from 'commander';
 import { describeIssues, ruleWarnings } from '../api/index.ts';
 import { loadRuleFiles } from '../rule-files/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
-import { writeLine } from './io.ts';
+import { readInput, writeLine } from './io.ts';
 import { outputOption, printDocument, type OutputFormat } from './output.ts';
-import { allowEmptyOption, reportSkippedDocuments } from './options/rules.ts';
+import { allowEmptyOption, excludeOption, reportSkippedDocuments, ruleLoadOptions } from './options/rules.ts';
 
 type Issues = readonly { readonly field: string; readonly reason: string }[];
 
 interface ValidateFlags {
   readonly output: OutputFormat;
   readonly allowEmpty?: boolean;
+  readonly exclude?: string[];
 }
 
 /** One rule of `validate -o json|yaml`: the documented, stable shape (docs/cli.md). */
@@ -33,8 +34,9 @@ type ValidatedRule =
 async function validate(paths: readonly string[], flags: ValidateFlags, { streams }: CliContext): Promise<number> {
   const { output } = flags;
   const { loaded, skipped, unreadable } = await loadRuleFiles(paths, {
+    ...ruleLoadOptions(flags),
     keepGoing: true,
-    allowEmpty: flags.allowEmpty === true,
+    stdin: () => readInput('-', streams),
   });
   reportSkippedDocuments(skipped, streams);
   for (const { error } of unreadable) writeLine(streams.stderr, `podmutation validate: ${error.message}`);
@@ -95,7 +97,12 @@ export function registerValidate(program: Command, context: CliContext): void {
   const command = defineCommand(program, 'validate', {
     summary:
       "check PodMutation files as the sync checks the cluster's: every rule valid, or invalid with field path and reason",
-    examples: ['podmutation validate examples/rules', 'podmutation validate rules/ -o json'],
+    examples: [
+      'podmutation validate examples/rules',
+      'podmutation validate rules/ -o json',
+      'podmutation validate . --exclude charts',
+      'kustomize build overlays/prod | podmutation validate -',
+    ],
     exits: {
       0: 'every rule valid, with warnings or not',
       1: 'some rule invalid',
@@ -103,8 +110,12 @@ export function registerValidate(program: Command, context: CliContext): void {
     },
   });
   command
-    .argument('<paths...>', 'PodMutation files (YAML or JSON, multi-document) or folders of them')
+    .argument(
+      '<paths...>',
+      'PodMutation files (YAML or JSON, multi-document) or folders of them; - reads standard input',
+    )
     .addOption(outputOption())
-    .addOption(allowEmptyOption());
+    .addOption(allowEmptyOption())
+    .addOption(excludeOption());
   onRun<ValidateFlags, [string[]]>(command, (flags, [paths]) => validate(paths, flags, context));
 }

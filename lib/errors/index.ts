@@ -24,12 +24,14 @@ class MalformedInputError extends PodMutationError {
 class DuplicateRuleError extends PodMutationError {
   override readonly name: string = 'DuplicateRuleError';
   readonly rule: string;
+  /** What is wrong, without the rule's name: `is defined more than once (a.yaml, b.yaml); rule names must be unique`. */
+  readonly reason: string;
 
   constructor(rule: string, sources: readonly string[]) {
-    super(`PodMutation "${rule}" is defined more than once (${sources.join(', ')}); rule names must be unique`, {
-      context: { rule, sources },
-    });
+    const reason = `is defined more than once (${sources.join(', ')}); rule names must be unique`;
+    super(`PodMutation "${rule}" ${reason}`, { context: { rule, sources } });
     this.rule = rule;
+    this.reason = reason;
   }
 }
 

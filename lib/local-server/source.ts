@@ -1,8 +1,8 @@
 /** Rule sources of the local server: where the published rules come from (files, or a cluster in cluster-source.ts). */
-import { watch as watchFileSystem, statSync, type FSWatcher } from 'node:fs';
-import { basename, dirname, resolve } from 'node:path';
+import { readdirSync, statSync, watch as watchFileSystem, type FSWatcher } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { listedInvalidRules, type InvalidRule, type NormalizedRule, type RuleSnapshot } from '../api/index.ts';
-import { loadRuleFiles, type LoadOptions, type SkippedDocument } from '../rule-files/index.ts';
+import { loadRuleFiles, searchedFolder, type LoadOptions, type SkippedDocument } from '../rule-files/index.ts';
 import type { ClusterBindingStore, PublishOutcome, SnapshotStore, SyncRecordStore } from '../store/index.ts';
 
 /** What one publication of a rule source did. */
@@ -47,17 +47,66 @@ function byName<T extends { readonly name: string }>(left: T, right: T): number 
   return left.name < right.name ? -1 : left.name > right.name ? 1 : 0;
 }
 
-/** Watches one rule path: a directory recursively, a file through its directory (editors replace files on save). */
-function watchRulePath(path: string, onEvent: () => void): FSWatcher {
+/** The folders of a rule folder that a load reads, itself included; none when it is gone. */
+function foldersUnder(folder: string): string[] {
+  let entries;
+  try {
+    entries = readdirSync(folder, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  return [
+    folder,
+    ...entries
+      .filter((entry) => entry.isDirectory() && searchedFolder(entry.name))
+      .flatMap((entry) => foldersUnder(join(folder, entry.name))),
+  ];
+}
+
+/**
+ * Watches one rule path: each folder of a directory on its own, a file through its directory. Folders, not files:
+ * an editor's atomic save, `sed -i` and `mv` replace a file's inode, and a watch held on the old inode (as Node's
+ * recursive watch on Linux holds one per file) hears nothing after. The folder list is read again on every event, so
+ * a folder made later is watched too.
+ */
+function watchRulePath(path: string, onEvent: () => void): () => void {
   const absolute = resolve(path);
-  const watcher = statSync(absolute).isDirectory()
-    ? watchFileSystem(absolute, { recursive: true, persistent: false }, onEvent)
-    : watchFileSystem(dirname(absolute), { persistent: false }, (_event, file) => {
-        if (file === null || file === basename(absolute)) onEvent();
-      });
-  // A watched folder that disappears is reported on the next publication, which fails to read it.
-  watcher.on('error', onEvent);
-  return watcher;
+  if (!statSync(absolute).isDirectory()) {
+    const watcher = watchFileSystem(dirname(absolute), { persistent: false }, (_event, file) => {
+      if (file === null || file === basename(absolute)) onEvent();
+    });
+    watcher.on('error', onEvent);
+    return () => watcher.close();
+  }
+  const watchers = new Map<string, FSWatcher>();
+  const follow = (): void => {
+    const folders = new Set(foldersUnder(absolute));
+    for (const [folder, watcher] of watchers) {
+      if (folders.has(folder)) continue;
+      watcher.close();
+      watchers.delete(folder);
+    }
+    for (const folder of folders) {
+      if (watchers.has(folder)) continue;
+      try {
+        const watcher = watchFileSystem(folder, { persistent: false }, changed);
+        // A watched folder that disappears is reported on the next publication, which fails to read it.
+        watcher.on('error', changed);
+        watchers.set(folder, watcher);
+      } catch {
+        // Gone between the listing and the watch: the next event lists the folders again.
+      }
+    }
+  };
+  function changed(): void {
+    follow();
+    onEvent();
+  }
+  follow();
+  return () => {
+    for (const watcher of watchers.values()) watcher.close();
+    watchers.clear();
+  };
 }
 
 /**
@@ -93,7 +142,7 @@ function createFileRuleSource(paths: readonly string[], options: FileRuleSourceO
       const watchers = paths.map((path) => watchRulePath(path, schedule));
       return () => {
         clearTimeout(timer);
-        for (const watcher of watchers) watcher.close();
+        for (const stop of watchers) stop();
       };
     },
   };

@@ -21,10 +21,11 @@ interface LoadedRule {
   readonly resource: unknown;
 }
 
-/** A document of a rules path that is no PodMutation (a Kustomization, a chart's Deployment), left out with a note. */
+/** A document of a rules path that is no PodMutation (a Kustomization, a chart's values.yaml), left out with a note. */
 interface SkippedDocument {
   readonly source: string;
-  readonly kind: string;
+  /** What the document is, for the note: `kind Kustomization`, `no kind`, `apiVersion argoproj.io/v1alpha1`. */
+  readonly what: string;
 }
 
 /** A file of a rules path that could not be read or parsed, when the load carries on past it (LoadOptions.keepGoing). */
@@ -39,6 +40,10 @@ interface LoadOptions {
   readonly keepGoing?: boolean;
   /** Accept paths that hold no PodMutation; default: a MalformedInputError, so that a wrong path does not pass. */
   readonly allowEmpty?: boolean;
+  /** Globs of files and folders not to read, matched against the path under the given rules path and the base name. */
+  readonly exclude?: readonly string[];
+  /** Reads standard input, for the path "-" (without it, "-" is a file name). */
+  readonly stdin?: () => Promise<string>;
 }
 
 /** The rules read from files: every verdict in file order, and the split into valid and invalid. */
@@ -155,7 +160,36 @@ function parseResourceDocuments(text: string, source: string): unknown[] {
   return resources;
 }
 
-async function ruleFilesUnder(path: string): Promise<string[]> {
+/** The path "-": standard input, read once, named so in messages. */
+const STDIN_PATH = '-';
+
+/** Folders a search does not enter: hidden ones (.git, .github, .cache) and installed packages. */
+function searchedFolder(name: string): boolean {
+  return !name.startsWith('.') && name !== 'node_modules';
+}
+
+// What each wildcard of a glob stands for: double star and slash any folders, double star anything, star any part of
+// a name, question mark one character.
+const GLOB_WILDCARDS: Readonly<Record<string, string>> = { '**/': '(?:.*/)?', '**': '.*', '*': '[^/]*', '?': '[^/]' };
+
+/** A glob (the wildcards above, the rest literal) as a regular expression over a whole path. */
+function globPattern(glob: string): RegExp {
+  const source = glob
+    .replace(/^\.\/|\/+$/g, '')
+    .split(/(\*\*\/|\*\*|\*|\?)/)
+    .map((part) => GLOB_WILDCARDS[part] ?? part.replace(/[.+^${}()|[\]\\]/g, '\\$&'))
+    .join('');
+  return new RegExp(`^${source}$`);
+}
+
+/** Whether an entry (its path under the rules path, with /) is excluded by one of the globs. */
+function excluded(relativePath: string, patterns: readonly RegExp[]): boolean {
+  const name = relativePath.slice(relativePath.lastIndexOf('/') + 1);
+  return patterns.some((pattern) => pattern.test(relativePath) || pattern.test(name));
+}
+
+async function ruleFilesUnder(path: string, patterns: readonly RegExp[], under = ''): Promise<string[]> {
+  if (path === STDIN_PATH && under === '') return [path];
   let info;
   try {
     info = await stat(path);
@@ -169,9 +203,12 @@ async function ruleFilesUnder(path: string): Promise<string[]> {
   const entries = await readdir(path, { withFileTypes: true });
   const nested = await Promise.all(
     entries
-      .filter((entry) => entry.isDirectory() || RULE_FILE_EXTENSIONS.has(extname(entry.name)))
+      .filter((entry) =>
+        entry.isDirectory() ? searchedFolder(entry.name) : RULE_FILE_EXTENSIONS.has(extname(entry.name)),
+      )
+      .filter((entry) => !excluded(`${under}${entry.name}`, patterns))
       .sort((left, right) => (left.name < right.name ? -1 : 1))
-      .map((entry) => ruleFilesUnder(join(path, entry.name))),
+      .map((entry) => ruleFilesUnder(join(path, entry.name), patterns, `${under}${entry.name}/`)),
   );
   return nested.flat();
 }
@@ -181,8 +218,14 @@ function resourceName(resource: unknown): string | undefined {
   return typeof name === 'string' && name !== '' ? name : undefined;
 }
 
-/** Validates resources read from their sources, within the snapshot budget; two resources of the same name are a DuplicateRuleError. */
-function verdictsFor(resources: readonly { readonly source: string; readonly resource: unknown }[]): LoadedRules {
+/**
+ * Validates resources read from their sources, within the snapshot budget. Two resources of the same name are a
+ * DuplicateRuleError, or with `keepGoing` each is invalid at metadata.name and the others are still validated.
+ */
+function verdictsFor(
+  resources: readonly { readonly source: string; readonly resource: unknown }[],
+  keepGoing: boolean,
+): LoadedRules {
   const sourcesByName = new Map<string, string[]>();
   for (const { source, resource } of resources) {
     const name = resourceName(resource);
@@ -191,10 +234,23 @@ function verdictsFor(resources: readonly { readonly source: string; readonly res
     sources.push(source);
     sourcesByName.set(name, sources);
   }
-  for (const [name, sources] of sourcesByName) if (sources.length > 1) throw new DuplicateRuleError(name, sources);
+  const duplicates = new Map<string, DuplicateRuleError>();
+  for (const [name, sources] of sourcesByName) {
+    if (sources.length < 2) continue;
+    if (!keepGoing) throw new DuplicateRuleError(name, sources);
+    duplicates.set(name, new DuplicateRuleError(name, sources));
+  }
+  const verdictOf = (resource: unknown): RuleVerdict => {
+    const duplicate = duplicates.get(resourceName(resource) ?? '');
+    if (duplicate === undefined) return validatePodMutation(resource);
+    return {
+      valid: false,
+      invalid: { name: duplicate.rule, issues: [{ field: 'metadata.name', reason: duplicate.reason }] },
+    };
+  };
   // The snapshot budget applies to files as it does to a cluster, so the CLI answers as the webhook would.
   const loaded = applySnapshotBudget(
-    resources.map(({ source, resource }) => ({ source, verdict: validatePodMutation(resource), resource })),
+    resources.map(({ source, resource }) => ({ source, verdict: verdictOf(resource), resource })),
   );
   return {
     loaded,
@@ -209,13 +265,26 @@ function verdictsFor(resources: readonly { readonly source: string; readonly res
 // invalid, not skipped), as is one without a kind.
 const POD_MUTATION_GROUP = POD_MUTATION_API_VERSION.split('/')[0]!;
 
-/** The kind of a document to leave out of a rules path: a string kind other than PodMutation, outside the product's group. */
-function otherKind(resource: unknown): string | undefined {
-  if (typeof resource !== 'object' || resource === null) return undefined;
+/**
+ * What a document to leave out of a rules path is, for its note; undefined for a PodMutation to validate. Left out: a
+ * document outside the product's group with another kind or none (a Helm values file, package.json), one of another
+ * group (kubeconform and kyverno skip what they do not check), and what is no object.
+ */
+function skippedAs(resource: unknown): string | undefined {
+  if (Array.isArray(resource))
+    return 'a bare list; put PodMutations in the items of a document of kind List (apiVersion: v1, kind: List, items: [...])';
+  if (typeof resource !== 'object' || resource === null) return `a ${resource === null ? 'null' : typeof resource}`;
   const { kind, apiVersion } = resource as { kind?: unknown; apiVersion?: unknown };
-  if (typeof kind !== 'string' || kind === POD_MUTATION_KIND) return undefined;
-  const group = typeof apiVersion === 'string' && apiVersion.includes('/') ? apiVersion.split('/')[0] : '';
-  return group === POD_MUTATION_GROUP ? undefined : kind;
+  const group = typeof apiVersion === 'string' ? (apiVersion.includes('/') ? apiVersion.split('/')[0] : '') : undefined;
+  if (group === POD_MUTATION_GROUP) return undefined;
+  if (typeof kind !== 'string') return 'no kind';
+  if (kind !== POD_MUTATION_KIND) return `kind ${kind}`;
+  return group === undefined ? undefined : `apiVersion ${String(apiVersion)}`;
+}
+
+/** The one-line note of a skipped document: `kustomization.yaml: kind Kustomization, not a PodMutation; skipped`. */
+function skippedNote({ source, what }: SkippedDocument): string {
+  return `${source}: ${what}, not a PodMutation; skipped`;
 }
 
 /**
@@ -225,23 +294,26 @@ function otherKind(resource: unknown): string | undefined {
  * `keepGoing` is listed in `unreadable` and the other files still load.
  */
 async function loadRuleFiles(paths: readonly string[], options: LoadOptions = {}): Promise<LoadedRules> {
-  const files = (await Promise.all(paths.map(ruleFilesUnder))).flat();
+  const patterns = (options.exclude ?? []).map(globPattern);
+  const files = (await Promise.all(paths.map((path) => ruleFilesUnder(path, patterns)))).flat();
   const resources: { source: string; resource: unknown }[] = [];
   const skipped: SkippedDocument[] = [];
   const unreadable: UnreadableFile[] = [];
   for (const file of files) {
     let documents: unknown[];
     try {
-      documents = parseResourceDocuments(await readTextFile(file), file);
+      const text =
+        file === STDIN_PATH && options.stdin !== undefined ? await options.stdin() : await readTextFile(file);
+      documents = parseResourceDocuments(text, file);
     } catch (error) {
       if (options.keepGoing !== true || !(error instanceof MalformedInputError)) throw error;
       unreadable.push({ source: file, error });
       continue;
     }
     for (const resource of documents) {
-      const kind = otherKind(resource);
-      if (kind === undefined) resources.push({ source: file, resource });
-      else skipped.push({ source: file, kind });
+      const what = skippedAs(resource);
+      if (what === undefined) resources.push({ source: file, resource });
+      else skipped.push({ source: file, what });
     }
   }
   if (resources.length === 0 && unreadable.length === 0 && options.allowEmpty !== true) {
@@ -249,15 +321,23 @@ async function loadRuleFiles(paths: readonly string[], options: LoadOptions = {}
       files.length === 0
         ? 'no .yaml, .yml or .json file'
         : `${files.length === 1 ? 'a file' : `${files.length} files`} but no PodMutation`;
+    // The notes say what was found instead, as they would beside rules.
+    const notes = skipped.map((document) => `\n  ${skippedNote(document)}`).join('');
     throw new MalformedInputError(
-      `rules path ${paths.join(', ')} holds ${where}; check the path, or pass --allow-empty where no rules is what you mean`,
-      {
-        context: { source: paths.join(', ') },
-      },
+      `rules path ${paths.join(', ')} holds ${where}; check the path, or pass --allow-empty where no rules is what you mean${notes}`,
+      { context: { source: paths.join(', ') } },
     );
   }
-  return { ...verdictsFor(resources), skipped, unreadable };
+  return { ...verdictsFor(resources, options.keepGoing === true), skipped, unreadable };
 }
 
-export { loadRuleFiles, parseResourceDocuments, parseSingleDocument, parseYamlDocuments, readTextFile };
+export {
+  loadRuleFiles,
+  parseResourceDocuments,
+  searchedFolder,
+  skippedNote,
+  parseSingleDocument,
+  parseYamlDocuments,
+  readTextFile,
+};
 export type { LoadedRules, LoadOptions, SkippedDocument };

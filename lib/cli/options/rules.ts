@@ -2,7 +2,13 @@
 import { Option } from 'commander';
 import { describeIssues, type InvalidRule } from '../../api/index.ts';
 import { MalformedInputError } from '../../errors/index.ts';
-import { loadRuleFiles, type LoadedRules, type LoadOptions, type SkippedDocument } from '../../rule-files/index.ts';
+import {
+  loadRuleFiles,
+  skippedNote,
+  type LoadedRules,
+  type LoadOptions,
+  type SkippedDocument,
+} from '../../rule-files/index.ts';
 import { collect, required } from '../command.ts';
 import { writeLine, type CliStreams } from '../io.ts';
 
@@ -20,6 +26,23 @@ export function allowEmptyOption(what = 'rules paths that hold no PodMutation'):
   return new Option('--allow-empty', `accept ${what} (by default that is an error: a wrong path must not pass)`);
 }
 
+/** `--exclude GLOB`, repeatable: files and folders of the rules paths not to read. */
+export function excludeOption(): Option {
+  return new Option(
+    '--exclude <glob>',
+    'a file or folder of the rules paths not to read, matched against its path under the rules path and its name ' +
+      '(* any part of a name, ** any folders, ? one character); repeatable. Hidden folders and node_modules are never read',
+  ).argParser(collect);
+}
+
+/** The rules options of a command's flags (--allow-empty, --exclude), as load options. */
+export function ruleLoadOptions(flags: {
+  readonly allowEmpty?: boolean;
+  readonly exclude?: readonly string[];
+}): LoadOptions {
+  return { allowEmpty: flags.allowEmpty === true, exclude: flags.exclude ?? [] };
+}
+
 /** Loads rules for a command, reporting each invalid rule and each document of another kind on stderr (they are skipped). */
 export async function loadRulesReportingInvalid(
   paths: readonly string[] | undefined,
@@ -33,10 +56,9 @@ export async function loadRulesReportingInvalid(
   return loaded;
 }
 
-/** One line on stderr per document of another kind in a rules path: `kustomization.yaml: kind Kustomization, not a PodMutation; skipped`. */
+/** One line on stderr per document of a rules path that is no PodMutation: `kustomization.yaml: kind Kustomization, not a PodMutation; skipped`. */
 export function reportSkippedDocuments(skipped: readonly SkippedDocument[], streams: CliStreams): void {
-  for (const { source, kind } of skipped)
-    writeLine(streams.stderr, `${source}: kind ${kind}, not a PodMutation; skipped`);
+  for (const document of skipped) writeLine(streams.stderr, skippedNote(document));
 }
 
 /** One line on stderr per issue of each invalid rule, which the command skips as the sync would. */
