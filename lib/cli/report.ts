@@ -258,6 +258,6 @@ export function registerReport(program: Command, context: CliContext): void {
       'print the kubectl commands that roll out the pending workloads instead of the report',
     )
     .addOption(enforcementOption());
-  for (const option of [...namespaceOptions(), ...placementOptions()]) command.addOption(option);
+  for (const option of [...namespaceOptions('with --objects'), ...placementOptions()]) command.addOption(option);
   onRun<ReportFlags>(command, (flags) => report(flags, context));
 }

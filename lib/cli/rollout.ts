@@ -202,6 +202,6 @@ export function registerRollout(program: Command, context: CliContext): void {
         .default('table'),
     )
     .addOption(enforcementOption());
-  for (const option of [...namespaceOptions(), ...placementOptions()]) command.addOption(option);
+  for (const option of [...namespaceOptions('cluster only'), ...placementOptions()]) command.addOption(option);
   onRun<RolloutFlags>(command, (flags) => rollout(flags, context));
 }

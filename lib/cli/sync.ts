@@ -12,6 +12,7 @@ import {
   storeTarget,
   storeTargetOptions,
   targetClient,
+  TARGET_DEFINITION,
   type StoreFlags,
 } from './options/store-target.ts';
 
@@ -137,7 +138,8 @@ export function registerSync(program: Command, context: CliContext): void {
       "One sync of the kubeconfig's cluster into the rules table TARGET names, status written back; the report is printed " +
       "as one JSON line. The sync takes the cluster's sync lease first, waiting up to --lease-wait seconds while another " +
       'sync (the Lambda) holds it. The first publish binds the cluster id to the cluster (the uid of its kube-system ' +
-      'namespace); a sync of any other cluster under that id is refused, until --rebind-from names the bound uid.',
+      'namespace); a sync of any other cluster under that id is refused, until --rebind-from names the bound uid. ' +
+      TARGET_DEFINITION,
     examples: [
       'podmutation sync --once --context prod --stage prod --region eu-west-1',
       'podmutation sync --once --kubeconfig kind.yaml --dynamodb-endpoint http://127.0.0.1:8000',

@@ -134,7 +134,9 @@ function parseSingleDocument(text: string, source: string): unknown {
   const documents = parseYamlDocuments(text, source);
   if (documents.length === 0) throw new MalformedInputError(`${source}: input is empty`);
   if (documents.length > 1)
-    throw new MalformedInputError(`${source}: expected one document, found ${documents.length}`);
+    throw new MalformedInputError(`${source}: expected one document, found ${documents.length}`, {
+      context: { source, documents: documents.length },
+    });
   return documents[0];
 }
 
