@@ -12,7 +12,7 @@ import { stringify } from 'yaml';
 import { ruleToResource } from '../../lib/api/index.ts';
 import { randomRules } from '../support/arbitraries.ts';
 import { runPodmutation, runPodmutationInProcess } from '../support/cli.ts';
-import { fixturePath } from '../support/fixtures.ts';
+import { EXAMPLES, fixturePath } from '../support/fixtures.ts';
 
 /** The fixture reviews the webhook answers (the malformed ones it rejects as a bad request). */
 const REVIEWS = readdirSync(fixturePath('reviews'))
@@ -40,27 +40,21 @@ function explainAnswer(stdout: string): Answer {
 }
 
 describe('one answer for every review', () => {
-  it.each(
-    REVIEWS.flatMap((review) =>
-      [fixturePath('../../examples/rules'), fixturePath('rules/int64')].map((rules) => [review, rules]),
-    ),
-  )('explain answers %s as review does, with the rules of %s', async (review, rules) => {
-    const [reviewed, explained] = await Promise.all([
-      runPodmutation(['review', '--rules', rules, review]),
-      runPodmutation(['explain', '--rules', rules, '-o', 'json', review]),
-    ]);
+  it.each(REVIEWS.flatMap((review) => [EXAMPLES, fixturePath('rules/int64')].map((rules) => [review, rules])))(
+    'explain answers %s as review does, with the rules of %s',
+    async (review, rules) => {
+      const [reviewed, explained] = await Promise.all([
+        runPodmutation(['review', '--rules', rules, review]),
+        runPodmutation(['explain', '--rules', rules, '-o', 'json', review]),
+      ]);
 
-    expect(explained.stderr).toBe('');
-    expect(explainAnswer(explained.stdout)).toEqual(reviewAnswer(reviewed.stdout));
-  });
+      expect(explained.stderr).toBe('');
+      expect(explainAnswer(explained.stdout)).toEqual(reviewAnswer(reviewed.stdout));
+    },
+  );
 
   it('explain says the webhook lets an UPDATE through unchanged, where it used to show the rules applied', async () => {
-    const run = await runPodmutation([
-      'explain',
-      '--rules',
-      fixturePath('../../examples/rules'),
-      fixturePath('reviews/pod-update.json'),
-    ]);
+    const run = await runPodmutation(['explain', '--rules', EXAMPLES, fixturePath('reviews/pod-update.json')]);
 
     expect(run.stdout).toContain('skipped: the webhook allows it unchanged: operation UPDATE is not CREATE');
     expect(run.stdout).not.toContain('mutated');
@@ -74,7 +68,7 @@ describe('one answer for every review', () => {
         apiVersion: 'cli.podmutation.agent.cloudpilot.ai/v1alpha1',
         kind: 'PodMutationTest',
         metadata: { name: 'update-passes' },
-        rules: [fixturePath('../../examples/rules')],
+        rules: [EXAMPLES],
         resources: [fixturePath('reviews/pod-update.json')],
         results: [{ resource: 'AdmissionReview/production/e911857d-c318-11e8-bbad-025000000001', applied: [] }],
       }),

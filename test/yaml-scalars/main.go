@@ -35,31 +35,32 @@ type row struct {
 	KeyErr   string          `json:"keyError,omitempty"`
 }
 
+// read turns one YAML document into the JSON object kubectl makes of it.
+func read(text string) (map[string]json.RawMessage, error) {
+	out, err := yaml.YAMLToJSON([]byte(text))
+	if err != nil {
+		return nil, err
+	}
+	var doc map[string]json.RawMessage
+	err = json.Unmarshal(out, &doc)
+	return doc, err
+}
+
 func main() {
 	rows := make([]row, 0, len(scalars))
 	for _, scalar := range scalars {
 		r := row{Scalar: scalar}
-		if out, err := yaml.YAMLToJSON([]byte("v: " + scalar + "\n")); err != nil {
+		if doc, err := read("v: " + scalar + "\n"); err != nil {
 			r.ValueErr = err.Error()
 		} else {
-			var doc map[string]json.RawMessage
-			if err := json.Unmarshal(out, &doc); err != nil {
-				r.ValueErr = err.Error()
-			} else {
-				r.Value = doc["v"]
-			}
+			r.Value = doc["v"]
 		}
-		if out, err := yaml.YAMLToJSON([]byte(scalar + ": v\n")); err != nil {
+		if doc, err := read(scalar + ": v\n"); err != nil {
 			r.KeyErr = err.Error()
 		} else {
-			var doc map[string]json.RawMessage
-			if err := json.Unmarshal(out, &doc); err != nil {
-				r.KeyErr = err.Error()
-			} else {
-				for key := range doc {
-					k := key
-					r.Key = &k
-				}
+			for key := range doc {
+				k := key
+				r.Key = &k
 			}
 		}
 		rows = append(rows, r)
