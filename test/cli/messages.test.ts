@@ -1,4 +1,4 @@
-/** The messages of issue 31's "Why 10", each as a user meets it running the CLI. */
+/** The CLI's messages a newcomer meets first, each as a user meets it running the CLI. */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
