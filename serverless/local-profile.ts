@@ -16,6 +16,8 @@ import { createDynamoClient, createSnapshotTable, openRulesTable } from '../lib/
 /** A function of the service as osls resolved it: what the profile reads, and the environment it rewrites. */
 interface ServiceFunction {
   readonly handler?: string;
+  /** The Lambda name osls gave it, by which serverless-offline's Lambda port invokes it. */
+  readonly name?: string;
   environment?: Record<string, unknown>;
   readonly events?: readonly Readonly<Record<string, unknown>>[];
 }
@@ -43,6 +45,8 @@ interface LocalProfileOptions {
   readonly settings: LocalProfileSettings;
   /** Where serverless-offline serves the HTTP API, for the webhook URL printed. */
   readonly baseUrl: string;
+  /** Where serverless-offline's Lambda API answers `aws lambda invoke` (its --lambdaPort), for the line that says so. */
+  readonly lambdaUrl: string;
   readonly report: (line: string) => void;
 }
 
@@ -65,6 +69,8 @@ interface LocalValues {
 const DEFAULT_TABLE_NAME = 'podmutation-local';
 // The local-only function of the catch-all route.
 const NOT_FOUND_FUNCTION = 'localNotFound';
+// Its Lambda name: one osls never gave it (it is added after osls named the service's functions).
+const NOT_FOUND_NAME = 'podmutation-local-not-found';
 const DEFAULT_CLUSTER_ID = 'default';
 
 // What each CloudFormation reference of the environment becomes locally: the variables that replace the one holding it.
@@ -182,7 +188,18 @@ async function startLocalProfile(options: LocalProfileOptions): Promise<LocalPro
       }
     }
     // Any other path gets API Gateway's own 404 body: serverless-offline's would echo the path, and so a token.
-    service.functions[NOT_FOUND_FUNCTION] = { handler: 'serverless/not-found.handler', events: [{ httpApi: '*' }] };
+    const invocable = Object.values(service.functions).flatMap((fn) => (fn.name === undefined ? [] : [fn.name]));
+    service.functions[NOT_FOUND_FUNCTION] = {
+      handler: 'serverless/not-found.handler',
+      name: NOT_FOUND_NAME,
+      events: [{ httpApi: '*' }],
+    };
+    // serverless-offline lists each function's invocations route under the HTTP API's address, where it is not served.
+    report(
+      `aws lambda invoke reaches ${invocable.join(', ')} by name at ${options.lambdaUrl} ` +
+        `(POST ${options.lambdaUrl}/2015-03-31/functions/NAME/invocations); the invocations routes listed below under ` +
+        `${options.baseUrl} answer 404`,
+    );
     report(`embedded DynamoDB ${dynamo.endpoint}, table ${tableName}; the served functions reach no AWS service`);
     report(
       `publish a cluster's rules into it: npx podmutation sync --once --kubeconfig FILE --dynamodb-endpoint ${dynamo.endpoint} ` +

@@ -256,12 +256,14 @@ export default class PodMutationPlugin {
     const offline = service.custom?.['serverless-offline'] ?? {};
     const host = this.#options.host ?? offline.host ?? 'localhost';
     const port = this.#options.httpPort ?? offline.httpPort ?? 3000;
+    const lambdaPort = this.#options.lambdaPort ?? offline.lambdaPort ?? 3002;
     try {
       this.#localProfile = await startLocalProfile({
         service,
         serviceDir: this.#serverless.serviceDir,
         settings: service.custom?.localProfile ?? {},
         baseUrl: `http://${host}:${port}`,
+        lambdaUrl: `http://${host}:${lambdaPort}`,
         report: (line) => this.#log.notice(line),
       });
     } catch (error) {

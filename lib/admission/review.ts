@@ -93,7 +93,8 @@ export function parseAdmissionReview(review: unknown): AdmissionRequest {
   };
 }
 
-function isPodCreate(request: AdmissionRequest): string | undefined {
+/** Why the webhook lets a request through unchanged (it mutates only a Pod CREATE), or undefined for a Pod CREATE. */
+export function passThroughReason(request: AdmissionRequest): string | undefined {
   if (request.operation !== 'CREATE') return `operation ${truncateInput(request.operation || '(none)')} is not CREATE`;
   const { kind, resource } = request;
   const isPod =
@@ -125,7 +126,7 @@ function responseFor(uid: string, outcome: MutationOutcome): AdmissionResponse {
  * unchanged. Pure; never edits the request.
  */
 function reviewAdmission(request: AdmissionRequest, ruleSet: RuleSet, options: ReviewOptions = {}): AdmissionVerdict {
-  const notPodCreate = isPodCreate(request);
+  const notPodCreate = passThroughReason(request);
   if (notPodCreate !== undefined) {
     return {
       request,

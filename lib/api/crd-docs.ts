@@ -117,7 +117,7 @@ const WORKLOAD_SELECTOR: Docs = {
   'labelSelector.matchExpressions[].values': `The values to compare with, each a label value: ${VALUE_SYNTAX}.`,
   ...at('nodeAffinityMatch', affinityDocs('match')),
   nodeSelectorMatch:
-    "Pairs that must all be present in the Pod's spec.nodeSelector. The product's reserved keys cannot be used.",
+    "Pairs that must all be present in the Pod's spec.nodeSelector. The product's reserved keys may be matched: they are reserved in node affinity only.",
   ...at(
     'tolerationsMatch',
     tolerationsDocs(
@@ -133,7 +133,7 @@ const MUTATION_REMOVE: Docs = {
   'nodeAffinity.keys': `Label keys whose requirements are removed from every required and preferred term; 1 to 64 keys, each ${KEY_SYNTAX}. The product's reserved keys cannot be removed.`,
   'nodeAffinity.all': 'true removes all required and preferred node affinity; podAffinity and podAntiAffinity stay.',
   nodeSelector: "Keys to remove from the Pod's spec.nodeSelector.",
-  'nodeSelector.keys': `The nodeSelector keys to remove; 1 to 64 keys, each ${KEY_SYNTAX}. The product's reserved keys cannot be removed.`,
+  'nodeSelector.keys': `The nodeSelector keys to remove; 1 to 64 keys, each ${KEY_SYNTAX}. The product's reserved keys may be removed (a Pod's own pin, such as an instance type); adding them stays reserved.`,
   tolerations: 'Tolerations to remove from the Pod, by key.',
   'tolerations.keys': `Tolerations with these keys are removed; 1 to 64 keys, each ${KEY_SYNTAX}.`,
 };

@@ -215,14 +215,17 @@ function tolerations(options: Record<string, unknown>) {
   });
 }
 
-/** A map of node label pairs (nodeSelector), whose keys may not be reserved. */
-function nodeLabelMap(options: Record<string, unknown>) {
+/**
+ * A map of node label pairs (nodeSelector). Its keys may be reserved where a rule only reads them (nodeSelectorMatch):
+ * the API reference reserves the managed keys in node affinity, and a Pod's nodeSelector pin is the customer's own.
+ */
+function nodeLabelMap(reserved: 'reserved-allowed' | 'reserved-refused', options: Record<string, unknown>) {
   return StringMap(labelValue(), {
     maxProperties: LIMITS.configuredListItems,
     'x-noun': 'entries',
-    'x-key-check': 'label-key',
+    'x-key-check': reserved === 'reserved-allowed' ? 'label-key-reserved-allowed' : 'label-key',
     ...options,
-    ...cel('reserved-map-key'),
+    ...(reserved === 'reserved-allowed' ? {} : cel('reserved-map-key')),
   });
 }
 
@@ -302,7 +305,10 @@ const workloadSelector = ObjectSchema(
     labelSelector: Optional(labelSelector),
     nodeAffinityMatch: Optional(nodeAffinity()),
     nodeSelectorMatch: Optional(
-      nodeLabelMap({ minProperties: 1, 'x-min': 'must hold at least one pair; omit it to select any nodeSelector' }),
+      nodeLabelMap('reserved-allowed', {
+        minProperties: 1,
+        'x-min': 'must hold at least one pair; omit it to select any nodeSelector',
+      }),
     ),
     tolerationsMatch: Optional(
       tolerations({
@@ -345,7 +351,8 @@ const mutationRemove = ObjectSchema({
       { 'x-check': 'remove-node-affinity', ...cel('remove-node-affinity-one-of') },
     ),
   ),
-  nodeSelector: Optional(ObjectSchema({ keys: removedKeys('label-key', ['reserved-key']) })),
+  // A nodeSelector pin on a reserved key (an instance type) is the Pod's own: a rule may remove it, never add one.
+  nodeSelector: Optional(ObjectSchema({ keys: removedKeys('label-key-reserved-allowed', []) })),
   tolerations: Optional(ObjectSchema({ keys: removedKeys('label-key-reserved-allowed', []) })),
 });
 
@@ -358,7 +365,7 @@ const mutationAdd = ObjectSchema({
       ...cel('product-annotation'),
     }),
   ),
-  nodeSelector: Optional(nodeLabelMap({})),
+  nodeSelector: Optional(nodeLabelMap('reserved-refused', {})),
   tolerations: Optional(tolerations({})),
   nodeAffinity: Optional(nodeAffinity()),
 });

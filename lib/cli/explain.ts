@@ -108,7 +108,9 @@ function describePod(explained: ExplainedPod, diff: () => string[], fit: FitPair
     lines.push(`  disabled (spec.enable is not true): ${explained.disabled.join(', ')}`);
   if (explained.decision === 'denied') return [...lines, `  denied: ${message!}`];
   const { patch } = explained;
-  lines.push(`  result: ${explained.decision}${patch.length > 0 ? ` (${patch.length} patch operations)` : ''}`);
+  lines.push(
+    `  result: ${explained.decision}${patch.length > 0 ? ` (${patch.length} patch operation${patch.length === 1 ? '' : 's'})` : ''}`,
+  );
   if (patch.length > 0) {
     lines.push('  changes to the scheduling fields (- before, + after):');
     for (const line of diff()) lines.push(`    ${line}`);
@@ -214,6 +216,7 @@ async function explain(flags: ExplainFlags, given: string | undefined, { streams
         fallbackNamespace,
         stamps: KEYLESS_STAMPS,
         capacity,
+        ...(input.passThrough === undefined ? {} : { passThrough: input.passThrough }),
       });
       explained = explainedPod(input, outcome, capacity);
     } catch (error) {

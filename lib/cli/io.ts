@@ -45,21 +45,3 @@ export async function readFlagFile(path: string, flag: string): Promise<string> 
     });
   }
 }
-
-/**
- * Checks that exactly one of two alternative sources was given, naming both when neither or both were:
- * `serve needs --rules PATH (rule files) or --kubeconfig FILE (…); neither was given`.
- */
-export function requireOneOf(
-  command: string,
-  choices: readonly [
-    { readonly flag: string; readonly given: boolean },
-    { readonly flag: string; readonly given: boolean },
-  ],
-): void {
-  const [first, second] = choices;
-  if (first.given !== second.given) return;
-  throw new MalformedInputError(
-    `${command} needs ${first.flag} or ${second.flag}; ${first.given ? 'both were given, give one' : 'neither was given'}`,
-  );
-}

@@ -9,6 +9,7 @@ import {
   resolveStoreTarget,
   storeTargetOptions,
   targetClient,
+  TARGET_DEFINITION,
   type StoreFlags,
   type StoreTarget,
 } from './options/store-target.ts';
@@ -135,7 +136,8 @@ export function registerPlacement(program: Command, context: CliContext): void {
   const placement = defineCommand(program, 'placement', {
     summary: "manage the operator's placement policies in the rules table",
     description:
-      "Manage the operator's placement policies (managed capacity: Spot, NonSpot, Diversity) in the rules table TARGET names.",
+      "Manage the operator's placement policies (managed capacity: Spot, NonSpot, Diversity) in the rules table TARGET names. " +
+      TARGET_DEFINITION,
     examples: ['podmutation placement list --stage prod', 'podmutation placement set --help'],
     exits: { 0: 'help printed', 2: 'no or an unknown subcommand' },
   });

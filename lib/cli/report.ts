@@ -1,6 +1,5 @@
 import { Option, type Command } from 'commander';
 import type { InvalidRule, NormalizedRule } from '../api/index.ts';
-import type { ClusterConfig } from '../cluster/index.ts';
 import { compileRuleSet } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
 import {
@@ -22,7 +21,8 @@ import {
 } from '../values/index.ts';
 import { classifyObject } from '../workloads/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
-import { readInput, requireOneOf, writeLine, type CliStreams } from './io.ts';
+import { readInput, writeLine, type CliStreams } from './io.ts';
+import { kubeconfigOf, kubeconfigOptions, type KubeconfigFile, type KubeconfigFlags } from './options/kubeconfig.ts';
 import { namespaceOptions } from './options/namespace.ts';
 import { enforcementOf, enforcementOption } from './options/enforcement.ts';
 import { placementOptions, placementSteps, type PlacementFlags } from './options/placement-file.ts';
@@ -36,9 +36,7 @@ import {
 } from './options/rules.ts';
 import { outputOption, printResult, type OutputFormat } from './output.ts';
 
-interface ReportFlags extends PlacementFlags {
-  readonly kubeconfig?: string;
-  readonly context?: string;
+interface ReportFlags extends PlacementFlags, KubeconfigFlags {
   readonly objects?: string;
   readonly rules?: string[];
   readonly allowEmpty?: boolean;
@@ -88,8 +86,6 @@ function foldObjects(builder: ReportBuilder, objects: readonly Located[]): void 
   for (const { value, path } of pods) builder.addPod(value, path);
 }
 
-export type KubeconfigFile = Extract<ClusterConfig, { readonly mode: 'kubeconfigFile' }>;
-
 /** The cluster's PodMutations, validated as the sync validates them (the same list, budget and verdicts); invalid ones reported on stderr. */
 async function clusterRules(
   config: KubeconfigFile,
@@ -121,20 +117,17 @@ async function foldCluster(
   );
 }
 
+const REPORT_NEEDS = 'report needs --objects FILE (a kubectl get -o json List) or the kubeconfig of a cluster';
+
 /** The checked flags: where the objects come from, and how the report is printed. */
-function checkedFlags(values: ReportFlags) {
-  const { kubeconfig, objects, namespace } = values;
-  requireOneOf('report', [
-    { flag: '--kubeconfig FILE (the cluster)', given: kubeconfig !== undefined },
-    { flag: '--objects FILE (a kubectl get -o json List)', given: objects !== undefined },
-  ]);
-  if (kubeconfig === '' || objects === '')
-    throw new MalformedInputError(`--${kubeconfig === '' ? 'kubeconfig' : 'objects'} needs a FILE`);
-  if (values.context !== undefined && kubeconfig === undefined)
-    throw new MalformedInputError('--context goes with --kubeconfig');
+function checkedFlags(values: ReportFlags, env: CliContext['env']) {
+  const { objects, namespace } = values;
+  if (objects === '') throw new MalformedInputError('--objects needs a FILE');
+  if (values.context !== undefined && objects !== undefined)
+    throw new MalformedInputError('--context goes with the cluster, not --objects');
   if (objects !== undefined && (values.rules ?? []).length === 0) {
     throw new MalformedInputError(
-      "report --objects needs --rules PATH: a file of objects holds no PodMutations (only --kubeconfig reads the cluster's)",
+      "report --objects needs --rules PATH: a file of objects holds no PodMutations (only the cluster's are read without it)",
     );
   }
   if (values.restartCommands === true && values.output !== 'table') {
@@ -144,14 +137,9 @@ function checkedFlags(values: ReportFlags) {
   }
   if (namespace !== undefined && !isDns1123Label(namespace))
     throw new MalformedInputError(`--namespace ${previewInput(namespace)} is not a namespace name`);
+  // Without --objects the objects are the cluster's, found as kubectl finds it (--kubeconfig, $KUBECONFIG, ~/.kube/config).
   const cluster: KubeconfigFile | undefined =
-    kubeconfig === undefined
-      ? undefined
-      : {
-          mode: 'kubeconfigFile',
-          path: kubeconfig,
-          ...(values.context === undefined ? {} : { context: values.context }),
-        };
+    objects === undefined ? kubeconfigOf(values, env, REPORT_NEEDS) : undefined;
   return { cluster, objects, namespace };
 }
 
@@ -217,8 +205,8 @@ export async function readReport(
  * For each running Pod, whether a rollout would change its scheduling (unaffected, current, pending, denied), by rule
  * and by workload. Rules are the files of --rules, else the cluster's PodMutations validated as the sync validates them.
  */
-async function report(values: ReportFlags, { streams }: CliContext): Promise<number> {
-  const flags = checkedFlags(values);
+async function report(values: ReportFlags, { streams, env }: CliContext): Promise<number> {
+  const flags = checkedFlags(values, env);
   const { result, invalid } = await readReport(
     {
       ...values,
@@ -243,8 +231,8 @@ export function registerReport(program: Command, context: CliContext): void {
       '"Running a migration"). Without --rules the rules are the cluster\'s PodMutations, validated as the sync validates them.',
     examples: [
       'podmutation report --objects cluster.json --rules examples/rules',
-      'podmutation report --kubeconfig ~/.kube/config -A -o json',
-      'podmutation report --kubeconfig ~/.kube/config -A --restart-commands > rollout.sh',
+      'podmutation report -A -o json',
+      'podmutation report --kubeconfig ~/.kube/config --context staging -A --restart-commands > rollout.sh',
     ],
     exits: {
       0: 'no Pod pending or denied: every workload is current',
@@ -254,11 +242,10 @@ export function registerReport(program: Command, context: CliContext): void {
     unreadableExit: EXIT.usage,
   });
   const source = 'Objects (one of):';
+  const [kubeconfig, kubeContext] = kubeconfigOptions('the cluster to read Pods and their owners from, page by page');
   command
-    .addOption(
-      new Option('--kubeconfig <file>', 'read Pods and their owners from the cluster, page by page').helpGroup(source),
-    )
-    .addOption(new Option('--context <name>', 'with --kubeconfig: the context to use').helpGroup(source))
+    .addOption(kubeconfig.helpGroup(source))
+    .addOption(kubeContext.helpGroup(source))
     .addOption(
       new Option(
         '--objects <file>',
@@ -281,6 +268,6 @@ export function registerReport(program: Command, context: CliContext): void {
       'print the kubectl commands that roll out the pending workloads instead of the report',
     )
     .addOption(enforcementOption());
-  for (const option of [...namespaceOptions(), ...placementOptions()]) command.addOption(option);
+  for (const option of [...namespaceOptions('with --objects'), ...placementOptions()]) command.addOption(option);
   onRun<ReportFlags>(command, (flags) => report(flags, context));
 }

@@ -80,6 +80,19 @@ function wrappedReview(input: PodInput, index: number, fallbackNamespace: string
   };
 }
 
+/** The one review of the input; several documents are a usage error that points at --wrap. */
+function singleReview(text: string, input: string): unknown {
+  try {
+    return parseSingleDocument(text, input);
+  } catch (error) {
+    if (!(error instanceof MalformedInputError) || error.context['documents'] === undefined) throw error;
+    throw new MalformedInputError(
+      `${error.message}; review answers one AdmissionReview (or NDJSON, one review per line), and --wrap answers each Pod or workload of several documents as the CREATE the API server would send`,
+      { cause: error },
+    );
+  }
+}
+
 /**
  * Answers one AdmissionReview (JSON or YAML) or NDJSON (one review per line, each answered on its own line) exactly as
  * the Lambda does. With `--wrap`, the input is what explain takes, each Pod answered as a Pod CREATE on its own line.
@@ -150,7 +163,7 @@ async function review(flags: ReviewFlags, given: string | undefined, { streams }
     });
     return failed === 0 ? findings() : EXIT.usage;
   }
-  const document = parseSingleDocument(text, input);
+  const document = singleReview(text, input);
   const kind = isJsonObject(document) && typeof document.kind === 'string' ? document.kind : undefined;
   if (kind !== undefined && kind !== 'AdmissionReview') {
     // A Pod or a manifest given where a review was expected: the one-flag fix is --wrap.

@@ -12,17 +12,16 @@ import {
   type RolloutRecord,
 } from '../rollout/index.ts';
 import { isDns1123Label, isJsonObject, previewInput, stringMap } from '../values/index.ts';
-import { defineCommand, EXIT, onRun, required, type CliContext } from './command.ts';
+import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
 import { writeLine } from './io.ts';
 import { namespaceOptions } from './options/namespace.ts';
 import { enforcementOption } from './options/enforcement.ts';
 import { placementOptions, type PlacementFlags } from './options/placement-file.ts';
 import { allowEmptyOption, rulesOption } from './options/rules.ts';
-import { readReport, type KubeconfigFile, type ReportInputs } from './report.ts';
+import { readReport, type ReportInputs } from './report.ts';
+import { kubeconfigOf, kubeconfigOptions, type KubeconfigFile, type KubeconfigFlags } from './options/kubeconfig.ts';
 
-interface RolloutFlags extends PlacementFlags {
-  readonly kubeconfig?: string;
-  readonly context?: string;
+interface RolloutFlags extends PlacementFlags, KubeconfigFlags {
   readonly rules?: string[];
   readonly allowEmpty?: boolean;
   readonly namespace?: string;
@@ -49,19 +48,13 @@ function parseDuration(flag: string, text: string): number {
   return total;
 }
 
-function checkedFlags(values: RolloutFlags) {
-  if (values.kubeconfig === undefined || values.kubeconfig === '')
-    throw new MalformedInputError('rollout needs --kubeconfig FILE');
+function checkedFlags(values: RolloutFlags, env: CliContext['env']) {
   const { namespace } = values;
   if (namespace !== undefined && !isDns1123Label(namespace))
     throw new MalformedInputError(`--namespace ${previewInput(namespace)} is not a namespace name`);
   if (!/^\d+$/.test(values.maxConcurrent) || Number(values.maxConcurrent) < 1)
     throw new MalformedInputError(`--max-concurrent ${previewInput(values.maxConcurrent)} is not a positive integer`);
-  const cluster: KubeconfigFile = {
-    mode: 'kubeconfigFile',
-    path: values.kubeconfig,
-    ...(values.context === undefined ? {} : { context: values.context }),
-  };
+  const cluster = kubeconfigOf(values, env);
   return {
     cluster,
     maxConcurrent: Number(values.maxConcurrent),
@@ -113,8 +106,8 @@ async function selected(
  * last wave the report is read again. 0 when no Pod is pending or denied; 1 when some are, or a workload failed; 2 for
  * bad flags or a cluster that cannot be read.
  */
-async function rollout(values: RolloutFlags, { streams }: CliContext): Promise<number> {
-  const flags = checkedFlags(values);
+async function rollout(values: RolloutFlags, { streams, env }: CliContext): Promise<number> {
+  const flags = checkedFlags(values, env);
   const inputs: ReportInputs = { ...values, cluster: flags.cluster };
   const print = (record: RolloutRecord): void =>
     writeLine(streams.stdout, values.output === 'json' ? JSON.stringify(record) : renderRecord(record));
@@ -158,7 +151,7 @@ export function registerRollout(program: Command, context: CliContext): void {
   const command = defineCommand(program, 'rollout', {
     summary: "restart the report's pending workloads in waves, and read the report again at the end",
     description:
-      'Reads the report as `podmutation report --kubeconfig` does and restarts its pending workloads, --max-concurrent at a ' +
+      'Reads the report as `podmutation report` reads it from the cluster and restarts its pending workloads, --max-concurrent at a ' +
       'time: Deployments, StatefulSets and DaemonSets through the pod template annotation `kubectl rollout restart` sets, ' +
       'Argo Rollouts through spec.restartAt (as `kubectl argo rollouts restart`); an OnDelete or partitioned StatefulSet by ' +
       'evicting its pending Pods one at a time, each only if it is still the Pod the report read; a StatefulSet whose ' +
@@ -166,8 +159,8 @@ export function registerRollout(program: Command, context: CliContext): void {
       'the PodDisruptionBudgets covering them allow. Bare Pods, Jobs and CronJobs are listed to recreate by hand. Current ' +
       'workloads are skipped, so a second run resumes an interrupted one (docs/operations.md, "Running a migration").',
     examples: [
-      'podmutation rollout --kubeconfig ~/.kube/config -A --dry-run',
-      'podmutation rollout --kubeconfig ~/.kube/config -A --max-concurrent 3 --pause 30s --timeout 10m',
+      'podmutation rollout -A --dry-run',
+      'podmutation rollout --context staging -A --max-concurrent 3 --pause 30s --timeout 10m',
       'podmutation rollout --kubeconfig ~/.kube/config --rules rules/ -n production -o json',
     ],
     exits: {
@@ -177,9 +170,10 @@ export function registerRollout(program: Command, context: CliContext): void {
     },
     unreadableExit: EXIT.usage,
   });
+  const [kubeconfig, kubeContext] = kubeconfigOptions();
   command
-    .addOption(required(new Option('--kubeconfig <file>', 'the cluster')))
-    .addOption(new Option('--context <name>', 'the kubeconfig context to use'))
+    .addOption(kubeconfig)
+    .addOption(kubeContext)
     .addOption(
       rulesOption({
         optional: true,
@@ -208,6 +202,6 @@ export function registerRollout(program: Command, context: CliContext): void {
         .default('table'),
     )
     .addOption(enforcementOption());
-  for (const option of [...namespaceOptions(), ...placementOptions()]) command.addOption(option);
+  for (const option of [...namespaceOptions('cluster only'), ...placementOptions()]) command.addOption(option);
   onRun<RolloutFlags>(command, (flags) => rollout(flags, context));
 }

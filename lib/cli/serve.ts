@@ -3,7 +3,8 @@ import { MalformedInputError } from '../errors/index.ts';
 import type { RuleSource, TlsFiles } from '../local-server/index.ts';
 import { jsonLineLogger } from '../observability/index.ts';
 import { collect, defineCommand, EXIT, onRun, type CliContext } from './command.ts';
-import { readFlagFile, requireOneOf, writeLine, type CliStreams } from './io.ts';
+import { readFlagFile, writeLine, type CliStreams } from './io.ts';
+import { kubeconfigOf, kubeconfigOptions, type KubeconfigFile, type KubeconfigFlags } from './options/kubeconfig.ts';
 import { enforcementOf, enforcementOption } from './options/enforcement.ts';
 import { placementOptions, readPlacementFile, type PlacementFlags } from './options/placement-file.ts';
 import { allowEmptyOption, excludeOption, ruleLoadOptions, reportSkippedDocuments } from './options/rules.ts';
@@ -11,8 +12,9 @@ import type { LoadOptions } from '../rule-files/index.ts';
 import type { JsonObject } from '../values/index.ts';
 
 const SHUTDOWN_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
+const SERVE_NEEDS = 'serve needs --rules PATH (rule files) or the kubeconfig of a cluster as the rule source';
 
-interface ServeFlags extends PlacementFlags {
+interface ServeFlags extends PlacementFlags, KubeconfigFlags {
   readonly rules?: string[];
   readonly allowEmpty?: boolean;
   readonly exclude?: string[];
@@ -24,8 +26,6 @@ interface ServeFlags extends PlacementFlags {
   readonly watch?: boolean;
   readonly refresh?: number;
   readonly clusterId?: string;
-  readonly kubeconfig?: string;
-  readonly context?: string;
   readonly syncInterval: number;
   readonly enforcement: string;
   readonly capacity?: string[];
@@ -65,13 +65,12 @@ async function publishedCapacity(paths: readonly string[]): Promise<JsonObject |
 async function ruleSource(
   paths: readonly string[],
   loadOptions: LoadOptions,
-  kubeconfig: { path: string; context?: string; intervalSeconds: number } | undefined,
+  cluster: { config: KubeconfigFile; intervalSeconds: number } | undefined,
   streams: CliStreams,
   capacityFiles: readonly string[],
 ): Promise<RuleSource> {
   const { createClusterRuleSource, createFileRuleSource } = await import('../local-server/index.ts');
-  if (kubeconfig === undefined) {
-    const capacity = await publishedCapacity(capacityFiles);
+  if (cluster === undefined) {
     return createFileRuleSource(paths, {
       load: loadOptions,
       onSkipped: (skipped) => reportSkippedDocuments(skipped, streams),
@@ -79,14 +78,12 @@ async function ruleSource(
     });
   }
   const { createPodMutationSource } = await import('../cluster/index.ts');
-  const config =
-    kubeconfig.context === undefined
-      ? { mode: 'kubeconfigFile' as const, path: kubeconfig.path }
-      : { mode: 'kubeconfigFile' as const, path: kubeconfig.path, context: kubeconfig.context };
+  const { config } = cluster;
+  const files = [config.path, ...(config.mergedWith ?? [])].join(', ');
   return createClusterRuleSource({
     source: createPodMutationSource(config),
-    intervalSeconds: kubeconfig.intervalSeconds,
-    description: `cluster of kubeconfig ${kubeconfig.path}`,
+    intervalSeconds: cluster.intervalSeconds,
+    description: `cluster of ${config.context === undefined ? '' : `context ${config.context} of `}kubeconfig ${files}`,
     logger: jsonLineLogger(streams.stderr),
   });
 }
@@ -114,15 +111,12 @@ function shutdownSignal(): Promise<NodeJS.Signals> {
  * source. Prints the webhook URL on stdout (the one place the token is shown), admission log lines on stdout, rule
  * publications, sync log lines and invalid rules on stderr; runs until SIGINT or SIGTERM, then exits 0.
  */
-async function serve(flags: ServeFlags, { streams }: CliContext): Promise<number> {
+async function serve(flags: ServeFlags, { streams, env }: CliContext): Promise<number> {
   const paths = flags.rules ?? [];
-  const { kubeconfig } = flags;
-  requireOneOf('serve', [
-    { flag: '--rules PATH (rule files)', given: paths.length > 0 },
-    { flag: '--kubeconfig FILE (the cluster as the rule source)', given: kubeconfig !== undefined },
-  ]);
-  if (kubeconfig === undefined && flags.context !== undefined)
-    throw new MalformedInputError('--context goes with --kubeconfig');
+  if (paths.length > 0 && flags.context !== undefined)
+    throw new MalformedInputError('--context goes with the cluster as the rule source, not --rules');
+  if (paths.length === 0 && (flags.capacity ?? []).length > 0)
+    throw new MalformedInputError('--capacity goes with --rules (rule files), not the cluster as the rule source');
   const tls = await tlsOption(flags.tlsCert, flags.tlsKey);
   const placements = await readPlacementFile(flags, streams);
   const enforcement = enforcementOf(flags.enforcement);
@@ -132,14 +126,11 @@ async function serve(flags: ServeFlags, { streams }: CliContext): Promise<number
     import('../endpoint/index.ts'),
   ]);
   const token = flags.token === undefined ? undefined : checkedToken(flags.token, '--token');
+  // Without --rules the rule source is the cluster, found as kubectl finds it (--kubeconfig, $KUBECONFIG, ~/.kube/config).
   const cluster =
-    kubeconfig === undefined
+    paths.length > 0
       ? undefined
-      : {
-          path: kubeconfig,
-          intervalSeconds: flags.syncInterval,
-          ...(flags.context === undefined ? {} : { context: flags.context }),
-        };
+      : { config: kubeconfigOf(flags, env, SERVE_NEEDS), intervalSeconds: flags.syncInterval };
   const server = await startLocalServer({
     rules: await ruleSource(paths, ruleLoadOptions(flags), cluster, streams, flags.capacity ?? []),
     ...(flags.host === undefined ? {} : { host: flags.host }),
@@ -174,7 +165,7 @@ export function registerServe(program: Command, context: CliContext): void {
     description:
       'Turns each HTTP request into an API Gateway HTTP API (payload 2.0) event and calls the handler the Lambda runs, over ' +
       'the same snapshot cache and store code (an embedded DynamoDB). With --rules the files are the rule source (--watch ' +
-      'republishes on change); with --kubeconfig the cluster is, synced in-process every --sync-interval seconds. Prints the ' +
+      'republishes on change); without them the cluster of the kubeconfig (--kubeconfig, else $KUBECONFIG, else ~/.kube/config, as kubectl) is, synced in-process every --sync-interval seconds. Prints the ' +
       'webhook URL (with a generated token unless --token is given) and runs until SIGINT or SIGTERM.',
     examples: [
       'podmutation serve --rules examples/rules --watch',
@@ -182,11 +173,14 @@ export function registerServe(program: Command, context: CliContext): void {
     ],
     exits: {
       0: 'stopped by SIGINT or SIGTERM',
-      1: 'with --kubeconfig: the first sync failed (the cluster could not be read, or the store written)',
+      1: 'with the cluster as the rule source: the first sync failed (the cluster could not be read, or the store written)',
       2: 'usage error, unreadable rules, TLS files or placements, or an address it cannot listen on',
     },
   });
   const source = 'Rule source (one of):';
+  const [kubeconfig, kubeContext] = kubeconfigOptions(
+    'the cluster whose PodMutations are the rule source without --rules, synced as the sync Lambda does',
+  );
   command
     .addOption(
       new Option('--rules <path>', 'PodMutation files or folders as the rule source; repeatable')
@@ -205,14 +199,10 @@ export function registerServe(program: Command, context: CliContext): void {
     )
     .addOption(allowEmptyOption().helpGroup(source))
     .addOption(excludeOption().helpGroup(source))
+    .addOption(kubeconfig.conflicts(['rules', 'watch']).helpGroup(source))
+    .addOption(kubeContext.helpGroup(source))
     .addOption(
-      new Option('--kubeconfig <file>', "the kubeconfig's cluster as the rule source, synced as the sync Lambda does")
-        .conflicts(['rules', 'watch'])
-        .helpGroup(source),
-    )
-    .addOption(new Option('--context <name>', 'with --kubeconfig: the context to use').helpGroup(source))
-    .addOption(
-      new Option('--sync-interval <seconds>', 'with --kubeconfig: seconds between syncs')
+      new Option('--sync-interval <seconds>', 'with the cluster as the rule source: seconds between syncs')
         .argParser(seconds)
         .default(30)
         .helpGroup(source),

@@ -4,20 +4,20 @@ import { MalformedInputError } from '../errors/index.ts';
 import { DISCARDED_METRICS, jsonLineLogger } from '../observability/index.ts';
 import type { SyncReport } from '../sync/index.ts';
 import { CLUSTER_UID, readAll } from '../values/index.ts';
-import { defineCommand, EXIT, onRun, required, type CliContext } from './command.ts';
+import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
 import { writeLine } from './io.ts';
+import { kubeconfigOf, kubeconfigOptions, type KubeconfigFlags } from './options/kubeconfig.ts';
 import {
   resolveStoreTarget,
   storeTarget,
   storeTargetOptions,
   targetClient,
+  TARGET_DEFINITION,
   type StoreFlags,
 } from './options/store-target.ts';
 
-interface SyncFlags extends StoreFlags {
+interface SyncFlags extends StoreFlags, KubeconfigFlags {
   readonly once?: boolean;
-  readonly kubeconfig: string;
-  readonly context?: string;
   readonly leaseWait?: string;
   readonly rebindFrom?: string;
 }
@@ -74,24 +74,20 @@ function skipMessage(report: SyncReport, clusterId: string, waitedSeconds: numbe
  * The sync takes the cluster's sync lease first, waiting up to --lease-wait seconds while another sync (the Lambda)
  * holds it. Prints the report as one JSON line.
  */
-async function sync(values: SyncFlags, { streams }: CliContext): Promise<number> {
+async function sync(values: SyncFlags, { streams, env }: CliContext): Promise<number> {
   if (values.once !== true) {
     throw new MalformedInputError(
       'sync needs --once (one sync, then exit); for a continuous sync from a workstation run `podmutation serve --kubeconfig FILE`',
     );
   }
-  if (values.kubeconfig === '') throw new MalformedInputError('sync needs --kubeconfig FILE');
+  const cluster = kubeconfigOf(values, env);
   // Loaded on use: the Kubernetes client and the AWS SDK would slow the start of every other command.
   const [{ createPodMutationSource }, { openRulesTable }, { syncOnce }] = await Promise.all([
     import('../cluster/index.ts'),
     import('../store/index.ts'),
     import('../sync/index.ts'),
   ]);
-  const source = createPodMutationSource({
-    mode: 'kubeconfigFile',
-    path: values.kubeconfig,
-    ...(values.context === undefined ? {} : { context: values.context }),
-  });
+  const source = createPodMutationSource(cluster);
   // The lease flag with the store flags, before any network, so that one error names every wrong flag.
   const { waitSeconds, rebind } = readAll(
     {
@@ -142,9 +138,10 @@ export function registerSync(program: Command, context: CliContext): void {
       "One sync of the kubeconfig's cluster into the rules table TARGET names, status written back; the report is printed " +
       "as one JSON line. The sync takes the cluster's sync lease first, waiting up to --lease-wait seconds while another " +
       'sync (the Lambda) holds it. The first publish binds the cluster id to the cluster (the uid of its kube-system ' +
-      'namespace); a sync of any other cluster under that id is refused, until --rebind-from names the bound uid.',
+      'namespace); a sync of any other cluster under that id is refused, until --rebind-from names the bound uid. ' +
+      TARGET_DEFINITION,
     examples: [
-      'podmutation sync --once --kubeconfig ~/.kube/config --stage prod --region eu-west-1',
+      'podmutation sync --once --context prod --stage prod --region eu-west-1',
       'podmutation sync --once --kubeconfig kind.yaml --dynamodb-endpoint http://127.0.0.1:8000',
       'podmutation sync --once --kubeconfig new-cluster.yaml --stage prod --rebind-from 5b7e8a52-0c4f-4b8e-9d43-3f1e6a2c9b70',
     ],
@@ -154,10 +151,11 @@ export function registerSync(program: Command, context: CliContext): void {
       2: 'usage error, or an unreadable kubeconfig or stack',
     },
   });
+  const [kubeconfig, kubeContext] = kubeconfigOptions('the cluster to read');
   command
     .option('--once', 'one sync, then exit (required: a continuous sync from a workstation is `serve --kubeconfig`)')
-    .addOption(required(new Option('--kubeconfig <file>', 'the kubeconfig of the cluster to read')))
-    .option('--context <name>', 'the kubeconfig context to use')
+    .addOption(kubeconfig)
+    .addOption(kubeContext)
     .addOption(
       new Option(
         '--lease-wait <seconds>',

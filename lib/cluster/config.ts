@@ -13,8 +13,13 @@ type ClusterConfig =
       readonly region: string;
       readonly context?: string;
     }
-  /** A kubeconfig file on disk (workstation use). */
-  | { readonly mode: 'kubeconfigFile'; readonly path: string; readonly context?: string }
+  /** A kubeconfig file on disk (workstation use); with `mergedWith`, the first of a $KUBECONFIG list, merged as kubectl does. */
+  | {
+      readonly mode: 'kubeconfigFile';
+      readonly path: string;
+      readonly mergedWith?: readonly string[];
+      readonly context?: string;
+    }
   /** The YAML text of a kubeconfig. */
   | { readonly mode: 'kubeconfigText'; readonly text: string; readonly context?: string };
 

@@ -87,37 +87,66 @@ type RemoteClusterConfig = Exclude<ClusterConfig, LocalClusterConfig>;
 
 /** Loads and checks a local kubeconfig now; throws ConfigurationError naming the problem. */
 function connectLocal(config: LocalClusterConfig): Connection {
-  return config.mode === 'kubeconfigFile'
-    ? kubeconfigFileConnection(config.path, config.context)
-    : kubeconfigConnection(config.text, 'the kubeconfig text', config.context);
+  if (config.mode === 'kubeconfigText')
+    return checkedConnection(
+      parsedKubeconfig(config.text, 'the kubeconfig text'),
+      'the kubeconfig text',
+      config.context,
+    );
+  const paths = [config.path, ...(config.mergedWith ?? [])];
+  const origin = paths.length === 1 ? `kubeconfig file ${config.path}` : `kubeconfig files ${paths.join(', ')}`;
+  return checkedConnection(mergedKubeconfig(paths), origin, config.context);
 }
 
 /** Fetches the kubeconfig secret or describes the EKS cluster, and builds the connection. */
 async function connectRemote(config: RemoteClusterConfig, dependencies: ConnectionDependencies): Promise<Connection> {
   if (config.mode === 'eks') return eksConnection(config.clusterName, config.region, dependencies);
   const text = await readKubeconfigSecret(config.secretArn, config.region, dependencies);
-  return kubeconfigConnection(text, `the kubeconfig in secret ${config.secretArn}`, config.context);
+  const origin = `the kubeconfig in secret ${config.secretArn}`;
+  return checkedConnection(parsedKubeconfig(text, origin), origin, config.context);
 }
 
-/** Loads and checks a kubeconfig file; relative certificate paths resolve against the file's folder, as kubectl does. */
-function kubeconfigFileConnection(path: string, context: string | undefined): Connection {
-  let text: string;
+/**
+ * Kubeconfig files merged as kubectl merges a $KUBECONFIG list (k8s.io/client-go/tools/clientcmd, loader.go): the
+ * first file to define a cluster, user or context name, or to set current-context, wins; relative certificate paths
+ * resolve against the folder of the file that holds them.
+ */
+function mergedKubeconfig(paths: readonly string[]): PooledKubeConfig {
+  const merged = new PooledKubeConfig();
+  merged.loadFromOptions({ clusters: [], users: [], contexts: [], currentContext: '' });
+  for (const path of paths) {
+    const one = parsedKubeconfig(readKubeconfigFile(path), `kubeconfig file ${path}`);
+    one.makePathsAbsolute(dirname(path));
+    const unseen = <T extends { name: string }>(known: readonly T[], more: readonly T[]): T[] =>
+      more.filter((entry) => !known.some((seen) => seen.name === entry.name));
+    merged.loadFromOptions({
+      clusters: [...merged.clusters, ...unseen(merged.clusters, one.clusters)],
+      users: [...merged.users, ...unseen(merged.users, one.users)],
+      contexts: [...merged.contexts, ...unseen(merged.contexts, one.contexts)],
+      currentContext: merged.getCurrentContext() || (one.getCurrentContext() ?? ''),
+    });
+  }
+  return merged;
+}
+
+function readKubeconfigFile(path: string): string {
   try {
-    text = readFileSync(path, 'utf8');
+    return readFileSync(path, 'utf8');
   } catch (error) {
     throw new ConfigurationError(`cannot read kubeconfig file ${path}: ${innermostMessage(error)}`, {
       cause: error,
       context: { path },
     });
   }
-  const connection = kubeconfigConnection(text, `kubeconfig file ${path}`, context);
-  connection.kubeConfig.makePathsAbsolute(dirname(path));
-  return connection;
 }
 
-/** Parses kubeconfig YAML and checks that its current context names a cluster reached over verified TLS. */
-function kubeconfigConnection(text: string, origin: string, context: string | undefined): Connection {
+/** Parses kubeconfig YAML; an empty text is an empty kubeconfig, as kubectl reads one. */
+function parsedKubeconfig(text: string, origin: string): PooledKubeConfig {
   const kubeConfig = new PooledKubeConfig();
+  if (text.trim() === '') {
+    kubeConfig.loadFromOptions({ clusters: [], users: [], contexts: [], currentContext: '' });
+    return kubeConfig;
+  }
   try {
     kubeConfig.loadFromString(text);
   } catch (error) {
@@ -129,6 +158,11 @@ function kubeconfigConnection(text: string, origin: string, context: string | un
     }
     throw new ConfigurationError(`${origin} is not a kubeconfig: ${innermostMessage(error)}`, { cause: error });
   }
+  return kubeConfig;
+}
+
+/** Checks that the kubeconfig's current context (or `context`) names a cluster reached over verified TLS. */
+function checkedConnection(kubeConfig: PooledKubeConfig, origin: string, context: string | undefined): Connection {
   if (context !== undefined) {
     if (kubeConfig.getContextObject(context) === null) {
       throw new ConfigurationError(`${origin} has no context "${context}"`, { context: { kubeContext: context } });

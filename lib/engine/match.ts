@@ -1,5 +1,5 @@
 import type { LabelSelectorRequirement, Toleration } from '../scheduling/index.ts';
-import { preferredMatches, requiredMatches } from '../scheduling/index.ts';
+import { missingRequirementsText, preferredMatches, requiredMatches } from '../scheduling/index.ts';
 import { isRawInteger } from '../values/index.ts';
 import type { PodFacts } from './pod.ts';
 import type { AffinitySelector, CompiledRule, RuleSet } from './compile.ts';
@@ -134,7 +134,7 @@ export function describeMismatch(rule: CompiledRule, facts: PodFacts, dimension:
     case 'nodeAffinityMatch.required':
       return facts.nodeAffinity.required === undefined
         ? 'the Pod has no required node affinity'
-        : 'no Pod term holds every requirement of a selector term';
+        : `no Pod term holds every requirement of a selector term; the closest lacks ${missingRequirementsText(facts.nodeAffinity.required, match.nodeAffinity!.required!)}`;
     case 'nodeAffinityMatch.preferred':
       return facts.nodeAffinity.preferred.length === 0
         ? 'the Pod has no preferred node affinity'

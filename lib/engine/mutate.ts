@@ -56,6 +56,11 @@ export interface MutationOptions {
   readonly managedSteps?: readonly ManagedStep[];
   /** Record every rule's evaluation (for `explain`); off on the admission hot path. */
   readonly explain?: boolean;
+  /**
+   * Why admission lets the request through unchanged (an AdmissionReview that is no Pod CREATE): the Pod is then
+   * skipped with this reason, as the webhook answers it, so that explain and test give the webhook's answer.
+   */
+  readonly passThrough?: string;
   /** Where the Pod sits in its input, for the field paths of errors (default "request.object"). */
   readonly source?: string;
   /** The namespace when neither the request nor the Pod names one (default ""). */
@@ -618,7 +623,10 @@ export function mutatePod(
   const read = (candidate: unknown): PodFacts =>
     podFacts(candidate, namespace, options.source, options.fallbackNamespace);
   const incoming = read(pod);
-  const skipped = skipReason(incoming);
+  const skipped =
+    options.passThrough === undefined
+      ? skipReason(incoming)
+      : `the webhook allows it unchanged: ${options.passThrough}`;
   if (skipped !== undefined) return skippedOutcome(incoming, skipped);
   // A Pod the webhook stamped is reviewed as its author sent it, with the draw of its first review.
   const reading = options.stamps === undefined ? undefined : readStamp(incoming, options.stamps, read);

@@ -98,6 +98,18 @@ function affinityWith(pod: Pod, nodeAffinity: NodeAffinity | undefined): Affinit
 }
 
 /**
+ * Whether a state field is written into the Pod: not when the state never set it, nor when it is an empty list or map
+ * where the Pod has none, which Kubernetes reads as the same (a removal from a Pod without tolerations is no change).
+ */
+function writes(container: object | undefined, key: string, value: unknown): boolean {
+  if (value === undefined) return false;
+  const empty = Array.isArray(value)
+    ? value.length === 0
+    : typeof value === 'object' && Object.keys(value!).length === 0;
+  return !empty || (container as Record<string, unknown> | undefined)?.[key] != null;
+}
+
+/**
  * Builds the resulting Pod: a copy of the incoming Pod with only the changed subtrees replaced
  * (unchanged subtrees are shared, never edited in place).
  */
@@ -106,9 +118,11 @@ export function podWithState(facts: PodFacts, state: SchedulingState): Pod {
   // A null metadata or spec was read as absent by the boundary; it is replaced by an object only when written into.
   let metadata = pod.metadata;
   let spec = pod.spec;
-  if (state.annotations !== undefined) metadata = withField(metadata ?? {}, 'annotations', state.annotations);
-  if (state.nodeSelector !== undefined) spec = withField(spec ?? {}, 'nodeSelector', state.nodeSelector);
-  if (state.tolerations !== undefined) spec = withField(spec ?? {}, 'tolerations', state.tolerations);
+  if (writes(metadata, 'annotations', state.annotations))
+    metadata = withField(metadata ?? {}, 'annotations', state.annotations);
+  if (writes(spec, 'nodeSelector', state.nodeSelector))
+    spec = withField(spec ?? {}, 'nodeSelector', state.nodeSelector);
+  if (writes(spec, 'tolerations', state.tolerations)) spec = withField(spec ?? {}, 'tolerations', state.tolerations);
   if (state.topologySpreadConstraints !== undefined)
     spec = withField(spec ?? {}, 'topologySpreadConstraints', state.topologySpreadConstraints);
   if (state.nodeAffinity !== undefined && !sameAffinity(state.nodeAffinity, facts.nodeAffinity)) {

@@ -1,6 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { asKubectlReadsIt, KUBECTL_YAML_OPTIONS } from './kubectl-yaml.ts';
 import {
   applySnapshotBudget,
   POD_MUTATION_API_VERSION,
@@ -99,7 +100,7 @@ function parseYamlDocuments(text: string, source: string): unknown[] {
   }
   // Integers as bigints, then kept as parseJsonExact keeps them: tolerationSeconds 9223372036854775807 is valid int64,
   // and a double would round it (to 9223372036854775808, which Kubernetes refuses).
-  const documents = parseAllDocuments(text, { prettyErrors: false, intAsBigInt: true });
+  const documents = parseAllDocuments(text, { prettyErrors: false, ...KUBECTL_YAML_OPTIONS });
   const values: unknown[] = [];
   for (const document of Array.isArray(documents) ? documents : [documents]) {
     if (document.errors.length > 0) {
@@ -110,6 +111,8 @@ function parseYamlDocuments(text: string, source: string): unknown[] {
         context: { source, ...at },
       });
     }
+    const problem = asKubectlReadsIt(document);
+    if (problem !== undefined) throw new MalformedInputError(`${source}: document ${values.length + 1}: ${problem}`);
     const value: unknown = document.toJS({ maxAliasCount: 100, reviver: exactIntegers });
     if (value === null || value === undefined) continue;
     checkNesting(value, `${source}: document ${values.length + 1}`);
@@ -136,7 +139,9 @@ function parseSingleDocument(text: string, source: string): unknown {
   const documents = parseYamlDocuments(text, source);
   if (documents.length === 0) throw new MalformedInputError(`${source}: input is empty`);
   if (documents.length > 1)
-    throw new MalformedInputError(`${source}: expected one document, found ${documents.length}`);
+    throw new MalformedInputError(`${source}: expected one document, found ${documents.length}`, {
+      context: { source, documents: documents.length },
+    });
   return documents[0];
 }
 

@@ -123,6 +123,7 @@ async function runCase(
       enforcement: test.enforcement,
       source: input.origin,
       fallbackNamespace: test.namespace,
+      ...(input.passThrough === undefined ? {} : { passThrough: input.passThrough }),
     },
   );
   const patched =

@@ -131,8 +131,26 @@ function sameAsSetNote(heading: string, repeats: boolean): string {
   return `${heading}: ${repeats ? 'repeats only' : 'reordered only'} (the same as a set)`;
 }
 
+/**
+ * Why no Pod term holds a selector term, for explain: the requirements that the Pod term holding most of some selector
+ * term lacks, as `example.com/node-pool In [legacy]` (the first such selector term and Pod term, in their order).
+ */
+function missingRequirementsText(podTerms: readonly Term[], selectorTerms: readonly Term[]): string {
+  let best: { readonly selector: Term; readonly missing: readonly Requirement[] } | undefined;
+  for (const selector of selectorTerms) {
+    const wanted = [...selector.expressions, ...selector.fields];
+    for (const pod of podTerms) {
+      const missing = wanted.filter((requirement) => !pod.ids.has(requirement.id));
+      if (best === undefined || missing.length < best.missing.length) best = { selector, missing };
+    }
+  }
+  if (best === undefined) return '';
+  return requirementTexts(best.selector, best.missing).join(', ');
+}
+
 export {
   FIELD_HEADINGS,
+  missingRequirementsText,
   annotationText,
   nodeSelectorText,
   requirementTexts,

@@ -44,6 +44,7 @@ import {
 } from './diff.ts';
 import { schedulingDiffLines, type DiffSign } from './diff-lines.ts';
 import { schedulingDiffSummary } from './diff-summary.ts';
+import { missingRequirementsText } from './diff-text.ts';
 import { DEFAULT_TOLERATION_KEYS, DEFAULT_TOLERATION_SECONDS } from './kubernetes.ts';
 import type {
   NodeSelectorRequirement,
@@ -71,6 +72,7 @@ export {
   withoutKeys,
   requiredMatches,
   preferredMatches,
+  missingRequirementsText,
   appendPreferences,
   dropEmptyTerms,
   termMatchesNode,

@@ -4,7 +4,7 @@
  * ReplicaSet, Job, CronJob, Argo Rollout, as `kubectl get -o yaml` or `helm template` print them) as the Pod its
  * controller would create from its template.
  */
-import { parseAdmissionReview, type AdmissionRequest } from '../admission/index.ts';
+import { parseAdmissionReview, passThroughReason, type AdmissionRequest } from '../admission/index.ts';
 import type { Pod } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
 import { isJsonObject, previewInput, type JsonObject } from '../values/index.ts';
@@ -33,6 +33,8 @@ interface PodInput {
   /** The document the Pod came from, and its identity. */
   readonly document: JsonObject;
   readonly resource: ResourceIdentity;
+  /** Why the webhook lets this AdmissionReview through unchanged (it is no Pod CREATE); absent for a Pod to mutate. */
+  readonly passThrough?: string;
 }
 
 /** A string field of untrusted JSON, or "" when it is anything else (the engine's boundary reports a wrong type later). */
@@ -61,21 +63,23 @@ function reviewPod(document: JsonObject, where: string): PodInput {
     throw error;
   }
   const { object } = request;
+  const namespace = request.namespace ?? '';
+  const identity = { origin: `${where} (AdmissionReview ${request.uid})`, document, uid: request.uid, namespace };
+  const resource = { kind: 'AdmissionReview', namespace, name: request.uid };
+  const passThrough = passThroughReason(request);
+  // The webhook answers an UPDATE, a subresource or another kind by letting it through: so do explain and test.
+  if (passThrough !== undefined) {
+    const metadata = isJsonObject(object) && isJsonObject(object.metadata) ? object.metadata : {};
+    const pod = isJsonObject(object) && (object.kind ?? 'Pod') === 'Pod' ? object : { metadata };
+    return { ...identity, pod, resource, passThrough };
+  }
   if (!isJsonObject(object)) throw new MalformedInputError(`${where}: the AdmissionReview has no request.object`);
   if (object.kind !== undefined && object.kind !== 'Pod') {
     throw new MalformedInputError(
       `${where}: the AdmissionReview's request.object is not a Pod (kind ${previewInput(object.kind)})`,
     );
   }
-  const namespace = request.namespace ?? '';
-  return {
-    pod: object,
-    namespace,
-    uid: request.uid,
-    origin: `${where} (AdmissionReview ${request.uid})`,
-    document,
-    resource: { kind: 'AdmissionReview', namespace, name: request.uid },
-  };
+  return { ...identity, pod: object, resource };
 }
 
 /** The Pods of an input's documents, in order, and the documents of other kinds (a chart's Services), skipped. */

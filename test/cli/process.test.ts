@@ -9,6 +9,9 @@ import { runProcess } from '../support/processes.ts';
 import { freePort } from '../support/ports.ts';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -53,17 +56,48 @@ describe('a closed standard output', () => {
 const SYSTEM_NODE = '/usr/bin/node';
 
 describe('an older Node.js', () => {
-  it('is refused before anything runs, naming the version needed and the one found', async () => {
-    const found = execFileSync(SYSTEM_NODE, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim();
-    // The test needs a Node.js older than the one package.json asks for; the machine's is 20.
-    expect(Number(found.split('.')[0])).toBeLessThan(22);
+  const found = (): string => execFileSync(SYSTEM_NODE, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim();
 
-    const run = await runProcess(SYSTEM_NODE, [BIN, 'validate', EXAMPLES]);
+  it("runs the CLI with the package's own Node.js, in the user's folder and with the user's relative paths", async () => {
+    // The test needs a Node.js older than the one package.json asks for; the machine's is 20.
+    expect(Number(found().split('.')[0])).toBeLessThan(22);
+
+    const run = await runProcess(SYSTEM_NODE, [BIN, 'validate', 'rules'], { cwd: join(ROOT, 'examples') });
+
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run.stdout).toContain('4 valid, 0 invalid');
+  });
+
+  it('passes SIGTERM on to the CLI it runs, which stops serving and exits 0', async () => {
+    const port = await freePort();
+    const child = spawn(SYSTEM_NODE, [BIN, 'serve', '--rules', EXAMPLES, '--port', String(port)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    await expect.poll(() => output, { timeout: 20_000, interval: 50 }).toContain(`http://127.0.0.1:${port}/admit/`);
+
+    const exited = once(child, 'close');
+    child.kill('SIGTERM');
+    const [code] = (await exited) as [number | null];
+
+    expect(code).toBe(0);
+    await expect.poll(() => portIsFree(port), { timeout: 5_000, interval: 100 }).toBe(true);
+  });
+
+  it("is refused, naming the version needed and the one found, when the package's own Node.js is missing", async () => {
+    // The bin and package.json alone, as a copy without its node_modules.
+    const copy = mkdtempSync(join(tmpdir(), 'podmutation-bare-'));
+    mkdirSync(join(copy, 'bin'));
+    copyFileSync(BIN, join(copy, 'bin', 'podmutation.mjs'));
+    copyFileSync(join(ROOT, 'package.json'), join(copy, 'package.json'));
+
+    const run = await runProcess(SYSTEM_NODE, [join(copy, 'bin', 'podmutation.mjs'), 'validate', EXAMPLES]);
 
     expect(run.stdout).toBe('');
     expect(run.stderr).toBe(
-      `podmutation: needs Node.js 22 or later (package.json engines.node "${packageJson.engines.node}"), but runs on Node.js ${found} (${SYSTEM_NODE}); ` +
-        "install Node.js 22, or run it with the project's own: npm run podmutation -- ARGS\n",
+      `podmutation: needs Node.js 22 or later (package.json engines.node "${packageJson.engines.node}"), but runs on Node.js ${found()} (${SYSTEM_NODE}), ` +
+        `and the package's own Node.js (its "node" dependency) is not installed; install Node.js 22, or install podmutation again with npm\n`,
     );
     expect(run.code).toBe(2);
   });

@@ -322,9 +322,9 @@ describe('podmutation report, bad usage and input', () => {
       'podmutation report: report --objects needs --rules PATH: a file of objects holds no PodMutations',
     ],
     [
-      'neither --objects nor --kubeconfig',
+      'neither --objects nor a kubeconfig',
       ['--rules', 'r.yaml'],
-      'podmutation report: report needs --kubeconfig FILE (the cluster) or --objects FILE (a kubectl get -o json List); neither was given\n',
+      'podmutation report: report needs --objects FILE (a kubectl get -o json List) or the kubeconfig of a cluster: --kubeconfig FILE is not given and $KUBECONFIG and $HOME are not set\n',
     ],
     [
       'both --objects and --kubeconfig',
@@ -332,9 +332,9 @@ describe('podmutation report, bad usage and input', () => {
       "podmutation report: option '--objects <file>' cannot be used with option '--kubeconfig <file>'",
     ],
     [
-      '--context without --kubeconfig',
+      '--context with --objects',
       ['--objects', 'a', '--rules', 'r', '--context', 'c'],
-      'podmutation report: --context goes with --kubeconfig',
+      'podmutation report: --context goes with the cluster, not --objects',
     ],
     [
       'an unknown output format',

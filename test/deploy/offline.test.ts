@@ -37,6 +37,7 @@ let home: string;
 let offline: ChildProcess | undefined;
 let output = '';
 let baseUrl: string;
+let lambdaUrl: string;
 
 /** Resolves once serverless-offline says its HTTP server is ready; rejects with the output if the CLI ends first. */
 function ready(child: ChildProcess, url: string): Promise<void> {
@@ -101,6 +102,7 @@ beforeAll(async () => {
   await createServiceFolder(serviceFolder);
   const [httpPort, lambdaPort] = [await freePort(), await freePort()];
   baseUrl = `http://127.0.0.1:${httpPort}`;
+  lambdaUrl = `http://127.0.0.1:${lambdaPort}`;
   const args = [
     'offline',
     '--stage',
@@ -183,6 +185,22 @@ describe('osls offline --stage local', () => {
       /published snapshot version \d+ of examples\/rules for cluster local \(\d+ valid, 0 invalid\)/,
     );
     expect(output).toContain('sync: not served locally');
+  });
+
+  it('names every function it lists and says where aws lambda invoke reaches them, not under the HTTP API', () => {
+    expect(output).not.toContain('undefined');
+    expect(output).toContain(
+      `aws lambda invoke reaches podmutation-local-admission by name at ${lambdaUrl} (POST ${lambdaUrl}/2015-03-31/functions/NAME/invocations)`,
+    );
+  });
+
+  it('answers aws lambda invoke at the address it prints', async () => {
+    const response = await fetch(`${lambdaUrl}/2015-03-31/functions/podmutation-local-admission/invocations`, {
+      method: 'POST',
+      body: JSON.stringify({ requestContext: { http: { method: 'GET' } }, rawPath: '/admit/x', headers: {} }),
+    });
+
+    expect(response.status).toBe(200);
   });
 });
 

@@ -206,10 +206,8 @@ describe('the PodMutation CRD', () => {
     expect(reservedRulePaths).toEqual(
       [
         ...TERMS.map((term) => `${term}.matchExpressions[]`),
-        'spec.workloadSelector.nodeSelectorMatch',
         'spec.mutationAdd.nodeSelector',
         'spec.mutationRemove.nodeAffinity.keys[]',
-        'spec.mutationRemove.nodeSelector.keys[]',
       ].sort(),
     );
   });

@@ -63,12 +63,12 @@ describe('podmutation serve', () => {
     expect(code).toBe(0);
   });
 
-  it('exits 2 naming the flags when neither --rules nor --kubeconfig is given', async () => {
+  it('exits 2 naming --rules and where it looked for a kubeconfig when it finds neither', async () => {
     const { code, errors } = await runServe([]);
 
     expect(code).toBe(2);
     expect(errors).toContain(
-      'podmutation serve: serve needs --rules PATH (rule files) or --kubeconfig FILE (the cluster as the rule source); neither was given',
+      'podmutation serve: serve needs --rules PATH (rule files) or the kubeconfig of a cluster as the rule source: --kubeconfig FILE is not given and $KUBECONFIG and $HOME are not set',
     );
   });
 

@@ -35,7 +35,11 @@ describe('podmutation rollout', () => {
   afterAll(async () => server.close());
 
   it.each([
-    ['no --kubeconfig', ['--dry-run'], "required option '--kubeconfig <file>' not specified"],
+    [
+      'no kubeconfig anywhere',
+      ['--dry-run'],
+      'no kubeconfig: --kubeconfig FILE is not given and $KUBECONFIG and $HOME are not set',
+    ],
     [
       'a --timeout that is no duration',
       ['--kubeconfig', 'k', '--timeout', '5 minutes'],

@@ -28,6 +28,6 @@ export function auditedLines(matches: readonly AuditedMatch[]): string[] {
   return matches.map((match) => {
     if (match.denial !== undefined) return `audited ${match.name}: enforcing it would deny the Pod: ${match.denial}`;
     if (match.operations === 0) return `audited ${match.name}: matched; enforcing it would change nothing`;
-    return `audited ${match.name}: matched; enforcing it would change ${match.fields.join(', ')} (${match.operations} patch operations)`;
+    return `audited ${match.name}: matched; enforcing it would change ${match.fields.join(', ')} (${match.operations} patch operation${match.operations === 1 ? '' : 's'})`;
   });
 }

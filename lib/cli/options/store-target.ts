@@ -34,6 +34,11 @@ export interface StoreFlags {
   readonly region?: string;
 }
 
+/** What TARGET means in the help of `sync` and `placement`: the flags that name the rules table. */
+export const TARGET_DEFINITION =
+  'TARGET is the rules table: --stage STAGE (the deployed stack SERVICE-STAGE names it and the cluster id), --table NAME ' +
+  'with --cluster-id ID, or --dynamodb-endpoint URL (a local DynamoDB); there is no default in AWS.';
+
 /** The TARGET options of `sync` and `placement`; there is no default table in AWS. */
 export function storeTargetOptions(): Option[] {
   const group = 'Target (the rules table; there is no default in AWS):';
