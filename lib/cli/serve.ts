@@ -71,6 +71,7 @@ async function ruleSource(
 ): Promise<RuleSource> {
   const { createClusterRuleSource, createFileRuleSource } = await import('../local-server/index.ts');
   if (cluster === undefined) {
+    const capacity = await publishedCapacity(capacityFiles);
     return createFileRuleSource(paths, {
       load: loadOptions,
       onSkipped: (skipped) => reportSkippedDocuments(skipped, streams),
