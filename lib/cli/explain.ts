@@ -11,9 +11,10 @@ import { readInput, writeLine } from './io.ts';
 import {
   capacityOption,
   fitCaveatLine,
+  fitDocument,
+  fitLines,
   fitShown,
   readCapacityFiles,
-  verdictDocument,
   type CapacityFlags,
 } from './options/capacity.ts';
 import { auditedLines, enforcementOf, enforcementOption } from './options/enforcement.ts';
@@ -36,9 +37,6 @@ interface ExplainFlags extends PlacementFlags, CapacityFlags {
   readonly output: OutputFormat;
 }
 
-/** Where a changed Pod fitted and fits, as the engine judged it. */
-type FitPair = NonNullable<MutationOutcome['fit']>;
-
 /** One Pod of `explain -o json|yaml`: the documented, stable shape (docs/cli.md). */
 interface ExplainedPod {
   readonly source: string;
@@ -54,44 +52,16 @@ interface ExplainedPod {
   readonly patch: MutationOutcome['patch'];
   readonly warnings: readonly string[];
   /** Where the changed Pod can run before and after the rules: with --capacity, or when it contradicts itself. */
-  readonly fit?: ExplainedFit;
+  readonly fit?: ReturnType<typeof fitDocument>;
   /** The denial, the reason a Pod was skipped, or why the input was rejected; absent otherwise. */
   readonly message?: string;
-}
-
-/** Where a changed Pod can run, before and after the rules, and whether the rules stranded it. */
-interface ExplainedFit {
-  readonly before: ReturnType<typeof verdictDocument>;
-  readonly after: ReturnType<typeof verdictDocument>;
-  /** True when the Pod fitted somewhere (or was not judged) before and fits nowhere after. */
-  readonly unschedulable: boolean;
-}
-
-/** The fit of a changed Pod as explain shows it, when it is shown (fitShown). */
-function explainedFit(fit: FitPair | undefined, capacity: Capacity): ExplainedFit | undefined {
-  if (fit === undefined || !fitShown(fit, capacity)) return undefined;
-  return { before: verdictDocument(fit.before), after: verdictDocument(fit.after), unschedulable: fit.stranded };
-}
-
-/** The fit for people: before and after, each verdict with its closest candidates, and the stranding said plainly. */
-function fitLines(fit: ExplainedFit, pair: FitPair): string[] {
-  const verdict = (label: string, lines: readonly string[]) =>
-    lines.map((line, index) => (index === 0 ? `    ${label} ${line}` : `            ${line}`));
-  return [
-    '  where it can run:',
-    ...verdict('before:', pair.before.lines()),
-    ...verdict('after: ', pair.after.lines()),
-    ...(fit.unschedulable
-      ? ['  unschedulable: the rules turned a Pod that fit somewhere into one that fits nowhere']
-      : []),
-  ];
 }
 
 /**
  * The explanation for people: the same facts as the JSON shape, and the change to the scheduling fields as a diff
  * (`diff` is only called for a Pod that was patched).
  */
-function describePod(explained: ExplainedPod, diff: () => string[], fit: FitPair | undefined): string[] {
+function describePod(explained: ExplainedPod, diff: () => string[], fit: MutationOutcome['fit']): string[] {
   const { workload, message } = explained;
   if (explained.decision === 'rejected') return [`Pod ${explained.source}`, `  rejected: ${message!}`];
   const lines = [
@@ -115,14 +85,15 @@ function describePod(explained: ExplainedPod, diff: () => string[], fit: FitPair
     lines.push('  changes to the scheduling fields (- before, + after):');
     for (const line of diff()) lines.push(`    ${line}`);
   }
-  if (explained.fit !== undefined && fit !== undefined) lines.push(...fitLines(explained.fit, fit));
+  if (explained.fit !== undefined && fit !== undefined)
+    lines.push('  where it can run:', ...fitLines(fit).map((line) => `    ${line}`));
   for (const warning of explained.warnings) lines.push(`  warning: ${warning}`);
   return lines;
 }
 
 /** The Pod's explanation in the JSON shape. */
 function explainedPod(input: PodInput, outcome: MutationOutcome, capacity: Capacity): ExplainedPod {
-  const fit = explainedFit(outcome.fit, capacity);
+  const fit = fitShown(outcome.fit, capacity.known) ? fitDocument(outcome.fit) : undefined;
   const auditedNames = new Set(outcome.audited.map((match) => match.name));
   const message = outcome.denial?.message ?? outcome.skipReason;
   return {

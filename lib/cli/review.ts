@@ -123,8 +123,9 @@ async function review(flags: ReviewFlags, given: string | undefined, { streams }
     const outcome = answered.verdict.outcome;
     if (outcome?.denial !== undefined) denied += 1;
     for (const line of auditedLines(outcome?.audited ?? [])) writeLine(streams.stderr, `${where}: ${line}`);
-    if (fitShown(outcome?.fit, capacity)) {
-      const { before, after, stranded: strands } = outcome!.fit!;
+    const fit = outcome?.fit;
+    if (fitShown(fit, capacity.known)) {
+      const { before, after, stranded: strands } = fit;
       judged += 1;
       if (strands) stranded += 1;
       const label = strands ? 'unschedulable: the rules stranded the Pod' : 'where it can run';

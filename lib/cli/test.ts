@@ -18,9 +18,18 @@ import type { DiffSign } from '../scheduling/index.ts';
 import { colourWanted, diffLine, lineDiff, schedulingDiff } from './diff.ts';
 import { writeLine } from './io.ts';
 import { outputOption, printDocument, type OutputFormat } from './output.ts';
+import {
+  capacityOption,
+  fitCaveatLine,
+  fitDocument,
+  fitLines,
+  fitShown,
+  readCapacityFiles,
+  type CapacityFlags,
+} from './options/capacity.ts';
 import { allowEmptyOption } from './options/rules.ts';
 
-interface TestFlags {
+interface TestFlags extends CapacityFlags {
   readonly junit?: string;
   readonly allowEmpty?: boolean;
   readonly output: OutputFormat;
@@ -88,6 +97,8 @@ function printFile(result: TestFileResult, { stdout }: CliContext['streams'], co
     writeLine(stdout, `  ${item.failures.length === 0 ? 'PASS' : 'FAIL'}  ${item.resource}`);
     for (const line of item.failures.flatMap((failure) => caseDiff(failure, colour)))
       writeLine(stdout, `        ${line}`);
+    if (fitShown(item.fit, result.capacityGiven))
+      for (const line of fitLines(item.fit)) writeLine(stdout, `        ${line}`);
   }
   for (const resource of result.unchecked) writeLine(stdout, `  warning: ${resource} has no result; it is not checked`);
 }
@@ -95,18 +106,19 @@ function printFile(result: TestFileResult, { stdout }: CliContext['streams'], co
 /** The run in the documented shape of `test -o json|yaml` (docs/cli.md, "Testing rules"). */
 function runDocument(results: readonly TestFileResult[], totals: Totals) {
   return {
-    files: results.map(({ file, name, error, invalidRules, cases, unchecked }) => ({
+    files: results.map(({ file, name, error, invalidRules, cases, unchecked, capacityGiven }) => ({
       file,
       name,
       ...(error === undefined
         ? {}
         : { error: { message: error.message, issues: error.issues.map(({ field, reason }) => ({ field, reason })) } }),
       invalidRules,
-      cases: cases.map(({ resource, source, failures }) => ({
+      cases: cases.map(({ resource, source, failures, fit }) => ({
         resource,
         source,
         passed: failures.length === 0,
         failures,
+        ...(fitShown(fit, capacityGiven) ? { fit: fitDocument(fit) } : {}),
       })),
       unchecked,
     })),
@@ -143,9 +155,13 @@ async function test(paths: readonly string[], flags: TestFlags, context: CliCont
   const { streams } = context;
   const colour = colourWanted(streams.stdout, context.env);
   const files = await findTestFiles(paths, { allowEmpty: flags.allowEmpty === true });
+  const run = {
+    capacity: await readCapacityFiles(flags.capacity ?? [], streams),
+    readCapacity: (capacityFiles: readonly string[]) => readCapacityFiles(capacityFiles, streams),
+  };
   const results: TestFileResult[] = [];
   for (const file of files) {
-    const result = await runTestFile(file);
+    const result = await runTestFile(file, run);
     results.push(result);
     if (flags.output === 'table') {
       printFile(result, streams, colour);
@@ -153,6 +169,8 @@ async function test(paths: readonly string[], flags: TestFlags, context: CliCont
     }
   }
   const totals = totalsOf(results);
+  const judged = results.some(({ cases, capacityGiven }) => cases.some(({ fit }) => fitShown(fit, capacityGiven)));
+  if (flags.output === 'table' && judged) writeLine(streams.stdout, `${fitCaveatLine()}\n`);
   if (flags.output === 'table') writeLine(streams.stdout, summaryLine(totals, files.length));
   else printDocument(streams.stdout, flags.output, runDocument(results, totals));
   if (flags.junit !== undefined) {
@@ -187,7 +205,10 @@ export function registerTest(program: Command, context: CliContext): void {
       "file runs the Pod of the named resource through the engine with the test's rules and placements, as admission would, " +
       'and compares the applied and audited rules, the denial, the scheduling fields (as Kubernetes reads them) and the patched ' +
       'resource with what the result expects. Prints PASS or FAIL per result, with a diff for each failure; a test file that ' +
-      'cannot be read is reported and the other files still run. The file format is in docs/cli.md, "Testing rules".',
+      'cannot be read is reported and the other files still run. A test file may name capacity files (capacity:), and ' +
+      '--capacity gives them to the files that name none: each Pod is then judged as admission judges it against them ' +
+      '(a rule annotated if-unschedulable: skip held back from a Pod it would strand), each changed Pod shows where it ' +
+      'can run, and a result may expect it (fit, fitMessage). The file format is in docs/cli.md, "Testing rules".',
     examples: ['podmutation test examples/tests', 'podmutation test rules/tests --junit test-results/podmutation.xml'],
     exits: {
       0: 'every result passed',
@@ -198,6 +219,7 @@ export function registerTest(program: Command, context: CliContext): void {
   command
     .argument('<paths...>', `folders searched recursively for ${TEST_FILE_NAME}, or test files`)
     .addOption(new Option('--junit <file>', 'also write the results to FILE as JUnit XML, for CI test reports'))
+    .addOption(capacityOption('the Pods of test files that name no capacity'))
     .addOption(outputOption())
     .addOption(allowEmptyOption('test folders that hold no test file'));
   onRun<TestFlags, [string[]]>(command, (flags, [paths]) => test(paths, flags, context));

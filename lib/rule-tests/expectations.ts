@@ -4,6 +4,7 @@
  * resource exactly.
  */
 import { PRODUCT_ANNOTATION_PREFIX } from '../api/index.ts';
+import type { Verdict } from '../capacity/index.ts';
 import { podFacts, type MutationOutcome, type Pod } from '../engine/index.ts';
 import { schedulingChange } from '../report/index.ts';
 import { canonicalJson, isJsonObject, memberPath, type JsonObject } from '../values/index.ts';
@@ -11,7 +12,7 @@ import type { PodInput } from '../workloads/index.ts';
 import type { ExpectedResult, ExpectedScheduling } from './format.ts';
 
 /** What a result checks. */
-type Aspect = 'applied' | 'audited' | 'denied' | 'scheduling' | 'patchedResource';
+type Aspect = 'applied' | 'audited' | 'denied' | 'scheduling' | 'patchedResource' | 'fit';
 
 /** One expectation that did not hold: what was expected, what the engine gave, and a one-line summary. */
 export interface CaseFailure {
@@ -102,16 +103,40 @@ function firstDifference(expected: unknown, actual: unknown, path = ''): string 
   return path;
 }
 
+/** The failure of a result's fit and fitMessage against where the Pod as admitted can run, if any. */
+function fitFailure(expected: ExpectedResult, verdict: Verdict | undefined): CaseFailure | undefined {
+  if (verdict === undefined) return undefined;
+  const text = verdict.text();
+  const kindHolds = expected.fit === undefined || expected.fit === verdict.kind;
+  const messageHolds = expected.fitMessage === undefined || text.includes(expected.fitMessage);
+  if (kindHolds && messageHolds) return undefined;
+  const wanted = [
+    ...(expected.fit === undefined ? [] : [expected.fit]),
+    ...(expected.fitMessage === undefined ? [] : [`a verdict containing ${JSON.stringify(expected.fitMessage)}`]),
+  ].join(', with ');
+  return {
+    aspect: 'fit',
+    summary: `expected ${wanted}, got ${verdict.kind}: ${text}`,
+    expected: {
+      ...(expected.fit === undefined ? {} : { kind: expected.fit }),
+      ...(expected.fitMessage === undefined ? {} : { message: expected.fitMessage }),
+    },
+    actual: { kind: verdict.kind, text },
+  };
+}
+
 /**
  * The failures of one result against the engine's outcome for its Pod (none when it passes). `patchedExpected` is
- * the document of the result's patchedResource, `patchedActual` the resource as admission leaves it. Scheduling and
- * the patched resource are not compared for a Pod that was denied: the denial is the failure.
+ * the document of the result's patchedResource, `patchedActual` the resource as admission leaves it; `fit` where the
+ * Pod as admitted can run, when the result asks. Scheduling, the patched resource and the fit are not compared for a
+ * Pod that was denied: the denial is the failure.
  */
 export function checkResult(
   expected: ExpectedResult,
   input: PodInput,
   outcome: MutationOutcome,
   patched: { readonly expected: unknown; readonly actual: unknown } | undefined,
+  fit?: Verdict,
 ): CaseFailure[] {
   const failures: CaseFailure[] = [];
   if (!sameList(expected.applied, outcome.applied)) {
@@ -173,6 +198,8 @@ export function checkResult(
         actual: patched.actual,
       });
   }
+  const fitFailed = fitFailure(expected, fit);
+  if (fitFailed !== undefined) failures.push(fitFailed);
   return failures;
 }
 

@@ -22,6 +22,7 @@ import {
   validateStructure,
   type Enforcement,
 } from '../api/index.ts';
+import type { VerdictKind } from '../capacity/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
 import { CAPACITY_FLAVOURS, DEFAULT_CAPACITY_FLAVOUR, type CapacityFlavour } from '../placement/index.ts';
 import { isDns1123Label, IssueList, previewInput, type JsonObject } from '../values/index.ts';
@@ -112,6 +113,9 @@ const scheduling = ObjectSchema({
   annotations: Optional(StringMap()),
 });
 
+// Where the Pod as admitted can run (lib/capacity's verdict kinds): fits somewhere, fits nowhere, or not judged.
+const FIT_KINDS: readonly VerdictKind[] = ['fits', 'nowhere', 'unknown'];
+
 const result = ObjectSchema({
   resource: StringSchema(),
   applied: Strings(),
@@ -121,6 +125,8 @@ const result = ObjectSchema({
   ),
   scheduling: Optional(scheduling),
   patchedResource: Optional(StringSchema()),
+  fit: Optional(StringEnum(FIT_KINDS)),
+  fitMessage: Optional(StringSchema()),
 });
 
 /** The declaration of a PodMutationTest file, run by the project's structural validator (lib/api). */
@@ -131,6 +137,7 @@ const TEST_FILE_SCHEMA = ObjectSchema({
   rules: Paths('rule paths'),
   placements: Optional(StringSchema()),
   capacityFlavour: Optional(StringEnum(CAPACITY_FLAVOURS)),
+  capacity: Optional(Paths('capacity files')),
   enforcement: Optional(StringEnum(ENFORCEMENTS)),
   namespace: Optional(StringSchema()),
   resources: Paths('resource files'),
@@ -167,6 +174,10 @@ export interface ExpectedResult {
   readonly scheduling: ExpectedScheduling | undefined;
   /** The path of the expected patched resource, relative to the working directory. */
   readonly patchedResource: string | undefined;
+  /** Where the Pod as admitted can run: fits, nowhere, or unknown (no capacity and no contradiction). */
+  readonly fit: VerdictKind | undefined;
+  /** A part of the verdict's text ("NodePool general", "example.com/node-pool In [mergd]"). */
+  readonly fitMessage: string | undefined;
 }
 
 /** A checked test file; every path relative to the working directory. */
@@ -176,6 +187,8 @@ export interface RuleTest {
   readonly rules: readonly string[];
   readonly placements: string | undefined;
   readonly capacityFlavour: CapacityFlavour;
+  /** The Nodes and NodePools to judge the Pods against; undefined: the command's --capacity, or none. */
+  readonly capacity: readonly string[] | undefined;
   readonly enforcement: Enforcement;
   readonly namespace: string;
   readonly resources: readonly string[];
@@ -202,6 +215,7 @@ function checkMeanings(document: JsonObject, issues: IssueList): void {
   };
   (document.rules as string[]).forEach((path, index) => nonEmpty(path, `rules[${index}]`));
   (document.resources as string[]).forEach((path, index) => nonEmpty(path, `resources[${index}]`));
+  ((document.capacity as string[] | undefined) ?? []).forEach((path, index) => nonEmpty(path, `capacity[${index}]`));
   nonEmpty((document.metadata as JsonObject).name, 'metadata.name');
   nonEmpty(document.placements, 'placements');
   if (document.capacityFlavour !== undefined && document.placements === undefined)
@@ -215,13 +229,15 @@ function checkMeanings(document: JsonObject, issues: IssueList): void {
       issues.add(`${path}.resource`, `must be KIND/NAME or KIND/NAMESPACE/NAME (got ${previewInput(item.resource)})`);
     }
     nonEmpty(item.patchedResource, `${path}.patchedResource`);
+    nonEmpty(item.fitMessage, `${path}.fitMessage`);
     const { denied } = item;
     if (denied === '') issues.add(`${path}.denied`, 'must not be empty: true expects any denial');
     const deniedExpected = denied === true || (typeof denied === 'string' && denied !== '');
-    if (deniedExpected && (item.scheduling !== undefined || item.patchedResource !== undefined)) {
+    const admittedOnly = ['scheduling', 'patchedResource', 'fit', 'fitMessage'].some((key) => item[key] !== undefined);
+    if (deniedExpected && admittedOnly) {
       issues.add(
         path,
-        'a denied Pod is not admitted: expect its denial, or its scheduling and patched resource, not both',
+        'a denied Pod is not admitted: expect its denial, or its scheduling, patched resource and fit, not both',
       );
     }
     const annotations = (item.scheduling as ExpectedScheduling | undefined)?.annotations ?? {};
@@ -246,6 +262,8 @@ function expectedResult(item: JsonObject, index: number, file: string): Expected
     denied: (item.denied as boolean | string | undefined) ?? false,
     scheduling: item.scheduling as ExpectedScheduling | undefined,
     patchedResource: item.patchedResource === undefined ? undefined : besideFile(file, item.patchedResource as string),
+    fit: item.fit as VerdictKind | undefined,
+    fitMessage: item.fitMessage as string | undefined,
   };
 }
 
@@ -269,6 +287,7 @@ export function readRuleTest(document: unknown, file: string): RuleTest {
     rules: (test.rules as string[]).map((path) => besideFile(file, path)),
     placements: test.placements === undefined ? undefined : besideFile(file, test.placements as string),
     capacityFlavour: (test.capacityFlavour as CapacityFlavour | undefined) ?? DEFAULT_CAPACITY_FLAVOUR,
+    capacity: (test.capacity as string[] | undefined)?.map((path) => besideFile(file, path)),
     enforcement: (test.enforcement as Enforcement | undefined) ?? DEFAULT_ENFORCEMENT,
     namespace: (test.namespace as string | undefined) ?? DEFAULT_TEST_NAMESPACE,
     resources: (test.resources as string[]).map((path) => besideFile(file, path)),

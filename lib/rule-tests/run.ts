@@ -6,7 +6,8 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describeIssues } from '../api/index.ts';
-import { compileRuleSet, mutatePod, type ManagedStep, type RuleSet } from '../engine/index.ts';
+import { Capacity, Placement, type Verdict } from '../capacity/index.ts';
+import { compileRuleSet, mutatePod, type ManagedStep, type MutationOutcome, type RuleSet } from '../engine/index.ts';
 import { fileProblem, MalformedInputError, PodMutationError } from '../errors/index.ts';
 import { createPlacementStep, parsePlacementPolicies } from '../placement/index.ts';
 import { loadRuleFiles, parseResourceDocuments, parseSingleDocument, readTextFile } from '../rule-files/index.ts';
@@ -20,7 +21,17 @@ interface CaseResult {
   readonly resource: string;
   readonly source: string;
   readonly failures: readonly CaseFailure[];
+  /** Where the Pod fitted and fits, when the rules changed it (the engine's MutationOutcome.fit). */
+  readonly fit?: NonNullable<MutationOutcome['fit']>;
   readonly seconds: number;
+}
+
+/** How test files are run: the capacity of files that name none, and the reader of those that do. */
+export interface RunOptions {
+  /** The capacity of a test file that names no capacity files (the command's --capacity); default: none. */
+  readonly capacity?: Capacity;
+  /** Reads the Nodes and NodePools of capacity files (the CLI's --capacity reader); needed by files that name them. */
+  readonly readCapacity?: (paths: readonly string[]) => Promise<Capacity>;
 }
 
 /** One test file, run; `error` when it, its rules, placements or resources cannot be read (then no case ran). */
@@ -34,6 +45,8 @@ export interface TestFileResult {
   readonly cases: readonly CaseResult[];
   /** The resources no result names: not checked. */
   readonly unchecked: readonly string[];
+  /** True when the cases were judged against Nodes and NodePools (the file's capacity, or the command's). */
+  readonly capacityGiven: boolean;
   readonly seconds: number;
 }
 
@@ -102,12 +115,30 @@ async function managedSteps(test: RuleTest): Promise<readonly ManagedStep[]> {
   ];
 }
 
+/** The capacity a test file is judged against: its own capacity files, else the run's, else none. */
+async function capacityOf(test: RuleTest, options: RunOptions): Promise<Capacity> {
+  if (test.capacity === undefined) return options.capacity ?? Capacity.unknown();
+  if (options.readCapacity === undefined)
+    throw new Error(`runTestFile: ${test.file} names capacity files, and no readCapacity was given`);
+  return options.readCapacity(test.capacity);
+}
+
+/**
+ * Where the Pod as admitted can run, for a result that asks: the engine's verdict for a Pod the rules changed, else
+ * the Pod as it came judged against the same capacity.
+ */
+function admittedFit(result: ExpectedResult, outcome: MutationOutcome, capacity: Capacity): Verdict | undefined {
+  if (result.fit === undefined && result.fitMessage === undefined) return undefined;
+  return outcome.fit?.after ?? capacity.judge(Placement.of(outcome.facts));
+}
+
 async function runCase(
   test: RuleTest,
   result: ExpectedResult,
   input: PodInput,
   ruleSet: RuleSet,
   steps: readonly ManagedStep[],
+  capacity: Capacity,
 ): Promise<CaseResult> {
   const started = performance.now();
   // The request uid seeds Diversity placement: a stable one keeps a test's answer the same from run to run.
@@ -124,6 +155,7 @@ async function runCase(
       source: input.origin,
       fallbackNamespace: test.namespace,
       ...(input.passThrough === undefined ? {} : { passThrough: input.passThrough }),
+      capacity,
     },
   );
   const patched =
@@ -133,17 +165,21 @@ async function runCase(
           expected: parseSingleDocument(await readTextFile(result.patchedResource), result.patchedResource),
           actual: patchedResource(input, outcome),
         };
-  const failures = checkResult(result, input, outcome, patched);
+  const failures = checkResult(result, input, outcome, patched, admittedFit(result, outcome, capacity));
   return {
     resource: result.resource.text,
     source: input.origin,
     failures,
+    ...(outcome.fit === undefined ? {} : { fit: outcome.fit }),
     seconds: (performance.now() - started) / 1000,
   };
 }
 
-/** Runs one test file; a file that cannot be read (or whose rules, placements or resources cannot) is a result with `error`. */
-export async function runTestFile(file: string): Promise<TestFileResult> {
+/**
+ * Runs one test file; a file that cannot be read (or whose rules, placements, capacity or resources cannot) is a result
+ * with `error`.
+ */
+export async function runTestFile(file: string, options: RunOptions = {}): Promise<TestFileResult> {
   const started = performance.now();
   const seconds = () => (performance.now() - started) / 1000;
   let name = file;
@@ -153,13 +189,14 @@ export async function runTestFile(file: string): Promise<TestFileResult> {
     const loaded = await loadRuleFiles(test.rules);
     const ruleSet = compileRuleSet(loaded.rules);
     const steps = await managedSteps(test);
+    const capacity = await capacityOf(test, options);
     const inputs: PodInput[] = [];
     for (const path of test.resources)
       inputs.push(...podInputs(parseResourceDocuments(await readTextFile(path), path), path, test.namespace).inputs);
     const resolved = resolveResults(test, inputs);
     const cases: CaseResult[] = [];
     for (const [index, result] of test.results.entries())
-      cases.push(await runCase(test, result, resolved[index]!, ruleSet, steps));
+      cases.push(await runCase(test, result, resolved[index]!, ruleSet, steps, capacity));
     const checked = new Set(resolved);
     return {
       file,
@@ -169,6 +206,7 @@ export async function runTestFile(file: string): Promise<TestFileResult> {
       unchecked: inputs
         .filter((input) => !checked.has(input))
         .map((input) => `${identityText(input.resource)} (${input.origin})`),
+      capacityGiven: capacity.known,
       seconds: seconds(),
     };
   } catch (error) {
@@ -181,6 +219,7 @@ export async function runTestFile(file: string): Promise<TestFileResult> {
       invalidRules: [],
       cases: [],
       unchecked: [],
+      capacityGiven: false,
       seconds: seconds(),
     };
   }

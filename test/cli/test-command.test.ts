@@ -223,7 +223,7 @@ describe('podmutation test on a test file that cannot be run', () => {
       expect.arrayContaining([
         '  ERROR the test file cannot be run; fix it:',
         '        rules: must be a list of paths',
-        '        results[0].aplied: unknown field; expected one of resource, applied, audited, denied, scheduling, patchedResource',
+        '        results[0].aplied: unknown field; expected one of resource, applied, audited, denied, scheduling, patchedResource, fit, fitMessage',
         '        results[0].applied: is required',
         '        results[1].denied: must be true, false or a part of the denial message',
         '        results[1].scheduling.affinity.nodeAfinity: unknown field; expected one of nodeAffinity',

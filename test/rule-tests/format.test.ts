@@ -46,6 +46,7 @@ describe('readRuleTest', () => {
       rules: ['tests/rules'],
       placements: undefined,
       capacityFlavour: 'karpenter',
+      capacity: undefined,
       enforcement: 'enforce',
       namespace: 'default',
       resources: ['tests/checkout/resources/checkout.yaml'],
@@ -63,6 +64,8 @@ describe('readRuleTest', () => {
           denied: false,
           scheduling: undefined,
           patchedResource: undefined,
+          fit: undefined,
+          fitMessage: undefined,
         },
       ],
     });
@@ -71,7 +74,12 @@ describe('readRuleTest', () => {
   it('resolves paths beside the file, and keeps absolute ones', () => {
     const test = readRuleTest(
       testFile(
-        { rules: ['/srv/rules', 'local.yaml'], placements: '../placements.yaml', capacityFlavour: 'gke' },
+        {
+          rules: ['/srv/rules', 'local.yaml'],
+          placements: '../placements.yaml',
+          capacityFlavour: 'gke',
+          capacity: ['../nodes.yaml', '/srv/nodepools.yaml'],
+        },
         { patchedResource: 'expected/checkout.yaml' },
       ),
       FILE,
@@ -80,6 +88,7 @@ describe('readRuleTest', () => {
     expect(test.rules).toEqual(['/srv/rules', 'tests/checkout/local.yaml']);
     expect(test.placements).toBe('tests/placements.yaml');
     expect(test.capacityFlavour).toBe('gke');
+    expect(test.capacity).toEqual(['tests/nodes.yaml', '/srv/nodepools.yaml']);
     expect(test.results[0]!.patchedResource).toBe('tests/checkout/expected/checkout.yaml');
   });
 
@@ -94,6 +103,13 @@ describe('readRuleTest', () => {
     expect(readRuleTest(testFile({}, { denied, applied: [] }), FILE).results[0]!.denied).toBe(denied);
   });
 
+  it.each(['fits', 'nowhere', 'unknown'])('reads fit: %s', (fit) => {
+    expect(readRuleTest(testFile({}, { fit, fitMessage: 'NodePool' }), FILE).results[0]).toMatchObject({
+      fit,
+      fitMessage: 'NodePool',
+    });
+  });
+
   it.each<[string, unknown, string[]]>([
     ['a document that is not an object', ['results'], ['must be an object']],
     ['another kind', testFile({ kind: 'KyvernoTest' }), [`kind: must be one of ${TEST_KIND} (got "KyvernoTest")`]],
@@ -101,14 +117,14 @@ describe('readRuleTest', () => {
       'an unknown top-level field',
       testFile({ resource: ['x.yaml'] }),
       [
-        'resource: unknown field; expected one of apiVersion, kind, metadata, rules, placements, capacityFlavour, enforcement, namespace, resources, results',
+        'resource: unknown field; expected one of apiVersion, kind, metadata, rules, placements, capacityFlavour, capacity, enforcement, namespace, resources, results',
       ],
     ],
     [
       'a misspelt result field, and the field it hid missing',
       testFile({ results: [{ resource: 'Pod/web', aplied: [] }] }),
       [
-        'results[0].aplied: unknown field; expected one of resource, applied, audited, denied, scheduling, patchedResource',
+        'results[0].aplied: unknown field; expected one of resource, applied, audited, denied, scheduling, patchedResource, fit, fitMessage',
         'results[0].applied: is required',
       ],
     ],
@@ -157,8 +173,29 @@ describe('readRuleTest', () => {
     [
       'a denial and a scheduling expectation together',
       testFile({}, { denied: true, scheduling: {} }),
-      ['results[0]: a denied Pod is not admitted: expect its denial, or its scheduling and patched resource, not both'],
+      [
+        'results[0]: a denied Pod is not admitted: expect its denial, or its scheduling, patched resource and fit, not both',
+      ],
     ],
+    [
+      'a denial and a fit expectation together',
+      testFile({}, { denied: true, fit: 'nowhere' }),
+      [
+        'results[0]: a denied Pod is not admitted: expect its denial, or its scheduling, patched resource and fit, not both',
+      ],
+    ],
+    [
+      'a fit that is not a verdict kind',
+      testFile({}, { fit: 'fit' }),
+      ['results[0].fit: must be one of fits, nowhere, unknown (got "fit")'],
+    ],
+    ['an empty fit message', testFile({}, { fitMessage: '' }), ['results[0].fitMessage: must not be empty']],
+    [
+      'capacity as one path instead of a list',
+      testFile({ capacity: 'nodes.yaml' }),
+      ['capacity: must be a list of paths'],
+    ],
+    ['an empty capacity path', testFile({ capacity: [''] }), ['capacity[0]: must not be empty']],
     [
       'a resource that is not KIND/NAME',
       testFile({}, { resource: 'checkout' }),
@@ -209,7 +246,7 @@ describe('readRuleTest', () => {
     const document = testFile({ enforcement: 'strict', extra: 1 }, { audited: 'x' });
 
     expect(() => readRuleTest(document, FILE)).toThrow(
-      `${FILE}: extra: unknown field; expected one of apiVersion, kind, metadata, rules, placements, capacityFlavour, enforcement, namespace, resources, results; ` +
+      `${FILE}: extra: unknown field; expected one of apiVersion, kind, metadata, rules, placements, capacityFlavour, capacity, enforcement, namespace, resources, results; ` +
         'enforcement: must be one of enforce, audit (got "strict"); results[0].audited: must be a list of strings',
     );
   });

@@ -1,10 +1,11 @@
 /** The `--capacity FILE` option (repeatable) of validate, explain, review, test and serve, and the capacity it reads. */
 import { Option } from 'commander';
 import { Capacity, FIT_CAVEAT, readCapacityObjects, type Verdict } from '../../capacity/index.ts';
+import type { MutationOutcome } from '../../engine/index.ts';
 import { MalformedInputError } from '../../errors/index.ts';
-import { parseYamlDocuments } from '../../rule-files/index.ts';
+import { parseYamlDocuments, readTextFile } from '../../rule-files/index.ts';
 import { collect } from '../command.ts';
-import { readInput, writeLine, type CliStreams } from '../io.ts';
+import { writeLine, type CliStreams } from '../io.ts';
 
 /** The parsed value of the option. */
 export interface CapacityFlags {
@@ -15,7 +16,7 @@ export interface CapacityFlags {
 export function capacityOption(what: string): Option {
   return new Option(
     '--capacity <file>',
-    `Nodes and NodePools (kubectl get nodes,nodepools -o yaml; - for standard input) to judge ${what} against; repeatable`,
+    `Nodes and NodePools (kubectl get nodes,nodepools -o yaml) to judge ${what} against; repeatable`,
   ).argParser(collect);
 }
 
@@ -27,10 +28,7 @@ export function capacityOption(what: string): Option {
 export async function readCapacityFiles(paths: readonly string[], streams: CliStreams): Promise<Capacity> {
   if (paths.length === 0) return Capacity.unknown();
   const read = [];
-  for (const path of paths) {
-    const source = path === '-' ? '(stdin)' : path;
-    read.push(readCapacityObjects(parseYamlDocuments(await readInput(path, streams), source), source));
-  }
+  for (const path of paths) read.push(readCapacityObjects(parseYamlDocuments(await readTextFile(path), path), path));
   for (const { where, kind, name } of read.flatMap((objects) => objects.skipped))
     writeLine(
       streams.stderr,
@@ -40,19 +38,38 @@ export async function readCapacityFiles(paths: readonly string[], streams: CliSt
   const nodePools = read.flatMap((objects) => objects.nodePools);
   if (nodes.length === 0 && nodePools.length === 0)
     throw new MalformedInputError(
-      `--capacity ${paths.join(' ')}: no Node and no NodePool found; expected kubectl get nodes,nodepools -o yaml output`,
-      { context: { flag: '--capacity' } },
+      `capacity ${paths.join(', ')}: no Node and no NodePool found; expected the output of kubectl get nodes,nodepools -o yaml`,
+      { context: { source: paths.join(', ') } },
     );
   return Capacity.of({ nodes, nodePools });
 }
 
+/** Where a changed Pod fitted and fits, as the engine judges it (MutationOutcome.fit). */
+type FitPair = NonNullable<MutationOutcome['fit']>;
+
 /**
- * True when a changed Pod's fit is worth showing: always with a capacity; without one only when it fits nowhere before
- * or after (its own contradiction), since "not judged" before and after says nothing.
+ * True when a changed Pod's fit is worth showing: always with a capacity (`known`); without one only when it fits
+ * nowhere before or after (its own contradiction), since "not judged" before and after says nothing.
  */
-export function fitShown(fit: { readonly before: Verdict; readonly after: Verdict } | undefined, capacity: Capacity) {
+export function fitShown(fit: FitPair | undefined, known: boolean): fit is FitPair {
   if (fit === undefined) return false;
-  return capacity.known || fit.after.kind === 'nowhere' || fit.before.kind === 'nowhere';
+  return known || fit.after.kind === 'nowhere' || fit.before.kind === 'nowhere';
+}
+
+/** Where a changed Pod can run in the JSON outputs (explain, test): before and after, and whether the rules stranded it. */
+export function fitDocument(fit: FitPair) {
+  return { before: verdictDocument(fit.before), after: verdictDocument(fit.after), unschedulable: fit.stranded };
+}
+
+/** The fit for people: before and after, each verdict with its closest candidates, and the stranding said plainly. */
+export function fitLines(fit: FitPair): string[] {
+  const verdict = (label: string, lines: readonly string[]) =>
+    lines.map((line, index) => (index === 0 ? `${label} ${line}` : `        ${line}`));
+  return [
+    ...verdict('before:', fit.before.lines()),
+    ...verdict('after: ', fit.after.lines()),
+    ...(fit.stranded ? ['unschedulable: the rules turned a Pod that fit somewhere into one that fits nowhere'] : []),
+  ];
 }
 
 /** The note printed once under verdicts for people: what "fits" judges and leaves out. */
@@ -61,7 +78,7 @@ export function fitCaveatLine(): string {
 }
 
 /** A verdict as the JSON outputs show it: its kind and one-line text, and the closest candidates when it fits nowhere. */
-export function verdictDocument(verdict: Verdict) {
+function verdictDocument(verdict: Verdict) {
   return {
     kind: verdict.kind,
     text: verdict.text(),
