@@ -8,7 +8,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
-import { createPodMutationSource, createWorkloadObjectSource } from '../../lib/cluster/index.ts';
+import { createCapacitySource, createPodMutationSource, createWorkloadObjectSource } from '../../lib/cluster/index.ts';
 import { createPlacementStep } from '../../lib/placement/index.ts';
 import { KEYLESS_STAMPS } from '../../lib/stamp/index.ts';
 import { createDynamoClient, openRulesTable } from '../../lib/store/index.ts';
@@ -19,6 +19,8 @@ const logger = new Logger();
 const metrics = new Metrics();
 
 const source = createPodMutationSource(config.cluster);
+// The Nodes and NodePools published with the rules, for admission (and the migration report) to judge where Pods fit.
+const capacity = createCapacitySource(config.cluster);
 const {
   snapshots: store,
   records,
@@ -71,6 +73,7 @@ export const handler = middy(
         clusterId: config.store.clusterId,
         logger,
         metrics,
+        capacity,
         ...(progress === undefined ? {} : { progress }),
       }),
   }),

@@ -78,7 +78,7 @@ async function ruleSource(
       ...(capacity === undefined ? {} : { capacity }),
     });
   }
-  const { createPodMutationSource } = await import('../cluster/index.ts');
+  const { createCapacitySource, createPodMutationSource } = await import('../cluster/index.ts');
   const { config } = cluster;
   const files = [config.path, ...(config.mergedWith ?? [])].join(', ');
   return createClusterRuleSource({
@@ -86,6 +86,8 @@ async function ruleSource(
     intervalSeconds: cluster.intervalSeconds,
     description: `cluster of ${config.context === undefined ? '' : `context ${config.context} of `}kubeconfig ${files}`,
     logger: jsonLineLogger(streams.stderr),
+    // The cluster's own Nodes and NodePools, published with its rules as the sync Lambda publishes them.
+    capacity: createCapacitySource(config),
   });
 }
 

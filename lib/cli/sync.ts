@@ -82,7 +82,7 @@ async function sync(values: SyncFlags, { streams, env }: CliContext): Promise<nu
   }
   const cluster = kubeconfigOf(values, env);
   // Loaded on use: the Kubernetes client and the AWS SDK would slow the start of every other command.
-  const [{ createPodMutationSource }, { openRulesTable }, { syncOnce }] = await Promise.all([
+  const [{ createCapacitySource, createPodMutationSource }, { openRulesTable }, { syncOnce }] = await Promise.all([
     import('../cluster/index.ts'),
     import('../store/index.ts'),
     import('../sync/index.ts'),
@@ -117,6 +117,8 @@ async function sync(values: SyncFlags, { streams, env }: CliContext): Promise<nu
       // The report on stdout already says what info would; warnings and errors go to stderr as JSON lines.
       logger: jsonLineLogger(streams.stderr, ['warn', 'error']),
       metrics: DISCARDED_METRICS,
+      // Published with the rules as the Lambda publishes them; an identity that may not list Nodes publishes none (a warning).
+      capacity: createCapacitySource(cluster),
     });
     writeLine(streams.stdout, JSON.stringify(report));
     if (report.outcome === 'skipped')

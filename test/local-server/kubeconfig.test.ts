@@ -9,6 +9,7 @@ import {
   type PodMutationInput,
 } from '../cluster/fake-api-server.ts';
 import { fixtureText } from '../support/fixtures.ts';
+import { nodeObject } from '../capacity/support.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/podmutation.mjs', import.meta.url));
 const REVIEW = fixtureText('reviews/deployment-legacy-pool.json');
@@ -22,24 +23,40 @@ let cluster: FakeApiServer;
 let serve: ChildProcessWithoutNullStreams;
 let url: string;
 
-async function appliedRules(): Promise<string | undefined> {
+/** The webhook's answer to the review: the rules it applied (the annotation its patch sets) and its warnings. */
+async function answer(): Promise<{ readonly applied: string | undefined; readonly warnings: readonly string[] }> {
   const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: REVIEW });
   expect(response.status).toBe(200);
-  const { response: answer } = (await response.json()) as { response: { patch?: string } };
-  if (answer.patch === undefined) return undefined;
-  const patch = JSON.parse(Buffer.from(answer.patch, 'base64').toString('utf8')) as { path: string; value: unknown }[];
-  return patch.find((operation) => operation.path === '/metadata/annotations/podmutation.agent.cloudpilot.ai~1applied')
-    ?.value as string;
+  const { response: answered } = (await response.json()) as { response: { patch?: string; warnings?: string[] } };
+  const warnings = answered.warnings ?? [];
+  if (answered.patch === undefined) return { applied: undefined, warnings };
+  const patch = JSON.parse(Buffer.from(answered.patch, 'base64').toString('utf8')) as {
+    path: string;
+    value: unknown;
+  }[];
+  const applied = patch.find(
+    (operation) => operation.path === '/metadata/annotations/podmutation.agent.cloudpilot.ai~1applied',
+  )?.value as string;
+  return { applied, warnings };
 }
 
-/** Polls the webhook until `expected` holds, and says how long that took. */
-async function reflected(expected: (applied: string | undefined) => boolean): Promise<number> {
+async function appliedRules(): Promise<string | undefined> {
+  return (await answer()).applied;
+}
+
+/** Polls the webhook until `expected` holds of its answer, and says how long that took. */
+async function answered(expected: (answer: Awaited<ReturnType<typeof answer>>) => boolean): Promise<number> {
   const started = Date.now();
   while (Date.now() - started < REFLECTED_WITHIN_MS) {
-    if (expected(await appliedRules())) return Date.now() - started;
+    if (expected(await answer())) return Date.now() - started;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`the webhook did not reflect the change within ${REFLECTED_WITHIN_MS} ms`);
+}
+
+/** Polls the webhook until `expected` holds of the rules it applied. */
+async function reflected(expected: (applied: string | undefined) => boolean): Promise<number> {
+  return answered(({ applied }) => expected(applied));
 }
 
 beforeAll(async () => {
@@ -135,5 +152,16 @@ describe('podmutation serve --kubeconfig', () => {
     await new Promise((resolve) => setTimeout(resolve, (SYNC_INTERVAL_SECONDS + REFRESH_SECONDS) * 2000));
     expect(await appliedRules()).toBe('migrate-legacy-pool');
     cluster.clearFaults();
+  });
+
+  it("judges each changed Pod against the cluster's own Nodes: a warning while the target pool has none, none once one joins", async () => {
+    const stranded = (warnings: readonly string[]) => warnings.some((warning) => warning.includes('now fits nowhere'));
+    const pool = (name: string) => ({ 'example.com/node-pool': name, 'kubernetes.io/arch': 'amd64' });
+    cluster.putObjects([nodeObject('legacy-1', pool('legacy'))]);
+    await answered(({ applied, warnings }) => applied === 'migrate-legacy-pool' && stranded(warnings));
+
+    cluster.putObjects([nodeObject('merged-1', pool('merged'))]);
+
+    await answered(({ applied, warnings }) => applied === 'migrate-legacy-pool' && !stranded(warnings));
   });
 });

@@ -11,6 +11,8 @@ import {
   leasesOf,
   type PerCluster,
 } from '../store/support.ts';
+import { Capacity } from '../../lib/capacity/index.ts';
+import { nodeObject, placementOf } from '../capacity/support.ts';
 import { invalidSpec, resetCluster, validSpec } from './support.ts';
 
 let server: FakeApiServer;
@@ -30,6 +32,7 @@ afterAll(async () => {
 
 afterEach(() => {
   resetCluster(server);
+  server.clearObjects();
 });
 
 function syncArgs(tableName: string, clusterId: string): string[] {
@@ -75,6 +78,22 @@ describe('podmutation sync', () => {
       rules: [expect.objectContaining({ name: 'alpha-pool' })],
       invalid: [expect.objectContaining({ name: 'broken' })],
     });
+  });
+
+  it("publishes the cluster's Nodes with the rules, as the Lambda does", async () => {
+    server.put({ metadata: { name: 'alpha-pool' }, spec: validSpec() });
+    server.putObjects([nodeObject('general-1', { 'example.com/pool': 'general' })]);
+    const tableName = `podmutation-cli-${freshClusterId()}`;
+    const clusterId = freshClusterId();
+
+    const run = await runPodmutation(syncArgs(tableName, clusterId));
+
+    expect(run.code, run.stderr).toBe(0);
+    const client = createDynamoClient({ endpoint: dynamo.endpoint });
+    const snapshot = await snapshotsOf({ client, tableName })(clusterId).read();
+    client.destroy();
+    const capacity = Capacity.fromPublished(snapshot?.capacity, 'the snapshot');
+    expect(capacity.judge(placementOf({ nodeSelector: { 'example.com/pool': 'general' } })).text()).toBe('fits 1 Node');
   });
 
   it('exits 1 with a failed report and the cause on stderr when the sync fails', async () => {

@@ -4,6 +4,8 @@
  */
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { Capacity } from '../../lib/capacity/index.ts';
+import { nodeObject, nodePoolObject, placementOf } from '../capacity/support.ts';
 import { kubeconfigFor } from '../cluster/fake-api-server.ts';
 import { startFakeAws, type FakeAws } from '../cluster/fake-aws.ts';
 import { createFreshTable, freshClusterId, snapshotsOf, leasesOf } from '../store/support.ts';
@@ -69,6 +71,7 @@ afterAll(async () => {
 describe('the sync Lambda entry point', () => {
   it('syncs once on a manual invocation, returns the report and flushes the metrics', async () => {
     world.server.put({ metadata: { name: 'alpha-pool' }, spec: validSpec() });
+    world.server.putObjects([nodeObject('general-1', { 'example.com/pool': 'general' })]);
     const { handler } = await import('../../functions/sync/index.ts');
 
     const result = await handler({}, lambdaContext(70_000));
@@ -76,7 +79,8 @@ describe('the sync Lambda entry point', () => {
     expect(result).toMatchObject({ outcome: 'published', resources: 1, valid: 1, version: 1 });
     const snapshot = await snapshotsOf({ client: world.client, tableName })(clusterId).read();
     expect(snapshot?.rules.map((rule) => rule.name)).toEqual(['alpha-pool']);
-    expect(aws.calls.getSecretValue).toBe(1);
+    // The rule source and the capacity source each read the kubeconfig once for the life of the container.
+    expect(aws.calls.getSecretValue).toBe(2);
     const emf = printed.map((line) => JSON.parse(line) as Record<string, unknown>).find((entry) => '_aws' in entry);
     expect(emf).toMatchObject({
       RulesSynced: 1,
@@ -100,7 +104,7 @@ describe('the sync Lambda entry point', () => {
     const result = await handler({}, lambdaContext(70_000));
 
     expect(result).toMatchObject({ outcome: 'unchanged', version: 1 });
-    expect(aws.calls.getSecretValue).toBe(1);
+    expect(aws.calls.getSecretValue).toBe(2);
   });
 
   it('skips a sync while a CLI sync holds the lease, counting it in SyncSkipped and not in SyncErrors', async () => {
@@ -137,5 +141,19 @@ describe('the sync Lambda entry point', () => {
       owner: 'lambda:c0ffee00-0000-4000-8000-000000000001',
       releasedAt: expect.any(String) as unknown,
     });
+  });
+
+  it("publishes the cluster's Nodes and, once Karpenter's CRD is installed, its NodePools with the rules", async () => {
+    const { handler } = await import('../../functions/sync/index.ts');
+    world.server.setNodePoolsInstalled(true);
+    world.server.putObjects([nodePoolObject('merged', {}, { labels: { 'example.com/pool': 'merged' } })]);
+
+    const result = await handler({}, lambdaContext(70_000));
+
+    expect(result).toMatchObject({ outcome: 'published', version: 2 });
+    const snapshot = await snapshotsOf({ client: world.client, tableName })(clusterId).read();
+    const capacity = Capacity.fromPublished(snapshot?.capacity, 'the snapshot');
+    const judged = (pool: string) => capacity.judge(placementOf({ nodeSelector: { 'example.com/pool': pool } })).text();
+    expect([judged('general'), judged('merged')]).toEqual(['fits 1 Node', 'fits NodePool merged; 0 Nodes']);
   });
 });
