@@ -7,6 +7,7 @@ import {
   writeKubeconfig,
   type FakeApiServer,
   type PodMutationInput,
+  type WorkloadObjectInput,
 } from '../cluster/fake-api-server.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import { nodeObject } from '../capacity/support.ts';
@@ -24,7 +25,12 @@ let serve: ChildProcessWithoutNullStreams;
 let url: string;
 
 /** The webhook's answer to the review: the rules it applied (the annotation its patch sets) and its warnings. */
-async function answer(): Promise<{ readonly applied: string | undefined; readonly warnings: readonly string[] }> {
+interface Answer {
+  readonly applied: string | undefined;
+  readonly warnings: readonly string[];
+}
+
+async function answer(): Promise<Answer> {
   const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: REVIEW });
   expect(response.status).toBe(200);
   const { response: answered } = (await response.json()) as { response: { patch?: string; warnings?: string[] } };
@@ -45,7 +51,7 @@ async function appliedRules(): Promise<string | undefined> {
 }
 
 /** Polls the webhook until `expected` holds of its answer, and says how long that took. */
-async function answered(expected: (answer: Awaited<ReturnType<typeof answer>>) => boolean): Promise<number> {
+async function answered(expected: (answer: Answer) => boolean): Promise<number> {
   const started = Date.now();
   while (Date.now() - started < REFLECTED_WITHIN_MS) {
     if (expected(await answer())) return Date.now() - started;
@@ -157,10 +163,10 @@ describe('podmutation serve --kubeconfig', () => {
   it("judges each changed Pod against the cluster's own Nodes: a warning while the target pool has none, none once one joins", async () => {
     const stranded = (warnings: readonly string[]) => warnings.some((warning) => warning.includes('now fits nowhere'));
     const pool = (name: string) => ({ 'example.com/node-pool': name, 'kubernetes.io/arch': 'amd64' });
-    cluster.putObjects([nodeObject('legacy-1', pool('legacy'))]);
+    cluster.putObjects([nodeObject('legacy-1', pool('legacy')) as WorkloadObjectInput]);
     await answered(({ applied, warnings }) => applied === 'migrate-legacy-pool' && stranded(warnings));
 
-    cluster.putObjects([nodeObject('merged-1', pool('merged'))]);
+    cluster.putObjects([nodeObject('merged-1', pool('merged')) as WorkloadObjectInput]);
 
     await answered(({ applied, warnings }) => applied === 'migrate-legacy-pool' && !stranded(warnings));
   });

@@ -1,7 +1,12 @@
 import { hostname } from 'node:os';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoClient, createSnapshotTable, type SyncLeaseStore } from '../../lib/store/index.ts';
-import { startFakeApiServer, writeKubeconfig, type FakeApiServer } from '../cluster/fake-api-server.ts';
+import {
+  startFakeApiServer,
+  writeKubeconfig,
+  type FakeApiServer,
+  type WorkloadObjectInput,
+} from '../cluster/fake-api-server.ts';
 import { runPodmutation, runPodmutationInProcess } from '../support/cli.ts';
 import {
   freshClusterId,
@@ -82,7 +87,7 @@ describe('podmutation sync', () => {
 
   it("publishes the cluster's Nodes with the rules, as the Lambda does", async () => {
     server.put({ metadata: { name: 'alpha-pool' }, spec: validSpec() });
-    server.putObjects([nodeObject('general-1', { 'example.com/pool': 'general' })]);
+    server.putObjects([nodeObject('general-1', { 'example.com/pool': 'general' }) as WorkloadObjectInput]);
     const tableName = `podmutation-cli-${freshClusterId()}`;
     const clusterId = freshClusterId();
 

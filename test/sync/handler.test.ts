@@ -6,7 +6,7 @@ import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Capacity } from '../../lib/capacity/index.ts';
 import { nodeObject, nodePoolObject, placementOf } from '../capacity/support.ts';
-import { kubeconfigFor } from '../cluster/fake-api-server.ts';
+import { kubeconfigFor, type WorkloadObjectInput } from '../cluster/fake-api-server.ts';
 import { startFakeAws, type FakeAws } from '../cluster/fake-aws.ts';
 import { createFreshTable, freshClusterId, snapshotsOf, leasesOf } from '../store/support.ts';
 import { startSyncWorld, validSpec, type SyncWorld } from './support.ts';
@@ -71,7 +71,7 @@ afterAll(async () => {
 describe('the sync Lambda entry point', () => {
   it('syncs once on a manual invocation, returns the report and flushes the metrics', async () => {
     world.server.put({ metadata: { name: 'alpha-pool' }, spec: validSpec() });
-    world.server.putObjects([nodeObject('general-1', { 'example.com/pool': 'general' })]);
+    world.server.putObjects([nodeObject('general-1', { 'example.com/pool': 'general' }) as WorkloadObjectInput]);
     const { handler } = await import('../../functions/sync/index.ts');
 
     const result = await handler({}, lambdaContext(70_000));
@@ -146,7 +146,9 @@ describe('the sync Lambda entry point', () => {
   it("publishes the cluster's Nodes and, once Karpenter's CRD is installed, its NodePools with the rules", async () => {
     const { handler } = await import('../../functions/sync/index.ts');
     world.server.setNodePoolsInstalled(true);
-    world.server.putObjects([nodePoolObject('merged', {}, { labels: { 'example.com/pool': 'merged' } })]);
+    world.server.putObjects([
+      nodePoolObject('merged', {}, { labels: { 'example.com/pool': 'merged' } }) as WorkloadObjectInput,
+    ]);
 
     const result = await handler({}, lambdaContext(70_000));
 
