@@ -81,4 +81,4 @@ interface MigrationReport {
   readonly totals: ReportTotals;
 }
 
-export type { MigrationReport, ReportFit, ReportPod, ReportRule, ReportWorkload, Verdict };
+export type { MigrationReport, ReportPod, ReportRule, ReportWorkload, Verdict };
