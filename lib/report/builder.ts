@@ -5,6 +5,7 @@
  * of Pods (but for the names and uids of the pending Pods of StatefulSets that only deleting their Pods rolls out).
  */
 import { APPLIED_ANNOTATION, type Enforcement } from '../api/index.ts';
+import { Capacity, type VerdictKind } from '../capacity/index.ts';
 import {
   arrivalFromStamp,
   asRecreated,
@@ -51,6 +52,11 @@ interface ReportOptions {
    * or a custom one) is then evaluated as its author sent it, which is what admission does to its recreation.
    */
   readonly stamps?: StampDigest;
+  /**
+   * The cluster's Nodes and NodePools: each Pod the rules change is judged against them (ReportWorkload.fit,
+   * ReportRule.unschedulable). Default Capacity.unknown(): only a Pod's own contradictions are found.
+   */
+  readonly capacity?: Capacity;
 }
 
 /** The report being built: owners first, then Pods, then the result. */
@@ -85,6 +91,8 @@ interface WorkloadTally {
   deletePods?: ReportPod[];
   /** Why none of them may be deleted: the first hold found. */
   held?: string;
+  /** The worst fit of its changed Pods so far, and the reason of the first Pod that had it. */
+  fit?: { kind: VerdictKind; reason: string };
 }
 
 interface RuleTally {
@@ -93,7 +101,11 @@ interface RuleTally {
   matched: number;
   current: number;
   pending: number;
+  unschedulable: number;
 }
+
+// A workload's fit is its worst Pod's: one Pod that fits nowhere is a Pod a rollout leaves Pending.
+const FIT_RANK: Readonly<Record<VerdictKind, number>> = { fits: 0, unknown: 1, nowhere: 2 };
 
 // Code-unit order, not localeCompare: the order must not depend on the runtime's locale data.
 function compare(left: string, right: string): number {
@@ -119,6 +131,7 @@ function changeOf(tally: WorkloadTally): string {
 interface ReportState {
   readonly ruleSet: RuleSet;
   readonly options: ReportOptions;
+  readonly capacity: Capacity;
   readonly auditAll: boolean;
   readonly owners: OwnerIndex;
   /** The RuntimeClasses added, by name (cluster-scoped: every namespace's Pods may name them). */
@@ -220,6 +233,7 @@ function evaluatePod(
         source,
         ...(options.enforcement === undefined ? {} : { enforcement: options.enforcement }),
         ...(options.stamps === undefined ? {} : { stamps: options.stamps }),
+        capacity: state.capacity,
       },
     );
   // The applied and audited rules are the matched ones. A denial applies none, so only then is the engine asked to
@@ -257,6 +271,23 @@ function record(
     // Audited rules change no Pod: only their matches count.
     if (counts.enforcement === 'enforce' && verdict !== 'denied') counts[verdict] += 1;
   }
+}
+
+/**
+ * Keeps a changed Pod's fit on its workload when it is worse than the workload's so far (its words computed only
+ * then), and counts a Pod the rules stranded on each enforced rule it matched.
+ */
+function recordFit(
+  state: ReportState,
+  tally: WorkloadTally,
+  enforced: readonly CompiledRule[],
+  fit: NonNullable<MutationOutcome['fit']>,
+): void {
+  const kind = fit.afterKind;
+  if (tally.fit === undefined || FIT_RANK[kind] > FIT_RANK[tally.fit.kind])
+    tally.fit = { kind, reason: boundedLine(fit.after.text()) };
+  if (!fit.stranded) return;
+  for (const rule of enforced) state.rules.get(rule.name)!.unschedulable += 1;
 }
 
 function addOwner(state: ReportState, object: unknown, path: string): boolean {
@@ -349,6 +380,8 @@ function addPod(state: ReportState, pod: unknown, path: string): Verdict | undef
   const judged = verdictOf(outcome, running, enforced, source, { inputs, refusal: first.refusal });
   if (judged.verdict === 'pending' && origin.deletion !== undefined) planDeletion(tally, identity, origin.deletion);
   record(state, tally, matched, steps, judged);
+  // A denied Pod is never created, so it runs nowhere: only the Pods a rollout would create are judged.
+  if (outcome.fit !== undefined && judged.verdict !== 'denied') recordFit(state, tally, enforced, outcome.fit);
   return judged.verdict;
 }
 
@@ -375,6 +408,7 @@ function workloadRow(state: ReportState, tally: WorkloadTally): ReportWorkload {
       ...tally.steps,
     ],
     change: changeOf(tally),
+    ...(tally.fit === undefined ? {} : { fit: { ...tally.fit } }),
     ...(tally.held !== undefined
       ? { held: tally.held }
       : tally.deletePods === undefined
@@ -393,13 +427,16 @@ function resultOf(state: ReportState): MigrationReport {
         compare(left.workload.name, right.workload.name),
     )
     .map((tally) => workloadRow(state, tally));
-  const ruleRows: ReportRule[] = [...state.rules.values()].map(({ rule, enforcement, matched, current, pending }) => ({
-    name: rule.name,
-    enforcement,
-    matched,
-    current,
-    pending,
-  }));
+  const ruleRows: ReportRule[] = [...state.rules.values()].map(
+    ({ rule, enforcement, matched, current, pending, unschedulable }) => ({
+      name: rule.name,
+      enforcement,
+      matched,
+      current,
+      pending,
+      unschedulable,
+    }),
+  );
   return { rules: ruleRows, workloads: listed, totals: { ...state.totals } };
 }
 
@@ -415,6 +452,7 @@ function createReport(ruleSet: RuleSet, options: ReportOptions = {}): ReportBuil
   const state: ReportState = {
     ruleSet,
     options,
+    capacity: options.capacity ?? Capacity.unknown(),
     auditAll,
     owners: createOwnerIndex(),
     runtimeClasses: new Map(),
@@ -425,7 +463,14 @@ function createReport(ruleSet: RuleSet, options: ReportOptions = {}): ReportBuil
         .filter((rule) => rule.enabled)
         .map((rule) => [
           rule.name,
-          { rule, enforcement: auditAll ? 'audit' : rule.enforcement, matched: 0, current: 0, pending: 0 },
+          {
+            rule,
+            enforcement: auditAll ? 'audit' : rule.enforcement,
+            matched: 0,
+            current: 0,
+            pending: 0,
+            unschedulable: 0,
+          },
         ]),
     ),
     workloads: new Map(),

@@ -1,5 +1,6 @@
 /** The report's JSON shape (`podmutation report -o json`): stable, documented in docs/operations.md. */
 import type { Enforcement } from '../api/index.ts';
+import type { VerdictKind } from '../capacity/index.ts';
 
 /** What a rollout would do to one running Pod. */
 type Verdict = 'unaffected' | 'current' | 'pending' | 'denied';
@@ -11,6 +12,23 @@ interface ReportRule {
   readonly matched: number;
   readonly current: number;
   readonly pending: number;
+  /**
+   * Of the Pods it matched (enforced rules only), those a rollout would create fitting nowhere while they fit (or were
+   * not judged) before the rules: the engine's MutationOutcome.fit.stranded. Without capacity, only the Pods the rules
+   * turned into a contradiction of their own.
+   */
+  readonly unschedulable: number;
+}
+
+/**
+ * Where a workload's Pods, as a rollout would create them, can run: of its Pods the rules changed, the worst verdict
+ * (nowhere, then unknown, then fits), with the one-line reason of the first Pod that had it.
+ */
+interface ReportFit {
+  /** fits: some Node or NodePool takes them; nowhere: none does, or they contradict themselves; unknown: no capacity. */
+  readonly kind: VerdictKind;
+  /** The verdict's line ("fits NodePool general; 3 Nodes", "fits nowhere: …"), at most 240 characters. */
+  readonly reason: string;
 }
 
 /** A Pod the report saw, by name and uid: a deletion is preconditioned on that uid, so a Pod recreated since is never deleted. */
@@ -32,6 +50,8 @@ interface ReportWorkload {
   readonly rules: readonly string[];
   /** "" when a rollout changes nothing; else the change (or denial) of a few Pods, bounded in length. */
   readonly change: string;
+  /** Only when the rules change some of its Pods: where they would fit once a rollout recreates them. */
+  readonly fit?: ReportFit;
   /**
    * Only for a StatefulSet whose update strategy keeps `kubectl rollout restart` from recreating its pending Pods
    * (OnDelete, or a RollingUpdate partition above 0), and none held: those Pods with the uids the report read, highest

@@ -106,6 +106,7 @@ const REPORT = Type.Object(
           matched: COUNT,
           current: COUNT,
           pending: COUNT,
+          unschedulable: COUNT,
         },
         closed,
       ),
@@ -122,6 +123,15 @@ const REPORT = Type.Object(
           denied: COUNT,
           rules: Names,
           change: Type.String({ maxLength: 240 }),
+          fit: Type.Optional(
+            Type.Object(
+              {
+                kind: Type.Union([Type.Literal('fits'), Type.Literal('nowhere'), Type.Literal('unknown')]),
+                reason: Type.String({ minLength: 1, maxLength: 240 }),
+              },
+              closed,
+            ),
+          ),
           deletePods: Type.Optional(
             Type.Array(Type.Object({ name: Type.String(), uid: Type.String({ minLength: 1 }) }, closed), {
               minItems: 1,

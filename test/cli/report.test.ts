@@ -43,13 +43,16 @@ async function reportJson(args: readonly string[]): Promise<MigrationReport> {
   return report;
 }
 
+// Without --capacity only a Pod's own contradictions are found: the others' fit is not judged.
+const NOT_JUDGED = { kind: 'unknown', reason: 'not judged: no capacity given' } as const;
+
 const EXPECTED_JSON: MigrationReport = {
   rules: [
-    { name: 'tag-payments', enforcement: 'enforce', matched: 1, current: 0, pending: 1 },
-    { name: 'fan-out-zones', enforcement: 'enforce', matched: 2, current: 0, pending: 0 },
-    { name: 'batch-to-spot-pool', enforcement: 'enforce', matched: 1, current: 0, pending: 1 },
-    { name: 'migrate-legacy-pool', enforcement: 'enforce', matched: 5, current: 2, pending: 3 },
-    { name: 'audit-spot-checkout', enforcement: 'audit', matched: 2, current: 0, pending: 0 },
+    { name: 'tag-payments', enforcement: 'enforce', matched: 1, current: 0, pending: 1, unschedulable: 0 },
+    { name: 'fan-out-zones', enforcement: 'enforce', matched: 2, current: 0, pending: 0, unschedulable: 0 },
+    { name: 'batch-to-spot-pool', enforcement: 'enforce', matched: 1, current: 0, pending: 1, unschedulable: 0 },
+    { name: 'migrate-legacy-pool', enforcement: 'enforce', matched: 5, current: 2, pending: 3, unschedulable: 0 },
+    { name: 'audit-spot-checkout', enforcement: 'audit', matched: 2, current: 0, pending: 0, unschedulable: 0 },
   ],
   workloads: [
     {
@@ -63,6 +66,7 @@ const EXPECTED_JSON: MigrationReport = {
       rules: ['batch-to-spot-pool'],
       change:
         'nodeSelector: -example.com/node-pool=batch-ondemand +example.com/node-pool=batch-spot; tolerations: +example.com/spot:NoSchedule op=Exists',
+      fit: NOT_JUDGED,
     },
     {
       namespace: 'production',
@@ -74,6 +78,7 @@ const EXPECTED_JSON: MigrationReport = {
       denied: 0,
       rules: ['migrate-legacy-pool', 'audit-spot-checkout'],
       change: '',
+      fit: NOT_JUDGED,
     },
     {
       namespace: 'production',
@@ -86,6 +91,7 @@ const EXPECTED_JSON: MigrationReport = {
       rules: ['migrate-legacy-pool'],
       change:
         'required node affinity (terms ORed): -{example.com/node-pool In [legacy], kubernetes.io/arch In [amd64]} +{example.com/node-pool In [merged], kubernetes.io/arch In [amd64]}; annotations: +example.com/migration: merged-pool',
+      fit: NOT_JUDGED,
     },
     {
       namespace: 'production',
@@ -97,6 +103,7 @@ const EXPECTED_JSON: MigrationReport = {
       denied: 0,
       rules: ['tag-payments'],
       change: 'annotations: +example.com/cost-center: payments',
+      fit: NOT_JUDGED,
     },
     {
       namespace: 'production',
@@ -109,6 +116,7 @@ const EXPECTED_JSON: MigrationReport = {
       rules: ['migrate-legacy-pool'],
       change:
         'required node affinity (terms ORed): -{example.com/node-pool In [legacy]} +{example.com/node-pool In [merged]}; annotations: +example.com/migration: merged-pool',
+      fit: NOT_JUDGED,
     },
     {
       namespace: 'production',
@@ -134,7 +142,14 @@ function shapeOf(value: unknown): unknown {
   return typeof value;
 }
 
-const RULE_SHAPE = { name: 'string', enforcement: 'string', matched: 'number', current: 'number', pending: 'number' };
+const RULE_SHAPE = {
+  name: 'string',
+  enforcement: 'string',
+  matched: 'number',
+  current: 'number',
+  pending: 'number',
+  unschedulable: 'number',
+};
 const WORKLOAD_SHAPE = {
   namespace: 'string',
   kind: 'string',
@@ -164,8 +179,13 @@ describe('podmutation report --objects', () => {
         'denied',
         'rules',
         'change',
+        ...(workload.fit === undefined ? [] : ['fit']),
       ]);
-      expect(shapeOf({ ...workload, rules: undefined })).toEqual({ ...WORKLOAD_SHAPE, rules: 'undefined' });
+      expect(shapeOf({ ...workload, rules: undefined })).toEqual({
+        ...WORKLOAD_SHAPE,
+        rules: 'undefined',
+        ...(workload.fit === undefined ? {} : { fit: { kind: 'string', reason: 'string' } }),
+      });
       expect(workload.rules.every((name) => typeof name === 'string')).toBe(true);
     }
     expect(shapeOf(report.totals)).toEqual({

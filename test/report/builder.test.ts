@@ -85,6 +85,7 @@ describe('the report builder', () => {
       denied: 0,
       rules: ['migrate-legacy-pool', 'audit-spot-checkout'],
       change: '',
+      fit: { kind: 'unknown', reason: 'not judged: no capacity given' },
     });
   });
 
@@ -107,6 +108,7 @@ describe('the report builder', () => {
       matched: 2,
       current: 0,
       pending: 0,
+      unschedulable: 0,
     });
   });
 

@@ -25,7 +25,7 @@ function workload(kind: string, name: string, pending: number, namespace = 'shop
 
 function report(workloads: ReportWorkload[]): MigrationReport {
   return {
-    rules: [{ name: 'move', enforcement: 'enforce', matched: 4, current: 1, pending: 3 }],
+    rules: [{ name: 'move', enforcement: 'enforce', matched: 4, current: 1, pending: 3, unschedulable: 0 }],
     workloads,
     totals: { pods: 5, unaffected: 1, current: 1, pending: 3, denied: 0 },
   };
