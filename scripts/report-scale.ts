@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { validatePodMutation, type NormalizedRule } from '../lib/api/index.ts';
 import { createWorkloadObjectSource } from '../lib/cluster/index.ts';
 import { compileRuleSet } from '../lib/engine/index.ts';
+import { Capacity } from '../lib/capacity/index.ts';
 import { computeProgress } from '../lib/sync/progress.ts';
 import { kubeconfigFor, startFakeApiServer } from '../test/cluster/fake-api-server.ts';
 
@@ -131,6 +132,7 @@ try {
       records: { readReportTime: () => Promise.resolve(undefined), recordReport: () => Promise.resolve() },
     },
     ruleSet,
+    Capacity.unknown(),
   );
   const elapsedMs = performance.now() - started;
   clearInterval(sampler);

@@ -33,8 +33,14 @@ const {
   clusterId: config.store.clusterId,
 });
 
-// The migration report (REPORT_INTERVAL_MINUTES, off at 0). PendingPods goes out per rule as a single metric with a
-// rule dimension, which Powertools flushes at once with the service dimension kept.
+/** A per-rule count as a single metric with a rule dimension, which Powertools flushes at once with the service dimension kept. */
+function ruleMetric(name: 'PendingPods' | 'UnschedulablePods', rule: string, value: number): void {
+  const single = metrics.singleMetric();
+  single.addDimension('rule', rule);
+  single.addMetric(name, 'Count', value);
+}
+
+// The migration report (REPORT_INTERVAL_MINUTES, off at 0), with PendingPods and UnschedulablePods per rule.
 const progress: ProgressDependencies | undefined =
   config.reportIntervalMinutes === 0
     ? undefined
@@ -49,11 +55,8 @@ const progress: ProgressDependencies | undefined =
         },
         // Stamps checked by their sum, as `podmutation report` checks them: the sync never holds the stamp key.
         stamps: KEYLESS_STAMPS,
-        pendingPodsMetric: (rule, pendingPods) => {
-          const single = metrics.singleMetric();
-          single.addDimension('rule', rule);
-          single.addMetric('PendingPods', 'Count', pendingPods);
-        },
+        pendingPodsMetric: (rule, pendingPods) => ruleMetric('PendingPods', rule, pendingPods),
+        unschedulablePodsMetric: (rule, unschedulablePods) => ruleMetric('UnschedulablePods', rule, unschedulablePods),
       };
 
 /**

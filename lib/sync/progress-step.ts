@@ -1,5 +1,6 @@
 /** The progress step of a sync: the migration report, when due, written on each rule's status. */
 import type { NormalizedRule } from '../api/index.ts';
+import { Capacity } from '../capacity/index.ts';
 import type { PodMutationSource } from '../cluster/index.ts';
 import { compileRuleSet } from '../engine/index.ts';
 import { errorLogFields, messageOf } from '../errors/index.ts';
@@ -26,26 +27,38 @@ interface ProgressContext {
   readonly limits: { readonly concurrency: number; readonly budgetMs: number };
 }
 
+/** What the sync just published: its rules, and its capacity (Capacity.published(); absent: none was read). */
+interface PublishedContent {
+  readonly rules: readonly NormalizedRule[];
+  readonly capacity?: unknown;
+}
+
 /**
  * The migration report, when due: list Pods and owners, compute what a rollout would change under the rules just
- * published, write each rule's counts where they changed, record the time. A failure is logged and counted
- * (ReportErrors) and never changes the sync's outcome; the next sync tries again, since no time was recorded.
+ * published, each changed Pod judged against the capacity published with them, write each rule's counts and
+ * Schedulable condition where they changed, record the time. A failure is logged and counted (ReportErrors) and never
+ * changes the sync's outcome; the next sync tries again, since no time was recorded.
  */
 async function reportProgress(
   context: ProgressContext,
   progress: ProgressDependencies,
   resources: readonly AssessedResource[],
-  rules: readonly NormalizedRule[],
+  published: PublishedContent,
 ): Promise<ProgressReport | undefined> {
   const { clock, metrics, limits } = context;
   const startedMs = clock();
   try {
     if (!(await progressDue(progress, startedMs))) return undefined;
-    const migration = await computeProgress(progress, compileRuleSet(rules), (message) =>
+    // Read back through the boundary admission reads it with, so that the report judges what admission judges.
+    const capacity =
+      published.capacity === undefined
+        ? Capacity.unknown()
+        : Capacity.fromPublished(published.capacity, 'the published capacity');
+    const migration = await computeProgress(progress, compileRuleSet(published.rules), capacity, (message) =>
       context.logger.warn(message, { clusterId: context.clusterId }),
     );
     const reportTime = new Date(startedMs).toISOString();
-    const counts = progressOf(migration);
+    const counts = progressOf(migration, capacity.known);
     const writes = await writeStatuses(context.source, planProgressUpdates(resources, counts, reportTime), {
       concurrency: limits.concurrency,
       deadlineMs: clock() + limits.budgetMs,
@@ -54,11 +67,16 @@ async function reportProgress(
     // Recorded only when every write landed: otherwise the next sync reports again rather than in an interval.
     if (writes.failures.length === 0 && writes.skipped === 0) await progress.records.recordReport(reportTime);
     for (const [rule, pending] of pendingMetricRules(counts)) progress.pendingPodsMetric?.(rule, pending);
+    for (const [rule, stranded] of pendingMetricRules(counts, (rule) => rule.unschedulablePods))
+      progress.unschedulablePodsMetric?.(rule, stranded);
+    const unschedulableRules = [...counts.values()].filter((rule) => rule.schedulable.status === 'False').length;
     metrics.addMetric('ReportErrors', 'Count', 0);
     metrics.addMetric('PendingPodsTotal', 'Count', migration.totals.pending);
+    metrics.addMetric('UnschedulableRules', 'Count', unschedulableRules);
     return {
       pods: migration.totals.pods,
       pendingPods: migration.totals.pending,
+      unschedulableRules,
       statusPatched: writes.patched,
       statusFailed: writes.failures.length,
       durationMs: clock() - startedMs,
@@ -75,6 +93,7 @@ async function reportProgress(
     return {
       pods: 0,
       pendingPods: 0,
+      unschedulableRules: 0,
       statusPatched: 0,
       statusFailed: 0,
       durationMs: clock() - startedMs,
@@ -84,3 +103,4 @@ async function reportProgress(
 }
 
 export { reportProgress };
+export type { PublishedContent };

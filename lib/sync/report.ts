@@ -16,6 +16,8 @@ type SyncSkipReason = 'leaseHeld' | 'superseded';
 interface ProgressReport {
   readonly pods: number;
   readonly pendingPods: number;
+  /** Rules whose Schedulable condition is False: some Pod they match would go from fitting somewhere to nowhere. */
+  readonly unschedulableRules: number;
   readonly statusPatched: number;
   readonly statusFailed: number;
   readonly durationMs: number;

@@ -1,5 +1,6 @@
 /** The Accepted condition each PodMutation should carry, and which resources need a status write. Pure. */
 import { describeIssues, type Enforcement, type InvalidRule, type RuleVerdict } from '../api/index.ts';
+import { conditionsOf, conditionUpToDate, findCondition, withCondition } from './conditions.ts';
 import type { AssessedResource } from './snapshot.ts';
 import { isJsonObject } from '../values/index.ts';
 
@@ -59,9 +60,8 @@ function invalidMessage(invalid: InvalidRule): string {
  */
 function statusUpdateFor(resource: AssessedResource, now: string): StatusUpdate | undefined {
   const current = isJsonObject(resource.status) ? resource.status : {};
-  const conditions = Array.isArray(current['conditions']) ? (current['conditions'] as readonly unknown[]) : [];
-  const index = conditions.findIndex((condition) => isJsonObject(condition) && condition['type'] === ACCEPTED);
-  const existing = index === -1 ? undefined : (conditions[index] as Readonly<Record<string, unknown>>);
+  const conditions = conditionsOf(current);
+  const { existing } = findCondition(conditions, ACCEPTED);
   const wanted = verdictFields(resource.verdict);
   const { generation } = resource;
   // An annotation edit does not move metadata.generation, so the enforcement is compared on its own.
@@ -69,28 +69,13 @@ function statusUpdateFor(resource: AssessedResource, now: string): StatusUpdate 
   const currentEnforcement = current['enforcement'] ?? undefined;
   const upToDate =
     currentEnforcement === enforcement &&
-    existing !== undefined &&
-    existing['status'] === wanted.status &&
-    existing['reason'] === wanted.reason &&
-    existing['message'] === wanted.message &&
-    (generation === undefined ||
-      (current['observedGeneration'] === generation && existing['observedGeneration'] === generation));
+    conditionUpToDate(existing, wanted, generation) &&
+    (generation === undefined || current['observedGeneration'] === generation);
   if (upToDate) return undefined;
-
-  const keptTransition = existing?.['status'] === wanted.status ? existing['lastTransitionTime'] : undefined;
-  const condition: AcceptedCondition = {
-    type: ACCEPTED,
-    ...wanted,
-    lastTransitionTime: typeof keptTransition === 'string' ? keptTransition : now,
-    ...(generation === undefined ? {} : { observedGeneration: generation }),
-  };
-  // A merge patch replaces the whole array, so the patch repeats every other condition as it was.
-  const nextConditions =
-    index === -1 ? [...conditions, condition] : conditions.map((entry, at) => (at === index ? condition : entry));
   return {
     name: resource.name,
     status: {
-      conditions: nextConditions,
+      conditions: withCondition(conditions, ACCEPTED, wanted, generation, now),
       ...(generation === undefined ? {} : { observedGeneration: generation }),
       lastSyncTime: now,
       ...(enforcement !== undefined ? { enforcement } : currentEnforcement === undefined ? {} : { enforcement: null }),
@@ -108,4 +93,21 @@ function planStatusUpdates(resources: readonly AssessedResource[], now: string):
   );
 }
 
-export { planStatusUpdates };
+/** The resources with the statuses `updates` write merged over theirs (top-level members replaced, as a merge patch does). */
+function withStatusUpdates(
+  resources: readonly AssessedResource[],
+  updates: readonly StatusUpdate[],
+): readonly AssessedResource[] {
+  const byName = new Map(updates.map((update) => [update.name, update.status]));
+  return resources.map((resource) => {
+    const update = byName.get(resource.name);
+    if (update === undefined) return resource;
+    const current = isJsonObject(resource.status) ? resource.status : {};
+    const merged = Object.fromEntries(
+      Object.entries({ ...current, ...update }).filter(([, value]) => value !== null && value !== undefined),
+    );
+    return { ...resource, status: merged };
+  });
+}
+
+export { planStatusUpdates, withStatusUpdates };

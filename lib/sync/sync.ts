@@ -36,7 +36,7 @@ import {
   type SyncSkipReason,
   type SyncStep,
 } from './report.ts';
-import { planStatusUpdates } from './status.ts';
+import { planStatusUpdates, withStatusUpdates } from './status.ts';
 import { warnIncomplete, writeStatuses } from './status-writes.ts';
 
 /** Structured log fields of the sync (the product's one LogFields). */
@@ -190,16 +190,23 @@ async function afterPublish(
   const { deps, clock, limits } = run;
   const { listStartedAt } = listed.counts;
   const recordError = await recordAttempt(run, listStartedAt, { status, version });
-  const writes = await writeStatuses(deps.source, planStatusUpdates(listed.resources, listStartedAt), {
+  const updates = planStatusUpdates(listed.resources, listStartedAt);
+  const writes = await writeStatuses(deps.source, updates, {
     concurrency: limits.concurrency,
     deadlineMs: clock() + limits.budgetMs,
     clock,
   });
   warnIncomplete(run.logger, run.clusterId, writes);
+  // The progress step writes conditions too, and a merge patch replaces the array: it starts from the statuses just planned.
   const progress =
     deps.progress === undefined
       ? undefined
-      : await reportProgress({ ...run, source: deps.source }, deps.progress, listed.resources, listed.content.rules);
+      : await reportProgress(
+          { ...run, source: deps.source },
+          deps.progress,
+          withStatusUpdates(listed.resources, updates),
+          listed.content,
+        );
   const report: PublishedSync = {
     outcome: status,
     ...listed.counts,

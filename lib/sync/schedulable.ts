@@ -1,0 +1,70 @@
+/**
+ * The Schedulable condition of each rule the migration report judged: False when some Pod it matches in the cluster,
+ * recreated with it, would fit nowhere while it fit before (the report's unschedulable count, judged against the
+ * capacity the sync publishes); True when none would; Unknown when that cannot be told. Pure.
+ */
+import { FIT_CAVEAT } from '../capacity/index.ts';
+import type { MigrationReport } from '../report/index.ts';
+import type { ConditionFields } from './conditions.ts';
+
+/** The condition's type on a PodMutation's status. */
+const SCHEDULABLE = 'Schedulable';
+
+/** Why the condition has its status; each has one message form below. */
+type SchedulableReason = 'PodsFit' | 'PodsWouldFitNowhere' | 'CapacityUnknown' | 'Audited';
+
+/** The Schedulable condition a rule should carry. */
+interface SchedulableFields extends ConditionFields {
+  readonly reason: SchedulableReason;
+}
+
+// Room for the example's reason (bounded by the report at 240 characters) and the caveat, far below the CRD's 32768.
+const FITS_MESSAGE = `no Pod the rule matches that fits somewhere now would fit nowhere once recreated with it; ${FIT_CAVEAT}`;
+const CAPACITY_UNKNOWN_MESSAGE =
+  "the sync could not read the cluster's Nodes and NodePools (CapacityUnpublished; its log says why), so only Pods " +
+  'whose own constraints the rule would contradict were looked for, and there were none';
+const AUDITED_MESSAGE =
+  'the rule is audited: it changes no Pod, so it strands none; its Pods are judged once it is enforced';
+
+const pods = (count: number) => `${count} Pod${count === 1 ? '' : 's'}`;
+
+/** The first workload whose changed Pods fit nowhere among those the rule applies to, as `Kind namespace/name: reason`. */
+function exampleOf(report: MigrationReport, rule: string): string | undefined {
+  const workload = report.workloads.find((row) => row.fit?.kind === 'nowhere' && row.rules.includes(rule));
+  return workload === undefined
+    ? undefined
+    : `${workload.kind} ${workload.namespace}/${workload.name}: ${workload.fit!.reason}`;
+}
+
+/**
+ * Each rule of the report with the Schedulable condition it should carry. `capacityKnown` is false when the report was
+ * judged without a capacity (Capacity.unknown()): then only a contradiction within a Pod's constraints is found, and
+ * a rule that makes none is Unknown, not True.
+ */
+function schedulableConditions(
+  report: MigrationReport,
+  capacityKnown: boolean,
+): ReadonlyMap<string, SchedulableFields> {
+  return new Map(
+    report.rules.map((rule): [string, SchedulableFields] => {
+      if (rule.enforcement === 'audit')
+        return [rule.name, { status: 'Unknown', reason: 'Audited', message: AUDITED_MESSAGE }];
+      if (rule.unschedulable > 0) {
+        const example = exampleOf(report, rule.name);
+        const message =
+          `${pods(rule.unschedulable)} the rule matches would go from fitting somewhere to fitting nowhere once recreated with it` +
+          `${example === undefined ? '' : `, e.g. ${example}`}; ${FIT_CAVEAT}`;
+        return [rule.name, { status: 'False', reason: 'PodsWouldFitNowhere', message }];
+      }
+      return [
+        rule.name,
+        capacityKnown
+          ? { status: 'True', reason: 'PodsFit', message: FITS_MESSAGE }
+          : { status: 'Unknown', reason: 'CapacityUnknown', message: CAPACITY_UNKNOWN_MESSAGE },
+      ];
+    }),
+  );
+}
+
+export { SCHEDULABLE, schedulableConditions };
+export type { SchedulableFields, SchedulableReason };
