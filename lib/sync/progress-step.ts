@@ -103,4 +103,3 @@ async function reportProgress(
 }
 
 export { reportProgress };
-export type { PublishedContent };

@@ -67,4 +67,4 @@ function schedulableConditions(
 }
 
 export { SCHEDULABLE, schedulableConditions };
-export type { SchedulableFields, SchedulableReason };
+export type { SchedulableFields };
