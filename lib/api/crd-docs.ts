@@ -162,12 +162,13 @@ const SPEC: Docs = {
 const STATUS: Docs = {
   '': 'What the sync last observed about this rule. Written by the sync function; never set it by hand.',
   conditions:
-    'Conditions of the rule. Accepted is True (reason Valid) when the rule passed validation and is served to admission, False (reason Invalid) with the validation message when it is skipped.',
+    'Conditions of the rule. Accepted is True (reason Valid) when the rule passed validation and is served to admission, False (reason Invalid) with the validation message when it is skipped. Schedulable, written with the sync report (reportIntervalMinutes) for each enabled valid rule, is False (reason PodsWouldFitNowhere) when some running Pod the rule matches, recreated with it, would fit no Node and no NodePool while it fits without it, with how many and one example; True (PodsFit) when none would; Unknown when the sync could not read the Nodes and NodePools (CapacityUnknown) or the rule is audited (Audited).',
   'conditions[]': 'One condition, in the shape of a Kubernetes metav1.Condition.',
-  'conditions[].type': 'The condition type, e.g. Accepted.',
+  'conditions[].type': 'The condition type: Accepted or Schedulable.',
   'conditions[].status': 'True, False or Unknown.',
-  'conditions[].reason': 'A CamelCase reason for the status, e.g. Valid or Invalid.',
-  'conditions[].message': 'A human-readable explanation; for an invalid rule, the field paths and reasons.',
+  'conditions[].reason': 'A CamelCase reason for the status, e.g. Valid, Invalid or PodsWouldFitNowhere.',
+  'conditions[].message':
+    'A human-readable explanation; for an invalid rule, the field paths and reasons; for an unschedulable one, where a Pod fails to fit.',
   'conditions[].lastTransitionTime': 'When the status last changed.',
   'conditions[].observedGeneration': 'The metadata.generation the condition was computed from.',
   observedGeneration: 'The metadata.generation the sync last validated.',

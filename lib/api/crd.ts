@@ -180,6 +180,12 @@ function podMutationCrd(): Json {
               jsonPath: '.status.pendingPods',
               description: 'Matched Pods a rollout would still change.',
             },
+            {
+              name: 'Schedulable',
+              type: 'string',
+              jsonPath: '.status.conditions[?(@.type=="Schedulable")].status',
+              description: 'False when some matched Pod, recreated with the rule, would fit no Node and no NodePool.',
+            },
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
           ],
           schema: { openAPIV3Schema: openApiSchema() },

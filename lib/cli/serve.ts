@@ -119,7 +119,9 @@ async function serve(flags: ServeFlags, { streams, env }: CliContext): Promise<n
   if (paths.length > 0 && flags.context !== undefined)
     throw new MalformedInputError('--context goes with the cluster as the rule source, not --rules');
   if (paths.length === 0 && (flags.capacity ?? []).length > 0)
-    throw new MalformedInputError('--capacity goes with --rules (rule files), not the cluster as the rule source');
+    throw new MalformedInputError(
+      '--capacity goes with --rules (rule files), not the cluster as the rule source, whose own Nodes and NodePools are read with its rules',
+    );
   const tls = await tlsOption(flags.tlsCert, flags.tlsKey);
   const placements = await readPlacementFile(flags, streams);
   const enforcement = enforcementOf(flags.enforcement);

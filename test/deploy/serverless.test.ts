@@ -98,6 +98,7 @@ const ALARMS = [
   'TokenRefreshFailuresAlarm',
   'SyncFailuresAlarm',
   'RulesStaleAlarm',
+  'UnschedulableRulesAlarm',
 ];
 // Alarms on a limit fire at this share of it (serverless/plugin.mjs NEAR_LIMIT).
 const NEAR_LIMIT = 0.8;
@@ -972,7 +973,7 @@ describe('log groups', () => {
 describe('alarms', () => {
   const metricsOf = (template: Template, id: string) => alarmMetrics(resource(template, id));
 
-  it('has an alarm for admission errors, 5xx answers, throttles, slowness, the account concurrency, a denial spike, sync failures and stale rules', () => {
+  it('has an alarm for admission errors, 5xx answers, throttles, slowness, the account concurrency, a denial spike, sync failures, stale rules and rules that strand Pods', () => {
     expect(resourcesOfType(eksTemplate, 'AWS::CloudWatch::Alarm')).toEqual([...ALARMS].sort());
   });
 
@@ -1111,9 +1112,32 @@ describe('alarms', () => {
   });
 
   it('fires no alarm on a new stack before its first sync: no alarm treats missing data as breaching', () => {
+    const treatment: Readonly<Record<string, string>> = {
+      RulesStaleAlarm: 'missing',
+      // Reported every reportIntervalMinutes: between reports the state the last one set holds.
+      UnschedulableRulesAlarm: 'ignore',
+    };
     expect(ALARMS.map((id) => `${id} ${String(properties(eksTemplate, id)['TreatMissingData'])}`)).toEqual(
-      ALARMS.map((id) => `${id} ${id === 'RulesStaleAlarm' ? 'missing' : 'notBreaching'}`),
+      ALARMS.map((id) => `${id} ${treatment[id] ?? 'notBreaching'}`),
     );
+  });
+
+  it('fires at the first migration report that finds a rule stranding Pods, and clears at the first that finds none', async () => {
+    const { services } = await metricsContract(eksTemplate);
+
+    expect(metricsOf(eksTemplate, 'UnschedulableRulesAlarm')).toEqual([
+      expect.objectContaining({
+        metricName: 'UnschedulableRules',
+        dimensions: [`service=${services.sync}`],
+        stat: 'Maximum',
+        period: 60,
+      }) as unknown,
+    ]);
+    expect(properties(eksTemplate, 'UnschedulableRulesAlarm')).toMatchObject({
+      Threshold: 1,
+      EvaluationPeriods: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
   });
 
   it('notifies the alarm topic when syncs stop reporting: the stale-rules alarm leaves OK for INSUFFICIENT_DATA', () => {

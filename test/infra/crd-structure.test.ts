@@ -86,7 +86,7 @@ describe('the PodMutation CRD', () => {
     expect(version).toMatchObject({ name: 'v1alpha1', served: true, storage: true, subresources: { status: {} } });
   });
 
-  it('prints Enabled, Priority, Accepted, Enforcement, Matched, Pending and Age columns', () => {
+  it('prints Enabled, Priority, Accepted, Enforcement, Matched, Pending, Schedulable and Age columns', () => {
     expect(version.additionalPrinterColumns).toEqual([
       expect.objectContaining({ name: 'Enabled', type: 'boolean', jsonPath: '.spec.enable' }),
       expect.objectContaining({ name: 'Priority', type: 'integer', jsonPath: '.spec.priority' }),
@@ -98,6 +98,11 @@ describe('the PodMutation CRD', () => {
       expect.objectContaining({ name: 'Enforcement', type: 'string', jsonPath: '.status.enforcement' }),
       expect.objectContaining({ name: 'Matched', type: 'integer', jsonPath: '.status.matchedPods' }),
       expect.objectContaining({ name: 'Pending', type: 'integer', jsonPath: '.status.pendingPods' }),
+      expect.objectContaining({
+        name: 'Schedulable',
+        type: 'string',
+        jsonPath: '.status.conditions[?(@.type=="Schedulable")].status',
+      }),
       expect.objectContaining({ name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }),
     ]);
   });
