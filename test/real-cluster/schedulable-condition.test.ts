@@ -1,0 +1,239 @@
+/**
+ * The Schedulable condition against a real API server: the shipped sync function in kubeconfig mode, with the migration
+ * report on (REPORT_INTERVAL_MINUTES=1) and the ServiceAccount of infra/rbac.yaml and infra/rbac-sync-report.yaml,
+ * publishes the capacity it reads from the cluster's Nodes and from the NodePools of Karpenter's own CRD, and writes on
+ * the README's migration with a misspelt target pool `Schedulable=False`, naming the Deployment and the pool; fixed to
+ * the pool a NodePool makes, the rule turns `True`.
+ */
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildFunctions } from '../../scripts/build.ts';
+import { Capacity } from '../../lib/capacity/index.ts';
+import { startEmbeddedDynamo, type EmbeddedDynamo } from '../../lib/store/embedded/index.ts';
+import { createDynamoClient, createSnapshotTable } from '../../lib/store/index.ts';
+import type { SyncReport } from '../../lib/sync/index.ts';
+import { startFakeAws, type FakeAws } from '../cluster/fake-aws.ts';
+import { embeddedMetrics, invokeShippedHandler } from '../deploy/lambda-run.ts';
+import { recordsOf, snapshotsOf } from '../store/support.ts';
+import type { Json } from './api.ts';
+import type { ControlPlane } from './control-plane.ts';
+import { karpenterOracle } from './karpenter.ts';
+import { applyInfra, applyPodMutation, kubectlObjects, kubectlOk, untilAllowed, untilRolledOut } from './kubectl.ts';
+import { TEST_NODES } from './nodes.ts';
+import { legacyTemplate, poolTerm } from './pools.ts';
+import { useControlPlane } from './use-control-plane.ts';
+
+const cluster = useControlPlane();
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const SYNC_NAMESPACE = 'podmutation-system';
+const SYNC = `system:serviceaccount:${SYNC_NAMESPACE}:podmutation-sync`;
+const KUBECONFIG_MODE = 'podmutation.agent.cloudpilot.ai/access!=eks-access-entry';
+const CLUSTER_ID = 'default';
+const TABLE = 'podmutation-schedulable-rules';
+const REGION = 'eu-west-1';
+const KUBECONFIG_SECRET_ARN = `arn:aws:secretsmanager:${REGION}:123456789012:secret:podmutation-kubeconfig-AbCdEf`;
+const RULE = 'move-checkout';
+const REPLICAS = 2;
+
+/** A condition of a PodMutation's status, as the API server returns it. */
+interface Condition {
+  readonly type: string;
+  readonly status: string;
+  readonly reason: string;
+  readonly message: string;
+  readonly lastTransitionTime: string;
+  readonly observedGeneration?: number;
+}
+
+let dynamo: EmbeddedDynamo;
+let dynamoClient: ReturnType<typeof createDynamoClient>;
+let aws: FakeAws;
+let taskRoot: string;
+
+/** The README's migration of production's checkout from the legacy pool to `pool`. */
+function moveTo(pool: string): Json {
+  return {
+    enable: true,
+    workloadSelector: {
+      namespaces: ['production'],
+      nodeAffinityMatch: {
+        requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [poolTerm('legacy')] },
+      },
+    },
+    mutationRemove: { nodeAffinity: { keys: ['example.com/node-pool'] } },
+    mutationAdd: {
+      nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [poolTerm(pool)] } },
+    },
+  };
+}
+
+/** The sync bundle invoked by hand (one sync) in a fresh process with the environment of kubeconfig mode. */
+async function invokeSync(): Promise<{ readonly report: SyncReport; readonly lines: readonly string[] }> {
+  const invocation = await invokeShippedHandler({
+    taskRoot,
+    handler: 'index.handler',
+    environment: {
+      AWS_REGION: REGION,
+      AWS_ACCESS_KEY_ID: 'AKIDSYNCTEST',
+      AWS_SECRET_ACCESS_KEY: 'sync-test-secret',
+      AWS_LAMBDA_FUNCTION_NAME: 'podmutation-test-sync',
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: aws.url,
+      TZ: ':UTC',
+      POWERTOOLS_SERVICE_NAME: 'podmutation-sync',
+      POWERTOOLS_METRICS_NAMESPACE: 'podmutation',
+      RULES_TABLE: TABLE,
+      CLUSTER_ID,
+      DYNAMODB_ENDPOINT: dynamo.endpoint,
+      KUBECONFIG_SECRET_ARN,
+      REPORT_INTERVAL_MINUTES: '1',
+      SYNC_INTERVAL_SECONDS: '30',
+    },
+    event: {},
+    functionName: 'podmutation-test-sync',
+    memorySize: 512,
+    timeoutSeconds: 70,
+  });
+  return { report: invocation.result as SyncReport, lines: invocation.lines };
+}
+
+async function schedulable(plane: ControlPlane): Promise<Condition | undefined> {
+  const resource = await plane.admin.json<{ status?: { conditions?: Condition[] } }>(
+    'GET',
+    `/apis/agent.cloudpilot.ai/v1alpha1/podmutations/${RULE}`,
+  );
+  return resource.status?.conditions?.find((condition) => condition.type === 'Schedulable');
+}
+
+/** The SCHEDULABLE column of `kubectl get pm` for the rule. */
+async function schedulableColumn(plane: ControlPlane): Promise<string | undefined> {
+  const [header = [], ...rows] = (await kubectlOk(plane, ['get', 'pm']))
+    .trim()
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/));
+  return rows.find((cells) => cells[0] === RULE)?.[header.indexOf('SCHEDULABLE')];
+}
+
+beforeAll(async () => {
+  const plane = cluster();
+  dynamo = await startEmbeddedDynamo();
+  dynamoClient = createDynamoClient({ endpoint: dynamo.endpoint });
+  await createSnapshotTable(dynamoClient, TABLE);
+
+  // Kubeconfig mode of docs/operations.md, the sync's report access included.
+  await applyInfra(plane, KUBECONFIG_MODE);
+  await kubectlOk(plane, ['apply', '-f', join(ROOT, 'infra', 'rbac-sync-report.yaml'), '-l', KUBECONFIG_MODE]);
+  // Karpenter's NodePool CRD, server-side: its schema is larger than the annotation a client-side apply would write.
+  const oracle = await karpenterOracle((line) => console.log(`[karpenter oracle] ${line}`));
+  await kubectlOk(plane, ['apply', '--server-side', '-f', oracle.nodePoolCrd]);
+  await kubectlOk(plane, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/nodepools.karpenter.sh']);
+  await kubectlObjects(plane, 'create', [
+    {
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodePool',
+      metadata: { name: 'general' },
+      spec: {
+        template: {
+          metadata: { labels: { 'example.com/node-pool': 'general' } },
+          spec: {
+            nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+            requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }],
+          },
+        },
+      },
+    },
+  ]);
+  for (const resource of ['nodes', 'nodepools.karpenter.sh', 'pods', 'cronjobs.batch'])
+    await untilAllowed(plane, SYNC, ['list', resource, '--all-namespaces', `--as=${SYNC}`]);
+  const token = (await kubectlOk(plane, ['create', 'token', 'podmutation-sync', '-n', SYNC_NAMESPACE])).trim();
+  aws = await startFakeAws();
+  aws.secrets.set(
+    KUBECONFIG_SECRET_ARN,
+    await readFile(await plane.tokenKubeconfig('podmutation-sync', token), 'utf8'),
+  );
+
+  // Pods made by the real ReplicaSet controller on the legacy pool, before any rule exists.
+  await plane.ensureNamespace('production');
+  await kubectlObjects(plane, 'create', [
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'checkout', namespace: 'production' },
+      spec: {
+        replicas: REPLICAS,
+        selector: { matchLabels: { app: 'checkout' } },
+        template: legacyTemplate('checkout'),
+      },
+    },
+  ]);
+  await untilRolledOut(plane, 'production', 'deployment/checkout');
+
+  const outdir = await mkdtemp(join(plane.dir, 'functions-'));
+  await buildFunctions({ outdir });
+  taskRoot = join(outdir, 'sync');
+}, 20 * 60_000);
+
+afterAll(async () => {
+  await aws?.close();
+  dynamoClient?.destroy();
+  await dynamo?.close();
+});
+
+describe('the shipped sync function on a migration to a misspelt pool', () => {
+  let first: { readonly report: SyncReport; readonly lines: readonly string[] };
+
+  beforeAll(async () => {
+    await applyPodMutation(cluster(), RULE, moveTo('genral'));
+    first = await invokeSync();
+  });
+
+  it("publishes the cluster's Nodes and the NodePool of Karpenter's CRD in the snapshot", async () => {
+    expect(first.report).toMatchObject({ outcome: 'published', valid: 1 });
+    const snapshot = await snapshotsOf({ client: dynamoClient, tableName: TABLE })(CLUSTER_ID).read();
+    const capacity = Capacity.fromPublished(snapshot?.capacity, 'the snapshot');
+
+    expect(capacity.nodeCount).toBe(TEST_NODES.length);
+    expect(capacity.nodePools.map((pool) => pool.name)).toEqual(['general']);
+  });
+
+  it('writes Schedulable=False, naming how many Pods, the Deployment and the misspelt pool', async () => {
+    const plane = cluster();
+    const condition = await schedulable(plane);
+
+    expect(first.report.progress).toMatchObject({ unschedulableRules: 1, statusFailed: 0 });
+    expect(condition).toMatchObject({ status: 'False', reason: 'PodsWouldFitNowhere', observedGeneration: 1 });
+    expect(condition?.message).toMatch(
+      new RegExp(`^${REPLICAS} Pods the rule matches would go from fitting somewhere to fitting nowhere`),
+    );
+    expect(condition?.message).toContain('e.g. Deployment production/checkout: fits nowhere');
+    expect(condition?.message).toContain('example.com/node-pool');
+    expect(await schedulableColumn(plane)).toBe('False');
+  });
+
+  it('counts the rule in UnschedulableRules and its Pods in UnschedulablePods', () => {
+    const values = (name: string, rule?: string) =>
+      embeddedMetrics(first.lines)
+        .filter((document) => name in document && (rule === undefined || document['rule'] === rule))
+        .map((document) => document[name]);
+
+    expect(values('UnschedulableRules')).toEqual([1]);
+    expect(values('UnschedulablePods', RULE)).toEqual([REPLICAS]);
+  });
+
+  it("turns True, for the rule's new generation, once it names the pool the NodePool makes", async () => {
+    const plane = cluster();
+    await applyPodMutation(plane, RULE, moveTo('general'));
+    // The report runs every minute: the last one is moved a minute back rather than waited for.
+    const records = recordsOf({ client: dynamoClient, tableName: TABLE })(CLUSTER_ID);
+    const last = (await records.readSyncStatus())?.lastReportAt;
+    await records.recordReport(new Date(Date.parse(last!) - 60_000).toISOString());
+
+    const { report } = await invokeSync();
+
+    expect(report.progress).toMatchObject({ unschedulableRules: 0, statusFailed: 0 });
+    expect(await schedulable(plane)).toMatchObject({ status: 'True', reason: 'PodsFit', observedGeneration: 2 });
+    expect(await schedulableColumn(plane)).toBe('True');
+  });
+});
