@@ -15,14 +15,23 @@ import { startEmbeddedDynamo, type EmbeddedDynamo } from '../../lib/store/embedd
 import { createDynamoClient, createSnapshotTable } from '../../lib/store/index.ts';
 import type { SyncReport } from '../../lib/sync/index.ts';
 import { startFakeAws, type FakeAws } from '../cluster/fake-aws.ts';
-import { embeddedMetrics, invokeShippedHandler } from '../deploy/lambda-run.ts';
+import { embeddedMetrics } from '../deploy/lambda-run.ts';
 import { recordsOf, snapshotsOf } from '../store/support.ts';
 import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
 import { karpenterOracle } from './karpenter.ts';
-import { applyInfra, applyPodMutation, kubectlObjects, kubectlOk, untilAllowed, untilRolledOut } from './kubectl.ts';
+import {
+  applyInfra,
+  applyNodePoolCrd,
+  applyPodMutation,
+  kubectlObjects,
+  kubectlOk,
+  untilAllowed,
+  untilRolledOut,
+} from './kubectl.ts';
 import { TEST_NODES } from './nodes.ts';
-import { legacyTemplate, poolTerm } from './pools.ts';
+import { legacyTemplate, onDemandNodePool, poolTerm } from './pools.ts';
+import { invokeSyncFunction } from './sync-function.ts';
 import { useControlPlane } from './use-control-plane.ts';
 
 const cluster = useControlPlane();
@@ -70,33 +79,17 @@ function moveTo(pool: string): Json {
   };
 }
 
-/** The sync bundle invoked by hand (one sync) in a fresh process with the environment of kubeconfig mode. */
-async function invokeSync(): Promise<{ readonly report: SyncReport; readonly lines: readonly string[] }> {
-  const invocation = await invokeShippedHandler({
+/** The shipped sync function, one sync, with the migration report every minute. */
+function invokeSync(): ReturnType<typeof invokeSyncFunction> {
+  return invokeSyncFunction({
     taskRoot,
-    handler: 'index.handler',
-    environment: {
-      AWS_REGION: REGION,
-      AWS_ACCESS_KEY_ID: 'AKIDSYNCTEST',
-      AWS_SECRET_ACCESS_KEY: 'sync-test-secret',
-      AWS_LAMBDA_FUNCTION_NAME: 'podmutation-test-sync',
-      AWS_ENDPOINT_URL_SECRETS_MANAGER: aws.url,
-      TZ: ':UTC',
-      POWERTOOLS_SERVICE_NAME: 'podmutation-sync',
-      POWERTOOLS_METRICS_NAMESPACE: 'podmutation',
-      RULES_TABLE: TABLE,
-      CLUSTER_ID,
-      DYNAMODB_ENDPOINT: dynamo.endpoint,
-      KUBECONFIG_SECRET_ARN,
-      REPORT_INTERVAL_MINUTES: '1',
-      SYNC_INTERVAL_SECONDS: '30',
-    },
-    event: {},
-    functionName: 'podmutation-test-sync',
-    memorySize: 512,
-    timeoutSeconds: 70,
+    secretsManagerUrl: aws.url,
+    kubeconfigSecretArn: KUBECONFIG_SECRET_ARN,
+    dynamoEndpoint: dynamo.endpoint,
+    tableName: TABLE,
+    clusterId: CLUSTER_ID,
+    reportIntervalMinutes: 1,
   });
-  return { report: invocation.result as SyncReport, lines: invocation.lines };
 }
 
 async function schedulable(plane: ControlPlane): Promise<Condition | undefined> {
@@ -125,26 +118,9 @@ beforeAll(async () => {
   // Kubeconfig mode of docs/operations.md, the sync's report access included.
   await applyInfra(plane, KUBECONFIG_MODE);
   await kubectlOk(plane, ['apply', '-f', join(ROOT, 'infra', 'rbac-sync-report.yaml'), '-l', KUBECONFIG_MODE]);
-  // Karpenter's NodePool CRD, server-side: its schema is larger than the annotation a client-side apply would write.
   const oracle = await karpenterOracle((line) => console.log(`[karpenter oracle] ${line}`));
-  await kubectlOk(plane, ['apply', '--server-side', '-f', oracle.nodePoolCrd]);
-  await kubectlOk(plane, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/nodepools.karpenter.sh']);
-  await kubectlObjects(plane, 'create', [
-    {
-      apiVersion: 'karpenter.sh/v1',
-      kind: 'NodePool',
-      metadata: { name: 'general' },
-      spec: {
-        template: {
-          metadata: { labels: { 'example.com/node-pool': 'general' } },
-          spec: {
-            nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-            requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }],
-          },
-        },
-      },
-    },
-  ]);
+  await applyNodePoolCrd(plane, oracle.nodePoolCrd);
+  await kubectlObjects(plane, 'create', [onDemandNodePool('general', { 'example.com/node-pool': 'general' })]);
   for (const resource of ['nodes', 'nodepools.karpenter.sh', 'pods', 'cronjobs.batch'])
     await untilAllowed(plane, SYNC, ['list', resource, '--all-namespaces', `--as=${SYNC}`]);
   const token = (await kubectlOk(plane, ['create', 'token', 'podmutation-sync', '-n', SYNC_NAMESPACE])).trim();

@@ -20,7 +20,7 @@ import { startEmbeddedDynamo, type EmbeddedDynamo } from '../../lib/store/embedd
 import { createDynamoClient, createSnapshotTable } from '../../lib/store/index.ts';
 import type { SyncReport } from '../../lib/sync/index.ts';
 import { startFakeAws, type FakeAws } from '../cluster/fake-aws.ts';
-import { embeddedMetrics, invokeShippedHandler } from '../deploy/lambda-run.ts';
+import { embeddedMetrics } from '../deploy/lambda-run.ts';
 import type { CliRun } from '../support/cli.ts';
 import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
@@ -33,6 +33,7 @@ import {
   untilRolledOut,
 } from './kubectl.ts';
 import { reportRun, syncOnce } from './podmutation.ts';
+import { invokeSyncFunction } from './sync-function.ts';
 import { poolAffinity } from './pools.ts';
 import { waitFor } from './processes.ts';
 import { metricSum } from './webhook.ts';
@@ -409,32 +410,16 @@ describe('the shipped sync function with REPORT_INTERVAL_MINUTES=1 and the kubec
   let aws: FakeAws;
 
   /** The sync bundle invoked by hand (one sync) in a fresh process with the environment of kubeconfig mode. */
-  async function invokeSync(): Promise<{ readonly report: SyncReport; readonly lines: readonly string[] }> {
-    const invocation = await invokeShippedHandler({
+  function invokeSync(): ReturnType<typeof invokeSyncFunction> {
+    return invokeSyncFunction({
       taskRoot,
-      handler: 'index.handler',
-      environment: {
-        AWS_REGION: REGION,
-        AWS_ACCESS_KEY_ID: 'AKIDSYNCTEST',
-        AWS_SECRET_ACCESS_KEY: 'sync-test-secret',
-        AWS_LAMBDA_FUNCTION_NAME: 'podmutation-test-sync',
-        AWS_ENDPOINT_URL_SECRETS_MANAGER: aws.url,
-        TZ: ':UTC',
-        POWERTOOLS_SERVICE_NAME: 'podmutation-sync',
-        POWERTOOLS_METRICS_NAMESPACE: 'podmutation',
-        RULES_TABLE: table,
-        CLUSTER_ID,
-        DYNAMODB_ENDPOINT: dynamo.endpoint,
-        KUBECONFIG_SECRET_ARN,
-        REPORT_INTERVAL_MINUTES: '1',
-        SYNC_INTERVAL_SECONDS: '30',
-      },
-      event: {},
-      functionName: 'podmutation-test-sync',
-      memorySize: 512,
-      timeoutSeconds: 70,
+      secretsManagerUrl: aws.url,
+      kubeconfigSecretArn: KUBECONFIG_SECRET_ARN,
+      dynamoEndpoint: dynamo.endpoint,
+      tableName: table,
+      clusterId: CLUSTER_ID,
+      reportIntervalMinutes: 1,
     });
-    return { report: invocation.result as SyncReport, lines: invocation.lines };
   }
 
   /** The values a metric took in the EMF documents of an invocation. */
