@@ -166,6 +166,20 @@ describe('the Schedulable condition', () => {
     expect(conditionsOf('move-to-general').map((entry) => `${entry.type}=${entry.status}`)).toEqual(['Accepted=False']);
   });
 
+  it('is removed once the rule is disabled, since it then changes no Pod', async () => {
+    world.server.put({ metadata: { name: 'move-to-general' }, spec: validSpec('general') });
+    const clock = manualClock();
+    const subject = reportingSubject(clock);
+    await subject.sync({ capacity: LEGACY_ONLY });
+
+    world.server.put({ metadata: { name: 'move-to-general' }, spec: validSpec('general', { enable: false }) });
+    clock.advance(60_000);
+    await subject.sync({ capacity: LEGACY_ONLY });
+
+    expect(condition('move-to-general', 'Schedulable')).toBeUndefined();
+    expect(condition('move-to-general', 'Accepted')).toMatchObject({ status: 'True', observedGeneration: 2 });
+  });
+
   it('emits UnschedulablePods for the rules that strand Pods, and UnschedulableRules for all', async () => {
     world.server.put({ metadata: { name: 'move-to-general' }, spec: validSpec('general') });
     world.server.put({
