@@ -138,7 +138,9 @@ export function registerSync(program: Command, context: CliContext): void {
     summary: "sync the cluster's PodMutations into the rules table once, as the sync Lambda does",
     description:
       "One sync of the kubeconfig's cluster into the rules table TARGET names, status written back; the report is printed " +
-      "as one JSON line. The sync takes the cluster's sync lease first, waiting up to --lease-wait seconds while another " +
+      "as one JSON line. The snapshot carries the cluster's Nodes and NodePools, which admission judges changed Pods " +
+      "against (an identity that may not list them publishes none, with a warning). The sync takes the cluster's sync " +
+      'lease first, waiting up to --lease-wait seconds while another ' +
       'sync (the Lambda) holds it. The first publish binds the cluster id to the cluster (the uid of its kube-system ' +
       'namespace); a sync of any other cluster under that id is refused, until --rebind-from names the bound uid. ' +
       TARGET_DEFINITION,
