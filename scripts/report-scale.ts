@@ -1,15 +1,17 @@
 /**
  * `npm run scale:report`: the migration report of a large cluster through the real @kubernetes/client-node against
  * the fake API server over HTTPS, as the sync computes it: Pods and their owners listed page by page,
- * each page folded into the report and dropped. Prints the time and the peak memory (RSS, and heap above the start).
+ * each page folded into the report and dropped, each Pod the rules change judged against a capacity of `--node-shapes`
+ * distinct Node shapes and `--node-pools` NodePools (both 0: no capacity, contradictions only), as the sync judges
+ * them against the one it publishes. Prints the time and the peak memory (RSS, and heap above the start).
  *
- *   npm run scale:report -- [--pods 10000] [--page-size 500] [--rules 50]
+ *   npm run scale:report -- [--pods 10000] [--page-size 500] [--rules 50] [--node-shapes 50] [--node-pools 20]
  */
 import { parseArgs } from 'node:util';
 import { validatePodMutation, type NormalizedRule } from '../lib/api/index.ts';
 import { createWorkloadObjectSource } from '../lib/cluster/index.ts';
 import { compileRuleSet } from '../lib/engine/index.ts';
-import { Capacity } from '../lib/capacity/index.ts';
+import { Capacity, readCapacityObjects } from '../lib/capacity/index.ts';
 import { computeProgress } from '../lib/sync/progress.ts';
 import { kubeconfigFor, startFakeApiServer } from '../test/cluster/fake-api-server.ts';
 
@@ -18,11 +20,15 @@ const { values } = parseArgs({
     pods: { type: 'string', default: '10000' },
     'page-size': { type: 'string', default: '500' },
     rules: { type: 'string', default: '50' },
+    'node-shapes': { type: 'string', default: '50' },
+    'node-pools': { type: 'string', default: '20' },
   },
 });
 const PODS = Number(values.pods);
 const PAGE_SIZE = Number(values['page-size']);
 const RULES = Number(values.rules);
+const NODE_SHAPES = Number(values['node-shapes']);
+const NODE_POOLS = Number(values['node-pools']);
 const PODS_PER_DEPLOYMENT = 20;
 const NAMESPACES = 50;
 
@@ -46,6 +52,44 @@ function rule(index: number): NormalizedRule {
   });
   if (!verdict.valid) throw new Error(`scale rule ${index} is invalid`);
   return verdict.rule;
+}
+
+/**
+ * NODE_SHAPES Nodes of distinct shapes (the legacy pool's first, then others by zone and instance type) and NODE_POOLS
+ * NodePools, the last of which makes the merged pool the rules move to, tainted as the rules tolerate: so each Pod is
+ * judged against every shape and NodePool before the one that fits is found.
+ */
+function scaleCapacity(): Capacity {
+  if (NODE_SHAPES === 0 && NODE_POOLS === 0) return Capacity.unknown();
+  const nodes = Array.from({ length: NODE_SHAPES }, (_, index) => ({
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name: `node-${index}`,
+      labels: {
+        'example.com/node-pool': index === 0 ? 'legacy' : `pool-${index}`,
+        'topology.kubernetes.io/zone': `eu-west-1${'abc'[index % 3]}`,
+        'node.kubernetes.io/instance-type': `m5.${index}xlarge`,
+      },
+    },
+    spec: {},
+  }));
+  const nodePools = Array.from({ length: NODE_POOLS }, (_, index) => ({
+    apiVersion: 'karpenter.sh/v1',
+    kind: 'NodePool',
+    metadata: { name: index === NODE_POOLS - 1 ? 'merged' : `pool-${index}` },
+    spec: {
+      template: {
+        metadata: { labels: { 'example.com/node-pool': index === NODE_POOLS - 1 ? 'merged' : `nodepool-${index}` } },
+        spec: {
+          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+          requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }],
+          taints: [{ key: 'example.com/merged', effect: 'NoSchedule' }],
+        },
+      },
+    },
+  }));
+  return Capacity.of(readCapacityObjects([...nodes, ...nodePools], 'the scale capacity'));
 }
 
 /** A Deployment, its ReplicaSet and its Pods, shaped as the controllers create them. */
@@ -115,6 +159,7 @@ try {
     { pageSize: PAGE_SIZE },
   );
 
+  const capacity = scaleCapacity();
   global.gc?.();
   const heapStart = process.memoryUsage().heapUsed;
   let peakRss = process.memoryUsage().rss;
@@ -132,7 +177,7 @@ try {
       records: { readReportTime: () => Promise.resolve(undefined), recordReport: () => Promise.resolve() },
     },
     ruleSet,
-    Capacity.unknown(),
+    capacity,
   );
   const elapsedMs = performance.now() - started;
   clearInterval(sampler);
@@ -141,6 +186,11 @@ try {
   const requests = server.requests.filter((request) => request.path.endsWith('/pods')).length;
   console.log(
     `migration report of ${report.totals.pods} Pods in ${deployments} Deployments, ${RULES} rules, page size ${PAGE_SIZE} (${requests} Pod pages)`,
+  );
+  console.log(
+    capacity.known
+      ? `  capacity: ${capacity.shapes.length} Node shapes, ${capacity.nodePools.length} NodePools; unschedulable Pods: ${report.rules.reduce((total, rule) => total + rule.unschedulable, 0)}`
+      : '  capacity: none (contradictions only)',
   );
   console.log(`  totals: ${JSON.stringify(report.totals)}`);
   console.log(
