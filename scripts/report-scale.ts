@@ -77,7 +77,8 @@ function scaleCapacity(): Capacity {
   const nodePools = Array.from({ length: NODE_POOLS }, (_, index) => ({
     apiVersion: 'karpenter.sh/v1',
     kind: 'NodePool',
-    metadata: { name: index === NODE_POOLS - 1 ? 'merged' : `pool-${index}` },
+    // Karpenter tries NodePools by weight, then by name: the merged pool's name sorts last.
+    metadata: { name: `pool-${String(index).padStart(4, '0')}` },
     spec: {
       template: {
         metadata: { labels: { 'example.com/node-pool': index === NODE_POOLS - 1 ? 'merged' : `nodepool-${index}` } },
