@@ -109,14 +109,5 @@ function readTaints(value: unknown, path: string): Taint[] {
   });
 }
 
-export {
-  TAINT_EFFECTS,
-  readTaints,
-  requiredString,
-  toleratesTaint,
-  tolerated,
-  untoleratedTaints,
-  hasUntoleratedTaint,
-  taintText,
-};
+export { readTaints, requiredString, toleratesTaint, tolerated, untoleratedTaints, hasUntoleratedTaint, taintText };
 export type { Taint, TaintEffect };
