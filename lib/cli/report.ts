@@ -298,6 +298,13 @@ function reportTable(result: MigrationReport, capacityLine: string): string {
   return [renderReportTable(result), '', capacityLine, fitCaveatLine()].join('\n');
 }
 
+/** `--capacity FILE` as report takes it: with --objects only, a cluster's own Nodes and NodePools being read. */
+function reportCapacityOption(): Option {
+  const option = capacityOption('the recreated Pods');
+  option.description = `${option.description}; with --objects only (from a cluster, its own are read)`;
+  return option;
+}
+
 /** `podmutation report`. */
 export function registerReport(program: Command, context: CliContext): void {
   const command = defineCommand(program, 'report', {
@@ -305,9 +312,12 @@ export function registerReport(program: Command, context: CliContext): void {
     description:
       "For each running Pod, the Pod its controller would create now from the workload's current template, run through the " +
       'engine as admission runs it and compared with the running Pod; per rule and per workload (docs/operations.md, ' +
-      '"Running a migration"). Without --rules the rules are the cluster\'s PodMutations, validated as the sync validates them.',
+      '"Running a migration"). Without --rules the rules are the cluster\'s PodMutations, validated as the sync validates them. ' +
+      "Each workload says where its recreated Pods would fit: on the cluster's own Nodes and Karpenter NodePools, or with " +
+      '--objects those of --capacity FILE.',
     examples: [
       'podmutation report --objects cluster.json --rules examples/rules',
+      'podmutation report --objects cluster.json --rules examples/rules --capacity capacity.yaml',
       'podmutation report -A -o json',
       'podmutation report --kubeconfig ~/.kube/config --context staging -A --restart-commands > rollout.sh',
     ],
@@ -348,7 +358,7 @@ export function registerReport(program: Command, context: CliContext): void {
       '--allow-unschedulable',
       'with --restart-commands: restart also the workloads whose recreated Pods would fit nowhere (left out as comments otherwise)',
     )
-    .addOption(capacityOption('the recreated Pods (with --objects; from a cluster, its own are read)'))
+    .addOption(reportCapacityOption())
     .addOption(enforcementOption());
   for (const option of [...namespaceOptions('with --objects'), ...placementOptions()]) command.addOption(option);
   onRun<ReportFlags>(command, (flags) => report(flags, context));
