@@ -1,7 +1,8 @@
 import { Option, type Command } from 'commander';
 import type { InvalidRule, NormalizedRule } from '../api/index.ts';
+import { Capacity } from '../capacity/index.ts';
 import { compileRuleSet } from '../engine/index.ts';
-import { MalformedInputError } from '../errors/index.ts';
+import { ClusterError, MalformedInputError } from '../errors/index.ts';
 import {
   createReport,
   renderReportTable,
@@ -22,6 +23,7 @@ import {
 import { classifyObject } from '../workloads/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
 import { readInput, writeLine, type CliStreams } from './io.ts';
+import { capacityOption, fitCaveatLine, readCapacityFiles, type CapacityFlags } from './options/capacity.ts';
 import { kubeconfigOf, kubeconfigOptions, type KubeconfigFile, type KubeconfigFlags } from './options/kubeconfig.ts';
 import { namespaceOptions } from './options/namespace.ts';
 import { enforcementOf, enforcementOption } from './options/enforcement.ts';
@@ -36,7 +38,7 @@ import {
 } from './options/rules.ts';
 import { outputOption, printResult, type OutputFormat } from './output.ts';
 
-interface ReportFlags extends PlacementFlags, KubeconfigFlags {
+interface ReportFlags extends PlacementFlags, KubeconfigFlags, CapacityFlags {
   readonly objects?: string;
   readonly rules?: string[];
   readonly allowEmpty?: boolean;
@@ -45,6 +47,7 @@ interface ReportFlags extends PlacementFlags, KubeconfigFlags {
   readonly allNamespaces?: boolean;
   readonly output: OutputFormat;
   readonly restartCommands?: boolean;
+  readonly allowUnschedulable?: boolean;
   readonly enforcement: string;
 }
 
@@ -130,6 +133,14 @@ function checkedFlags(values: ReportFlags, env: CliContext['env']) {
       "report --objects needs --rules PATH: a file of objects holds no PodMutations (only the cluster's are read without it)",
     );
   }
+  if ((values.capacity ?? []).length > 0 && objects === undefined)
+    throw new MalformedInputError(
+      '--capacity goes with --objects: from a cluster, its own Nodes and NodePools are read (list nodes, nodepools.karpenter.sh)',
+    );
+  if (values.allowUnschedulable === true && values.restartCommands !== true)
+    throw new MalformedInputError(
+      '--allow-unschedulable goes with --restart-commands: it keeps the commands of workloads whose Pods would fit nowhere',
+    );
   if (values.restartCommands === true && values.output !== 'table') {
     throw new MalformedInputError(
       `--restart-commands prints shell commands instead of the report; leave out -o ${values.output}`,
@@ -156,6 +167,58 @@ export interface ReportInputs extends PlacementFlags {
   readonly namespace?: string;
   readonly allNamespaces?: boolean;
   readonly enforcement: string;
+  /** Files of Nodes and NodePools to judge the Pods against, with `objects` (--capacity); the cluster's own otherwise. */
+  readonly capacity?: readonly string[];
+}
+
+/** The capacity a report judges against, and the line that says for people where it came from. */
+interface ReportCapacity {
+  readonly capacity: Capacity;
+  readonly line: string;
+}
+
+// What a report without a capacity still finds, said wherever that happens.
+const CONTRADICTIONS_ONLY =
+  'where Pods fit is judged on their own contradictions only (nodeSelector against required terms)';
+
+const count = (value: number, noun: string) => `${value} ${noun}${value === 1 ? '' : 's'}`;
+
+function capacityRead(capacity: Capacity, from: string): ReportCapacity {
+  const pools = capacity.nodePools.length;
+  return { capacity, line: `capacity: ${count(capacity.nodeCount, 'Node')} and ${count(pools, 'NodePool')} ${from}` };
+}
+
+/**
+ * The cluster's Nodes and NodePools. A read the cluster refuses (no RBAC to list nodes) or answers with an object
+ * that is not well formed, or that lists no Node and no NodePool (running Pods run on Nodes, so that is a wrong read, not an empty cluster)
+ * is a warning on stderr: the report goes on, judging contradictions only, and says so.
+ */
+async function clusterCapacity(config: KubeconfigFile, streams: CliStreams): Promise<ReportCapacity> {
+  const unread = (why: string): ReportCapacity => {
+    writeLine(streams.stderr, `warning: ${why}; ${CONTRADICTIONS_ONLY}`);
+    return { capacity: Capacity.unknown(), line: `capacity: not read (${why}); ${CONTRADICTIONS_ONLY}` };
+  };
+  const { createCapacitySource } = await import('../cluster/index.ts');
+  try {
+    const objects = await createCapacitySource(config).read();
+    if (objects.nodes.length === 0 && objects.nodePools.length === 0)
+      return unread('the cluster lists no Node and no NodePool');
+    return capacityRead(Capacity.of(objects), 'read from the cluster');
+  } catch (error) {
+    // Refused or unreadable capacity is worth a report without it; an unreachable cluster fails the report anyway.
+    const refused =
+      error instanceof ClusterError && ['forbidden', 'malformed'].includes(String(error.context['reason']));
+    if (!(refused || error instanceof MalformedInputError)) throw error;
+    return unread(`reading the Nodes and NodePools failed: ${error.message}`);
+  }
+}
+
+/** The capacity of the inputs: the --capacity files, else the cluster's when the objects are the cluster's, else none. */
+async function reportCapacity(inputs: ReportInputs, streams: CliStreams): Promise<ReportCapacity> {
+  const paths = inputs.capacity ?? [];
+  if (paths.length > 0) return capacityRead(await readCapacityFiles(paths, streams), `from ${paths.join(', ')}`);
+  if (inputs.objects === undefined && inputs.cluster !== undefined) return clusterCapacity(inputs.cluster, streams);
+  return { capacity: Capacity.unknown(), line: `capacity: none given (--capacity FILE); ${CONTRADICTIONS_ONLY}` };
 }
 
 /** The namespace to read, as kubectl chooses it: -n, else every one with -A or a file, else the kubeconfig context's. */
@@ -179,7 +242,12 @@ async function namespaceOf(inputs: ReportInputs): Promise<string | undefined> {
 export async function readReport(
   inputs: ReportInputs,
   streams: CliStreams,
-): Promise<{ readonly result: MigrationReport; readonly invalid: readonly InvalidRule[] }> {
+): Promise<{
+  readonly result: MigrationReport;
+  readonly invalid: readonly InvalidRule[];
+  /** Where the capacity the Pods were judged against came from, as one line for people. */
+  readonly capacityLine: string;
+}> {
   const enforcement = enforcementOf(inputs.enforcement);
   const managedSteps = await placementSteps(inputs, streams);
   const paths = inputs.rules ?? [];
@@ -189,16 +257,18 @@ export async function readReport(
       : await clusterRules(inputs.cluster!, streams);
   // Stamps are checked by their sum: the report needs no access to the stack's key.
   const namespace = await namespaceOf(inputs);
+  const { capacity, line } = await reportCapacity(inputs, streams);
   const builder = createReport(compileRuleSet(loaded.rules), {
     managedSteps,
     enforcement,
     stamps: KEYLESS_STAMPS,
+    capacity,
     ...(namespace === undefined ? {} : { namespace }),
   });
   if (inputs.objects !== undefined)
     foldObjects(builder, objectsOf(await readInput(inputs.objects, streams), inputs.objects));
   else await foldCluster(builder, inputs.cluster!, namespace, streams);
-  return { result: builder.result(), invalid: loaded.invalid };
+  return { result: builder.result(), invalid: loaded.invalid, capacityLine: line };
 }
 
 /**
@@ -207,7 +277,7 @@ export async function readReport(
  */
 async function report(values: ReportFlags, { streams, env }: CliContext): Promise<number> {
   const flags = checkedFlags(values, env);
-  const { result, invalid } = await readReport(
+  const { result, invalid, capacityLine } = await readReport(
     {
       ...values,
       ...(flags.cluster === undefined ? {} : { cluster: flags.cluster }),
@@ -215,10 +285,24 @@ async function report(values: ReportFlags, { streams, env }: CliContext): Promis
     },
     streams,
   );
-  if (values.restartCommands === true) for (const line of restartCommands(result)) writeLine(streams.stdout, line);
-  else printResult(streams.stdout, values.output, result, () => renderReportTable(result));
+  if (values.restartCommands === true) {
+    const options = { allowUnschedulable: values.allowUnschedulable === true };
+    for (const line of restartCommands(result, options)) writeLine(streams.stdout, line);
+  } else printResult(streams.stdout, values.output, result, () => reportTable(result, capacityLine));
   const { pending, denied } = result.totals;
   return pending > 0 || denied > 0 || invalid.length > 0 ? EXIT.findings : EXIT.ok;
+}
+
+/** The report's tables, then where its capacity came from and, once, what a fit verdict leaves out. */
+function reportTable(result: MigrationReport, capacityLine: string): string {
+  return [renderReportTable(result), '', capacityLine, fitCaveatLine()].join('\n');
+}
+
+/** `--capacity FILE` as report takes it: with --objects only, a cluster's own Nodes and NodePools being read. */
+function reportCapacityOption(): Option {
+  const option = capacityOption('the recreated Pods');
+  option.description = `${option.description}; with --objects only (from a cluster, its own are read)`;
+  return option;
 }
 
 /** `podmutation report`. */
@@ -228,9 +312,12 @@ export function registerReport(program: Command, context: CliContext): void {
     description:
       "For each running Pod, the Pod its controller would create now from the workload's current template, run through the " +
       'engine as admission runs it and compared with the running Pod; per rule and per workload (docs/operations.md, ' +
-      '"Running a migration"). Without --rules the rules are the cluster\'s PodMutations, validated as the sync validates them.',
+      '"Running a migration"). Without --rules the rules are the cluster\'s PodMutations, validated as the sync validates them. ' +
+      "Each workload says where its recreated Pods would fit: on the cluster's own Nodes and Karpenter NodePools, or with " +
+      '--objects those of --capacity FILE.',
     examples: [
       'podmutation report --objects cluster.json --rules examples/rules',
+      'podmutation report --objects cluster.json --rules examples/rules --capacity capacity.yaml',
       'podmutation report -A -o json',
       'podmutation report --kubeconfig ~/.kube/config --context staging -A --restart-commands > rollout.sh',
     ],
@@ -267,6 +354,11 @@ export function registerReport(program: Command, context: CliContext): void {
       '--restart-commands',
       'print the kubectl commands that roll out the pending workloads instead of the report',
     )
+    .option(
+      '--allow-unschedulable',
+      'with --restart-commands: restart also the workloads whose recreated Pods would fit nowhere (left out as comments otherwise)',
+    )
+    .addOption(reportCapacityOption())
     .addOption(enforcementOption());
   for (const option of [...namespaceOptions('with --objects'), ...placementOptions()]) command.addOption(option);
   onRun<ReportFlags>(command, (flags) => report(flags, context));

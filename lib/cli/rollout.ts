@@ -32,6 +32,7 @@ interface RolloutFlags extends PlacementFlags, KubeconfigFlags {
   readonly timeout: string;
   readonly continueOnFailure?: boolean;
   readonly dryRun?: boolean;
+  readonly allowUnschedulable?: boolean;
   readonly output: 'table' | 'json';
   readonly enforcement: string;
 }
@@ -67,7 +68,7 @@ function checkedFlags(values: RolloutFlags, env: CliContext['env']) {
 /** One progress line for people: the wave, the workload, its state and why. */
 function renderRecord(record: RolloutRecord): string {
   if (record.type === 'verdict') {
-    return `rollout ${record.rollout}: ${record.pending} pending and ${record.denied} denied Pods after the last wave; ${record.failed} failed, ${record.skipped} skipped`;
+    return `rollout ${record.rollout}: ${record.pending} pending and ${record.denied} denied Pods after the last wave; ${record.failed} failed, ${record.skipped} skipped, ${record.unschedulable} unschedulable`;
   }
   const wave = record.wave === 0 ? '-' : `wave ${record.wave}`;
   const state = record.state === 'by-hand' ? 'recreate by hand' : record.state;
@@ -115,13 +116,16 @@ async function rollout(values: RolloutFlags, { streams, env }: CliContext): Prom
   // A cluster that cannot be read exits 2 (the command's unreadableExit), not 1: a wait loop reads 1 as "not yet".
   const before = (await readReport(inputs, streams)).result;
   const plan = await selected(
-    planRollout(before, flags.maxConcurrent),
+    planRollout(before, flags.maxConcurrent, { allowUnschedulable: values.allowUnschedulable === true }),
     flags.selector,
     flags.cluster,
     flags.maxConcurrent,
   );
   for (const record of planRecords(plan, id, rfc3339(Date.now()))) print(record);
-  if (values.dryRun === true) return before.totals.pending > 0 || before.totals.denied > 0 ? EXIT.findings : EXIT.ok;
+  // Left alone, an unschedulable workload stays pending: never a success, whatever the report read again says.
+  const unschedulable = plan.leftAlone.filter((alone) => alone.state === 'unschedulable').length;
+  if (values.dryRun === true)
+    return before.totals.pending > 0 || before.totals.denied > 0 || unschedulable > 0 ? EXIT.findings : EXIT.ok;
 
   const { createRolloutTarget } = await import('../cluster/index.ts');
   const outcome = await runRollout(
@@ -132,7 +136,7 @@ async function rollout(values: RolloutFlags, { streams, env }: CliContext): Prom
   );
   const after = (await readReport(inputs, streams)).result;
   const { pending, denied } = after.totals;
-  const exit = pending > 0 || denied > 0 || outcome.failed > 0 ? EXIT.findings : EXIT.ok;
+  const exit = pending > 0 || denied > 0 || outcome.failed > 0 || unschedulable > 0 ? EXIT.findings : EXIT.ok;
   print({
     type: 'verdict',
     rollout: id,
@@ -141,6 +145,7 @@ async function rollout(values: RolloutFlags, { streams, env }: CliContext): Prom
     denied,
     failed: outcome.failed,
     skipped: outcome.skipped,
+    unschedulable,
     exit,
   });
   return exit;
@@ -156,7 +161,9 @@ export function registerRollout(program: Command, context: CliContext): void {
       'Argo Rollouts through spec.restartAt (as `kubectl argo rollouts restart`); an OnDelete or partitioned StatefulSet by ' +
       'evicting its pending Pods one at a time, each only if it is still the Pod the report read; a StatefulSet whose ' +
       'deleted Pods would come back at another revision (a staged template) is held. A wave starts no more workloads than ' +
-      'the PodDisruptionBudgets covering them allow. Bare Pods, Jobs and CronJobs are listed to recreate by hand. Current ' +
+      'the PodDisruptionBudgets covering them allow. A workload whose recreated Pods would fit no Node and no NodePool of ' +
+      'the cluster is listed as unschedulable and left alone, unless --allow-unschedulable. ' +
+      'Bare Pods, Jobs and CronJobs are listed to recreate by hand. Current ' +
       'workloads are skipped, so a second run resumes an interrupted one (docs/operations.md, "Running a migration").',
     examples: [
       'podmutation rollout -A --dry-run',
@@ -165,7 +172,7 @@ export function registerRollout(program: Command, context: CliContext): void {
     ],
     exits: {
       0: 'no Pod pending or denied after the last wave',
-      1: 'some Pod still pending or denied, or a workload failed, was skipped or not started (with --dry-run: some Pod is pending or denied)',
+      1: 'some Pod still pending or denied, or a workload failed, was skipped, not started or unschedulable (with --dry-run: some Pod is pending or denied, or some workload unschedulable)',
       2: 'usage error, unreadable rules or cluster configuration, or a cluster that cannot be read',
     },
     unreadableExit: EXIT.usage,
@@ -196,6 +203,10 @@ export function registerRollout(program: Command, context: CliContext): void {
     )
     .option('--continue-on-failure', 'start the next wave after a failed workload')
     .option('--dry-run', 'print the plan (waves, workloads, why each is pending) and change nothing')
+    .option(
+      '--allow-unschedulable',
+      'restart also the workloads whose recreated Pods would fit no Node and no NodePool (left alone as unschedulable otherwise)',
+    )
     .addOption(
       new Option('-o, --output <format>', 'table: one line per step; json: one record (docs/operations.md) per line')
         .choices(['table', 'json'])

@@ -2,20 +2,27 @@
 import { columns, isDns1123Label, isDns1123Subdomain, previewInput, printable as cell } from '../values/index.ts';
 import type { MigrationReport, ReportPod, ReportWorkload } from './types.ts';
 
-/** The report as three aligned tables (rules, workloads, totals), in the JSON's order; "-" for no change. */
+/** The report as three aligned tables (rules, workloads, totals), in the JSON's order; "-" for no change or no fit judged. */
 function renderReportTable(report: MigrationReport): string {
   const rules =
     report.rules.length === 0
       ? ['no enabled rules']
       : columns(
-          ['RULE', 'ENFORCEMENT', 'MATCHED', 'CURRENT', 'PENDING'],
-          report.rules.map((rule) => [rule.name, rule.enforcement, rule.matched, rule.current, rule.pending]),
+          ['RULE', 'ENFORCEMENT', 'MATCHED', 'CURRENT', 'PENDING', 'UNSCHEDULABLE'],
+          report.rules.map((rule) => [
+            rule.name,
+            rule.enforcement,
+            rule.matched,
+            rule.current,
+            rule.pending,
+            rule.unschedulable,
+          ]),
         );
   const workloads =
     report.workloads.length === 0
       ? ['no workload is matched by a rule']
       : columns(
-          ['NAMESPACE', 'KIND', 'NAME', 'PODS', 'CURRENT', 'PENDING', 'DENIED', 'RULES', 'CHANGE'],
+          ['NAMESPACE', 'KIND', 'NAME', 'PODS', 'CURRENT', 'PENDING', 'DENIED', 'RULES', 'CHANGE', 'FITS'],
           report.workloads.map((item) => [
             item.namespace,
             item.kind,
@@ -26,6 +33,7 @@ function renderReportTable(report: MigrationReport): string {
             item.denied,
             item.rules.join(',') || '-',
             item.change || '-',
+            item.fit?.reason ?? '-',
           ]),
         );
   const { totals } = report;
@@ -62,15 +70,25 @@ type RestartAction =
     }
   | { readonly type: 'delete'; readonly pods: readonly ReportPod[] }
   | { readonly type: 'held'; readonly reason: string }
+  | { readonly type: 'unschedulable'; readonly reason: string }
   | { readonly type: 'by-hand' }
   | { readonly type: 'left-out' };
 
 // What the API server generates is a UUID; anything else read from a file goes nowhere near a shell.
 const UID = /^[0-9A-Za-z-]{1,128}$/;
 
-/** The one decision of how a workload rolls out, shared by restartCommands and `podmutation rollout`. */
-function restartAction(workload: ReportWorkload): RestartAction {
-  const { kind, name, namespace, deletePods, held } = workload;
+/** What may be rolled out: with `allowUnschedulable`, also a workload whose recreated Pods would fit nowhere. */
+interface RestartOptions {
+  readonly allowUnschedulable?: boolean;
+}
+
+/**
+ * The one decision of how a workload rolls out, shared by restartCommands and `podmutation rollout`. A workload whose
+ * recreated Pods would fit nowhere (ReportWorkload.fit) is not restarted unless `allowUnschedulable`: its Pods would
+ * stay Pending, and a rolling update would stall on them.
+ */
+function restartAction(workload: ReportWorkload, options: RestartOptions = {}): RestartAction {
+  const { kind, name, namespace, deletePods, held, fit } = workload;
   // Pod names and uids too: a StatefulSet's are its name and an ordinal, but a name of another form was read from the input.
   if (
     !isDns1123Subdomain(name) ||
@@ -78,6 +96,8 @@ function restartAction(workload: ReportWorkload): RestartAction {
     (deletePods ?? []).some((pod) => !isDns1123Subdomain(pod.name) || !UID.test(pod.uid))
   )
     return { type: 'left-out' };
+  if (fit?.kind === 'nowhere' && options.allowUnschedulable !== true)
+    return { type: 'unschedulable', reason: fit.reason };
   if (held !== undefined) return { type: 'held', reason: held };
   switch (kind) {
     case 'StatefulSet':
@@ -137,10 +157,10 @@ function restartCommand(kind: string, namespace: string, name: string, mechanism
   return `kubectl patch rollouts.argoproj.io/${name} -n ${namespace} --type merge -p "${patch}"`;
 }
 
-function commandsOf(workload: ReportWorkload): string[] {
+function commandsOf(workload: ReportWorkload, options: RestartOptions): string[] {
   const { kind, name, namespace, pending } = workload;
   const pods = `${pending} pending Pod${pending === 1 ? '' : 's'}`;
-  const action = restartAction(workload);
+  const action = restartAction(workload, options);
   switch (action.type) {
     case 'left-out':
       return [
@@ -148,6 +168,10 @@ function commandsOf(workload: ReportWorkload): string[] {
       ];
     case 'held':
       return [`# held: ${cell(kind)} ${namespace}/${name} (${pods}): ${cell(action.reason)}`];
+    case 'unschedulable':
+      return [
+        `# unschedulable, not restarted (--allow-unschedulable restarts it): ${cell(kind)} ${namespace}/${name} (${pods}): ${cell(action.reason)}`,
+      ];
     case 'delete':
       return evictCommands(namespace, name, action.pods, pods);
     case 'by-hand':
@@ -160,12 +184,14 @@ function commandsOf(workload: ReportWorkload): string[] {
 /**
  * For each workload with pending Pods, in the report's order, the commands that roll it out (`kubectl rollout
  * restart` for Deployments and StatefulSets, Argo's spec.restartAt for Rollouts, the pending Pods evicted highest
- * ordinal first for a StatefulSet that is OnDelete or partitioned), or a `# held: …` or `# recreate by hand: …`
- * comment; a shell script, so the lines that are no command are comments.
+ * ordinal first for a StatefulSet that is OnDelete or partitioned), or a `# held: …`, `# unschedulable, …` or
+ * `# recreate by hand: …` comment; a shell script, so the lines that are no command are comments.
  */
-function restartCommands(report: MigrationReport): string[] {
+function restartCommands(report: MigrationReport, options: RestartOptions = {}): string[] {
   const pending = report.workloads.filter((workload) => workload.pending > 0);
-  return pending.length === 0 ? ['# no workload has pending Pods'] : pending.flatMap(commandsOf);
+  return pending.length === 0
+    ? ['# no workload has pending Pods']
+    : pending.flatMap((workload) => commandsOf(workload, options));
 }
 
 export { evictionOf, renderReportTable, restartAction, restartCommands, restartPatch };

@@ -23,10 +23,13 @@ interface PlannedWorkload {
   readonly pods: readonly ReportPod[];
 }
 
-/** A workload of the report the rollout leaves alone, and why (a held one's reason; else the report's change). */
+/**
+ * A workload of the report the rollout leaves alone, and why (a held one's reason, an unschedulable one's verdict;
+ * else the report's change).
+ */
 interface LeftAlone {
   readonly workload: ReportWorkload;
-  readonly state: 'current' | 'by-hand' | 'denied' | 'held';
+  readonly state: 'current' | 'by-hand' | 'denied' | 'held' | 'unschedulable';
   readonly reason: string;
 }
 
@@ -39,10 +42,15 @@ interface RolloutPlan {
 /**
  * The plan of a rollout: every workload with pending Pods and no denied one, grouped into waves of maxConcurrent;
  * current ones (the report's verdict, so a second run resumes), denied ones (a restart would stall on Pods admission
- * refuses), held ones (a StatefulSet whose deleted Pods would come back at another revision) and those with no rollout
- * (bare Pods, Jobs, CronJobs, other controllers) are left alone.
+ * refuses), unschedulable ones (their recreated Pods would fit nowhere, unless `allowUnschedulable`), held ones (a
+ * StatefulSet whose deleted Pods would come back at another revision) and those with no rollout (bare Pods, Jobs,
+ * CronJobs, other controllers) are left alone.
  */
-function planRollout(report: MigrationReport, maxConcurrent: number): RolloutPlan {
+function planRollout(
+  report: MigrationReport,
+  maxConcurrent: number,
+  options: { readonly allowUnschedulable?: boolean } = {},
+): RolloutPlan {
   if (!Number.isInteger(maxConcurrent) || maxConcurrent < 1)
     throw new RangeError(`maxConcurrent must be a positive integer, got ${maxConcurrent}`);
   const planned: PlannedWorkload[] = [];
@@ -57,13 +65,14 @@ function planRollout(report: MigrationReport, maxConcurrent: number): RolloutPla
       leftAlone.push({ workload, state: 'current', reason });
       continue;
     }
-    const action = restartAction(workload);
+    const action = restartAction(workload, options);
     const base = { namespace: workload.namespace, name: workload.name, change: workload.change };
     if (action.type === 'restart')
       planned.push({ ...base, kind: action.kind, method: 'restart', mechanism: action.mechanism, pods: [] });
     else if (action.type === 'delete')
       planned.push({ ...base, kind: 'StatefulSet', method: 'evict-pods', pods: action.pods });
-    else if (action.type === 'held') leftAlone.push({ workload, state: 'held', reason: action.reason });
+    else if (action.type === 'held' || action.type === 'unschedulable')
+      leftAlone.push({ workload, state: action.type, reason: action.reason });
     else leftAlone.push({ workload, state: 'by-hand', reason });
   }
   const waves: PlannedWorkload[][] = [];

@@ -1,7 +1,7 @@
 /** The record `podmutation rollout` prints per step (`-o json`, a JSON object a line); see docs/operations.md. */
 
 /**
- * What happened to one workload: listed (plan), left alone (current, by-hand, denied, held), or its restart's
+ * What happened to one workload: listed (plan), left alone (current, by-hand, denied, held, unschedulable), or its restart's
  * progress; `pod-skipped` names a Pod of it not deleted because it is not the one the report read.
  */
 type RolloutState =
@@ -10,6 +10,7 @@ type RolloutState =
   | 'by-hand'
   | 'denied'
   | 'held'
+  | 'unschedulable'
   | 'started'
   | 'pod-skipped'
   | 'done'
@@ -33,7 +34,11 @@ interface WorkloadRecord {
   readonly kind: string;
   readonly name: string;
   readonly state: RolloutState;
-  /** The report's change for planned and left-alone workloads (a held one's: why it is held); why for failed, skipped, held, pod-skipped and not-started ones; "" otherwise. */
+  /**
+   * The report's change for planned and left-alone workloads (a held one's: why it is held; an unschedulable one's:
+   * where its recreated Pods would fit, nowhere, and why); why for failed, skipped, held, pod-skipped and not-started
+   * ones; "" otherwise.
+   */
   readonly reason: string;
 }
 
@@ -46,6 +51,8 @@ interface VerdictRecord {
   readonly denied: number;
   readonly failed: number;
   readonly skipped: number;
+  /** Workloads not restarted because their recreated Pods would fit nowhere (0 with --allow-unschedulable). */
+  readonly unschedulable: number;
   readonly exit: 0 | 1;
 }
 

@@ -9,21 +9,30 @@ import {
   writeKubeconfig,
   type FakeApiServer,
   type PodMutationInput,
-  type WorkloadObjectInput,
 } from '../cluster/fake-api-server.ts';
 import {
   clusterList,
   ledgerWith,
   MOVE_LEDGER,
   rulePaths,
+  serverObjects,
   writeTemporary,
   type KubectlList,
 } from '../report/support.ts';
+import { fitCaveatLine } from '../../lib/cli/options/capacity.ts';
 import { runPodmutationInProcess } from '../support/cli.ts';
 import { fixturePath } from '../support/fixtures.ts';
 
 let objects: string;
 let list: KubectlList;
+
+// The Nodes and NodePools of the fixture cluster, as kubectl get nodes,nodepools -o yaml prints them.
+const CAPACITY = fixturePath('capacity/kubectl-get-nodes-nodepools.yaml');
+
+/** The capacity fixture's List. */
+function capacityList(): KubectlList {
+  return parseAllDocuments(readFileSync(CAPACITY, 'utf8'))[0]!.toJS() as KubectlList;
+}
 
 beforeAll(async () => {
   list = await clusterList();
@@ -217,14 +226,18 @@ describe('podmutation report --objects', () => {
     expect(run.code).toBe(1);
     const lines = run.stdout.trimEnd().split('\n');
     expect(lines.slice(0, 3)).toEqual([
-      'RULE                 ENFORCEMENT  MATCHED  CURRENT  PENDING',
-      'tag-payments         enforce      1        0        1',
-      'fan-out-zones        enforce      2        0        0',
+      'RULE                 ENFORCEMENT  MATCHED  CURRENT  PENDING  UNSCHEDULABLE',
+      'tag-payments         enforce      1        0        1        0',
+      'fan-out-zones        enforce      2        0        0        0',
     ]);
-    expect(lines).toContain(
-      'production  Deployment   checkout        2     2        0        0       migrate-legacy-pool,audit-spot-checkout  -',
+    expect(lines.find((line) => line.includes(' checkout '))).toMatch(
+      /^production {2}Deployment {3}checkout {8}2 {5}2 {8}0 {8}0 {7}migrate-legacy-pool,audit-spot-checkout {2}- +not judged: no capacity given$/,
     );
     expect(lines.slice(-2)).toEqual([
+      'capacity: none given (--capacity FILE); where Pods fit is judged on their own contradictions only (nodeSelector against required terms)',
+      fitCaveatLine(),
+    ]);
+    expect(lines.slice(-5, -3)).toEqual([
       'PODS  UNAFFECTED  CURRENT  PENDING  DENIED',
       '11    2           2        5        2',
     ]);
@@ -462,17 +475,10 @@ describe('podmutation report --kubeconfig', () => {
     server = await startFakeApiServer({ rolloutsInstalled: true });
     kubeconfig = writeKubeconfig(server);
     for (const resource of clusterRules()) server.put(resource);
-    // The fake server gives every object a uid of its own, so the references name their owners by name alone.
-    server.putObjects(
-      list.items.map((item) => {
-        const metadata = item.metadata as { ownerReferences?: Record<string, unknown>[] };
-        const ownerReferences = metadata.ownerReferences?.map((owner) => ({ ...owner, uid: undefined }));
-        return {
-          ...item,
-          metadata: { ...metadata, ...(ownerReferences === undefined ? {} : { ownerReferences }) },
-        } as WorkloadObjectInput;
-      }),
-    );
+    // Its Nodes and NodePools, which the report judges the recreated Pods against, as --capacity does offline.
+    server.setNodePoolsInstalled(true);
+    server.putObjects(serverObjects(capacityList()));
+    server.putObjects(serverObjects(list));
   });
 
   afterAll(async () => {
@@ -480,7 +486,9 @@ describe('podmutation report --kubeconfig', () => {
   });
 
   it("reports the cluster's objects against the cluster's PodMutations as --objects does against the files", async () => {
-    expect(await reportJson(['--kubeconfig', kubeconfig, '-A'])).toEqual(EXPECTED_JSON);
+    expect(await reportJson(['--kubeconfig', kubeconfig, '-A'])).toEqual(
+      await reportJson(['--objects', objects, ...rulesArgs(), '--capacity', CAPACITY]),
+    );
   });
 
   it("reads only the kubeconfig context's namespace without -n or -A, as kubectl does", async () => {
@@ -528,7 +536,9 @@ describe('podmutation report --kubeconfig', () => {
       const run = await runPodmutationInProcess(['report', '--kubeconfig', kubeconfig, '-A', '-o', 'json']);
 
       expect(run.code).toBe(1);
-      expect(JSON.parse(run.stdout)).toEqual(EXPECTED_JSON);
+      expect(JSON.parse(run.stdout)).toEqual(
+        await reportJson(['--objects', objects, ...rulesArgs(), '--capacity', CAPACITY]),
+      );
       expect(run.stderr).toMatch(
         /^warning: listing runtimeclasses\.node\.k8s\.io failed: 403 Forbidden: .*list runtimeclasses .*; what RuntimeClasses add to a Pod is read from the running Pods as they arrived at the webhook\n$/,
       );

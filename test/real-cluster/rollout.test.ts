@@ -56,10 +56,15 @@ function statefulSet(name: string, updateStrategy: string): Json {
 }
 
 // In report order (namespace, kind, name): with --max-concurrent 2, waves [api, broken], [web, journal], [ledger].
-// broken's Pods need a disk label no Node has: they stay Pending, and its 5 s progress deadline passes.
+// broken's Pods ask for more CPU than any Node has (16): by labels, taints and cordons they fit the merged Nodes, so
+// the rollout starts them (free resources are no part of a fit), but they stay Pending, and its 5 s progress deadline
+// passes. (A Pod that fits no Node by its labels is never restarted: misspelt-pool.test.ts.)
+const BROKEN_CONTAINERS = [
+  { name: 'app', image: 'registry.example.com/broken:1', resources: { requests: { cpu: '64' } } },
+];
 const WAVE_WORKLOADS: readonly Json[] = [
   deployment(WAVES, 'api', 2),
-  deployment(WAVES, 'broken', 1, { nodeSelector: { 'example.com/disk': 'none' } }, { progressDeadlineSeconds: 5 }),
+  deployment(WAVES, 'broken', 1, { containers: BROKEN_CONTAINERS }, { progressDeadlineSeconds: 5 }),
   deployment(WAVES, 'web', 1),
   statefulSet('journal', 'OnDelete'),
   statefulSet('ledger', 'RollingUpdate'),
@@ -212,7 +217,7 @@ describe('podmutation rollout on a real control plane', () => {
       '--type',
       'json',
       '-p',
-      '[{"op":"remove","path":"/spec/template/spec/nodeSelector"}]',
+      '[{"op":"remove","path":"/spec/template/spec/containers/0/resources"}]',
     ]);
     await untilRolledOut(plane, WAVES, 'deployment/broken', '60s');
     const apiBefore = (await plane.admin.json<Workload>('GET', PATHS.api)).metadata.generation;

@@ -33,14 +33,18 @@ function report(workloads: ReportWorkload[]): MigrationReport {
 
 describe('renderReportTable', () => {
   it('prints rules, workloads and totals in aligned columns', () => {
-    expect(renderReportTable(report([workload('Deployment', 'checkout', 2), workload('StatefulSet', 'db', 0)]))).toBe(
+    const checkout = {
+      ...workload('Deployment', 'checkout', 2),
+      fit: { kind: 'fits', reason: 'fits 3 Nodes' },
+    } as const;
+    expect(renderReportTable(report([checkout, workload('StatefulSet', 'db', 0)]))).toBe(
       [
-        'RULE  ENFORCEMENT  MATCHED  CURRENT  PENDING',
-        'move  enforce      4        1        3',
+        'RULE  ENFORCEMENT  MATCHED  CURRENT  PENDING  UNSCHEDULABLE',
+        'move  enforce      4        1        3        0',
         '',
-        'NAMESPACE  KIND         NAME      PODS  CURRENT  PENDING  DENIED  RULES  CHANGE',
-        'shop       Deployment   checkout  2     0        2        0       move   nodeSelector: +pool=b',
-        'shop       StatefulSet  db        2     2        0        0       move   -',
+        'NAMESPACE  KIND         NAME      PODS  CURRENT  PENDING  DENIED  RULES  CHANGE                 FITS',
+        'shop       Deployment   checkout  2     0        2        0       move   nodeSelector: +pool=b  fits 3 Nodes',
+        'shop       StatefulSet  db        2     2        0        0       move   -                      -',
         '',
         'PODS  UNAFFECTED  CURRENT  PENDING  DENIED',
         '5     1           1        3        0',
@@ -129,6 +133,21 @@ describe('restartCommands', () => {
   it('leaves out workloads without pending Pods', () => {
     expect(restartCommands(report([workload('Deployment', 'checkout', 0)]))).toEqual([
       '# no workload has pending Pods',
+    ]);
+  });
+
+  const NOWHERE = { kind: 'nowhere', reason: 'fits nowhere: no Node and no NodePool takes it' } as const;
+
+  it('prints a comment, no command, for a workload whose recreated Pods would fit nowhere', () => {
+    expect(restartCommands(report([{ ...workload('Deployment', 'checkout', 2), fit: NOWHERE }]))).toEqual([
+      '# unschedulable, not restarted (--allow-unschedulable restarts it): Deployment shop/checkout (2 pending Pods): fits nowhere: no Node and no NodePool takes it',
+    ]);
+  });
+
+  it('prints its command with allowUnschedulable', () => {
+    const checkout = { ...workload('Deployment', 'checkout', 2), fit: NOWHERE };
+    expect(restartCommands(report([checkout]), { allowUnschedulable: true })).toEqual([
+      'kubectl rollout restart deployment/checkout -n shop',
     ]);
   });
 

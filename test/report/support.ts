@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { compileRuleSet, mutatePod, type ManagedStep, type Pod, type RuleSet } from '../../lib/engine/index.ts';
 import { loadRuleFiles } from '../../lib/rule-files/index.ts';
 import { podFromWorkload, readWorkloadObject } from '../../lib/workloads/index.ts';
+import type { WorkloadObjectInput } from '../cluster/fake-api-server.ts';
 import { podMutation } from '../support/builders.ts';
 import { fixturePath, fixtureText } from '../support/fixtures.ts';
 
@@ -129,4 +130,19 @@ export function writeTemporary(name: string, content: unknown): string {
   const path = join(mkdtempSync(join(tmpdir(), 'podmutation-report-')), name);
   writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
   return path;
+}
+
+/**
+ * The list's objects as the fake API server takes them: it gives every object a uid of its own, so the references
+ * name their owners by name alone.
+ */
+export function serverObjects(list: KubectlList): WorkloadObjectInput[] {
+  return list.items.map((item) => {
+    const metadata = item.metadata as { ownerReferences?: Record<string, unknown>[] };
+    const ownerReferences = metadata.ownerReferences?.map((owner) => ({ ...owner, uid: undefined }));
+    return {
+      ...item,
+      metadata: { ...metadata, ...(ownerReferences === undefined ? {} : { ownerReferences }) },
+    } as WorkloadObjectInput;
+  });
 }

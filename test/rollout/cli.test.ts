@@ -1,13 +1,8 @@
 /** `podmutation rollout` through the CLI against the fake API server: its flags, its dry run and its exit codes. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RolloutRecord } from '../../lib/rollout/index.ts';
-import {
-  startFakeApiServer,
-  writeKubeconfig,
-  type FakeApiServer,
-  type WorkloadObjectInput,
-} from '../cluster/fake-api-server.ts';
-import { clusterList, rulePaths } from '../report/support.ts';
+import { startFakeApiServer, writeKubeconfig, type FakeApiServer } from '../cluster/fake-api-server.ts';
+import { clusterList, rulePaths, serverObjects } from '../report/support.ts';
 import { runPodmutationInProcess } from '../support/cli.ts';
 
 const rulesArgs = () => rulePaths('changed').flatMap((path) => ['--rules', path]);
@@ -20,17 +15,7 @@ describe('podmutation rollout', () => {
     server = await startFakeApiServer();
     kubeconfig = writeKubeconfig(server);
     const list = await clusterList();
-    // The fake server gives every object a uid of its own, so the references name their owners by name alone.
-    server.putObjects(
-      list.items.map((item) => {
-        const metadata = item.metadata as { ownerReferences?: Record<string, unknown>[] };
-        const ownerReferences = metadata.ownerReferences?.map((owner) => ({ ...owner, uid: undefined }));
-        return {
-          ...item,
-          metadata: { ...metadata, ...(ownerReferences === undefined ? {} : { ownerReferences }) },
-        } as WorkloadObjectInput;
-      }),
-    );
+    server.putObjects(serverObjects(list));
   });
   afterAll(async () => server.close());
 

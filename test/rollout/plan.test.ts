@@ -40,6 +40,46 @@ describe('planRollout', () => {
     expect(plan.leftAlone).toEqual([]);
   });
 
+  const NOWHERE = { kind: 'nowhere', reason: 'fits nowhere: no Node and no NodePool takes it' } as const;
+
+  it.each([
+    { kind: 'Deployment', extra: {} },
+    { kind: 'StatefulSet', extra: { deletePods: PODS } },
+    { kind: 'StatefulSet', extra: { held: 'its template is staged' } },
+    { kind: 'Job', extra: {} },
+  ])('leaves a pending $kind $extra alone as unschedulable when its Pods would fit nowhere', ({ kind, extra }) => {
+    const plan = planRollout(report(workload(kind, 'db', { ...extra, fit: NOWHERE })), 1);
+
+    expect(plan.waves).toEqual([]);
+    expect(plan.leftAlone.map(({ workload: { name }, state, reason }) => ({ name, state, reason }))).toEqual([
+      { name: 'db', state: 'unschedulable', reason: NOWHERE.reason },
+    ]);
+  });
+
+  it('rolls out a workload whose Pods would fit nowhere with allowUnschedulable', () => {
+    const plan = planRollout(report(workload('Deployment', 'db', { fit: NOWHERE })), 1, { allowUnschedulable: true });
+
+    expect(plan.waves.flat().map(({ name, method }) => ({ name, method }))).toEqual([
+      { name: 'db', method: 'restart' },
+    ]);
+    expect(plan.leftAlone).toEqual([]);
+  });
+
+  it.each([
+    { kind: 'fits', reason: 'fits NodePool merged; 0 Nodes' },
+    { kind: 'unknown', reason: 'not judged: no capacity given' },
+  ] as const)('rolls out a workload whose Pods fit ($kind)', (fit) => {
+    const plan = planRollout(report(workload('Deployment', 'db', { fit })), 1);
+
+    expect(plan.waves.flat().map(({ name }) => name)).toEqual(['db']);
+  });
+
+  it('leaves a current workload current, though its Pods would fit nowhere: nothing restarts it', () => {
+    const plan = planRollout(report(workload('Deployment', 'db', { pending: 0, current: 2, fit: NOWHERE })), 1);
+
+    expect(plan.leftAlone.map(({ state }) => state)).toEqual(['current']);
+  });
+
   it('leaves a held StatefulSet alone, with the report’s reason', () => {
     const plan = planRollout(report(workload('StatefulSet', 'db', { held: 'its template is staged' })), 1);
 
