@@ -110,7 +110,7 @@ const VARIABLES: readonly VariableDoc[] = [
     name: 'REPORT_INTERVAL_MINUTES',
     readBy: 'sync',
     meaning:
-      "minutes between migration reports on each rule's status (`matchedPods`, `pendingPods`); 0, the default, is off (0..1440; the stack parameter `reportIntervalMinutes`); needs `infra/rbac-sync-report.yaml`",
+      "minutes between migration reports on each rule's status (`matchedPods`, `pendingPods`, the `Schedulable` condition); 0, the default, is off (0..1440; the stack parameter `reportIntervalMinutes`); needs `infra/rbac-sync-report.yaml`",
   },
   // A literal list, with no call, so that a bundle importing lib/config without it drops it.
   { name: 'POWERTOOLS_SERVICE_NAME', readBy: 'both', meaning: POWERTOOLS, powertools: true },
