@@ -7,9 +7,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Capacity } from '../../lib/capacity/index.ts';
 import { createCapacitySource } from '../../lib/cluster/index.ts';
-import { placementOf } from '../capacity/support.ts';
+import { nodePoolObject, placementOf } from '../capacity/support.ts';
 import type { ControlPlane } from './control-plane.ts';
-import { karpenterOracle } from './karpenter.ts';
+import { installNodePoolCrd } from './karpenter.ts';
 import { kubectlObjects, kubectlOk, untilAllowed } from './kubectl.ts';
 import { TEST_NODES } from './nodes.ts';
 import { useControlPlane } from './use-control-plane.ts';
@@ -70,24 +70,11 @@ describe('the capacity read from the real API server', () => {
     "reads the NodePools of Karpenter's CRD once applied, so that a misspelt pool fits nowhere",
     async () => {
       const plane = cluster();
-      const oracle = await karpenterOracle((line) => console.log(`[karpenter oracle] ${line}`));
-      // Server-side: the CRD's schema is larger than the last-applied annotation a client-side apply would write.
-      await kubectlOk(plane, ['apply', '--server-side', '-f', oracle.nodePoolCrd]);
-      await kubectlOk(plane, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/nodepools.karpenter.sh']);
+      await installNodePoolCrd(plane);
       await kubectlObjects(plane, 'create', [
-        {
-          apiVersion: 'karpenter.sh/v1',
-          kind: 'NodePool',
-          metadata: { name: 'general' },
-          spec: {
-            template: {
-              spec: {
-                nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-                requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }],
-              },
-            },
-          },
-        },
+        nodePoolObject('general', {
+          requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }],
+        }),
       ]);
 
       const capacity = Capacity.of(await readAs(syncKubeconfig));
