@@ -102,7 +102,11 @@ function bundleOptions(root: string): BuildOptions {
     mainFields: ['module', 'main'],
     minify: true,
     // Lambda always has its credentials in the environment; the SDK's full default chain is not shipped.
-    alias: { '@aws-sdk/credential-provider-node': join(root, 'functions', 'shims', 'credential-provider.ts') },
+    // Nor the event stream codec, which no operation the functions call uses (functions/shims/event-streams.ts).
+    alias: {
+      '@aws-sdk/credential-provider-node': join(root, 'functions', 'shims', 'credential-provider.ts'),
+      '@smithy/core/event-streams': join(root, 'functions', 'shims', 'event-streams.ts'),
+    },
     logLevel: 'warning',
   };
 }

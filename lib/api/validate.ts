@@ -13,6 +13,7 @@ import {
   type IssueSink,
 } from '../values/index.ts';
 import { checkRemovesOrAdds, checkRuleBudget } from './checks.ts';
+import { checkAddedTerms, matchConflictWarnings } from './contradictions.ts';
 import { PodMutationSpecSchema, type PodMutationSpec } from './schema.ts';
 import { validateStructure } from './structure.ts';
 import {
@@ -158,6 +159,7 @@ export function validatePodMutation(resource: unknown): RuleVerdict {
     mutationAdd: add,
   };
   checkRuleBudget(rule, issues);
+  checkAddedTerms(rule, issues);
   if (issues.count > 0) return invalidVerdict(name, generation, issues);
   return { valid: true, rule };
 }
@@ -181,7 +183,8 @@ function matchesDefaultToleration(entry: Toleration): boolean {
 /**
  * What a valid rule says that it likely does not mean, for `validate` to warn about (never an invalid rule): a
  * tolerationsMatch entry that every Pod meets, because the API server's DefaultTolerationSeconds admission plugin
- * gives every Pod its not-ready and unreachable tolerations before any webhook runs, so that the entry restricts nothing.
+ * gives every Pod its not-ready and unreachable tolerations before any webhook runs, so that the entry restricts
+ * nothing; and an added term that excludes what the rule's own match keeps (matchConflictWarnings).
  */
 export function ruleWarnings(rule: NormalizedRule, resource?: unknown): Issue[] {
   const entries: readonly Toleration[] = rule.workloadSelector.tolerationsMatch ?? [];
@@ -209,6 +212,7 @@ export function ruleWarnings(rule: NormalizedRule, resource?: unknown): Issue[] 
           ]
         : [],
     ),
+    ...matchConflictWarnings(rule),
   ];
 }
 

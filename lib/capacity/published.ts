@@ -22,7 +22,7 @@ import { HOSTNAME_LABEL } from './labels.ts';
 import { SUPPORTED_OPERATORS, type NodePool } from './node-pools.ts';
 import type { NodeShape, ShapeMember } from './nodes.ts';
 import { isQuantity } from './quantity.ts';
-import { TAINT_EFFECTS, type Taint, type TaintEffect } from './taints.ts';
+import { readTaints, requiredString } from './taints.ts';
 
 /** The version of the published form; a reader refuses another, and the endpoint then judges without capacity. */
 const PUBLISHED_FORMAT = 1;
@@ -58,26 +58,6 @@ function invalid(path: string, expected: string, value: unknown): MalformedInput
   });
 }
 
-function nonEmpty(value: unknown, path: string): string {
-  const text = optionalString(value, path);
-  if (text === '') throw invalid(path, 'a non-empty string', value);
-  return text;
-}
-
-function taintsFrom(value: unknown, path: string): Taint[] {
-  return objectList(value, path).map((taint, index) => {
-    const at = `${path}[${index}]`;
-    const effect = optionalString(taint.effect, `${at}.effect`);
-    if (!(TAINT_EFFECTS as readonly string[]).includes(effect))
-      throw invalid(`${at}.effect`, `one of ${TAINT_EFFECTS.join(', ')}`, effect);
-    return {
-      key: nonEmpty(taint.key, `${at}.key`),
-      value: optionalString(taint.value, `${at}.value`),
-      effect: effect as TaintEffect,
-    };
-  });
-}
-
 function quantitiesFrom(value: unknown, path: string): Readonly<Record<string, string>> {
   const map = stringMap(value, path);
   for (const [resource, quantity] of Object.entries(map))
@@ -109,7 +89,7 @@ function shapeFrom(value: JsonObject, path: string): NodeShape {
     });
   return {
     labels,
-    taints: taintsFrom(value.taints, `${path}.taints`),
+    taints: readTaints(value.taints, `${path}.taints`),
     unschedulable: optionalBoolean(value.unschedulable, `${path}.unschedulable`) ?? false,
     members: nodes.map((member, index) => memberFrom(member, `${path}.nodes[${index}]`)),
   };
@@ -118,7 +98,7 @@ function shapeFrom(value: JsonObject, path: string): NodeShape {
 function nodePoolFrom(value: JsonObject, path: string): NodePool {
   const reference = optionalObject(value.nodeClassRef, `${path}.nodeClassRef`) ?? {};
   return {
-    name: nonEmpty(value.name, `${path}.name`),
+    name: requiredString(value.name, `${path}.name`),
     labels: stringMap(value.labels, `${path}.labels`),
     requirements: objectList(value.requirements, `${path}.requirements`).map((requirement, index) => {
       const at = `${path}.requirements[${index}]`;
@@ -126,16 +106,16 @@ function nodePoolFrom(value: JsonObject, path: string): NodePool {
       if (!SUPPORTED_OPERATORS.has(operator))
         throw invalid(`${at}.operator`, `one of ${[...SUPPORTED_OPERATORS].join(', ')}`, operator);
       return {
-        key: nonEmpty(requirement.key, `${at}.key`),
+        key: requiredString(requirement.key, `${at}.key`),
         operator,
         values: stringList(requirement.values, `${at}.values`),
       };
     }),
-    taints: taintsFrom(value.taints, `${path}.taints`),
+    taints: readTaints(value.taints, `${path}.taints`),
     nodeClassRef: {
-      group: nonEmpty(reference.group, `${path}.nodeClassRef.group`),
-      kind: nonEmpty(reference.kind, `${path}.nodeClassRef.kind`),
-      name: nonEmpty(reference.name, `${path}.nodeClassRef.name`),
+      group: requiredString(reference.group, `${path}.nodeClassRef.group`),
+      kind: requiredString(reference.kind, `${path}.nodeClassRef.kind`),
+      name: requiredString(reference.name, `${path}.nodeClassRef.name`),
     },
     weight: optionalInteger(value.weight, `${path}.weight`),
     replicas: optionalInteger(value.replicas, `${path}.replicas`),

@@ -27,7 +27,7 @@ import { nodePoolLabelProblem } from './labels.ts';
 import type { NodePool, NodePoolRequirement } from './node-pools.ts';
 import type { CapacityNode } from './nodes.ts';
 import { isQuantity } from './quantity.ts';
-import { TAINT_EFFECTS, type Taint, type TaintEffect } from './taints.ts';
+import { readTaints, requiredString } from './taints.ts';
 
 /** An object of another kind, left out of the capacity. */
 interface SkippedObject {
@@ -51,32 +51,6 @@ const NODE_POOL_API_VERSION = 'karpenter.sh/v1';
 const NODE_POOL_OPERATORS = new Set(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt', 'Gte', 'Lte']);
 // karpenter.sh_nodepools.yaml: Gt, Lt, Gte and Lte take one value that CEL's int() reads as non-negative.
 const NON_NEGATIVE_INTEGER = /^\+?\d+$/;
-
-function requiredString(value: unknown, path: string): string {
-  const text = optionalString(value, path);
-  if (text === '')
-    throw new MalformedInputError(`${path}: required, and missing or empty`, { context: { field: path } });
-  return text;
-}
-
-function readTaints(value: unknown, path: string): Taint[] {
-  return objectList(value, path).map((taint, index) => {
-    const at = `${path}[${index}]`;
-    const effect = requiredString(taint.effect, `${at}.effect`);
-    if (!(TAINT_EFFECTS as readonly string[]).includes(effect))
-      throw new MalformedInputError(
-        `${at}.effect: expected one of ${TAINT_EFFECTS.join(', ')}, got ${previewInput(effect)}`,
-        {
-          context: { field: `${at}.effect` },
-        },
-      );
-    return {
-      key: requiredString(taint.key, `${at}.key`),
-      value: optionalString(taint.value, `${at}.value`),
-      effect: effect as TaintEffect,
-    };
-  });
-}
 
 /** A map of resource quantities (spec.limits, status.resources): strings, or numbers as a YAML file may hold them. */
 function quantities(value: unknown, path: string): Record<string, string> {

@@ -1,5 +1,7 @@
 /** Taints and whether a Pod's tolerations tolerate them, as kube-scheduler and Karpenter decide it. */
+import { MalformedInputError } from '../errors/index.ts';
 import type { Toleration } from '../scheduling/index.ts';
+import { objectList, optionalString, previewInput } from '../values/index.ts';
 
 /** A core/v1 Taint as a Node or a NodePool's template carries it (timeAdded is not read). */
 interface Taint {
@@ -81,5 +83,31 @@ function taintText(taint: Taint): string {
   return `${taint.key}${taint.value === '' ? '' : `=${taint.value}`}:${taint.effect}`;
 }
 
-export { TAINT_EFFECTS, toleratesTaint, tolerated, untoleratedTaints, hasUntoleratedTaint, taintText };
+/** A string at `path` that must be present and non-empty, else a MalformedInputError naming the path. */
+function requiredString(value: unknown, path: string): string {
+  const text = optionalString(value, path);
+  if (text === '')
+    throw new MalformedInputError(`${path}: required, and missing or empty`, { context: { field: path } });
+  return text;
+}
+
+/** The taints at `path` (a Node's spec.taints, a NodePool's template taints, their published form), each checked. */
+function readTaints(value: unknown, path: string): Taint[] {
+  return objectList(value, path).map((taint, index) => {
+    const at = `${path}[${index}]`;
+    const effect = requiredString(taint.effect, `${at}.effect`);
+    if (!(TAINT_EFFECTS as readonly string[]).includes(effect))
+      throw new MalformedInputError(
+        `${at}.effect: expected one of ${TAINT_EFFECTS.join(', ')}, got ${previewInput(effect)}`,
+        { context: { field: `${at}.effect` } },
+      );
+    return {
+      key: requiredString(taint.key, `${at}.key`),
+      value: optionalString(taint.value, `${at}.value`),
+      effect: effect as TaintEffect,
+    };
+  });
+}
+
+export { readTaints, requiredString, toleratesTaint, tolerated, untoleratedTaints, hasUntoleratedTaint, taintText };
 export type { Taint, TaintEffect };

@@ -10,6 +10,7 @@ import {
   TEST_FILE_NAME,
   type CaseFailure,
   type TestFileResult,
+  type RunOptions,
 } from '../rule-tests/index.ts';
 import { canonicalJson, parseJsonExact } from '../values/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
@@ -155,7 +156,7 @@ async function test(paths: readonly string[], flags: TestFlags, context: CliCont
   const { streams } = context;
   const colour = colourWanted(streams.stdout, context.env);
   const files = await findTestFiles(paths, { allowEmpty: flags.allowEmpty === true });
-  const run = {
+  const run: RunOptions = {
     capacity: await readCapacityFiles(flags.capacity ?? [], streams),
     readCapacity: (capacityFiles: readonly string[]) => readCapacityFiles(capacityFiles, streams),
   };

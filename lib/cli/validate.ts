@@ -1,14 +1,20 @@
 import type { Command } from 'commander';
-import { describeIssues, ruleWarnings } from '../api/index.ts';
+import { addedPlacement, describeIssues, ruleWarnings, type NormalizedRule } from '../api/index.ts';
+import type { Capacity } from '../capacity/index.ts';
 import { loadRuleFiles } from '../rule-files/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
 import { readInput, writeLine } from './io.ts';
 import { outputOption, printDocument, type OutputFormat } from './output.ts';
+import { capacityOption, fitCaveatLine, readCapacityFiles, type CapacityFlags } from './options/capacity.ts';
 import { allowEmptyOption, excludeOption, reportSkippedDocuments, ruleLoadOptions } from './options/rules.ts';
 
-type Issues = readonly { readonly field: string; readonly reason: string }[];
+interface Issue {
+  readonly field: string;
+  readonly reason: string;
+}
+type Issues = readonly Issue[];
 
-interface ValidateFlags {
+interface ValidateFlags extends CapacityFlags {
   readonly output: OutputFormat;
   readonly allowEmpty?: boolean;
   readonly exclude?: string[];
@@ -28,11 +34,29 @@ type ValidatedRule =
   | { readonly name: string; readonly source: string; readonly valid: false; readonly issues: Issues };
 
 /**
+ * The warning for a rule whose additions fit no Node and no NodePool of the given capacity, judged on node labels
+ * (every taint tolerated: the Pods' own tolerations are not known here); none without a capacity.
+ */
+function capacityWarnings(rule: NormalizedRule, capacity: Capacity | undefined): Issue[] {
+  const placement = capacity === undefined ? undefined : addedPlacement(rule);
+  if (capacity === undefined || placement === undefined) return [];
+  const verdict = capacity.judge(placement);
+  if (verdict.kind !== 'nowhere') return [];
+  return [
+    {
+      field: 'spec.mutationAdd',
+      reason: `by node labels, what the rule adds ${verdict.text()}, so every Pod it changes would fit nowhere (a misspelt value, or a NodePool not created yet?)`,
+    },
+  ];
+}
+
+/**
  * Reports every rule of the paths as valid (with what it likely does not mean, as warnings) or invalid (field path and
  * reason), past any file that cannot be read or parsed: those are reported on stderr (and in -o json) and exit 2.
  */
 async function validate(paths: readonly string[], flags: ValidateFlags, { streams }: CliContext): Promise<number> {
   const { output } = flags;
+  const capacity = flags.capacity === undefined ? undefined : await readCapacityFiles(flags.capacity, streams);
   const { loaded, skipped, unreadable } = await loadRuleFiles(paths, {
     ...ruleLoadOptions(flags),
     keepGoing: true,
@@ -49,7 +73,7 @@ async function validate(paths: readonly string[], flags: ValidateFlags, { stream
           enabled: verdict.rule.enable,
           priority: verdict.rule.priority,
           enforcement: verdict.rule.enforcement,
-          warnings: ruleWarnings(verdict.rule, resource),
+          warnings: [...ruleWarnings(verdict.rule, resource), ...capacityWarnings(verdict.rule, capacity)],
         }
       : {
           name: verdict.invalid.name,
@@ -81,6 +105,7 @@ async function validate(paths: readonly string[], flags: ValidateFlags, { stream
       writeLine(streams.stdout, `invalid  ${rule.name} (${rule.source})`);
       for (const line of describeIssues(rule)) writeLine(streams.stdout, `  ${line}`);
     }
+    if (capacity !== undefined) writeLine(streams.stdout, fitCaveatLine());
     const notRead =
       unreadable.length === 0 ? '' : `, ${unreadable.length} file${unreadable.length === 1 ? '' : 's'} not read`;
     writeLine(
@@ -116,6 +141,7 @@ export function registerValidate(program: Command, context: CliContext): void {
     )
     .addOption(outputOption())
     .addOption(allowEmptyOption())
-    .addOption(excludeOption());
+    .addOption(excludeOption())
+    .addOption(capacityOption("each rule's additions"));
   onRun<ValidateFlags, [string[]]>(command, (flags, [paths]) => validate(paths, flags, context));
 }

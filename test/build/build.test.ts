@@ -47,6 +47,24 @@ describe('npm run build', () => {
     expect(admission.inputs.filter((input) => input.includes('node_modules/@kubernetes/client-node/'))).toEqual([]);
   });
 
+  it("leaves the SDK's event stream codec out of every function, for the shim that refuses it", () => {
+    for (const bundle of bundles) {
+      expect(bundle.inputs.filter((input) => input.includes('@smithy/core/dist-es/submodules/event-streams/'))).toEqual(
+        [],
+      );
+      expect(bundle.inputs).toContain('functions/shims/event-streams.ts');
+    }
+  });
+
+  it('refuses an event stream from the shim, naming it, rather than failing somewhere inside the SDK', async () => {
+    const { EventStreamSerde, eventStreamSerdeProvider } = await import('../../functions/shims/event-streams.ts');
+
+    expect(() => new EventStreamSerde()).toThrow(
+      'event streams are not bundled into the functions (functions/shims/event-streams.ts)',
+    );
+    expect(() => eventStreamSerdeProvider()).toThrow('functions/shims/event-streams.ts');
+  });
+
   it("compiles the CRD's descriptions and CEL rules out of the declaration the bundle carries", async () => {
     const text = await readFile(admission.outfile, 'utf8');
     expect(text).toContain('node-requirement-required');

@@ -36,6 +36,31 @@ function misspeltRule(ifUnschedulable?: 'warn' | 'skip'): string {
   return file;
 }
 
+describe('validate --capacity', () => {
+  it("warns that a misspelt pool's additions fit no Node and no NodePool, and exits 0: the rule is valid", async () => {
+    const run = await runPodmutationInProcess(['validate', misspeltRule(), '--capacity', CAPACITY]);
+
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(
+      'spec.mutationAdd: by node labels, what the rule adds fits nowhere: no Node and no NodePool takes it',
+    );
+    expect(run.stdout).toMatch(/1 valid, 0 invalid, 1 warning\n$/);
+  });
+
+  it('does not warn about a rule whose additions some Node takes', async () => {
+    const run = await runPodmutationInProcess(['validate', RULE, '--capacity', CAPACITY]);
+
+    expect(run.code).toBe(0);
+    expect(run.stdout).not.toContain('warning');
+  });
+
+  it('does not judge the additions without --capacity', async () => {
+    const run = await runPodmutationInProcess(['validate', misspeltRule()]);
+
+    expect(run.stdout).not.toContain('fits nowhere');
+  });
+});
+
 describe('explain --capacity', () => {
   it('says where a Pod the rule moves to an existing pool can run before and after, and exits 0', async () => {
     const run = await runPodmutationInProcess(['explain', '--rules', RULE, '--capacity', CAPACITY, POSTGRES]);
