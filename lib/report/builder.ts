@@ -36,6 +36,7 @@ import {
 } from '../workloads/index.ts';
 import { admissionInputs, asAdmitted, type AdmissionInputs, type Refusal } from './admitted.ts';
 import { boundedLine, schedulingChange } from './compare.ts';
+import { RememberedCapacity } from './remembered-capacity.ts';
 import { isRuntimeClass, readRuntimeClass, type RuntimeClassScheduling } from './runtime-class.ts';
 import type { MigrationReport, ReportPod, ReportRule, ReportWorkload, Verdict } from './types.ts';
 
@@ -131,7 +132,7 @@ function changeOf(tally: WorkloadTally): string {
 interface ReportState {
   readonly ruleSet: RuleSet;
   readonly options: ReportOptions;
-  readonly capacity: Capacity;
+  readonly capacity: RememberedCapacity;
   readonly auditAll: boolean;
   readonly owners: OwnerIndex;
   /** The RuntimeClasses added, by name (cluster-scoped: every namespace's Pods may name them). */
@@ -452,7 +453,7 @@ function createReport(ruleSet: RuleSet, options: ReportOptions = {}): ReportBuil
   const state: ReportState = {
     ruleSet,
     options,
-    capacity: options.capacity ?? Capacity.unknown(),
+    capacity: new RememberedCapacity(options.capacity ?? Capacity.unknown()),
     auditAll,
     owners: createOwnerIndex(),
     runtimeClasses: new Map(),

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import type { MigrationReport } from '../../lib/report/index.ts';
 import { nodeObject } from '../capacity/support.ts';
-import { startFakeApiServer, writeKubeconfig, type FakeApiServer } from '../cluster/fake-api-server.ts';
-import { clusterList, rulePaths, serverObjects, writeTemporary, type KubectlList } from '../report/support.ts';
+import type { FakeApiServer } from '../cluster/fake-api-server.ts';
+import { clusterList, fixtureCluster, rulePaths, writeTemporary, type KubectlList } from '../report/support.ts';
 import { runPodmutationInProcess } from '../support/cli.ts';
 import { fixturePath } from '../support/fixtures.ts';
 
@@ -103,11 +103,7 @@ describe('podmutation report --kubeconfig: the capacity the cluster lists', () =
   let kubeconfig: string;
 
   beforeAll(async () => {
-    server = await startFakeApiServer({ rolloutsInstalled: true });
-    kubeconfig = writeKubeconfig(server);
-    server.putObjects(serverObjects(await clusterList()));
-    server.setNodePoolsInstalled(true);
-    server.putObjects(serverObjects(CAPACITY_LIST));
+    ({ server, kubeconfig } = await fixtureCluster(CAPACITY_LIST));
   });
 
   afterAll(async () => server.close());

@@ -7,12 +7,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Capacity } from '../../lib/capacity/index.ts';
 import { createCapacitySource } from '../../lib/cluster/index.ts';
-import { placementOf } from '../capacity/support.ts';
+import { nodePoolObject, placementOf } from '../capacity/support.ts';
 import type { ControlPlane } from './control-plane.ts';
-import { karpenterOracle } from './karpenter.ts';
-import { applyNodePoolCrd, kubectlObjects, kubectlOk, untilAllowed } from './kubectl.ts';
+import { installNodePoolCrd } from './karpenter.ts';
+import { kubectlObjects, kubectlOk, untilAllowed } from './kubectl.ts';
 import { TEST_NODES } from './nodes.ts';
-import { onDemandNodePool } from './pools.ts';
 import { useControlPlane } from './use-control-plane.ts';
 
 const cluster = useControlPlane();
@@ -71,9 +70,12 @@ describe('the capacity read from the real API server', () => {
     "reads the NodePools of Karpenter's CRD once applied, so that a misspelt pool fits nowhere",
     async () => {
       const plane = cluster();
-      const oracle = await karpenterOracle((line) => console.log(`[karpenter oracle] ${line}`));
-      await applyNodePoolCrd(plane, oracle.nodePoolCrd);
-      await kubectlObjects(plane, 'create', [onDemandNodePool('general')]);
+      await installNodePoolCrd(plane);
+      await kubectlObjects(plane, 'create', [
+        nodePoolObject('general', {
+          requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }],
+        }),
+      ]);
 
       const capacity = Capacity.of(await readAs(syncKubeconfig));
 

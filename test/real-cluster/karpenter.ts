@@ -14,6 +14,8 @@ import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { ControlPlane } from './control-plane.ts';
+import { kubectlOk } from './kubectl.ts';
 
 const KARPENTER = 'sigs.k8s.io/karpenter';
 const AWS_PROVIDER = 'github.com/aws/karpenter-provider-aws';
@@ -135,5 +137,13 @@ async function askKarpenter(oracle: KarpenterOracle, cases: readonly OracleCase[
   return answers;
 }
 
-export { karpenterOracle, askKarpenter };
+/** Karpenter's NodePool CRD of the oracle's releases applied to the control plane, and Established. */
+async function installNodePoolCrd(plane: ControlPlane): Promise<void> {
+  const oracle = await karpenterOracle((line) => console.log(`[karpenter oracle] ${line}`));
+  // Server-side: the CRD's schema is larger than the last-applied annotation a client-side apply would write.
+  await kubectlOk(plane, ['apply', '--server-side', '-f', oracle.nodePoolCrd]);
+  await kubectlOk(plane, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/nodepools.karpenter.sh']);
+}
+
+export { karpenterOracle, askKarpenter, installNodePoolCrd };
 export type { KarpenterOracle, OracleCase, OracleAnswer };

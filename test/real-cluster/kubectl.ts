@@ -53,15 +53,6 @@ async function applyInfra(plane: ControlPlane, selector: string): Promise<void> 
   await untilPodMutationsServed(plane);
 }
 
-/**
- * Karpenter's NodePool CRD (the file karpenterOracle copies beside its program) applied server-side, since its schema
- * is larger than the last-applied annotation a client-side apply writes, then waited for until Established.
- */
-async function applyNodePoolCrd(plane: ControlPlane, crd: string): Promise<void> {
-  await kubectlOk(plane, ['apply', '--server-side', '-f', crd]);
-  await kubectlOk(plane, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/nodepools.karpenter.sh']);
-}
-
 /** `kubectl rollout status` of a workload (kind/name) until it completes. */
 async function untilRolledOut(
   plane: ControlPlane,
@@ -100,7 +91,6 @@ async function runScript(plane: ControlPlane, file: string, script: string): Pro
 
 export {
   applyInfra,
-  applyNodePoolCrd,
   applyPodMutation,
   canI,
   kubectlObjects,

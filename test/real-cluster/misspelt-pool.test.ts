@@ -7,9 +7,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WorkloadRecord } from '../../lib/rollout/index.ts';
+import { nodePoolObject } from '../capacity/support.ts';
 import type { Json } from './api.ts';
-import { karpenterOracle } from './karpenter.ts';
-import { kubectlObjects, kubectlOk, untilRolledOut } from './kubectl.ts';
+import { installNodePoolCrd } from './karpenter.ts';
+import { kubectlObjects, untilRolledOut } from './kubectl.ts';
 import { TEST_NODES } from './nodes.ts';
 import { livePods } from './pods.ts';
 import { reportJson, reportRun, rolloutJson } from './podmutation.ts';
@@ -58,24 +59,11 @@ describe('a migration to a misspelt pool, reported and rolled out', () => {
     misspelt = await ruleFolder(plane, [migration('mergd')]);
     fixed = await ruleFolder(plane, [migration('merged')]);
     // Karpenter's NodePool CRD and a NodePool that defines no example.com/node-pool: it takes no Pod that requires one.
-    const oracle = await karpenterOracle((line) => console.log(`[karpenter oracle] ${line}`));
-    // Server-side: the CRD's schema is larger than the last-applied annotation a client-side apply would write.
-    await kubectlOk(plane, ['apply', '--server-side', '-f', oracle.nodePoolCrd]);
-    await kubectlOk(plane, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/nodepools.karpenter.sh']);
+    await installNodePoolCrd(plane);
     await kubectlObjects(plane, 'create', [
-      {
-        apiVersion: 'karpenter.sh/v1',
-        kind: 'NodePool',
-        metadata: { name: 'general' },
-        spec: {
-          template: {
-            spec: {
-              nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-              requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }],
-            },
-          },
-        },
-      },
+      nodePoolObject('general', {
+        requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }],
+      }),
     ]);
     await plane.ensureNamespace(NAMESPACE);
     // Admitted before any webhook exists: its Pods run on the legacy Nodes.

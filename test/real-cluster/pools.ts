@@ -48,22 +48,4 @@ function legacyTemplate(name: string, spec: Json = {}, labels: Readonly<Record<s
   };
 }
 
-/** An on-demand Karpenter NodePool (karpenter.sh/v1) of the AWS provider, its Nodes labelled `labels`. */
-function onDemandNodePool(name: string, labels: Readonly<Record<string, string>> = {}): Json {
-  return {
-    apiVersion: 'karpenter.sh/v1',
-    kind: 'NodePool',
-    metadata: { name },
-    spec: {
-      template: {
-        ...(Object.keys(labels).length === 0 ? {} : { metadata: { labels } }),
-        spec: {
-          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-          requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }],
-        },
-      },
-    },
-  };
-}
-
-export { legacyTemplate, mergeLegacyPool, onDemandNodePool, poolAffinity, poolTerm };
+export { legacyTemplate, mergeLegacyPool, poolAffinity, poolTerm };

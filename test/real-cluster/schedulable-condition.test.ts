@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFunctions } from '../../scripts/build.ts';
 import { Capacity } from '../../lib/capacity/index.ts';
+import { nodePoolObject } from '../capacity/support.ts';
 import { startEmbeddedDynamo, type EmbeddedDynamo } from '../../lib/store/embedded/index.ts';
 import { createDynamoClient, createSnapshotTable } from '../../lib/store/index.ts';
 import type { SyncReport } from '../../lib/sync/index.ts';
@@ -19,18 +20,10 @@ import { embeddedMetrics } from '../deploy/lambda-run.ts';
 import { recordsOf, snapshotsOf } from '../store/support.ts';
 import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
-import { karpenterOracle } from './karpenter.ts';
-import {
-  applyInfra,
-  applyNodePoolCrd,
-  applyPodMutation,
-  kubectlObjects,
-  kubectlOk,
-  untilAllowed,
-  untilRolledOut,
-} from './kubectl.ts';
+import { installNodePoolCrd } from './karpenter.ts';
+import { applyInfra, applyPodMutation, kubectlObjects, kubectlOk, untilAllowed, untilRolledOut } from './kubectl.ts';
 import { TEST_NODES } from './nodes.ts';
-import { legacyTemplate, onDemandNodePool, poolTerm } from './pools.ts';
+import { legacyTemplate, poolTerm } from './pools.ts';
 import { invokeSyncFunction } from './sync-function.ts';
 import { useControlPlane } from './use-control-plane.ts';
 
@@ -118,9 +111,14 @@ beforeAll(async () => {
   // Kubeconfig mode of docs/operations.md, the sync's report access included.
   await applyInfra(plane, KUBECONFIG_MODE);
   await kubectlOk(plane, ['apply', '-f', join(ROOT, 'infra', 'rbac-sync-report.yaml'), '-l', KUBECONFIG_MODE]);
-  const oracle = await karpenterOracle((line) => console.log(`[karpenter oracle] ${line}`));
-  await applyNodePoolCrd(plane, oracle.nodePoolCrd);
-  await kubectlObjects(plane, 'create', [onDemandNodePool('general', { 'example.com/node-pool': 'general' })]);
+  await installNodePoolCrd(plane);
+  await kubectlObjects(plane, 'create', [
+    nodePoolObject(
+      'general',
+      { requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }] },
+      { labels: { 'example.com/node-pool': 'general' } },
+    ),
+  ]);
   for (const resource of ['nodes', 'nodepools.karpenter.sh', 'pods', 'cronjobs.batch'])
     await untilAllowed(plane, SYNC, ['list', resource, '--all-namespaces', `--as=${SYNC}`]);
   const token = (await kubectlOk(plane, ['create', 'token', 'podmutation-sync', '-n', SYNC_NAMESPACE])).trim();

@@ -5,7 +5,12 @@ import { join } from 'node:path';
 import { compileRuleSet, mutatePod, type ManagedStep, type Pod, type RuleSet } from '../../lib/engine/index.ts';
 import { loadRuleFiles } from '../../lib/rule-files/index.ts';
 import { podFromWorkload, readWorkloadObject } from '../../lib/workloads/index.ts';
-import type { WorkloadObjectInput } from '../cluster/fake-api-server.ts';
+import {
+  startFakeApiServer,
+  writeKubeconfig,
+  type FakeApiServer,
+  type WorkloadObjectInput,
+} from '../cluster/fake-api-server.ts';
 import { podMutation } from '../support/builders.ts';
 import { fixturePath, fixtureText } from '../support/fixtures.ts';
 
@@ -145,4 +150,18 @@ export function serverObjects(list: KubectlList): WorkloadObjectInput[] {
       metadata: { ...metadata, ...(ownerReferences === undefined ? {} : { ownerReferences }) },
     } as WorkloadObjectInput;
   });
+}
+
+/**
+ * The fake API server holding the fixture cluster (clusterList, Argo Rollouts installed) and these Nodes and NodePools
+ * (Karpenter's CRD installed), with a kubeconfig for it.
+ */
+export async function fixtureCluster(
+  capacity: KubectlList,
+): Promise<{ readonly server: FakeApiServer; readonly kubeconfig: string }> {
+  const server = await startFakeApiServer({ rolloutsInstalled: true });
+  server.putObjects(serverObjects(await clusterList()));
+  server.setNodePoolsInstalled(true);
+  server.putObjects(serverObjects(capacity));
+  return { server, kubeconfig: writeKubeconfig(server) };
 }

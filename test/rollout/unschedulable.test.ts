@@ -2,8 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RolloutRecord } from '../../lib/rollout/index.ts';
 import { nodeObject } from '../capacity/support.ts';
-import { startFakeApiServer, writeKubeconfig, type FakeApiServer } from '../cluster/fake-api-server.ts';
-import { clusterList, rulePaths, serverObjects } from '../report/support.ts';
+import type { FakeApiServer } from '../cluster/fake-api-server.ts';
+import { fixtureCluster, rulePaths } from '../report/support.ts';
 import { runPodmutationInProcess } from '../support/cli.ts';
 
 const rulesArgs = () => rulePaths('changed').flatMap((path) => ['--rules', path]);
@@ -28,29 +28,23 @@ describe('podmutation rollout in a cluster without the rules’ target pools', (
   let kubeconfig: string;
 
   beforeAll(async () => {
-    server = await startFakeApiServer({ rolloutsInstalled: true });
-    kubeconfig = writeKubeconfig(server);
-    server.putObjects(serverObjects(await clusterList()));
     // Only the legacy pool: merged-2024 (checkout), merged (web, storefront) and batch-spot (nightly-report) are missing.
     const items = ['legacy-1', 'legacy-2'].map((name) =>
       nodeObject(name, { 'example.com/node-pool': 'legacy', 'kubernetes.io/arch': 'amd64' }),
     );
-    server.putObjects(serverObjects({ apiVersion: 'v1', kind: 'List', metadata: {}, items }));
+    ({ server, kubeconfig } = await fixtureCluster({ apiVersion: 'v1', kind: 'List', metadata: {}, items }));
   });
+
+  /** `podmutation rollout` of every namespace under the changed rules, with these flags. */
+  const rollout = (...flags: string[]) =>
+    runPodmutationInProcess(['rollout', '--kubeconfig', kubeconfig, '-A', ...rulesArgs(), ...flags]);
+
   afterAll(async () => server.close());
 
   it('lists each such workload as unschedulable, starts none and exits 1', async () => {
     const before = server.requests.length;
 
-    const run = await runPodmutationInProcess([
-      'rollout',
-      '--kubeconfig',
-      kubeconfig,
-      '-A',
-      ...rulesArgs(),
-      '-o',
-      'json',
-    ]);
+    const run = await rollout('-o', 'json');
 
     expect(run.code, run.stderr).toBe(1);
     expect(states(run.stdout)).toEqual({
@@ -66,14 +60,7 @@ describe('podmutation rollout in a cluster without the rules’ target pools', (
   });
 
   it('gives the verdict as the reason: fits nowhere, and the closest candidates', async () => {
-    const run = await runPodmutationInProcess([
-      'rollout',
-      '--kubeconfig',
-      kubeconfig,
-      '-A',
-      ...rulesArgs(),
-      '--dry-run',
-    ]);
+    const run = await rollout('--dry-run');
 
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(
@@ -82,17 +69,7 @@ describe('podmutation rollout in a cluster without the rules’ target pools', (
   });
 
   it('plans them with --allow-unschedulable', async () => {
-    const run = await runPodmutationInProcess([
-      'rollout',
-      '--kubeconfig',
-      kubeconfig,
-      '-A',
-      ...rulesArgs(),
-      '--dry-run',
-      '--allow-unschedulable',
-      '-o',
-      'json',
-    ]);
+    const run = await rollout('--dry-run', '--allow-unschedulable', '-o', 'json');
 
     expect(run.code).toBe(1);
     expect(states(run.stdout)).toMatchObject({ checkout: 'planned', web: 'planned', storefront: 'planned' });
