@@ -1202,7 +1202,7 @@ describe('dashboard', () => {
     expect(body(eksTemplate).widgets.length).toBeGreaterThanOrEqual(5);
   });
 
-  it('has widgets for admissions, mutations, denials, latency and sync age', async () => {
+  it('has widgets for admissions, mutations, denials, latency, sync age, and rules synced beside those stranding Pods', async () => {
     const { namespace } = await metricsContract(eksTemplate);
     const widgets = widgetMetrics(eksTemplate);
     const widgetWith = (...metrics: string[]) =>
@@ -1212,6 +1212,7 @@ describe('dashboard', () => {
     expect(widgetWith(`${namespace} Mutations`)).toBe(true);
     expect(widgetWith(`${namespace} Denials`)).toBe(true);
     expect(widgetWith('AWS/Lambda Duration')).toBe(true);
+    expect(widgetWith(`${namespace} RulesSynced`, `${namespace} UnschedulableRules`)).toBe(true);
     expect(
       widgetWith(
         'expression syncs - failedSyncs - skippedSyncs',
