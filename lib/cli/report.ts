@@ -189,9 +189,9 @@ function capacityRead(capacity: Capacity, from: string): ReportCapacity {
 }
 
 /**
- * The cluster's Nodes and NodePools. A read the cluster refuses (no RBAC to list nodes) or answers with an object
- * that is not well formed, or that lists no Node and no NodePool (running Pods run on Nodes, so that is a wrong read, not an empty cluster)
- * is a warning on stderr: the report goes on, judging contradictions only, and says so.
+ * The cluster's Nodes and NodePools. A read the cluster refuses (no RBAC to list nodes) or answers with an object that
+ * is not well formed, or one that lists no Node and no NodePool (running Pods run on Nodes, so that is a wrong read,
+ * not an empty cluster), is a warning on stderr: the report goes on, judging contradictions only, and says so.
  */
 async function clusterCapacity(config: KubeconfigFile, streams: CliStreams): Promise<ReportCapacity> {
   const unread = (why: string): ReportCapacity => {

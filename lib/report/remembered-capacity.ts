@@ -9,9 +9,16 @@ import type { CapacityJudge } from '../engine/index.ts';
 // fits; beyond it the report stays correct and only judges again.
 const MAX_REMEMBERED = 10_000;
 
-/** What decides a verdict: the nodeSelector, the required terms and the tolerations (preferred terms never filter). */
+/**
+ * What decides a verdict: the nodeSelector, the required terms (each by its id, which names it as a set of
+ * requirements) and the tolerations; preferred terms never filter.
+ */
 function keyOf(placement: Placement): string {
-  return JSON.stringify([placement.nodeSelector, placement.required ?? null, placement.tolerations]);
+  return JSON.stringify([
+    placement.nodeSelector,
+    placement.required?.map((term) => term.id) ?? null,
+    placement.tolerations,
+  ]);
 }
 
 function remembered<T>(memory: Map<string, T>, key: string, compute: () => T): T {

@@ -4,7 +4,8 @@ import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { kubeconfigFor, startFakeApiServer, type FakeApiServer } from '../cluster/fake-api-server.ts';
-import { rulePaths } from '../report/support.ts';
+import { nodeObject } from '../capacity/support.ts';
+import { rulePaths, serverObjects } from '../report/support.ts';
 import { runPodmutation } from '../support/cli.ts';
 
 let server: FakeApiServer;
@@ -12,6 +13,8 @@ let folder: string;
 
 beforeAll(async () => {
   server = await startFakeApiServer();
+  // A Node, so that the report reads a capacity (a cluster listing none is a warning).
+  server.putObjects(serverObjects({ apiVersion: 'v1', kind: 'List', metadata: {}, items: [nodeObject('node-1')] }));
   folder = mkdtempSync(join(tmpdir(), 'kubeconfig-defaults-'));
 });
 
