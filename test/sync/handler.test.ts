@@ -158,4 +158,42 @@ describe('the sync Lambda entry point', () => {
     const judged = (pool: string) => capacity.judge(placementOf({ nodeSelector: { 'example.com/pool': pool } })).text();
     expect([judged('general'), judged('merged')]).toEqual(['fits 1 Node', 'fits NodePool merged; 0 Nodes']);
   });
+
+  it('with REPORT_INTERVAL_MINUTES writes Schedulable on each rule and emits UnschedulablePods per rule', async () => {
+    // A fresh module: the function reads its configuration once, when its container starts.
+    vi.stubEnv('REPORT_INTERVAL_MINUTES', '1');
+    vi.resetModules();
+    const { handler } = await import('../../functions/sync/index.ts');
+    world.server.put({
+      metadata: { name: 'to-nowhere' },
+      spec: validSpec('nowhere', { workloadSelector: { namespaces: ['strand'] } }),
+    });
+    world.server.putObjects([
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'checkout', namespace: 'strand', uid: 'uid-checkout' },
+        spec: { containers: [{ name: 'app', image: 'app:1' }] },
+      },
+    ]);
+    const printedBefore = printed.length;
+
+    const result = await handler({}, lambdaContext(70_000));
+
+    expect(result).toMatchObject({ outcome: 'published', progress: { unschedulableRules: 1, statusFailed: 0 } });
+    const conditions = (world.server.get('to-nowhere')?.['status'] as { conditions: { type: string }[] }).conditions;
+    expect(conditions.find((condition) => condition.type === 'Schedulable')).toMatchObject({
+      status: 'False',
+      reason: 'PodsWouldFitNowhere',
+    });
+    const emf = printed
+      .slice(printedBefore)
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((entry) => '_aws' in entry);
+    expect(emf.filter((entry) => 'UnschedulablePods' in entry)).toEqual([
+      expect.objectContaining({ UnschedulablePods: 1, rule: 'to-nowhere', service: 'podmutation-sync' }),
+    ]);
+    expect(emf.find((entry) => 'UnschedulableRules' in entry)).toMatchObject({ UnschedulableRules: 1 });
+  });
 });
