@@ -18,6 +18,7 @@ import type { SyncReport } from '../../lib/sync/index.ts';
 import { startFakeAws, type FakeAws } from '../cluster/fake-aws.ts';
 import { embeddedMetrics } from '../deploy/lambda-run.ts';
 import { recordsOf, snapshotsOf } from '../store/support.ts';
+import type { StatusCondition } from '../support/objects.ts';
 import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
 import { installNodePoolCrd } from './karpenter.ts';
@@ -39,16 +40,6 @@ const REGION = 'eu-west-1';
 const KUBECONFIG_SECRET_ARN = `arn:aws:secretsmanager:${REGION}:123456789012:secret:podmutation-kubeconfig-AbCdEf`;
 const RULE = 'move-checkout';
 const REPLICAS = 2;
-
-/** A condition of a PodMutation's status, as the API server returns it. */
-interface Condition {
-  readonly type: string;
-  readonly status: string;
-  readonly reason: string;
-  readonly message: string;
-  readonly lastTransitionTime: string;
-  readonly observedGeneration?: number;
-}
 
 let dynamo: EmbeddedDynamo;
 let dynamoClient: ReturnType<typeof createDynamoClient>;
@@ -85,8 +76,8 @@ function invokeSync(): ReturnType<typeof invokeSyncFunction> {
   });
 }
 
-async function schedulable(plane: ControlPlane): Promise<Condition | undefined> {
-  const resource = await plane.admin.json<{ status?: { conditions?: Condition[] } }>(
+async function schedulable(plane: ControlPlane): Promise<StatusCondition | undefined> {
+  const resource = await plane.admin.json<{ status?: { conditions?: StatusCondition[] } }>(
     'GET',
     `/apis/agent.cloudpilot.ai/v1alpha1/podmutations/${RULE}`,
   );

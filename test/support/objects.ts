@@ -6,3 +6,13 @@ export function omitKey<T extends object, K extends keyof T>(object: T, key: K):
   delete copy[key];
   return copy as Omit<T, K>;
 }
+
+/** A condition of a PodMutation's status as the sync writes it (a metav1.Condition). */
+export interface StatusCondition {
+  readonly type: string;
+  readonly status: string;
+  readonly reason: string;
+  readonly message: string;
+  readonly lastTransitionTime: string;
+  readonly observedGeneration?: number;
+}

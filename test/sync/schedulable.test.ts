@@ -9,19 +9,10 @@ import { createWorkloadObjectSource } from '../../lib/cluster/index.ts';
 import type { ProgressDependencies, SyncDependencies } from '../../lib/sync/index.ts';
 import { nodeObject, nodePoolObject } from '../capacity/support.ts';
 import { kubeconfigFor } from '../cluster/fake-api-server.ts';
+import type { StatusCondition } from '../support/objects.ts';
 import { invalidSpec, manualClock, syncSubject, useSyncWorld, validSpec, type ManualClock } from './support.ts';
 
 const world = useSyncWorld();
-
-/** A condition as the sync writes it. */
-interface Condition {
-  readonly type: string;
-  readonly status: string;
-  readonly reason: string;
-  readonly message: string;
-  readonly lastTransitionTime: string;
-  readonly observedGeneration?: number;
-}
 
 /** A bare Pod in namespace apps with no nodeSelector: it fits any untainted Node. */
 function pod(name: string) {
@@ -53,12 +44,12 @@ function progress(clusterId: string, metrics: { rule: string; count: number }[] 
   };
 }
 
-function conditionsOf(name: string): readonly Condition[] {
-  const status = (world.server.get(name)?.['status'] ?? {}) as { conditions?: Condition[] };
+function conditionsOf(name: string): readonly StatusCondition[] {
+  const status = (world.server.get(name)?.['status'] ?? {}) as { conditions?: StatusCondition[] };
   return status.conditions ?? [];
 }
 
-function condition(name: string, type: string): Condition | undefined {
+function condition(name: string, type: string): StatusCondition | undefined {
   return conditionsOf(name).find((entry) => entry.type === type);
 }
 
