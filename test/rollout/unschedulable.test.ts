@@ -74,4 +74,37 @@ describe('podmutation rollout in a cluster without the rules’ target pools', (
     expect(run.code).toBe(1);
     expect(states(run.stdout)).toMatchObject({ checkout: 'planned', web: 'planned', storefront: 'planned' });
   });
+
+  describe('when it may not list Nodes', () => {
+    const forbidden = { kind: 'status', code: 403, reason: 'Forbidden' } as const;
+
+    it('restarts nothing and exits 2, saying why and what to grant', async () => {
+      server.fail(forbidden, { resource: 'nodes' });
+      const before = server.requests.length;
+      try {
+        const run = await rollout('-o', 'json');
+
+        expect(run).toMatchObject({ code: 2, stdout: '' });
+        expect(run.stderr).toMatch(
+          /\npodmutation rollout: rollout cannot tell whether the recreated Pods would fit: reading the Nodes and NodePools failed: listing nodes failed: 403 Forbidden.*; nothing was restarted\. Grant list on nodes and nodepools\.karpenter\.sh \(infra\/rbac-rollout\.yaml\), or pass --allow-unschedulable/,
+        );
+        expect(server.requests.slice(before).every((request) => request.method === 'GET')).toBe(true);
+      } finally {
+        server.clearFaults();
+      }
+    });
+
+    it('still prints the plan of a dry run, judged on contradictions only', async () => {
+      server.fail(forbidden, { resource: 'nodes' });
+      try {
+        const run = await rollout('--dry-run', '-o', 'json');
+
+        expect(run.code).toBe(1);
+        expect(run.stderr).toMatch(/^warning: reading the Nodes and NodePools failed/);
+        expect(states(run.stdout)).toMatchObject({ checkout: 'planned', web: 'planned' });
+      } finally {
+        server.clearFaults();
+      }
+    });
+  });
 });
