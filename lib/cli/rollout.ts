@@ -14,6 +14,7 @@ import {
 import { isDns1123Label, isJsonObject, previewInput, stringMap } from '../values/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
 import { writeLine } from './io.ts';
+import { fitCaveatLine } from './options/capacity.ts';
 import { namespaceOptions } from './options/namespace.ts';
 import { enforcementOption } from './options/enforcement.ts';
 import { placementOptions, type PlacementFlags } from './options/placement-file.ts';
@@ -130,6 +131,8 @@ async function rollout(values: RolloutFlags, { streams, env }: CliContext): Prom
   for (const record of planRecords(plan, id, rfc3339(Date.now()))) print(record);
   // Left alone, an unschedulable workload stays pending: never a success, whatever the report read again says.
   const unschedulable = plan.leftAlone.filter((alone) => alone.state === 'unschedulable').length;
+  // Said once under the verdicts shown, for people; the JSON records are read by programs.
+  if (unschedulable > 0 && values.output === 'table') writeLine(streams.stdout, fitCaveatLine());
   if (values.dryRun === true)
     return before.totals.pending > 0 || before.totals.denied > 0 || unschedulable > 0 ? EXIT.findings : EXIT.ok;
 

@@ -4,6 +4,7 @@ import type { RolloutRecord } from '../../lib/rollout/index.ts';
 import { nodeObject } from '../capacity/support.ts';
 import type { FakeApiServer } from '../cluster/fake-api-server.ts';
 import { fixtureCluster, rulePaths } from '../report/support.ts';
+import { fitCaveatLine } from '../../lib/cli/options/capacity.ts';
 import { runPodmutationInProcess } from '../support/cli.ts';
 
 const rulesArgs = () => rulePaths('changed').flatMap((path) => ['--rules', path]);
@@ -66,6 +67,7 @@ describe('podmutation rollout in a cluster without the rules’ target pools', (
     expect(run.stdout).toMatch(
       /^- Deployment production\/web: unschedulable \(fits nowhere: no Node and no NodePool takes it; closest: Node legacy-1 .*\)$/m,
     );
+    expect(run.stdout.split('\n').filter((line) => line === fitCaveatLine())).toHaveLength(1);
   });
 
   it('plans them with --allow-unschedulable', async () => {
