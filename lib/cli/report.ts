@@ -175,6 +175,8 @@ export interface ReportInputs extends PlacementFlags {
 interface ReportCapacity {
   readonly capacity: Capacity;
   readonly line: string;
+  /** Why the cluster's capacity could not be read; undefined when it was, or when none was to be read. */
+  readonly unread?: string;
 }
 
 // What a report without a capacity still finds, said wherever that happens.
@@ -196,7 +198,7 @@ function capacityRead(capacity: Capacity, from: string): ReportCapacity {
 async function clusterCapacity(config: KubeconfigFile, streams: CliStreams): Promise<ReportCapacity> {
   const unread = (why: string): ReportCapacity => {
     writeLine(streams.stderr, `warning: ${why}; ${CONTRADICTIONS_ONLY}`);
-    return { capacity: Capacity.unknown(), line: `capacity: not read (${why}); ${CONTRADICTIONS_ONLY}` };
+    return { capacity: Capacity.unknown(), line: `capacity: not read (${why}); ${CONTRADICTIONS_ONLY}`, unread: why };
   };
   const { createCapacitySource } = await import('../cluster/index.ts');
   try {
@@ -247,6 +249,8 @@ export async function readReport(
   readonly invalid: readonly InvalidRule[];
   /** Where the capacity the Pods were judged against came from, as one line for people. */
   readonly capacityLine: string;
+  /** Why the cluster's capacity could not be read, when it could not. */
+  readonly capacityUnread?: string;
 }> {
   const enforcement = enforcementOf(inputs.enforcement);
   const managedSteps = await placementSteps(inputs, streams);
@@ -257,7 +261,7 @@ export async function readReport(
       : await clusterRules(inputs.cluster!, streams);
   // Stamps are checked by their sum: the report needs no access to the stack's key.
   const namespace = await namespaceOf(inputs);
-  const { capacity, line } = await reportCapacity(inputs, streams);
+  const { capacity, line, unread } = await reportCapacity(inputs, streams);
   const builder = createReport(compileRuleSet(loaded.rules), {
     managedSteps,
     enforcement,
@@ -268,7 +272,12 @@ export async function readReport(
   if (inputs.objects !== undefined)
     foldObjects(builder, objectsOf(await readInput(inputs.objects, streams), inputs.objects));
   else await foldCluster(builder, inputs.cluster!, namespace, streams);
-  return { result: builder.result(), invalid: loaded.invalid, capacityLine: line };
+  return {
+    result: builder.result(),
+    invalid: loaded.invalid,
+    capacityLine: line,
+    ...(unread === undefined ? {} : { capacityUnread: unread }),
+  };
 }
 
 /**

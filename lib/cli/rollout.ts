@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Option, type Command } from 'commander';
-import { MalformedInputError } from '../errors/index.ts';
+import { ClusterError, MalformedInputError } from '../errors/index.ts';
 import {
   parseLabelSelector,
   planRecords,
@@ -14,6 +14,7 @@ import {
 import { isDns1123Label, isJsonObject, previewInput, stringMap } from '../values/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
 import { writeLine } from './io.ts';
+import { fitCaveatLine } from './options/capacity.ts';
 import { namespaceOptions } from './options/namespace.ts';
 import { enforcementOption } from './options/enforcement.ts';
 import { placementOptions, type PlacementFlags } from './options/placement-file.ts';
@@ -114,7 +115,13 @@ async function rollout(values: RolloutFlags, { streams, env }: CliContext): Prom
     writeLine(streams.stdout, values.output === 'json' ? JSON.stringify(record) : renderRecord(record));
   const id = `${rfc3339(Date.now()).replace(/[-:]/g, '')}-${randomBytes(3).toString('hex')}`;
   // A cluster that cannot be read exits 2 (the command's unreadableExit), not 1: a wait loop reads 1 as "not yet".
-  const before = (await readReport(inputs, streams)).result;
+  const read = await readReport(inputs, streams);
+  const before = read.result;
+  // Without the cluster's Nodes and NodePools no restart can be known not to strand its Pods: nothing is restarted.
+  if (read.capacityUnread !== undefined && values.allowUnschedulable !== true && values.dryRun !== true)
+    throw new ClusterError(
+      `rollout cannot tell whether the recreated Pods would fit: ${read.capacityUnread}; nothing was restarted. Grant list on nodes and nodepools.karpenter.sh (infra/rbac-rollout.yaml), or pass --allow-unschedulable to restart without the check`,
+    );
   const plan = await selected(
     planRollout(before, flags.maxConcurrent, { allowUnschedulable: values.allowUnschedulable === true }),
     flags.selector,
@@ -124,6 +131,8 @@ async function rollout(values: RolloutFlags, { streams, env }: CliContext): Prom
   for (const record of planRecords(plan, id, rfc3339(Date.now()))) print(record);
   // Left alone, an unschedulable workload stays pending: never a success, whatever the report read again says.
   const unschedulable = plan.leftAlone.filter((alone) => alone.state === 'unschedulable').length;
+  // Said once under the verdicts shown, for people; the JSON records are read by programs.
+  if (unschedulable > 0 && values.output === 'table') writeLine(streams.stdout, fitCaveatLine());
   if (values.dryRun === true)
     return before.totals.pending > 0 || before.totals.denied > 0 || unschedulable > 0 ? EXIT.findings : EXIT.ok;
 

@@ -291,6 +291,19 @@ function recordFit(
   for (const rule of enforced) state.rules.get(rule.name)!.unschedulable += 1;
 }
 
+/**
+ * Counts on each rule held back from the Pod (`if-unschedulable: skip`: it would have stranded it) a match and a Pod it
+ * would leave unschedulable; the Pod itself is judged without it, as admission creates it.
+ */
+function countHeld(state: ReportState, outcome: MutationOutcome): void {
+  for (const step of outcome.held ?? []) {
+    const counts = state.rules.get(step.name);
+    if (counts === undefined) continue;
+    counts.matched += 1;
+    counts.unschedulable += 1;
+  }
+}
+
 function addOwner(state: ReportState, object: unknown, path: string): boolean {
   if (isRuntimeClass(object)) {
     const runtimeClass = readRuntimeClass(object, path);
@@ -371,6 +384,7 @@ function addPod(state: ReportState, pod: unknown, path: string): Verdict | undef
   const outcome = evaluatePod(state, identity, running, first.pod, source);
   const tally = tallyOf(state, outcome.workload);
   tally.pods += 1;
+  countHeld(state, outcome);
   const matched = matchedRules(state, outcome);
   const steps = outcome.applied.filter((name) => !state.byName.has(name));
   if (outcome.decision === 'skipped' || (matched.length === 0 && steps.length === 0 && outcome.decision !== 'denied')) {

@@ -162,3 +162,31 @@ describe('podmutation report --kubeconfig: the capacity the cluster lists', () =
     }
   });
 });
+
+describe('podmutation report --kubeconfig: a cluster that lists no Node and no NodePool', () => {
+  let server: FakeApiServer;
+  let kubeconfig: string;
+
+  beforeAll(async () => {
+    ({ server, kubeconfig } = await fixtureCluster({ apiVersion: 'v1', kind: 'List', metadata: {}, items: [] }));
+  });
+
+  afterAll(async () => server.close());
+
+  it('reads it as a wrong read, not as a cluster where every Pod fits nowhere: a warning, and contradictions only', async () => {
+    const run = await runPodmutationInProcess([
+      'report',
+      '--kubeconfig',
+      kubeconfig,
+      '-A',
+      ...rulesArgs(),
+      '-o',
+      'json',
+    ]);
+
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(`warning: the cluster lists no Node and no NodePool; ${CONTRADICTIONS_ONLY}\n`);
+    const report = JSON.parse(run.stdout) as MigrationReport;
+    expect(report.workloads.some((item) => item.fit?.kind === 'nowhere')).toBe(false);
+  });
+});

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { Capacity } from '../../lib/capacity/index.ts';
 import type { RuleSet } from '../../lib/engine/index.ts';
 import { createReport, type MigrationReport, type ReportOptions } from '../../lib/report/index.ts';
-import { rule, rules } from '../support/builders.ts';
+import { IF_UNSCHEDULABLE_ANNOTATION, validatePodMutation } from '../../lib/api/index.ts';
+import { podMutation, rule, rules } from '../support/builders.ts';
 import { node, nodePool } from '../capacity/support.ts';
 import { clusterList, fixtureRules, type KubectlList } from './support.ts';
 
@@ -101,5 +102,24 @@ describe('the report against a capacity', () => {
     const report = fold(await clusterList(), await fixtureRules(), { capacity: Capacity.of({ nodes: LEGACY_NODES }) });
 
     expect(report.workloads.find((item) => item.name === 'ledger')).not.toHaveProperty('fit');
+  });
+
+  it('counts on a rule held back by if-unschedulable: skip the Pods it would have stranded, which stay as they are', async () => {
+    const held = validatePodMutation({
+      ...podMutation('move-web-or-skip', {
+        workloadSelector: { namespaces: ['production'], names: ['web'] },
+        mutationRemove: { nodeAffinity: { keys: [POOL_KEY] } },
+        mutationAdd: { nodeSelector: { [POOL_KEY]: 'mergd' } },
+      }),
+      metadata: { name: 'move-web-or-skip', annotations: { [IF_UNSCHEDULABLE_ANNOTATION]: 'skip' } },
+    });
+    if (!held.valid) throw new Error('the held rule is invalid');
+    const capacity = Capacity.of({ nodes: LEGACY_NODES, nodePools: [MERGED_POOL] });
+    const report = fold(await clusterList(), rules(held.rule), { capacity });
+
+    expect(report.rules).toEqual([
+      { name: 'move-web-or-skip', enforcement: 'enforce', matched: 2, current: 0, pending: 0, unschedulable: 2 },
+    ]);
+    expect(report.workloads.find((item) => item.name === 'web')).toBeUndefined();
   });
 });

@@ -4,6 +4,7 @@ import type { RolloutRecord } from '../../lib/rollout/index.ts';
 import { nodeObject } from '../capacity/support.ts';
 import type { FakeApiServer } from '../cluster/fake-api-server.ts';
 import { fixtureCluster, rulePaths } from '../report/support.ts';
+import { fitCaveatLine } from '../../lib/cli/options/capacity.ts';
 import { runPodmutationInProcess } from '../support/cli.ts';
 
 const rulesArgs = () => rulePaths('changed').flatMap((path) => ['--rules', path]);
@@ -66,6 +67,7 @@ describe('podmutation rollout in a cluster without the rules’ target pools', (
     expect(run.stdout).toMatch(
       /^- Deployment production\/web: unschedulable \(fits nowhere: no Node and no NodePool takes it; closest: Node legacy-1 .*\)$/m,
     );
+    expect(run.stdout.split('\n').filter((line) => line === fitCaveatLine())).toHaveLength(1);
   });
 
   it('plans them with --allow-unschedulable', async () => {
@@ -73,5 +75,38 @@ describe('podmutation rollout in a cluster without the rules’ target pools', (
 
     expect(run.code).toBe(1);
     expect(states(run.stdout)).toMatchObject({ checkout: 'planned', web: 'planned', storefront: 'planned' });
+  });
+
+  describe('when it may not list Nodes', () => {
+    const forbidden = { kind: 'status', code: 403, reason: 'Forbidden' } as const;
+
+    it('restarts nothing and exits 2, saying why and what to grant', async () => {
+      server.fail(forbidden, { resource: 'nodes' });
+      const before = server.requests.length;
+      try {
+        const run = await rollout('-o', 'json');
+
+        expect(run).toMatchObject({ code: 2, stdout: '' });
+        expect(run.stderr).toMatch(
+          /\npodmutation rollout: rollout cannot tell whether the recreated Pods would fit: reading the Nodes and NodePools failed: listing nodes failed: 403 Forbidden.*; nothing was restarted\. Grant list on nodes and nodepools\.karpenter\.sh \(infra\/rbac-rollout\.yaml\), or pass --allow-unschedulable/,
+        );
+        expect(server.requests.slice(before).every((request) => request.method === 'GET')).toBe(true);
+      } finally {
+        server.clearFaults();
+      }
+    });
+
+    it('still prints the plan of a dry run, judged on contradictions only', async () => {
+      server.fail(forbidden, { resource: 'nodes' });
+      try {
+        const run = await rollout('--dry-run', '-o', 'json');
+
+        expect(run.code).toBe(1);
+        expect(run.stderr).toMatch(/^warning: reading the Nodes and NodePools failed/);
+        expect(states(run.stdout)).toMatchObject({ checkout: 'planned', web: 'planned' });
+      } finally {
+        server.clearFaults();
+      }
+    });
   });
 });
