@@ -58,7 +58,10 @@ async function reportProgress(
       context.logger.warn(message, { clusterId: context.clusterId }),
     );
     const reportTime = new Date(startedMs).toISOString();
-    const counts = progressOf(migration, capacity.known);
+    const counts = progressOf(migration, {
+      capacityKnown: capacity.known,
+      skipRules: new Set(published.rules.filter((rule) => rule.ifUnschedulable === 'skip').map((rule) => rule.name)),
+    });
     const writes = await writeStatuses(context.source, planProgressUpdates(resources, counts, reportTime), {
       concurrency: limits.concurrency,
       deadlineMs: clock() + limits.budgetMs,

@@ -9,7 +9,7 @@ import { ClusterError } from '../errors/index.ts';
 import { createReport, type MigrationReport, type ReportBuilder } from '../report/index.ts';
 import type { SyncRecordStore } from '../store/index.ts';
 import { conditionsOf, conditionUpToDate, findCondition, withCondition, withoutCondition } from './conditions.ts';
-import { SCHEDULABLE, schedulableConditions, type SchedulableFields } from './schedulable.ts';
+import { SCHEDULABLE, schedulableConditions, type SchedulableContext, type SchedulableFields } from './schedulable.ts';
 import type { AssessedResource } from './snapshot.ts';
 import { isJsonObject } from '../values/index.ts';
 
@@ -176,11 +176,11 @@ async function computeProgress(
 }
 
 /**
- * Each rule's counts in a report and its Schedulable condition (`capacityKnown` as schedulableConditions'); an audited
- * rule's pending and unschedulable are 0, because audit changes no Pod (see lib/report).
+ * Each rule's counts in a report and its Schedulable condition; an audited rule's pending and unschedulable are 0,
+ * because audit changes no Pod (see lib/report).
  */
-function progressOf(report: MigrationReport, capacityKnown: boolean): ReadonlyMap<string, RuleProgress> {
-  const schedulable = schedulableConditions(report, capacityKnown);
+function progressOf(report: MigrationReport, context: SchedulableContext): ReadonlyMap<string, RuleProgress> {
+  const schedulable = schedulableConditions(report, context);
   return new Map(
     report.rules.map((rule) => [
       rule.name,

@@ -36,29 +36,45 @@ function exampleOf(report: MigrationReport, rule: string): string | undefined {
     : `${workload.kind} ${workload.namespace}/${workload.name}: ${workload.fit!.reason}`;
 }
 
-/**
- * Each rule of the report with the Schedulable condition it should carry. `capacityKnown` is false when the report was
- * judged without a capacity (Capacity.unknown()): then only a contradiction within a Pod's constraints is found, and
- * a rule that makes none is Unknown, not True.
- */
+/** How the report was judged, and which rules admission holds back from a Pod they would strand. */
+interface SchedulableContext {
+  /**
+   * False when the report was judged without a capacity (Capacity.unknown()): then only a contradiction within a Pod's
+   * constraints is found, and a rule that makes none is Unknown, not True.
+   */
+  readonly capacityKnown: boolean;
+  /** The rules annotated if-unschedulable: skip. */
+  readonly skipRules: ReadonlySet<string>;
+}
+
+/** The message of a rule that strands Pods: how many, what becomes of them, one example. */
+function strandedMessage(report: MigrationReport, rule: MigrationReport['rules'][number], skip: boolean): string {
+  const example = exampleOf(report, rule.name);
+  const outcome = skip
+    ? ' with it, so admission holds it back from them (if-unschedulable: skip) and they stay where they run'
+    : ' once recreated with it';
+  return (
+    `${pods(rule.unschedulable)} the rule matches would go from fitting somewhere to fitting nowhere${outcome}` +
+    `${example === undefined ? '' : `, e.g. ${example}`}; ${FIT_CAVEAT}`
+  );
+}
+
+/** Each rule of the report with the Schedulable condition it should carry. */
 function schedulableConditions(
   report: MigrationReport,
-  capacityKnown: boolean,
+  context: SchedulableContext,
 ): ReadonlyMap<string, SchedulableFields> {
   return new Map(
     report.rules.map((rule): [string, SchedulableFields] => {
       if (rule.enforcement === 'audit')
         return [rule.name, { status: 'Unknown', reason: 'Audited', message: AUDITED_MESSAGE }];
       if (rule.unschedulable > 0) {
-        const example = exampleOf(report, rule.name);
-        const message =
-          `${pods(rule.unschedulable)} the rule matches would go from fitting somewhere to fitting nowhere once recreated with it` +
-          `${example === undefined ? '' : `, e.g. ${example}`}; ${FIT_CAVEAT}`;
+        const message = strandedMessage(report, rule, context.skipRules.has(rule.name));
         return [rule.name, { status: 'False', reason: 'PodsWouldFitNowhere', message }];
       }
       return [
         rule.name,
-        capacityKnown
+        context.capacityKnown
           ? { status: 'True', reason: 'PodsFit', message: FITS_MESSAGE }
           : { status: 'Unknown', reason: 'CapacityUnknown', message: CAPACITY_UNKNOWN_MESSAGE },
       ];
@@ -67,4 +83,4 @@ function schedulableConditions(
 }
 
 export { SCHEDULABLE, schedulableConditions };
-export type { SchedulableFields };
+export type { SchedulableContext, SchedulableFields };

@@ -28,13 +28,18 @@ function workload(name: string, rules: readonly string[], fit?: Workload['fit'])
 
 const NOWHERE = { kind: 'nowhere', reason: 'fits nowhere: no Node and no NodePool takes it' } as const;
 
-function conditionOf(rules: readonly Rule[], workloads: readonly Workload[], capacityKnown = true) {
+function conditionOf(
+  rules: readonly Rule[],
+  workloads: readonly Workload[],
+  capacityKnown = true,
+  skipRules: ReadonlySet<string> = new Set(),
+) {
   const report: MigrationReport = {
     rules,
     workloads,
     totals: { pods: 3, unaffected: 0, current: 0, pending: 3, denied: 0 },
   };
-  return schedulableConditions(report, capacityKnown).get(rules[0]!.name);
+  return schedulableConditions(report, { capacityKnown, skipRules }).get(rules[0]!.name);
 }
 
 describe('the Schedulable condition of a rule', () => {
@@ -67,5 +72,15 @@ describe('the Schedulable condition of a rule', () => {
     expect(conditionOf([rule('move', 1)], [])?.message).toBe(
       `1 Pod the rule matches would go from fitting somewhere to fitting nowhere once recreated with it; ${FIT_CAVEAT}`,
     );
+  });
+
+  it('says of a rule annotated if-unschedulable: skip that admission holds it back from those Pods', () => {
+    expect(conditionOf([rule('move', 2)], [], true, new Set(['move']))).toMatchObject({
+      status: 'False',
+      reason: 'PodsWouldFitNowhere',
+      message:
+        '2 Pods the rule matches would go from fitting somewhere to fitting nowhere with it, so admission holds it back ' +
+        `from them (if-unschedulable: skip) and they stay where they run; ${FIT_CAVEAT}`,
+    });
   });
 });

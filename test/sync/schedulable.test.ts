@@ -3,7 +3,7 @@
  * sync publishes, through the fake API server (PodMutations, Pods) and dynalite.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ENFORCEMENT_ANNOTATION } from '../../lib/api/index.ts';
+import { ENFORCEMENT_ANNOTATION, IF_UNSCHEDULABLE_ANNOTATION } from '../../lib/api/index.ts';
 import { FIT_CAVEAT, readCapacityObjects, type CapacityObjects } from '../../lib/capacity/index.ts';
 import { createWorkloadObjectSource } from '../../lib/cluster/index.ts';
 import type { ProgressDependencies, SyncDependencies } from '../../lib/sync/index.ts';
@@ -112,6 +112,20 @@ describe('the Schedulable condition', () => {
     await subject.sync({ capacity: LEGACY_ONLY });
 
     expect(condition('move-to-general', 'Schedulable')).toMatchObject({ status: 'Unknown', reason: 'Audited' });
+  });
+
+  it('is False for a rule annotated if-unschedulable: skip too, saying that admission holds it back', async () => {
+    world.server.put({
+      metadata: { name: 'move-to-general', annotations: { [IF_UNSCHEDULABLE_ANNOTATION]: 'skip' } },
+      spec: validSpec('general'),
+    });
+    const subject = reportingSubject(manualClock());
+
+    await subject.sync({ capacity: LEGACY_ONLY });
+
+    const schedulable = condition('move-to-general', 'Schedulable');
+    expect(schedulable).toMatchObject({ status: 'False', reason: 'PodsWouldFitNowhere' });
+    expect(schedulable?.message).toMatch(/^2 Pods .* so admission holds it back from them \(if-unschedulable: skip\)/);
   });
 
   it('sits beside the Accepted condition the same sync wrote, which the progress write keeps', async () => {
