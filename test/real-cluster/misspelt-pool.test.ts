@@ -1,20 +1,24 @@
 /**
  * The README's migration with a misspelt target pool (example.com/node-pool In [mergd]) against a real control plane:
- * a Deployment admitted before the rule existed runs on the legacy Nodes; `report` (the built binary, the capacity read
+ * a Deployment admitted before the rule existed runs on the legacy Nodes; `validate --capacity` over `kubectl get
+ * nodes,nodepools -o yaml` warns that what the rule adds fits no Node and no NodePool; `report` (the built binary, the capacity read
  * from the cluster: its Nodes and a NodePool of Karpenter's CRD) says its recreated Pods fit nowhere, `rollout`
  * refuses to restart it (exit 1, state unschedulable, its template unchanged), and with the rule fixed `rollout`
  * restarts it through the webhook onto the merged Nodes.
  */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WorkloadRecord } from '../../lib/rollout/index.ts';
 import { nodePoolObject } from '../capacity/support.ts';
 import type { Json } from './api.ts';
 import { installNodePoolCrd } from './karpenter.ts';
-import { kubectlObjects, untilRolledOut } from './kubectl.ts';
+import { kubectlObjects, kubectlOk, untilRolledOut } from './kubectl.ts';
 import { TEST_NODES } from './nodes.ts';
 import { livePods } from './pods.ts';
 import { reportJson, reportRun, rolloutJson } from './podmutation.ts';
 import { legacyTemplate, poolTerm } from './pools.ts';
+import { runPodmutation } from '../support/cli.ts';
 import { useControlPlane } from './use-control-plane.ts';
 import { ruleFolder, serveAndRegister, type ServedWebhook } from './webhook.ts';
 
@@ -82,6 +86,22 @@ describe('a migration to a misspelt pool, reported and rolled out', () => {
     const pods = await livePods(cluster(), NAMESPACE, 'app=checkout');
 
     expect(pods.map((pod) => pod.spec.nodeName?.replace(/-\d+$/, ''))).toEqual(['legacy', 'legacy']);
+  });
+
+  it("warns from validate --capacity, over the cluster's Nodes and NodePools as kubectl prints them", async () => {
+    const plane = cluster();
+    const capacity = join(plane.dir, 'misspelt-capacity.yaml');
+    await writeFile(capacity, await kubectlOk(plane, ['get', 'nodes,nodepools', '-o', 'yaml']));
+
+    const wrong = await runPodmutation(['validate', misspelt, '--capacity', capacity]);
+    const right = await runPodmutation(['validate', fixed, '--capacity', capacity]);
+
+    expect(wrong.code, wrong.stderr).toBe(0);
+    expect(wrong.stdout).toContain(
+      `PodMutation "${RULE}": spec.mutationAdd: by node labels, what the rule adds fits nowhere: no Node and no NodePool takes it; closest: NodePool general`,
+    );
+    expect(right.code, right.stderr).toBe(0);
+    expect(right.stdout).not.toContain('warning');
   });
 
   it('reports that its recreated Pods would fit nowhere, naming the closest Nodes and NodePool', async () => {
