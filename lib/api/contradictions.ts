@@ -4,7 +4,7 @@
  * selects (a warning). kube-scheduler ANDs a Pod's nodeSelector with each of its ORed required terms, and the engine
  * ANDs each added term with each term the Pod keeps (lib/scheduling andTerms), so both follow from the rule alone.
  */
-import { Placement } from '../capacity/index.ts';
+import { Placement, type Capacity } from '../capacity/index.ts';
 import { term, termFromKubernetes, type Term, type Toleration } from '../scheduling/index.ts';
 import type { Issue, IssueSink } from '../values/index.ts';
 import type { NormalizedRule } from './types.ts';
@@ -103,10 +103,22 @@ export function matchConflictWarnings(rule: NormalizedRule): Issue[] {
 }
 
 /**
+ * Why every Pod a rule changes would fit nowhere by what it adds alone, judged against `capacity` on node labels (as
+ * addedPlacement); undefined when some Node or NodePool takes the additions, the rule adds no node constraint, or the
+ * capacity is unknown. The one wording of `validate --capacity`'s warning and the sync's Schedulable condition.
+ */
+export function additionsStrand(rule: NormalizedRule, capacity: Pick<Capacity, 'judge'>): string | undefined {
+  const placement = addedPlacement(rule);
+  const verdict = placement === undefined ? undefined : capacity.judge(placement);
+  if (verdict?.kind !== 'nowhere') return undefined;
+  return `by node labels, what the rule adds ${verdict.text()}, so every Pod it changes would fit nowhere (a misspelt value, or a NodePool not created yet?)`;
+}
+
+/**
  * Where the Pods a rule changes could run by what it adds alone (its nodeSelector and required terms), judged on node
  * labels: every taint tolerated, since the Pods' own tolerations are not known. Undefined when the rule adds neither.
  */
-export function addedPlacement(rule: NormalizedRule): Placement | undefined {
+function addedPlacement(rule: NormalizedRule): Placement | undefined {
   const nodeSelector = rule.mutationAdd.nodeSelector ?? {};
   const terms = addedTerms(rule);
   if (terms.length === 0 && Object.keys(nodeSelector).length === 0) return undefined;

@@ -23,7 +23,7 @@ import type { InvalidRule, NormalizedRule, RuleSnapshot, RuleVerdict } from './t
 import { PodMutationSpecSchema, type PodMutationSpec } from './schema.ts';
 import { describeIssues, ruleToResource, ruleWarnings, validatePodMutation } from './validate.ts';
 import { validateStructure } from './structure.ts';
-import { addedPlacement } from './contradictions.ts';
+import { additionsStrand } from './contradictions.ts';
 
 export {
   POD_MUTATION_API_VERSION,
@@ -44,7 +44,7 @@ export {
   SNAPSHOT_BUDGET,
   validatePodMutation,
   ruleWarnings,
-  addedPlacement,
+  additionsStrand,
   PodMutationSpecSchema,
   ruleCost,
   applySnapshotBudget,

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { addedPlacement, describeIssues, ruleWarnings, type NormalizedRule } from '../api/index.ts';
+import { additionsStrand, describeIssues, ruleWarnings, type NormalizedRule } from '../api/index.ts';
 import type { Capacity } from '../capacity/index.ts';
 import { loadRuleFiles } from '../rule-files/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
@@ -38,16 +38,8 @@ type ValidatedRule =
  * (every taint tolerated: the Pods' own tolerations are not known here); none without a capacity.
  */
 function capacityWarnings(rule: NormalizedRule, capacity: Capacity | undefined): Issue[] {
-  const placement = capacity === undefined ? undefined : addedPlacement(rule);
-  if (capacity === undefined || placement === undefined) return [];
-  const verdict = capacity.judge(placement);
-  if (verdict.kind !== 'nowhere') return [];
-  return [
-    {
-      field: 'spec.mutationAdd',
-      reason: `by node labels, what the rule adds ${verdict.text()}, so every Pod it changes would fit nowhere (a misspelt value, or a NodePool not created yet?)`,
-    },
-  ];
+  const reason = capacity === undefined ? undefined : additionsStrand(rule, capacity);
+  return reason === undefined ? [] : [{ field: 'spec.mutationAdd', reason }];
 }
 
 /**

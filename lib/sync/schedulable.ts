@@ -3,7 +3,8 @@
  * recreated with it, would fit nowhere while it fit before (the report's unschedulable count, judged against the
  * capacity the sync publishes); True when none would; Unknown when that cannot be told. Pure.
  */
-import { FIT_CAVEAT } from '../capacity/index.ts';
+import { additionsStrand, type NormalizedRule } from '../api/index.ts';
+import { FIT_CAVEAT, type Capacity } from '../capacity/index.ts';
 import type { MigrationReport } from '../report/index.ts';
 import type { ConditionFields } from './conditions.ts';
 
@@ -11,7 +12,8 @@ import type { ConditionFields } from './conditions.ts';
 const SCHEDULABLE = 'Schedulable';
 
 /** Why the condition has its status; each has one message form below. */
-type SchedulableReason = 'PodsFit' | 'PodsWouldFitNowhere' | 'CapacityUnknown' | 'Audited';
+type SchedulableReason =
+  'PodsFit' | 'PodsWouldFitNowhere' | 'CapacityUnknown' | 'Audited' | 'AdditionsFitNowhere' | 'PodsNotJudged';
 
 /** The Schedulable condition a rule should carry. */
 interface SchedulableFields extends ConditionFields {
@@ -25,6 +27,13 @@ const CAPACITY_UNKNOWN_MESSAGE =
   'whose own constraints the rule would contradict were looked for, and there were none';
 const AUDITED_MESSAGE =
   'the rule is audited: it changes no Pod, so it strands none; its Pods are judged once it is enforced';
+
+const NOT_JUDGED_MESSAGE =
+  "what the rule adds fits some Node or NodePool by node labels; the Pods it matches are judged only while the sync's " +
+  'migration report is on (REPORT_INTERVAL_MINUTES, and the grant of infra/rbac-sync-report.yaml)';
+const UNPUBLISHED_MESSAGE =
+  "the sync could not read the cluster's Nodes and NodePools (CapacityUnpublished; its log says why), so what the " +
+  'rule adds was not judged';
 
 const pods = (count: number) => `${count} Pod${count === 1 ? '' : 's'}`;
 
@@ -82,5 +91,20 @@ function schedulableConditions(
   );
 }
 
-export { SCHEDULABLE, schedulableConditions };
+/**
+ * The Schedulable condition of an enabled rule while the migration report is off, judged on what the rule adds alone
+ * (lib/api additionsStrand): False when its additions fit no Node and no NodePool, so that every Pod it changes would fit
+ * nowhere; otherwise Unknown, since its Pods are not listed and a rule can strand them by what it removes or by their
+ * own constraints. `capacity` is undefined when the sync published none.
+ */
+function additionsCondition(rule: NormalizedRule, capacity: Capacity | undefined): SchedulableFields {
+  if (rule.enforcement === 'audit') return { status: 'Unknown', reason: 'Audited', message: AUDITED_MESSAGE };
+  if (capacity === undefined) return { status: 'Unknown', reason: 'CapacityUnknown', message: UNPUBLISHED_MESSAGE };
+  const reason = additionsStrand(rule, capacity);
+  return reason === undefined
+    ? { status: 'Unknown', reason: 'PodsNotJudged', message: NOT_JUDGED_MESSAGE }
+    : { status: 'False', reason: 'AdditionsFitNowhere', message: `${reason}; ${FIT_CAVEAT}` };
+}
+
+export { SCHEDULABLE, additionsCondition, schedulableConditions };
 export type { SchedulableContext, SchedulableFields };

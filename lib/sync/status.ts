@@ -1,6 +1,16 @@
-/** The Accepted condition each PodMutation should carry, and which resources need a status write. Pure. */
-import { describeIssues, type Enforcement, type InvalidRule, type RuleVerdict } from '../api/index.ts';
-import { conditionsOf, conditionUpToDate, findCondition, withCondition } from './conditions.ts';
+/**
+ * The Accepted condition each PodMutation should carry (and, while the migration report is off, its Schedulable one),
+ * and which resources need a status write. Pure.
+ */
+import {
+  describeIssues,
+  type Enforcement,
+  type InvalidRule,
+  type NormalizedRule,
+  type RuleVerdict,
+} from '../api/index.ts';
+import { conditionsOf, conditionUpToDate, findCondition, withCondition, withoutCondition } from './conditions.ts';
+import { SCHEDULABLE, type SchedulableFields } from './schedulable.ts';
 import type { AssessedResource } from './snapshot.ts';
 import { isJsonObject } from '../values/index.ts';
 
@@ -54,13 +64,41 @@ function invalidMessage(invalid: InvalidRule): string {
   return `${message.slice(0, cut)}${note}`;
 }
 
+/** The Schedulable condition an enabled valid rule should carry, from the status step rather than the report. */
+type SchedulableOf = (rule: NormalizedRule) => SchedulableFields;
+
+/**
+ * The conditions with Schedulable set as `schedulableOf` says for an enabled valid rule and removed from any other, or
+ * undefined when they already say it; always undefined without `schedulableOf` (the migration report owns it then).
+ */
+function schedulableChange(
+  conditions: readonly unknown[],
+  resource: AssessedResource,
+  schedulableOf: SchedulableOf | undefined,
+  now: string,
+): readonly unknown[] | undefined {
+  if (schedulableOf === undefined) return undefined;
+  const { verdict, generation } = resource;
+  if (!verdict.valid || !verdict.rule.enable) return withoutCondition(conditions, SCHEDULABLE);
+  const wanted = schedulableOf(verdict.rule);
+  if (conditionUpToDate(findCondition(conditions, SCHEDULABLE).existing, wanted, generation)) return undefined;
+  return withCondition(conditions, SCHEDULABLE, wanted, generation, now);
+}
+
 /**
  * The status write a resource needs at `now` (ISO-8601), or undefined when its Accepted condition already states
- * its verdict for its current generation. lastTransitionTime moves only when the condition's status flips.
+ * its verdict for its current generation (and its Schedulable one, with `schedulableOf`). lastTransitionTime moves only
+ * when a condition's status flips.
  */
-function statusUpdateFor(resource: AssessedResource, now: string): StatusUpdate | undefined {
+function statusUpdateFor(
+  resource: AssessedResource,
+  now: string,
+  schedulableOf: SchedulableOf | undefined,
+): StatusUpdate | undefined {
   const current = isJsonObject(resource.status) ? resource.status : {};
-  const conditions = conditionsOf(current);
+  const listed = conditionsOf(current);
+  const schedulable = schedulableChange(listed, resource, schedulableOf, now);
+  const conditions = schedulable ?? listed;
   const { existing } = findCondition(conditions, ACCEPTED);
   const wanted = verdictFields(resource.verdict);
   const { generation } = resource;
@@ -68,6 +106,7 @@ function statusUpdateFor(resource: AssessedResource, now: string): StatusUpdate 
   const enforcement = resource.verdict.valid ? resource.verdict.rule.enforcement : undefined;
   const currentEnforcement = current['enforcement'] ?? undefined;
   const upToDate =
+    schedulable === undefined &&
     currentEnforcement === enforcement &&
     conditionUpToDate(existing, wanted, generation) &&
     (generation === undefined || current['observedGeneration'] === generation);
@@ -83,11 +122,18 @@ function statusUpdateFor(resource: AssessedResource, now: string): StatusUpdate 
   };
 }
 
-/** The status writes due for a list's resources at `now` (ISO-8601), in list order. */
-function planStatusUpdates(resources: readonly AssessedResource[], now: string): readonly StatusUpdate[] {
+/**
+ * The status writes due for a list's resources at `now` (ISO-8601), in list order; with `schedulableOf`, each enabled
+ * valid rule's Schedulable condition too (the sync passes it while the migration report is off).
+ */
+function planStatusUpdates(
+  resources: readonly AssessedResource[],
+  now: string,
+  schedulableOf?: SchedulableOf,
+): readonly StatusUpdate[] {
   return Object.freeze(
     resources.flatMap((resource) => {
-      const update = statusUpdateFor(resource, now);
+      const update = statusUpdateFor(resource, now, schedulableOf);
       return update === undefined ? [] : [update];
     }),
   );

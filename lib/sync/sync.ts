@@ -6,10 +6,13 @@
  * published, is skipped. Each step is its own module (lease-step, identity-step, list-step, publish-step,
  * status-writes, progress-step); this one orders them.
  */
+import type { NormalizedRule } from '../api/index.ts';
+import { Capacity } from '../capacity/index.ts';
 import { integerOption } from '../config/index.ts';
 import type { PodMutationSource } from '../cluster/index.ts';
 import type { LogFields, Logger, Metrics } from '../observability/index.ts';
 import type { SnapshotStore, SyncOutcome, SyncRecordStore } from '../store/index.ts';
+import type { JsonObject } from '../values/index.ts';
 import {
   checkedLease,
   releaseLease,
@@ -20,6 +23,7 @@ import {
 } from './lease-step.ts';
 import { confirmIdentity, type BindingChange, type SyncBinding } from './identity-step.ts';
 import { listAndValidate, type ListedRules } from './list-step.ts';
+import type { AssessedResource } from './snapshot.ts';
 import { publishedCapacity, type CapacityReader } from './capacity-step.ts';
 import type { ProgressDependencies } from './progress.ts';
 import { reportProgress } from './progress-step.ts';
@@ -36,6 +40,7 @@ import {
   type SyncSkipReason,
   type SyncStep,
 } from './report.ts';
+import { additionsCondition, type SchedulableFields } from './schedulable.ts';
 import { planStatusUpdates, withStatusUpdates } from './status.ts';
 import { warnIncomplete, writeStatuses } from './status-writes.ts';
 
@@ -180,6 +185,36 @@ async function listAndPublish(run: SyncRun, held: HeldLease | undefined): Promis
   return afterPublish(run, { ...listed, clusterUid, binding: published.binding }, status, published.outcome.version);
 }
 
+/**
+ * While the migration report is off (and the sync reads a capacity), the status step writes each rule's Schedulable
+ * condition from what the rule adds, judged against the capacity this sync published; the report owns it otherwise.
+ */
+function schedulableOf(run: SyncRun, published: JsonObject | undefined) {
+  if (run.deps.progress !== undefined || run.deps.capacity === undefined) return undefined;
+  // Read back through the boundary admission reads it with, as the report does.
+  const capacity = published === undefined ? undefined : Capacity.fromPublished(published, 'the published capacity');
+  const judged = new Map<string, SchedulableFields>();
+  return (rule: NormalizedRule): SchedulableFields => {
+    let fields = judged.get(rule.name);
+    if (fields === undefined) judged.set(rule.name, (fields = additionsCondition(rule, capacity)));
+    return fields;
+  };
+}
+
+/** UnschedulableRules of a sync that judged what each rule adds: the enabled valid rules whose condition is False. */
+function emitUnschedulableRules(
+  run: SyncRun,
+  resources: readonly AssessedResource[],
+  schedulable: (rule: NormalizedRule) => SchedulableFields,
+): void {
+  const rules = resources.flatMap(({ verdict }) => (verdict.valid && verdict.rule.enable ? [verdict.rule] : []));
+  run.metrics.addMetric(
+    'UnschedulableRules',
+    'Count',
+    rules.filter((rule) => schedulable(rule).status === 'False').length,
+  );
+}
+
 /** Records the attempt, writes statuses and the migration progress, and reports the sync. */
 async function afterPublish(
   run: SyncRun,
@@ -190,7 +225,9 @@ async function afterPublish(
   const { deps, clock, limits } = run;
   const { listStartedAt } = listed.counts;
   const recordError = await recordAttempt(run, listStartedAt, { status, version });
-  const updates = planStatusUpdates(listed.resources, listStartedAt);
+  const schedulable = schedulableOf(run, listed.content.capacity);
+  const updates = planStatusUpdates(listed.resources, listStartedAt, schedulable);
+  if (schedulable !== undefined) emitUnschedulableRules(run, listed.resources, schedulable);
   const writes = await writeStatuses(deps.source, updates, {
     concurrency: limits.concurrency,
     deadlineMs: clock() + limits.budgetMs,

@@ -202,3 +202,91 @@ describe('the Schedulable condition', () => {
     expect(condition('move-to-legacy', 'Schedulable')).toMatchObject({ status: 'True' });
   });
 });
+
+describe('the Schedulable condition while the migration report is off', () => {
+  /** A subject syncing without the migration report: its status step judges what each rule adds. */
+  const plainSubject = (clock = manualClock()) => syncSubject(world, () => ({ clock }));
+
+  it('is False when what the rule adds fits no Node and no NodePool, with no Pod listed', async () => {
+    world.server.put({ metadata: { name: 'move-to-general' }, spec: validSpec('general') });
+
+    await plainSubject().sync({ capacity: LEGACY_ONLY });
+
+    const schedulable = condition('move-to-general', 'Schedulable');
+    expect(schedulable).toMatchObject({ status: 'False', reason: 'AdditionsFitNowhere', observedGeneration: 1 });
+    expect(schedulable?.message).toMatch(
+      /^by node labels, what the rule adds fits nowhere: no Node and no NodePool takes it; closest: Node legacy-1: /,
+    );
+    expect(schedulable?.message).toContain(FIT_CAVEAT);
+  });
+
+  it('emits UnschedulableRules, the rules whose condition is False, which the alarm reads', async () => {
+    world.server.put({ metadata: { name: 'move-to-general' }, spec: validSpec('general') });
+    world.server.put({ metadata: { name: 'move-to-legacy' }, spec: validSpec('legacy') });
+    const subject = plainSubject();
+
+    await subject.sync({ capacity: LEGACY_ONLY });
+
+    expect(subject.recorder.emitted).toContainEqual({ name: 'UnschedulableRules', unit: 'Count', value: 1 });
+  });
+
+  it('is Unknown when the additions fit, since the Pods the rule matches are not judged without the report', async () => {
+    world.server.put({ metadata: { name: 'move-to-general' }, spec: validSpec('general') });
+
+    await plainSubject().sync({ capacity: WITH_GENERAL });
+
+    expect(condition('move-to-general', 'Schedulable')).toMatchObject({ status: 'Unknown', reason: 'PodsNotJudged' });
+  });
+
+  it('is Unknown when the capacity could not be read, and for an audited rule', async () => {
+    world.server.put({ metadata: { name: 'move-to-general' }, spec: validSpec('general') });
+    world.server.put({
+      metadata: { name: 'audited', annotations: { [ENFORCEMENT_ANNOTATION]: 'audit' } },
+      spec: validSpec('general'),
+    });
+
+    await plainSubject().sync({ capacity: { read: () => Promise.reject(new Error('nodes is forbidden')) } });
+
+    expect(condition('move-to-general', 'Schedulable')).toMatchObject({ status: 'Unknown', reason: 'CapacityUnknown' });
+    expect(condition('audited', 'Schedulable')).toMatchObject({ status: 'Unknown', reason: 'Audited' });
+  });
+
+  it('turns from False to Unknown once a NodePool defines the target, and is not written again while nothing changes', async () => {
+    world.server.put({ metadata: { name: 'move-to-general' }, spec: validSpec('general') });
+    const clock = manualClock(Date.parse('2026-12-01T10:00:00.000Z'));
+    const subject = plainSubject(clock);
+    await subject.sync({ capacity: LEGACY_ONLY });
+
+    clock.advance(60_000);
+    await subject.sync({ capacity: WITH_GENERAL });
+    clock.advance(60_000);
+    const unchanged = await subject.sync({ capacity: WITH_GENERAL });
+
+    expect(condition('move-to-general', 'Schedulable')).toMatchObject({
+      status: 'Unknown',
+      lastTransitionTime: '2026-12-01T10:01:00.000Z',
+    });
+    expect(unchanged).toMatchObject({ statusPatched: 0 });
+  });
+
+  it('is removed once the rule is disabled, keeping its Accepted condition', async () => {
+    world.server.put({ metadata: { name: 'move-to-general' }, spec: validSpec('general') });
+    const clock = manualClock();
+    const subject = plainSubject(clock);
+    await subject.sync({ capacity: LEGACY_ONLY });
+
+    world.server.put({ metadata: { name: 'move-to-general' }, spec: validSpec('general', { enable: false }) });
+    clock.advance(60_000);
+    await subject.sync({ capacity: LEGACY_ONLY });
+
+    expect(conditionsOf('move-to-general').map((entry) => `${entry.type}=${entry.status}`)).toEqual(['Accepted=True']);
+  });
+
+  it('is not written by a sync that reads no capacity at all', async () => {
+    world.server.put({ metadata: { name: 'move-to-general' }, spec: validSpec('general') });
+
+    await plainSubject().sync({});
+
+    expect(condition('move-to-general', 'Schedulable')).toBeUndefined();
+  });
+});
