@@ -3,7 +3,8 @@
  * report on (REPORT_INTERVAL_MINUTES=1) and the ServiceAccount of infra/rbac.yaml and infra/rbac-sync-report.yaml,
  * publishes the capacity it reads from the cluster's Nodes and from the NodePools of Karpenter's own CRD, and writes on
  * the README's migration with a misspelt target pool `Schedulable=False`, naming the Deployment and the pool; fixed to
- * the pool a NodePool makes, the rule turns `True`.
+ * the pool a NodePool makes, the rule turns `True`. Without the report, each sync judges what the rule adds: False for
+ * the misspelt pool, Unknown once a NodePool takes it.
  */
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -63,8 +64,8 @@ function moveTo(pool: string): Json {
   };
 }
 
-/** The shipped sync function, one sync, with the migration report every minute. */
-function invokeSync(): ReturnType<typeof invokeSyncFunction> {
+/** The shipped sync function, one sync, with the migration report every minute (or off, 0). */
+function invokeSync(reportIntervalMinutes = 1): ReturnType<typeof invokeSyncFunction> {
   return invokeSyncFunction({
     taskRoot,
     secretsManagerUrl: aws.url,
@@ -72,7 +73,7 @@ function invokeSync(): ReturnType<typeof invokeSyncFunction> {
     dynamoEndpoint: dynamo.endpoint,
     tableName: TABLE,
     clusterId: CLUSTER_ID,
-    reportIntervalMinutes: 1,
+    reportIntervalMinutes,
   });
 }
 
@@ -200,5 +201,35 @@ describe('the shipped sync function on a migration to a misspelt pool', () => {
     expect(report.progress).toMatchObject({ unschedulableRules: 0, statusFailed: 0 });
     expect(await schedulable(plane)).toMatchObject({ status: 'True', reason: 'PodsFit', observedGeneration: 2 });
     expect(await schedulableColumn(plane)).toBe('True');
+  });
+});
+
+describe('the shipped sync function without the migration report', () => {
+  it('writes Schedulable=False from what the misspelt rule adds, listing no Pod', async () => {
+    const plane = cluster();
+    await applyPodMutation(plane, RULE, moveTo('genral'));
+
+    const { report } = await invokeSync(0);
+
+    expect(report).not.toHaveProperty('progress');
+    const condition = await schedulable(plane);
+    expect(condition).toMatchObject({ status: 'False', reason: 'AdditionsFitNowhere', observedGeneration: 3 });
+    expect(condition?.message).toMatch(/^by node labels, what the rule adds fits nowhere: /);
+    expect(condition?.message).toContain('example.com/node-pool');
+    expect(await schedulableColumn(plane)).toBe('False');
+  });
+
+  it('says Unknown once what it adds fits the NodePool, since its Pods are judged only by the report', async () => {
+    const plane = cluster();
+    await applyPodMutation(plane, RULE, moveTo('general'));
+
+    await invokeSync(0);
+
+    expect(await schedulable(plane)).toMatchObject({
+      status: 'Unknown',
+      reason: 'PodsNotJudged',
+      observedGeneration: 4,
+    });
+    expect(await schedulableColumn(plane)).toBe('Unknown');
   });
 });
