@@ -47,54 +47,55 @@ function byName<T extends { readonly name: string }>(left: T, right: T): number 
   return left.name < right.name ? -1 : left.name > right.name ? 1 : 0;
 }
 
-/** The folders of a rule folder that a load reads, itself included; none when it is gone. */
-function foldersUnder(folder: string): string[] {
+/** The folders of a rule path that a load reads, itself included, each with its inode; none for a file or a gone path. */
+function foldersUnder(folder: string, found = new Map<string, number>()): Map<string, number> {
   let entries;
   try {
+    const inode = statSync(folder).ino;
     entries = readdirSync(folder, { withFileTypes: true });
+    found.set(folder, inode);
   } catch {
-    return [];
+    return found;
   }
-  return [
-    folder,
-    ...entries
-      .filter((entry) => entry.isDirectory() && searchedFolder(entry.name))
-      .flatMap((entry) => foldersUnder(join(folder, entry.name))),
-  ];
+  for (const entry of entries)
+    if (entry.isDirectory() && searchedFolder(entry.name)) foldersUnder(join(folder, entry.name), found);
+  return found;
 }
 
 /**
- * Watches one rule path: each folder of a directory on its own, a file through its directory. Folders, not files:
- * an editor's atomic save, `sed -i` and `mv` replace a file's inode, and a watch held on the old inode (as Node's
- * recursive watch on Linux holds one per file) hears nothing after. The folder list is read again on every event, so
- * a folder made later is watched too.
+ * Watches one rule path through the folders that hold its files: its parent (the path itself replaced, a file path's
+ * every change) and, for a folder, each folder under it. Folders, not files: an editor's atomic save, `sed -i` and `mv`
+ * replace a file's inode, and a watch held on the old inode (as Node's recursive watch on Linux holds one per file)
+ * hears nothing after. On every event the folders are listed again: a folder made, moved in, or deleted and made again
+ * (a new inode under the same name) is watched from then on.
  */
 function watchRulePath(path: string, onEvent: () => void): () => void {
   const absolute = resolve(path);
-  if (!statSync(absolute).isDirectory()) {
-    const watcher = watchFileSystem(dirname(absolute), { persistent: false }, (_event, file) => {
-      if (file === null || file === basename(absolute)) onEvent();
-    });
-    watcher.on('error', onEvent);
-    return () => watcher.close();
-  }
-  const watchers = new Map<string, FSWatcher>();
+  const watchers = new Map<string, { readonly watcher: FSWatcher; readonly inode: number }>();
+  const watchFolder = (folder: string, listener: (event: string, file: string | null) => void): FSWatcher => {
+    const watcher = watchFileSystem(folder, { persistent: false }, listener);
+    // A watched folder that disappears is reported on the next publication, which fails to read it.
+    watcher.on('error', changed);
+    return watcher;
+  };
   const follow = (): void => {
-    const folders = new Set(foldersUnder(absolute));
-    for (const [folder, watcher] of watchers) {
-      if (folders.has(folder)) continue;
-      watcher.close();
-      watchers.delete(folder);
-    }
-    for (const folder of folders) {
-      if (watchers.has(folder)) continue;
-      try {
-        const watcher = watchFileSystem(folder, { persistent: false }, changed);
-        // A watched folder that disappears is reported on the next publication, which fails to read it.
-        watcher.on('error', changed);
-        watchers.set(folder, watcher);
-      } catch {
-        // Gone between the listing and the watch: the next event lists the folders again.
+    // Listed again until a listing adds no folder: one made between a listing and its parent's watch is in the next.
+    for (let added = true; added;) {
+      added = false;
+      const folders = foldersUnder(absolute);
+      for (const [folder, { watcher, inode }] of watchers) {
+        if (folders.get(folder) === inode) continue;
+        watcher.close();
+        watchers.delete(folder);
+      }
+      for (const [folder, inode] of folders) {
+        if (watchers.has(folder)) continue;
+        try {
+          watchers.set(folder, { watcher: watchFolder(folder, changed), inode });
+          added = true;
+        } catch {
+          // Gone between the listing and the watch: its parent's event lists the folders again.
+        }
       }
     }
   };
@@ -102,9 +103,13 @@ function watchRulePath(path: string, onEvent: () => void): () => void {
     follow();
     onEvent();
   }
+  const parent = watchFolder(dirname(absolute), (_event, file) => {
+    if (file === null || file === basename(absolute)) changed();
+  });
   follow();
   return () => {
-    for (const watcher of watchers.values()) watcher.close();
+    parent.close();
+    for (const { watcher } of watchers.values()) watcher.close();
     watchers.clear();
   };
 }
