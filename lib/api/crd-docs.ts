@@ -162,7 +162,7 @@ const SPEC: Docs = {
 const STATUS: Docs = {
   '': 'What the sync last observed about this rule. Written by the sync function; never set it by hand.',
   conditions:
-    'Conditions of the rule. Accepted is True (reason Valid) when the rule passed validation and is served to admission, False (reason Invalid) with the validation message when it is skipped.',
+    'Conditions of the rule. Accepted is True (reason Valid) when the rule passed validation and is served to admission (the message then lists what podmutation validate warns about, each after "warning: "), False (reason Invalid) with the validation message when it is skipped.',
   'conditions[]': 'One condition, in the shape of a Kubernetes metav1.Condition.',
   'conditions[].type': 'The condition type, e.g. Accepted.',
   'conditions[].status': 'True, False or Unknown.',
