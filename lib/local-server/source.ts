@@ -1,5 +1,5 @@
 /** Rule sources of the local server: where the published rules come from (files, or a cluster in cluster-source.ts). */
-import { readdirSync, statSync, watch as watchFileSystem, type FSWatcher } from 'node:fs';
+import { readdirSync, watch as watchFileSystem, type FSWatcher } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { listedInvalidRules, type InvalidRule, type NormalizedRule, type RuleSnapshot } from '../api/index.ts';
 import { loadRuleFiles, searchedFolder, type LoadOptions, type SkippedDocument } from '../rule-files/index.ts';
@@ -47,71 +47,71 @@ function byName<T extends { readonly name: string }>(left: T, right: T): number 
   return left.name < right.name ? -1 : left.name > right.name ? 1 : 0;
 }
 
-/** The folders of a rule path that a load reads, itself included, each with its inode; none for a file or a gone path. */
-function foldersUnder(folder: string, found = new Map<string, number>()): Map<string, number> {
+/** The folders of a rule path that a load reads, itself included; none for a file or a gone path. */
+function foldersUnder(folder: string, found: string[] = []): string[] {
   let entries;
   try {
-    const inode = statSync(folder).ino;
     entries = readdirSync(folder, { withFileTypes: true });
-    found.set(folder, inode);
   } catch {
     return found;
   }
+  found.push(folder);
   for (const entry of entries)
     if (entry.isDirectory() && searchedFolder(entry.name)) foldersUnder(join(folder, entry.name), found);
   return found;
 }
 
+/** The watch of one rule path: `renew` watches its folders as they are now; `stop` ends every watch. */
+interface RulePathWatch {
+  renew(): void;
+  stop(): void;
+}
+
 /**
  * Watches one rule path through the folders that hold its files: its parent (the path itself replaced, a file path's
- * every change) and, for a folder, each folder under it. Folders, not files: an editor's atomic save, `sed -i` and `mv`
- * replace a file's inode, and a watch held on the old inode (as Node's recursive watch on Linux holds one per file)
- * hears nothing after. On every event the folders are listed again: a folder made, moved in, or deleted and made again
- * (a new inode under the same name) is watched from then on.
+ * every change) and, for a folder, each folder under it. Folders, not files: an editor's atomic save, `sed -i` and
+ * `mv` replace a file's inode, and a watch held on the old inode (as Node's recursive watch on Linux holds one per
+ * file) hears nothing after. A folder deleted and made again is a new inode, often with the old number (so it cannot be
+ * told by its number), so `renew`, called before each load, watches every folder afresh: a change after a folder's new
+ * watch starts is heard, one before it is in the load that follows.
  */
-function watchRulePath(path: string, onEvent: () => void): () => void {
+function watchRulePath(path: string, onEvent: () => void): RulePathWatch {
   const absolute = resolve(path);
-  const watchers = new Map<string, { readonly watcher: FSWatcher; readonly inode: number }>();
-  const watchFolder = (folder: string, listener: (event: string, file: string | null) => void): FSWatcher => {
-    const watcher = watchFileSystem(folder, { persistent: false }, listener);
-    // A watched folder that disappears is reported on the next publication, which fails to read it.
-    watcher.on('error', changed);
-    return watcher;
+  let watchers: FSWatcher[] = [];
+  const watchFolder = (folder: string, listener: (event: string, file: string | null) => void): void => {
+    try {
+      const watcher = watchFileSystem(folder, { persistent: false }, listener);
+      // A watched folder that disappears is reported on the next publication, which fails to read it.
+      watcher.on('error', onEvent);
+      watchers.push(watcher);
+    } catch {
+      // Gone between the listing and the watch: its parent's watch has heard that.
+    }
   };
-  const follow = (): void => {
+  const stop = (): void => {
+    for (const watcher of watchers) watcher.close();
+    watchers = [];
+  };
+  const renew = (): void => {
+    stop();
+    watchFolder(dirname(absolute), (_event, file) => {
+      if (file === null || file === basename(absolute)) onEvent();
+    });
     // Listed again until a listing adds no folder: one made between a listing and its parent's watch is in the next.
+    const watched = new Set<string>();
     for (let added = true; added;) {
       added = false;
-      const folders = foldersUnder(absolute);
-      for (const [folder, { watcher, inode }] of watchers) {
-        if (folders.get(folder) === inode) continue;
-        watcher.close();
-        watchers.delete(folder);
-      }
-      for (const [folder, inode] of folders) {
-        if (watchers.has(folder)) continue;
-        try {
-          watchers.set(folder, { watcher: watchFolder(folder, changed), inode });
-          added = true;
-        } catch {
-          // Gone between the listing and the watch: its parent's event lists the folders again.
-        }
+      for (const folder of foldersUnder(absolute)) {
+        if (watched.has(folder)) continue;
+        watched.add(folder);
+        added = true;
+        // Every event of a folder: a new subfolder is watched at the renew before the next load.
+        watchFolder(folder, onEvent);
       }
     }
   };
-  function changed(): void {
-    follow();
-    onEvent();
-  }
-  const parent = watchFolder(dirname(absolute), (_event, file) => {
-    if (file === null || file === basename(absolute)) changed();
-  });
-  follow();
-  return () => {
-    parent.close();
-    for (const { watcher } of watchers.values()) watcher.close();
-    watchers.clear();
-  };
+  renew();
+  return { renew, stop };
 }
 
 /**
@@ -140,14 +140,19 @@ function createFileRuleSource(paths: readonly string[], options: FileRuleSourceO
     },
     watch(onChange) {
       let timer: NodeJS.Timeout | undefined;
+      const watches: RulePathWatch[] = [];
+      const changed = (): void => {
+        for (const watch of watches) watch.renew();
+        onChange();
+      };
       const schedule = (): void => {
         clearTimeout(timer);
-        timer = setTimeout(onChange, debounceMs);
+        timer = setTimeout(changed, debounceMs);
       };
-      const watchers = paths.map((path) => watchRulePath(path, schedule));
+      for (const path of paths) watches.push(watchRulePath(path, schedule));
       return () => {
         clearTimeout(timer);
-        for (const stop of watchers) stop();
+        for (const watch of watches) watch.stop();
       };
     },
   };
