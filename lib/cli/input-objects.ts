@@ -48,11 +48,12 @@ function* yamlObjects(text: string, source: string): Generator<StreamedJson> {
 
 /**
  * The objects of one input: a file, or "-" for standard input. JSON (the first character `{` or `[`) is streamed, YAML
- * read whole. Yields each top-level value, and for a List each item and then the rest of the List (`envelope`).
+ * read whole. Yields each top-level value, and for a List each item and then the rest of the List (`envelope`). `source`
+ * names the input in messages (a temporary copy of standard input is named "-").
  */
-export async function* inputObjects(path: string, streams: CliStreams): AsyncGenerator<StreamedJson> {
+export async function* inputObjects(path: string, streams: CliStreams, source = path): AsyncGenerator<StreamedJson> {
   const stream = path === '-' ? streams.stdin : createReadStream(path);
-  const chunks = textChunks(stream, path)[Symbol.asyncIterator]();
+  const chunks = textChunks(stream, source)[Symbol.asyncIterator]();
   let first = '';
   for (let next = await chunks.next(); next.done !== true; next = await chunks.next()) {
     first += next.value;
@@ -60,10 +61,10 @@ export async function* inputObjects(path: string, streams: CliStreams): AsyncGen
   }
   const start = first.trimStart()[0];
   if (start === '{' || start === '[') {
-    yield* streamJson(withFirst(first, chunks), path);
+    yield* streamJson(withFirst(first, chunks), source);
     return;
   }
   let text = first;
   for (let next = await chunks.next(); next.done !== true; next = await chunks.next()) text += next.value;
-  yield* yamlObjects(text, path);
+  yield* yamlObjects(text, source);
 }

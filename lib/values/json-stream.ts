@@ -194,6 +194,8 @@ class JsonScanner {
       if (this.key === 'items' && code === OPEN_ARRAY && (typeof kind !== 'string' || kind.endsWith('List'))) {
         this.streaming = true;
         this.itemState = 'value';
+        // The array is not parsed whole: its elements are, each on its own.
+        this.valueStart = -1;
       }
     } else if (depth === 2 && this.streaming) {
       if (this.itemState !== 'value') throw this.malformed(`unexpected ${String.fromCharCode(code)}`);
