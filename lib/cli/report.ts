@@ -265,7 +265,7 @@ export function registerReport(program: Command, context: CliContext): void {
     .addOption(
       new Option(
         '--objects <file>',
-        'read them from a file: kubectl get pods,replicasets,deployments,… -A -o json (needs --rules)',
+        'read them from a file (- for standard input): kubectl get pods,replicasets,deployments,… -A -o json (needs --rules); JSON is read as it arrives, never held whole',
       )
         .conflicts('kubeconfig')
         .helpGroup(source),

@@ -34,7 +34,7 @@ interface CaseResult {
 }
 
 /** How test files are run: the capacity of files that name none, and the reader of those that do. */
-export interface RunOptions {
+interface RunOptions {
   /** The capacity of a test file that names no capacity files (the command's --capacity); default: none. */
   readonly capacity?: Capacity;
   /** Reads the Nodes and NodePools of capacity files (the CLI's --capacity reader); needed by files that name them. */
