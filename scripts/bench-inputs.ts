@@ -1,7 +1,7 @@
 /**
  * The memory and time of `explain` and `report --objects` on a cluster's worth of objects, for `npm run bench`: a List
- * of 20,000 Deployments and a `kubectl get pods -A -o json` of 100,000 Pods, generated here into a temporary folder (as
- * kubectl prints them: four-space indents, no managedFields), each command run in a fresh process of the built CLI,
+ * of 20,000 Deployments (JSON and YAML) and a `kubectl get pods -A -o json` of 100,000 Pods, generated here into a
+ * temporary folder (as kubectl prints them: four-space indents, no managedFields), each command run in a fresh process of the built CLI,
  * its peak resident memory read from the process itself at exit. Also `validate .` on this repository.
  * `tsx scripts/bench-inputs.ts` runs it alone.
  */
@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { stringify } from 'yaml';
 import { buildCli } from './build-cli.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -183,6 +184,24 @@ async function writeList(
   return out.bytesWritten;
 }
 
+/** Writes the same List as `kubectl get -o yaml` prints it (entries unindented under items:); returns its size. */
+async function writeYamlList(
+  path: string,
+  count: number,
+  item: (index: number) => Record<string, unknown>,
+): Promise<number> {
+  const out = createWriteStream(path);
+  const write = async (text: string): Promise<void> => {
+    if (!out.write(text)) await once(out, 'drain');
+  };
+  await write('apiVersion: v1\nitems:\n');
+  for (let index = 0; index < count; index += 1) await write(stringify([item(index)]));
+  await write('kind: List\nmetadata:\n  resourceVersion: ""\n');
+  out.end();
+  await once(out, 'finish');
+  return out.bytesWritten;
+}
+
 /** One measured command: its wall time and peak resident memory. */
 export interface InputRun {
   readonly label: string;
@@ -220,9 +239,11 @@ export async function measureInputs(): Promise<{ readonly runs: readonly InputRu
   try {
     const deployments = join(folder, 'deployments.json');
     const pods = join(folder, 'pods.json');
+    const yaml = join(folder, 'deployments.yaml');
     const sizes = [
       `20,000 Deployments: ${((await writeList(deployments, 20_000, deployment)) / 2 ** 20).toFixed(0)} MiB`,
       `100,000 Pods: ${((await writeList(pods, 100_000, pod)) / 2 ** 20).toFixed(0)} MiB`,
+      `20,000 Deployments as YAML: ${((await writeYamlList(yaml, 20_000, deployment)) / 2 ** 20).toFixed(0)} MiB`,
     ];
     // The median of three: one start of a 2-core machine shared with other work says little.
     const validates = [];
@@ -237,6 +258,7 @@ export async function measureInputs(): Promise<{ readonly runs: readonly InputRu
       runs.push(await run(`explain ${what} -o json`, ['explain', '--rules', RULES, '-o', 'json', file]));
       runs.push(await run(`report --objects ${what}`, ['report', '--rules', RULES, '--objects', file, '-A']));
     }
+    runs.push(await run('explain 20,000 Deployments as YAML (table)', ['explain', '--rules', RULES, yaml]));
     return { runs, sizes };
   } finally {
     await rm(folder, { recursive: true, force: true });

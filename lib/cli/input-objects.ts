@@ -1,13 +1,13 @@
 /**
- * The objects of an input file or standard input, read as they arrive: JSON through streamJson (a List's items one at a
- * time, so that `kubectl get pods -A -o json` of a large cluster is never held whole), YAML (documents, a List's items)
- * read whole. explain and report --objects read their inputs here.
+ * The objects of an input file or standard input, read as they arrive: JSON through streamJson, YAML through streamYaml
+ * (a List's items one at a time, so that `kubectl get pods -A -o json` or `-o yaml` of a large cluster is never held
+ * whole; a YAML stream document by document). explain and report --objects read their inputs here.
  */
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { fileProblem, MalformedInputError } from '../errors/index.ts';
-import { parseYamlDocuments } from '../rule-files/index.ts';
-import { isJsonObject, streamJson, type StreamedJson } from '../values/index.ts';
+import { streamYaml } from '../rule-files/index.ts';
+import { streamJson, type StreamedJson } from '../values/index.ts';
 import type { CliStreams } from './io.ts';
 
 /** The text of a readable stream chunk by chunk, as UTF-8; a file that cannot be read names the path. */
@@ -29,26 +29,8 @@ async function* withFirst(first: string, chunks: AsyncIterator<string>): AsyncGe
   for (let next = await chunks.next(); next.done !== true; next = await chunks.next()) yield next.value;
 }
 
-/** The objects of YAML documents, read whole: each document, a List's items one by one, then the List's envelope. */
-function* yamlObjects(text: string, source: string): Generator<StreamedJson> {
-  for (const [index, value] of parseYamlDocuments(text, source).entries()) {
-    const document = index + 1;
-    if (
-      isJsonObject(value) &&
-      Array.isArray(value.items) &&
-      (typeof value.kind !== 'string' || value.kind.endsWith('List'))
-    ) {
-      const { items, ...envelope } = value;
-      for (const [item, element] of (items as unknown[]).entries())
-        yield { type: 'item', document, item, value: element };
-      yield { type: 'envelope', document, value: envelope, items: (items as unknown[]).length };
-    } else yield { type: 'value', document, value };
-  }
-}
-
 /**
- * The objects of one input: a file, or "-" for standard input. JSON (the first character `{` or `[`) is streamed, YAML
- * read whole. Yields each top-level value, and for a List each item and then the rest of the List (`envelope`). `source`
+ * The objects of one input: a file, or "-" for standard input, JSON (the first character `{` or `[`) or YAML. Yields each top-level value, and for a List each item and then the rest of the List (`envelope`). `source`
  * names the input in messages (a temporary copy of standard input is named "-").
  */
 export async function* inputObjects(path: string, streams: CliStreams, source = path): AsyncGenerator<StreamedJson> {
@@ -64,7 +46,5 @@ export async function* inputObjects(path: string, streams: CliStreams, source = 
     yield* streamJson(withFirst(first, chunks), source);
     return;
   }
-  let text = first;
-  for (let next = await chunks.next(); next.done !== true; next = await chunks.next()) text += next.value;
-  yield* yamlObjects(text, source);
+  yield* streamYaml(withFirst(first, chunks), source);
 }

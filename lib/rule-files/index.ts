@@ -2,6 +2,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { asKubectlReadsIt, KUBECTL_YAML_OPTIONS } from './kubectl-yaml.ts';
+import { streamYaml } from './yaml-stream.ts';
 import {
   applySnapshotBudget,
   POD_MUTATION_API_VERSION,
@@ -351,6 +352,7 @@ async function loadRuleFiles(paths: readonly string[], options: LoadOptions = {}
 }
 
 export {
+  streamYaml,
   filesOfPaths,
   loadRuleFiles,
   parseResourceDocuments,
