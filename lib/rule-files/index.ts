@@ -2,7 +2,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { asKubectlReadsIt, KUBECTL_YAML_OPTIONS } from './kubectl-yaml.ts';
-import { streamYaml } from './yaml-stream.ts';
+import { streamYaml as streamYamlWith } from './yaml-stream.ts';
 import {
   applySnapshotBudget,
   POD_MUTATION_API_VERSION,
@@ -13,7 +13,14 @@ import {
   type RuleVerdict,
 } from '../api/index.ts';
 import { DuplicateRuleError, fileProblem, MalformedInputError } from '../errors/index.ts';
-import { checkNesting, exactInteger, MAX_JSON_DEPTH, parseJsonExact, textNestsDeeperThan } from '../values/index.ts';
+import {
+  checkNesting,
+  exactInteger,
+  MAX_JSON_DEPTH,
+  parseJsonExact,
+  textNestsDeeperThan,
+  type StreamedJson,
+} from '../values/index.ts';
 
 /** One resource read from a file, with the validator's verdict. */
 interface LoadedRule {
@@ -164,6 +171,14 @@ function parseResourceDocuments(text: string, source: string): unknown[] {
     } else resources.push(value);
   }
   return resources;
+}
+
+/**
+ * YAML text read chunk by chunk, each piece as parseYamlDocuments reads it: a stream document by document, a List's
+ * items one by one and then its other members (lib/rule-files/yaml-stream.ts).
+ */
+function streamYaml(chunks: AsyncIterable<string>, source: string): AsyncGenerator<StreamedJson> {
+  return streamYamlWith(chunks, source, parseYamlDocuments);
 }
 
 /** The path "-": standard input, read once, named so in messages. */

@@ -5,7 +5,6 @@
  * as kubectl reads YAML.
  */
 import { isJsonObject, type StreamedJson } from '../values/index.ts';
-import { parseYamlDocuments } from './index.ts';
 
 const DOCUMENT_START = /^---(?:[ \t]+(.*))?$/;
 const DOCUMENT_END = /^\.\.\.[ \t]*$/;
@@ -33,6 +32,9 @@ function empty(line: string): boolean {
   return trimmed === '' || trimmed.startsWith('#');
 }
 
+/** How a piece of YAML is read (parseYamlDocuments, passed in by index.ts, which this file may not import). */
+type YamlParser = (text: string, source: string) => unknown[];
+
 /** One document's reading: its lines outside a List's items, and the item being gathered. */
 class DocumentReader {
   private readonly outside: string[] = [];
@@ -44,6 +46,7 @@ class DocumentReader {
   private items = 0;
 
   constructor(
+    private readonly parseYamlDocuments: YamlParser,
     private readonly source: string,
     readonly document: number,
   ) {}
@@ -85,7 +88,7 @@ class DocumentReader {
   private finishItem(): StreamedJson | undefined {
     if (this.item === undefined) return undefined;
     const where = `${this.source}: document ${this.document}: items[${this.items}]`;
-    const values = parseYamlDocuments(this.item.join('\n'), where);
+    const values = this.parseYamlDocuments(this.item.join('\n'), where);
     this.item = undefined;
     const item = this.items;
     this.items += 1;
@@ -98,12 +101,12 @@ class DocumentReader {
     const out: StreamedJson[] = last === undefined ? [] : [last];
     const where = `${this.source}: document ${this.document}`;
     if (this.itemIndent === -1) {
-      for (const value of parseYamlDocuments(this.outside.join('\n'), where))
+      for (const value of this.parseYamlDocuments(this.outside.join('\n'), where))
         out.push({ type: 'value', document: this.document, value });
       return out;
     }
     const rest = this.outside.filter((_line, index) => index !== this.itemsLine);
-    const [envelope] = parseYamlDocuments(rest.join('\n'), where);
+    const [envelope] = this.parseYamlDocuments(rest.join('\n'), where);
     const value = isJsonObject(envelope) ? envelope : {};
     out.push({ type: 'envelope', document: this.document, value, items: this.items });
     return out;
@@ -115,9 +118,13 @@ class DocumentReader {
  * (a top-level `items:` of `- ` entries) come one by one, then the List's other members. Throws MalformedInputError
  * naming the source (and the item) of what does not parse.
  */
-async function* streamYaml(chunks: AsyncIterable<string>, source: string): AsyncGenerator<StreamedJson> {
+async function* streamYaml(
+  chunks: AsyncIterable<string>,
+  source: string,
+  parse: YamlParser,
+): AsyncGenerator<StreamedJson> {
   let document = 1;
-  let reader = new DocumentReader(source, document);
+  let reader = new DocumentReader(parse, source, document);
   let read = false;
   for await (const line of lines(chunks)) {
     const start = DOCUMENT_START.exec(line);
@@ -126,7 +133,7 @@ async function* streamYaml(chunks: AsyncIterable<string>, source: string): Async
         yield* reader.end();
         document += 1;
       }
-      reader = new DocumentReader(source, document);
+      reader = new DocumentReader(parse, source, document);
       read = false;
       // `--- value` starts a document with its first line.
       const rest = start?.[1];
