@@ -43,7 +43,7 @@ const scalar = fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant('li
 const object = fc.letrec((tie) => ({
   value: fc.oneof({ depthSize: 'small' }, scalar, tie('map'), fc.array(tie('map'), { maxLength: 3 })),
   map: fc.dictionary(key, tie('value'), { minKeys: 1, maxKeys: 4 }),
-})).map as fc.Arbitrary<Record<string, unknown>>;
+})).map;
 const list = fc.record({
   apiVersion: fc.constant('v1'),
   items: fc.array(object, { minLength: 1, maxLength: 5 }),
