@@ -163,43 +163,30 @@ function pod(index: number): Record<string, unknown> {
   };
 }
 
-/** Writes a List of `count` objects as `kubectl get -o json` prints it, item by item; returns its size in bytes. */
-async function writeList(
-  path: string,
-  count: number,
-  item: (index: number) => Record<string, unknown>,
-): Promise<number> {
+/** Writes the texts to a file one by one, waiting when the file falls behind; returns its size in bytes. */
+async function writeTexts(path: string, texts: Iterable<string>): Promise<number> {
   const out = createWriteStream(path);
-  const write = async (text: string): Promise<void> => {
-    if (!out.write(text)) await once(out, 'drain');
-  };
-  await write('{\n    "apiVersion": "v1",\n    "items": [\n');
-  for (let index = 0; index < count; index += 1) {
-    const text = JSON.stringify(item(index), null, 4).replace(/^/gm, '        ');
-    await write(index === 0 ? text : `,\n${text}`);
-  }
-  await write('\n    ],\n    "kind": "List",\n    "metadata": {\n        "resourceVersion": ""\n    }\n}\n');
+  for (const text of texts) if (!out.write(text)) await once(out, 'drain');
   out.end();
   await once(out, 'finish');
   return out.bytesWritten;
 }
 
-/** Writes the same List as `kubectl get -o yaml` prints it (entries unindented under items:); returns its size. */
-async function writeYamlList(
-  path: string,
-  count: number,
-  item: (index: number) => Record<string, unknown>,
-): Promise<number> {
-  const out = createWriteStream(path);
-  const write = async (text: string): Promise<void> => {
-    if (!out.write(text)) await once(out, 'drain');
-  };
-  await write('apiVersion: v1\nitems:\n');
-  for (let index = 0; index < count; index += 1) await write(stringify([item(index)]));
-  await write('kind: List\nmetadata:\n  resourceVersion: ""\n');
-  out.end();
-  await once(out, 'finish');
-  return out.bytesWritten;
+/** A List of `count` objects as `kubectl get -o json` prints it, item by item. */
+function* jsonList(count: number, item: (index: number) => Record<string, unknown>): Generator<string> {
+  yield '{\n    "apiVersion": "v1",\n    "items": [\n';
+  for (let index = 0; index < count; index += 1) {
+    const text = JSON.stringify(item(index), null, 4).replace(/^/gm, '        ');
+    yield index === 0 ? text : `,\n${text}`;
+  }
+  yield '\n    ],\n    "kind": "List",\n    "metadata": {\n        "resourceVersion": ""\n    }\n}\n';
+}
+
+/** The same List as `kubectl get -o yaml` prints it (entries unindented under items:). */
+function* yamlList(count: number, item: (index: number) => Record<string, unknown>): Generator<string> {
+  yield 'apiVersion: v1\nitems:\n';
+  for (let index = 0; index < count; index += 1) yield stringify([item(index)]);
+  yield 'kind: List\nmetadata:\n  resourceVersion: ""\n';
 }
 
 /** One measured command: its wall time and peak resident memory. */
@@ -241,9 +228,9 @@ export async function measureInputs(): Promise<{ readonly runs: readonly InputRu
     const pods = join(folder, 'pods.json');
     const yaml = join(folder, 'deployments.yaml');
     const sizes = [
-      `20,000 Deployments: ${((await writeList(deployments, 20_000, deployment)) / 2 ** 20).toFixed(0)} MiB`,
-      `100,000 Pods: ${((await writeList(pods, 100_000, pod)) / 2 ** 20).toFixed(0)} MiB`,
-      `20,000 Deployments as YAML: ${((await writeYamlList(yaml, 20_000, deployment)) / 2 ** 20).toFixed(0)} MiB`,
+      `20,000 Deployments: ${((await writeTexts(deployments, jsonList(20_000, deployment))) / 2 ** 20).toFixed(0)} MiB`,
+      `100,000 Pods: ${((await writeTexts(pods, jsonList(100_000, pod))) / 2 ** 20).toFixed(0)} MiB`,
+      `20,000 Deployments as YAML: ${((await writeTexts(yaml, yamlList(20_000, deployment))) / 2 ** 20).toFixed(0)} MiB`,
     ];
     // The median of three: one start of a 2-core machine shared with other work says little.
     const validates = [];

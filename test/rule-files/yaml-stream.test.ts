@@ -4,21 +4,14 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { chunksOf } from '../support/chunks.ts';
 import { stringify } from 'yaml';
 import { parseYamlDocuments, streamYaml } from '../../lib/rule-files/index.ts';
 import type { StreamedJson } from '../../lib/values/index.ts';
 
-function cut(text: string, offsets: readonly number[]): AsyncIterable<string> {
-  const sorted = [...offsets].sort((left, right) => left - right);
-  const chunks = [...sorted, text.length].map((offset, index) => text.slice(sorted[index - 1] ?? 0, offset));
-  return (async function* chunked() {
-    for (const chunk of chunks) yield await Promise.resolve(chunk);
-  })();
-}
-
 async function read(text: string, offsets: readonly number[] = []): Promise<StreamedJson[]> {
   const values: StreamedJson[] = [];
-  for await (const value of streamYaml(cut(text, offsets), 'input.yaml')) values.push(value);
+  for await (const value of streamYaml(chunksOf(text, offsets), 'input.yaml')) values.push(value);
   return values;
 }
 

@@ -4,20 +4,12 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { chunksOf } from '../support/chunks.ts';
 import { streamJson, type StreamedJson } from '../../lib/values/index.ts';
-
-/** The text cut at these offsets, as a stream's chunks. */
-function cut(text: string, offsets: readonly number[]): AsyncIterable<string> {
-  const sorted = [...offsets].sort((left, right) => left - right);
-  const chunks = [...sorted, text.length].map((offset, index) => text.slice(sorted[index - 1] ?? 0, offset));
-  return (async function* chunked() {
-    for (const chunk of chunks) yield await Promise.resolve(chunk);
-  })();
-}
 
 async function read(text: string, offsets: readonly number[] = []): Promise<StreamedJson[]> {
   const values: StreamedJson[] = [];
-  for await (const value of streamJson(cut(text, offsets), 'input.json')) values.push(value);
+  for await (const value of streamJson(chunksOf(text, offsets), 'input.json')) values.push(value);
   return values;
 }
 
