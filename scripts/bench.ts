@@ -25,6 +25,7 @@ import { startEmbeddedDynamo } from '../lib/store/embedded/index.ts';
 import { buildSnapshotContent } from '../lib/sync/index.ts';
 import { largestRule } from '../test/support/largest-rule.ts';
 import { measureCliStart, startTimeLines } from './bench-start.ts';
+import { inputLines, measureInputs, MEMORY_TARGET_MB, VALIDATE_TARGET_MS } from './bench-inputs.ts';
 import { measureAlternating as measureRounds, median } from './measure.ts';
 import { BASELINE_REF, bundleCost, largeCapacity, reviewCost } from './bench-fit.ts';
 import type { JsonObject } from '../lib/values/index.ts';
@@ -500,6 +501,10 @@ console.log(
 const cliStart = await measureCliStart();
 console.log('');
 for (const line of startTimeLines(cliStart)) console.log(line);
+// explain and report --objects on a cluster's worth of objects, and validate . on this repository, in fresh processes.
+const inputs = await measureInputs();
+console.log('');
+for (const line of inputLines(inputs)) console.log(line);
 const bySize = (count: number) => sized.find((item) => item.label === `${count.toLocaleString('en-US')} rules`)!;
 const [hundred, tenThousand] = [bySize(100), bySize(10000)];
 const scaling = tenThousand.reviewNs / hundred.reviewNs;
@@ -522,6 +527,20 @@ const targets = [
         item.ms < COLD_LOAD_TARGET_MS,
         `${item.ms.toFixed(0)} ms, ${ratio(item.ms / COLD_LOAD_TARGET_MS)} of the budget`,
       ] as const,
+  ),
+  ...inputs.runs.map((item) =>
+    item.label.startsWith('validate')
+      ? ([
+          `${item.label} in under ${VALIDATE_TARGET_MS} ms`,
+          // The repository holds invalid rules on purpose (test fixtures), so validate exits 1: only its time counts.
+          item.ms < VALIDATE_TARGET_MS,
+          `${item.ms.toFixed(0)} ms, ${ratio(item.ms / VALIDATE_TARGET_MS)} the bound, exit ${item.code}`,
+        ] as const)
+      : ([
+          `${item.label} in under ${MEMORY_TARGET_MB} MB`,
+          item.peakMb < MEMORY_TARGET_MB && item.code === 0,
+          `${item.peakMb.toFixed(0)} MB, ${ratio(item.peakMb / MEMORY_TARGET_MB)} the bound, exit ${item.code}`,
+        ] as const),
   ),
   ...cliStart.rows.flatMap((row) =>
     row.targetMs === undefined

@@ -14,6 +14,7 @@ import {
 } from '../values/index.ts';
 import { checkRemovesOrAdds, checkRuleBudget } from './checks.ts';
 import { checkAddedTerms, matchConflictWarnings } from './contradictions.ts';
+import { kindWarnings } from './kinds.ts';
 import { PodMutationSpecSchema, type PodMutationSpec } from './schema.ts';
 import { validateStructure } from './structure.ts';
 import {
@@ -181,10 +182,11 @@ function matchesDefaultToleration(entry: Toleration): boolean {
 }
 
 /**
- * What a valid rule says that it likely does not mean, for `validate` to warn about (never an invalid rule): a
- * tolerationsMatch entry that every Pod meets, because the API server's DefaultTolerationSeconds admission plugin
- * gives every Pod its not-ready and unreachable tolerations before any webhook runs, so that the entry restricts
- * nothing; and an added term that excludes what the rule's own match keeps (matchConflictWarnings).
+ * What a valid rule says that it likely does not mean, for `validate` and the sync's status to warn about (never an
+ * invalid rule): enable left out; a kind that is a near miss of a workload kind (lib/api/kinds.ts); a tolerationsMatch
+ * entry that every Pod meets, because the API server's DefaultTolerationSeconds admission plugin gives every Pod its
+ * not-ready and unreachable tolerations before any webhook runs, so that the entry restricts nothing; and an added term
+ * that excludes what the rule's own match keeps (matchConflictWarnings).
  */
 export function ruleWarnings(rule: NormalizedRule, resource?: unknown): Issue[] {
   const entries: readonly Toleration[] = rule.workloadSelector.tolerationsMatch ?? [];
@@ -202,6 +204,7 @@ export function ruleWarnings(rule: NormalizedRule, resource?: unknown): Issue[] 
       : [];
   return [
     ...disabled,
+    ...kindWarnings(rule.workloadSelector.kinds),
     ...entries.flatMap((entry, index) =>
       matchesDefaultToleration(entry)
         ? [

@@ -2,12 +2,13 @@ import { Option, type Command } from 'commander';
 import type { Capacity } from '../capacity/index.ts';
 import { compileRuleSet, describeMismatch, mutatePod, type MutationOutcome } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
-import { parseResourceDocuments } from '../rule-files/index.ts';
+import { filesOfPaths } from '../rule-files/index.ts';
 import { KEYLESS_STAMPS } from '../stamp/index.ts';
-import { podInputs, type PodInput } from '../workloads/index.ts';
+import { podInputOf, type PodInput } from '../workloads/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
 import { colourWanted, schedulingDiff } from './diff.ts';
-import { readInput, writeLine } from './io.ts';
+import { inputObjects } from './input-objects.ts';
+import { checkInputPiped, writeLine } from './io.ts';
 import {
   capacityOption,
   fitCaveatLine,
@@ -26,7 +27,7 @@ import {
   loadRulesReportingInvalid,
   rulesOption,
 } from './options/rules.ts';
-import { outputOption, printDocument, type OutputFormat } from './output.ts';
+import { documentListPrinter, outputOption, type OutputFormat } from './output.ts';
 
 interface ExplainFlags extends PlacementFlags, CapacityFlags {
   readonly rules?: string[];
@@ -148,63 +149,121 @@ function rejectedPod(input: PodInput, message: string): ExplainedPod {
   };
 }
 
+/** Notes of skipped documents: held until the first Pod (for the error when there is none), then printed as they come. */
+function skipNotes(streams: CliContext['streams']) {
+  const held: string[] = [];
+  let printing = false;
+  return {
+    add(note: string): void {
+      if (printing) writeLine(streams.stderr, note);
+      else held.push(note);
+    },
+    /** Prints the notes held, and each later one as it comes. */
+    print(): void {
+      if (printing) return;
+      printing = true;
+      for (const note of held.splice(0)) writeLine(streams.stderr, note);
+    },
+    /** What the inputs held instead of a Pod, for the error: the notes held, the first few. */
+    found(): string {
+      const shown = held.slice(0, MAX_NOTES_SHOWN).map((note) => `\n  ${note}`);
+      const more = held.length - shown.length;
+      return `${shown.join('')}${more > 0 ? `\n  … and ${more} more` : ''}`;
+    },
+  };
+}
+
+const MAX_NOTES_SHOWN = 10;
+
 /**
- * For each Pod of the input (a Pod, an AdmissionReview, a workload manifest, or a List or YAML stream of them), which
- * rules matched, the first failing dimension of each that did not, and the resulting change.
+ * The Pods of explain's inputs, one at a time in order: each file of the paths (a folder's .yaml, .yml and .json
+ * files), "-" standard input; a JSON List streamed item by item. Documents that stand for no Pod go to `skip`.
  */
-async function explain(flags: ExplainFlags, given: string | undefined, { streams, env }: CliContext): Promise<number> {
-  const source = given ?? '-';
+async function* explainInputs(
+  paths: readonly string[],
+  streams: CliContext['streams'],
+  fallbackNamespace: string,
+  skip: (note: string) => void,
+): AsyncGenerator<PodInput> {
+  for (const file of await filesOfPaths(paths, 'input')) {
+    let count = 0;
+    for await (const object of inputObjects(file, streams)) {
+      if (object.type === 'envelope') {
+        const { kind } = object.value;
+        if (typeof kind === 'string' && !kind.endsWith('List'))
+          throw new MalformedInputError(
+            `${file}: document ${object.document}: kind ${kind} has items; only the items of a List are read`,
+          );
+        continue;
+      }
+      count += 1;
+      const read = podInputOf(object.value, `${file}: document ${count}`, fallbackNamespace);
+      if ('input' in read) yield read.input;
+      else skip(read.skipped);
+    }
+  }
+}
+
+/**
+ * For each Pod of the inputs (a Pod, an AdmissionReview, a workload manifest, or a List or YAML stream of them; files,
+ * folders, standard input), which rules matched, the first failing dimension of each that did not, and the resulting
+ * change, printed as each Pod is read: a List of a whole cluster's Pods is never held.
+ */
+async function explain(flags: ExplainFlags, given: readonly string[], { streams, env }: CliContext): Promise<number> {
+  if (given.length === 0) checkInputPiped(streams);
+  const paths = given.length === 0 ? ['-'] : given;
   const colour = colourWanted(streams.stdout, env);
   const loaded = await loadRulesReportingInvalid(flags.rules, streams, ruleLoadOptions(flags));
   const ruleSet = compileRuleSet(loaded.rules);
-  const managedSteps = await placementSteps(flags, streams);
-  const enforcement = enforcementOf(flags.enforcement);
   const capacity = await readCapacityFiles(flags.capacity ?? [], streams);
   const fallbackNamespace = flags.namespace || 'default';
-  const { inputs, skipped } = podInputs(
-    parseResourceDocuments(await readInput(given, streams), source),
-    source,
+  const options = {
+    explain: true,
+    managedSteps: await placementSteps(flags, streams),
+    enforcement: enforcementOf(flags.enforcement),
     fallbackNamespace,
-  );
-  for (const line of skipped) writeLine(streams.stderr, line);
-  if (inputs.length === 0) throw new MalformedInputError(`${source}: no Pod found`);
-  const pods: ExplainedPod[] = [];
-  inputs.forEach((input, index) => {
-    const { pod, namespace, uid: requestUid, origin: where } = input;
+    stamps: KEYLESS_STAMPS,
+    capacity,
+  } as const;
+  const table = flags.output === 'table';
+  const printer = flags.output === 'table' ? undefined : documentListPrinter(streams.stdout, flags.output, 'pods');
+  const notes = skipNotes(streams);
+  let count = 0;
+  const seen = { rejected: false, findings: loaded.invalid.length > 0, fit: false };
+  for await (const input of explainInputs(paths, streams, fallbackNamespace, (note) => notes.add(note))) {
+    notes.print();
+    const { pod, namespace, uid: requestUid, origin: source } = input;
     const uid = requestUid ?? pod.metadata?.uid;
-    const context = { requestUid: typeof uid === 'string' ? uid : `explain-${index}` };
-    const table = flags.output === 'table';
-    if (table && index > 0) writeLine(streams.stdout, '');
+    const context = { requestUid: typeof uid === 'string' ? uid : `explain-${count}` };
+    if (table && count > 0) writeLine(streams.stdout, '');
+    count += 1;
     // A Pod the boundary rejects is reported in its place; the other Pods are still explained.
     let explained: ExplainedPod;
     let outcome: MutationOutcome | undefined;
     try {
-      outcome = mutatePod(pod, namespace, ruleSet, context, {
-        explain: true,
-        managedSteps,
-        enforcement,
-        source: where,
-        fallbackNamespace,
-        stamps: KEYLESS_STAMPS,
-        capacity,
-        ...(input.passThrough === undefined ? {} : { passThrough: input.passThrough }),
-      });
+      const passThrough = input.passThrough === undefined ? {} : { passThrough: input.passThrough };
+      outcome = mutatePod(pod, namespace, ruleSet, context, { ...options, source, ...passThrough });
       explained = explainedPod(input, outcome, capacity);
     } catch (error) {
       if (!(error instanceof MalformedInputError)) throw error;
       explained = rejectedPod(input, error.message);
     }
-    pods.push(explained);
-    if (table)
+    seen.rejected ||= explained.decision === 'rejected';
+    seen.findings ||= explained.decision === 'denied' || explained.fit?.unschedulable === true;
+    seen.fit ||= explained.fit !== undefined;
+    if (printer !== undefined) printer.print(explained);
+    else
       for (const line of describePod(explained, () => schedulingDiff(pod, outcome!.pod, colour), outcome?.fit))
         writeLine(streams.stdout, line);
-  });
-  if (flags.output !== 'table') printDocument(streams.stdout, flags.output, { pods });
-  else if (pods.some((pod) => pod.fit !== undefined)) writeLine(streams.stdout, `\n${fitCaveatLine()}`);
-  if (pods.some((pod) => pod.decision === 'rejected')) return EXIT.usage;
-  const findings =
-    pods.some((pod) => pod.decision === 'denied' || pod.fit?.unschedulable === true) || loaded.invalid.length > 0;
-  return findings ? EXIT.findings : EXIT.ok;
+  }
+  if (count === 0)
+    throw new MalformedInputError(
+      `${paths.join(', ')} holds no Pod, workload manifest, List or AdmissionReview to explain${notes.found()}`,
+    );
+  printer?.end();
+  if (table && seen.fit) writeLine(streams.stdout, `\n${fitCaveatLine()}`);
+  if (seen.rejected) return EXIT.usage;
+  return seen.findings ? EXIT.findings : EXIT.ok;
 }
 
 /** `podmutation explain`. */
@@ -215,7 +274,11 @@ export function registerExplain(program: Command, context: CliContext): void {
       "For each Pod of the input: a Pod; an AdmissionReview (its request.object, in the request's namespace); a workload " +
       'manifest (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, Argo Rollout: the Pod its controller would ' +
       "create from the template, in the manifest's namespace or --namespace); a List or YAML stream of them, as kubectl get " +
-      '-o yaml or helm template print them, whose other documents (Services, ConfigMaps) are skipped with a note on stderr. ' +
+      '-o yaml or helm template print them, whose other documents (Services, ConfigMaps) are skipped with a note on stderr; ' +
+      "several files, and folders (their .yaml, .yml and .json files, as a rules path's). A document with no kind is a Pod " +
+      'only with spec.containers; others (a Helm values file, {}) are skipped with a note, and inputs that hold no Pod exit 2 ' +
+      'naming what they hold. JSON is read as it arrives and each Pod printed as it is explained, so a List of a whole ' +
+      "cluster's Pods is never held in memory. " +
       'Prints the rules that matched, the first dimension that failed for each that did not, the change to the scheduling ' +
       'fields, warnings or the denial. A Pod the input contract rejects is reported in its place and the others are still explained. ' +
       'Each Pod the rules changed says where it can run before and after them (with --capacity; without it only a Pod ' +
@@ -225,19 +288,21 @@ export function registerExplain(program: Command, context: CliContext): void {
     examples: [
       'podmutation explain --rules examples/rules test/fixtures/pods/pod-list.json',
       'podmutation explain --rules examples/rules -o json deployment.yaml',
+      'podmutation explain --rules rules/ manifests/ extra-pod.yaml',
+      'kubectl get pods -A -o json | podmutation explain --rules rules/ -o json -',
       'podmutation explain --rules rules/ --capacity nodes-and-nodepools.yaml deployment.yaml',
       'helm template ./chart | podmutation explain --rules rules/ -n shop -',
     ],
     exits: {
       0: 'every Pod explained, none denied',
       1: 'some Pod would be denied, the rules turned some Pod that fit somewhere into one that fits nowhere, or some rule is invalid (skipped)',
-      2: 'usage error, unreadable rules or input, or a Pod the input contract rejects',
+      2: 'usage error, unreadable rules or input, inputs that hold no Pod, workload manifest, List or AdmissionReview, or a Pod the input contract rejects',
     },
   });
   command
     .argument(
-      '[input]',
-      'Pod, AdmissionReview or workload manifest file (or a List or YAML stream of them), or - for standard input (the default when input is piped)',
+      '[inputs...]',
+      'Pod, AdmissionReview or workload manifest files (or Lists or YAML streams of them), folders of them, or - for standard input (the default when input is piped)',
     )
     .addOption(rulesOption())
     .addOption(allowEmptyOption())
@@ -252,5 +317,5 @@ export function registerExplain(program: Command, context: CliContext): void {
     .addOption(capacityOption('each changed Pod'))
     .addOption(outputOption());
   for (const option of placementOptions()) command.addOption(option);
-  onRun<ExplainFlags, [string | undefined]>(command, (flags, [input]) => explain(flags, input, context));
+  onRun<ExplainFlags, [string[]]>(command, (flags, [inputs]) => explain(flags, inputs, context));
 }

@@ -15,11 +15,7 @@ export interface CliStreams {
  * error rather than a wait for typing nobody meant to do.
  */
 export async function readInput(path: string | undefined, streams: CliStreams): Promise<string> {
-  if (path === undefined && (streams.stdin as { isTTY?: boolean }).isTTY === true) {
-    throw new MalformedInputError(
-      'no INPUT given, and standard input is a terminal: give a file, or pipe the input in (- reads standard input)',
-    );
-  }
+  if (path === undefined) checkInputPiped(streams);
   if (path === undefined || path === '-') {
     const chunks: Buffer[] = [];
     for await (const chunk of streams.stdin)
@@ -27,6 +23,15 @@ export async function readInput(path: string | undefined, streams: CliStreams): 
     return Buffer.concat(chunks).toString('utf8');
   }
   return readTextFile(path);
+}
+
+/** No INPUT given while standard input is a terminal: a usage error rather than a wait for typing nobody meant to do. */
+export function checkInputPiped(streams: CliStreams): void {
+  if ((streams.stdin as { isTTY?: boolean }).isTTY === true) {
+    throw new MalformedInputError(
+      'no INPUT given, and standard input is a terminal: give a file, or pipe the input in (- reads standard input)',
+    );
+  }
 }
 
 /** Writes a line to a stream. */

@@ -24,6 +24,35 @@ export function printDocument(stream: Writable, format: Exclude<OutputFormat, 't
   stream.write(`${format === 'json' ? JSON.stringify(data, null, 2) : stringify(data).trimEnd()}\n`);
 }
 
+/**
+ * Prints `{ [key]: [item, …] }` as printDocument would, item by item as each is known, so that the list is never held
+ * whole: `end` closes it.
+ */
+export function documentListPrinter(
+  stream: Writable,
+  format: Exclude<OutputFormat, 'table'>,
+  key: string,
+): { readonly print: (item: unknown) => void; readonly end: () => void } {
+  let printed = 0;
+  return {
+    print(item) {
+      if (format === 'json') {
+        const text = JSON.stringify(item, null, 2).replace(/^/gm, '    ');
+        stream.write(printed === 0 ? `{\n  ${JSON.stringify(key)}: [\n${text}` : `,\n${text}`);
+      } else {
+        // The item as the whole document's YAML holds it: its text under the key's line, which only the first keeps.
+        const text = stringify({ [key]: [item] });
+        stream.write(printed === 0 ? text : text.slice(text.indexOf('\n') + 1));
+      }
+      printed += 1;
+    },
+    end() {
+      if (printed === 0) printDocument(stream, format, { [key]: [] });
+      else if (format === 'json') stream.write('\n  ]\n}\n');
+    },
+  };
+}
+
 /** Prints `data` as JSON or YAML, or the command's own table. */
 export function printResult(stream: Writable, format: OutputFormat, data: unknown, table: () => string): void {
   if (format === 'table') stream.write(`${table()}\n`);

@@ -1,4 +1,9 @@
 import { Option, type Command } from 'commander';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import type { InvalidRule, NormalizedRule } from '../api/index.ts';
 import { Capacity } from '../capacity/index.ts';
 import { compileRuleSet } from '../engine/index.ts';
@@ -10,20 +15,13 @@ import {
   type MigrationReport,
   type ReportBuilder,
 } from '../report/index.ts';
-import { parseYamlDocuments } from '../rule-files/index.ts';
 import { KEYLESS_STAMPS } from '../stamp/index.ts';
-import {
-  checkNesting,
-  isDns1123Label,
-  isJsonObject,
-  parseJsonExact,
-  previewInput,
-  typeMismatch,
-} from '../values/index.ts';
+import { isDns1123Label, isJsonObject, previewInput, typeMismatch } from '../values/index.ts';
 import { classifyObject } from '../workloads/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
-import { readInput, writeLine, type CliStreams } from './io.ts';
 import { capacityOption, fitCaveatLine, readCapacityFiles, type CapacityFlags } from './options/capacity.ts';
+import { inputObjects } from './input-objects.ts';
+import { writeLine, type CliStreams } from './io.ts';
 import { kubeconfigOf, kubeconfigOptions, type KubeconfigFile, type KubeconfigFlags } from './options/kubeconfig.ts';
 import { namespaceOptions } from './options/namespace.ts';
 import { enforcementOf, enforcementOption } from './options/enforcement.ts';
@@ -58,35 +56,54 @@ interface Located {
 }
 
 /**
- * The objects of a `--objects` file: one JSON document (parsed as JSON, which is much faster than YAML for a
- * cluster's worth of Pods) or YAML documents; a List contributes its items, as `items[3]`.
+ * The objects of a `--objects` input as they arrive (input-objects.ts: JSON streamed, a List item by item; YAML read
+ * whole), each with its path: a List's items as `items[3]`.
  */
-function objectsOf(text: string, source: string): Located[] {
-  let documents: unknown[];
-  try {
-    documents = [parseJsonExact(text)];
-  } catch {
-    documents = parseYamlDocuments(text, source);
+async function* locatedObjects(file: string, streams: CliStreams, source: string): AsyncGenerator<Located> {
+  let read = false;
+  for await (const object of inputObjects(file, streams, source)) {
+    read = true;
+    const where = object.document === 1 ? source : `${source}: document ${object.document}`;
+    if (object.type === 'item') yield { value: object.value, path: `${where}: items[${object.item}]` };
+    else if (object.type === 'envelope') {
+      const { kind } = object.value;
+      if (typeof kind === 'string' && !kind.endsWith('List'))
+        throw new MalformedInputError(`${where}: kind ${kind} has items; only the items of a List are read`);
+    } else {
+      const { value } = object;
+      if (isJsonObject(value) && typeof value.kind === 'string' && value.kind.endsWith('List'))
+        throw typeMismatch(`${where}: items`, 'a list', value.items);
+      yield { value, path: `${source}: document ${object.document}` };
+    }
   }
   // An empty file is a failed `kubectl get … > FILE` rather than a cluster without Pods (that is a List of no items).
-  if (documents.length === 0) throw new MalformedInputError(`${source}: input is empty`);
-  const several = documents.length > 1;
-  return documents.flatMap((document, index) => {
-    const where = several ? `${source}: document ${index + 1}` : source;
-    checkNesting(document, where);
-    if (isJsonObject(document) && typeof document.kind === 'string' && document.kind.endsWith('List')) {
-      if (!Array.isArray(document.items)) throw typeMismatch(`${where}: items`, 'a list', document.items);
-      return document.items.map((value: unknown, item) => ({ value, path: `${where}: items[${item}]` }));
-    }
-    return [{ value: document, path: `${source}: document ${index + 1}` }];
-  });
+  if (!read) throw new MalformedInputError(`${source}: input is empty`);
 }
 
-/** Folds the objects of a file: every owner first, then every Pod. */
-function foldObjects(builder: ReportBuilder, objects: readonly Located[]): void {
-  const pods = objects.filter(({ value, path }) => classifyObject(value, path) === 'Pod');
-  for (const { value, path } of objects) builder.addOwner(value, path);
-  for (const { value, path } of pods) builder.addPod(value, path);
+/** Standard input written to a file of its own, for an input read twice; `remove` deletes it. */
+async function spooledInput(
+  streams: CliStreams,
+): Promise<{ readonly file: string; readonly remove: () => Promise<void> }> {
+  const folder = await mkdtemp(join(tmpdir(), 'podmutation-objects-'));
+  const file = join(folder, 'objects');
+  await pipeline(streams.stdin, createWriteStream(file));
+  return { file, remove: () => rm(folder, { recursive: true, force: true }) };
+}
+
+/**
+ * Folds the objects of an input in two reads, so that it is never held whole: every owner first, then every Pod (a
+ * Pod's owners must be known when it is judged). Standard input is written to a temporary file to be read twice.
+ */
+async function foldObjects(builder: ReportBuilder, source: string, streams: CliStreams): Promise<void> {
+  const spooled = source === '-' ? await spooledInput(streams) : undefined;
+  const file = spooled?.file ?? source;
+  try {
+    for await (const { value, path } of locatedObjects(file, streams, source)) builder.addOwner(value, path);
+    for await (const { value, path } of locatedObjects(file, streams, source))
+      if (classifyObject(value, path) === 'Pod') builder.addPod(value, path);
+  } finally {
+    await spooled?.remove();
+  }
 }
 
 /** The cluster's PodMutations, validated as the sync validates them (the same list, budget and verdicts); invalid ones reported on stderr. */
@@ -269,8 +286,7 @@ export async function readReport(
     capacity,
     ...(namespace === undefined ? {} : { namespace }),
   });
-  if (inputs.objects !== undefined)
-    foldObjects(builder, objectsOf(await readInput(inputs.objects, streams), inputs.objects));
+  if (inputs.objects !== undefined) await foldObjects(builder, inputs.objects, streams);
   else await foldCluster(builder, inputs.cluster!, namespace, streams);
   return {
     result: builder.result(),
@@ -345,7 +361,7 @@ export function registerReport(program: Command, context: CliContext): void {
     .addOption(
       new Option(
         '--objects <file>',
-        'read them from a file: kubectl get pods,replicasets,deployments,… -A -o json (needs --rules)',
+        'read them from a file (- for standard input): kubectl get pods,replicasets,deployments,… -A -o json (needs --rules); JSON is read as it arrives, never held whole',
       )
         .conflicts('kubeconfig')
         .helpGroup(source),

@@ -10,7 +10,6 @@ import {
   TEST_FILE_NAME,
   type CaseFailure,
   type TestFileResult,
-  type RunOptions,
 } from '../rule-tests/index.ts';
 import { canonicalJson, parseJsonExact } from '../values/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
@@ -156,7 +155,7 @@ async function test(paths: readonly string[], flags: TestFlags, context: CliCont
   const { streams } = context;
   const colour = colourWanted(streams.stdout, context.env);
   const files = await findTestFiles(paths, { allowEmpty: flags.allowEmpty === true });
-  const run: RunOptions = {
+  const run = {
     capacity: await readCapacityFiles(flags.capacity ?? [], streams),
     readCapacity: (capacityFiles: readonly string[]) => readCapacityFiles(capacityFiles, streams),
   };
@@ -202,7 +201,7 @@ export function registerTest(program: Command, context: CliContext): void {
   const command = defineCommand(program, 'test', {
     summary: 'run PodMutationTest files offline: each expected result passes, or fails with a diff',
     description:
-      `Finds every ${TEST_FILE_NAME} under the given folders (or takes the given test files), and for each result of each ` +
+      `Finds every ${TEST_FILE_NAME} (or .yml) under the given folders (or takes the given test files), and for each result of each ` +
       "file runs the Pod of the named resource through the engine with the test's rules and placements, as admission would, " +
       'and compares the applied and audited rules, the denial, the scheduling fields (as Kubernetes reads them) and the patched ' +
       'resource with what the result expects. Prints PASS or FAIL per result, with a diff for each failure; a test file that ' +
@@ -218,7 +217,7 @@ export function registerTest(program: Command, context: CliContext): void {
     },
   });
   command
-    .argument('<paths...>', `folders searched recursively for ${TEST_FILE_NAME}, or test files`)
+    .argument('<paths...>', `folders searched recursively for ${TEST_FILE_NAME} (or .yml), or test files`)
     .addOption(new Option('--junit <file>', 'also write the results to FILE as JUnit XML, for CI test reports'))
     .addOption(capacityOption('the Pods of test files that name no capacity'))
     .addOption(outputOption())

@@ -1,5 +1,5 @@
 /** Rule sources of the local server: where the published rules come from (files, or a cluster in cluster-source.ts). */
-import { readdirSync, statSync, watch as watchFileSystem, type FSWatcher } from 'node:fs';
+import { readdirSync, watch as watchFileSystem, type FSWatcher } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { listedInvalidRules, type InvalidRule, type NormalizedRule, type RuleSnapshot } from '../api/index.ts';
 import { loadRuleFiles, searchedFolder, type LoadOptions, type SkippedDocument } from '../rule-files/index.ts';
@@ -47,66 +47,71 @@ function byName<T extends { readonly name: string }>(left: T, right: T): number 
   return left.name < right.name ? -1 : left.name > right.name ? 1 : 0;
 }
 
-/** The folders of a rule folder that a load reads, itself included; none when it is gone. */
-function foldersUnder(folder: string): string[] {
+/** The folders of a rule path that a load reads, itself included; none for a file or a gone path. */
+function foldersUnder(folder: string, found: string[] = []): string[] {
   let entries;
   try {
     entries = readdirSync(folder, { withFileTypes: true });
   } catch {
-    return [];
+    return found;
   }
-  return [
-    folder,
-    ...entries
-      .filter((entry) => entry.isDirectory() && searchedFolder(entry.name))
-      .flatMap((entry) => foldersUnder(join(folder, entry.name))),
-  ];
+  found.push(folder);
+  for (const entry of entries)
+    if (entry.isDirectory() && searchedFolder(entry.name)) foldersUnder(join(folder, entry.name), found);
+  return found;
+}
+
+/** The watch of one rule path: `renew` watches its folders as they are now; `stop` ends every watch. */
+interface RulePathWatch {
+  renew(): void;
+  stop(): void;
 }
 
 /**
- * Watches one rule path: each folder of a directory on its own, a file through its directory. Folders, not files:
- * an editor's atomic save, `sed -i` and `mv` replace a file's inode, and a watch held on the old inode (as Node's
- * recursive watch on Linux holds one per file) hears nothing after. The folder list is read again on every event, so
- * a folder made later is watched too.
+ * Watches one rule path through the folders that hold its files: its parent (the path itself replaced, a file path's
+ * every change) and, for a folder, each folder under it. Folders, not files: an editor's atomic save, `sed -i` and
+ * `mv` replace a file's inode, and a watch held on the old inode (as Node's recursive watch on Linux holds one per
+ * file) hears nothing after. A folder deleted and made again is a new inode, often with the old number (so it cannot be
+ * told by its number), so `renew`, called before each load, watches every folder afresh: a change after a folder's new
+ * watch starts is heard, one before it is in the load that follows.
  */
-function watchRulePath(path: string, onEvent: () => void): () => void {
+function watchRulePath(path: string, onEvent: () => void): RulePathWatch {
   const absolute = resolve(path);
-  if (!statSync(absolute).isDirectory()) {
-    const watcher = watchFileSystem(dirname(absolute), { persistent: false }, (_event, file) => {
+  let watchers: FSWatcher[] = [];
+  const watchFolder = (folder: string, listener: (event: string, file: string | null) => void): void => {
+    try {
+      const watcher = watchFileSystem(folder, { persistent: false }, listener);
+      // A watched folder that disappears is reported on the next publication, which fails to read it.
+      watcher.on('error', onEvent);
+      watchers.push(watcher);
+    } catch {
+      // Gone between the listing and the watch: its parent's watch has heard that.
+    }
+  };
+  const stop = (): void => {
+    for (const watcher of watchers) watcher.close();
+    watchers = [];
+  };
+  const renew = (): void => {
+    stop();
+    watchFolder(dirname(absolute), (_event, file) => {
       if (file === null || file === basename(absolute)) onEvent();
     });
-    watcher.on('error', onEvent);
-    return () => watcher.close();
-  }
-  const watchers = new Map<string, FSWatcher>();
-  const follow = (): void => {
-    const folders = new Set(foldersUnder(absolute));
-    for (const [folder, watcher] of watchers) {
-      if (folders.has(folder)) continue;
-      watcher.close();
-      watchers.delete(folder);
-    }
-    for (const folder of folders) {
-      if (watchers.has(folder)) continue;
-      try {
-        const watcher = watchFileSystem(folder, { persistent: false }, changed);
-        // A watched folder that disappears is reported on the next publication, which fails to read it.
-        watcher.on('error', changed);
-        watchers.set(folder, watcher);
-      } catch {
-        // Gone between the listing and the watch: the next event lists the folders again.
+    // Listed again until a listing adds no folder: one made between a listing and its parent's watch is in the next.
+    const watched = new Set<string>();
+    for (let added = true; added;) {
+      added = false;
+      for (const folder of foldersUnder(absolute)) {
+        if (watched.has(folder)) continue;
+        watched.add(folder);
+        added = true;
+        // Every event of a folder: a new subfolder is watched at the renew before the next load.
+        watchFolder(folder, onEvent);
       }
     }
   };
-  function changed(): void {
-    follow();
-    onEvent();
-  }
-  follow();
-  return () => {
-    for (const watcher of watchers.values()) watcher.close();
-    watchers.clear();
-  };
+  renew();
+  return { renew, stop };
 }
 
 /**
@@ -135,14 +140,19 @@ function createFileRuleSource(paths: readonly string[], options: FileRuleSourceO
     },
     watch(onChange) {
       let timer: NodeJS.Timeout | undefined;
+      const watches: RulePathWatch[] = [];
+      const changed = (): void => {
+        for (const watch of watches) watch.renew();
+        onChange();
+      };
       const schedule = (): void => {
         clearTimeout(timer);
-        timer = setTimeout(onChange, debounceMs);
+        timer = setTimeout(changed, debounceMs);
       };
-      const watchers = paths.map((path) => watchRulePath(path, schedule));
+      for (const path of paths) watches.push(watchRulePath(path, schedule));
       return () => {
         clearTimeout(timer);
-        for (const stop of watchers) stop();
+        for (const watch of watches) watch.stop();
       };
     },
   };

@@ -2,6 +2,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { asKubectlReadsIt, KUBECTL_YAML_OPTIONS } from './kubectl-yaml.ts';
+import { streamYaml as streamYamlWith } from './yaml-stream.ts';
 import {
   applySnapshotBudget,
   POD_MUTATION_API_VERSION,
@@ -12,7 +13,14 @@ import {
   type RuleVerdict,
 } from '../api/index.ts';
 import { DuplicateRuleError, fileProblem, MalformedInputError } from '../errors/index.ts';
-import { checkNesting, exactInteger, MAX_JSON_DEPTH, parseJsonExact, textNestsDeeperThan } from '../values/index.ts';
+import {
+  checkNesting,
+  exactInteger,
+  MAX_JSON_DEPTH,
+  parseJsonExact,
+  textNestsDeeperThan,
+  type StreamedJson,
+} from '../values/index.ts';
 
 /** One resource read from a file, with the validator's verdict. */
 interface LoadedRule {
@@ -165,6 +173,14 @@ function parseResourceDocuments(text: string, source: string): unknown[] {
   return resources;
 }
 
+/**
+ * YAML text read chunk by chunk, each piece as parseYamlDocuments reads it: a stream document by document, a List's
+ * items one by one and then its other members (lib/rule-files/yaml-stream.ts).
+ */
+function streamYaml(chunks: AsyncIterable<string>, source: string): AsyncGenerator<StreamedJson> {
+  return streamYamlWith(chunks, source, parseYamlDocuments);
+}
+
 /** The path "-": standard input, read once, named so in messages. */
 const STDIN_PATH = '-';
 
@@ -193,13 +209,18 @@ function excluded(relativePath: string, patterns: readonly RegExp[]): boolean {
   return patterns.some((pattern) => pattern.test(relativePath) || pattern.test(name));
 }
 
-async function ruleFilesUnder(path: string, patterns: readonly RegExp[], under = ''): Promise<string[]> {
+async function ruleFilesUnder(
+  path: string,
+  patterns: readonly RegExp[],
+  under = '',
+  noun = 'rules path',
+): Promise<string[]> {
   if (path === STDIN_PATH && under === '') return [path];
   let info;
   try {
     info = await stat(path);
   } catch (error) {
-    throw new MalformedInputError(`rules path ${path} cannot be read: ${fileProblem(error)}`, {
+    throw new MalformedInputError(`${noun} ${path} cannot be read: ${fileProblem(error)}`, {
       cause: error,
       context: { source: path },
     });
@@ -213,7 +234,7 @@ async function ruleFilesUnder(path: string, patterns: readonly RegExp[], under =
       )
       .filter((entry) => !excluded(`${under}${entry.name}`, patterns))
       .sort((left, right) => (left.name < right.name ? -1 : 1))
-      .map((entry) => ruleFilesUnder(join(path, entry.name), patterns, `${under}${entry.name}/`)),
+      .map((entry) => ruleFilesUnder(join(path, entry.name), patterns, `${under}${entry.name}/`, noun)),
   );
   return nested.flat();
 }
@@ -293,6 +314,15 @@ function skippedNote({ source, what }: SkippedDocument): string {
 }
 
 /**
+ * The files of input paths, in order: a file as given, "-" as is, and a folder's .yaml, .yml and .json files as a
+ * rules path's are found (sorted, recursively, without hidden folders and node_modules). `noun` names a path that
+ * cannot be read: "input".
+ */
+async function filesOfPaths(paths: readonly string[], noun: string): Promise<string[]> {
+  return (await Promise.all(paths.map((path) => ruleFilesUnder(path, [], '', noun)))).flat();
+}
+
+/**
  * Reads PodMutations from files and directories (recursively: *.yaml, *.yml, *.json) and validates them; documents of
  * other kinds are skipped (`skipped`), as kubeconform and kyverno skip what they do not check. Paths that hold no
  * PodMutation are a MalformedInputError unless `allowEmpty`; a file that cannot be read or parsed throws, or with
@@ -337,6 +367,8 @@ async function loadRuleFiles(paths: readonly string[], options: LoadOptions = {}
 }
 
 export {
+  streamYaml,
+  filesOfPaths,
   loadRuleFiles,
   parseResourceDocuments,
   searchedFolder,

@@ -27,8 +27,10 @@ import { MalformedInputError } from '../errors/index.ts';
 import { CAPACITY_FLAVOURS, DEFAULT_CAPACITY_FLAVOUR, type CapacityFlavour } from '../placement/index.ts';
 import { isDns1123Label, IssueList, previewInput, type JsonObject } from '../values/index.ts';
 
-/** The file name `podmutation test DIR` looks for, recursively. */
+/** The file name `podmutation test DIR` looks for, recursively; `.yml` is found too (TEST_FILE_NAMES). */
 export const TEST_FILE_NAME = 'podmutation-test.yaml';
+/** The names of test files a folder search finds, as people spell YAML files. */
+export const TEST_FILE_NAMES: ReadonlySet<string> = new Set([TEST_FILE_NAME, 'podmutation-test.yml']);
 /** The test file's apiVersion: a CLI file format, never applied to a cluster. */
 export const TEST_API_VERSION = 'cli.podmutation.agent.cloudpilot.ai/v1alpha1';
 /** The test file's kind. */

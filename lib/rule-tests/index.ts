@@ -12,7 +12,7 @@ import {
   type RuleTest,
 } from './format.ts';
 import { junitReport, xmlAttribute, xmlText } from './junit.ts';
-import { findTestFiles, runTestFile, type RunOptions, type TestFileResult } from './run.ts';
+import { findTestFiles, runTestFile, type TestFileResult } from './run.ts';
 
 export {
   TEST_FILE_NAME,
@@ -27,4 +27,4 @@ export {
   xmlText,
   xmlAttribute,
 };
-export type { CaseFailure, ExpectedResult, RuleTest, RunOptions, TestFileResult };
+export type { CaseFailure, ExpectedResult, RuleTest, TestFileResult };

@@ -14,7 +14,14 @@ import { loadRuleFiles, parseResourceDocuments, parseSingleDocument, readTextFil
 import { issuesOf, type Issue } from '../values/index.ts';
 import { podInputs, type PodInput, type ResourceIdentity } from '../workloads/index.ts';
 import { checkResult, patchedResource, type CaseFailure } from './expectations.ts';
-import { readRuleTest, TEST_FILE_NAME, type ExpectedResult, type ResourceReference, type RuleTest } from './format.ts';
+import {
+  readRuleTest,
+  TEST_FILE_NAME,
+  TEST_FILE_NAMES,
+  type ExpectedResult,
+  type ResourceReference,
+  type RuleTest,
+} from './format.ts';
 
 /** One result of a test file, run: the resource it names, where that came from, and what failed (nothing: passed). */
 interface CaseResult {
@@ -27,7 +34,7 @@ interface CaseResult {
 }
 
 /** How test files are run: the capacity of files that name none, and the reader of those that do. */
-export interface RunOptions {
+interface RunOptions {
   /** The capacity of a test file that names no capacity files (the command's --capacity); default: none. */
   readonly capacity?: Capacity;
   /** Reads the Nodes and NodePools of capacity files (the CLI's --capacity reader); needed by files that name them. */
@@ -231,13 +238,13 @@ async function testFilesUnder(path: string): Promise<string[]> {
   for (const entry of entries.sort((left, right) => (left.name < right.name ? -1 : 1))) {
     if (entry.isDirectory() && !SKIPPED_FOLDERS.has(entry.name))
       found.push(...(await testFilesUnder(join(path, entry.name))));
-    else if (entry.isFile() && entry.name === TEST_FILE_NAME) found.push(join(path, entry.name));
+    else if (entry.isFile() && TEST_FILE_NAMES.has(entry.name)) found.push(join(path, entry.name));
   }
   return found;
 }
 
 /**
- * The test files of the paths, in order: a folder's podmutation-test.yaml files, recursively and sorted; a file as
+ * The test files of the paths, in order: a folder's podmutation-test.yaml (or .yml) files, recursively and sorted; a file as
  * given. A path that cannot be read, or a folder without a test file, is malformed input.
  */
 export async function findTestFiles(
@@ -262,7 +269,7 @@ export async function findTestFiles(
     const found = await testFilesUnder(path);
     if (found.length === 0 && options.allowEmpty !== true) {
       throw new MalformedInputError(
-        `no ${TEST_FILE_NAME} under ${path}; check the path, or pass --allow-empty where no tests is what you mean`,
+        `no ${TEST_FILE_NAME} (or .yml) under ${path}; check the path, or pass --allow-empty where no tests is what you mean`,
         { context: { source: path } },
       );
     }

@@ -1,6 +1,7 @@
 /** From one complete cluster list to snapshot content and per-resource verdicts. Pure. */
 import {
   applySnapshotBudget,
+  ruleWarnings,
   validatePodMutation,
   type InvalidRule,
   type NormalizedRule,
@@ -9,7 +10,7 @@ import {
 import { DuplicateRuleError, MalformedInputError } from '../errors/index.ts';
 import type { PodMutationList } from '../cluster/index.ts';
 import type { SnapshotContent } from '../store/index.ts';
-import { isJsonObject } from '../values/index.ts';
+import { isJsonObject, type Issue } from '../values/index.ts';
 
 /** One listed resource: its name and generation, the status it carries now, and the validator's verdict. */
 interface AssessedResource {
@@ -18,6 +19,8 @@ interface AssessedResource {
   /** `.status` as listed (written by an earlier sync, or absent). */
   readonly status: unknown;
   readonly verdict: RuleVerdict;
+  /** What the valid rule likely does not mean (ruleWarnings), for its status; absent when nothing. */
+  readonly warnings?: readonly Issue[];
 }
 
 /**
@@ -47,7 +50,14 @@ function assessList(list: PodMutationList): readonly AssessedResource[] {
         const generation = metadata?.['generation'];
         const verdict = validatePodMutation(item);
         const status = isJsonObject(item) ? item['status'] : undefined;
-        return typeof generation === 'number' ? { name, generation, status, verdict } : { name, status, verdict };
+        const warnings = verdict.valid ? ruleWarnings(verdict.rule, item) : [];
+        return {
+          name,
+          ...(typeof generation === 'number' ? { generation } : {}),
+          status,
+          verdict,
+          ...(warnings.length === 0 ? {} : { warnings }),
+        };
       }),
     ),
   );

@@ -2,17 +2,11 @@
  * The Accepted condition each PodMutation should carry (and, while the migration report is off, its Schedulable one),
  * and which resources need a status write. Pure.
  */
-import {
-  describeIssues,
-  type Enforcement,
-  type InvalidRule,
-  type NormalizedRule,
-  type RuleVerdict,
-} from '../api/index.ts';
+import { describeIssues, type Enforcement, type NormalizedRule, type RuleVerdict } from '../api/index.ts';
 import { conditionsOf, conditionUpToDate, findCondition, withCondition, withoutCondition } from './conditions.ts';
 import { SCHEDULABLE, type SchedulableFields } from './schedulable.ts';
 import type { AssessedResource } from './snapshot.ts';
-import { isJsonObject } from '../values/index.ts';
+import { isJsonObject, type Issue } from '../values/index.ts';
 
 /** The Accepted condition as the CRD's status schema describes it (a metav1.Condition). */
 interface AcceptedCondition {
@@ -44,17 +38,24 @@ const VALID_MESSAGE = 'the rule passed validation and is published to admission'
 // The CRD allows 32768 characters; a quarter of that keeps the status small and still names many issues.
 const MAX_MESSAGE_CHARS = 8_192;
 
-/** The condition fields that make up a verdict; a write is due when any of them differs. */
-function verdictFields(verdict: RuleVerdict): Pick<AcceptedCondition, 'status' | 'reason' | 'message'> {
-  return verdict.valid
-    ? { status: 'True', reason: 'Valid', message: VALID_MESSAGE }
-    : { status: 'False', reason: 'Invalid', message: invalidMessage(verdict.invalid) };
+/**
+ * The condition fields that make up a verdict; a write is due when any of them differs. A valid rule's warnings (what
+ * `validate` warns about, ruleWarnings) follow its message, each as `warning: …`: the rule is accepted and served as
+ * written.
+ */
+function verdictFields(
+  verdict: RuleVerdict,
+  warnings: readonly Issue[],
+): Pick<AcceptedCondition, 'status' | 'reason' | 'message'> {
+  if (!verdict.valid)
+    return { status: 'False', reason: 'Invalid', message: joinedMessage(describeIssues(verdict.invalid)) };
+  const lines = describeIssues({ name: verdict.rule.name, issues: warnings }).map((line) => `warning: ${line}`);
+  return { status: 'True', reason: 'Valid', message: joinedMessage(lines, VALID_MESSAGE) };
 }
 
-/** The validation messages joined, cut to MAX_MESSAGE_CHARS with a note saying so. */
-function invalidMessage(invalid: InvalidRule): string {
-  const lines = describeIssues(invalid);
-  const message = lines.join('; ');
+/** The messages joined (after `first`), cut to MAX_MESSAGE_CHARS with a note saying so. */
+function joinedMessage(lines: readonly string[], first?: string): string {
+  const message = (first === undefined ? lines : [first, ...lines]).join('; ');
   if (message.length <= MAX_MESSAGE_CHARS) return message;
   const note = ` ... (truncated; ${lines.length} issues in all)`;
   let cut = MAX_MESSAGE_CHARS - note.length;
@@ -100,7 +101,7 @@ function statusUpdateFor(
   const schedulable = schedulableChange(listed, resource, schedulableOf, now);
   const conditions = schedulable ?? listed;
   const { existing } = findCondition(conditions, ACCEPTED);
-  const wanted = verdictFields(resource.verdict);
+  const wanted = verdictFields(resource.verdict, resource.warnings ?? []);
   const { generation } = resource;
   // An annotation edit does not move metadata.generation, so the enforcement is compared on its own.
   const enforcement = resource.verdict.valid ? resource.verdict.rule.enforcement : undefined;

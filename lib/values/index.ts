@@ -43,8 +43,10 @@ import {
 import { IssueList, issuesOf, readAll, type Issue, type IssueSink } from './issues.ts';
 import { WEBHOOK_TOKEN_FORM, WEBHOOK_TOKEN_PATTERN } from './token.ts';
 import { columns, printable } from './columns.ts';
+import { streamJson, type StreamedJson } from './json-stream.ts';
 
 export {
+  streamJson,
   MAX_JSON_DEPTH,
   canonicalJson,
   isJsonObject,
@@ -87,4 +89,4 @@ export {
   columns,
   printable,
 };
-export type { JsonObject, RawInteger, ValueRule, Issue, IssueSink };
+export type { JsonObject, RawInteger, ValueRule, Issue, IssueSink, StreamedJson };

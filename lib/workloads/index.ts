@@ -12,7 +12,7 @@ import {
 } from './objects.ts';
 import { createOwnerIndex, type Deletion, type OwnerIndex, type PodOrigin } from './owners.ts';
 import { podFromWorkload, podOrdinal, templateHash } from './pod.ts';
-import { podInputs, type PodInput, type ResourceIdentity } from './inputs.ts';
+import { podInputOf, podInputs, type PodInput, type ResourceIdentity } from './inputs.ts';
 import { readControllerRevision, recreationOf, recreationRevision, type RevisionInputs } from './revisions.ts';
 
 export {
@@ -23,6 +23,7 @@ export {
   podOrdinal,
   templateHash,
   createOwnerIndex,
+  podInputOf,
   podInputs,
   readControllerRevision,
   recreationOf,

@@ -82,51 +82,67 @@ function reviewPod(document: JsonObject, where: string): PodInput {
   return { ...identity, pod: object, resource };
 }
 
+/** A document without a kind is read as a Pod only when it has a Pod's one required field, spec.containers. */
+function looksLikePod(document: JsonObject): boolean {
+  return isJsonObject(document.spec) && Array.isArray(document.spec.containers);
+}
+
+/**
+ * The Pod one document of an input stands for (none for a document of another kind: a chart's Services), or the note
+ * saying why it was skipped. `where` names the document: "FILE: document 2".
+ */
+function podInputOf(
+  document: unknown,
+  where: string,
+  fallbackNamespace: string,
+): { readonly input: PodInput } | { readonly skipped: string } {
+  if (Array.isArray(document))
+    return {
+      skipped: `${where} is a bare list; put the objects in the items of a List (apiVersion: v1, kind: List, items: [...]); skipped`,
+    };
+  if (!isJsonObject(document)) throw new MalformedInputError(`${where} is not an object`);
+  const { kind } = document;
+  if (kind === 'Pod' || (kind === undefined && looksLikePod(document))) {
+    const resource = podIdentity(document, fallbackNamespace);
+    return { input: { pod: document, namespace: '', uid: undefined, origin: where, document, resource } };
+  }
+  // A Helm values file, package.json, `{}`: no kind and no Pod's containers, so nothing to review.
+  if (kind === undefined) return { skipped: `${where} has no kind and no spec.containers, so it is no Pod; skipped` };
+  if (kind === 'AdmissionReview') return { input: reviewPod(document, where) };
+  const cls = classifyObject(document, where);
+  if (cls === undefined || cls === 'Pod' || cls === 'ControllerRevision') {
+    // `helm template` prints Services and ConfigMaps next to the workloads: they create no Pod.
+    return { skipped: `${where} (kind ${previewInput(kind)}) creates no Pod; skipped` };
+  }
+  const workload = readWorkloadObject(document, where);
+  const namespace = workload.namespace || fallbackNamespace;
+  return {
+    input: {
+      pod: podFromWorkload(workload, { namespace }),
+      namespace,
+      uid: undefined,
+      origin: `${where} (${workload.kind} ${workload.name})`,
+      document,
+      resource: { kind: workload.kind, namespace, name: workload.name },
+    },
+  };
+}
+
 /** The Pods of an input's documents, in order, and the documents of other kinds (a chart's Services), skipped. */
 function podInputs(
   documents: readonly unknown[],
   source: string,
   fallbackNamespace: string,
 ): { readonly inputs: PodInput[]; readonly skipped: string[] } {
+  const inputs: PodInput[] = [];
   const skipped: string[] = [];
-  const inputs = documents.flatMap((document, index): PodInput[] => {
-    const where = `${source}: document ${index + 1}`;
-    if (!isJsonObject(document)) throw new MalformedInputError(`${where} is not an object`);
-    const { kind } = document;
-    if (kind === undefined || kind === 'Pod') {
-      return [
-        {
-          pod: document,
-          namespace: '',
-          uid: undefined,
-          origin: where,
-          document,
-          resource: podIdentity(document, fallbackNamespace),
-        },
-      ];
-    }
-    if (kind === 'AdmissionReview') return [reviewPod(document, where)];
-    const cls = classifyObject(document, where);
-    if (cls === undefined || cls === 'Pod' || cls === 'ControllerRevision') {
-      // `helm template` prints Services and ConfigMaps next to the workloads: they create no Pod.
-      skipped.push(`${where} (kind ${previewInput(kind)}) creates no Pod; skipped`);
-      return [];
-    }
-    const workload = readWorkloadObject(document, where);
-    const namespace = workload.namespace || fallbackNamespace;
-    return [
-      {
-        pod: podFromWorkload(workload, { namespace }),
-        namespace,
-        uid: undefined,
-        origin: `${where} (${workload.kind} ${workload.name})`,
-        document,
-        resource: { kind: workload.kind, namespace, name: workload.name },
-      },
-    ];
+  documents.forEach((document, index) => {
+    const read = podInputOf(document, `${source}: document ${index + 1}`, fallbackNamespace);
+    if ('input' in read) inputs.push(read.input);
+    else skipped.push(read.skipped);
   });
   return { inputs, skipped };
 }
 
-export { podInputs };
+export { podInputOf, podInputs };
 export type { PodInput, ResourceIdentity };

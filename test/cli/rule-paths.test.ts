@@ -133,7 +133,7 @@ describe('a rules path that holds no PodMutation', () => {
     const allowed = await runPodmutationInProcess(['test', folder, '--allow-empty']);
 
     expect(refused.stderr).toContain(
-      `no podmutation-test.yaml under ${folder}; check the path, or pass --allow-empty where no tests is what you mean`,
+      `no podmutation-test.yaml (or .yml) under ${folder}; check the path, or pass --allow-empty where no tests is what you mean`,
     );
     expect(refused.code).toBe(2);
     expect(allowed.code).toBe(0);

@@ -270,7 +270,7 @@ describe('podmutation test on a test file that cannot be run', () => {
     [
       'a folder without a test file',
       ['test', fixturePath('pods')],
-      `podmutation test: no podmutation-test.yaml under ${fixturePath('pods')}; check the path, or pass --allow-empty where no tests is what you mean\n`,
+      `podmutation test: no podmutation-test.yaml (or .yml) under ${fixturePath('pods')}; check the path, or pass --allow-empty where no tests is what you mean\n`,
     ],
     [
       'a JUnit file under a file, not a folder',

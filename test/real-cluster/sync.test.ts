@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { buildFunctions } from '../../scripts/build.ts';
-import { describeIssues, validatePodMutation } from '../../lib/api/index.ts';
+import { describeIssues, ruleWarnings, validatePodMutation } from '../../lib/api/index.ts';
 import { parseSingleDocument } from '../../lib/rule-files/index.ts';
 import { canonicalJson } from '../../lib/values/index.ts';
 import { DEFAULT_LIST_PAGE_SIZE } from '../../lib/cluster/access.ts';
@@ -614,6 +614,52 @@ spec:
         reason: 'must be an integer from -9223372036854775808 to 9223372036854775807 (got 9223372036854775808)',
       },
     ]);
+  });
+});
+
+describe('a PodMutation whose kinds are near misses of workload kinds', () => {
+  it("is synced as valid, its Accepted message followed by validate's warnings naming the kinds meant", async () => {
+    const plane = cluster();
+    await kubectlOk(
+      plane,
+      ['apply', '-f', '-'],
+      `apiVersion: ${GROUP}/v1alpha1
+kind: PodMutation
+metadata:
+  name: misspelt-kinds
+spec:
+  enable: true
+  workloadSelector:
+    kinds: [deployment, Deploymnet, Rollout]
+  mutationAdd:
+    annotations:
+      example.com/selected: "yes"
+`,
+    );
+    try {
+      const { run } = await runSync(syncKubeconfig, 'kind-typos');
+
+      expect(run.code, run.stderr).toBe(0);
+      const stored = await podMutation(plane, 'misspelt-kinds');
+      const verdict = validatePodMutation(stored);
+      if (!verdict.valid) throw new Error('the rule should be valid');
+      const warnings = describeIssues({ name: 'misspelt-kinds', issues: ruleWarnings(verdict.rule, stored) });
+      expect(warnings).toEqual([
+        expect.stringContaining('kinds[0]: "deployment" is Deployment in another case'),
+        expect.stringContaining('kinds[1]: "Deploymnet" looks like a misspelling of Deployment'),
+      ]);
+      const condition = stored.status?.conditions?.find(({ type }) => type === 'Accepted');
+      expect(condition).toMatchObject({
+        status: 'True',
+        reason: 'Valid',
+        message: [
+          'the rule passed validation and is published to admission',
+          ...warnings.map((line) => `warning: ${line}`),
+        ].join('; '),
+      });
+    } finally {
+      await kubectlOk(plane, ['delete', 'pm', 'misspelt-kinds']);
+    }
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeIssues, validatePodMutation } from '../../lib/api/index.ts';
+import { describeIssues, ruleWarnings, validatePodMutation } from '../../lib/api/index.ts';
 import { invalidSpec, manualClock, syncSubject, useSyncWorld, validSpec } from './support.ts';
 
 const world = useSyncWorld();
@@ -239,5 +239,42 @@ describe('status write-back', () => {
 
     expect(report).toMatchObject({ outcome: 'published', statusPatched: 1, statusFailed: 0, statusSkipped: 2 });
     expect(world.server.names().filter((name) => acceptedOf(name) !== undefined)).toEqual(['rule-a']);
+  });
+
+  it("writes a valid rule's warnings after its message, as validate gives them, and drops them once fixed", async () => {
+    const stored = world.server.put({
+      metadata: { name: 'by-kind' },
+      spec: validSpec('general', { workloadSelector: { kinds: ['Deploymnet', 'StatefulSet'] } }),
+    });
+    const verdict = validatePodMutation(stored);
+    const warnings = verdict.valid
+      ? describeIssues({ name: 'by-kind', issues: ruleWarnings(verdict.rule, stored) })
+      : [];
+    const clock = manualClock(Date.parse(T0));
+    const subject = syncSubject(world, { clock });
+
+    await subject.sync();
+    const warned = acceptedOf('by-kind');
+    world.server.put({
+      metadata: { name: 'by-kind' },
+      spec: validSpec('general', { workloadSelector: { kinds: ['Deployment', 'StatefulSet'] } }),
+    });
+    clock.advance(30_000);
+    await subject.sync();
+
+    expect(warnings).toEqual([
+      expect.stringContaining('spec.workloadSelector.kinds[0]: "Deploymnet" looks like a misspelling of Deployment'),
+    ]);
+    expect(warned).toMatchObject({
+      status: 'True',
+      reason: 'Valid',
+      message: `${VALID_MESSAGE}; warning: ${warnings[0]!}`,
+    });
+    expect(acceptedOf('by-kind')).toMatchObject({
+      status: 'True',
+      reason: 'Valid',
+      message: VALID_MESSAGE,
+      lastTransitionTime: T0,
+    });
   });
 });

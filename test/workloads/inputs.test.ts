@@ -35,8 +35,8 @@ describe('podInputs names the resource each Pod came from', () => {
       { kind: 'Pod', namespace: 'fallback', name: 'debug' },
     ],
     [
-      'a document without a kind, as a Pod',
-      { metadata: { name: 'bare', namespace: 'shop' } },
+      "a document without a kind that has a Pod's spec.containers, as a Pod",
+      { metadata: { name: 'bare', namespace: 'shop' }, spec: { containers: [{ name: 'app', image: 'app' }] } },
       { kind: 'Pod', namespace: 'shop', name: 'bare' },
     ],
     [
@@ -92,5 +92,25 @@ describe('podInputs names the resource each Pod came from', () => {
 
     expect(inputs).toEqual([]);
     expect(skipped).toEqual(['input.yaml: document 1 (kind "Service") creates no Pod; skipped']);
+  });
+
+  it.each([
+    ['a Helm values file', { replicaCount: 2, image: { repository: 'nginx' } }],
+    ['an empty object', {}],
+    ['a document of metadata only', { metadata: { name: 'bare' } }],
+  ])('skips %s, which has no kind and no spec.containers, saying so', (_case, document) => {
+    const { inputs, skipped } = podInputs([document], 'values.yaml', 'default');
+
+    expect(inputs).toEqual([]);
+    expect(skipped).toEqual(['values.yaml: document 1 has no kind and no spec.containers, so it is no Pod; skipped']);
+  });
+
+  it('skips a bare list with a hint about a List', () => {
+    const { inputs, skipped } = podInputs([[{ kind: 'Pod' }]], 'pods.json', 'default');
+
+    expect(inputs).toEqual([]);
+    expect(skipped).toEqual([
+      'pods.json: document 1 is a bare list; put the objects in the items of a List (apiVersion: v1, kind: List, items: [...]); skipped',
+    ]);
   });
 });
