@@ -22,8 +22,8 @@ interface CapacityStepContext {
 }
 
 /**
- * The capacity's published form, or undefined (with a warning and CapacityUnpublished counted) when it cannot be read
- * or is above SNAPSHOT_BUDGET.maxCapacityBytes. Never rejects.
+ * The capacity's published form, or undefined (with a warning and CapacityUnpublished counted) when it cannot be read,
+ * holds no Node and no NodePool, or is above SNAPSHOT_BUDGET.maxCapacityBytes. Never rejects.
  */
 async function publishedCapacity(
   reader: CapacityReader,
@@ -39,7 +39,11 @@ async function publishedCapacity(
   };
   let published: JsonObject | undefined;
   try {
-    published = Capacity.of(await reader.read()).published();
+    const objects = await reader.read();
+    // Every Pod would fit nowhere: a listing that wrong (a grant that hides every Node) is no capacity, as report reads it.
+    if (objects.nodes.length === 0 && objects.nodePools.length === 0)
+      return unpublished('the cluster listed no Node and no NodePool', {});
+    published = Capacity.of(objects).published();
   } catch (error) {
     return unpublished('reading the Nodes and NodePools failed', errorLogFields(error));
   }

@@ -98,14 +98,15 @@ function statusUpdateFor(
 ): StatusUpdate | undefined {
   const current = isJsonObject(resource.status) ? resource.status : {};
   const listed = conditionsOf(current);
-  const schedulable = schedulableChange(listed, resource, schedulableOf, now);
-  const conditions = schedulable ?? listed;
-  const { existing } = findCondition(conditions, ACCEPTED);
+  const { existing } = findCondition(listed, ACCEPTED);
   const wanted = verdictFields(resource.verdict, resource.warnings ?? []);
   const { generation } = resource;
   // An annotation edit does not move metadata.generation, so the enforcement is compared on its own.
   const enforcement = resource.verdict.valid ? resource.verdict.rule.enforcement : undefined;
   const currentEnforcement = current['enforcement'] ?? undefined;
+  // Accepted first, so that a new rule's conditions read Accepted, then Schedulable.
+  const accepted = withCondition(listed, ACCEPTED, wanted, generation, now);
+  const schedulable = schedulableChange(accepted, resource, schedulableOf, now);
   const upToDate =
     schedulable === undefined &&
     currentEnforcement === enforcement &&
@@ -115,7 +116,7 @@ function statusUpdateFor(
   return {
     name: resource.name,
     status: {
-      conditions: withCondition(conditions, ACCEPTED, wanted, generation, now),
+      conditions: schedulable ?? accepted,
       ...(generation === undefined ? {} : { observedGeneration: generation }),
       lastSyncTime: now,
       ...(enforcement !== undefined ? { enforcement } : currentEnforcement === undefined ? {} : { enforcement: null }),

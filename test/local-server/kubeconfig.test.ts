@@ -104,7 +104,16 @@ describe('podmutation serve --kubeconfig', () => {
   it('writes the Accepted status back to the cluster, as the sync Lambda does', () => {
     const patch = cluster.statusPatches.find((item) => item.name === 'migrate-legacy-pool');
     expect(patch?.body).toMatchObject({
-      status: { conditions: [{ type: 'Accepted', status: 'True', reason: 'Valid' }] },
+      status: { conditions: [{ type: 'Accepted', status: 'True', reason: 'Valid' }, { type: 'Schedulable' }] },
+    });
+  });
+
+  it('says Schedulable is Unknown for a cluster that lists no Node and no NodePool, rather than that nothing fits', () => {
+    const patch = cluster.statusPatches.find((item) => item.name === 'migrate-legacy-pool');
+    expect(patch?.body).toMatchObject({
+      status: {
+        conditions: [{ type: 'Accepted' }, { type: 'Schedulable', status: 'Unknown', reason: 'CapacityUnknown' }],
+      },
     });
   });
 

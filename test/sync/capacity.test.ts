@@ -64,6 +64,22 @@ describe('the capacity through the sync', () => {
     expect(subject.recorder.emitted).toContainEqual({ name: 'CapacityUnpublished', unit: 'Count', value: 1 });
   });
 
+  it('publishes no capacity for a listing of no Node and no NodePool, in which every Pod would fit nowhere', async () => {
+    world.server.put({ metadata: { name: 'move' }, spec: validSpec('general') });
+    const subject = syncSubject(world, { capacity: reading() });
+
+    await subject.sync();
+
+    expect(await world.store(subject.clusterId).read()).not.toHaveProperty('capacity');
+    expect(subject.recorder.logs).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        message: expect.stringMatching(/^the cluster listed no Node and no NodePool; /) as unknown,
+      }),
+    );
+    expect(subject.recorder.emitted).toContainEqual({ name: 'CapacityUnpublished', unit: 'Count', value: 1 });
+  });
+
   it('publishes no capacity above the snapshot budget, and says how big it was', async () => {
     world.server.put({ metadata: { name: 'move' }, spec: validSpec('general') });
     // Each Node of its own shape, with twenty long labels: about 1.5 MB in all.
