@@ -18,7 +18,7 @@ import { fixturePath } from '../support/fixtures.ts';
 import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
 import { documentedKinds } from './documented.ts';
-import { kubectlObjects, kubectlOk, untilRolledOut } from './kubectl.ts';
+import { capacityFile, kubectlObjects, kubectlOk, untilRolledOut } from './kubectl.ts';
 import { createTestNodes, type TestNode } from './nodes.ts';
 import { livePods } from './pods.ts';
 import { waitFor } from './processes.ts';
@@ -190,7 +190,10 @@ async function reportOf(
   folder: string,
   objects?: string,
 ): Promise<{ readonly code: number | null; readonly stderr: string; readonly result: MigrationReport }> {
-  const source = objects === undefined ? ['--kubeconfig', plane.adminKubeconfig, '-A'] : ['--objects', objects];
+  const source =
+    objects === undefined
+      ? ['--kubeconfig', plane.adminKubeconfig, '-A']
+      : ['--objects', objects, '--capacity', await capacityFile(plane, 'admission-plugins-capacity.yaml')];
   const run = await runPodmutation(['report', ...source, '--rules', folder, '-o', 'json']);
   expect(run.code === 0 || run.code === 1, `report exited ${run.code}: ${run.stderr}`).toBe(true);
   return { code: run.code, stderr: run.stderr, result: JSON.parse(run.stdout) as MigrationReport };

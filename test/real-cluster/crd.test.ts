@@ -662,7 +662,10 @@ describe('kubectl on PodMutations', () => {
       contentType: 'application/merge-patch+json',
       body: {
         status: {
-          conditions: [{ type: 'Accepted', status: 'True', reason: 'Valid', message: '', lastTransitionTime: now }],
+          conditions: [
+            { type: 'Accepted', status: 'True', reason: 'Valid', message: '', lastTransitionTime: now },
+            { type: 'Schedulable', status: 'Unknown', reason: 'PodsNotJudged', message: '', lastTransitionTime: now },
+          ],
           enforcement: 'audit',
           matchedPods: 3,
           pendingPods: 1,

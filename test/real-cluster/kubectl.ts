@@ -22,6 +22,19 @@ async function kubectlOk(plane: ControlPlane, args: readonly string[], input?: s
   return run.stdout;
 }
 
+/**
+ * The cluster's Nodes and NodePools as `kubectl get nodes,nodepools -o yaml` prints them (Nodes alone where Karpenter's
+ * CRD is not installed), written to `name` in the plane's folder: the `--capacity` of a report read from files, so
+ * that it judges the Pods as the report read from the cluster does.
+ */
+async function capacityFile(plane: ControlPlane, name: string): Promise<string> {
+  const both = await plane.kubectl(['get', 'nodes,nodepools.karpenter.sh', '-o', 'yaml']);
+  const printed = both.code === 0 ? both.stdout : await kubectlOk(plane, ['get', 'nodes', '-o', 'yaml']);
+  const file = join(plane.dir, name);
+  await writeFile(file, printed);
+  return file;
+}
+
 /** `kubectl create -f -` (or apply) of the objects as one YAML stream. */
 function kubectlObjects(plane: ControlPlane, verb: 'create' | 'apply', objects: readonly Json[]): Promise<string> {
   return kubectlOk(plane, [verb, '-f', '-'], objects.map((object) => stringify(object)).join('---\n'));
@@ -91,6 +104,7 @@ async function runScript(plane: ControlPlane, file: string, script: string): Pro
 
 export {
   applyInfra,
+  capacityFile,
   applyPodMutation,
   canI,
   kubectlObjects,

@@ -16,7 +16,14 @@ import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
 import { waitFor } from './processes.ts';
 import { documentedKinds } from './documented.ts';
-import { kubectlObjects, kubectlOk, runScript, untilPodMutationsServed, untilRolledOut } from './kubectl.ts';
+import {
+  capacityFile,
+  kubectlObjects,
+  kubectlOk,
+  runScript,
+  untilPodMutationsServed,
+  untilRolledOut,
+} from './kubectl.ts';
 import { livePods, type ClusterPod as Pod } from './pods.ts';
 import { reportJson, reportRun } from './podmutation.ts';
 import { poolAffinity } from './pools.ts';
@@ -271,6 +278,8 @@ describe('the walkthrough of docs/operations.md "Running a migration" on a clust
       'report',
       '--objects',
       file,
+      '--capacity',
+      await capacityFile(plane, 'report-capacity.yaml'),
       ...RULE_FILES.flatMap((path) => ['--rules', path]),
       '-o',
       'json',

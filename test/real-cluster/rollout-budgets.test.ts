@@ -167,7 +167,8 @@ describe('podmutation rollout and PodDisruptionBudgets on a real control plane',
     // vault-1, deleted first (highest ordinal), comes back Pending until the merged pool is schedulable again.
     await cordonMerged(plane, true);
     try {
-      const run = startRollout(plane, rules, ['-n', REREAD, '--timeout', '20s']);
+      // The cordon that keeps vault-1 Pending also makes the recreated Pods fit nowhere, which rollout refuses unless told.
+      const run = startRollout(plane, rules, ['-n', REREAD, '--timeout', '20s', '--allow-unschedulable']);
       await waitFor('vault-1 to be recreated', async () => {
         const pod = await podNow(plane, REREAD, 'vault-1');
         return pod !== undefined && pod.metadata.uid !== vault1 ? true : undefined;

@@ -13,7 +13,7 @@ import type { MigrationReport, ReportWorkload } from '../../lib/report/index.ts'
 import type { WorkloadRecord } from '../../lib/rollout/index.ts';
 import { runPodmutation } from '../support/cli.ts';
 import type { Json } from './api.ts';
-import { kubectlObjects, kubectlOk, runScript } from './kubectl.ts';
+import { capacityFile, kubectlObjects, kubectlOk, runScript } from './kubectl.ts';
 import { readyPod, settled } from './pods.ts';
 import { reportJson, reportRun, rolloutJson } from './podmutation.ts';
 import { legacyTemplate, mergeLegacyPool } from './pools.ts';
@@ -164,7 +164,18 @@ describe('StatefulSets whose Pods only a deletion rolls out, on a real control p
     const read = async (kinds: string) => {
       const file = join(plane.dir, `${kinds.replace(/,/g, '-')}.json`);
       await writeFile(file, await kubectlOk(plane, ['get', kinds, '-n', STAGED, '-o', 'json']));
-      const run = await runPodmutation(['report', '--objects', file, '--rules', rules, '-o', 'json']);
+      const capacity = await capacityFile(plane, 'sts-capacity.yaml');
+      const run = await runPodmutation([
+        'report',
+        '--objects',
+        file,
+        '--capacity',
+        capacity,
+        '--rules',
+        rules,
+        '-o',
+        'json',
+      ]);
       return JSON.parse(run.stdout) as MigrationReport;
     };
 
