@@ -1,8 +1,13 @@
-// npm run crd: writes infra/crd.yaml from the one declaration of the PodMutation contract (lib/api/schema.ts).
+// npm run crd: writes infra/crd.yaml and infra/podplacement-crd.yaml from the one declaration of the contract (lib/api/schema.ts).
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { podMutationCrdYaml } from '../lib/api/crd.ts';
+import { podMutationCrdYaml, podPlacementCrdYaml } from '../lib/api/crd.ts';
 
-const target = fileURLToPath(new URL('../infra/crd.yaml', import.meta.url));
-writeFileSync(target, podMutationCrdYaml());
-console.log(`wrote ${target}`);
+for (const [file, yaml] of [
+  ['crd.yaml', podMutationCrdYaml()],
+  ['podplacement-crd.yaml', podPlacementCrdYaml()],
+] as const) {
+  const target = fileURLToPath(new URL(`../infra/${file}`, import.meta.url));
+  writeFileSync(target, yaml);
+  console.log(`wrote ${target}`);
+}

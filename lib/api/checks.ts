@@ -156,6 +156,11 @@ export const CHECKS = {
       issues.add(path, ruleReason('selector-sets-dimension'));
     }
   },
+  'placement-mode-fields': (spec: JsonObject, path: string, issues: IssueSink) => {
+    if (spec.mode === 'Diversity') return;
+    for (const field of ['spotPercent', 'minOnDemand'])
+      if (spec[field] !== undefined) issues.add(`${path}.${field}`, ruleReason('diversity-fields'));
+  },
   'remove-node-affinity': (removal: JsonObject, path: string, issues: IssueSink) => {
     // all: false counts as absent.
     if ((removal.all === true) === (removal.keys !== undefined)) {

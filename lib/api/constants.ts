@@ -2,6 +2,14 @@
 /** API group, version and kind of the PodMutation custom resource. */
 export const POD_MUTATION_API_VERSION = 'agent.cloudpilot.ai/v1alpha1';
 export const POD_MUTATION_KIND = 'PodMutation';
+/** Kind of the PodPlacement custom resource (same group and version): managed capacity placement by workloadSelector. */
+export const POD_PLACEMENT_KIND = 'PodPlacement';
+
+/** How a workload's Pods are placed on capacity types: all on Spot, all on on-demand, or a share of each. */
+export const PLACEMENT_MODES = ['Spot', 'NonSpot', 'Diversity'] as const;
+export type PlacementMode = (typeof PLACEMENT_MODES)[number];
+/** The Spot share of a Diversity placement that names none. */
+export const DEFAULT_SPOT_PERCENT = 50;
 
 /** Annotation prefix owned by the product; rules may not write under it. */
 export const PRODUCT_ANNOTATION_PREFIX = 'podmutation.agent.cloudpilot.ai/';
@@ -54,6 +62,8 @@ export const LIMITS = Object.freeze({
   configuredListItems: 64,
   /** Names in one selector dimension (namespaces, kinds, names). */
   selectorNames: 256,
+  /** The largest minimum of on-demand Pods a Diversity placement may ask for (a ReplicaSet of more is rare). */
+  minOnDemand: 10_000,
   /** Characters of one annotation value a rule sets. */
   annotationValueChars: 1024,
   combinedRequiredTerms: 64,

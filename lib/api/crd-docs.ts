@@ -6,7 +6,9 @@
  * written once, below the paths they appear at.
  */
 import {
+  DEFAULT_SPOT_PERCENT,
   ENFORCEMENT_ANNOTATION,
+  POD_PLACEMENT_KIND,
   POD_MUTATION_API_VERSION,
   POD_MUTATION_KIND,
   PRODUCT_ANNOTATION_PREFIX,
@@ -100,7 +102,7 @@ function tolerationsDocs(description: string): Docs {
 }
 
 const WORKLOAD_SELECTOR: Docs = {
-  '': 'Which Pods the rule applies to. Set at least one dimension, or all: true alone to select every Pod: an empty selector is invalid, so that a misspelt or pruned field can never widen a rule. Every dimension that is set must match (AND); values within one list are ORed; a dimension that is absent does not restrict. Pods owned by a DaemonSet are never mutated.',
+  '': 'Which Pods the resource applies to. Set at least one dimension, or all: true alone to select every Pod: an empty selector is invalid, so that a misspelt or pruned field can never widen a rule or a placement. Every dimension that is set must match (AND); values within one list are ORed; a dimension that is absent does not restrict. Pods owned by a DaemonSet are never mutated.',
   all: 'true selects every Pod (DaemonSet Pods excepted) and takes no other dimension; false counts as absent.',
   namespaces: 'Namespace names (exact match) the Pod must be created in.',
   kinds:
@@ -157,6 +159,45 @@ const SPEC: Docs = {
   ...at('workloadSelector', WORKLOAD_SELECTOR),
   ...at('mutationRemove', MUTATION_REMOVE),
   ...at('mutationAdd', MUTATION_ADD),
+};
+
+const PLACEMENT_SPEC: Docs = {
+  '': 'Which workloads the placement selects and how their new Pods are placed on Spot and on-demand capacity. The placement is appended after every PodMutation. Where several enabled PodPlacements select a Pod, only the first in ascending priority, then name, applies; a per-workload policy set with podmutation placement set wins over every PodPlacement.',
+  enable: 'Whether the placement is applied. A placement is applied only when enable is true.',
+  priority:
+    'Order among the PodPlacements that select a Pod: the lowest priority applies, equal priorities in order of name. Default 0.',
+  ...at('workloadSelector', WORKLOAD_SELECTOR),
+  mode: 'Spot requires Spot capacity, NonSpot on-demand capacity, Diversity a share of each (spotPercent, minOnDemand).',
+  spotPercent: `With mode Diversity only: the share of the workload's Pods placed on Spot, 0 to 100. Default ${DEFAULT_SPOT_PERCENT}.`,
+  minOnDemand:
+    "With mode Diversity only: the fewest of the workload's Pods kept on on-demand capacity, whatever spotPercent says. Default 0.",
+};
+
+const PLACEMENT_STATUS: Docs = {
+  '': 'What the sync last observed about this placement. Written by the sync function; never set it by hand.',
+  conditions:
+    'Conditions of the placement. Accepted is True (reason Valid) when the placement passed validation and is served to admission, False (reason Invalid) with the validation message when it is skipped.',
+  'conditions[]': 'One condition, in the shape of a Kubernetes metav1.Condition.',
+  'conditions[].type': 'The condition type: Accepted.',
+  'conditions[].status': 'True, False or Unknown.',
+  'conditions[].reason': 'A CamelCase reason for the status, e.g. Valid or Invalid.',
+  'conditions[].message': 'A human-readable explanation; for an invalid placement, the field paths and reasons.',
+  'conditions[].lastTransitionTime': 'When the status last changed.',
+  'conditions[].observedGeneration': 'The metadata.generation the condition was computed from.',
+  observedGeneration: 'The metadata.generation the sync last validated.',
+  lastSyncTime: 'When the sync last wrote this status.',
+  matchedPods: 'Running Pods this placement is the one to apply to, as of lastReportTime.',
+  placedPods: 'Of matchedPods, those already placed as the placement says, as of lastReportTime.',
+  lastReportTime: 'When the sync last computed matchedPods and placedPods.',
+};
+
+/** Every description of the PodPlacement CRD's openAPIV3Schema, by schema path. */
+export const PLACEMENT_CRD_DOCS: Docs = {
+  '': 'PodPlacement selects workloads and places their new Pods on Spot or on-demand capacity, or a share of each, during admission, after every PodMutation. It does not change running Pods: roll out a workload after creating or changing a placement.',
+  apiVersion: `The versioned schema of this object: ${POD_MUTATION_API_VERSION}.`,
+  kind: `${POD_PLACEMENT_KIND}.`,
+  ...at('spec', PLACEMENT_SPEC),
+  ...at('status', PLACEMENT_STATUS),
 };
 
 const STATUS: Docs = {

@@ -56,5 +56,6 @@ export const CEL_RULES: Readonly<Record<RuleName, string>> = {
   'product-annotation': `self.all(k, !k.startsWith('${PRODUCT_ANNOTATION_PREFIX}'))`,
   'removes-or-adds': REMOVES_OR_ADDS,
   'budget-requirements': `${budgetRule((list) => `size(${list})`)} <= ${RULE_BUDGET.maxRequirements}`,
+  'diversity-fields': "self.mode == 'Diversity' || (!has(self.spotPercent) && !has(self.minOnDemand))",
   'budget-values': `${budgetRule((list) => `${list}.map(e, has(e.values) ? size(e.values) : 0).sum()`)} <= ${RULE_BUDGET.maxValues}`,
 };

@@ -12,15 +12,20 @@ import {
   LIMITS,
   POD_MUTATION_API_VERSION,
   POD_MUTATION_KIND,
+  POD_PLACEMENT_KIND,
+  PLACEMENT_MODES,
+  DEFAULT_SPOT_PERCENT,
   PRODUCT_ANNOTATION_PREFIX,
   RESERVED_KEYS,
   RULE_BUDGET,
   SNAPSHOT_BUDGET,
   type Enforcement,
   type IfUnschedulable,
+  type PlacementMode,
 } from './constants.ts';
-import type { InvalidRule, NormalizedRule, RuleSnapshot, RuleVerdict } from './types.ts';
-import { PodMutationSpecSchema, type PodMutationSpec } from './schema.ts';
+import type { InvalidRule, NormalizedPlacement, NormalizedRule, RuleSnapshot, RuleVerdict } from './types.ts';
+import { PodMutationSpecSchema, PodPlacementSpecSchema, type PodMutationSpec } from './schema.ts';
+import { placementToResource, placementWarnings, validatePodPlacement, type PlacementVerdict } from './placement.ts';
 import { describeIssues, ruleToResource, ruleWarnings, validatePodMutation } from './validate.ts';
 import { validateStructure } from './structure.ts';
 import { additionsStrand } from './contradictions.ts';
@@ -46,6 +51,13 @@ export {
   ruleWarnings,
   additionsStrand,
   PodMutationSpecSchema,
+  PodPlacementSpecSchema,
+  validatePodPlacement,
+  placementWarnings,
+  placementToResource,
+  POD_PLACEMENT_KIND,
+  PLACEMENT_MODES,
+  DEFAULT_SPOT_PERCENT,
   ruleCost,
   applySnapshotBudget,
   listedInvalidRules,
@@ -54,4 +66,15 @@ export {
   ruleToResource,
   validateStructure,
 };
-export type { Enforcement, IfUnschedulable, PodMutationSpec, NormalizedRule, InvalidRule, RuleVerdict, RuleSnapshot };
+export type {
+  Enforcement,
+  IfUnschedulable,
+  PodMutationSpec,
+  NormalizedRule,
+  InvalidRule,
+  RuleVerdict,
+  RuleSnapshot,
+  NormalizedPlacement,
+  PlacementVerdict,
+  PlacementMode,
+};

@@ -12,7 +12,7 @@ const VALUE_SYNTAX = "empty, or at most 63 alphanumerics, '-', '_' or '.' that s
 const REQUIRED_FIELD = 'requiredDuringSchedulingIgnoredDuringExecution';
 const PREFERRED_FIELD = 'preferredDuringSchedulingIgnoredDuringExecution';
 // One reason at each kind of node the CRD checks reserved keys at: a node requirement, a map of node labels, one key.
-const RESERVED_KEY = `a key reserved for the product's managed capacity placement (${RESERVED_NAMES}) cannot be used in rules`;
+const RESERVED_KEY = `a key reserved for the product's managed capacity placement (${RESERVED_NAMES}) cannot be used in rules; to send Pods to Spot or on-demand capacity, declare a PodPlacement (docs/placement.md)`;
 
 /** The message of each named rule. */
 export const RULES = {
@@ -42,6 +42,7 @@ export const RULES = {
   'removes-or-adds': 'mutationRemove and mutationAdd are both absent or empty; a rule must remove or add something',
   'budget-requirements': `the rule holds more than ${RULE_BUDGET.maxRequirements} requirements (node affinity and label selector), above the per-rule budget`,
   'budget-values': `the rule holds more than ${RULE_BUDGET.maxValues} requirement values, above the per-rule budget`,
+  'diversity-fields': 'spotPercent and minOnDemand are only used with mode Diversity',
 } as const;
 
 /** The name of a rule of RULES. */

@@ -30,7 +30,7 @@ import {
   type TSchema,
 } from '@sinclair/typebox';
 import type { RawInteger } from '../values/index.ts';
-import { ENFORCEMENTS, LIMITS } from './constants.ts';
+import { ENFORCEMENTS, LIMITS, PLACEMENT_MODES } from './constants.ts';
 import type { RuleName } from './rules.ts';
 
 const QUALIFIED_NAME =
@@ -370,19 +370,26 @@ const mutationAdd = ObjectSchema({
   nodeAffinity: Optional(nodeAffinity()),
 });
 
+/** spec.enable, as PodMutation and PodPlacement declare it. */
+const enable = () => Optional(BooleanSchema({ default: false, 'x-message': 'must be a boolean' }));
+
+/** spec.priority, as PodMutation and PodPlacement declare it. */
+const priority = () =>
+  Optional(
+    Integer({
+      format: 'int32',
+      default: 0,
+      minimum: -2147483648,
+      maximum: 2147483647,
+      'x-message': 'must be a 32-bit integer',
+    }),
+  );
+
 /** spec of a PodMutation. */
 export const PodMutationSpecSchema = ObjectSchema(
   {
-    enable: Optional(BooleanSchema({ default: false, 'x-message': 'must be a boolean' })),
-    priority: Optional(
-      Integer({
-        format: 'int32',
-        default: 0,
-        minimum: -2147483648,
-        maximum: 2147483647,
-        'x-message': 'must be a 32-bit integer',
-      }),
-    ),
+    enable: enable(),
+    priority: priority(),
     workloadSelector,
     mutationRemove: Optional(mutationRemove),
     mutationAdd: Optional(mutationAdd),
@@ -390,9 +397,34 @@ export const PodMutationSpecSchema = ObjectSchema(
   cel('removes-or-adds', 'budget-requirements', 'budget-values'),
 );
 
-/** The status the sync writes; the CRD declares it, no rule ever carries it. */
-export const PodMutationStatusSchema = ObjectSchema({
-  conditions: Optional(
+/**
+ * spec of a PodPlacement: the workloads it selects, as a PodMutation selects them, and the managed capacity placement
+ * their Pods get (the terms of the per-workload placement policies: mode, spotPercent, minOnDemand).
+ */
+export const PodPlacementSpecSchema = ObjectSchema(
+  {
+    enable: enable(),
+    priority: priority(),
+    workloadSelector,
+    mode: StringEnum(PLACEMENT_MODES, { 'x-message': `must be one of ${PLACEMENT_MODES.join(', ')}` }),
+    spotPercent: Optional(
+      Integer({ format: 'int32', minimum: 0, maximum: 100, 'x-message': 'must be an integer from 0 to 100' }),
+    ),
+    minOnDemand: Optional(
+      Integer({
+        format: 'int32',
+        minimum: 0,
+        maximum: LIMITS.minOnDemand,
+        'x-message': `must be an integer from 0 to ${LIMITS.minOnDemand}`,
+      }),
+    ),
+  },
+  { 'x-check': 'placement-mode-fields', ...cel('diversity-fields') },
+);
+
+/** A condition as the sync writes it (metav1.Condition's shape). */
+const conditions = () =>
+  Optional(
     ArraySchema(
       ObjectSchema({
         type: StringSchema({ maxLength: 316, pattern: QUALIFIED_NAME }),
@@ -404,12 +436,26 @@ export const PodMutationStatusSchema = ObjectSchema({
       }),
       { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] },
     ),
-  ),
+  );
+
+/** The status the sync writes; the CRD declares it, no rule ever carries it. */
+export const PodMutationStatusSchema = ObjectSchema({
+  conditions: conditions(),
   observedGeneration: Optional(Integer({ format: 'int64', minimum: 0 })),
   lastSyncTime: Optional(StringSchema({ format: 'date-time' })),
   enforcement: Optional(StringEnum(ENFORCEMENTS)),
   matchedPods: Optional(Integer({ format: 'int64', minimum: 0 })),
   pendingPods: Optional(Integer({ format: 'int64', minimum: 0 })),
+  lastReportTime: Optional(StringSchema({ format: 'date-time' })),
+});
+
+/** The status the sync writes on a PodPlacement; the CRD declares it, no placement ever carries it. */
+export const PodPlacementStatusSchema = ObjectSchema({
+  conditions: conditions(),
+  observedGeneration: Optional(Integer({ format: 'int64', minimum: 0 })),
+  lastSyncTime: Optional(StringSchema({ format: 'date-time' })),
+  matchedPods: Optional(Integer({ format: 'int64', minimum: 0 })),
+  placedPods: Optional(Integer({ format: 'int64', minimum: 0 })),
   lastReportTime: Optional(StringSchema({ format: 'date-time' })),
 });
 
@@ -421,3 +467,5 @@ export type MutationRemove = Static<typeof mutationRemove>;
 export type MutationAdd = Static<typeof mutationAdd>;
 /** spec of a PodMutation as written by users. */
 export type PodMutationSpec = Static<typeof PodMutationSpecSchema>;
+/** spec of a PodPlacement as written by users. */
+export type PodPlacementSpec = Static<typeof PodPlacementSpecSchema>;

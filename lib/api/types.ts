@@ -1,6 +1,6 @@
 /** The types of PodMutation resources and of the rules validated from them. */
 import type { Issue, JsonObject } from '../values/index.ts';
-import type { Enforcement, IfUnschedulable } from './constants.ts';
+import type { Enforcement, IfUnschedulable, PlacementMode } from './constants.ts';
 import type { MutationAdd, MutationRemove, WorkloadSelector } from './schema.ts';
 
 /**
@@ -19,6 +19,21 @@ export interface NormalizedRule {
   readonly workloadSelector: WorkloadSelector;
   readonly mutationRemove: MutationRemove;
   readonly mutationAdd: MutationAdd;
+}
+
+/**
+ * A validated PodPlacement with defaults applied (JSON-serialisable; what a snapshot stores). Diversity always carries
+ * spotPercent and minOnDemand; the other modes carry neither.
+ */
+export interface NormalizedPlacement {
+  readonly name: string;
+  readonly generation?: number;
+  readonly enable: boolean;
+  readonly priority: number;
+  readonly workloadSelector: WorkloadSelector;
+  readonly mode: PlacementMode;
+  readonly spotPercent?: number;
+  readonly minOnDemand?: number;
 }
 
 /** A rule that failed validation: it is never applied, and its reasons are reported. */
@@ -52,4 +67,9 @@ export interface RuleSnapshot {
    * where a changed Pod fits; absent when the sync published none (files, or a snapshot from before it did).
    */
   readonly capacity?: JsonObject;
+  /**
+   * The valid PodPlacements, normalized (lib/api/placement.ts), published within the same budget as the rules; absent
+   * when there are none (and in snapshots from before PodPlacement existed).
+   */
+  readonly placements?: readonly NormalizedPlacement[];
 }

@@ -75,7 +75,11 @@ function annotationValue<T extends string>(
  * not define is an issue too, for the same reason: a misspelt key ("…/enforcment: audit") would otherwise leave the
  * rule enforced. The CRD cannot say either, because CEL on a custom resource does not see metadata.annotations.
  */
-function readAnnotations(metadata: Record<string, unknown>, issues: IssueSink): RuleAnnotations {
+export function readAnnotations(
+  metadata: Record<string, unknown>,
+  issues: IssueSink,
+  known: readonly string[],
+): RuleAnnotations {
   const { annotations } = metadata;
   const defaults = { enforcement: DEFAULT_ENFORCEMENT, ifUnschedulable: undefined };
   if (annotations === undefined || annotations === null) return defaults;
@@ -84,10 +88,11 @@ function readAnnotations(metadata: Record<string, unknown>, issues: IssueSink): 
     return defaults;
   }
   for (const key of Object.keys(annotations)) {
-    if (!key.startsWith(PRODUCT_ANNOTATION_PREFIX) || POD_MUTATION_ANNOTATIONS.includes(key)) continue;
+    if (!key.startsWith(PRODUCT_ANNOTATION_PREFIX) || known.includes(key)) continue;
+    const expected = known.length === 0 ? 'this kind takes none' : `expected one of ${known.join(', ')}`;
     issues.add(
       `metadata.annotations[${previewInput(key)}]`,
-      `unknown annotation under ${PRODUCT_ANNOTATION_PREFIX}; expected one of ${POD_MUTATION_ANNOTATIONS.join(', ')}`,
+      `unknown annotation under ${PRODUCT_ANNOTATION_PREFIX}; ${expected}`,
     );
   }
   const enforcement = annotationValue(annotations, ENFORCEMENT_ANNOTATION, ENFORCEMENTS, issues);
@@ -108,36 +113,49 @@ function invalidVerdict(name: string, generation: number | undefined, issues: Is
   };
 }
 
+/** What every resource of the contract carries around its spec: the checked envelope, read before the spec. */
+interface Envelope {
+  readonly name: string;
+  readonly generation: number | undefined;
+  readonly metadata: Record<string, unknown> | undefined;
+  readonly resource: Record<string, unknown> | undefined;
+}
+
+/** Checks that the resource is an object, its apiVersion, kind and metadata.name, adding an issue for each that is wrong. Pure. */
+export function readEnvelope(resource: unknown, kind: string, issues: IssueSink): Envelope {
+  const name = reportedName(resource);
+  if (!isJsonObject(resource)) {
+    issues.add('', 'must be an object');
+    return { name, generation: undefined, metadata: undefined, resource: undefined };
+  }
+  const metadata = isJsonObject(resource.metadata) ? resource.metadata : undefined;
+  const generation = typeof metadata?.generation === 'number' ? metadata.generation : undefined;
+  if (resource.apiVersion !== POD_MUTATION_API_VERSION) {
+    issues.add('apiVersion', `must be ${POD_MUTATION_API_VERSION} (got ${previewInput(resource.apiVersion)})`);
+  }
+  if (resource.kind !== kind) issues.add('kind', `must be ${kind} (got ${previewInput(resource.kind)})`);
+  if (metadata === undefined || typeof metadata.name !== 'string' || metadata.name === '') {
+    issues.add('metadata.name', 'is required');
+  } else if (!isDns1123Subdomain(metadata.name)) {
+    issues.add('metadata.name', 'must be a lowercase DNS-1123 subdomain of at most 253 characters');
+  }
+  return { name, generation, metadata, resource };
+}
+
 /**
  * Validates one PodMutation resource against the API contract and normalizes it
  * (defaults applied, unknown fields rejected). Pure; every issue names its field path.
  */
 export function validatePodMutation(resource: unknown): RuleVerdict {
   const issues = new IssueList(MAX_ISSUES);
-  const name = reportedName(resource);
-  const generation =
-    isJsonObject(resource) && isJsonObject(resource.metadata) && typeof resource.metadata.generation === 'number'
-      ? resource.metadata.generation
-      : undefined;
-
-  if (!isJsonObject(resource)) {
-    issues.add('', 'must be an object');
-    return invalidVerdict(name, generation, issues);
-  }
-  if (resource.apiVersion !== POD_MUTATION_API_VERSION) {
-    issues.add('apiVersion', `must be ${POD_MUTATION_API_VERSION} (got ${previewInput(resource.apiVersion)})`);
-  }
-  if (resource.kind !== POD_MUTATION_KIND)
-    issues.add('kind', `must be ${POD_MUTATION_KIND} (got ${previewInput(resource.kind)})`);
-  if (!isJsonObject(resource.metadata) || typeof resource.metadata.name !== 'string' || resource.metadata.name === '') {
-    issues.add('metadata.name', 'is required');
-  } else if (!isDns1123Subdomain(resource.metadata.name)) {
-    issues.add('metadata.name', 'must be a lowercase DNS-1123 subdomain of at most 253 characters');
-  }
-  const { enforcement, ifUnschedulable } = isJsonObject(resource.metadata)
-    ? readAnnotations(resource.metadata, issues)
-    : { enforcement: DEFAULT_ENFORCEMENT, ifUnschedulable: undefined };
-  const { spec } = resource;
+  const envelope = readEnvelope(resource, POD_MUTATION_KIND, issues);
+  const { name, generation, metadata } = envelope;
+  if (envelope.resource === undefined) return invalidVerdict(name, generation, issues);
+  const { enforcement, ifUnschedulable } =
+    metadata === undefined
+      ? { enforcement: DEFAULT_ENFORCEMENT, ifUnschedulable: undefined }
+      : readAnnotations(metadata, issues, POD_MUTATION_ANNOTATIONS);
+  const { spec } = envelope.resource;
   if (!isJsonObject(spec)) {
     issues.add('spec', 'must be an object');
     return invalidVerdict(name, generation, issues);
@@ -190,18 +208,7 @@ function matchesDefaultToleration(entry: Toleration): boolean {
  */
 export function ruleWarnings(rule: NormalizedRule, resource?: unknown): Issue[] {
   const entries: readonly Toleration[] = rule.workloadSelector.tolerationsMatch ?? [];
-  const spec = isJsonObject(resource) && isJsonObject(resource.spec) ? resource.spec : undefined;
-  // The schema defaults enable to false, so a rule that leaves it out is stored disabled: the likeliest first mistake.
-  const disabled: Issue[] =
-    spec !== undefined && !Object.hasOwn(spec, 'enable')
-      ? [
-          {
-            field: 'spec.enable',
-            reason:
-              'is not set, so the rule is disabled and applied to no Pod (enable defaults to false); set enable: true to apply it, or enable: false to say it is meant',
-          },
-        ]
-      : [];
+  const disabled = enableWarning(resource, 'rule', 'applied to no Pod');
   return [
     ...disabled,
     ...kindWarnings(rule.workloadSelector.kinds),
@@ -216,6 +223,21 @@ export function ruleWarnings(rule: NormalizedRule, resource?: unknown): Issue[] 
         : [],
     ),
     ...matchConflictWarnings(rule),
+  ];
+}
+
+/**
+ * The warning for a resource that leaves spec.enable out: the schema defaults it to false, so the resource is stored
+ * disabled, the likeliest first mistake. None when it sets enable either way.
+ */
+export function enableWarning(resource: unknown, noun: string, effect: string): Issue[] {
+  const spec = isJsonObject(resource) && isJsonObject(resource.spec) ? resource.spec : undefined;
+  if (spec === undefined || Object.hasOwn(spec, 'enable')) return [];
+  return [
+    {
+      field: 'spec.enable',
+      reason: `is not set, so the ${noun} is disabled and ${effect} (enable defaults to false); set enable: true to apply it, or enable: false to say it is meant`,
+    },
   ];
 }
 

@@ -4,7 +4,12 @@ import { Capacity, type Placement, type Verdict, type VerdictKind } from '../cap
 import { compileSnapshotRules, type CapacityJudge, type ManagedStep, type RuleSet } from '../engine/index.ts';
 import type { JsonObject } from '../values/index.ts';
 import { MalformedInputError, type StoreError } from '../errors/index.ts';
-import { createPlacementStep, type CapacityFlavour, type PlacementPolicy } from '../placement/index.ts';
+import {
+  createPlacementStep,
+  revalidatePlacements,
+  type CapacityFlavour,
+  type PlacementPolicy,
+} from '../placement/index.ts';
 import type { PlacementStore, SnapshotStore } from '../store/index.ts';
 import { createSnapshotCache, type SnapshotCache } from './snapshot-cache.ts';
 
@@ -68,15 +73,19 @@ interface AdmissionRulesCacheOptions {
   readonly onRefreshFailure?: (error: StoreError) => void;
 }
 
-/** Compiles a snapshot (each rule validated again) and the placement policies for one flavour. Pure. */
+/** Compiles a snapshot (each rule and PodPlacement validated again) and the placement policies for one flavour. Pure. */
 function compileAdmissionRules(
   snapshot: RuleSnapshot,
   placements: readonly PlacementPolicy[],
   capacityFlavour: CapacityFlavour,
 ): AdmissionRules {
-  // No step at all without policies: the hot path then does exactly what it did before placements existed.
-  const managedSteps =
-    placements.length === 0 ? [] : [createPlacementStep({ flavour: capacityFlavour, policies: placements })];
+  const step = createPlacementStep({
+    flavour: capacityFlavour,
+    policies: placements,
+    placements: revalidatePlacements(snapshot.placements ?? []),
+  });
+  // No step at all without a policy or an enabled PodPlacement: the hot path then does what it did before placements.
+  const managedSteps = step.empty ? [] : [step];
   return { ...compileSnapshotRules(snapshot.rules), managedSteps, capacity: new PublishedCapacity(snapshot.capacity) };
 }
 

@@ -7,11 +7,13 @@ import {
   readCapacityFlavour,
   workloadKey,
 } from './policy.ts';
-import { createPlacementStep, withRecordedCapacity } from './step.ts';
+import { createPlacementStep, withRecordedCapacity, type PlacementStep } from './step.ts';
+import { revalidatePlacements, type ChosenPlacement, type PlacementSources } from './selection.ts';
 import { CAPACITY_ANNOTATION, type CapacityFlavour, type PlacementPolicy } from './types.ts';
 
 export {
   createPlacementStep,
+  revalidatePlacements,
   withRecordedCapacity,
   parsePlacementPolicy,
   parsePlacementPolicies,
@@ -22,4 +24,4 @@ export {
   workloadKey,
   CAPACITY_ANNOTATION,
 };
-export type { CapacityFlavour, PlacementPolicy };
+export type { CapacityFlavour, PlacementPolicy, PlacementStep, ChosenPlacement, PlacementSources };

@@ -1,15 +1,8 @@
 import { choiceSetting, type Environment } from '../config/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
 import { isDns1123Label, isDns1123Subdomain, IssueList, previewInput, readAll } from '../values/index.ts';
-import {
-  CAPACITY_LABELS,
-  DEFAULT_SPOT_PERCENT,
-  type CapacityFlavour,
-  type PlacementMode,
-  type PlacementPolicy,
-} from './types.ts';
-
-const MODES: readonly PlacementMode[] = ['Spot', 'NonSpot', 'Diversity'];
+import { DEFAULT_SPOT_PERCENT, PLACEMENT_MODES as MODES, type PlacementMode } from '../api/index.ts';
+import { CAPACITY_LABELS, type CapacityFlavour, type PlacementPolicy } from './types.ts';
 const KNOWN_FIELDS = ['namespace', 'kind', 'name', 'mode', 'spotPercent'];
 // A policy has five fields; more issues than this are unknown fields of a document that is not a policy at all.
 const MAX_ISSUES = 16;

@@ -7,15 +7,13 @@ import {
   type StepResult,
 } from '../engine/index.ts';
 import { labelRequirement, term } from '../scheduling/index.ts';
-import { workloadKey } from './policy.ts';
+import { createPlacementSelection, type ChosenPlacement, type PlacementSources } from './selection.ts';
 import {
   CAPACITY_ANNOTATION,
   CAPACITY_LABELS,
-  DEFAULT_SPOT_PERCENT,
   INSTANCE_TYPE_KEY,
   type CapacityChoice,
   type CapacityFlavour,
-  type PlacementPolicy,
 } from './types.ts';
 
 // FNV-1a: a fast, well-spread hash; the request uid it reads is random per admission, so buckets come out uniform.
@@ -108,38 +106,46 @@ function withCapacityAnnotation(state: SchedulingState, facts: PodFacts, choice:
   return { ...state, annotations: { ...annotations, [CAPACITY_ANNOTATION]: choice } };
 }
 
+/** The managed capacity placement step, which also says which placement a Pod gets and why (for explain). */
+export interface PlacementStep extends ManagedStep {
+  /** The placement the Pod gets, and the other PodPlacements that select it; undefined when none does. */
+  readonly choose: (facts: PodFacts) => ChosenPlacement | undefined;
+  /** True when no policy and no enabled PodPlacement exists: the step changes no Pod. */
+  readonly empty: boolean;
+}
+
 /**
- * The managed capacity placement step: for a workload with a policy, ANDs the flavour's capacity
- * requirement into every required term (creating the selector when there is none); Diversity also
- * records the choice and spreads across instance types. Runs after every customer rule.
+ * The managed capacity placement step: for a Pod with a placement (a table policy for its workload, else the first
+ * PodPlacement that selects it), ANDs the flavour's capacity requirement into every required term (creating the
+ * selector when there is none); Diversity also records the choice and spreads across instance types. Runs after every
+ * customer rule.
  */
-export function createPlacementStep(options: {
-  readonly flavour: CapacityFlavour;
-  readonly policies: readonly PlacementPolicy[];
-}): ManagedStep {
+export function createPlacementStep(options: { readonly flavour: CapacityFlavour } & PlacementSources): PlacementStep {
   const label = CAPACITY_LABELS[options.flavour];
-  const byWorkload = new Map(
-    options.policies.map((policy) => [workloadKey(policy.namespace, policy.kind, policy.name), policy]),
-  );
+  const selection = createPlacementSelection(options);
   const requirementTerm = (choice: CapacityChoice) => [
     term([labelRequirement(label.key, 'In', [choice === 'spot' ? label.spot : label.onDemand])]),
   ];
   return {
     // Not a valid PodMutation name, so it can never be mistaken for a customer rule in the applied annotation.
     name: 'managed:capacity',
+    choose: selection.choose,
+    empty: selection.empty,
     apply(state: SchedulingState, facts: PodFacts, context: MutationContext): StepResult | undefined {
-      const { workload } = facts;
-      const policy = byWorkload.get(workloadKey(workload.namespace, workload.kind, workload.name));
-      if (policy === undefined) return undefined;
-      const owner = { name: `managed:${policy.mode}`, subject: `managed capacity placement (${policy.mode})` };
+      const chosen = selection.choose(facts);
+      if (chosen === undefined) return undefined;
+      const owner = {
+        name: `managed:${chosen.mode}`,
+        subject: `managed capacity placement (${chosen.mode}, ${chosen.source})`,
+      };
       const choice: CapacityChoice =
-        policy.mode === 'Spot'
+        chosen.mode === 'Spot'
           ? 'spot'
-          : policy.mode === 'NonSpot'
+          : chosen.mode === 'NonSpot'
             ? 'on-demand'
-            : diversityChoice(context, policy.spotPercent ?? DEFAULT_SPOT_PERCENT);
+            : diversityChoice(context, chosen.spotPercent);
       const result = andRequiredAffinity(state, facts, owner, requirementTerm(choice));
-      if ('denied' in result || policy.mode !== 'Diversity') return result;
+      if ('denied' in result || chosen.mode !== 'Diversity') return result;
       return { state: withInstanceTypeSpread(withCapacityAnnotation(result.state, facts, choice), facts) };
     },
   };

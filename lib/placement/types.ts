@@ -1,7 +1,4 @@
-import { PRODUCT_ANNOTATION_PREFIX } from '../api/index.ts';
-
-/** How a workload's Pods are placed on capacity types. */
-export type PlacementMode = 'Spot' | 'NonSpot' | 'Diversity';
+import { PRODUCT_ANNOTATION_PREFIX, type PlacementMode } from '../api/index.ts';
 
 /** The node provisioner whose capacity label the deployment uses. */
 export type CapacityFlavour = 'karpenter' | 'eks' | 'gke';
@@ -33,5 +30,3 @@ export const CAPACITY_ANNOTATION = `${PRODUCT_ANNOTATION_PREFIX}capacity`;
 
 /** The topology key Diversity spreads Pods across. */
 export const INSTANCE_TYPE_KEY = 'node.kubernetes.io/instance-type';
-
-export const DEFAULT_SPOT_PERCENT = 50;

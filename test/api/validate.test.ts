@@ -371,7 +371,7 @@ describe('validatePodMutation rejects, naming the field path', () => {
     if (verdict.valid) return;
     expect(describeIssues(verdict.invalid)).toEqual([
       'PodMutation "broken": spec.priority: must be a 32-bit integer (got "high")',
-      'PodMutation "broken": spec.mutationAdd.nodeSelector.karpenter.sh/capacity-type: a key reserved for the product\'s managed capacity placement (karpenter.sh/capacity-type, eks.amazonaws.com/capacityType, cloud.google.com/gke-provisioning, node.kubernetes.io/instance-type) cannot be used in rules (got "karpenter.sh/capacity-type")',
+      'PodMutation "broken": spec.mutationAdd.nodeSelector.karpenter.sh/capacity-type: a key reserved for the product\'s managed capacity placement (karpenter.sh/capacity-type, eks.amazonaws.com/capacityType, cloud.google.com/gke-provisioning, node.kubernetes.io/instance-type) cannot be used in rules; to send Pods to Spot or on-demand capacity, declare a PodPlacement (docs/placement.md) (got "karpenter.sh/capacity-type")',
     ]);
   });
 

@@ -196,7 +196,7 @@ describe('podmutation validate', () => {
     const run = await runPodmutation(['validate', fixturePath('rules/invalid/reserved-key.yaml')]);
     expect(run.code).toBe(1);
     expect(run.stdout).toContain('invalid  force-spot');
-    expect(run.stdout).toContain('cannot be used in rules (got "karpenter.sh/capacity-type")');
+    expect(run.stdout).toContain('declare a PodPlacement (docs/placement.md) (got "karpenter.sh/capacity-type")');
     expect(run.stdout).toMatch(/^valid {4}tag-team /m);
   });
 

@@ -36,7 +36,7 @@ export function loadCorpus(folder: 'valid' | 'invalid' | 'exceptions'): CorpusEn
 }
 
 /** Reads and decodes a manifest of infra/ (multi-document files give every document). */
-export function loadInfraManifest(name: 'crd.yaml' | 'rbac.yaml'): unknown[] {
+export function loadInfraManifest(name: 'crd.yaml' | 'podplacement-crd.yaml' | 'rbac.yaml'): unknown[] {
   const path = fileURLToPath(new URL(`../../infra/${name}`, import.meta.url));
   return parseAllDocuments(readFileSync(path, 'utf8')).map((document) => {
     if (document.errors.length > 0) throw new Error(`infra/${name}: ${document.errors[0]!.message}`);
@@ -44,8 +44,8 @@ export function loadInfraManifest(name: 'crd.yaml' | 'rbac.yaml'): unknown[] {
   });
 }
 
-/** The CRD of infra/crd.yaml. */
-export function loadCrd(): CustomResourceDefinition {
-  const [crd] = loadInfraManifest('crd.yaml');
+/** The CRD of infra/crd.yaml, or of infra/podplacement-crd.yaml. */
+export function loadCrd(file: 'crd.yaml' | 'podplacement-crd.yaml' = 'crd.yaml'): CustomResourceDefinition {
+  const [crd] = loadInfraManifest(file);
   return crd as CustomResourceDefinition;
 }

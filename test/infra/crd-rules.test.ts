@@ -32,9 +32,11 @@ function saysMessage(reason: string, message: string): boolean {
   return reason === message || (reason.startsWith(`${message} (got `) && reason.endsWith(')'));
 }
 
-const validations = validationsOf(crd.spec.versions[0]!.schema.openAPIV3Schema);
+const validations = [crd, loadCrd('podplacement-crd.yaml')].flatMap((each) =>
+  validationsOf(each.spec.versions[0]!.schema.openAPIV3Schema),
+);
 
-describe('the CEL rules of infra/crd.yaml', () => {
+describe('the CEL rules of infra/crd.yaml and infra/podplacement-crd.yaml', () => {
   it('are each a named rule of lib/api/rules.ts, with its expression and its one message', () => {
     const unnamed = validations.filter((validation) => namedRule(validation) === undefined);
     expect(unnamed).toEqual([]);

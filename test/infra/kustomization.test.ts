@@ -67,6 +67,7 @@ describe('infra/kustomization.yaml', () => {
   it('applies the EKS mode with the selector docs/design.md gives', () => {
     expect(selected(built(), 'kubeconfig')).toEqual([
       'CustomResourceDefinition/podmutations.agent.cloudpilot.ai',
+      'CustomResourceDefinition/podplacements.agent.cloudpilot.ai',
       'ClusterRole/podmutation-sync',
       'ClusterRoleBinding/podmutation-sync',
     ]);
@@ -75,6 +76,7 @@ describe('infra/kustomization.yaml', () => {
   it('applies the kubeconfig mode with the selector docs/design.md gives', () => {
     expect(selected(built(), 'eks-access-entry')).toEqual([
       'CustomResourceDefinition/podmutations.agent.cloudpilot.ai',
+      'CustomResourceDefinition/podplacements.agent.cloudpilot.ai',
       'Namespace/podmutation-system',
       'ClusterRole/podmutation-sync',
       'ServiceAccount/podmutation-sync',

@@ -113,7 +113,7 @@ describe('managed capacity placement', () => {
     });
     const outcome = place(wide, deployment());
     expect(outcome.denial?.message).toBe(
-      'managed capacity placement (Spot): requirements in one combined required term would be 65, above the limit of 64',
+      'managed capacity placement (Spot, placement policy production/Deployment/web): requirements in one combined required term would be 65, above the limit of 64',
     );
   });
 });
