@@ -171,7 +171,7 @@ try {
     peakHeap = Math.max(peakHeap, usage.heapUsed);
   }, 20);
   const started = performance.now();
-  const report = await computeProgress(
+  const { migration: report } = await computeProgress(
     {
       objects,
       intervalMinutes: 1,
@@ -179,6 +179,7 @@ try {
     },
     ruleSet,
     capacity,
+    [],
   );
   const elapsedMs = performance.now() - started;
   clearInterval(sampler);

@@ -9,7 +9,6 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import { createCapacitySource, createPodMutationSource, createWorkloadObjectSource } from '../../lib/cluster/index.ts';
-import { createPlacementStep } from '../../lib/placement/index.ts';
 import { KEYLESS_STAMPS } from '../../lib/stamp/index.ts';
 import { createDynamoClient, openRulesTable } from '../../lib/store/index.ts';
 import { createSyncHandler, readSyncConfig, syncOnce, type ProgressDependencies } from '../../lib/sync/index.ts';
@@ -48,10 +47,10 @@ const progress: ProgressDependencies | undefined =
         objects: createWorkloadObjectSource(config.cluster),
         intervalMinutes: config.reportIntervalMinutes,
         records,
-        // Managed placement as admission runs it, from the same table, so that placed Pods read as current.
-        managedSteps: async () => {
-          const policies = (await placements.readPlacements())?.policies ?? [];
-          return policies.length === 0 ? [] : [createPlacementStep({ flavour: config.capacityFlavour, policies })];
+        // Managed placement as admission runs it (the table's policies, the PodPlacements published), so that placed Pods read as current.
+        placement: {
+          flavour: config.capacityFlavour,
+          policies: async () => (await placements.readPlacements())?.policies ?? [],
         },
         // Stamps checked by their sum, as `podmutation report` checks them: the sync never holds the stamp key.
         stamps: KEYLESS_STAMPS,

@@ -3,7 +3,7 @@ import type { NodeAffinity, NodeSelectorTerm } from '../scheduling/index.ts';
 import type { Issue } from '../values/index.ts';
 import { RULE_BUDGET, SNAPSHOT_BUDGET } from './constants.ts';
 import { ruleReason } from './rules.ts';
-import type { InvalidRule, NormalizedRule, RuleVerdict } from './types.ts';
+import type { InvalidRule, NormalizedRule, PlacementVerdict, RuleVerdict } from './types.ts';
 
 /** What a rule spends of its budget. */
 interface RuleCost {
@@ -38,7 +38,7 @@ export function ruleCost(rule: NormalizedRule): RuleCost {
   addAffinity(counts, rule.workloadSelector.nodeAffinityMatch);
   addAffinity(counts, rule.mutationAdd.nodeAffinity);
   addTerm(counts, rule.workloadSelector.labelSelector);
-  return { ...counts, bytes: Buffer.byteLength(JSON.stringify(rule), 'utf8') };
+  return { ...counts, bytes: jsonBytes(rule) };
 }
 
 /** One issue of a rule over its budget. */
@@ -69,6 +69,67 @@ export function byApplicationOrder(
   return left.name < right.name ? -1 : left.name > right.name ? 1 : 0;
 }
 
+/** One valid entry of a verdict list, as the budget spends it: where it is, its name, its priority and its bytes. */
+interface Spending {
+  readonly index: number;
+  readonly name: string;
+  readonly priority: number;
+  readonly generation?: number;
+  readonly bytes: number;
+}
+
+/** What the entries published so far have spent of SNAPSHOT_BUDGET. */
+interface Spent {
+  count: number;
+  bytes: number;
+}
+
+/**
+ * Spends the budget on `valid` in application order, from `spent` on; returns the reason of each entry that does not
+ * fit, by index. `what` names the entry in the reason ("rule", "PodPlacement").
+ */
+function spendBudget(valid: Spending[], spent: Spent, what: string): Map<number, string> {
+  valid.sort(byApplicationOrder);
+  const overBudget = new Map<number, string>();
+  for (const { index, bytes } of valid) {
+    const countLeft = spent.count < SNAPSHOT_BUDGET.maxRules;
+    if (countLeft && spent.bytes + bytes <= SNAPSHOT_BUDGET.maxRuleBytes) {
+      spent.count += 1;
+      spent.bytes += bytes;
+      continue;
+    }
+    const budget = countLeft ? `${SNAPSHOT_BUDGET.maxRuleBytes} bytes of rules` : `${SNAPSHOT_BUDGET.maxRules} rules`;
+    const needs = countLeft ? `, and this ${what} needs ${bytes}` : '';
+    const before =
+      what === 'rule'
+        ? 'rules that apply before this one (priority, then name)'
+        : `the rules and the ${what}s that apply before this one (priority, then name)`;
+    overBudget.set(index, `not published: the snapshot budget of ${budget} is spent by ${before}${needs}`);
+  }
+  return overBudget;
+}
+
+/** The entries with those `overBudget` names made invalid, each with an issue on spec naming the budget. */
+function withOverBudget<T extends { readonly verdict: { readonly valid: boolean } }>(
+  entries: readonly T[],
+  valid: readonly Spending[],
+  overBudget: ReadonlyMap<number, string>,
+): T[] {
+  if (overBudget.size === 0) return [...entries];
+  const byIndex = new Map(valid.map((entry) => [entry.index, entry]));
+  return entries.map((entry, index) => {
+    const reason = overBudget.get(index);
+    const spending = byIndex.get(index);
+    if (reason === undefined || spending === undefined) return entry;
+    const invalid = {
+      name: spending.name,
+      ...(spending.generation === undefined ? {} : { generation: spending.generation }),
+      issues: [{ field: 'spec', reason }],
+    };
+    return { ...entry, verdict: { valid: false, invalid } };
+  });
+}
+
 /**
  * Applies the snapshot budget to the verdicts of one rule set: valid rules are published in application order while
  * they fit SNAPSHOT_BUDGET, at most maxRules of them and maxRuleBytes of JSON; each later one that does not fit becomes
@@ -76,40 +137,46 @@ export function byApplicationOrder(
  * their order. Pure.
  */
 export function applySnapshotBudget<T extends { readonly verdict: RuleVerdict }>(entries: readonly T[]): T[] {
-  const valid = entries.flatMap((entry, index) => (entry.verdict.valid ? [{ index, rule: entry.verdict.rule }] : []));
-  valid.sort((left, right) => byApplicationOrder(left.rule, right.rule));
-  const overBudget = new Map<number, string>();
-  let rules = 0;
-  let spent = 0;
-  for (const { index, rule } of valid) {
-    const { bytes } = ruleCost(rule);
-    if (rules < SNAPSHOT_BUDGET.maxRules && spent + bytes <= SNAPSHOT_BUDGET.maxRuleBytes) {
-      rules += 1;
-      spent += bytes;
-    } else {
-      const budget =
-        rules < SNAPSHOT_BUDGET.maxRules
-          ? `${SNAPSHOT_BUDGET.maxRuleBytes} bytes of rules`
-          : `${SNAPSHOT_BUDGET.maxRules} rules`;
-      const needs = rules < SNAPSHOT_BUDGET.maxRules ? `, and this rule needs ${bytes}` : '';
-      overBudget.set(
-        index,
-        `not published: the snapshot budget of ${budget} is spent by rules that apply before this one (priority, then name)${needs}`,
-      );
-    }
-  }
-  if (overBudget.size === 0) return [...entries];
-  return entries.map((entry, index) => {
-    const reason = overBudget.get(index);
-    if (reason === undefined || !entry.verdict.valid) return entry;
-    const { rule } = entry.verdict;
-    const invalid = {
-      name: rule.name,
-      ...(rule.generation === undefined ? {} : { generation: rule.generation }),
-      issues: [{ field: 'spec', reason }],
-    };
-    return { ...entry, verdict: { valid: false, invalid } };
-  });
+  return applySnapshotBudgets(entries, []).rules;
+}
+
+/**
+ * The snapshot budget over rules and PodPlacements: the rules first (as applySnapshotBudget), then the valid
+ * PodPlacements in application order count against the same maxRules and maxRuleBytes with what the rules left; a
+ * PodPlacement that does not fit is invalid with an issue naming the budget. A rule never loses its place to a
+ * PodPlacement. Each list keeps its order. Pure.
+ */
+export function applySnapshotBudgets<
+  T extends { readonly verdict: RuleVerdict },
+  P extends { readonly verdict: PlacementVerdict },
+>(rules: readonly T[], placements: readonly P[]): { readonly rules: T[]; readonly placements: P[] } {
+  const spent: Spent = { count: 0, bytes: 0 };
+  const validRules = rules.flatMap((entry, index) =>
+    entry.verdict.valid ? [spendingOf(index, entry.verdict.rule, ruleCost(entry.verdict.rule).bytes)] : [],
+  );
+  const rulesOver = spendBudget(validRules, spent, 'rule');
+  const validPlacements = placements.flatMap((entry, index) =>
+    entry.verdict.valid ? [spendingOf(index, entry.verdict.placement, jsonBytes(entry.verdict.placement))] : [],
+  );
+  const placementsOver = spendBudget(validPlacements, spent, 'PodPlacement');
+  return {
+    rules: withOverBudget(rules, validRules, rulesOver),
+    placements: withOverBudget(placements, validPlacements, placementsOver),
+  };
+}
+
+function spendingOf(
+  index: number,
+  entry: { readonly name: string; readonly priority: number; readonly generation?: number },
+  bytes: number,
+): Spending {
+  const { name, priority, generation } = entry;
+  return { index, name, priority, ...(generation === undefined ? {} : { generation }), bytes };
+}
+
+/** UTF-8 bytes of a value's JSON, as the snapshot stores it. */
+function jsonBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value), 'utf8');
 }
 
 /**

@@ -1,4 +1,10 @@
-import { applySnapshotBudget, byApplicationOrder, listedInvalidRules, ruleCost } from './budget.ts';
+import {
+  applySnapshotBudget,
+  applySnapshotBudgets,
+  byApplicationOrder,
+  listedInvalidRules,
+  ruleCost,
+} from './budget.ts';
 import {
   APPLIED_ANNOTATION,
   AUDITED_ANNOTATION,
@@ -23,9 +29,16 @@ import {
   type IfUnschedulable,
   type PlacementMode,
 } from './constants.ts';
-import type { InvalidRule, NormalizedPlacement, NormalizedRule, RuleSnapshot, RuleVerdict } from './types.ts';
+import type {
+  InvalidRule,
+  NormalizedPlacement,
+  NormalizedRule,
+  PlacementVerdict,
+  RuleSnapshot,
+  RuleVerdict,
+} from './types.ts';
 import { PodMutationSpecSchema, PodPlacementSpecSchema, type PodMutationSpec } from './schema.ts';
-import { placementToResource, placementWarnings, validatePodPlacement, type PlacementVerdict } from './placement.ts';
+import { placementToResource, placementWarnings, validatePodPlacement } from './placement.ts';
 import { describeIssues, ruleToResource, ruleWarnings, validatePodMutation } from './validate.ts';
 import { validateStructure } from './structure.ts';
 import { additionsStrand } from './contradictions.ts';
@@ -60,6 +73,7 @@ export {
   DEFAULT_SPOT_PERCENT,
   ruleCost,
   applySnapshotBudget,
+  applySnapshotBudgets,
   listedInvalidRules,
   byApplicationOrder,
   describeIssues,

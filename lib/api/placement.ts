@@ -8,15 +8,10 @@ import { PodPlacementSpecSchema, type PodPlacementSpec } from './schema.ts';
 import { validateStructure } from './structure.ts';
 import { DEFAULT_SPOT_PERCENT, POD_MUTATION_API_VERSION, POD_PLACEMENT_KIND } from './constants.ts';
 import { enableWarning, readAnnotations, readEnvelope } from './validate.ts';
-import type { InvalidRule, NormalizedPlacement } from './types.ts';
+import type { NormalizedPlacement, PlacementVerdict } from './types.ts';
 
 /** Issues kept per placement, as per rule. */
 const MAX_ISSUES = 32;
-
-/** The validator's verdict on one PodPlacement. */
-export type PlacementVerdict =
-  | { readonly valid: true; readonly placement: NormalizedPlacement }
-  | { readonly valid: false; readonly invalid: InvalidRule };
 
 function invalid(name: string, generation: number | undefined, issues: IssueList): PlacementVerdict {
   const reported = issues.reported();

@@ -47,6 +47,11 @@ export interface InvalidRule {
 export type RuleVerdict =
   { readonly valid: true; readonly rule: NormalizedRule } | { readonly valid: false; readonly invalid: InvalidRule };
 
+/** The validator's verdict on one PodPlacement. */
+export type PlacementVerdict =
+  | { readonly valid: true; readonly placement: NormalizedPlacement }
+  | { readonly valid: false; readonly invalid: InvalidRule };
+
 /**
  * The full rule set of one cluster as published to the store: valid rules normalized,
  * invalid ones with their reasons, and the provenance a reader needs to judge freshness.

@@ -1,5 +1,5 @@
 /**
- * Cluster access for the sync: list podmutations.agent.cloudpilot.ai and patch their status through
+ * Cluster access for the sync: list podmutations and podplacements (agent.cloudpilot.ai) and patch their status through
  * @kubernetes/client-node, with kubeconfig or EKS IAM authentication; and, for the report, list Pods and their
  * possible controllers page by page, and the Nodes and NodePools where a Pod can run; for rollout, restart workloads and evict Pods. Only the sync bundle imports this folder.
  */
@@ -25,7 +25,12 @@ import {
   type RolloutTargetOptions,
   type RolloutWorkloadKind,
 } from './rollout-target.ts';
-import { createPodMutationSource, type PodMutationSource, type PodMutationSourceOptions } from './source.ts';
+import {
+  createPodMutationSource,
+  type PodMutationSource,
+  type PodMutationSourceOptions,
+  type SyncedKind,
+} from './source.ts';
 import {
   createWorkloadObjectSource,
   WORKLOAD_OBJECT_KINDS,
@@ -54,6 +59,7 @@ export type {
   RolloutWorkloadKind,
   PodMutationSource,
   PodMutationSourceOptions,
+  SyncedKind,
   WorkloadObjectKind,
   WorkloadObjectSource,
   WorkloadObjectSourceOptions,

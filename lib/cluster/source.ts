@@ -1,4 +1,4 @@
-import { POD_MUTATION_API_VERSION } from '../api/index.ts';
+import { POD_MUTATION_API_VERSION, POD_MUTATION_KIND, POD_PLACEMENT_KIND } from '../api/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
 import { CLUSTER_UID, isJsonObject } from '../values/index.ts';
 import {
@@ -15,14 +15,28 @@ import type { Connection } from './connection.ts';
 import { clusterError, type ClusterOperation } from './failure.ts';
 import { collectList, type PodMutationList } from './list.ts';
 
-/** What the sync needs from the cluster: its identity, the complete list of podmutations, and writing one resource's status. */
+/** The kinds the sync lists and writes the status of, both cluster-scoped in the product's group and version. */
+type SyncedKind = typeof POD_MUTATION_KIND | typeof POD_PLACEMENT_KIND;
+
+/**
+ * What the sync needs from the cluster: its identity, the complete lists of podmutations and podplacements, and writing
+ * one resource's status.
+ */
 interface PodMutationSource {
   /** The metadata.uid of the cluster's kube-system namespace, which names the cluster; failures reject with a ClusterError. */
   readClusterUid(): Promise<string>;
   /** Every podmutation over all pages and the list's resourceVersion; any failure rejects with a ClusterError, never a partial list. */
   listPodMutations(): Promise<PodMutationList>;
-  /** JSON-merge-patches `{ status }` onto the status subresource of the named podmutation; failures reject with a ClusterError. */
-  patchStatus(name: string, status: object): Promise<void>;
+  /**
+   * Every podplacement, as listPodMutations lists podmutations; a cluster without the PodPlacement CRD rejects with
+   * reason "notFound", which the sync reads as none.
+   */
+  listPodPlacements(): Promise<PodMutationList>;
+  /**
+   * JSON-merge-patches `{ status }` onto the status subresource of the named resource of `kind` (default PodMutation);
+   * failures reject with a ClusterError.
+   */
+  patchStatus(name: string, status: object, kind?: SyncedKind): Promise<void>;
 }
 
 /** Tuning and collaborators of a PodMutationSource; every field is optional. */
@@ -38,11 +52,14 @@ interface PodMutationSourceOptions extends ConnectionOptions {
 }
 
 const [GROUP = '', VERSION = ''] = POD_MUTATION_API_VERSION.split('/');
-const PLURAL = 'podmutations';
 // Every cluster has it, and its uid is made when the cluster is: what tells two clusters apart (infra/rbac.yaml grants get on it alone).
 const IDENTITY_NAMESPACE = 'kube-system';
-const RESOURCE = `${PLURAL}.${GROUP}`;
-const COLLECTION_PATH = `/apis/${GROUP}/${VERSION}/${PLURAL}`;
+
+/** Where each synced kind lives: its resource name (plural.group) and its collection's path. */
+const COLLECTIONS: Readonly<Record<SyncedKind, { readonly resource: string; readonly path: string }>> = {
+  PodMutation: { resource: `podmutations.${GROUP}`, path: `/apis/${GROUP}/${VERSION}/podmutations` },
+  PodPlacement: { resource: `podplacements.${GROUP}`, path: `/apis/${GROUP}/${VERSION}/podplacements` },
+};
 const DEFAULTS = {
   pageSize: DEFAULT_LIST_PAGE_SIZE,
   requestTimeoutMs: 10_000,
@@ -61,6 +78,37 @@ const MAX_PAGES = 1000;
 function createPodMutationSource(config: ClusterConfig, options: PodMutationSourceOptions = {}): PodMutationSource {
   const settings = checkOptions(options);
   const access = createClusterAccess(config, { ...options, requestTimeoutMs: settings.requestTimeoutMs }, toClient);
+
+  /** Every resource of `kind` over all pages; never a partial list. */
+  const listAll = (kind: SyncedKind): Promise<PodMutationList> => {
+    const { resource, path } = COLLECTIONS[kind];
+    const action = `listing ${resource}`;
+    return access.run(action, (cluster) => {
+      const operation: ClusterOperation = {
+        action,
+        notFoundHint: `the ${kind} CRD (${resource}) is not installed in the cluster`,
+        target: cluster.server,
+        context: { operation: 'list', resource },
+      };
+      // Read raw (getJson): the generated client's JSON.parse would round a tolerationSeconds beyond 2^53.
+      return collectList(
+        (continueToken) =>
+          send(operation, settings.requestTimeoutMs, (requestOptions) =>
+            getJson(
+              cluster.connection,
+              path,
+              {
+                limit: String(settings.pageSize),
+                ...(continueToken === undefined ? {} : { continue: continueToken }),
+              },
+              requestOptions,
+            ),
+          ),
+        { maxRestarts: settings.maxListRestarts, maxPages: MAX_PAGES },
+        operation,
+      );
+    });
+  };
 
   return {
     readClusterUid(): Promise<string> {
@@ -84,45 +132,20 @@ function createPodMutationSource(config: ClusterConfig, options: PodMutationSour
       });
     },
 
-    listPodMutations(): Promise<PodMutationList> {
-      const action = `listing ${RESOURCE}`;
-      return access.run(action, (cluster) => {
-        const operation: ClusterOperation = {
-          action,
-          notFoundHint: `the PodMutation CRD (${RESOURCE}) is not installed in the cluster`,
-          target: cluster.server,
-          context: { operation: 'list', resource: RESOURCE },
-        };
-        // Read raw (getJson): the generated client's JSON.parse would round a tolerationSeconds beyond 2^53.
-        return collectList(
-          (continueToken) =>
-            send(operation, settings.requestTimeoutMs, (requestOptions) =>
-              getJson(
-                cluster.connection,
-                COLLECTION_PATH,
-                {
-                  limit: String(settings.pageSize),
-                  ...(continueToken === undefined ? {} : { continue: continueToken }),
-                },
-                requestOptions,
-              ),
-            ),
-          { maxRestarts: settings.maxListRestarts, maxPages: MAX_PAGES },
-          operation,
-        );
-      });
-    },
+    listPodMutations: () => listAll(POD_MUTATION_KIND),
+    listPodPlacements: () => listAll(POD_PLACEMENT_KIND),
 
-    async patchStatus(name: string, status: object): Promise<void> {
-      const action = `patching the status of ${RESOURCE} "${name}"`;
+    async patchStatus(name: string, status: object, kind: SyncedKind = POD_MUTATION_KIND): Promise<void> {
+      const { resource, path: collectionPath } = COLLECTIONS[kind];
+      const action = `patching the status of ${resource} "${name}"`;
       await access.run(action, (cluster) => {
         const operation: ClusterOperation = {
           action,
-          notFoundHint: `PodMutation "${name}" does not exist (deleted since the list?) or the CRD is not installed`,
+          notFoundHint: `${kind} "${name}" does not exist (deleted since the list?) or the CRD is not installed`,
           target: cluster.server,
-          context: { operation: 'patchStatus', resource: RESOURCE, name },
+          context: { operation: 'patchStatus', resource, name },
         };
-        const path = `${COLLECTION_PATH}/${encodeURIComponent(name)}/status`;
+        const path = `${collectionPath}/${encodeURIComponent(name)}/status`;
         return sendMergePatch(
           operation,
           settings.requestTimeoutMs,
@@ -163,4 +186,4 @@ function checkOptions(options: PodMutationSourceOptions): typeof DEFAULTS {
 }
 
 export { createPodMutationSource };
-export type { PodMutationSource, PodMutationSourceOptions };
+export type { PodMutationSource, PodMutationSourceOptions, SyncedKind };

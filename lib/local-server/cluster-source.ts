@@ -35,7 +35,8 @@ function createClusterRuleSource(options: ClusterRuleSourceOptions): RuleSource 
       const source: PodMutationSource = {
         readClusterUid: () => options.source.readClusterUid(),
         listPodMutations: async () => (listed = await options.source.listPodMutations()),
-        patchStatus: (name, status) => options.source.patchStatus(name, status),
+        listPodPlacements: () => options.source.listPodPlacements(),
+        patchStatus: (name, status, kind) => options.source.patchStatus(name, status, kind),
       };
       const report = await syncOnce({
         source,

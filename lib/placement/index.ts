@@ -7,12 +7,13 @@ import {
   readCapacityFlavour,
   workloadKey,
 } from './policy.ts';
-import { createPlacementStep, withRecordedCapacity, type PlacementStep } from './step.ts';
+import { createPlacementStep, isPlaced, withRecordedCapacity, type PlacementStep } from './step.ts';
 import { revalidatePlacements, type ChosenPlacement, type PlacementSources } from './selection.ts';
 import { CAPACITY_ANNOTATION, type CapacityFlavour, type PlacementPolicy } from './types.ts';
 
 export {
   createPlacementStep,
+  isPlaced,
   revalidatePlacements,
   withRecordedCapacity,
   parsePlacementPolicy,

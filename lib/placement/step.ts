@@ -6,7 +6,8 @@ import {
   type SchedulingState,
   type StepResult,
 } from '../engine/index.ts';
-import { labelRequirement, term } from '../scheduling/index.ts';
+import type { PlacementMode } from '../api/index.ts';
+import { labelRequirement, term, type Term } from '../scheduling/index.ts';
 import { createPlacementSelection, type ChosenPlacement, type PlacementSources } from './selection.ts';
 import {
   CAPACITY_ANNOTATION,
@@ -149,4 +150,20 @@ export function createPlacementStep(options: { readonly flavour: CapacityFlavour
       return { state: withInstanceTypeSpread(withCapacityAnnotation(result.state, facts, choice), facts) };
     },
   };
+}
+
+/**
+ * Whether a Pod's required node affinity already carries what a placement of `mode` adds: every required term holds
+ * `<capacity key> In [<value>]` of the flavour, the Spot value for Spot, the on-demand one for NonSpot, either for
+ * Diversity (each Pod draws its own). A Pod without required terms is not placed. Pure.
+ */
+export function isPlaced(
+  required: readonly Term[] | undefined,
+  mode: PlacementMode,
+  flavour: CapacityFlavour,
+): boolean {
+  const label = CAPACITY_LABELS[flavour];
+  const values = mode === 'Spot' ? [label.spot] : mode === 'NonSpot' ? [label.onDemand] : [label.spot, label.onDemand];
+  const ids = values.map((value) => labelRequirement(label.key, 'In', [value]).id);
+  return required !== undefined && required.length > 0 && required.every((each) => ids.some((id) => each.ids.has(id)));
 }

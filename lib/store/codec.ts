@@ -20,15 +20,19 @@ function sha256Hex(bytes: string | Uint8Array): string {
 
 /** Content serialized once, for both its hash and its stored parts: a publish needs the hash, and the parts only when it changed. */
 interface SerializedContent {
-  /** `sha256:<hex>` over the canonical JSON of { capacity, invalid, rules }: equal content gives equal hashes. */
+  /** `sha256:<hex>` over the canonical JSON of { capacity, invalid, placements, rules }: equal content gives equal hashes. */
   readonly contentHash: string;
-  /** Gzipped canonical JSON of { capacity, invalid, resourceVersion, rules, syncedAt } cut into parts of at most partBytes bytes (at least one). */
+  /**
+   * Gzipped canonical JSON of { capacity, invalid, placements, resourceVersion, rules, syncedAt } cut into parts of at
+   * most partBytes bytes (at least one).
+   */
   encode(partBytes: number): readonly Uint8Array[];
 }
 
 /**
- * The stored text around the rules' canonical JSON: the canonical JSON of { capacity, invalid, resourceVersion, rules,
- * syncedAt } (keys in code-unit order, capacity only when published) is `before` + rules + `after`. One definition for
+ * The stored text around the rules' canonical JSON: the canonical JSON of { capacity, invalid, placements,
+ * resourceVersion, rules, syncedAt } (keys in code-unit order, capacity and placements only when published) is
+ * `before` + rules + `after`. One definition for
  * the publisher and the reader.
  */
 function storedFrame(
@@ -41,15 +45,23 @@ function storedFrame(
   };
 }
 
-/** The canonical JSON that opens both the hashed and the stored text: `{"capacity":…,"invalid":…` or `{"invalid":…`. */
-function headOf(content: Pick<SnapshotContent, 'capacity' | 'invalid'>): string {
-  const capacity = content.capacity === undefined ? '' : `"capacity":${canonicalJson(content.capacity)},`;
-  return `{${capacity}"invalid":${canonicalJson(content.invalid)}`;
+/** The text of the placements member after invalid (`,"placements":…`), or "" when none is published. */
+function placementsText(content: Pick<SnapshotContent, 'placements'>): string {
+  return content.placements === undefined ? '' : `,"placements":${canonicalJson(content.placements)}`;
 }
 
 /**
- * `sha256:<hex>` over the canonical JSON of { capacity, invalid, rules } (capacity only when published, so that a
- * snapshot without one hashes as before capacities were published): equal content, equal hashes.
+ * The canonical JSON that opens both the hashed and the stored text: `{"capacity":…,"invalid":…,"placements":…`,
+ * capacity and placements each only when published.
+ */
+function headOf(content: Pick<SnapshotContent, 'capacity' | 'invalid' | 'placements'>): string {
+  const capacity = content.capacity === undefined ? '' : `"capacity":${canonicalJson(content.capacity)},`;
+  return `{${capacity}"invalid":${canonicalJson(content.invalid)}${placementsText(content)}`;
+}
+
+/**
+ * `sha256:<hex>` over the canonical JSON of { capacity, invalid, placements, rules } (capacity and placements only when
+ * published, so that a snapshot without them hashes as before they were published): equal content, equal hashes.
  */
 function hashOf(head: string, rules: string): string {
   return `sha256:${createHash('sha256').update(`${head},"rules":`).update(rules).update('}').digest('hex')}`;
@@ -77,7 +89,7 @@ function serializeContent(content: SnapshotContent): SerializedContent {
   };
 }
 
-/** `sha256:<hex>` over the canonical JSON of capacity, invalid and rules (see hashOf). */
+/** `sha256:<hex>` over the canonical JSON of capacity, invalid, placements and rules (see hashOf). */
 function contentHashOf(content: SnapshotContent): string {
   return serializeContent(content).contentHash;
 }
@@ -103,7 +115,7 @@ function storedCapacityText(text: string, content: SnapshotContent, rest: string
  */
 function decodedContentHash(decoded: { readonly content: SnapshotContent; readonly text: string }): string {
   const { content, text } = decoded;
-  const invalid = canonicalJson(content.invalid);
+  const invalid = `${canonicalJson(content.invalid)}${placementsText(content)}`;
   const rest = `"invalid":${invalid},"resourceVersion":${canonicalJson(content.resourceVersion)},"rules":`;
   const after = `,"syncedAt":${canonicalJson(content.syncedAt)}}`;
   const capacity = storedCapacityText(text, content, rest);
@@ -167,6 +179,13 @@ function checkInvalidRule(invalid: unknown, path: string, issues: IssueSink): vo
   });
 }
 
+/** A published PodPlacement's place: an object with a name; the reader validates each one again (revalidatePlacements). */
+function checkPlacement(placement: unknown, path: string, issues: IssueSink): void {
+  if (!isJsonObject(placement)) return issues.add(path, 'must be an object');
+  if (typeof placement.name !== 'string' || placement.name === '')
+    issues.add(`${path}.name`, 'must be a non-empty string');
+}
+
 /** Structural check of decoded content: the hash proves integrity, this proves it is a snapshot at all. */
 function checkContent(value: unknown, issues: IssueSink): void {
   if (!isJsonObject(value)) return issues.add('content', 'must be a JSON object');
@@ -178,6 +197,13 @@ function checkContent(value: unknown, issues: IssueSink): void {
   // Read through lib/capacity's boundary by the endpoint; here only its place is checked.
   if (value.capacity !== undefined && !isJsonObject(value.capacity))
     issues.add('content.capacity', 'must be an object');
+  // Absent in snapshots of clusters without a valid PodPlacement, and in those published before PodPlacements existed.
+  const { placements } = value;
+  if (placements !== undefined && !Array.isArray(placements)) issues.add('content.placements', 'must be an array');
+  if (Array.isArray(placements))
+    (placements as readonly unknown[]).forEach((placement, index) =>
+      checkPlacement(placement, `content.placements[${index}]`, issues),
+    );
   if (Array.isArray(rules))
     (rules as readonly unknown[]).forEach((rule, index) => checkRule(rule, `content.rules[${index}]`, issues));
   if (Array.isArray(invalid))

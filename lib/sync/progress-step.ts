@@ -1,5 +1,5 @@
-/** The progress step of a sync: the migration report, when due, written on each rule's status. */
-import type { NormalizedRule } from '../api/index.ts';
+/** The progress step of a sync: the migration report, when due, written on each rule's and PodPlacement's status. */
+import type { NormalizedPlacement, NormalizedRule } from '../api/index.ts';
 import { Capacity } from '../capacity/index.ts';
 import type { PodMutationSource } from '../cluster/index.ts';
 import { compileRuleSet } from '../engine/index.ts';
@@ -8,13 +8,14 @@ import type { Logger, Metrics } from '../observability/index.ts';
 import {
   computeProgress,
   pendingMetricRules,
+  planPlacementProgressUpdates,
   planProgressUpdates,
   progressDue,
   progressOf,
   type ProgressDependencies,
 } from './progress.ts';
 import type { ProgressReport } from './report.ts';
-import type { AssessedResource } from './snapshot.ts';
+import type { AssessedPlacement, AssessedResource } from './snapshot.ts';
 import { writeStatuses } from './status-writes.ts';
 
 /** What the progress step needs of the sync. */
@@ -27,22 +28,29 @@ interface ProgressContext {
   readonly limits: { readonly concurrency: number; readonly budgetMs: number };
 }
 
-/** What the sync just published: its rules, and its capacity (Capacity.published(); absent: none was read). */
+/** What the sync just published: its rules and PodPlacements, and its capacity (Capacity.published(); absent: none was read). */
 interface PublishedContent {
   readonly rules: readonly NormalizedRule[];
+  readonly placements?: readonly NormalizedPlacement[];
   readonly capacity?: unknown;
 }
 
+/** The resources the report writes on: the listed PodMutations and PodPlacements, with the statuses just planned. */
+interface ListedResources {
+  readonly resources: readonly AssessedResource[];
+  readonly placements: readonly AssessedPlacement[];
+}
+
 /**
- * The migration report, when due: list Pods and owners, compute what a rollout would change under the rules just
- * published, each changed Pod judged against the capacity published with them, write each rule's counts and
- * Schedulable condition where they changed, record the time. A failure is logged and counted (ReportErrors) and never
+ * The migration report, when due: list Pods and owners, compute what a rollout would change under the rules and
+ * PodPlacements just published, each changed Pod judged against the capacity published with them, write each rule's
+ * counts and Schedulable condition and each PodPlacement's counts where they changed, record the time. A failure is logged and counted (ReportErrors) and never
  * changes the sync's outcome; the next sync tries again, since no time was recorded.
  */
 async function reportProgress(
   context: ProgressContext,
   progress: ProgressDependencies,
-  resources: readonly AssessedResource[],
+  listed: ListedResources,
   published: PublishedContent,
 ): Promise<ProgressReport | undefined> {
   const { clock, metrics, limits } = context;
@@ -54,15 +62,24 @@ async function reportProgress(
       published.capacity === undefined
         ? Capacity.unknown()
         : Capacity.fromPublished(published.capacity, 'the published capacity');
-    const migration = await computeProgress(progress, compileRuleSet(published.rules), capacity, (message) =>
-      context.logger.warn(message, { clusterId: context.clusterId }),
+    const computed = await computeProgress(
+      progress,
+      compileRuleSet(published.rules),
+      capacity,
+      published.placements ?? [],
+      (message) => context.logger.warn(message, { clusterId: context.clusterId }),
     );
+    const { migration } = computed;
     const reportTime = new Date(startedMs).toISOString();
     const counts = progressOf(migration, {
       capacityKnown: capacity.known,
       skipRules: new Set(published.rules.filter((rule) => rule.ifUnschedulable === 'skip').map((rule) => rule.name)),
     });
-    const writes = await writeStatuses(context.source, planProgressUpdates(resources, counts, reportTime), {
+    const updates = [
+      ...planProgressUpdates(listed.resources, counts, reportTime),
+      ...planPlacementProgressUpdates(listed.placements, computed.placements, reportTime),
+    ];
+    const writes = await writeStatuses(context.source, updates, {
       concurrency: limits.concurrency,
       deadlineMs: clock() + limits.budgetMs,
       clock,

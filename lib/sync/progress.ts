@@ -1,16 +1,26 @@
 /**
  * Migration progress on each rule's status: the counts of the migration report written as status.matchedPods,
- * status.pendingPods and status.lastReportTime, and its Schedulable condition, only for rules where either changed.
+ * status.pendingPods and status.lastReportTime, and its Schedulable condition, only for rules where either changed;
+ * and on each PodPlacement's, the live Pods it places (matchedPods) and those already placed (placedPods).
  */
+import type { NormalizedPlacement } from '../api/index.ts';
 import type { Capacity } from '../capacity/index.ts';
-import { WORKLOAD_OBJECT_KINDS, type WorkloadObjectSource } from '../cluster/index.ts';
-import type { ManagedStep, RuleSet, StampDigest } from '../engine/index.ts';
+import { WORKLOAD_OBJECT_KINDS, type SyncedKind, type WorkloadObjectSource } from '../cluster/index.ts';
+import { podFacts, type RuleSet, type StampDigest } from '../engine/index.ts';
 import { ClusterError } from '../errors/index.ts';
+import {
+  createPlacementStep,
+  isPlaced,
+  DEFAULT_CAPACITY_FLAVOUR,
+  type CapacityFlavour,
+  type PlacementPolicy,
+  type PlacementStep,
+} from '../placement/index.ts';
 import { createReport, type MigrationReport, type ReportBuilder } from '../report/index.ts';
 import type { SyncRecordStore } from '../store/index.ts';
 import { conditionsOf, conditionUpToDate, findCondition, withCondition, withoutCondition } from './conditions.ts';
 import { SCHEDULABLE, schedulableConditions, type SchedulableContext, type SchedulableFields } from './schedulable.ts';
-import type { AssessedResource } from './snapshot.ts';
+import type { AssessedPlacement, AssessedResource } from './snapshot.ts';
 import { isJsonObject } from '../values/index.ts';
 
 /** What the sync needs to write migration progress; without it the sync writes none. */
@@ -21,8 +31,15 @@ interface ProgressDependencies {
   readonly intervalMinutes: number;
   /** Where the time of the last report is kept, so that every container and the CLI share one interval. */
   readonly records: Pick<SyncRecordStore, 'readReportTime' | 'recordReport'>;
-  /** The managed steps admission runs after the rules (capacity placement), so that placed Pods read as current. */
-  readonly managedSteps?: () => Promise<readonly ManagedStep[]>;
+  /**
+   * The capacity placement admission runs after the rules, so that placed Pods read as current: the deployment's
+   * flavour and the table's policies (read at each report); the PodPlacements are those the sync just published.
+   * Absent: the karpenter flavour, no policy.
+   */
+  readonly placement?: {
+    readonly flavour: CapacityFlavour;
+    readonly policies?: () => Promise<readonly PlacementPolicy[]>;
+  };
   /** Emits PendingPods for one rule (a metric with a rule dimension); called for MAX_PENDING_METRIC_RULES rules at most. */
   readonly pendingPodsMetric?: (rule: string, pendingPods: number) => void;
   /** Emits UnschedulablePods for one rule (a metric with a rule dimension); called for MAX_PENDING_METRIC_RULES rules at most. */
@@ -40,16 +57,43 @@ interface RuleProgress {
   readonly schedulable: SchedulableFields;
 }
 
+/** One PodPlacement's counts: the live Pods it is the chosen placement of, and those already carrying its capacity. */
+type PlacementProgress = {
+  readonly matchedPods: number;
+  readonly placedPods: number;
+};
+
 /**
- * One progress write: the counts and the time of the report, null removing those of a rule now invalid (merge patch);
- * the conditions whole, when the Schedulable condition changes (a merge patch replaces the array).
+ * One progress write: the counts and the time of the report, null removing those of a resource now invalid (merge
+ * patch); the conditions whole, when the Schedulable condition changes (a merge patch replaces the array).
  */
 interface ProgressUpdate {
   readonly name: string;
-  readonly status: (
-    | { readonly matchedPods: number; readonly pendingPods: number; readonly lastReportTime: string }
-    | { readonly matchedPods: null; readonly pendingPods: null; readonly lastReportTime: null }
-  ) & { readonly conditions?: readonly unknown[] };
+  readonly kind?: SyncedKind;
+  readonly status: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The status a resource's counts need: `counts` with the report time when they differ from those `status` shows (or
+ * `conditions` changed), nulls when the resource is invalid (`counts` undefined) and still shows some; undefined when
+ * nothing changes.
+ */
+function countsStatus(
+  status: Readonly<Record<string, unknown>>,
+  keys: readonly string[],
+  counts: Readonly<Record<string, number>> | undefined,
+  reportTime: string,
+  conditions?: readonly unknown[],
+): ProgressUpdate['status'] | undefined {
+  const changed = conditions === undefined ? {} : { conditions };
+  if (counts === undefined) {
+    const shown = keys.some((key) => status[key] != null);
+    if (!shown && conditions === undefined) return undefined;
+    return { ...Object.fromEntries(keys.map((key) => [key, null])), lastReportTime: null, ...changed };
+  }
+  const same = keys.every((key) => status[key] === counts[key]);
+  if (same && conditions === undefined) return undefined;
+  return { ...counts, lastReportTime: reportTime, ...changed };
 }
 
 /**
@@ -74,17 +118,32 @@ function planProgressUpdates(
     const status = isJsonObject(resource.status) ? resource.status : {};
     const counts = resource.verdict.valid ? progress.get(resource.name) : undefined;
     const conditions = schedulableChange(conditionsOf(status), counts?.schedulable, resource.generation, reportTime);
-    const changed = conditions === undefined ? {} : { conditions };
-    if (!resource.verdict.valid) {
-      const shown = status['matchedPods'] != null || status['pendingPods'] != null;
-      return shown || conditions !== undefined
-        ? [{ name: resource.name, status: { matchedPods: null, pendingPods: null, lastReportTime: null, ...changed } }]
-        : [];
-    }
     const { matchedPods, pendingPods } = counts ?? { matchedPods: 0, pendingPods: 0 };
-    const same = status['matchedPods'] === matchedPods && status['pendingPods'] === pendingPods;
-    if (same && conditions === undefined) return [];
-    return [{ name: resource.name, status: { matchedPods, pendingPods, lastReportTime: reportTime, ...changed } }];
+    const wanted = resource.verdict.valid ? { matchedPods, pendingPods } : undefined;
+    const update = countsStatus(status, RULE_COUNTS, wanted, reportTime, conditions);
+    return update === undefined ? [] : [{ name: resource.name, status: update }];
+  });
+}
+
+const RULE_COUNTS = ['matchedPods', 'pendingPods'];
+const PLACEMENT_COUNTS = ['matchedPods', 'placedPods'];
+
+/**
+ * The progress writes due for a list's PodPlacements: a valid one whose matchedPods or placedPods differ from the
+ * report's (one the report does not name placed no Pod), and an invalid one that still shows counts.
+ */
+function planPlacementProgressUpdates(
+  placements: readonly AssessedPlacement[],
+  progress: ReadonlyMap<string, PlacementProgress>,
+  reportTime: string,
+): readonly ProgressUpdate[] {
+  return placements.flatMap((placement): ProgressUpdate[] => {
+    const status = isJsonObject(placement.status) ? placement.status : {};
+    const wanted = placement.verdict.valid
+      ? (progress.get(placement.name) ?? { matchedPods: 0, placedPods: 0 })
+      : undefined;
+    const update = countsStatus(status, PLACEMENT_COUNTS, wanted, reportTime);
+    return update === undefined ? [] : [{ name: placement.name, kind: 'PodPlacement', status: update }];
   });
 }
 
@@ -155,24 +214,70 @@ async function foldClusterObjects(
   }
 }
 
+/** Counts, Pod by Pod, the live Pods each PodPlacement is chosen for and those it has placed already. */
+function placementTally(step: PlacementStep, flavour: CapacityFlavour) {
+  const counts = new Map<string, { matchedPods: number; placedPods: number }>();
+  return {
+    counts: counts as ReadonlyMap<string, PlacementProgress>,
+    add(pod: unknown, path: string): void {
+      let facts;
+      try {
+        facts = podFacts(pod, '', path);
+      } catch {
+        return; // A Pod the engine cannot read is one admission would not place either; the report says so.
+      }
+      const chosen = step.choose(facts);
+      if (chosen?.placement === undefined) return;
+      const tally = counts.get(chosen.placement) ?? { matchedPods: 0, placedPods: 0 };
+      tally.matchedPods += 1;
+      if (isPlaced(facts.nodeAffinity.required, chosen.mode, flavour)) tally.placedPods += 1;
+      counts.set(chosen.placement, tally);
+    },
+  };
+}
+
+/** The migration report and each PodPlacement's counts. */
+interface ComputedProgress {
+  readonly migration: MigrationReport;
+  readonly placements: ReadonlyMap<string, PlacementProgress>;
+}
+
 /**
- * The migration report of the cluster's running Pods under `ruleSet`, as `podmutation report` computes it, each changed
- * Pod judged against `capacity` (the one the sync publishes); `warn` as foldClusterObjects'.
+ * The migration report of the cluster's running Pods under `ruleSet` and the capacity placement of `placements` (the
+ * PodPlacements published) and the table's policies, as `podmutation report` computes it, each changed Pod judged
+ * against `capacity` (the one the sync publishes); each PodPlacement's counts over the same live Pods (those the report
+ * folds: not finished). `warn` as foldClusterObjects'.
  */
 async function computeProgress(
   progress: ProgressDependencies,
   ruleSet: RuleSet,
   capacity: Capacity,
+  placements: readonly NormalizedPlacement[],
   warn?: (message: string) => void,
-): Promise<MigrationReport> {
-  const managedSteps = progress.managedSteps === undefined ? [] : await progress.managedSteps();
+): Promise<ComputedProgress> {
+  const flavour = progress.placement?.flavour ?? DEFAULT_CAPACITY_FLAVOUR;
+  const policies = (await progress.placement?.policies?.()) ?? [];
+  const step = createPlacementStep({ flavour, policies, placements });
   const report = createReport(ruleSet, {
-    managedSteps,
+    managedSteps: step.empty ? [] : [step],
     capacity,
     ...(progress.stamps === undefined ? {} : { stamps: progress.stamps }),
   });
-  await foldClusterObjects(report, progress.objects, undefined, warn);
-  return report.result();
+  const tally = placementTally(step, flavour);
+  const folded: ReportBuilder =
+    placements.length === 0
+      ? report
+      : {
+          addOwner: (object, path) => report.addOwner(object, path),
+          addPod(pod, path = 'Pod') {
+            const verdict = report.addPod(pod, path);
+            if (verdict !== undefined) tally.add(pod, path);
+            return verdict;
+          },
+          result: () => report.result(),
+        };
+  await foldClusterObjects(folded, progress.objects, undefined, warn);
+  return { migration: report.result(), placements: tally.counts };
 }
 
 /**
@@ -194,5 +299,13 @@ function progressOf(report: MigrationReport, context: SchedulableContext): Reado
   );
 }
 
-export { planProgressUpdates, pendingMetricRules, progressDue, computeProgress, foldClusterObjects, progressOf };
-export type { ProgressDependencies };
+export {
+  planPlacementProgressUpdates,
+  planProgressUpdates,
+  pendingMetricRules,
+  progressDue,
+  computeProgress,
+  foldClusterObjects,
+  progressOf,
+};
+export type { ProgressDependencies, PlacementProgress };

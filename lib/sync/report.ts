@@ -25,6 +25,17 @@ interface ProgressReport {
   readonly error?: string;
 }
 
+/**
+ * The PodPlacements a list read: how many, valid and invalid (over the snapshot budget included); `crdInstalled` false
+ * when the cluster has no PodPlacement CRD (the list answered 404), read as none.
+ */
+interface PlacementCounts {
+  readonly crdInstalled: boolean;
+  readonly resources: number;
+  readonly valid: number;
+  readonly invalid: number;
+}
+
 /** The fields of every outcome. */
 interface SyncReportBase {
   readonly startedAt: string;
@@ -39,6 +50,8 @@ interface SyncReportBase {
   readonly statusSkipped: number;
   /** The metadata.uid of the cluster's kube-system namespace, once the sync read it: the cluster the sync stands for. */
   readonly clusterUid?: string;
+  /** The PodPlacements of the list, once it was read and validated. */
+  readonly placements?: PlacementCounts;
 }
 
 /** What a list read: when it started (after the lease was taken; the snapshot's syncedAt and list start) and its resourceVersion. */
@@ -107,7 +120,7 @@ type SyncReport = PublishedSync | LeaseHeldSync | SupersededSync | FailedSync;
 
 /** What a sync has seen when it stops early: the cluster's uid and the list's counts, once they were read. */
 type SeenSoFar = Partial<ListedFields> &
-  Partial<Pick<SyncReportBase, 'resources' | 'valid' | 'invalid' | 'clusterUid'>>;
+  Partial<Pick<SyncReportBase, 'resources' | 'valid' | 'invalid' | 'clusterUid' | 'placements'>>;
 
 /** What the outcome builders need: where to log, count and record, and when the sync started. */
 interface ReportContext {
@@ -187,7 +200,10 @@ function skippedSync(
   message: string,
   skip:
     | Pick<LeaseHeldSync, 'skipReason' | 'leaseHolder' | 'leaseExpiresAt'>
-    | (Pick<SupersededSync, 'skipReason' | 'error' | 'version' | 'resources' | 'valid' | 'invalid' | 'clusterUid'> &
+    | (Pick<
+        SupersededSync,
+        'skipReason' | 'error' | 'version' | 'resources' | 'valid' | 'invalid' | 'clusterUid' | 'placements'
+      > &
         ListedFields),
 ): LeaseHeldSync | SupersededSync {
   const { skipReason, ...seen } = skip;
@@ -206,4 +222,13 @@ function skippedSync(
 }
 
 export { emitMetrics, recordAttempt, failedSync, skippedSync };
-export type { ListedFields, ProgressReport, PublishedSync, ReportContext, SyncReport, SyncSkipReason, SyncStep };
+export type {
+  ListedFields,
+  PlacementCounts,
+  ProgressReport,
+  PublishedSync,
+  ReportContext,
+  SyncReport,
+  SyncSkipReason,
+  SyncStep,
+};

@@ -1,5 +1,5 @@
 /** The status step of a sync: planned status patches sent by a small worker pool within a time budget. */
-import type { PodMutationSource } from '../cluster/index.ts';
+import type { PodMutationSource, SyncedKind } from '../cluster/index.ts';
 import { errorLogFields, PodMutationError } from '../errors/index.ts';
 import type { Logger } from '../observability/index.ts';
 
@@ -24,7 +24,7 @@ const LOGGED_STATUS_FAILURES = 10;
 /** Patches statuses with bounded concurrency until the deadline; stops early on a failure every patch would share. */
 async function writeStatuses(
   source: Pick<PodMutationSource, 'patchStatus'>,
-  updates: readonly { readonly name: string; readonly status: object }[],
+  updates: readonly { readonly name: string; readonly kind?: SyncedKind; readonly status: object }[],
   limits: StatusWriteLimits,
 ): Promise<StatusWriteResult> {
   const failures: { name: string; error: unknown }[] = [];
@@ -36,10 +36,12 @@ async function writeStatuses(
       const update = updates[next]!;
       next += 1;
       try {
-        await source.patchStatus(update.name, update.status);
+        await (update.kind === undefined
+          ? source.patchStatus(update.name, update.status)
+          : source.patchStatus(update.name, update.status, update.kind));
         patched += 1;
       } catch (error) {
-        failures.push({ name: update.name, error });
+        failures.push({ name: update.kind === undefined ? update.name : `${update.kind} ${update.name}`, error });
         if (error instanceof PodMutationError && SYSTEMIC_REASONS.has(error.context['reason'])) stopped = true;
       }
     }

@@ -1,11 +1,18 @@
 /**
- * The Accepted condition each PodMutation should carry (and, while the migration report is off, its Schedulable one),
- * and which resources need a status write. Pure.
+ * The Accepted condition each PodMutation and PodPlacement should carry (and, while the migration report is off, a
+ * PodMutation's Schedulable one), and which resources need a status write. Pure.
  */
-import { describeIssues, type Enforcement, type NormalizedRule, type RuleVerdict } from '../api/index.ts';
+import {
+  describeIssues,
+  type Enforcement,
+  type NormalizedRule,
+  type PlacementVerdict,
+  type RuleVerdict,
+} from '../api/index.ts';
+import type { SyncedKind } from '../cluster/index.ts';
 import { conditionsOf, conditionUpToDate, findCondition, withCondition, withoutCondition } from './conditions.ts';
 import { SCHEDULABLE, type SchedulableFields } from './schedulable.ts';
-import type { AssessedResource } from './snapshot.ts';
+import type { Assessed, AssessedPlacement, AssessedResource } from './snapshot.ts';
 import { isJsonObject, type Issue } from '../values/index.ts';
 
 /** The Accepted condition as the CRD's status schema describes it (a metav1.Condition). */
@@ -27,30 +34,36 @@ interface PodMutationStatus {
   readonly enforcement?: Enforcement | null;
 }
 
-/** One status write: the resource and the whole status to merge-patch onto it. */
+/** One status write: the resource (a PodMutation unless `kind` says otherwise) and the whole status to merge-patch onto it. */
 interface StatusUpdate {
   readonly name: string;
+  readonly kind?: SyncedKind;
   readonly status: PodMutationStatus;
 }
 
 const ACCEPTED = 'Accepted';
-const VALID_MESSAGE = 'the rule passed validation and is published to admission';
+const VALID_MESSAGES: Readonly<Record<SyncedKind, string>> = {
+  PodMutation: 'the rule passed validation and is published to admission',
+  PodPlacement: 'the placement passed validation and is published to admission',
+};
 // The CRD allows 32768 characters; a quarter of that keeps the status small and still names many issues.
 const MAX_MESSAGE_CHARS = 8_192;
 
 /**
- * The condition fields that make up a verdict; a write is due when any of them differs. A valid rule's warnings (what
- * `validate` warns about, ruleWarnings) follow its message, each as `warning: …`: the rule is accepted and served as
- * written.
+ * The condition fields that make up a verdict; a write is due when any of them differs. A valid resource's warnings
+ * (what `validate` warns about: ruleWarnings, placementWarnings) follow its message, each as `warning: …`: the
+ * resource is accepted and served as written.
  */
 function verdictFields(
-  verdict: RuleVerdict,
-  warnings: readonly Issue[],
+  resource: Assessed<RuleVerdict | PlacementVerdict>,
+  kind: SyncedKind,
 ): Pick<AcceptedCondition, 'status' | 'reason' | 'message'> {
+  const { verdict } = resource;
   if (!verdict.valid)
     return { status: 'False', reason: 'Invalid', message: joinedMessage(describeIssues(verdict.invalid)) };
-  const lines = describeIssues({ name: verdict.rule.name, issues: warnings }).map((line) => `warning: ${line}`);
-  return { status: 'True', reason: 'Valid', message: joinedMessage(lines, VALID_MESSAGE) };
+  const warnings = describeIssues({ name: resource.name, issues: resource.warnings ?? [] });
+  const lines = warnings.map((line) => `warning: ${line}`);
+  return { status: 'True', reason: 'Valid', message: joinedMessage(lines, VALID_MESSAGES[kind]) };
 }
 
 /** The messages joined (after `first`), cut to MAX_MESSAGE_CHARS with a note saying so. */
@@ -87,36 +100,38 @@ function schedulableChange(
 }
 
 /**
- * The status write a resource needs at `now` (ISO-8601), or undefined when its Accepted condition already states
- * its verdict for its current generation (and its Schedulable one, with `schedulableOf`). lastTransitionTime moves only
- * when a condition's status flips.
+ * The status write a resource of `kind` needs at `now` (ISO-8601), or undefined when its Accepted condition already
+ * states its verdict for its current generation and `schedulable` (given the conditions with Accepted set) changes
+ * nothing more. lastTransitionTime moves only when a condition's status flips.
  */
 function statusUpdateFor(
-  resource: AssessedResource,
+  resource: Assessed<RuleVerdict | PlacementVerdict>,
+  kind: SyncedKind,
   now: string,
-  schedulableOf: SchedulableOf | undefined,
+  schedulable: (accepted: readonly unknown[]) => readonly unknown[] | undefined,
 ): StatusUpdate | undefined {
   const current = isJsonObject(resource.status) ? resource.status : {};
   const listed = conditionsOf(current);
   const { existing } = findCondition(listed, ACCEPTED);
-  const wanted = verdictFields(resource.verdict, resource.warnings ?? []);
-  const { generation } = resource;
+  const wanted = verdictFields(resource, kind);
+  const { generation, verdict } = resource;
   // An annotation edit does not move metadata.generation, so the enforcement is compared on its own.
-  const enforcement = resource.verdict.valid ? resource.verdict.rule.enforcement : undefined;
+  const enforcement = verdict.valid && 'rule' in verdict ? verdict.rule.enforcement : undefined;
   const currentEnforcement = current['enforcement'] ?? undefined;
   // Accepted first, so that a new rule's conditions read Accepted, then Schedulable.
   const accepted = withCondition(listed, ACCEPTED, wanted, generation, now);
-  const schedulable = schedulableChange(accepted, resource, schedulableOf, now);
+  const changed = schedulable(accepted);
   const upToDate =
-    schedulable === undefined &&
+    changed === undefined &&
     currentEnforcement === enforcement &&
     conditionUpToDate(existing, wanted, generation) &&
     (generation === undefined || current['observedGeneration'] === generation);
   if (upToDate) return undefined;
   return {
     name: resource.name,
+    ...(kind === 'PodMutation' ? {} : { kind }),
     status: {
-      conditions: schedulable ?? accepted,
+      conditions: changed ?? accepted,
       ...(generation === undefined ? {} : { observedGeneration: generation }),
       lastSyncTime: now,
       ...(enforcement !== undefined ? { enforcement } : currentEnforcement === undefined ? {} : { enforcement: null }),
@@ -135,18 +150,34 @@ function planStatusUpdates(
 ): readonly StatusUpdate[] {
   return Object.freeze(
     resources.flatMap((resource) => {
-      const update = statusUpdateFor(resource, now, schedulableOf);
+      const schedulable = (accepted: readonly unknown[]) => schedulableChange(accepted, resource, schedulableOf, now);
+      const update = statusUpdateFor(resource, 'PodMutation', now, schedulable);
       return update === undefined ? [] : [update];
     }),
   );
 }
 
-/** The resources with the statuses `updates` write merged over theirs (top-level members replaced, as a merge patch does). */
-function withStatusUpdates(
-  resources: readonly AssessedResource[],
+/** The status writes due for a list's PodPlacements at `now` (ISO-8601), in list order: their Accepted condition. */
+function planPlacementStatusUpdates(placements: readonly AssessedPlacement[], now: string): readonly StatusUpdate[] {
+  return Object.freeze(
+    placements.flatMap((placement) => {
+      const update = statusUpdateFor(placement, 'PodPlacement', now, () => undefined);
+      return update === undefined ? [] : [update];
+    }),
+  );
+}
+
+/**
+ * The resources of `kind` with the statuses `updates` write to that kind merged over theirs (top-level members
+ * replaced, as a merge patch does).
+ */
+function withStatusUpdates<R extends Assessed<RuleVerdict | PlacementVerdict>>(
+  resources: readonly R[],
   updates: readonly StatusUpdate[],
-): readonly AssessedResource[] {
-  const byName = new Map(updates.map((update) => [update.name, update.status]));
+  kind: SyncedKind = 'PodMutation',
+): readonly R[] {
+  const ofKind = updates.filter((update) => (update.kind ?? 'PodMutation') === kind);
+  const byName = new Map(ofKind.map((update) => [update.name, update.status]));
   return resources.map((resource) => {
     const update = byName.get(resource.name);
     if (update === undefined) return resource;
@@ -158,4 +189,4 @@ function withStatusUpdates(
   });
 }
 
-export { planStatusUpdates, withStatusUpdates };
+export { planPlacementStatusUpdates, planStatusUpdates, withStatusUpdates };

@@ -1,7 +1,7 @@
 /**
- * One sync: take the cluster's sync lease, read the cluster's identity, list the cluster's PodMutations, confirm the
- * cluster id's binding to that identity and publish the snapshot, record the attempt, write statuses back, release the
- * lease. Safety first: any failure before the publish publishes nothing, so the last good snapshot stays current; a
+ * One sync: take the cluster's sync lease, read the cluster's identity, list the cluster's PodMutations and
+ * PodPlacements, confirm the cluster id's binding to that identity and publish the snapshot, record the attempt, write
+ * statuses back, release the lease. Safety first: any failure before the publish publishes nothing, so the last good snapshot stays current; a
  * sync of a cluster the cluster id is not bound to fails; a sync that finds the lease held, or a newer list already
  * published, is skipped. Each step is its own module (lease-step, identity-step, list-step, publish-step,
  * status-writes, progress-step); this one orders them.
@@ -41,7 +41,7 @@ import {
   type SyncStep,
 } from './report.ts';
 import { additionsCondition, type SchedulableFields } from './schedulable.ts';
-import { planStatusUpdates, withStatusUpdates } from './status.ts';
+import { planPlacementStatusUpdates, planStatusUpdates, withStatusUpdates } from './status.ts';
 import { warnIncomplete, writeStatuses } from './status-writes.ts';
 
 /** Structured log fields of the sync (the product's one LogFields). */
@@ -159,6 +159,7 @@ async function listAndPublish(run: SyncRun, held: HeldLease | undefined): Promis
     reader === undefined ? undefined : publishedCapacity(reader, run),
   ]);
   if (!('content' in rules)) return failedSync(run, rules.failedStep, rules.error, rules.seen);
+  warnPlacementsUninstalled(run, rules.counts.placements.crdInstalled);
   const listed = capacity === undefined ? rules : { ...rules, content: { ...rules.content, capacity } };
   let clusterUid: string;
   try {
@@ -183,6 +184,15 @@ async function listAndPublish(run: SyncRun, held: HeldLease | undefined): Promis
   warnPublished(run.logger, run.clusterId, published.outcome);
   const status: SyncOutcome['status'] = published.outcome.published ? 'published' : 'unchanged';
   return afterPublish(run, { ...listed, clusterUid, binding: published.binding }, status, published.outcome.version);
+}
+
+/** Warns, once per sync, that the cluster has no PodPlacement CRD: the sync publishes none, and goes on. */
+function warnPlacementsUninstalled(run: SyncRun, crdInstalled: boolean): void {
+  if (crdInstalled) return;
+  run.logger.warn(
+    'the cluster has no PodPlacement CRD (listing podplacements answered 404); synced no PodPlacement. Apply infra/ (kubectl apply -k) to install it',
+    { clusterId: run.clusterId },
+  );
 }
 
 /**
@@ -227,8 +237,9 @@ async function afterPublish(
   const recordError = await recordAttempt(run, listStartedAt, { status, version });
   const schedulable = schedulableOf(run, listed.content.capacity);
   const updates = planStatusUpdates(listed.resources, listStartedAt, schedulable);
+  const placementUpdates = planPlacementStatusUpdates(listed.placements, listStartedAt);
   if (schedulable !== undefined) emitUnschedulableRules(run, listed.resources, schedulable);
-  const writes = await writeStatuses(deps.source, updates, {
+  const writes = await writeStatuses(deps.source, [...updates, ...placementUpdates], {
     concurrency: limits.concurrency,
     deadlineMs: clock() + limits.budgetMs,
     clock,
@@ -241,7 +252,10 @@ async function afterPublish(
       : await reportProgress(
           { ...run, source: deps.source },
           deps.progress,
-          withStatusUpdates(listed.resources, updates),
+          {
+            resources: withStatusUpdates(listed.resources, updates),
+            placements: withStatusUpdates(listed.placements, placementUpdates, 'PodPlacement'),
+          },
           listed.content,
         );
   const report: PublishedSync = {

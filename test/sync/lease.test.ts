@@ -36,7 +36,8 @@ function gated(source: PodMutationSource): GatedSource {
         await gate;
         return list;
       },
-      patchStatus: (name, status) => source.patchStatus(name, status),
+      listPodPlacements: () => source.listPodPlacements(),
+      patchStatus: (name, status, kind) => source.patchStatus(name, status, kind),
       readClusterUid: () => source.readClusterUid(),
     },
     listed: wasListed,

@@ -228,6 +228,7 @@ describe('status write-back', () => {
     const slowPatches = {
       readClusterUid: () => cluster.readClusterUid(),
       listPodMutations: () => cluster.listPodMutations(),
+      listPodPlacements: () => cluster.listPodPlacements(),
       patchStatus: async (name: string, status: object) => {
         clock.advance(1_000);
         await cluster.patchStatus(name, status);
