@@ -2,6 +2,8 @@
  * An in-test Kubernetes API server for podmutations.agent.cloudpilot.ai over HTTPS with a freshly generated CA.
  * It serves the cluster-scoped list with limit/continue pagination over consistent snapshots, applies JSON merge
  * patches to the status subresource, checks bearer tokens, and injects faults (status codes, hangs, resets, raw bodies).
+ * It serves podplacements.agent.cloudpilot.ai the same way (`putPlacement`, `getPlacement`, `removePlacement`); that
+ * collection answers 404 (CRD not installed) after `setPlacementsInstalled(false)`.
  *
  * It also holds workload objects: `putObjects(items)` stores Pods (v1), ReplicaSets, Deployments, StatefulSets,
  * DaemonSets (apps/v1), Jobs, CronJobs (batch/v1) and Argo Rollouts (argoproj.io/v1alpha1), each item with apiVersion,
@@ -31,7 +33,8 @@ import { stringify } from 'yaml';
 const GROUP = 'agent.cloudpilot.ai';
 const VERSION = 'v1alpha1';
 const COLLECTION_PATH = `/apis/${GROUP}/${VERSION}/podmutations`;
-const STATUS_PATH = new RegExp(`^${COLLECTION_PATH}/([^/]+)/status$`);
+const PLACEMENT_COLLECTION_PATH = `/apis/${GROUP}/${VERSION}/podplacements`;
+const STATUS_PATH = new RegExp(`^/apis/${GROUP}/${VERSION}/(podmutations|podplacements)/([^/]+)/status$`);
 const MERGE_PATCH = 'application/merge-patch+json';
 const IDENTITY_NAMESPACE = 'kube-system';
 // A namespaced or cluster-wide collection: group-version root, optional namespace, plural.
@@ -152,6 +155,13 @@ interface FakeApiServer {
   remove(name: string): void;
   get(name: string): Json | undefined;
   names(): string[];
+  /** Creates or replaces a PodPlacement, as `put` a PodMutation. */
+  putPlacement(resource: PodMutationInput): Json;
+  /** Deletes a PodPlacement; bumps resourceVersion. */
+  removePlacement(name: string): void;
+  getPlacement(name: string): Json | undefined;
+  /** Installs or removes the PodPlacement CRD: while removed, the podplacements collection answers 404; default installed. */
+  setPlacementsInstalled(installed: boolean): void;
   /** Creates or replaces workload objects (by kind, namespace and name); bumps resourceVersion once per object. */
   putObjects(items: readonly WorkloadObjectInput[]): void;
   /** Deletes every workload object (not the podmutations); bumps resourceVersion. */
@@ -237,6 +247,13 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
   const token = options.token ?? `fake-token-${randomUUID()}`;
   const acceptToken = options.acceptToken ?? ((presented: string) => presented === token);
   const objects = new Map<string, Json>();
+  const placements = new Map<string, Json>();
+  // The custom resources by plural, each kept by name.
+  const customResources: Readonly<Record<string, Map<string, Json>>> = {
+    podmutations: objects,
+    podplacements: placements,
+  };
+  let placementsInstalled = true;
   const snapshots = new Map<string, Snapshot>();
   // Workload objects by kind, keyed "namespace/name" (the order etcd lists them in), stored without apiVersion and
   // kind and never mutated in place, so snapshots share them; the sorted arrays are rebuilt after a write.
@@ -283,7 +300,7 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
     if (!acceptToken(presented)) return sendStatus(response, 401, 'Unauthorized', 'Unauthorized');
 
     const statusMatch = STATUS_PATH.exec(url.pathname);
-    const route = routeOf(request.method, url.pathname, query, statusMatch !== null);
+    const route = routeOf(request.method, url.pathname, query, statusMatch?.[1]);
     if (route === undefined)
       return sendStatus(response, 404, 'NotFound', 'the server could not find the requested resource');
 
@@ -316,17 +333,31 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
         status: { phase: 'Active' },
       });
     }
+    if (route.resource === 'podplacements' && !placementsInstalled) {
+      return sendStatus(response, 404, 'NotFound', 'the server could not find the requested resource');
+    }
     if (route.kind === 'patch') {
-      const name = decodeURIComponent(statusMatch![1] ?? '');
-      return servePatch(name, url.pathname, request.headers['content-type'], query, body, response);
+      const name = decodeURIComponent(statusMatch![2] ?? '');
+      const stored = customResources[route.resource]!;
+      return servePatch(
+        stored,
+        route.resource,
+        name,
+        url.pathname,
+        request.headers['content-type'],
+        query,
+        body,
+        response,
+      );
     }
     if (route.workload === undefined) {
+      const stored = customResources[route.resource]!;
       return serveList(query, response, {
         path: url.pathname,
         apiVersion: `${GROUP}/${VERSION}`,
-        kind: 'PodMutationList',
+        kind: route.resource === 'podplacements' ? 'PodPlacementList' : 'PodMutationList',
         items: () =>
-          [...objects.values()].sort((a, b) => nameOf(a).localeCompare(nameOf(b))).map((item) => structuredClone(item)),
+          [...stored.values()].sort((a, b) => nameOf(a).localeCompare(nameOf(b))).map((item) => structuredClone(item)),
       });
     }
     const { kind, namespace } = route.workload;
@@ -400,6 +431,8 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
   };
 
   const servePatch = (
+    stored: Map<string, Json>,
+    plural: string,
     name: string,
     path: string,
     contentType: string | undefined,
@@ -422,17 +455,39 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
         `the body of the request was in an unknown format: ${contentType}`,
       );
     }
-    const stored = objects.get(name);
-    if (stored === undefined) {
-      return sendStatus(response, 404, 'NotFound', `podmutations.${GROUP} "${name}" not found`);
+    const current = stored.get(name);
+    if (current === undefined) {
+      return sendStatus(response, 404, 'NotFound', `${plural}.${GROUP} "${name}" not found`);
     }
     // The status subresource ignores every change outside .status.
-    const patched = mergePatch(structuredClone(stored), body) as Json;
-    const updated: Json = { ...stored, metadata: { ...(stored['metadata'] as Json), resourceVersion: bump() } };
+    const patched = mergePatch(structuredClone(current), body) as Json;
+    const updated: Json = { ...current, metadata: { ...(current['metadata'] as Json), resourceVersion: bump() } };
     if (patched['status'] === undefined) delete updated['status'];
     else updated['status'] = patched['status'];
-    objects.set(name, updated);
+    stored.set(name, updated);
     sendJson(response, 200, updated);
+  };
+
+  const putResource = (stored: Map<string, Json>, kind: string, resource: PodMutationInput): Json => {
+    const existing = stored.get(resource.metadata.name);
+    const existingMetadata = (existing?.['metadata'] ?? {}) as Json;
+    const specChanged = existing === undefined || JSON.stringify(existing['spec']) !== JSON.stringify(resource.spec);
+    const previousGeneration = typeof existingMetadata['generation'] === 'number' ? existingMetadata['generation'] : 0;
+    const created: Json = {
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind,
+      metadata: {
+        ...structuredClone(resource.metadata),
+        uid: existingMetadata['uid'] ?? randomUUID(),
+        creationTimestamp: existingMetadata['creationTimestamp'] ?? new Date().toISOString(),
+        generation: specChanged ? previousGeneration + 1 : previousGeneration,
+        resourceVersion: bump(),
+      },
+      ...(resource.spec === undefined ? {} : { spec: structuredClone(resource.spec) }),
+      ...(existing?.['status'] === undefined ? {} : { status: existing['status'] }),
+    };
+    stored.set(resource.metadata.name, created);
+    return structuredClone(created);
   };
 
   const server: Server = createServer({ key: certificates.keyPem, cert: certificates.certPem }, (request, response) => {
@@ -465,27 +520,17 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
     get connections() {
       return connections;
     },
-    put(resource: PodMutationInput): Json {
-      const existing = objects.get(resource.metadata.name);
-      const existingMetadata = (existing?.['metadata'] ?? {}) as Json;
-      const specChanged = existing === undefined || JSON.stringify(existing['spec']) !== JSON.stringify(resource.spec);
-      const previousGeneration =
-        typeof existingMetadata['generation'] === 'number' ? existingMetadata['generation'] : 0;
-      const stored: Json = {
-        apiVersion: `${GROUP}/${VERSION}`,
-        kind: 'PodMutation',
-        metadata: {
-          ...structuredClone(resource.metadata),
-          uid: existingMetadata['uid'] ?? randomUUID(),
-          creationTimestamp: existingMetadata['creationTimestamp'] ?? new Date().toISOString(),
-          generation: specChanged ? previousGeneration + 1 : previousGeneration,
-          resourceVersion: bump(),
-        },
-        ...(resource.spec === undefined ? {} : { spec: structuredClone(resource.spec) }),
-        ...(existing?.['status'] === undefined ? {} : { status: existing['status'] }),
-      };
-      objects.set(resource.metadata.name, stored);
-      return structuredClone(stored);
+    put: (resource: PodMutationInput): Json => putResource(objects, 'PodMutation', resource),
+    putPlacement: (resource: PodMutationInput): Json => putResource(placements, 'PodPlacement', resource),
+    removePlacement(name: string): void {
+      if (placements.delete(name)) bump();
+    },
+    getPlacement(name: string): Json | undefined {
+      const stored = placements.get(name);
+      return stored === undefined ? undefined : structuredClone(stored);
+    },
+    setPlacementsInstalled(installed: boolean): void {
+      placementsInstalled = installed;
     },
     remove(name: string): void {
       if (objects.delete(name)) bump();
@@ -648,11 +693,12 @@ function routeOf(
   method: string | undefined,
   path: string,
   query: Record<string, string>,
-  isStatusPath: boolean,
+  statusOf: string | undefined,
 ): Route | undefined {
   const listKind: RequestKind = query['continue'] ? 'continue' : 'list';
   if (method === 'GET' && path === COLLECTION_PATH) return { kind: listKind, resource: 'podmutations' };
-  if (method === 'PATCH' && isStatusPath) return { kind: 'patch', resource: 'podmutations' };
+  if (method === 'GET' && path === PLACEMENT_COLLECTION_PATH) return { kind: listKind, resource: 'podplacements' };
+  if (method === 'PATCH' && statusOf !== undefined) return { kind: 'patch', resource: statusOf };
   if (method === 'GET' && path === `/api/v1/namespaces/${IDENTITY_NAMESPACE}`)
     return { kind: 'get', resource: 'namespaces' };
   const match = method === 'GET' ? WORKLOAD_PATH.exec(path) : null;

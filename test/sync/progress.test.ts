@@ -1,10 +1,10 @@
 /**
- * Migration progress on each rule's status: the sync's report through the fake API server (PodMutations,
- * Pods and owners, paginated) and dynalite; counts written only on change, at most once per interval.
+ * Migration progress on each rule's and PodPlacement's status: the sync's report through the fake API server
+ * (PodMutations, PodPlacements, Pods and owners, paginated) and dynalite; counts written only on change, at most once
+ * per interval.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createWorkloadObjectSource } from '../../lib/cluster/index.ts';
-import type { ManagedStep } from '../../lib/engine/index.ts';
 import type { ProgressDependencies } from '../../lib/sync/index.ts';
 import { pendingMetricRules } from '../../lib/sync/progress.ts';
 import { kubeconfigFor } from '../cluster/fake-api-server.ts';
@@ -42,10 +42,71 @@ function statusOf(name: string): Record<string, unknown> {
   return (world.server.get(name)?.['status'] ?? {}) as Record<string, unknown>;
 }
 
+function placementStatusOf(name: string): Record<string, unknown> {
+  return (world.server.getPlacement(name)?.['status'] ?? {}) as Record<string, unknown>;
+}
+
+/** Required node affinity on on-demand capacity, as the karpenter flavour's NonSpot placement adds it. */
+const ON_DEMAND_AFFINITY = {
+  nodeAffinity: {
+    requiredDuringSchedulingIgnoredDuringExecution: {
+      nodeSelectorTerms: [
+        { matchExpressions: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }] },
+      ],
+    },
+  },
+};
+
+/** Every Pod of the apps namespace on on-demand capacity. */
+const WEB_ON_DEMAND = {
+  metadata: { name: 'web-on-demand' },
+  spec: { enable: true, workloadSelector: { namespaces: ['apps'] }, mode: 'NonSpot' },
+};
+
+/**
+ * The Deployment apps/web (on the general pool, as the rule general-pool wants), its ReplicaSet and one Pod per entry
+ * of `affinities`, each with that affinity (undefined: none): the template has none, as placement adds it at admission.
+ */
+function putWebDeployment(affinities: readonly (typeof ON_DEMAND_AFFINITY | undefined)[]): void {
+  const labels = { app: 'web', 'pod-template-hash': '5d8f7c9b6d' };
+  const template = {
+    metadata: { labels },
+    spec: { containers: [{ name: 'app', image: 'app:1' }], nodeSelector: { 'example.com/pool': 'general' } },
+  };
+  const owner = (kind: string, name: string) => [{ apiVersion: 'apps/v1', kind, name, controller: true }];
+  world.server.clearObjects();
+  world.server.putObjects([
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: 'apps' },
+      spec: { selector: { matchLabels: { app: 'web' } }, template },
+    },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'ReplicaSet',
+      metadata: { name: 'web-5d8f7c9b6d', namespace: 'apps', labels, ownerReferences: owner('Deployment', 'web') },
+      spec: { template },
+    },
+    ...affinities.map((affinity, index) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: `web-5d8f7c9b6d-${index}`,
+        namespace: 'apps',
+        labels,
+        ownerReferences: owner('ReplicaSet', 'web-5d8f7c9b6d'),
+      },
+      spec: { ...template.spec, ...(affinity === undefined ? {} : { affinity }) },
+    })),
+  ]);
+}
+
 const podLists = () => world.server.requests.filter((request) => request.path.endsWith('/pods')).length;
 
 beforeEach(() => {
   world.server.clearObjects();
+  world.server.removePlacement('web-on-demand');
   world.server.put({ metadata: { name: 'general-pool' }, spec: validSpec('general') });
   world.server.putObjects([
     pod('moved', 'general'),
@@ -140,63 +201,77 @@ describe('migration progress on the rules status', () => {
     expect(warnings[0]?.fields).toHaveProperty('clusterId');
   });
 
-  it('runs the managed steps admission runs, so that a Pod they placed reads as current', async () => {
-    // A Deployment's Pod that admission spread over capacity types, as placement does: its template has no constraint.
-    const SPREAD = {
-      maxSkew: 1,
-      topologyKey: 'karpenter.sh/capacity-type',
-      whenUnsatisfiable: 'ScheduleAnyway',
-      labelSelector: { matchLabels: { app: 'web' } },
-    };
-    const labels = { app: 'web', 'pod-template-hash': '5d8f7c9b6d' };
-    const template = {
-      metadata: { labels },
-      spec: { containers: [{ name: 'app', image: 'app:1' }], nodeSelector: { 'example.com/pool': 'general' } },
-    };
-    const owner = (kind: string, name: string) => [{ apiVersion: 'apps/v1', kind, name, controller: true }];
-    world.server.clearObjects();
-    world.server.putObjects([
-      {
-        apiVersion: 'apps/v1',
-        kind: 'Deployment',
-        metadata: { name: 'web', namespace: 'apps' },
-        spec: { selector: { matchLabels: { app: 'web' } }, template },
-      },
-      {
-        apiVersion: 'apps/v1',
-        kind: 'ReplicaSet',
-        metadata: { name: 'web-5d8f7c9b6d', namespace: 'apps', labels, ownerReferences: owner('Deployment', 'web') },
-        spec: { template },
-      },
-      {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: {
-          name: 'web-5d8f7c9b6d-abcde',
-          namespace: 'apps',
-          labels,
-          ownerReferences: owner('ReplicaSet', 'web-5d8f7c9b6d'),
-        },
-        spec: { ...template.spec, topologySpreadConstraints: [SPREAD] },
-      },
-    ]);
-    const step: ManagedStep = {
-      name: 'managed:capacity',
-      apply: (state, facts) => ({
-        state: {
-          ...state,
-          topologySpreadConstraints: [...(state.topologySpreadConstraints ?? facts.topologySpreadConstraints), SPREAD],
-        },
-      }),
-    };
+  it.each([
+    { source: 'no placement', policy: false, podPlacement: false, pendingPods: 1 },
+    { source: 'a placement policy of the table', policy: true, podPlacement: false, pendingPods: 0 },
+    { source: 'a PodPlacement of the cluster', policy: false, podPlacement: true, pendingPods: 0 },
+  ])('with $source, counts a Pod that placement put on on-demand capacity as $pendingPods pending', async (row) => {
+    putWebDeployment([ON_DEMAND_AFFINITY]);
+    if (row.podPlacement) world.server.putPlacement(WEB_ON_DEMAND);
+    const policies = row.policy
+      ? [{ namespace: 'apps', kind: 'Deployment', name: 'web', mode: 'NonSpot' as const }]
+      : [];
 
-    const without = await syncSubject(world, (clusterId) => ({ progress: progress(clusterId) })).sync();
-    const withSteps = await syncSubject(world, (clusterId) => ({
-      progress: { ...progress(clusterId), managedSteps: () => Promise.resolve([step]) },
+    const report = await syncSubject(world, (clusterId) => ({
+      progress: {
+        ...progress(clusterId),
+        placement: { flavour: 'karpenter', policies: () => Promise.resolve(policies) },
+      },
     })).sync();
 
-    expect(without.progress).toMatchObject({ pods: 1, pendingPods: 1 });
-    expect(withSteps.progress).toMatchObject({ pods: 1, pendingPods: 0 });
+    expect(report.progress).toMatchObject({ pods: 1, pendingPods: row.pendingPods });
+  });
+
+  it('writes each PodPlacement the live Pods it places and those already placed, only when they change', async () => {
+    putWebDeployment([ON_DEMAND_AFFINITY, undefined, undefined]);
+    world.server.putPlacement(WEB_ON_DEMAND);
+    const clock = manualClock(Date.parse('2026-12-01T10:00:00.000Z'));
+    const subject = syncSubject(world, (clusterId) => ({ clock, progress: progress(clusterId, 1) }));
+
+    await subject.sync();
+    const written = world.server.statusPatches.length;
+    clock.advance(60_000);
+    const again = await subject.sync();
+
+    expect(placementStatusOf('web-on-demand')).toMatchObject({
+      matchedPods: 3,
+      placedPods: 1,
+      lastReportTime: '2026-12-01T10:00:00.000Z',
+    });
+    expect(again.progress).toMatchObject({ statusPatched: 0 });
+    expect(world.server.statusPatches.length).toBe(written);
+  });
+
+  it('counts no Pod for a PodPlacement a placement policy of the table overrides', async () => {
+    putWebDeployment([ON_DEMAND_AFFINITY]);
+    world.server.putPlacement(WEB_ON_DEMAND);
+    const policies = [{ namespace: 'apps', kind: 'Deployment', name: 'web', mode: 'NonSpot' as const }];
+
+    await syncSubject(world, (clusterId) => ({
+      progress: {
+        ...progress(clusterId),
+        placement: { flavour: 'karpenter', policies: () => Promise.resolve(policies) },
+      },
+    })).sync();
+
+    expect(placementStatusOf('web-on-demand')).toMatchObject({ matchedPods: 0, placedPods: 0 });
+  });
+
+  it('removes the counts of a PodPlacement that became invalid', async () => {
+    putWebDeployment([ON_DEMAND_AFFINITY]);
+    world.server.putPlacement(WEB_ON_DEMAND);
+    const clock = manualClock();
+    const subject = syncSubject(world, (clusterId) => ({ clock, progress: progress(clusterId, 1) }));
+    await subject.sync();
+
+    world.server.putPlacement({ ...WEB_ON_DEMAND, spec: { ...WEB_ON_DEMAND.spec, mdoe: 'Spot' } });
+    clock.advance(60_000);
+    await subject.sync();
+
+    const status = placementStatusOf('web-on-demand');
+    expect(status).not.toHaveProperty('matchedPods');
+    expect(status).not.toHaveProperty('placedPods');
+    expect(status['conditions']).toContainEqual(expect.objectContaining({ type: 'Accepted', status: 'False' }));
   });
 
   it('emits PendingPods for the rules with pending Pods', async () => {
