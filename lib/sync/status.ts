@@ -60,8 +60,8 @@ function verdictFields(
 ): Pick<AcceptedCondition, 'status' | 'reason' | 'message'> {
   const { verdict } = resource;
   if (!verdict.valid)
-    return { status: 'False', reason: 'Invalid', message: joinedMessage(describeIssues(verdict.invalid)) };
-  const warnings = describeIssues({ name: resource.name, issues: resource.warnings ?? [] });
+    return { status: 'False', reason: 'Invalid', message: joinedMessage(describeIssues(verdict.invalid, kind)) };
+  const warnings = describeIssues({ name: resource.name, issues: resource.warnings ?? [] }, kind);
   const lines = warnings.map((line) => `warning: ${line}`);
   return { status: 'True', reason: 'Valid', message: joinedMessage(lines, VALID_MESSAGES[kind]) };
 }

@@ -160,6 +160,7 @@ interface FakeApiServer {
   /** Deletes a PodPlacement; bumps resourceVersion. */
   removePlacement(name: string): void;
   getPlacement(name: string): Json | undefined;
+  placementNames(): string[];
   /** Installs or removes the PodPlacement CRD: while removed, the podplacements collection answers 404; default installed. */
   setPlacementsInstalled(installed: boolean): void;
   /** Creates or replaces workload objects (by kind, namespace and name); bumps resourceVersion once per object. */
@@ -528,6 +529,9 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
     getPlacement(name: string): Json | undefined {
       const stored = placements.get(name);
       return stored === undefined ? undefined : structuredClone(stored);
+    },
+    placementNames(): string[] {
+      return [...placements.keys()].sort();
     },
     setPlacementsInstalled(installed: boolean): void {
       placementsInstalled = installed;

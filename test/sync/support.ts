@@ -163,10 +163,12 @@ function syncSubject(world: SyncWorld, given: SubjectDefaults = {}): SyncSubject
   };
 }
 
-/** Removes every object and fault from the fake cluster. */
+/** Removes every object and fault from the fake cluster; its PodPlacement CRD is installed again. */
 function resetCluster(server: FakeApiServer): void {
   server.clearFaults();
   for (const name of server.names()) server.remove(name);
+  for (const name of server.placementNames()) server.removePlacement(name);
+  server.setPlacementsInstalled(true);
 }
 
 /**
