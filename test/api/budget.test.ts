@@ -3,13 +3,16 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   applySnapshotBudget,
+  applySnapshotBudgets,
   listedInvalidRules,
   ruleCost,
   RULE_BUDGET,
   SNAPSHOT_BUDGET,
   validatePodMutation,
   type InvalidRule,
+  type NormalizedPlacement,
   type NormalizedRule,
+  type PlacementVerdict,
   type RuleVerdict,
 } from '../../lib/api/index.ts';
 import { loadCrd } from '../infra/corpus.ts';
@@ -141,6 +144,85 @@ describe('the snapshot budget', () => {
         ],
       })),
     );
+  });
+});
+
+describe('the snapshot budget over rules and PodPlacements', () => {
+  const minimal = (name: string) =>
+    valid(podMutation(name, { workloadSelector: { all: true }, mutationAdd: { nodeSelector: { a: 'b' } } }));
+  const placement = (name: string, priority = 0): NormalizedPlacement => ({
+    name,
+    generation: 2,
+    enable: true,
+    priority,
+    workloadSelector: { namespaces: ['batch'] },
+    mode: 'Spot',
+  });
+  const asRules = (rules: readonly NormalizedRule[]) =>
+    rules.map((rule): { verdict: RuleVerdict } => ({ verdict: { valid: true, rule } }));
+  const asPlacements = (placements: readonly NormalizedPlacement[]) =>
+    placements.map((entry): { verdict: PlacementVerdict } => ({ verdict: { valid: true, placement: entry } }));
+  const names = (entries: readonly { verdict: PlacementVerdict }[], valid: boolean) =>
+    entries.flatMap(({ verdict }) =>
+      verdict.valid === valid ? [verdict.valid ? verdict.placement.name : verdict.invalid.name] : [],
+    );
+
+  it('publishes the PodPlacements with what the rules leave of the count, in application order, and rejects the rest', () => {
+    const rules = Array.from({ length: SNAPSHOT_BUDGET.maxRules - 1 }, (_, index) =>
+      minimal(`r${String(index).padStart(5, '0')}`),
+    );
+    const placements = asPlacements([placement('z-first', -1), placement('a-later'), placement('b-later')]);
+
+    const budgeted = applySnapshotBudgets(asRules(rules), placements);
+
+    expect(budgeted.rules.every(({ verdict }) => verdict.valid)).toBe(true);
+    expect(names(budgeted.placements, true)).toEqual(['z-first']);
+    expect(budgeted.placements[1]!.verdict).toEqual({
+      valid: false,
+      invalid: {
+        name: 'a-later',
+        generation: 2,
+        issues: [
+          {
+            field: 'spec',
+            reason: `not published: the snapshot budget of ${SNAPSHOT_BUDGET.maxRules} rules is spent by the rules and the PodPlacements that apply before this one (priority, then name)`,
+          },
+        ],
+      },
+    });
+    expect(names(budgeted.placements, false)).toEqual(['a-later', 'b-later']);
+  });
+
+  it('rejects a PodPlacement once the rules spent the bytes, naming the bytes it needs, and never a rule for it', () => {
+    const big = (index: number) => valid(largestRule(`big-${String(index).padStart(2, '0')}`));
+    const count = Math.floor(SNAPSHOT_BUDGET.maxRuleBytes / ruleCost(big(0)).bytes);
+    const rules = Array.from({ length: count }, (_, index) => big(index));
+    const spent = rules.reduce((total, rule) => total + ruleCost(rule).bytes, 0);
+    const left = SNAPSHOT_BUDGET.maxRuleBytes - spent;
+    // A PodPlacement bigger than what the rules left: a long namespace list.
+    const namespaces = Array.from(
+      { length: Math.ceil(left / 40) + 1 },
+      (_, index) => `namespace-${index}-${'x'.repeat(40)}`,
+    );
+    const large = { ...placement('large', -2147483648), workloadSelector: { namespaces } };
+
+    const budgeted = applySnapshotBudgets(asRules(rules), asPlacements([large]));
+
+    expect(budgeted.rules.every(({ verdict }) => verdict.valid)).toBe(true);
+    const verdict = budgeted.placements[0]!.verdict;
+    expect(verdict.valid).toBe(false);
+    expect(verdict.valid ? '' : verdict.invalid.issues[0]!.reason).toMatch(
+      new RegExp(
+        `^not published: the snapshot budget of ${SNAPSHOT_BUDGET.maxRuleBytes} bytes of rules is spent .*, and this PodPlacement needs \\d+$`,
+      ),
+    );
+  });
+
+  it('changes nothing for rules and PodPlacements within the budget', () => {
+    const rules = asRules([minimal('alpha')]);
+    const placements = asPlacements([placement('to-spot')]);
+
+    expect(applySnapshotBudgets(rules, placements)).toEqual({ rules, placements });
   });
 });
 
