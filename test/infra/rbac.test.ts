@@ -16,9 +16,9 @@ interface Manifest {
 }
 
 const manifests = loadInfraManifest('rbac.yaml') as Manifest[];
-const crd = loadCrd() as ReturnType<typeof loadCrd> & {
-  readonly spec: { readonly names: { readonly plural: string } };
-};
+type NamedCrd = ReturnType<typeof loadCrd> & { readonly spec: { readonly names: { readonly plural: string } } };
+const crd = loadCrd() as NamedCrd;
+const placementCrd = loadCrd('podplacement-crd.yaml') as NamedCrd;
 
 function find(kind: string, name: string): Manifest {
   const found = manifests.find((manifest) => manifest.kind === kind && manifest.metadata.name === name);
@@ -37,22 +37,30 @@ describe('infra/rbac.yaml', () => {
     ]);
   });
 
-  it('lets the sync read PodMutations, patch their status, get the kube-system namespace and list Nodes and NodePools, and nothing else', () => {
+  it('lets the sync read PodMutations and PodPlacements, patch their status, get the kube-system namespace and list Nodes and NodePools, and nothing else', () => {
     expect(find('ClusterRole', 'podmutation-sync').rules).toEqual([
-      { apiGroups: ['agent.cloudpilot.ai'], resources: ['podmutations'], verbs: ['get', 'list', 'watch'] },
-      { apiGroups: ['agent.cloudpilot.ai'], resources: ['podmutations/status'], verbs: ['patch'] },
+      {
+        apiGroups: ['agent.cloudpilot.ai'],
+        resources: ['podmutations', 'podplacements'],
+        verbs: ['get', 'list', 'watch'],
+      },
+      {
+        apiGroups: ['agent.cloudpilot.ai'],
+        resources: ['podmutations/status', 'podplacements/status'],
+        verbs: ['patch'],
+      },
       { apiGroups: [''], resources: ['namespaces'], resourceNames: ['kube-system'], verbs: ['get'] },
       { apiGroups: [''], resources: ['nodes'], verbs: ['list'] },
       { apiGroups: ['karpenter.sh'], resources: ['nodepools'], verbs: ['list'] },
     ]);
   });
 
-  it("names the CRD's group and plural in the ClusterRole", () => {
+  it("names the CRDs' group and plurals in the ClusterRole", () => {
     const resources = find('ClusterRole', 'podmutation-sync')
       .rules!.filter((rule) => rule.apiGroups[0] === crd.spec.group)
       .flatMap((rule) => rule.resources.map((resource) => `${rule.apiGroups[0]}:${resource}`));
-    const plural = crd.spec.names.plural;
-    expect(resources).toEqual([`${crd.spec.group}:${plural}`, `${crd.spec.group}:${plural}/status`]);
+    const [mutations, placements] = [crd, placementCrd].map((each) => `${each.spec.group}:${each.spec.names.plural}`);
+    expect(resources).toEqual([mutations, placements, `${mutations}/status`, `${placements}/status`]);
   });
 
   it('uses no wildcard anywhere', () => {

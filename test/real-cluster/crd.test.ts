@@ -29,6 +29,7 @@ const cluster = useControlPlane();
 
 const INFRA = fileURLToPath(new URL('../../infra/', import.meta.url));
 const CRD_NAME = 'podmutations.agent.cloudpilot.ai';
+const PLACEMENT_CRD_NAME = 'podplacements.agent.cloudpilot.ai';
 const PODMUTATIONS = '/apis/agent.cloudpilot.ai/v1alpha1/podmutations';
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 // docs/design.md "Sync and cluster access": the label selector of each mode.
@@ -139,7 +140,7 @@ async function allowed(
   resource: string,
 ): Promise<boolean> {
   const [plural, subresource] = resource.split('/');
-  const group = plural === 'podmutations' ? 'agent.cloudpilot.ai' : '';
+  const group = plural === 'podmutations' || plural === 'podplacements' ? 'agent.cloudpilot.ai' : '';
   const review = await plane.admin.json<{ status: { allowed: boolean } }>(
     'POST',
     '/apis/authorization.k8s.io/v1/subjectaccessreviews',
@@ -157,16 +158,19 @@ async function allowed(
   return review.status.allowed;
 }
 
-// infra/rbac.yaml: the sync may read PodMutations and patch their status, nothing else.
+// infra/rbac.yaml: the sync may read PodMutations and PodPlacements and patch their status, nothing else.
 const SYNC_ACCESS: readonly (readonly [verb: string, resource: string, allowed: boolean])[] = [
-  ['get', 'podmutations', true],
-  ['list', 'podmutations', true],
-  ['watch', 'podmutations', true],
-  ['patch', 'podmutations/status', true],
-  ['create', 'podmutations', false],
-  ['update', 'podmutations', false],
-  ['patch', 'podmutations', false],
-  ['delete', 'podmutations', false],
+  ...['podmutations', 'podplacements'].flatMap((plural) => [
+    ['get', plural, true] as const,
+    ['list', plural, true] as const,
+    ['watch', plural, true] as const,
+    ['patch', `${plural}/status`, true] as const,
+    ['update', `${plural}/status`, false] as const,
+    ['create', plural, false] as const,
+    ['update', plural, false] as const,
+    ['patch', plural, false] as const,
+    ['delete', plural, false] as const,
+  ]),
   ['list', 'secrets', false],
 ];
 const SYNC_GROUP = {
@@ -202,11 +206,13 @@ describe('infra/ applied as docs/design.md says', () => {
   // docs/design.md "Sync and cluster access": what each mode applies; kind/name@namespace.
   const EKS_OBJECTS = [
     `customresourcedefinition/${CRD_NAME}`,
+    `customresourcedefinition/${PLACEMENT_CRD_NAME}`,
     'clusterrole/podmutation-sync',
     'clusterrolebinding/podmutation-sync',
   ];
   const KUBECONFIG_OBJECTS = [
     `customresourcedefinition/${CRD_NAME}`,
+    `customresourcedefinition/${PLACEMENT_CRD_NAME}`,
     'clusterrole/podmutation-sync',
     'namespace/podmutation-system',
     'serviceaccount/podmutation-sync@podmutation-system',
