@@ -21,12 +21,14 @@ interface Condition {
   readonly observedGeneration?: number;
 }
 
-function placementStatus(name: string): {
-  conditions?: Condition[];
-  observedGeneration?: number;
-  lastSyncTime?: string;
-} {
-  return (world.server.getPlacement(name)?.['status'] ?? {}) as ReturnType<typeof placementStatus>;
+interface PlacementStatus {
+  readonly conditions?: Condition[];
+  readonly observedGeneration?: number;
+  readonly lastSyncTime?: string;
+}
+
+function placementStatus(name: string): PlacementStatus {
+  return world.server.getPlacement(name)?.['status'] ?? {};
 }
 
 function acceptedOf(name: string): Condition | undefined {
@@ -93,7 +95,7 @@ describe('a sync of a cluster with PodPlacements', () => {
   });
 
   it('marks a valid PodPlacement Accepted True with its warnings, generation and sync time', async () => {
-    const { enable: _enable, ...withoutEnable } = placementSpec();
+    const withoutEnable = { workloadSelector: { namespaces: ['batch'] }, mode: 'Spot' };
     world.server.putPlacement({ metadata: { name: 'to-spot' }, spec: withoutEnable });
     const subject = syncSubject(world);
 
