@@ -8,6 +8,7 @@ import {
   getJson,
   send,
   sendMergePatch,
+  type ClusterAccess,
   type ConnectionOptions,
 } from './access.ts';
 import type { ClusterConfig } from './config.ts';
@@ -79,37 +80,6 @@ function createPodMutationSource(config: ClusterConfig, options: PodMutationSour
   const settings = checkOptions(options);
   const access = createClusterAccess(config, { ...options, requestTimeoutMs: settings.requestTimeoutMs }, toClient);
 
-  /** Every resource of `kind` over all pages; never a partial list. */
-  const listAll = (kind: SyncedKind): Promise<PodMutationList> => {
-    const { resource, path } = COLLECTIONS[kind];
-    const action = `listing ${resource}`;
-    return access.run(action, (cluster) => {
-      const operation: ClusterOperation = {
-        action,
-        notFoundHint: `the ${kind} CRD (${resource}) is not installed in the cluster`,
-        target: cluster.server,
-        context: { operation: 'list', resource },
-      };
-      // Read raw (getJson): the generated client's JSON.parse would round a tolerationSeconds beyond 2^53.
-      return collectList(
-        (continueToken) =>
-          send(operation, settings.requestTimeoutMs, (requestOptions) =>
-            getJson(
-              cluster.connection,
-              path,
-              {
-                limit: String(settings.pageSize),
-                ...(continueToken === undefined ? {} : { continue: continueToken }),
-              },
-              requestOptions,
-            ),
-          ),
-        { maxRestarts: settings.maxListRestarts, maxPages: MAX_PAGES },
-        operation,
-      );
-    });
-  };
-
   return {
     readClusterUid(): Promise<string> {
       const action = `reading the uid of namespace ${IDENTITY_NAMESPACE}, the cluster's identity`;
@@ -132,8 +102,8 @@ function createPodMutationSource(config: ClusterConfig, options: PodMutationSour
       });
     },
 
-    listPodMutations: () => listAll(POD_MUTATION_KIND),
-    listPodPlacements: () => listAll(POD_PLACEMENT_KIND),
+    listPodMutations: () => listAll(access, settings, POD_MUTATION_KIND),
+    listPodPlacements: () => listAll(access, settings, POD_PLACEMENT_KIND),
 
     async patchStatus(name: string, status: object, kind: SyncedKind = POD_MUTATION_KIND): Promise<void> {
       const { resource, path: collectionPath } = COLLECTIONS[kind];
@@ -156,6 +126,41 @@ function createPodMutationSource(config: ClusterConfig, options: PodMutationSour
       });
     },
   };
+}
+
+/** Every resource of `kind` over all pages; never a partial list. */
+function listAll(
+  access: ClusterAccess<ClusterClient>,
+  settings: typeof DEFAULTS,
+  kind: SyncedKind,
+): Promise<PodMutationList> {
+  const { resource, path } = COLLECTIONS[kind];
+  const action = `listing ${resource}`;
+  return access.run(action, (cluster) => {
+    const operation: ClusterOperation = {
+      action,
+      notFoundHint: `the ${kind} CRD (${resource}) is not installed in the cluster`,
+      target: cluster.server,
+      context: { operation: 'list', resource },
+    };
+    // Read raw (getJson): the generated client's JSON.parse would round a tolerationSeconds beyond 2^53.
+    return collectList(
+      (continueToken) =>
+        send(operation, settings.requestTimeoutMs, (requestOptions) =>
+          getJson(
+            cluster.connection,
+            path,
+            {
+              limit: String(settings.pageSize),
+              ...(continueToken === undefined ? {} : { continue: continueToken }),
+            },
+            requestOptions,
+          ),
+        ),
+      { maxRestarts: settings.maxListRestarts, maxPages: MAX_PAGES },
+      operation,
+    );
+  });
 }
 
 interface ClusterClient {

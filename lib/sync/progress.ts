@@ -13,6 +13,7 @@ import {
   isPlaced,
   DEFAULT_CAPACITY_FLAVOUR,
   type CapacityFlavour,
+  type ChosenPlacement,
   type PlacementPolicy,
   type PlacementStep,
 } from '../placement/index.ts';
@@ -226,7 +227,7 @@ function placementTally(step: PlacementStep, flavour: CapacityFlavour) {
       } catch {
         return; // A Pod the engine cannot read is one admission would not place either; the report says so.
       }
-      const chosen = step.choose(facts);
+      const chosen: ChosenPlacement | undefined = step.choose(facts);
       if (chosen?.placement === undefined) return;
       const tally = counts.get(chosen.placement) ?? { matchedPods: 0, placedPods: 0 };
       tally.matchedPods += 1;
@@ -308,4 +309,4 @@ export {
   foldClusterObjects,
   progressOf,
 };
-export type { ProgressDependencies, PlacementProgress };
+export type { ProgressDependencies };

@@ -146,5 +146,5 @@ function byName(left: { readonly name: string }, right: { readonly name: string 
   return left.name < right.name ? -1 : left.name > right.name ? 1 : 0;
 }
 
-export { assessList, assessLists, snapshotContentOf, buildSnapshotContent };
+export { assessLists, snapshotContentOf, buildSnapshotContent };
 export type { Assessed, AssessedPlacement, AssessedResource };

@@ -4,23 +4,14 @@
  */
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { NormalizedPlacement } from '../../lib/api/index.ts';
 import { Capacity } from '../../lib/capacity/index.ts';
 import { contentHashOf, decodeContent, decodedContentHash, serializeContent } from '../../lib/store/codec.ts';
-import { createDynamoClient, type SnapshotContent } from '../../lib/store/index.ts';
+import type { SnapshotContent } from '../../lib/store/index.ts';
 import { canonicalJson } from '../../lib/values/index.ts';
 import { node, nodePool } from '../capacity/support.ts';
-import {
-  contentOf,
-  createFreshTable,
-  freshClusterId,
-  ruleAdding,
-  snapshotsOf,
-  startTestDynamo,
-  type TestDynamo,
-} from './support.ts';
+import { contentOf, freshClusterId, ruleAdding, snapshotsOf, useTestTable } from './support.ts';
 
 const NOW = Date.parse('2026-12-01T10:00:00.000Z');
 const RULES = contentOf([ruleAdding('move', { team: 'a' })]);
@@ -53,22 +44,9 @@ const CAPACITY = Capacity.of({
   nodePools: [nodePool('general')],
 }).published()!;
 
-let dynamo: TestDynamo;
-let raw: DynamoDBClient;
-let tableName: string;
+const table = useTestTable();
 
-beforeAll(async () => {
-  dynamo = await startTestDynamo();
-  tableName = await createFreshTable(dynamo.endpoint);
-  raw = createDynamoClient({ endpoint: dynamo.endpoint });
-});
-
-afterAll(async () => {
-  raw.destroy();
-  await dynamo.close();
-});
-
-const store = () => snapshotsOf({ client: raw, tableName, clock: () => NOW });
+const store = () => snapshotsOf({ client: table.client(), tableName: table.tableName(), clock: () => NOW });
 
 /** The text serializeContent stores for the content. */
 function storedText(content: SnapshotContent): string {

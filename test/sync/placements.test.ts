@@ -4,7 +4,7 @@
  * PodPlacement CRD keeps syncing its PodMutations, and any other failure to list them publishes nothing.
  */
 import { describe, expect, it } from 'vitest';
-import { syncSubject, useSyncWorld, validSpec } from './support.ts';
+import { syncSubject, useSyncWorld, validSpec, type SyncSubject } from './support.ts';
 
 const world = useSyncWorld();
 
@@ -35,6 +35,12 @@ function acceptedOf(name: string): Condition | undefined {
   return placementStatus(name).conditions?.find((condition) => condition.type === 'Accepted');
 }
 
+/** One sync of the subject, and the snapshot current after it. */
+async function syncAndRead(subject: SyncSubject) {
+  const report = await subject.sync();
+  return { report, snapshot: await world.store(subject.clusterId).read() };
+}
+
 const placementPatches = () => world.server.statusPatches.filter((patch) => patch.path.includes('/podplacements/'));
 
 describe('a sync of a cluster with PodPlacements', () => {
@@ -46,11 +52,9 @@ describe('a sync of a cluster with PodPlacements', () => {
       spec: { enable: true, workloadSelector: { namespaces: ['analytics'] }, mode: 'Diversity', spotPercent: 70 },
     });
     world.server.putPlacement({ metadata: { name: 'misspelt' }, spec: placementSpec({ spotPrecent: 10 }) });
-    const subject = syncSubject(world);
 
-    const report = await subject.sync();
+    const { report, snapshot } = await syncAndRead(syncSubject(world));
 
-    const snapshot = await world.store(subject.clusterId).read();
     expect(report).toMatchObject({
       outcome: 'published',
       valid: 1,
@@ -161,9 +165,8 @@ describe('a sync of a cluster without the PodPlacement CRD', () => {
     world.server.setPlacementsInstalled(false);
     const subject = syncSubject(world);
 
-    const report = await subject.sync();
+    const { report, snapshot } = await syncAndRead(subject);
 
-    const snapshot = await world.store(subject.clusterId).read();
     expect(report).toMatchObject({
       outcome: 'published',
       valid: 1,
