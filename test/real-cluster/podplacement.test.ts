@@ -6,7 +6,7 @@
  * Pod requires Spot and lands on a Spot Node, every analytics Pod requires Spot or on-demand and lands on a Node of
  * that capacity type; a sync with the report writes each PodPlacement's MATCHED and PLACED.
  */
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,25 +21,22 @@ import type { StatusCondition } from '../support/objects.ts';
 import type { Json } from './api.ts';
 import { servingCertificate } from './certificates.ts';
 import type { ControlPlane } from './control-plane.ts';
-import { applyInfra, kubectlObjects, kubectlOk, untilAllowed } from './kubectl.ts';
+import { kubectlObjects, kubectlOk } from './kubectl.ts';
 import { startLambdaHost, type LambdaHost } from './lambda-host.ts';
 import { TEST_NODES } from './nodes.ts';
 import { livePods, type ClusterPod } from './pods.ts';
+import { deploymentObject } from './pools.ts';
 import { waitFor } from './processes.ts';
-import { invokeSyncFunction } from './sync-function.ts';
+import { invokeSyncFunction, setUpKubeconfigMode } from './sync-function.ts';
 import { useControlPlane } from './use-control-plane.ts';
 import { applyWebhookConfiguration, DEFAULT_WEBHOOK_NAME, webhookConfiguration } from './webhook.ts';
 
 const cluster = useControlPlane();
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const SYNC_NAMESPACE = 'podmutation-system';
-const SYNC = `system:serviceaccount:${SYNC_NAMESPACE}:podmutation-sync`;
-const KUBECONFIG_MODE = 'podmutation.agent.cloudpilot.ai/access!=eks-access-entry';
 const CLUSTER_ID = 'default';
 const TABLE = 'podmutation-placement-rules';
 const REGION = 'eu-west-1';
-const KUBECONFIG_SECRET_ARN = `arn:aws:secretsmanager:${REGION}:123456789012:secret:podmutation-kubeconfig-AbCdEf`;
 const CAPACITY_KEY = 'karpenter.sh/capacity-type';
 const CAPACITY_OF = new Map(TEST_NODES.map((node) => [node.name, node.capacityType]));
 /** Valid as the CRD reads it (spec keeps unknown fields), rejected by the validator at spec.spotPrecent. */
@@ -67,10 +64,8 @@ async function invokeSync(reportIntervalMinutes: number): Promise<SyncReport> {
   const { report } = await invokeSyncFunction({
     taskRoot,
     secretsManagerUrl: aws.url,
-    kubeconfigSecretArn: KUBECONFIG_SECRET_ARN,
     dynamoEndpoint: dynamo.endpoint,
     tableName: TABLE,
-    clusterId: CLUSTER_ID,
     reportIntervalMinutes,
   });
   return report;
@@ -78,22 +73,7 @@ async function invokeSync(reportIntervalMinutes: number): Promise<SyncReport> {
 
 /** A Deployment of `replicas` Pods on the merged pool (untainted Spot and on-demand Nodes). */
 function deployment(namespace: string, name: string, replicas: number): Json {
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name, namespace },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name } },
-        spec: {
-          containers: [{ name: 'app', image: `registry.example.com/${name}:1` }],
-          nodeSelector: { 'example.com/node-pool': 'merged' },
-        },
-      },
-    },
-  };
+  return deploymentObject(namespace, name, replicas, { nodeSelector: { 'example.com/node-pool': 'merged' } });
 }
 
 /** The workload's live Pods once there are `replicas` of them, each bound to a Node. */
@@ -156,32 +136,17 @@ beforeAll(async () => {
     startEmbeddedDynamo(),
     startFakeAws(),
     buildFunctions({ outdir: join(scratch, 'dist') }),
-    // Kubeconfig mode of docs/operations.md, the sync's report access included; the PodPlacement CRD comes with infra/.
-    (async () => {
-      await applyInfra(plane, KUBECONFIG_MODE);
-      await kubectlOk(plane, ['apply', '-f', join(ROOT, 'infra', 'rbac-sync-report.yaml'), '-l', KUBECONFIG_MODE]);
-      await kubectlOk(plane, [
-        'wait',
-        '--for=condition=Established',
-        'crd/podplacements.agent.cloudpilot.ai',
-        '--timeout=60s',
-      ]);
-    })(),
   ]);
   dynamoClient = createDynamoClient({ endpoint: dynamo.endpoint });
   await createSnapshotTable(dynamoClient, TABLE);
   taskRoot = join(scratch, 'dist', 'sync');
-  for (const args of [
+  // The PodPlacement CRD and the sync's access to it come with infra/.
+  await setUpKubeconfigMode(plane, aws, [
     ['list', 'podplacements.agent.cloudpilot.ai'],
     ['patch', 'podplacements.agent.cloudpilot.ai', '--subresource=status'],
     ['list', 'pods', '--all-namespaces'],
-  ])
-    await untilAllowed(plane, SYNC, [...args, `--as=${SYNC}`]);
-  const token = (await kubectlOk(plane, ['create', 'token', 'podmutation-sync', '-n', SYNC_NAMESPACE])).trim();
-  aws.secrets.set(
-    KUBECONFIG_SECRET_ARN,
-    await readFile(await plane.tokenKubeconfig('podmutation-sync', token), 'utf8'),
-  );
+  ]);
+  await kubectlOk(plane, ['wait', '--for=condition=Established', 'crd/podplacements.agent.cloudpilot.ai']);
 
   await kubectlOk(plane, ['apply', '-f', join(ROOT, 'examples', 'podplacements')]);
   await kubectlObjects(plane, 'apply', [MISSPELT]);

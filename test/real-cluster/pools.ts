@@ -48,4 +48,21 @@ function legacyTemplate(name: string, spec: Json = {}, labels: Readonly<Record<s
   };
 }
 
-export { legacyTemplate, mergeLegacyPool, poolAffinity, poolTerm };
+/** A Deployment of `replicas` Pods labelled `app: <name>`, one container, and `podSpec` beside it. */
+function deploymentObject(namespace: string, name: string, replicas: number, podSpec: Json): Json {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: { containers: [{ name: 'app', image: `registry.example.com/${name}:1` }], ...podSpec },
+      },
+    },
+  };
+}
+
+export { deploymentObject, legacyTemplate, mergeLegacyPool, poolAffinity, poolTerm };

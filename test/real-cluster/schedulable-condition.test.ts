@@ -6,9 +6,8 @@
  * the pool a NodePool makes, the rule turns `True`. Without the report, each sync judges what the rule adds: False for
  * the misspelt pool, Unknown once a NodePool takes it.
  */
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFunctions } from '../../scripts/build.ts';
 import { Capacity } from '../../lib/capacity/index.ts';
@@ -23,22 +22,16 @@ import type { StatusCondition } from '../support/objects.ts';
 import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
 import { installNodePoolCrd } from './karpenter.ts';
-import { applyInfra, applyPodMutation, kubectlObjects, kubectlOk, untilAllowed, untilRolledOut } from './kubectl.ts';
+import { applyPodMutation, kubectlObjects, kubectlOk, untilRolledOut } from './kubectl.ts';
 import { TEST_NODES } from './nodes.ts';
 import { legacyTemplate, poolTerm } from './pools.ts';
-import { invokeSyncFunction } from './sync-function.ts';
+import { invokeSyncFunction, setUpKubeconfigMode } from './sync-function.ts';
 import { useControlPlane } from './use-control-plane.ts';
 
 const cluster = useControlPlane();
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const SYNC_NAMESPACE = 'podmutation-system';
-const SYNC = `system:serviceaccount:${SYNC_NAMESPACE}:podmutation-sync`;
-const KUBECONFIG_MODE = 'podmutation.agent.cloudpilot.ai/access!=eks-access-entry';
 const CLUSTER_ID = 'default';
 const TABLE = 'podmutation-schedulable-rules';
-const REGION = 'eu-west-1';
-const KUBECONFIG_SECRET_ARN = `arn:aws:secretsmanager:${REGION}:123456789012:secret:podmutation-kubeconfig-AbCdEf`;
 const RULE = 'move-checkout';
 const REPLICAS = 2;
 
@@ -69,10 +62,8 @@ function invokeSync(reportIntervalMinutes = 1): ReturnType<typeof invokeSyncFunc
   return invokeSyncFunction({
     taskRoot,
     secretsManagerUrl: aws.url,
-    kubeconfigSecretArn: KUBECONFIG_SECRET_ARN,
     dynamoEndpoint: dynamo.endpoint,
     tableName: TABLE,
-    clusterId: CLUSTER_ID,
     reportIntervalMinutes,
   });
 }
@@ -100,9 +91,16 @@ beforeAll(async () => {
   dynamoClient = createDynamoClient({ endpoint: dynamo.endpoint });
   await createSnapshotTable(dynamoClient, TABLE);
 
-  // Kubeconfig mode of docs/operations.md, the sync's report access included.
-  await applyInfra(plane, KUBECONFIG_MODE);
-  await kubectlOk(plane, ['apply', '-f', join(ROOT, 'infra', 'rbac-sync-report.yaml'), '-l', KUBECONFIG_MODE]);
+  aws = await startFakeAws();
+  await setUpKubeconfigMode(
+    plane,
+    aws,
+    ['nodes', 'nodepools.karpenter.sh', 'pods', 'cronjobs.batch'].map((resource) => [
+      'list',
+      resource,
+      '--all-namespaces',
+    ]),
+  );
   await installNodePoolCrd(plane);
   await kubectlObjects(plane, 'create', [
     nodePoolObject(
@@ -111,14 +109,6 @@ beforeAll(async () => {
       { labels: { 'example.com/node-pool': 'general' } },
     ),
   ]);
-  for (const resource of ['nodes', 'nodepools.karpenter.sh', 'pods', 'cronjobs.batch'])
-    await untilAllowed(plane, SYNC, ['list', resource, '--all-namespaces', `--as=${SYNC}`]);
-  const token = (await kubectlOk(plane, ['create', 'token', 'podmutation-sync', '-n', SYNC_NAMESPACE])).trim();
-  aws = await startFakeAws();
-  aws.secrets.set(
-    KUBECONFIG_SECRET_ARN,
-    await readFile(await plane.tokenKubeconfig('podmutation-sync', token), 'utf8'),
-  );
 
   // Pods made by the real ReplicaSet controller on the legacy pool, before any rule exists.
   await plane.ensureNamespace('production');

@@ -8,10 +8,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { CAPACITY_ANNOTATION } from '../../lib/placement/index.ts';
-import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
 import { TEST_NODES } from './nodes.ts';
-import { poolAffinity } from './pools.ts';
+import { deploymentObject, poolAffinity } from './pools.ts';
 import { waitFor } from './processes.ts';
 import { useControlPlane } from './use-control-plane.ts';
 import { serveAndRegister, type ServedWebhook } from './webhook.ts';
@@ -64,22 +63,6 @@ async function boundPods(plane: ControlPlane, namespace: string, selector: strin
   );
 }
 
-function deployment(namespace: string, name: string, replicas: number, podSpec: Json): Json {
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name, namespace },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name } },
-        spec: { containers: [{ name: 'app', image: `registry.example.com/${name}:1` }], ...podSpec },
-      },
-    },
-  };
-}
-
 const ON_THE_LEGACY_POOL = { affinity: poolAffinity('legacy') };
 const ON_THE_MERGED_POOL = { affinity: poolAffinity('merged') };
 
@@ -108,7 +91,7 @@ describe('the legacy pool merged into the merged pool', () => {
   it('binds the Pods of a production Deployment pinned to the legacy pool only to merged Nodes', async () => {
     const plane = cluster();
     await plane.admin.json('POST', '/apis/apps/v1/namespaces/production/deployments', {
-      body: deployment('production', 'shop', 6, ON_THE_LEGACY_POOL),
+      body: deploymentObject('production', 'shop', 6, ON_THE_LEGACY_POOL),
     });
     const pods = await boundPods(plane, 'production', 'app=shop', 6);
     expect(new Set(pods.map((pod) => node(pod).pool))).toEqual(new Set(['merged']));
@@ -117,7 +100,7 @@ describe('the legacy pool merged into the merged pool', () => {
   it('leaves a staging Deployment, which no rule selects, on the legacy pool', async () => {
     const plane = cluster();
     await plane.admin.json('POST', '/apis/apps/v1/namespaces/staging/deployments', {
-      body: deployment('staging', 'shop', 4, ON_THE_LEGACY_POOL),
+      body: deploymentObject('staging', 'shop', 4, ON_THE_LEGACY_POOL),
     });
     const pods = await boundPods(plane, 'staging', 'app=shop', 4);
     expect(new Set(pods.map((pod) => node(pod).pool))).toEqual(new Set(['legacy']));
@@ -175,7 +158,7 @@ describe('managed capacity placement, Diversity', () => {
   it('binds each Pod to the capacity type its recorded choice names, spreading the Deployment over Spot and on-demand Nodes', async () => {
     const plane = cluster();
     await plane.admin.json('POST', '/apis/apps/v1/namespaces/production/deployments', {
-      body: deployment('production', 'spread', 20, ON_THE_MERGED_POOL),
+      body: deploymentObject('production', 'spread', 20, ON_THE_MERGED_POOL),
     });
     const pods = await boundPods(plane, 'production', 'app=spread', 20);
 
@@ -200,7 +183,7 @@ describe('managed capacity placement, Diversity for a StatefulSet', () => {
     for (const target of nodes) {
       const name = `busy-${target.name}`;
       await plane.admin.json('POST', '/apis/apps/v1/namespaces/filler/deployments', {
-        body: deployment('filler', name, 1, {
+        body: deploymentObject('filler', name, 1, {
           nodeSelector: { 'kubernetes.io/hostname': target.name },
           containers: [
             {
