@@ -92,6 +92,8 @@ beforeAll(async () => {
   await createSnapshotTable(dynamoClient, TABLE);
 
   aws = await startFakeAws();
+  // First: kubectl auth can-i resolves nodepools.karpenter.sh through discovery.
+  await installNodePoolCrd(plane);
   await setUpKubeconfigMode(
     plane,
     aws,
@@ -101,7 +103,6 @@ beforeAll(async () => {
       '--all-namespaces',
     ]),
   );
-  await installNodePoolCrd(plane);
   await kubectlObjects(plane, 'create', [
     nodePoolObject(
       'general',
