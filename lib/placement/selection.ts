@@ -2,6 +2,7 @@ import {
   DEFAULT_SPOT_PERCENT,
   describeIssues,
   placementToResource,
+  POD_PLACEMENT_KIND,
   validatePodPlacement,
   type NormalizedPlacement,
   type PlacementMode,
@@ -99,7 +100,7 @@ export function revalidatePlacements(placements: readonly NormalizedPlacement[])
   const revalidated = placements.map((placement) => {
     const verdict = validatePodPlacement(placementToResource(placement));
     if (verdict.valid) return verdict.placement;
-    const issues = describeIssues(verdict.invalid).join('; ');
+    const issues = describeIssues(verdict.invalid, POD_PLACEMENT_KIND).join('; ');
     throw new StoreError(`snapshot PodPlacement "${verdict.invalid.name}" fails validation: ${issues}`, {
       context: { placement: verdict.invalid.name },
     });

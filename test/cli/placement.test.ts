@@ -211,6 +211,7 @@ describe('podmutation placement, in process', () => {
     const steps = await placementSteps(
       { placements: file },
       { stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough() },
+      [],
     );
 
     expect(steps.map((step) => step.name)).toEqual(['managed:capacity']);
