@@ -1,7 +1,17 @@
 import type { Command } from 'commander';
-import { additionsStrand, describeIssues, ruleWarnings, type NormalizedRule } from '../api/index.ts';
+import {
+  additionsStrand,
+  describeIssues,
+  placementWarnings,
+  POD_MUTATION_KIND,
+  POD_PLACEMENT_KIND,
+  ruleWarnings,
+  type InvalidRule,
+  type NormalizedRule,
+  type PlacementMode,
+} from '../api/index.ts';
 import type { Capacity } from '../capacity/index.ts';
-import { loadRuleFiles } from '../rule-files/index.ts';
+import { loadRuleFiles, type LoadedPlacements } from '../rule-files/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
 import { readInput, writeLine } from './io.ts';
 import { outputOption, printDocument, type OutputFormat } from './output.ts';
@@ -31,7 +41,70 @@ type ValidatedRule =
       readonly enforcement: string;
       readonly warnings: Issues;
     }
-  | { readonly name: string; readonly source: string; readonly valid: false; readonly issues: Issues };
+  | InvalidResource;
+
+/** A rule or PodPlacement of `validate -o json|yaml` that is invalid. */
+interface InvalidResource {
+  readonly name: string;
+  readonly source: string;
+  readonly valid: false;
+  readonly issues: Issues;
+}
+
+/** One PodPlacement of `validate -o json|yaml`, beside the rules (docs/cli.md). */
+type ValidatedPlacement =
+  | {
+      readonly name: string;
+      readonly source: string;
+      readonly valid: true;
+      readonly enabled: boolean;
+      readonly priority: number;
+      readonly mode: PlacementMode;
+      readonly warnings: Issues;
+    }
+  | InvalidResource;
+
+function invalidResource(source: string, invalid: InvalidRule): InvalidResource {
+  return {
+    name: invalid.name,
+    source,
+    valid: false,
+    issues: invalid.issues.map(({ field, reason }) => ({ field, reason })),
+  };
+}
+
+/** The PodPlacements of the paths, each with its verdict and warnings. */
+function validatedPlacements(placements: LoadedPlacements): ValidatedPlacement[] {
+  return placements.loaded.map(({ source, verdict, resource }) =>
+    verdict.valid
+      ? {
+          name: verdict.placement.name,
+          source,
+          valid: true,
+          enabled: verdict.placement.enable,
+          priority: verdict.placement.priority,
+          mode: verdict.placement.mode,
+          warnings: placementWarnings(verdict.placement, resource).map(({ field, reason }) => ({ field, reason })),
+        }
+      : invalidResource(source, verdict.invalid),
+  );
+}
+
+/** The table lines of one rule or PodPlacement (`kind` names a PodPlacement; a rule is shown without one). */
+function resourceLines(
+  resource: ValidatedRule | ValidatedPlacement,
+  kind: typeof POD_PLACEMENT_KIND | undefined,
+): string[] {
+  const shown = kind === undefined ? resource.name : `${kind} ${resource.name}`;
+  const described = (issues: Issues) => describeIssues({ name: resource.name, issues }, kind ?? POD_MUTATION_KIND);
+  if (!resource.valid)
+    return [`invalid  ${shown} (${resource.source})`, ...described(resource.issues).map((line) => `  ${line}`)];
+  const mode = 'mode' in resource ? `, ${resource.mode}` : '';
+  return [
+    `valid    ${shown} (${resource.source}; ${resource.enabled ? 'enabled' : 'disabled'}, priority ${resource.priority}${mode})`,
+    ...described(resource.warnings).map((line) => `  warning: ${line}`),
+  ];
+}
 
 /**
  * The warning for a rule whose additions fit no Node and no NodePool of the given capacity, judged on node labels
@@ -49,7 +122,12 @@ function capacityWarnings(rule: NormalizedRule, capacity: Capacity | undefined):
 async function validate(paths: readonly string[], flags: ValidateFlags, { streams }: CliContext): Promise<number> {
   const { output } = flags;
   const capacity = flags.capacity === undefined ? undefined : await readCapacityFiles(flags.capacity, streams);
-  const { loaded, skipped, unreadable } = await loadRuleFiles(paths, {
+  const {
+    loaded,
+    placements: loadedPlacements,
+    skipped,
+    unreadable,
+  } = await loadRuleFiles(paths, {
     ...ruleLoadOptions(flags),
     keepGoing: true,
     stdin: () => readInput('-', streams),
@@ -67,42 +145,30 @@ async function validate(paths: readonly string[], flags: ValidateFlags, { stream
           enforcement: verdict.rule.enforcement,
           warnings: [...ruleWarnings(verdict.rule, resource), ...capacityWarnings(verdict.rule, capacity)],
         }
-      : {
-          name: verdict.invalid.name,
-          source,
-          valid: false,
-          issues: verdict.invalid.issues.map(({ field, reason }) => ({ field, reason })),
-        },
+      : invalidResource(source, verdict.invalid),
   );
-  const invalid = rules.filter((rule) => !rule.valid).length;
-  const warnings = rules.reduce((total, rule) => total + (rule.valid ? rule.warnings.length : 0), 0);
+  const placements = validatedPlacements(loadedPlacements);
+  const all = [...rules, ...placements];
+  const invalid = all.filter((resource) => !resource.valid).length;
+  const warnings = all.reduce((total, resource) => total + (resource.valid ? resource.warnings.length : 0), 0);
   if (output !== 'table')
     printDocument(streams.stdout, output, {
       rules,
-      valid: rules.length - invalid,
+      placements,
+      valid: all.length - invalid,
       invalid,
       unreadable: unreadable.map(({ source, error }) => ({ source, message: error.message })),
     });
   else {
-    for (const rule of rules) {
-      if (rule.valid) {
-        writeLine(
-          streams.stdout,
-          `valid    ${rule.name} (${rule.source}; ${rule.enabled ? 'enabled' : 'disabled'}, priority ${rule.priority})`,
-        );
-        for (const line of describeIssues({ name: rule.name, issues: rule.warnings }))
-          writeLine(streams.stdout, `  warning: ${line}`);
-        continue;
-      }
-      writeLine(streams.stdout, `invalid  ${rule.name} (${rule.source})`);
-      for (const line of describeIssues(rule)) writeLine(streams.stdout, `  ${line}`);
-    }
+    for (const rule of rules) for (const line of resourceLines(rule, undefined)) writeLine(streams.stdout, line);
+    for (const placement of placements)
+      for (const line of resourceLines(placement, POD_PLACEMENT_KIND)) writeLine(streams.stdout, line);
     if (capacity !== undefined) writeLine(streams.stdout, fitCaveatLine());
     const notRead =
       unreadable.length === 0 ? '' : `, ${unreadable.length} file${unreadable.length === 1 ? '' : 's'} not read`;
     writeLine(
       streams.stdout,
-      `${rules.length - invalid} valid, ${invalid} invalid${warnings === 0 ? '' : `, ${warnings} warning${warnings === 1 ? '' : 's'}`}${notRead}`,
+      `${all.length - invalid} valid, ${invalid} invalid${warnings === 0 ? '' : `, ${warnings} warning${warnings === 1 ? '' : 's'}`}${notRead}`,
     );
   }
   if (unreadable.length > 0) return EXIT.usage;
