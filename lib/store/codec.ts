@@ -20,14 +20,14 @@ function sha256Hex(bytes: string | Uint8Array): string {
 
 /** Content serialized once, for both its hash and its stored parts: a publish needs the hash, and the parts only when it changed. */
 interface SerializedContent {
-  /** `sha256:<hex>` over the canonical JSON of { capacity, invalid, rules }: equal content gives equal hashes. */
+  /** `sha256:<hex>` over the canonical JSON of { capacity, invalid, placements, rules }: equal content gives equal hashes. */
   readonly contentHash: string;
-  /** Gzipped canonical JSON of { capacity, invalid, resourceVersion, rules, syncedAt } cut into parts of at most partBytes bytes (at least one). */
+  /** Gzipped canonical JSON of { capacity, invalid, placements, resourceVersion, rules, syncedAt } cut into parts of at most partBytes bytes (at least one). */
   encode(partBytes: number): readonly Uint8Array[];
 }
 
 /**
- * The stored text around the rules' canonical JSON: the canonical JSON of { capacity, invalid, resourceVersion, rules,
+ * The stored text around the rules' canonical JSON: the canonical JSON of { capacity, invalid, placements, resourceVersion, rules,
  * syncedAt } (keys in code-unit order, capacity only when published) is `before` + rules + `after`. One definition for
  * the publisher and the reader.
  */
@@ -41,14 +41,23 @@ function storedFrame(
   };
 }
 
-/** The canonical JSON that opens both the hashed and the stored text: `{"capacity":…,"invalid":…` or `{"invalid":…`. */
-function headOf(content: Pick<SnapshotContent, 'capacity' | 'invalid'>): string {
+/**
+ * The PodPlacements' member of the canonical JSON (`,"placements":…`), after invalid; none without PodPlacements, so
+ * that a snapshot without them hashes and is stored as before PodPlacements existed.
+ */
+function placementsMember(content: Pick<SnapshotContent, 'placements'>): string {
+  const { placements } = content;
+  return placements === undefined || placements.length === 0 ? '' : `,"placements":${canonicalJson(placements)}`;
+}
+
+/** The canonical JSON that opens both the hashed and the stored text: `{"capacity":…,"invalid":…[,"placements":…]`. */
+function headOf(content: Pick<SnapshotContent, 'capacity' | 'invalid' | 'placements'>): string {
   const capacity = content.capacity === undefined ? '' : `"capacity":${canonicalJson(content.capacity)},`;
-  return `{${capacity}"invalid":${canonicalJson(content.invalid)}`;
+  return `{${capacity}"invalid":${canonicalJson(content.invalid)}${placementsMember(content)}`;
 }
 
 /**
- * `sha256:<hex>` over the canonical JSON of { capacity, invalid, rules } (capacity only when published, so that a
+ * `sha256:<hex>` over the canonical JSON of { capacity, invalid, placements, rules } (capacity only when published, so that a
  * snapshot without one hashes as before capacities were published): equal content, equal hashes.
  */
 function hashOf(head: string, rules: string): string {
@@ -77,7 +86,7 @@ function serializeContent(content: SnapshotContent): SerializedContent {
   };
 }
 
-/** `sha256:<hex>` over the canonical JSON of capacity, invalid and rules (see hashOf). */
+/** `sha256:<hex>` over the canonical JSON of capacity, invalid, placements and rules (see hashOf). */
 function contentHashOf(content: SnapshotContent): string {
   return serializeContent(content).contentHash;
 }
@@ -104,13 +113,14 @@ function storedCapacityText(text: string, content: SnapshotContent, rest: string
 function decodedContentHash(decoded: { readonly content: SnapshotContent; readonly text: string }): string {
   const { content, text } = decoded;
   const invalid = canonicalJson(content.invalid);
-  const rest = `"invalid":${invalid},"resourceVersion":${canonicalJson(content.resourceVersion)},"rules":`;
+  const placements = placementsMember(content);
+  const rest = `"invalid":${invalid}${placements},"resourceVersion":${canonicalJson(content.resourceVersion)},"rules":`;
   const after = `,"syncedAt":${canonicalJson(content.syncedAt)}}`;
   const capacity = storedCapacityText(text, content, rest);
   if (capacity === undefined) return contentHashOf(content);
   const start = 1 + capacity.length + rest.length;
   if (!text.endsWith(after) || text.length < start + after.length) return contentHashOf(content);
-  return hashOf(`{${capacity}"invalid":${invalid}`, text.slice(start, text.length - after.length));
+  return hashOf(`{${capacity}"invalid":${invalid}${placements}`, text.slice(start, text.length - after.length));
 }
 
 /** Digest of one stored part, so a reader names the corrupted part rather than just a hash mismatch. */
@@ -178,6 +188,9 @@ function checkContent(value: unknown, issues: IssueSink): void {
   // Read through lib/capacity's boundary by the endpoint; here only its place is checked.
   if (value.capacity !== undefined && !isJsonObject(value.capacity))
     issues.add('content.capacity', 'must be an object');
+  // Each PodPlacement is validated again when admission compiles the snapshot (lib/placement revalidatePlacements).
+  if (value.placements !== undefined && !Array.isArray(value.placements))
+    issues.add('content.placements', 'must be an array');
   if (Array.isArray(rules))
     (rules as readonly unknown[]).forEach((rule, index) => checkRule(rule, `content.rules[${index}]`, issues));
   if (Array.isArray(invalid))

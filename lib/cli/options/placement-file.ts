@@ -33,6 +33,11 @@ export function placementOptions(): Option[] {
   ];
 }
 
+/** The capacity flavour of `--capacity-flavour`, which the managed step writes for policies and PodPlacements alike. */
+export function capacityFlavourOf(flags: PlacementFlags): CapacityFlavour {
+  return parseCapacityFlavour(flags.capacityFlavour ?? DEFAULT_CAPACITY_FLAVOUR);
+}
+
 /**
  * Reads a placement file (YAML or JSON: a list of policies, or `{ policies: [...] }`) with its capacity flavour;
  * undefined when no file was given.
@@ -43,9 +48,8 @@ export async function readPlacementFile(
 ): Promise<{ readonly flavour: CapacityFlavour; readonly policies: readonly PlacementPolicy[] } | undefined> {
   const source = flags.placements;
   if (source === undefined) return undefined;
-  const flavour = parseCapacityFlavour(flags.capacityFlavour ?? DEFAULT_CAPACITY_FLAVOUR);
   return {
-    flavour,
+    flavour: capacityFlavourOf(flags),
     policies: parsePlacementPolicies(parseSingleDocument(await readInput(source, streams), source), source),
   };
 }
@@ -61,7 +65,7 @@ export async function placementStep(
 ): Promise<PlacementStep | undefined> {
   const file = await readPlacementFile(flags, streams);
   const step = createPlacementStep({
-    flavour: file?.flavour ?? parseCapacityFlavour(flags.capacityFlavour ?? DEFAULT_CAPACITY_FLAVOUR),
+    flavour: capacityFlavourOf(flags),
     policies: file?.policies ?? [],
     placements,
   });
