@@ -124,7 +124,7 @@ describe('readRuleTest', () => {
       'a misspelt result field, and the field it hid missing',
       testFile({ results: [{ resource: 'Pod/web', aplied: [] }] }),
       [
-        'results[0].aplied: unknown field; expected one of resource, applied, audited, denied, scheduling, patchedResource, fit, fitMessage',
+        'results[0].aplied: unknown field; expected one of resource, applied, audited, denied, scheduling, patchedResource, fit, fitMessage, placement',
         'results[0].applied: is required',
       ],
     ],
