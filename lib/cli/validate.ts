@@ -30,18 +30,15 @@ interface ValidateFlags extends CapacityFlags {
   readonly exclude?: string[];
 }
 
-/** One rule of `validate -o json|yaml`: the documented, stable shape (docs/cli.md). */
-type ValidatedRule =
-  | {
-      readonly name: string;
-      readonly source: string;
-      readonly valid: true;
-      readonly enabled: boolean;
-      readonly priority: number;
-      readonly enforcement: string;
-      readonly warnings: Issues;
-    }
-  | InvalidResource;
+/** What a valid rule and a valid PodPlacement of `validate -o json|yaml` both say (docs/cli.md). */
+interface ValidResource {
+  readonly name: string;
+  readonly source: string;
+  readonly valid: true;
+  readonly enabled: boolean;
+  readonly priority: number;
+  readonly warnings: Issues;
+}
 
 /** A rule or PodPlacement of `validate -o json|yaml` that is invalid. */
 interface InvalidResource {
@@ -51,18 +48,11 @@ interface InvalidResource {
   readonly issues: Issues;
 }
 
-/** One PodPlacement of `validate -o json|yaml`, beside the rules (docs/cli.md). */
-type ValidatedPlacement =
-  | {
-      readonly name: string;
-      readonly source: string;
-      readonly valid: true;
-      readonly enabled: boolean;
-      readonly priority: number;
-      readonly mode: PlacementMode;
-      readonly warnings: Issues;
-    }
-  | InvalidResource;
+/** One rule of `validate -o json|yaml`: the documented, stable shape. */
+type ValidatedRule = (ValidResource & { readonly enforcement: string }) | InvalidResource;
+
+/** One PodPlacement of `validate -o json|yaml`, beside the rules. */
+type ValidatedPlacement = (ValidResource & { readonly mode: PlacementMode }) | InvalidResource;
 
 function invalidResource(source: string, invalid: InvalidRule): InvalidResource {
   return {

@@ -26,25 +26,17 @@ import {
   type StreamedJson,
 } from '../values/index.ts';
 
-/** One resource read from a file, with the validator's verdict. */
-interface LoadedRule {
+/** One resource read from a file, with the validator's verdict (a RuleVerdict, or a PlacementVerdict). */
+interface Loaded<Verdict> {
   readonly source: string;
-  readonly verdict: RuleVerdict;
+  readonly verdict: Verdict;
   /** The document as read, for what only the source shows (a field left out rather than defaulted). */
-  readonly resource: unknown;
-}
-
-/** One PodPlacement read from a file, with the validator's verdict. */
-interface LoadedPlacement {
-  readonly source: string;
-  readonly verdict: PlacementVerdict;
-  /** The document as read, for what only the source shows (enable left out rather than defaulted). */
   readonly resource: unknown;
 }
 
 /** The PodPlacements of rules paths, apart from the rules: every verdict in file order, and the split. */
 interface LoadedPlacements {
-  readonly loaded: readonly LoadedPlacement[];
+  readonly loaded: readonly Loaded<PlacementVerdict>[];
   readonly placements: readonly NormalizedPlacement[];
   readonly invalid: readonly InvalidRule[];
 }
@@ -76,7 +68,7 @@ interface LoadOptions {
 
 /** The rules read from files: every verdict in file order, and the split into valid and invalid; PodPlacements apart. */
 interface LoadedRules {
-  readonly loaded: readonly LoadedRule[];
+  readonly loaded: readonly Loaded<RuleVerdict>[];
   readonly rules: readonly NormalizedRule[];
   readonly invalid: readonly InvalidRule[];
   /** The PodPlacements of the same paths, validated as the cluster's. */
