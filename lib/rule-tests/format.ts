@@ -241,8 +241,6 @@ function checkMeanings(document: JsonObject, issues: IssueList): void {
   ((document.capacity as string[] | undefined) ?? []).forEach((path, index) => nonEmpty(path, `capacity[${index}]`));
   nonEmpty((document.metadata as JsonObject).name, 'metadata.name');
   nonEmpty(document.placements, 'placements');
-  if (document.capacityFlavour !== undefined && document.placements === undefined)
-    issues.add('capacityFlavour', 'is only used with placements');
   if (typeof document.namespace === 'string' && !isDns1123Label(document.namespace)) {
     issues.add('namespace', `must be a namespace name (DNS-1123 label), got ${previewInput(document.namespace)}`);
   }
