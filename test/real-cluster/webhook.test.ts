@@ -8,7 +8,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { APPLIED_ANNOTATION, AUDITED_ANNOTATION, PRODUCT_ANNOTATION_PREFIX } from '../../lib/api/index.ts';
+import {
+  APPLIED_ANNOTATION,
+  AUDITED_ANNOTATION,
+  PRODUCT_ANNOTATION_PREFIX,
+  type NormalizedPlacement,
+} from '../../lib/api/index.ts';
 import {
   compileRuleSet,
   mutatePod,
@@ -17,7 +22,12 @@ import {
   type MutationOutcome,
   type Pod,
 } from '../../lib/engine/index.ts';
-import { createPlacementStep, parsePlacementPolicies } from '../../lib/placement/index.ts';
+import {
+  CAPACITY_ANNOTATION,
+  createPlacementStep,
+  parsePlacementPolicies,
+  withRecordedCapacity,
+} from '../../lib/placement/index.ts';
 import { schedulingChange } from '../../lib/report/index.ts';
 import {
   loadRuleFiles,
@@ -140,18 +150,25 @@ async function replicaFailure(plane: ControlPlane, namespace: string, deployment
 interface CreatedWorkload {
   readonly input: PodInput;
   readonly offline: MutationOutcome;
+  /** The offline outcome of a Pod whose Diversity draw the webhook recorded (its capacity annotation), drawn alike. */
+  readonly offlineDrawn: (recorded: unknown) => MutationOutcome;
   /** The Job made from a CronJob, whose Pods stand for the CronJob's. */
   readonly jobName?: string;
   /** What kubectl said when it created the resource, for a Pod it refused. */
   readonly applyError?: string;
 }
 
-async function managedStepsOf(test: RuleTest): Promise<ManagedStep[]> {
-  if (test.placements === undefined) return [];
-  const document = parseSingleDocument(await readTextFile(test.placements), test.placements);
-  return [
-    createPlacementStep({ flavour: test.capacityFlavour, policies: parsePlacementPolicies(document, test.placements) }),
-  ];
+/** The managed step the served webhook runs: the test's placement policies and the PodPlacements of its rule paths. */
+async function managedStepsOf(test: RuleTest, placements: readonly NormalizedPlacement[]): Promise<ManagedStep[]> {
+  const policies =
+    test.placements === undefined
+      ? []
+      : parsePlacementPolicies(
+          parseSingleDocument(await readTextFile(test.placements), test.placements),
+          test.placements,
+        );
+  const step = createPlacementStep({ flavour: test.capacityFlavour, policies, placements });
+  return step.empty ? [] : [step];
 }
 
 /**
@@ -159,8 +176,9 @@ async function managedStepsOf(test: RuleTest): Promise<ManagedStep[]> {
  * cannot hold) and runs the offline engine on each Pod as the API server defaults it.
  */
 async function createExampleWorkloads(plane: ControlPlane, test: RuleTest): Promise<CreatedWorkload[]> {
-  const ruleSet = compileRuleSet((await loadRuleFiles(test.rules)).rules);
-  const managedSteps = await managedStepsOf(test);
+  const loaded = await loadRuleFiles(test.rules);
+  const ruleSet = compileRuleSet(loaded.rules);
+  const managedSteps = await managedStepsOf(test, loaded.placements.placements);
   const created: CreatedWorkload[] = [];
   for (const path of test.resources) {
     const documents = parseResourceDocuments(await readTextFile(path), path).filter(
@@ -195,19 +213,19 @@ async function createExampleWorkloads(plane: ControlPlane, test: RuleTest): Prom
         ]);
         expect(job.code, job.stderr).toBe(0);
       }
-      const offline = mutatePod(
-        asTheApiServerDefaultsIt(input.pod),
-        input.resource.namespace,
-        ruleSet,
-        { requestUid: `offline-${input.resource.name}` },
-        {
-          managedSteps,
-          enforcement: test.enforcement,
-        },
-      );
+      // A Diversity Pod's draw is the webhook's, from a uid the API server makes: the offline Pod is drawn alike.
+      const offlineDrawn = (recorded: unknown) =>
+        mutatePod(
+          asTheApiServerDefaultsIt(input.pod),
+          input.resource.namespace,
+          ruleSet,
+          withRecordedCapacity({ requestUid: `offline-${input.resource.name}` }, recorded),
+          { managedSteps, enforcement: test.enforcement },
+        );
       created.push({
         input,
-        offline,
+        offline: offlineDrawn(undefined),
+        offlineDrawn,
         ...(jobName === undefined ? {} : { jobName }),
         ...(applied.code === 0 ? {} : { applyError: applied.stderr }),
       });
@@ -249,12 +267,13 @@ async function expectAdmittedAsOffline(plane: ControlPlane, workload: CreatedWor
   );
   for (const pod of pods) {
     const annotations = annotationsOf(pod);
-    expect(namesIn(annotations[APPLIED_ANNOTATION]), `${kind} ${namespace}/${name}: applied`).toEqual(offline.applied);
+    const drawn = workload.offlineDrawn(annotations[CAPACITY_ANNOTATION]);
+    expect(namesIn(annotations[APPLIED_ANNOTATION]), `${kind} ${namespace}/${name}: applied`).toEqual(drawn.applied);
     expect(namesIn(annotations[AUDITED_ANNOTATION]), `${kind} ${namespace}/${name}: audited`).toEqual(
-      offline.audited.map((match) => match.name),
+      drawn.audited.map((match) => match.name),
     );
     expect(
-      differenceFromOffline(pod, offline.pod),
+      differenceFromOffline(pod, drawn.pod),
       `${kind} ${namespace}/${name}: the stored Pod against the offline one`,
     ).toBe('');
   }
