@@ -348,7 +348,7 @@ export function registerExplain(program: Command, context: CliContext): void {
     ],
     exits: {
       0: 'every Pod explained, none denied',
-      1: 'some Pod would be denied, the rules turned some Pod that fit somewhere into one that fits nowhere, or some rule is invalid (skipped)',
+      1: 'some Pod would be denied, the rules turned some Pod that fit somewhere into one that fits nowhere, or some rule or PodPlacement is invalid (skipped)',
       2: 'usage error, unreadable rules or input, inputs that hold no Pod, workload manifest, List or AdmissionReview, or a Pod the input contract rejects',
     },
   });

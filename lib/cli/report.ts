@@ -179,7 +179,7 @@ export interface ReportInputs extends PlacementFlags {
   readonly cluster?: KubeconfigFile;
   readonly objects?: string;
   readonly rules?: readonly string[];
-  /** Accept rules paths that hold no PodMutation (--allow-empty). */
+  /** Accept rules paths that hold no PodMutation and no PodPlacement (--allow-empty). */
   readonly allowEmpty?: boolean;
   readonly exclude?: string[];
   /** Only this namespace; without it and `allNamespaces`, the cluster's objects are those of the kubeconfig context's namespace. */
@@ -351,7 +351,7 @@ export function registerReport(program: Command, context: CliContext): void {
     ],
     exits: {
       0: 'no Pod pending or denied: every workload is current',
-      1: 'some Pod pending or denied, or some rule invalid (skipped): a rollout or a fix is still needed',
+      1: 'some Pod pending or denied, or some rule or PodPlacement invalid (skipped): a rollout or a fix is still needed',
       2: 'usage error, unreadable rules, objects or cluster configuration, or a cluster that could not be read',
     },
     unreadableExit: EXIT.usage,
@@ -372,7 +372,7 @@ export function registerReport(program: Command, context: CliContext): void {
     .addOption(
       rulesOption({
         optional: true,
-        description: "PodMutation files or folders; repeatable (default: the cluster's PodMutations)",
+        description: "PodMutation and PodPlacement files or folders; repeatable (default: the cluster's PodMutations)",
       }),
     )
     .addOption(allowEmptyOption())

@@ -199,7 +199,7 @@ export function registerReview(program: Command, context: CliContext): void {
     ],
     exits: {
       0: 'every input answered, none denied',
-      1: 'some Pod denied, the rules turned some Pod that fit somewhere into one that fits nowhere, or some rule invalid (skipped)',
+      1: 'some Pod denied, the rules turned some Pod that fit somewhere into one that fits nowhere, or some rule or PodPlacement invalid (skipped)',
       2: 'usage error, unreadable rules or input, or a malformed review (any line)',
     },
   });

@@ -195,7 +195,7 @@ export function registerServe(program: Command, context: CliContext): void {
   );
   command
     .addOption(
-      new Option('--rules <path>', 'PodMutation files or folders as the rule source; repeatable')
+      new Option('--rules <path>', 'PodMutation and PodPlacement files or folders as the rule source; repeatable')
         .argParser(collect)
         .helpGroup(source),
     )

@@ -169,7 +169,7 @@ async function validate(paths: readonly string[], flags: ValidateFlags, { stream
 export function registerValidate(program: Command, context: CliContext): void {
   const command = defineCommand(program, 'validate', {
     summary:
-      "check PodMutation files as the sync checks the cluster's: every rule valid, or invalid with field path and reason",
+      "check PodMutation and PodPlacement files as the sync checks the cluster's: each valid, or invalid with field path and reason",
     examples: [
       'podmutation validate examples/rules',
       'podmutation validate rules/ -o json',
@@ -178,14 +178,14 @@ export function registerValidate(program: Command, context: CliContext): void {
     ],
     exits: {
       0: 'every rule valid, with warnings or not',
-      1: 'some rule invalid',
-      2: 'usage error, a file that cannot be read or parsed (the others are still checked), or paths that hold no PodMutation',
+      1: 'some rule or PodPlacement invalid',
+      2: 'usage error, a file that cannot be read or parsed (the others are still checked), or paths that hold no PodMutation and no PodPlacement',
     },
   });
   command
     .argument(
       '<paths...>',
-      'PodMutation files (YAML or JSON, multi-document) or folders of them; - reads standard input',
+      'PodMutation and PodPlacement files (YAML or JSON, multi-document) or folders of them; - reads standard input',
     )
     .addOption(outputOption())
     .addOption(allowEmptyOption())

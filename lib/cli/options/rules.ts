@@ -12,17 +12,18 @@ import {
 import { collect, required } from '../command.ts';
 import { writeLine, type CliStreams } from '../io.ts';
 
-/** `--rules PATH`, repeatable: a PodMutation file (YAML, multi-document or JSON) or a folder of them; required unless `optional`. */
+/** `--rules PATH`, repeatable: a PodMutation and PodPlacement file (YAML, multi-document or JSON) or a folder of them; required unless `optional`. */
 export function rulesOption(options: { readonly optional?: boolean; readonly description?: string } = {}): Option {
   const option = new Option(
     '--rules <path>',
-    options.description ?? 'a PodMutation file (YAML or JSON, multi-document) or a folder of them; repeatable',
+    options.description ??
+      'a file of PodMutations and PodPlacements (YAML or JSON, multi-document) or a folder of them; repeatable',
   ).argParser(collect);
   return options.optional === true ? option : required(option);
 }
 
 /** `--allow-empty`: paths that hold nothing to read are accepted (by default they are a usage error). */
-export function allowEmptyOption(what = 'rules paths that hold no PodMutation'): Option {
+export function allowEmptyOption(what = 'rules paths that hold no PodMutation and no PodPlacement'): Option {
   return new Option('--allow-empty', `accept ${what} (by default that is an error: a wrong path must not pass)`);
 }
 
