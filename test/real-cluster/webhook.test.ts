@@ -150,8 +150,11 @@ async function replicaFailure(plane: ControlPlane, namespace: string, deployment
 interface CreatedWorkload {
   readonly input: PodInput;
   readonly offline: MutationOutcome;
-  /** The offline outcome of a Pod whose Diversity draw the webhook recorded (its capacity annotation), drawn alike. */
-  readonly offlineDrawn: (recorded: unknown) => MutationOutcome;
+  /**
+   * The offline outcome for one stored Pod: with the labels and owner its controller gave it (a Deployment's
+   * pod-template-hash is not the offline one, lib/workloads templateHash) and the Diversity draw the webhook recorded.
+   */
+  readonly offlineAs: (stored: Json) => MutationOutcome;
   /** The Job made from a CronJob, whose Pods stand for the CronJob's. */
   readonly jobName?: string;
   /** What kubectl said when it created the resource, for a Pod it refused. */
@@ -213,19 +216,33 @@ async function createExampleWorkloads(plane: ControlPlane, test: RuleTest): Prom
         ]);
         expect(job.code, job.stderr).toBe(0);
       }
-      // A Diversity Pod's draw is the webhook's, from a uid the API server makes: the offline Pod is drawn alike.
-      const offlineDrawn = (recorded: unknown) =>
+      const offlineOf = (pod: Pod, recorded: unknown) =>
         mutatePod(
-          asTheApiServerDefaultsIt(input.pod),
+          asTheApiServerDefaultsIt(pod),
           input.resource.namespace,
           ruleSet,
           withRecordedCapacity({ requestUid: `offline-${input.resource.name}` }, recorded),
           { managedSteps, enforcement: test.enforcement },
         );
+      // A Diversity Pod's draw is the webhook's, from a uid the API server makes, and its spread selects the labels the
+      // controller gave it: the offline Pod is drawn alike, with those labels and the owner they go with.
+      const offlineAs = (stored: Json) => {
+        const { labels = {}, ownerReferences } = stored.metadata as {
+          labels?: Record<string, string>;
+          ownerReferences?: unknown;
+        };
+        // The API server copies its Node's topology labels onto a Pod when it binds it (PodTopologyLabelsAdmission),
+        // after the webhook saw it.
+        const admitted = Object.fromEntries(
+          Object.entries(labels).filter(([key]) => !key.startsWith('topology.kubernetes.io/')),
+        );
+        const metadata = { ...input.pod.metadata, labels: admitted, ownerReferences } as Pod['metadata'];
+        return offlineOf({ ...input.pod, metadata }, annotationsOf(stored)[CAPACITY_ANNOTATION]);
+      };
       created.push({
         input,
-        offline: offlineDrawn(undefined),
-        offlineDrawn,
+        offline: offlineOf(input.pod, undefined),
+        offlineAs,
         ...(jobName === undefined ? {} : { jobName }),
         ...(applied.code === 0 ? {} : { applyError: applied.stderr }),
       });
@@ -267,7 +284,7 @@ async function expectAdmittedAsOffline(plane: ControlPlane, workload: CreatedWor
   );
   for (const pod of pods) {
     const annotations = annotationsOf(pod);
-    const drawn = workload.offlineDrawn(annotations[CAPACITY_ANNOTATION]);
+    const drawn = workload.offlineAs(pod);
     expect(namesIn(annotations[APPLIED_ANNOTATION]), `${kind} ${namespace}/${name}: applied`).toEqual(drawn.applied);
     expect(namesIn(annotations[AUDITED_ANNOTATION]), `${kind} ${namespace}/${name}: audited`).toEqual(
       drawn.audited.map((match) => match.name),
