@@ -118,7 +118,7 @@ function resolveResults(test: RuleTest, inputs: readonly PodInput[]): PodInput[]
  * The managed placement step of the test: its placements file's policies (which win) and the PodPlacements of its rule
  * paths; undefined, as admission runs none, when there is no policy and no enabled PodPlacement.
  */
-async function placementStep(
+export async function testPlacementStep(
   test: RuleTest,
   placements: readonly NormalizedPlacement[],
 ): Promise<PlacementStep | undefined> {
@@ -211,7 +211,7 @@ export async function runTestFile(file: string, options: RunOptions = {}): Promi
     name = test.name;
     const loaded = await loadRuleFiles(test.rules);
     const ruleSet = compileRuleSet(loaded.rules);
-    const step = await placementStep(test, loaded.placements.placements);
+    const step = await testPlacementStep(test, loaded.placements.placements);
     const capacity = await capacityOf(test, options);
     const inputs: PodInput[] = [];
     for (const path of test.resources)

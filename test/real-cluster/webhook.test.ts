@@ -8,26 +8,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import {
-  APPLIED_ANNOTATION,
-  AUDITED_ANNOTATION,
-  PRODUCT_ANNOTATION_PREFIX,
-  type NormalizedPlacement,
-} from '../../lib/api/index.ts';
-import {
-  compileRuleSet,
-  mutatePod,
-  podFacts,
-  type ManagedStep,
-  type MutationOutcome,
-  type Pod,
-} from '../../lib/engine/index.ts';
-import {
-  CAPACITY_ANNOTATION,
-  createPlacementStep,
-  parsePlacementPolicies,
-  withRecordedCapacity,
-} from '../../lib/placement/index.ts';
+import { APPLIED_ANNOTATION, AUDITED_ANNOTATION, PRODUCT_ANNOTATION_PREFIX } from '../../lib/api/index.ts';
+import { compileRuleSet, mutatePod, podFacts, type MutationOutcome, type Pod } from '../../lib/engine/index.ts';
+import { CAPACITY_ANNOTATION, withRecordedCapacity } from '../../lib/placement/index.ts';
 import { schedulingChange } from '../../lib/report/index.ts';
 import {
   loadRuleFiles,
@@ -35,7 +18,7 @@ import {
   parseSingleDocument,
   readTextFile,
 } from '../../lib/rule-files/index.ts';
-import { findTestFiles, readRuleTest, type RuleTest } from '../../lib/rule-tests/index.ts';
+import { findTestFiles, readRuleTest, testPlacementStep, type RuleTest } from '../../lib/rule-tests/index.ts';
 import { isJsonObject, type JsonObject } from '../../lib/values/index.ts';
 import { podInputs, type PodInput } from '../../lib/workloads/index.ts';
 import type { Json } from './api.ts';
@@ -161,19 +144,6 @@ interface CreatedWorkload {
   readonly applyError?: string;
 }
 
-/** The managed step the served webhook runs: the test's placement policies and the PodPlacements of its rule paths. */
-async function managedStepsOf(test: RuleTest, placements: readonly NormalizedPlacement[]): Promise<ManagedStep[]> {
-  const policies =
-    test.placements === undefined
-      ? []
-      : parsePlacementPolicies(
-          parseSingleDocument(await readTextFile(test.placements), test.placements),
-          test.placements,
-        );
-  const step = createPlacementStep({ flavour: test.capacityFlavour, policies, placements });
-  return step.empty ? [] : [step];
-}
-
 /**
  * Creates the example's workloads (skipping AdmissionReviews, Lists of running Pods and Rollouts, which this cluster
  * cannot hold) and runs the offline engine on each Pod as the API server defaults it.
@@ -181,7 +151,9 @@ async function managedStepsOf(test: RuleTest, placements: readonly NormalizedPla
 async function createExampleWorkloads(plane: ControlPlane, test: RuleTest): Promise<CreatedWorkload[]> {
   const loaded = await loadRuleFiles(test.rules);
   const ruleSet = compileRuleSet(loaded.rules);
-  const managedSteps = await managedStepsOf(test, loaded.placements.placements);
+  // The managed step the served webhook runs: the test's placement policies and the PodPlacements of its rule paths.
+  const step = await testPlacementStep(test, loaded.placements.placements);
+  const managedSteps = step === undefined ? [] : [step];
   const created: CreatedWorkload[] = [];
   for (const path of test.resources) {
     const documents = parseResourceDocuments(await readTextFile(path), path).filter(
