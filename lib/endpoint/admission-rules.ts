@@ -4,7 +4,12 @@ import { Capacity, type Placement, type Verdict, type VerdictKind } from '../cap
 import { compileSnapshotRules, type CapacityJudge, type ManagedStep, type RuleSet } from '../engine/index.ts';
 import type { JsonObject } from '../values/index.ts';
 import { MalformedInputError, type StoreError } from '../errors/index.ts';
-import { createPlacementStep, type CapacityFlavour, type PlacementPolicy } from '../placement/index.ts';
+import {
+  createPlacementStep,
+  type CapacityFlavour,
+  type PlacementPolicy,
+  type PlacementStep,
+} from '../placement/index.ts';
 import type { PlacementStore, SnapshotStore } from '../store/index.ts';
 import { createSnapshotCache, type SnapshotCache } from './snapshot-cache.ts';
 
@@ -14,6 +19,8 @@ import { createSnapshotCache, type SnapshotCache } from './snapshot-cache.ts';
  */
 interface AdmissionRules extends RuleSet {
   readonly managedSteps?: readonly ManagedStep[];
+  /** The placement step among managedSteps, whose Diversity Pods the handler numbers before the review. */
+  readonly placement?: PlacementStep;
   /** The cluster's capacity the sync published (unknown, contradictions only, when it published none). */
   readonly capacity?: PublishedCapacity;
 }
@@ -75,9 +82,14 @@ function compileAdmissionRules(
   capacityFlavour: CapacityFlavour,
 ): AdmissionRules {
   // No step at all without policies: the hot path then does exactly what it did before placements existed.
-  const managedSteps =
-    placements.length === 0 ? [] : [createPlacementStep({ flavour: capacityFlavour, policies: placements })];
-  return { ...compileSnapshotRules(snapshot.rules), managedSteps, capacity: new PublishedCapacity(snapshot.capacity) };
+  const placement =
+    placements.length === 0 ? undefined : createPlacementStep({ flavour: capacityFlavour, policies: placements });
+  return {
+    ...compileSnapshotRules(snapshot.rules),
+    managedSteps: placement === undefined ? [] : [placement],
+    ...(placement === undefined ? {} : { placement }),
+    capacity: new PublishedCapacity(snapshot.capacity),
+  };
 }
 
 /**

@@ -7,12 +7,14 @@ import {
   readCapacityFlavour,
   workloadKey,
 } from './policy.ts';
-import { createPlacementStep, withRecordedCapacity } from './step.ts';
+import { diversityCounterKey } from './sequence.ts';
+import { createPlacementStep, withRecordedCapacity, type PlacementStep } from './step.ts';
 import { CAPACITY_ANNOTATION, type CapacityFlavour, type PlacementPolicy } from './types.ts';
 
 export {
   createPlacementStep,
   withRecordedCapacity,
+  diversityCounterKey,
   parsePlacementPolicy,
   parsePlacementPolicies,
   parseCapacityFlavour,
@@ -22,4 +24,4 @@ export {
   workloadKey,
   CAPACITY_ANNOTATION,
 };
-export type { CapacityFlavour, PlacementPolicy };
+export type { CapacityFlavour, PlacementPolicy, PlacementStep };

@@ -3,6 +3,7 @@ import { MalformedInputError } from '../errors/index.ts';
 import { isDns1123Label, isDns1123Subdomain, IssueList, previewInput, readAll } from '../values/index.ts';
 import {
   CAPACITY_LABELS,
+  DEFAULT_MIN_ON_DEMAND,
   DEFAULT_SPOT_PERCENT,
   type CapacityFlavour,
   type PlacementMode,
@@ -10,8 +11,10 @@ import {
 } from './types.ts';
 
 const MODES: readonly PlacementMode[] = ['Spot', 'NonSpot', 'Diversity'];
-const KNOWN_FIELDS = ['namespace', 'kind', 'name', 'mode', 'spotPercent'];
-// A policy has five fields; more issues than this are unknown fields of a document that is not a policy at all.
+const KNOWN_FIELDS = ['namespace', 'kind', 'name', 'mode', 'spotPercent', 'minOnDemand'];
+// Far above any workload's replicas, and a safe integer in every sum the sequence rule makes with it.
+const MAX_MIN_ON_DEMAND = 1_000_000;
+// A policy has six fields; more issues than this are unknown fields of a document that is not a policy at all.
 const MAX_ISSUES = 16;
 
 /**
@@ -22,7 +25,7 @@ export function parsePlacementPolicy(input: unknown, source = 'placement policy'
   if (typeof input !== 'object' || input === null || Array.isArray(input))
     throw new MalformedInputError(`${source} must be an object`);
   const value = input as Record<string, unknown>;
-  const { namespace, kind, name, mode, spotPercent } = value;
+  const { namespace, kind, name, mode, spotPercent, minOnDemand } = value;
   const where = `${source} ${String(namespace)}/${String(kind)}/${String(name)}`;
   const issues = new IssueList(MAX_ISSUES);
   const fail = (field: string, reason: string): void => issues.add(field, reason);
@@ -42,6 +45,17 @@ export function parsePlacementPolicy(input: unknown, source = 'placement policy'
       fail('spotPercent', `must be an integer from 0 to 100 (got ${previewInput(spotPercent)})`);
     }
   }
+  if (minOnDemand !== undefined) {
+    if (mode !== 'Diversity') fail('minOnDemand', 'is only used with mode Diversity');
+    if (
+      typeof minOnDemand !== 'number' ||
+      !Number.isInteger(minOnDemand) ||
+      minOnDemand < 0 ||
+      minOnDemand > MAX_MIN_ON_DEMAND
+    ) {
+      fail('minOnDemand', `must be an integer from 0 to ${MAX_MIN_ON_DEMAND} (got ${previewInput(minOnDemand)})`);
+    }
+  }
   const [first] = issues.issues;
   if (first !== undefined) {
     const listed = issues
@@ -57,7 +71,12 @@ export function parsePlacementPolicy(input: unknown, source = 'placement policy'
   }
   const policy = { namespace, kind, name, mode } as PlacementPolicy;
   return mode === 'Diversity'
-    ? { ...policy, spotPercent: (spotPercent as number | undefined) ?? DEFAULT_SPOT_PERCENT }
+    ? {
+        ...policy,
+        spotPercent: (spotPercent as number | undefined) ?? DEFAULT_SPOT_PERCENT,
+        // Left out at its default, so that a policy means one stored form (and content hash) whether 0 was written or not.
+        ...(minOnDemand === undefined || minOnDemand === DEFAULT_MIN_ON_DEMAND ? {} : { minOnDemand: minOnDemand as number }),
+      }
     : policy;
 }
 

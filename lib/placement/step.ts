@@ -1,5 +1,6 @@
 import {
   andRequiredAffinity,
+  warn,
   type ManagedStep,
   type MutationContext,
   type PodFacts,
@@ -8,9 +9,11 @@ import {
 } from '../engine/index.ts';
 import { labelRequirement, term } from '../scheduling/index.ts';
 import { workloadKey } from './policy.ts';
+import { sequenceChoice, statefulSetOrdinal } from './sequence.ts';
 import {
   CAPACITY_ANNOTATION,
   CAPACITY_LABELS,
+  DEFAULT_MIN_ON_DEMAND,
   DEFAULT_SPOT_PERCENT,
   INSTANCE_TYPE_KEY,
   type CapacityChoice,
@@ -45,16 +48,58 @@ export function withRecordedCapacity(context: MutationContext, choice: unknown):
 }
 
 /**
- * The capacity a Diversity Pod gets: Spot for `spotPercent` of the hash buckets of its admission request's uid, decided
- * by the webhook alone. The Pod's own capacity annotation is never read: a Pod author who writes it in a template would
- * otherwise choose their capacity. A choice recorded by the caller (withRecordedCapacity) is kept when the policy can
- * still draw it, so that a change of spotPercent to 0 or 100 shows up as pending Pods.
+ * The capacity a Diversity Pod gets, decided by the webhook alone: by the Pod's number in its workload's sequence
+ * (sequence.ts: a StatefulSet Pod's ordinal, else the counter the caller read into the context), so that every prefix
+ * of the workload's Pods holds the split exactly; without one, Spot for `spotPercent` of the hash buckets of its
+ * admission request's uid. The Pod's own capacity annotation is never read: a Pod author who writes it in a template
+ * would otherwise choose their capacity. A choice recorded by the caller (withRecordedCapacity) is kept when the policy
+ * can still draw it, so that a change of spotPercent to 0 or 100 shows up as pending Pods.
  */
-function diversityChoice(context: RecordingContext, spotPercent: number): CapacityChoice {
+function diversityChoice(context: RecordingContext, policy: PlacementPolicy, facts: PodFacts): CapacityChoice {
+  const spotPercent = policy.spotPercent ?? DEFAULT_SPOT_PERCENT;
   const recorded = context[RECORDED];
   if (recorded === 'spot' && spotPercent > 0) return recorded;
   if (recorded === 'on-demand' && spotPercent < 100) return recorded;
+  const sequence = statefulSetOrdinal(facts) ?? context.sequence;
+  if (sequence !== undefined)
+    return sequenceChoice(sequence, { spotPercent, minOnDemand: policy.minOnDemand ?? DEFAULT_MIN_ON_DEMAND });
   return bucketOf(context.requestUid) < spotPercent ? 'spot' : 'on-demand';
+}
+
+/** The annotation the ReplicaSet controller ranks Pods by for deletion, lowest first (PodDeletionCost, beta since 1.22). */
+const DELETION_COST_ANNOTATION = 'controller.kubernetes.io/pod-deletion-cost';
+// The cost is an int32 (pkg/apis/core/helper GetDeletionCostFromPodAnnotations); the ReplicaSet controller deletes the
+// lowest cost first among running and ready Pods (pkg/controller/controller_utils.go ActivePodsWithRanks).
+const MAX_DELETION_COST = 2_147_483_647;
+
+/**
+ * The Pod with its deletion cost set from its sequence number, so that a scale-down deletes the latest numbers first
+ * and leaves the first ones, an exact prefix of the sequence. Costs count down from the int32 maximum, all positive:
+ * Pods admitted before the policy carry none (read as 0) and go first, so the live Pods converge on the sequence. A Pod
+ * that sets its own cost keeps it, with a warning. StatefulSet Pods get none (their controller deletes by ordinal), nor
+ * does a Pod reviewed without a sequence number.
+ */
+function withDeletionCost(state: SchedulingState, facts: PodFacts, context: MutationContext): SchedulingState {
+  const { sequence } = context;
+  if (sequence === undefined || statefulSetOrdinal(facts) !== undefined) return state;
+  if (Object.hasOwn(facts.annotations, DELETION_COST_ANNOTATION)) {
+    return warn(
+      state,
+      `managed capacity placement (Diversity): the Pod sets its own ${DELETION_COST_ANNOTATION}, so a scale-down may not keep the workload's Spot split`,
+    );
+  }
+  const annotations = state.annotations ?? facts.annotations;
+  const cost = String(Math.max(1, MAX_DELETION_COST - sequence));
+  return { ...state, annotations: { ...annotations, [DELETION_COST_ANNOTATION]: cost } };
+}
+
+/** The warning of a Diversity Pod placed by its request's uid because its sequence number could not be had. */
+function withRandomDrawWarning(state: SchedulingState, facts: PodFacts, context: MutationContext): SchedulingState {
+  if (context.sequenceUnavailable === undefined || statefulSetOrdinal(facts) !== undefined) return state;
+  return warn(
+    state,
+    `managed capacity placement (Diversity): Spot or on-demand was drawn at random for this Pod, since ${context.sequenceUnavailable}`,
+  );
 }
 
 /**
@@ -108,6 +153,12 @@ function withCapacityAnnotation(state: SchedulingState, facts: PodFacts, choice:
   return { ...state, annotations: { ...annotations, [CAPACITY_ANNOTATION]: choice } };
 }
 
+/** The managed placement step, and the policy it places a Pod by (for a caller that must prepare the Pod's review). */
+export interface PlacementStep extends ManagedStep {
+  /** The policy of the Pod's workload, or undefined when it has none. Pure. */
+  policyFor(facts: PodFacts): PlacementPolicy | undefined;
+}
+
 /**
  * The managed capacity placement step: for a workload with a policy, ANDs the flavour's capacity
  * requirement into every required term (creating the selector when there is none); Diversity also
@@ -116,7 +167,7 @@ function withCapacityAnnotation(state: SchedulingState, facts: PodFacts, choice:
 export function createPlacementStep(options: {
   readonly flavour: CapacityFlavour;
   readonly policies: readonly PlacementPolicy[];
-}): ManagedStep {
+}): PlacementStep {
   const label = CAPACITY_LABELS[options.flavour];
   const byWorkload = new Map(
     options.policies.map((policy) => [workloadKey(policy.namespace, policy.kind, policy.name), policy]),
@@ -124,12 +175,14 @@ export function createPlacementStep(options: {
   const requirementTerm = (choice: CapacityChoice) => [
     term([labelRequirement(label.key, 'In', [choice === 'spot' ? label.spot : label.onDemand])]),
   ];
+  const policyFor = ({ workload }: PodFacts) =>
+    byWorkload.get(workloadKey(workload.namespace, workload.kind, workload.name));
   return {
     // Not a valid PodMutation name, so it can never be mistaken for a customer rule in the applied annotation.
     name: 'managed:capacity',
+    policyFor,
     apply(state: SchedulingState, facts: PodFacts, context: MutationContext): StepResult | undefined {
-      const { workload } = facts;
-      const policy = byWorkload.get(workloadKey(workload.namespace, workload.kind, workload.name));
+      const policy = policyFor(facts);
       if (policy === undefined) return undefined;
       const owner = { name: `managed:${policy.mode}`, subject: `managed capacity placement (${policy.mode})` };
       const choice: CapacityChoice =
@@ -137,10 +190,11 @@ export function createPlacementStep(options: {
           ? 'spot'
           : policy.mode === 'NonSpot'
             ? 'on-demand'
-            : diversityChoice(context, policy.spotPercent ?? DEFAULT_SPOT_PERCENT);
+            : diversityChoice(context, policy, facts);
       const result = andRequiredAffinity(state, facts, owner, requirementTerm(choice));
       if ('denied' in result || policy.mode !== 'Diversity') return result;
-      return { state: withInstanceTypeSpread(withCapacityAnnotation(result.state, facts, choice), facts) };
+      const annotated = withDeletionCost(withCapacityAnnotation(result.state, facts, choice), facts, context);
+      return { state: withRandomDrawWarning(withInstanceTypeSpread(annotated, facts), facts, context) };
     },
   };
 }
