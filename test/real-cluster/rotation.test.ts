@@ -222,7 +222,7 @@ describe('rotating the webhook token as docs/operations.md says, while Pods are 
     await waitFor(
       'the API server to call the Lambda host',
       async () => {
-        // A dry run is admitted (sideEffects: None) and stored nowhere.
+        // A dry run is admitted (sideEffects: NoneOnDryRun) and stored nowhere.
         await plane.admin.request('POST', '/api/v1/namespaces/default/pods', { body: probe, query: { dryRun: 'All' } });
         return (await host.requests()).some(({ status }) => status === 200) ? true : undefined;
       },
