@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdmissionHandler, type AdmissionRules, type SnapshotCache } from '../../lib/endpoint/index.ts';
 import { STAMP_ANNOTATION, type Pod } from '../../lib/engine/index.ts';
 import { CAPACITY_ANNOTATION } from '../../lib/placement/index.ts';
+import { sequenceChoice } from '../../lib/placement/sequence.ts';
 import { keyedStamps } from '../../lib/stamp/index.ts';
 import { createDynamoClient, type DiversityCounterStore } from '../../lib/store/index.ts';
 import { admissionReview, pod } from '../support/builders.ts';
@@ -107,18 +108,11 @@ describe('Diversity through the admission handler', () => {
     const admitted = [];
     for (let index = 0; index < 10; index += 1) admitted.push(await admit(webPod()));
 
-    expect(admitted.map(capacityOf)).toEqual([
-      'on-demand',
-      'on-demand',
-      'spot',
-      'spot',
-      'spot',
-      'spot',
-      'on-demand',
-      'spot',
-      'spot',
-      'spot',
-    ]);
+    expect(admitted.map(capacityOf)).toEqual(
+      Array.from({ length: 10 }, (_, k) => sequenceChoice(k, { spotPercent: 70, minOnDemand: 2 })),
+    );
+    expect(admitted.slice(0, 2).map(capacityOf)).toEqual(['on-demand', 'on-demand']);
+    expect(admitted.filter((one) => capacityOf(one) === 'spot')).toHaveLength(7);
     expect(admitted.map((one) => one.pod.metadata?.annotations?.[COST])).toEqual(
       Array.from({ length: 10 }, (_, k) => String(2_147_483_647 - k)),
     );

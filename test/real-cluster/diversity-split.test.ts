@@ -18,7 +18,7 @@ import { buildFunctions } from '../../scripts/build.ts';
 import { EXAMPLES } from '../support/fixtures.ts';
 import { servingCertificate } from './certificates.ts';
 import type { ControlPlane } from './control-plane.ts';
-import { startLambdaHost, type LambdaHost } from './lambda-host.ts';
+import { admissionBundle, startLambdaHost, TEST_FUNCTION_ENVIRONMENT, type LambdaHost } from './lambda-host.ts';
 import { TEST_NODES } from './nodes.ts';
 import { waitFor } from './processes.ts';
 import { useControlPlane } from './use-control-plane.ts';
@@ -138,11 +138,9 @@ describe('a Diversity Deployment scaled 2 → 50 → 5 by the controller-manager
     } finally {
       client.destroy();
     }
-    const bundle = bundles.find(({ name }) => name === 'admission');
-    if (bundle === undefined) throw new Error('the build wrote no admission bundle');
     const token = generateToken();
     host = await startLambdaHost({
-      bundle: bundle.outfile,
+      bundle: admissionBundle(bundles),
       certificate,
       dir: scratch,
       environment: {
@@ -150,11 +148,7 @@ describe('a Diversity Deployment scaled 2 → 50 → 5 by the controller-manager
         DYNAMODB_ENDPOINT: dynamo.endpoint,
         CLUSTER_ID,
         WEBHOOK_TOKEN: token,
-        AWS_ACCESS_KEY_ID: 'AKIDTEST',
-        AWS_SECRET_ACCESS_KEY: 'test-secret',
-        AWS_REGION: 'eu-west-1',
-        POWERTOOLS_SERVICE_NAME: 'podmutation-test-admission',
-        POWERTOOLS_METRICS_NAMESPACE: 'podmutation',
+        ...TEST_FUNCTION_ENVIRONMENT,
       },
     });
     await plane.ensureNamespace(NAMESPACE);
