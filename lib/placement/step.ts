@@ -53,16 +53,20 @@ export function withRecordedCapacity(context: MutationContext, choice: unknown):
  * of the workload's Pods holds the split exactly; without one, Spot for `spotPercent` of the hash buckets of its
  * admission request's uid. The Pod's own capacity annotation is never read: a Pod author who writes it in a template
  * would otherwise choose their capacity. A choice recorded by the caller (withRecordedCapacity) is kept when the policy
- * can still draw it, so that a change of spotPercent to 0 or 100 shows up as pending Pods.
+ * can still make it, so that a change of spotPercent to 0, or to 100 without minOnDemand, shows up as pending Pods.
  */
 function diversityChoice(context: RecordingContext, policy: PlacementPolicy, facts: PodFacts): CapacityChoice {
-  const spotPercent = policy.spotPercent ?? DEFAULT_SPOT_PERCENT;
+  const target = {
+    spotPercent: policy.spotPercent ?? DEFAULT_SPOT_PERCENT,
+    minOnDemand: policy.minOnDemand ?? DEFAULT_MIN_ON_DEMAND,
+  };
+  const { spotPercent } = target;
   const recorded = context[RECORDED];
   if (recorded === 'spot' && spotPercent > 0) return recorded;
-  if (recorded === 'on-demand' && spotPercent < 100) return recorded;
+  // Under spotPercent 100, minOnDemand still puts the first Pods on on-demand.
+  if (recorded === 'on-demand' && (spotPercent < 100 || target.minOnDemand > 0)) return recorded;
   const sequence = statefulSetOrdinal(facts) ?? context.sequence;
-  if (sequence !== undefined)
-    return sequenceChoice(sequence, { spotPercent, minOnDemand: policy.minOnDemand ?? DEFAULT_MIN_ON_DEMAND });
+  if (sequence !== undefined) return sequenceChoice(sequence, target);
   return bucketOf(context.requestUid) < spotPercent ? 'spot' : 'on-demand';
 }
 
