@@ -16,10 +16,15 @@ import type { DiversityCounterStore } from '../store/index.ts';
 const SEQUENCE_DEADLINE_MS = 150;
 
 /**
- * What the review's managed steps get: the sequence number, or why there is none (then the split is drawn at random),
- * with the counter's error for the log.
+ * What the review's managed steps get (`context`: the sequence number, or why there is none, and the split is then
+ * drawn at random), and the counter's error for the log line.
  */
-type SequenceContext = Pick<MutationContext, 'sequence' | 'sequenceUnavailable'> & { readonly failure?: unknown };
+interface SequenceContext {
+  readonly context: Pick<MutationContext, 'sequence' | 'sequenceUnavailable'>;
+  readonly failure?: unknown;
+}
+
+const NONE: SequenceContext = { context: {} };
 
 /** What reads a sequence number: the placement step of the rules served, the counters, the deadline. */
 interface SequenceSource {
@@ -62,27 +67,28 @@ async function withinDeadline(
  */
 async function diversitySequence(source: SequenceSource, request: AdmissionRequest): Promise<SequenceContext> {
   const { placement, counters } = source;
-  if (placement === undefined || passThroughReason(request) !== undefined) return {};
+  if (placement === undefined || passThroughReason(request) !== undefined) return NONE;
   let facts: ReturnType<typeof podFacts>;
   try {
     facts = podFacts(request.object, request.namespace ?? '');
   } catch (error) {
     // The review itself reports a Pod the boundary refuses.
-    if (error instanceof MalformedInputError) return {};
+    if (error instanceof MalformedInputError) return NONE;
     throw error;
   }
   const key = diversityCounterKey(facts, placement.policyFor(facts));
   // A stamped Pod is reviewed with the number its stamp recorded (lib/engine/stamp.ts); a new one would skip one.
-  if (key === undefined || Object.hasOwn(facts.annotations, STAMP_ANNOTATION)) return {};
-  if (request.dryRun === true) return { sequenceUnavailable: 'the request is a dry run, which takes no number' };
-  if (counters === undefined) return { sequenceUnavailable: 'this webhook keeps no counter of Pods' };
+  if (key === undefined || Object.hasOwn(facts.annotations, STAMP_ANNOTATION)) return NONE;
+  if (request.dryRun === true)
+    return { context: { sequenceUnavailable: 'the request is a dry run, which takes no number' } };
+  if (counters === undefined) return { context: { sequenceUnavailable: 'this webhook keeps no counter of Pods' } };
   try {
-    return { sequence: await withinDeadline(source, key, counters) };
+    return { context: { sequence: await withinDeadline(source, key, counters) } };
   } catch (failure) {
     // The warning goes to whoever created the Pod: it says what happened, the log line says which table and why.
     const late = failure instanceof StoreError && failure.context.deadlineMs !== undefined;
     const what = late ? `did not answer within ${source.deadlineMs} ms` : 'failed';
-    return { sequenceUnavailable: `the counter of the workload's Pods ${what}`, failure };
+    return { context: { sequenceUnavailable: `the counter of the workload's Pods ${what}` }, failure };
   }
 }
 

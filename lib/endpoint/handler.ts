@@ -291,7 +291,7 @@ function answered(
       enforcement: deps.enforcement,
       ...(snapshot.value.capacity === undefined ? {} : { capacity: snapshot.value.capacity }),
       ...(stamps === undefined ? {} : { stamps }),
-      sequence,
+      sequence: sequence.context,
     });
   } catch (error) {
     return reviewFailed(context, started, error);
@@ -309,7 +309,8 @@ function logAnswer(
   sequence: SequenceContext,
 ): void {
   const { metrics, logger } = context.deps;
-  if (sequence.sequenceUnavailable !== undefined) metrics.addMetric('DiversityFallbacks', 'Count', 1);
+  const { sequence: number, sequenceUnavailable } = sequence.context;
+  if (sequenceUnavailable !== undefined) metrics.addMetric('DiversityFallbacks', 'Count', 1);
   metrics.addMetric('Admissions', 'Count', 1);
   if (summary.decision === 'mutated') metrics.addMetric('Mutations', 'Count', 1);
   if (summary.decision === 'denied') metrics.addMetric('Denials', 'Count', 1);
@@ -325,8 +326,8 @@ function logAnswer(
     snapshotVersion: snapshot.version,
     ...(snapshot.placementVersion === undefined ? {} : { placementVersion: snapshot.placementVersion }),
     ...(snapshot.value.capacity?.problem === undefined ? {} : { capacityProblem: snapshot.value.capacity.problem }),
-    ...(sequence.sequence === undefined ? {} : { diversitySequence: sequence.sequence }),
-    ...(sequence.sequenceUnavailable === undefined ? {} : { diversityFallback: sequence.sequenceUnavailable }),
+    ...(number === undefined ? {} : { diversitySequence: number }),
+    ...(sequenceUnavailable === undefined ? {} : { diversityFallback: sequenceUnavailable }),
     ...(sequence.failure === undefined ? {} : errorLogFields(sequence.failure)),
     cacheAgeSeconds: threeDecimals(snapshot.ageSeconds),
     stale: snapshot.stale,
