@@ -1,6 +1,6 @@
 /**
- * docs/placement.md "Diversity that holds as replicas scale", on a real control plane: a Deployment under Diversity
- * (spotPercent 70, minOnDemand 2) scaled 2 → 50 → 5 by the real controller-manager, its Pods admitted by the shipped
+ * docs/placement.md "Diversity that holds as replicas scale", on a real control plane: a Deployment and a StatefulSet
+ * under Diversity (spotPercent 70, minOnDemand 2) scaled 2 → 50 → 5 by the real controller-manager, its Pods admitted by the shipped
  * admission bundle (one warm Lambda container, lambda-host.ts) counting in an embedded DynamoDB, bound by the real
  * scheduler to Nodes labelled karpenter.sh/capacity-type. At each size the live Pods are counted by their capacity
  * annotation and by the capacity type of the Node they run on.
@@ -17,6 +17,7 @@ import { startEmbeddedDynamo, type EmbeddedDynamo } from '../../lib/store/embedd
 import { buildFunctions } from '../../scripts/build.ts';
 import { EXAMPLES } from '../support/fixtures.ts';
 import { servingCertificate } from './certificates.ts';
+import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
 import { admissionBundle, startLambdaHost, TEST_FUNCTION_ENVIRONMENT, type LambdaHost } from './lambda-host.ts';
 import { TEST_NODES } from './nodes.ts';
@@ -34,14 +35,18 @@ const NAME = 'split';
 const SPOT_PERCENT = 70;
 const MIN_ON_DEMAND = 2;
 const SIZES = [2, 50, 5] as const;
-const POLICY: PlacementPolicy = parsePlacementPolicy({
-  namespace: NAMESPACE,
-  kind: 'Deployment',
-  name: NAME,
-  mode: 'Diversity',
-  spotPercent: SPOT_PERCENT,
-  minOnDemand: MIN_ON_DEMAND,
-});
+const POLICIES: readonly PlacementPolicy[] = [
+  { kind: 'Deployment', name: NAME },
+  { kind: 'StatefulSet', name: 'ledger' },
+].map((workload) =>
+  parsePlacementPolicy({
+    namespace: NAMESPACE,
+    ...workload,
+    mode: 'Diversity',
+    spotPercent: SPOT_PERCENT,
+    minOnDemand: MIN_ON_DEMAND,
+  }),
+);
 
 interface PodView {
   readonly metadata: {
@@ -67,14 +72,14 @@ function target(size: number): number {
   return Math.max(0, Math.min(Math.floor((size * SPOT_PERCENT) / 100), size - MIN_ON_DEMAND));
 }
 
-/** The Deployment's live Pods (none being deleted) once there are `size` of them, all Running on a Node, for 1 s. */
-async function settledPods(plane: ControlPlane, size: number): Promise<PodView[]> {
+/** The workload's live Pods (none being deleted) once there are `size` of them, all Running on a Node, for 1 s. */
+async function settledPods(plane: ControlPlane, name: string, size: number): Promise<PodView[]> {
   let since: number | undefined;
   return waitFor(
-    `${size} live Running Pods of ${NAMESPACE}/${NAME}`,
+    `${size} live Running Pods of ${NAMESPACE}/${name}`,
     async () => {
       const list = await plane.admin.json<{ items: PodView[] }>('GET', `/api/v1/namespaces/${NAMESPACE}/pods`, {
-        query: { labelSelector: `app=${NAME}` },
+        query: { labelSelector: `app=${name}` },
       });
       const all = list.items;
       const live = all.filter((pod) => pod.metadata.deletionTimestamp === undefined);
@@ -101,14 +106,55 @@ function splitOf(size: number, pods: readonly PodView[]): Split {
   };
 }
 
-async function scaleTo(plane: ControlPlane, replicas: number): Promise<void> {
-  await plane.admin.json('PATCH', `/apis/apps/v1/namespaces/${NAMESPACE}/deployments/${NAME}`, {
-    body: { spec: { replicas } },
-    contentType: 'application/merge-patch+json',
-  });
+/** Creates the workload (`resource` deployments or statefulsets) at each size in turn; the split of each. */
+async function scaled(plane: ControlPlane, resource: string, workload: Json): Promise<Split[]> {
+  const { name } = workload.metadata as { name: string };
+  await plane.admin.json('POST', `/apis/apps/v1/namespaces/${NAMESPACE}/${resource}`, { body: workload });
+  const splits: Split[] = [];
+  for (const [index, size] of SIZES.entries()) {
+    if (index > 0) {
+      await plane.admin.json('PATCH', `/apis/apps/v1/namespaces/${NAMESPACE}/${resource}/${name}`, {
+        body: { spec: { replicas: size } },
+        contentType: 'application/merge-patch+json',
+      });
+    }
+    splits.push(splitOf(size, await settledPods(plane, name, size)));
+  }
+  console.log(
+    `diversity-split ${resource} (spotPercent ${SPOT_PERCENT}, minOnDemand ${MIN_ON_DEMAND}): ` +
+      splits
+        .map(
+          ({ size, annotated, bound }) =>
+            `${size} Pods, target ${target(size)} Spot: annotated ${annotated.spot}+${annotated.onDemand}, bound ${bound.spot}+${bound.onDemand}`,
+        )
+        .join('; '),
+  );
+  return splits;
 }
 
-describe('a Diversity Deployment scaled 2 → 50 → 5 by the controller-manager', () => {
+/** The workload's spec at the first size: its Pods labelled app=<name>. */
+function workloadSpec(name: string): Json {
+  return {
+    replicas: SIZES[0],
+    selector: { matchLabels: { app: name } },
+    template: {
+      metadata: { labels: { app: name } },
+      spec: { containers: [{ name: 'app', image: `registry.example.com/${name}:1` }] },
+    },
+  };
+}
+
+/** The split is exact at every size, and the scheduler put every Pod where its annotation says. */
+function expectExact(splits: readonly Split[]): void {
+  for (const split of splits) {
+    expect(split.bound).toEqual(split.annotated);
+    expect(split.annotated.onDemand).toBeGreaterThanOrEqual(MIN_ON_DEMAND);
+    // The live Pods are a prefix of the sequence.
+    expect(split.annotated.spot).toBe(target(split.size));
+  }
+}
+
+describe('a Diversity workload scaled 2 → 50 → 5 by the controller-manager', () => {
   let scratch: string;
   let dynamo: EmbeddedDynamo;
   let host: LambdaHost;
@@ -134,7 +180,7 @@ describe('a Diversity Deployment scaled 2 → 50 → 5 by the controller-manager
         },
         CLUSTER_ID,
       );
-      await openRulesTable({ ...table, clusterId: CLUSTER_ID }).placements.setPlacement(POLICY);
+      await openRulesTable({ ...table, clusterId: CLUSTER_ID }).placements.replacePlacements(POLICIES);
     } finally {
       client.destroy();
     }
@@ -167,43 +213,16 @@ describe('a Diversity Deployment scaled 2 → 50 → 5 by the controller-manager
     if (scratch !== undefined) await rm(scratch, { recursive: true, force: true });
   });
 
-  it('keeps minOnDemand on on-demand at every size, and the split exact', async () => {
-    const plane = cluster();
-    await plane.admin.json('POST', `/apis/apps/v1/namespaces/${NAMESPACE}/deployments`, {
-      body: {
-        apiVersion: 'apps/v1',
-        kind: 'Deployment',
-        metadata: { name: NAME, namespace: NAMESPACE },
-        spec: {
-          replicas: SIZES[0],
-          selector: { matchLabels: { app: NAME } },
-          template: {
-            metadata: { labels: { app: NAME } },
-            spec: { containers: [{ name: 'app', image: `registry.example.com/${NAME}:1` }] },
-          },
-        },
-      },
-    });
-    const splits: Split[] = [];
-    for (const [index, size] of SIZES.entries()) {
-      if (index > 0) await scaleTo(plane, size);
-      splits.push(splitOf(size, await settledPods(plane, size)));
-    }
-    console.log(
-      `diversity-split (spotPercent ${SPOT_PERCENT}, minOnDemand ${MIN_ON_DEMAND}): ` +
-        splits
-          .map(
-            ({ size, annotated, bound }) =>
-              `${size} Pods, target ${target(size)} Spot: annotated ${annotated.spot}+${annotated.onDemand}, bound ${bound.spot}+${bound.onDemand}`,
-          )
-          .join('; '),
-    );
-    for (const split of splits) {
-      // The scheduler put every Pod where its annotation says.
-      expect(split.bound).toEqual(split.annotated);
-      expect(split.annotated.onDemand).toBeGreaterThanOrEqual(MIN_ON_DEMAND);
-      // The live Pods are a prefix of the sequence: the split is exact.
-      expect(split.annotated.spot).toBe(target(split.size));
-    }
+  it('keeps minOnDemand on on-demand at every size, and the split exact, for a Deployment', async () => {
+    const workload = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: NAME, namespace: NAMESPACE } };
+    expectExact(await scaled(cluster(), 'deployments', { ...workload, spec: workloadSpec(NAME) }));
+  }, 120_000);
+
+  it('keeps them for a StatefulSet too, by its ordinals', async () => {
+    const name = 'ledger';
+    const workload = { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name, namespace: NAMESPACE } };
+    // Parallel: the controller creates and deletes Pods at once rather than one Ready Pod after another.
+    const spec = { ...workloadSpec(name), serviceName: name, podManagementPolicy: 'Parallel' };
+    expectExact(await scaled(cluster(), 'statefulsets', { ...workload, spec }));
   }, 120_000);
 });
