@@ -63,7 +63,9 @@ function seedOf(context: MutationContext): string {
 /** The managed steps' context of a review of a stamped Pod: that of the review that stamped it. */
 function contextOfSeed(seed: string): MutationContext {
   const withSequence = SEQUENCE_IN_SEED.exec(seed);
-  return withSequence === null ? { requestUid: seed } : { requestUid: withSequence[1]!, sequence: Number(withSequence[2]) };
+  return withSequence === null
+    ? { requestUid: seed }
+    : { requestUid: withSequence[1]!, sequence: Number(withSequence[2]) };
 }
 
 /** How one rule fared against the Pod (recorded only when asked to explain). */

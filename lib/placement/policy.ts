@@ -75,7 +75,9 @@ export function parsePlacementPolicy(input: unknown, source = 'placement policy'
         ...policy,
         spotPercent: (spotPercent as number | undefined) ?? DEFAULT_SPOT_PERCENT,
         // Left out at its default, so that a policy means one stored form (and content hash) whether 0 was written or not.
-        ...(minOnDemand === undefined || minOnDemand === DEFAULT_MIN_ON_DEMAND ? {} : { minOnDemand: minOnDemand as number }),
+        ...(minOnDemand === undefined || minOnDemand === DEFAULT_MIN_ON_DEMAND
+          ? {}
+          : { minOnDemand: minOnDemand as number }),
       }
     : policy;
 }

@@ -20,19 +20,23 @@ function createDiversityCounterStore(table: ClusterTable): DiversityCounterStore
   return {
     async next(key, abortSignal) {
       checkedClusterId(clusterId);
-      const { Attributes: attributes } = await storeCall(tableName, 'UpdateItem of a Diversity counter', clusterId, () =>
-        client.send(
-          new UpdateItemCommand({
-            TableName: tableName,
-            Key: itemKey(clusterId, diversityCounterSortKey(key)),
-            // ADD creates the attribute at 0 when absent: the first Pod of a revision gets 0.
-            UpdateExpression: 'ADD #n :one',
-            ExpressionAttributeNames: { '#n': 'n' },
-            ExpressionAttributeValues: toItem({ ':one': 1 }),
-            ReturnValues: 'UPDATED_NEW',
-          }),
-          abortSignal === undefined ? {} : { abortSignal },
-        ),
+      const { Attributes: attributes } = await storeCall(
+        tableName,
+        'UpdateItem of a Diversity counter',
+        clusterId,
+        () =>
+          client.send(
+            new UpdateItemCommand({
+              TableName: tableName,
+              Key: itemKey(clusterId, diversityCounterSortKey(key)),
+              // ADD creates the attribute at 0 when absent: the first Pod of a revision gets 0.
+              UpdateExpression: 'ADD #n :one',
+              ExpressionAttributeNames: { '#n': 'n' },
+              ExpressionAttributeValues: toItem({ ':one': 1 }),
+              ReturnValues: 'UPDATED_NEW',
+            }),
+            abortSignal === undefined ? {} : { abortSignal },
+          ),
       );
       const count = attributes === undefined ? undefined : integerField(fieldsOf(attributes), 'n');
       if (count === undefined || count < 1) {
