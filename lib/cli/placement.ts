@@ -27,21 +27,25 @@ interface WorkloadFlags extends StoreFlags {
 interface SetFlags extends WorkloadFlags {
   readonly mode: string;
   readonly spotPercent?: string;
+  readonly minOnDemand?: string;
+}
+
+/** A flag's digits as a number; anything else as the text given, so that the validator reports it as given. */
+function wholeNumberFlag(value: string): number | string {
+  return /^\d+$/.test(value) ? Number(value) : value;
 }
 
 /** The policy the set flags describe, through the one validator of policies. */
 function policyOf(flags: SetFlags): PlacementPolicy {
-  const spotPercent = flags.spotPercent;
+  const { spotPercent, minOnDemand } = flags;
   return parsePlacementPolicy(
     {
       namespace: flags.namespace,
       kind: flags.kind,
       name: flags.name,
       mode: flags.mode,
-      // Digits become a number; anything else is passed on as text so the validator reports it as given.
-      ...(spotPercent === undefined
-        ? {}
-        : { spotPercent: /^\d+$/.test(spotPercent) ? Number(spotPercent) : spotPercent }),
+      ...(spotPercent === undefined ? {} : { spotPercent: wholeNumberFlag(spotPercent) }),
+      ...(minOnDemand === undefined ? {} : { minOnDemand: wholeNumberFlag(minOnDemand) }),
     },
     'placement policy',
   );
@@ -96,13 +100,14 @@ function missing(context: CliContext, action: string, target: StoreTarget, workl
 function policyTable(policies: readonly PlacementPolicy[]): string {
   if (policies.length === 0) return 'no placement policies';
   return columns(
-    ['NAMESPACE', 'KIND', 'NAME', 'MODE', 'SPOT%'],
+    ['NAMESPACE', 'KIND', 'NAME', 'MODE', 'SPOT%', 'MIN-ON-DEMAND'],
     policies.map((policy) => [
       policy.namespace,
       policy.kind,
       policy.name,
       policy.mode,
       policy.spotPercent === undefined ? '-' : policy.spotPercent,
+      policy.mode === 'Diversity' ? (policy.minOnDemand ?? 0) : '-',
     ]),
   ).join('\n');
 }
@@ -166,6 +171,12 @@ function registerSet(placement: Command, context: CliContext): void {
         undefined,
         '50',
       ),
+    )
+    .addOption(
+      new Option(
+        '--min-on-demand <pods>',
+        'with --mode Diversity: the least number of Pods kept on on-demand, whatever --spot-percent says',
+      ).default(undefined, '0'),
     );
   onRun<SetFlags>(withTarget(set), (flags) => {
     const policy = policyOf(flags);

@@ -276,6 +276,7 @@ async function startLocalServer(options: LocalServerOptions): Promise<LocalServe
       maxBodyBytes,
       enforcement: options.enforcement ?? DEFAULT_ENFORCEMENT,
       stamps: createStampSource({ kind: 'literal', key: stampKey }),
+      diversityCounters: table.diversityCounters,
     });
     const boundPort = await serveHandler(options, handler, { host, port, maxBodyBytes, logger }, cleanups);
     if (options.watch === true) {

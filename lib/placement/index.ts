@@ -7,6 +7,7 @@ import {
   readCapacityFlavour,
   workloadKey,
 } from './policy.ts';
+import { diversityCounterKey } from './sequence.ts';
 import { createPlacementStep, withRecordedCapacity, type PlacementStep } from './step.ts';
 import { revalidatePlacements, type ChosenPlacement, type PlacementSources } from './selection.ts';
 import { CAPACITY_ANNOTATION, type CapacityFlavour, type PlacementPolicy } from './types.ts';
@@ -15,6 +16,7 @@ export {
   createPlacementStep,
   revalidatePlacements,
   withRecordedCapacity,
+  diversityCounterKey,
   parsePlacementPolicy,
   parsePlacementPolicies,
   parseCapacityFlavour,

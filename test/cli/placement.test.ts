@@ -71,6 +71,35 @@ describe.concurrent('podmutation placement, the binary', () => {
     expect(await store(clusterId).listPlacements()).toEqual([{ ...WEB, mode: 'Diversity', spotPercent: 50 }]);
   });
 
+  it('set --min-on-demand stores the least number of on-demand Pods of a Diversity policy', async () => {
+    const clusterId = freshClusterId();
+
+    const run = await runPodmutation(
+      placement('set', clusterId, ...WEB_FLAGS, '--mode', 'Diversity', '--spot-percent', '70', '--min-on-demand', '2'),
+    );
+
+    expect(run.code).toBe(0);
+    expect(await store(clusterId).listPlacements()).toEqual([
+      { ...WEB, mode: 'Diversity', spotPercent: 70, minOnDemand: 2 },
+    ]);
+  });
+
+  it.each([
+    [['--mode', 'Spot', '--min-on-demand', '2'], 'minOnDemand: is only used with mode Diversity'],
+    [
+      ['--mode', 'Diversity', '--min-on-demand', 'two'],
+      'minOnDemand: must be an integer from 0 to 1000000 (got "two")',
+    ],
+  ])('set %j exits 2 naming minOnDemand and writes nothing', async (flags, message) => {
+    const clusterId = freshClusterId();
+
+    const run = await runPodmutation(placement('set', clusterId, ...WEB_FLAGS, ...flags));
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(message);
+    expect(await store(clusterId).listPlacements()).toEqual([]);
+  });
+
   it('get -o yaml prints the policy as YAML', async () => {
     const clusterId = freshClusterId();
     await store(clusterId).setPlacement({ ...WEB, mode: 'Diversity', spotPercent: 30 });
@@ -101,15 +130,17 @@ describe.concurrent('podmutation placement, the binary', () => {
     const clusterId = freshClusterId();
     await store(clusterId).setPlacement({ ...WEB, mode: 'Diversity', spotPercent: 30 });
     await store(clusterId).setPlacement({ namespace: 'apps', kind: 'Deployment', name: 'api', mode: 'NonSpot' });
+    await store(clusterId).setPlacement({ ...WEB, kind: 'StatefulSet', mode: 'Diversity', minOnDemand: 2 });
 
     const run = await runPodmutation(placement('list', clusterId));
 
     expect(run).toMatchObject({
       code: 0,
       stdout: [
-        'NAMESPACE  KIND        NAME  MODE       SPOT%',
-        'apps       Deployment  api   NonSpot    -',
-        'apps       Deployment  web   Diversity  30',
+        'NAMESPACE  KIND         NAME  MODE       SPOT%  MIN-ON-DEMAND',
+        'apps       Deployment   api   NonSpot    -      -',
+        'apps       Deployment   web   Diversity  30     0',
+        'apps       StatefulSet  web   Diversity  50     2',
         '',
       ].join('\n'),
     });

@@ -9,6 +9,7 @@ import {
   createSnapshotTable,
   openRulesTable,
   type ClusterBindingStore,
+  type DiversityCounterStore,
   type DynamoClientOptions,
   type PlacementStore,
   type RulesTable,
@@ -290,7 +291,13 @@ function bindingsOf(options: TableOptions): PerCluster<ClusterBindingStore> {
   return perCluster('bindings', options);
 }
 
+/** The Diversity counters of a table, per cluster. */
+function countersOf(options: TableOptions): PerCluster<DiversityCounterStore> {
+  return perCluster('diversityCounters', options);
+}
+
 export {
+  countersOf,
   bindingsOf,
   snapshotsOf,
   recordsOf,
