@@ -258,7 +258,7 @@ function registerExport(placement: Command, context: CliContext): void {
       'Prints every placement policy of the cluster as the PodPlacement that places its workload alike, to review and ' +
       'commit: one per policy, named namespace.kind.name (the kind lowercased; shortened with a digest of the workload ' +
       'when over 253 characters or shared), enabled, priority 0, selecting the namespace, kind and name of the workload, ' +
-      "with the policy's mode and spotPercent. `-o yaml` (the default) prints a multi-document YAML stream, `-o json` a " +
+      "with the policy's mode, spotPercent and minOnDemand. `-o yaml` (the default) prints a multi-document YAML stream, `-o json` a " +
       'List. A policy wins over every PodPlacement: once the PodPlacements are applied, delete the policies ' +
       '(placement delete) for them to take effect.',
     examples: [

@@ -254,7 +254,7 @@ describe('podmutation placement, in process', () => {
 
 const POLICIES: readonly PlacementPolicy[] = [
   { namespace: 'batch', kind: 'CronJob', name: 'nightly-report', mode: 'Spot' },
-  { namespace: 'production', kind: 'Deployment', name: 'checkout', mode: 'Diversity', spotPercent: 30 },
+  { namespace: 'production', kind: 'Deployment', name: 'checkout', mode: 'Diversity', spotPercent: 30, minOnDemand: 2 },
   { namespace: 'production', kind: 'StatefulSet', name: 'postgres', mode: 'NonSpot' },
 ];
 
@@ -307,7 +307,7 @@ describe('podmutation placement export', () => {
     expect(documents.map((document) => validatePodPlacement(document).valid)).toEqual([true, true, true]);
     expect(documents).toEqual([
       exported('batch.cronjob.nightly-report', POLICIES[0]!, { mode: 'Spot' }),
-      exported('production.deployment.checkout', POLICIES[1]!, { mode: 'Diversity', spotPercent: 30 }),
+      exported('production.deployment.checkout', POLICIES[1]!, { mode: 'Diversity', spotPercent: 30, minOnDemand: 2 }),
       exported('production.statefulset.postgres', POLICIES[2]!, { mode: 'NonSpot' }),
     ]);
     expect(run.stdout).toContain('# From the placement policy of batch/CronJob/nightly-report.\n');
@@ -372,6 +372,22 @@ describe('podmutation placement export', () => {
     const run = await runPodmutationInProcess(placement('export', freshClusterId()));
 
     expect(run).toEqual({ code: 0, stdout: '', stderr: 'no placement policies to export\n' });
+  });
+});
+
+describe('exportedPlacements', () => {
+  it('refuses a policy no PodPlacement can say, naming the policy and the field', () => {
+    const policy: PlacementPolicy = {
+      namespace: 'shop',
+      kind: 'Deployment',
+      name: 'web',
+      mode: 'Diversity',
+      spotPercent: 150,
+    };
+
+    expect(() => exportedPlacements([policy])).toThrow(
+      'placement policy shop/Deployment/web cannot be exported: PodPlacement "shop.deployment.web": spec.spotPercent:',
+    );
   });
 });
 
