@@ -60,6 +60,10 @@ function asTheApiServerDefaultsIt(pod: Pod): Pod {
   return { ...pod, spec: { ...spec, tolerations: [...own, ...added] } };
 }
 
+// The deletion cost a Diversity Pod's webhook sets from its sequence number: the int32 maximum less the number.
+const DELETION_COST_ANNOTATION = 'controller.kubernetes.io/pod-deletion-cost';
+const MAX_DELETION_COST = 2_147_483_647;
+
 function annotationsOf(pod: Json): Record<string, string> {
   const metadata = pod.metadata as { annotations?: Record<string, string> } | undefined;
   return metadata?.annotations ?? {};
@@ -188,16 +192,23 @@ async function createExampleWorkloads(plane: ControlPlane, test: RuleTest): Prom
         ]);
         expect(job.code, job.stderr).toBe(0);
       }
-      const offlineOf = (pod: Pod, recorded: unknown) =>
+      const offlineOf = (pod: Pod, recorded?: { capacity: unknown; sequence: number | undefined }) =>
         mutatePod(
           asTheApiServerDefaultsIt(pod),
           input.resource.namespace,
           ruleSet,
-          withRecordedCapacity({ requestUid: `offline-${input.resource.name}` }, recorded),
+          withRecordedCapacity(
+            {
+              requestUid: `offline-${input.resource.name}`,
+              ...(recorded?.sequence === undefined ? {} : { sequence: recorded.sequence }),
+            },
+            recorded?.capacity,
+          ),
           { managedSteps, enforcement: test.enforcement },
         );
-      // A Diversity Pod's draw is the webhook's, from a uid the API server makes, and its spread selects the labels the
-      // controller gave it: the offline Pod is drawn alike, with those labels and the owner they go with.
+      // A Diversity Pod's draw and number are the webhook's (its counter, in the table the server runs on), and its
+      // spread selects the labels the controller gave it: the offline Pod is drawn and numbered alike (the number read
+      // back from the deletion cost the webhook set), with those labels and the owner they go with.
       const offlineAs = (stored: Json) => {
         const { labels = {}, ownerReferences } = stored.metadata as {
           labels?: Record<string, string>;
@@ -209,7 +220,10 @@ async function createExampleWorkloads(plane: ControlPlane, test: RuleTest): Prom
           Object.entries(labels).filter(([key]) => !key.startsWith('topology.kubernetes.io/')),
         );
         const metadata = { ...input.pod.metadata, labels: admitted, ownerReferences } as Pod['metadata'];
-        return offlineOf({ ...input.pod, metadata }, annotationsOf(stored)[CAPACITY_ANNOTATION]);
+        const annotations = annotationsOf(stored);
+        const cost = Number(annotations[DELETION_COST_ANNOTATION]);
+        const sequence = Number.isInteger(cost) && cost > 0 ? MAX_DELETION_COST - cost : undefined;
+        return offlineOf({ ...input.pod, metadata }, { capacity: annotations[CAPACITY_ANNOTATION], sequence });
       };
       created.push({
         input,
