@@ -20,7 +20,12 @@ import {
 import { errorLogFields } from '../../lib/errors/index.ts';
 import { secretReaderFor } from '../../lib/secrets/index.ts';
 import { createStampSource, type StampKeyConfig, type StampSource } from '../../lib/stamp/index.ts';
-import { createDynamoClient, openPlacementStore, openSnapshotStore } from '../../lib/store/index.ts';
+import {
+  createDynamoClient,
+  openDiversityCounterStore,
+  openPlacementStore,
+  openSnapshotStore,
+} from '../../lib/store/index.ts';
 
 const config = readAdmissionConfig(process.env);
 const logger = new Logger();
@@ -43,7 +48,7 @@ const client = createDynamoClient({
   ...(config.store.endpoint === undefined ? {} : { endpoint: config.store.endpoint }),
   ...CLIENT_TIMEOUTS,
 });
-// The two stores the cache reads, opened alone (openSnapshotStore says why).
+// The stores the admission reads and counts in, opened alone (openSnapshotStore says why).
 const table = { client, tableName: config.store.tableName, clusterId: config.store.clusterId };
 const rules = createAdmissionRulesCache({
   snapshots: openSnapshotStore(table),
@@ -91,6 +96,8 @@ export const handler = middy(
     metrics,
     maxBodyBytes: config.maxBodyBytes,
     enforcement: config.enforcement,
+    // One UpdateItem per Diversity Pod created, within its own deadline (lib/endpoint/diversity-sequence.ts).
+    diversityCounters: openDiversityCounterStore(table),
     // Read beside the rules, within their deadline, and re-read on the token's schedule: a key set, as the token is.
     ...(config.stampKey === undefined ? {} : { stamps: stampSource(config.stampKey) }),
   }),

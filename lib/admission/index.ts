@@ -1,6 +1,19 @@
-import { answerAdmissionReview, parseAdmissionReview, passThroughReason } from './review.ts';
+import {
+  answerAdmissionRequest,
+  answerAdmissionReview,
+  parseAdmissionReview,
+  passThroughReason,
+  readAdmissionReview,
+} from './review.ts';
 import { summarizeVerdict } from './summary.ts';
 import type { AdmissionRequest, AdmissionReviewRequest, AdmissionReviewResponse } from './kubernetes.ts';
 
-export { answerAdmissionReview, parseAdmissionReview, passThroughReason, summarizeVerdict };
+export {
+  answerAdmissionRequest,
+  answerAdmissionReview,
+  parseAdmissionReview,
+  passThroughReason,
+  readAdmissionReview,
+  summarizeVerdict,
+};
 export type { AdmissionRequest, AdmissionReviewRequest, AdmissionReviewResponse };

@@ -1,4 +1,11 @@
-import { mutatePod, type Decision, type MutationOptions, type MutationOutcome, type RuleSet } from '../engine/index.ts';
+import {
+  mutatePod,
+  type Decision,
+  type MutationContext,
+  type MutationOptions,
+  type MutationOutcome,
+  type RuleSet,
+} from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
 import {
   isJsonObject,
@@ -20,8 +27,13 @@ import type {
 
 const API_VERSION = 'admission.k8s.io/v1';
 
-/** What a review runs besides the rules: the managed steps, the deployment's enforcement switch, and the stamps' digests. */
-type ReviewOptions = Pick<MutationOptions, 'managedSteps' | 'enforcement' | 'stamps' | 'capacity'>;
+/**
+ * What a review runs besides the rules: the managed steps, the deployment's enforcement switch, the stamps' digests,
+ * and what the caller read for the managed steps before the review (a Diversity Pod's sequence number).
+ */
+type ReviewOptions = Pick<MutationOptions, 'managedSteps' | 'enforcement' | 'stamps' | 'capacity'> & {
+  readonly sequence?: Pick<MutationContext, 'sequence' | 'sequenceUnavailable'>;
+};
 
 /** The answer to one AdmissionReview: the response to send and what the engine did (for logs). */
 export interface AdmissionVerdict {
@@ -137,7 +149,8 @@ function reviewAdmission(request: AdmissionRequest, ruleSet: RuleSet, options: R
   }
   // request.namespace is the safe source: the object's may still be empty at admission time (the Pod boundary falls
   // back to it only when the request names none).
-  const outcome = mutatePod(request.object, request.namespace ?? '', ruleSet, { requestUid: request.uid }, options);
+  const context = { requestUid: request.uid, ...options.sequence };
+  const outcome = mutatePod(request.object, request.namespace ?? '', ruleSet, context, options);
   return {
     request,
     decision: outcome.decision,
@@ -160,6 +173,28 @@ function responseJson(envelope: AdmissionReviewResponse): string {
   return text.replace('"patch":""', () => `"patch":"${patch}"`);
 }
 
+/** An AdmissionReview's request read from JSON text; throws MalformedInputError for text that is not a review. */
+export function readAdmissionReview(body: string): AdmissionRequest {
+  let review: unknown;
+  try {
+    // Exact integers: the patch writes parts of the Pod back, and an int64 beyond 2^53 must keep its digits.
+    review = parseJsonExact(body);
+  } catch (error) {
+    throw new MalformedInputError(`AdmissionReview is not valid JSON: ${(error as Error).message}`, { cause: error });
+  }
+  return parseAdmissionReview(review);
+}
+
+/** Reviews a request readAdmissionReview read and serialises the response. */
+export function answerAdmissionRequest(
+  request: AdmissionRequest,
+  ruleSet: RuleSet,
+  options: ReviewOptions = {},
+): { readonly body: string; readonly verdict: AdmissionVerdict } {
+  const verdict = reviewAdmission(request, ruleSet, options);
+  return { body: responseJson(verdict.response), verdict };
+}
+
 /**
  * The one code path of the CLI and the Lambda: parses an AdmissionReview from JSON text, reviews
  * it and serialises the response. Throws MalformedInputError for text that is not a review.
@@ -169,13 +204,5 @@ export function answerAdmissionReview(
   ruleSet: RuleSet,
   options: ReviewOptions = {},
 ): { readonly body: string; readonly verdict: AdmissionVerdict } {
-  let review: unknown;
-  try {
-    // Exact integers: the patch writes parts of the Pod back, and an int64 beyond 2^53 must keep its digits.
-    review = parseJsonExact(body);
-  } catch (error) {
-    throw new MalformedInputError(`AdmissionReview is not valid JSON: ${(error as Error).message}`, { cause: error });
-  }
-  const verdict = reviewAdmission(parseAdmissionReview(review), ruleSet, options);
-  return { body: responseJson(verdict.response), verdict };
+  return answerAdmissionRequest(readAdmissionReview(body), ruleSet, options);
 }

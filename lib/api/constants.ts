@@ -10,6 +10,8 @@ export const PLACEMENT_MODES = ['Spot', 'NonSpot', 'Diversity'] as const;
 export type PlacementMode = (typeof PLACEMENT_MODES)[number];
 /** The Spot share of a Diversity placement that names none. */
 export const DEFAULT_SPOT_PERCENT = 50;
+/** The minimum of on-demand Pods of a Diversity placement that names none. */
+export const DEFAULT_MIN_ON_DEMAND = 0;
 
 /** Annotation prefix owned by the product; rules may not write under it. */
 export const PRODUCT_ANNOTATION_PREFIX = 'podmutation.agent.cloudpilot.ai/';
@@ -62,8 +64,8 @@ export const LIMITS = Object.freeze({
   configuredListItems: 64,
   /** Names in one selector dimension (namespaces, kinds, names). */
   selectorNames: 256,
-  /** The largest minimum of on-demand Pods a Diversity placement may ask for (a ReplicaSet of more is rare). */
-  minOnDemand: 10_000,
+  /** The largest minimum of on-demand Pods a Diversity placement may ask for: far above any workload's replicas, and a safe integer in every sum the sequence rule makes with it. */
+  minOnDemand: 1_000_000,
   /** Characters of one annotation value a rule sets. */
   annotationValueChars: 1024,
   combinedRequiredTerms: 64,

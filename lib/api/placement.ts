@@ -6,7 +6,12 @@ import { isJsonObject, IssueList, type Issue } from '../values/index.ts';
 import { kindWarnings } from './kinds.ts';
 import { PodPlacementSpecSchema, type PodPlacementSpec } from './schema.ts';
 import { validateStructure } from './structure.ts';
-import { DEFAULT_SPOT_PERCENT, POD_MUTATION_API_VERSION, POD_PLACEMENT_KIND } from './constants.ts';
+import {
+  DEFAULT_MIN_ON_DEMAND,
+  DEFAULT_SPOT_PERCENT,
+  POD_MUTATION_API_VERSION,
+  POD_PLACEMENT_KIND,
+} from './constants.ts';
 import { enableWarning, readAnnotations, readEnvelope } from './validate.ts';
 import type { NormalizedPlacement, PlacementVerdict } from './types.ts';
 
@@ -40,7 +45,10 @@ export function validatePodPlacement(resource: unknown): PlacementVerdict {
   if (issues.count > 0) return invalid(name, generation, issues);
   const diversity =
     normalized.mode === 'Diversity'
-      ? { spotPercent: normalized.spotPercent ?? DEFAULT_SPOT_PERCENT, minOnDemand: normalized.minOnDemand ?? 0 }
+      ? {
+          spotPercent: normalized.spotPercent ?? DEFAULT_SPOT_PERCENT,
+          minOnDemand: normalized.minOnDemand ?? DEFAULT_MIN_ON_DEMAND,
+        }
       : {};
   return {
     valid: true,

@@ -243,10 +243,7 @@ export function enableWarning(resource: unknown, noun: string, effect: string): 
 
 /** One line per issue, each naming the resource (a PodMutation unless `kind` says otherwise) and the field path. */
 export function describeIssues(
-  invalid: {
-    readonly name: string;
-    readonly issues: readonly { field: string; reason: string }[];
-  },
+  invalid: { readonly name: string; readonly issues: readonly { field: string; reason: string }[] },
   kind: string = POD_MUTATION_KIND,
 ): string[] {
   return invalid.issues.map(

@@ -2,6 +2,7 @@ import { Option, type Command } from 'commander';
 import type { Capacity } from '../capacity/index.ts';
 import { compileRuleSet, describeMismatch, mutatePod, type MutationOutcome } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
+import type { ChosenPlacement, PlacementStep } from '../placement/index.ts';
 import { filesOfPaths } from '../rule-files/index.ts';
 import { KEYLESS_STAMPS } from '../stamp/index.ts';
 import { podInputOf, type PodInput } from '../workloads/index.ts';
@@ -19,12 +20,13 @@ import {
   type CapacityFlags,
 } from './options/capacity.ts';
 import { auditedLines, enforcementOf, enforcementOption } from './options/enforcement.ts';
-import { placementOptions, placementSteps, type PlacementFlags } from './options/placement-file.ts';
+import { placementOptions, placementStep, type PlacementFlags } from './options/placement-file.ts';
 import {
   allowEmptyOption,
   excludeOption,
   ruleLoadOptions,
   loadRulesReportingInvalid,
+  someInvalid,
   rulesOption,
 } from './options/rules.ts';
 import { documentListPrinter, outputOption, type OutputFormat } from './output.ts';
@@ -52,10 +54,52 @@ interface ExplainedPod {
   readonly disabled: readonly string[];
   readonly patch: MutationOutcome['patch'];
   readonly warnings: readonly string[];
+  /** The managed placement the Pod gets (with --placements or PodPlacements in the rules paths); absent: none. */
+  readonly placement?: ExplainedPlacement;
   /** Where the changed Pod can run before and after the rules: with --capacity, or when it contradicts itself. */
   readonly fit?: ReturnType<typeof fitDocument>;
   /** The denial, the reason a Pod was skipped, or why the input was rejected; absent otherwise. */
   readonly message?: string;
+}
+
+/** A Pod's placement in `explain -o json|yaml`: where it was declared, its terms, and what selected it in vain. */
+interface ExplainedPlacement {
+  /** `PodPlacement "name"`, or `placement policy namespace/Kind/name` for a policy (which wins over PodPlacements). */
+  readonly source: string;
+  /** The PodPlacement's name; absent for a policy. */
+  readonly name?: string;
+  readonly mode: ChosenPlacement['mode'];
+  readonly spotPercent?: number;
+  readonly minOnDemand?: number;
+  /** The other enabled PodPlacements that select the Pod, in application order; none of them applies. */
+  readonly alsoMatched: readonly string[];
+}
+
+function explainedPlacement(chosen: ChosenPlacement | undefined): { placement?: ExplainedPlacement } {
+  if (chosen === undefined) return {};
+  const { source, placement: name, mode, spotPercent, minOnDemand, alsoMatched } = chosen;
+  return {
+    placement: {
+      source,
+      ...(name === undefined ? {} : { name }),
+      mode,
+      ...(mode === 'Diversity' ? { spotPercent, minOnDemand } : {}),
+      alsoMatched,
+    },
+  };
+}
+
+/** The placement lines of a Pod for people: `placement: Spot, from PodPlacement "batch-to-spot"`. */
+function placementLines(placement: ExplainedPlacement | undefined): string[] {
+  if (placement === undefined) return [];
+  const terms =
+    placement.mode === 'Diversity'
+      ? ` (${placement.spotPercent}% Spot, at least ${placement.minOnDemand} on-demand)`
+      : '';
+  const lines = [`  placement: ${placement.mode}${terms}, from ${placement.source}`];
+  if (placement.alsoMatched.length > 0)
+    lines.push(`  placement also selected by, not applied: ${placement.alsoMatched.join(', ')}`);
+  return lines;
 }
 
 /**
@@ -77,6 +121,7 @@ function describePod(explained: ExplainedPod, diff: () => string[], fit: Mutatio
   for (const { rule, dimension, reason } of explained.notMatched) lines.push(`    ${rule}: ${dimension}: ${reason}`);
   if (explained.disabled.length > 0)
     lines.push(`  disabled (spec.enable is not true): ${explained.disabled.join(', ')}`);
+  lines.push(...placementLines(explained.placement));
   if (explained.decision === 'denied') return [...lines, `  denied: ${message!}`];
   const { patch } = explained;
   lines.push(
@@ -92,8 +137,13 @@ function describePod(explained: ExplainedPod, diff: () => string[], fit: Mutatio
   return lines;
 }
 
-/** The Pod's explanation in the JSON shape. */
-function explainedPod(input: PodInput, outcome: MutationOutcome, capacity: Capacity): ExplainedPod {
+/** The Pod's explanation in the JSON shape; `step` says which placement it gets. */
+function explainedPod(
+  input: PodInput,
+  outcome: MutationOutcome,
+  capacity: Capacity,
+  step: PlacementStep | undefined,
+): ExplainedPod {
   const fit = fitShown(outcome.fit, capacity.known) ? fitDocument(outcome.fit) : undefined;
   const auditedNames = new Set(outcome.audited.map((match) => match.name));
   const message = outcome.denial?.message ?? outcome.skipReason;
@@ -118,6 +168,8 @@ function explainedPod(input: PodInput, outcome: MutationOutcome, capacity: Capac
     disabled: outcome.evaluations.filter((item) => item.outcome === 'disabled').map((item) => item.rule.name),
     patch: outcome.patch,
     warnings: outcome.warnings,
+    // A skipped Pod is left alone, placement included.
+    ...(outcome.decision === 'skipped' ? {} : explainedPlacement(step?.choose(outcome.facts))),
     ...(fit === undefined ? {} : { fit }),
     ...(message === undefined ? {} : { message }),
   };
@@ -217,9 +269,10 @@ async function explain(flags: ExplainFlags, given: readonly string[], { streams,
   const ruleSet = compileRuleSet(loaded.rules);
   const capacity = await readCapacityFiles(flags.capacity ?? [], streams);
   const fallbackNamespace = flags.namespace || 'default';
+  const step = await placementStep(flags, streams, loaded.placements.placements);
   const options = {
     explain: true,
-    managedSteps: await placementSteps(flags, streams),
+    managedSteps: step === undefined ? [] : [step],
     enforcement: enforcementOf(flags.enforcement),
     fallbackNamespace,
     stamps: KEYLESS_STAMPS,
@@ -229,7 +282,7 @@ async function explain(flags: ExplainFlags, given: readonly string[], { streams,
   const printer = flags.output === 'table' ? undefined : documentListPrinter(streams.stdout, flags.output, 'pods');
   const notes = skipNotes(streams);
   let count = 0;
-  const seen = { rejected: false, findings: loaded.invalid.length > 0, fit: false };
+  const seen = { rejected: false, findings: someInvalid(loaded), fit: false };
   for await (const input of explainInputs(paths, streams, fallbackNamespace, (note) => notes.add(note))) {
     notes.print();
     const { pod, namespace, uid: requestUid, origin: source } = input;
@@ -243,7 +296,7 @@ async function explain(flags: ExplainFlags, given: readonly string[], { streams,
     try {
       const passThrough = input.passThrough === undefined ? {} : { passThrough: input.passThrough };
       outcome = mutatePod(pod, namespace, ruleSet, context, { ...options, source, ...passThrough });
-      explained = explainedPod(input, outcome, capacity);
+      explained = explainedPod(input, outcome, capacity, step);
     } catch (error) {
       if (!(error instanceof MalformedInputError)) throw error;
       explained = rejectedPod(input, error.message);
@@ -295,7 +348,7 @@ export function registerExplain(program: Command, context: CliContext): void {
     ],
     exits: {
       0: 'every Pod explained, none denied',
-      1: 'some Pod would be denied, the rules turned some Pod that fit somewhere into one that fits nowhere, or some rule is invalid (skipped)',
+      1: 'some Pod would be denied, the rules turned some Pod that fit somewhere into one that fits nowhere, or some rule or PodPlacement is invalid (skipped)',
       2: 'usage error, unreadable rules or input, inputs that hold no Pod, workload manifest, List or AdmissionReview, or a Pod the input contract rejects',
     },
   });

@@ -5,6 +5,7 @@ import { parsePlacementPolicy, workloadKey, type PlacementPolicy } from '../plac
 import type { PlacementStore } from '../store/index.ts';
 import { defineCommand, EXIT, onRun, required, type CliContext, type CommandDoc } from './command.ts';
 import { writeLine } from './io.ts';
+import { exportedPlacements, placementsYaml } from './placement-export.ts';
 import {
   resolveStoreTarget,
   storeTargetOptions,
@@ -26,21 +27,25 @@ interface WorkloadFlags extends StoreFlags {
 interface SetFlags extends WorkloadFlags {
   readonly mode: string;
   readonly spotPercent?: string;
+  readonly minOnDemand?: string;
+}
+
+/** A flag's digits as a number; anything else as the text given, so that the validator reports it as given. */
+function wholeNumberFlag(value: string): number | string {
+  return /^\d+$/.test(value) ? Number(value) : value;
 }
 
 /** The policy the set flags describe, through the one validator of policies. */
 function policyOf(flags: SetFlags): PlacementPolicy {
-  const spotPercent = flags.spotPercent;
+  const { spotPercent, minOnDemand } = flags;
   return parsePlacementPolicy(
     {
       namespace: flags.namespace,
       kind: flags.kind,
       name: flags.name,
       mode: flags.mode,
-      // Digits become a number; anything else is passed on as text so the validator reports it as given.
-      ...(spotPercent === undefined
-        ? {}
-        : { spotPercent: /^\d+$/.test(spotPercent) ? Number(spotPercent) : spotPercent }),
+      ...(spotPercent === undefined ? {} : { spotPercent: wholeNumberFlag(spotPercent) }),
+      ...(minOnDemand === undefined ? {} : { minOnDemand: wholeNumberFlag(minOnDemand) }),
     },
     'placement policy',
   );
@@ -95,13 +100,14 @@ function missing(context: CliContext, action: string, target: StoreTarget, workl
 function policyTable(policies: readonly PlacementPolicy[]): string {
   if (policies.length === 0) return 'no placement policies';
   return columns(
-    ['NAMESPACE', 'KIND', 'NAME', 'MODE', 'SPOT%'],
+    ['NAMESPACE', 'KIND', 'NAME', 'MODE', 'SPOT%', 'MIN-ON-DEMAND'],
     policies.map((policy) => [
       policy.namespace,
       policy.kind,
       policy.name,
       policy.mode,
       policy.spotPercent === undefined ? '-' : policy.spotPercent,
+      policy.mode === 'Diversity' ? (policy.minOnDemand ?? 0) : '-',
     ]),
   ).join('\n');
 }
@@ -145,6 +151,7 @@ export function registerPlacement(program: Command, context: CliContext): void {
   registerGet(placement, context);
   registerList(placement, context);
   registerDelete(placement, context);
+  registerExport(placement, context);
 }
 
 /** `podmutation placement set`. */
@@ -164,6 +171,12 @@ function registerSet(placement: Command, context: CliContext): void {
         undefined,
         '50',
       ),
+    )
+    .addOption(
+      new Option(
+        '--min-on-demand <pods>',
+        'with --mode Diversity: the least number of Pods kept on on-demand, whatever --spot-percent says',
+      ).default(undefined, '0'),
     );
   onRun<SetFlags>(withTarget(set), (flags) => {
     const policy = policyOf(flags);
@@ -235,4 +248,39 @@ function registerDelete(placement: Command, context: CliContext): void {
       return EXIT.ok;
     });
   });
+}
+
+/** `podmutation placement export`. */
+function registerExport(placement: Command, context: CliContext): void {
+  const command = defineCommand(placement, 'export', {
+    summary: 'print every placement policy of the cluster as a PodPlacement',
+    description:
+      'Prints every placement policy of the cluster as the PodPlacement that places its workload alike, to review and ' +
+      'commit: one per policy, named namespace.kind.name (the kind lowercased; shortened with a digest of the workload ' +
+      'when over 253 characters or shared), enabled, priority 0, selecting the namespace, kind and name of the workload, ' +
+      "with the policy's mode, spotPercent and minOnDemand. `-o yaml` (the default) prints a multi-document YAML stream, `-o json` a " +
+      'List. A policy wins over every PodPlacement: once the PodPlacements are applied, delete the policies ' +
+      '(placement delete) for them to take effect.',
+    examples: [
+      'podmutation placement export --stage prod > podplacements.yaml',
+      'podmutation placement export --stage prod -o json | kubectl apply -f -',
+    ],
+    exits: EXITS,
+  });
+  command.addOption(
+    new Option('-o, --output <format>', 'yaml: a multi-document YAML stream; json: a List')
+      .choices(['yaml', 'json'])
+      .default('yaml'),
+  );
+  onRun<StoreFlags & { output: 'yaml' | 'json' }>(withTarget(command), (flags) =>
+    withStore(flags, context, 'export', async (store) => {
+      const exported = exportedPlacements(await store.listPlacements());
+      if (flags.output === 'json') {
+        const items = exported.map(({ resource }) => resource);
+        writeLine(context.streams.stdout, JSON.stringify({ apiVersion: 'v1', kind: 'List', items }, null, 2));
+      } else if (exported.length > 0) context.streams.stdout.write(placementsYaml(exported));
+      if (exported.length === 0) writeLine(context.streams.stderr, 'no placement policies to export');
+      return EXIT.ok;
+    }),
+  );
 }

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { InvalidRule, NormalizedRule } from '../api/index.ts';
+import type { InvalidRule } from '../api/index.ts';
 import { Capacity } from '../capacity/index.ts';
 import { compileRuleSet } from '../engine/index.ts';
 import { ClusterError, MalformedInputError } from '../errors/index.ts';
@@ -15,6 +15,7 @@ import {
   type MigrationReport,
   type ReportBuilder,
 } from '../report/index.ts';
+import type { LoadedRules } from '../rule-files/index.ts';
 import { KEYLESS_STAMPS } from '../stamp/index.ts';
 import { isDns1123Label, isJsonObject, previewInput, typeMismatch } from '../values/index.ts';
 import { classifyObject } from '../workloads/index.ts';
@@ -110,7 +111,7 @@ async function foldObjects(builder: ReportBuilder, source: string, streams: CliS
 async function clusterRules(
   config: KubeconfigFile,
   streams: CliStreams,
-): Promise<{ readonly rules: readonly NormalizedRule[]; readonly invalid: readonly InvalidRule[] }> {
+): Promise<Pick<LoadedRules, 'rules' | 'invalid' | 'placements'>> {
   // Loaded on use: the Kubernetes client is not needed offline.
   const [{ createPodMutationSource }, { buildSnapshotContent }] = await Promise.all([
     import('../cluster/index.ts'),
@@ -118,7 +119,8 @@ async function clusterRules(
   ]);
   const content = buildSnapshotContent(await createPodMutationSource(config).listPodMutations(), Date.now());
   reportInvalidRules(content.invalid, streams);
-  return content;
+  // The cluster's PodPlacements are not listed here yet: only the --placements file's policies place its Pods.
+  return { ...content, placements: { loaded: [], placements: [], invalid: [] } };
 }
 
 /** Folds the cluster's objects page by page, as the sync's progress report does (lib/sync foldClusterObjects). */
@@ -177,7 +179,7 @@ export interface ReportInputs extends PlacementFlags {
   readonly cluster?: KubeconfigFile;
   readonly objects?: string;
   readonly rules?: readonly string[];
-  /** Accept rules paths that hold no PodMutation (--allow-empty). */
+  /** Accept rules paths that hold no PodMutation and no PodPlacement (--allow-empty). */
   readonly allowEmpty?: boolean;
   readonly exclude?: string[];
   /** Only this namespace; without it and `allNamespaces`, the cluster's objects are those of the kubeconfig context's namespace. */
@@ -263,6 +265,7 @@ export async function readReport(
   streams: CliStreams,
 ): Promise<{
   readonly result: MigrationReport;
+  /** The invalid rules and PodPlacements, skipped. */
   readonly invalid: readonly InvalidRule[];
   /** Where the capacity the Pods were judged against came from, as one line for people. */
   readonly capacityLine: string;
@@ -270,12 +273,12 @@ export async function readReport(
   readonly capacityUnread?: string;
 }> {
   const enforcement = enforcementOf(inputs.enforcement);
-  const managedSteps = await placementSteps(inputs, streams);
   const paths = inputs.rules ?? [];
   const loaded =
     paths.length > 0
       ? await loadRulesReportingInvalid(paths, streams, ruleLoadOptions(inputs))
       : await clusterRules(inputs.cluster!, streams);
+  const managedSteps = await placementSteps(inputs, streams, loaded.placements.placements);
   // Stamps are checked by their sum: the report needs no access to the stack's key.
   const namespace = await namespaceOf(inputs);
   const { capacity, line, unread } = await reportCapacity(inputs, streams);
@@ -290,7 +293,7 @@ export async function readReport(
   else await foldCluster(builder, inputs.cluster!, namespace, streams);
   return {
     result: builder.result(),
-    invalid: loaded.invalid,
+    invalid: [...loaded.invalid, ...loaded.placements.invalid],
     capacityLine: line,
     ...(unread === undefined ? {} : { capacityUnread: unread }),
   };
@@ -348,7 +351,7 @@ export function registerReport(program: Command, context: CliContext): void {
     ],
     exits: {
       0: 'no Pod pending or denied: every workload is current',
-      1: 'some Pod pending or denied, or some rule invalid (skipped): a rollout or a fix is still needed',
+      1: 'some Pod pending or denied, or some rule or PodPlacement invalid (skipped): a rollout or a fix is still needed',
       2: 'usage error, unreadable rules, objects or cluster configuration, or a cluster that could not be read',
     },
     unreadableExit: EXIT.usage,
@@ -369,7 +372,7 @@ export function registerReport(program: Command, context: CliContext): void {
     .addOption(
       rulesOption({
         optional: true,
-        description: "PodMutation files or folders; repeatable (default: the cluster's PodMutations)",
+        description: "PodMutation and PodPlacement files or folders; repeatable (default: the cluster's PodMutations)",
       }),
     )
     .addOption(allowEmptyOption())

@@ -16,6 +16,7 @@ import {
   excludeOption,
   ruleLoadOptions,
   loadRulesReportingInvalid,
+  someInvalid,
   rulesOption,
 } from './options/rules.ts';
 
@@ -107,7 +108,7 @@ async function review(flags: ReviewFlags, given: string | undefined, { streams }
   const capacity = await readCapacityFiles(flags.capacity ?? [], streams);
   // Stamped as the webhook stamps, but without the stack's key: no MAC is written, and a stamp is checked by its sum.
   const options = {
-    managedSteps: await placementSteps(flags, streams),
+    managedSteps: await placementSteps(flags, streams, loaded.placements.placements),
     enforcement: enforcementOf(flags.enforcement),
     stamps: KEYLESS_STAMPS,
     capacity,
@@ -135,7 +136,7 @@ async function review(flags: ReviewFlags, given: string | undefined, { streams }
   };
   const findings = (): number => {
     if (judged > 0) writeLine(streams.stderr, fitCaveatLine());
-    return denied > 0 || stranded > 0 || loaded.invalid.length > 0 ? EXIT.findings : EXIT.ok;
+    return denied > 0 || stranded > 0 || someInvalid(loaded) ? EXIT.findings : EXIT.ok;
   };
   if (flags.wrap === true) {
     // Each Pod the input stands for is sent as the API server sends a Pod CREATE, and answered on its own line.
@@ -198,7 +199,7 @@ export function registerReview(program: Command, context: CliContext): void {
     ],
     exits: {
       0: 'every input answered, none denied',
-      1: 'some Pod denied, the rules turned some Pod that fit somewhere into one that fits nowhere, or some rule invalid (skipped)',
+      1: 'some Pod denied, the rules turned some Pod that fit somewhere into one that fits nowhere, or some rule or PodPlacement invalid (skipped)',
       2: 'usage error, unreadable rules or input, or a malformed review (any line)',
     },
   });

@@ -193,7 +193,7 @@ export function registerRollout(program: Command, context: CliContext): void {
     .addOption(
       rulesOption({
         optional: true,
-        description: "PodMutation files or folders; repeatable (default: the cluster's PodMutations)",
+        description: "PodMutation and PodPlacement files or folders; repeatable (default: the cluster's PodMutations)",
       }),
     )
     .addOption(allowEmptyOption())

@@ -6,7 +6,12 @@ import { collect, defineCommand, EXIT, onRun, type CliContext } from './command.
 import { readFlagFile, writeLine, type CliStreams } from './io.ts';
 import { kubeconfigOf, kubeconfigOptions, type KubeconfigFile, type KubeconfigFlags } from './options/kubeconfig.ts';
 import { enforcementOf, enforcementOption } from './options/enforcement.ts';
-import { placementOptions, readPlacementFile, type PlacementFlags } from './options/placement-file.ts';
+import {
+  capacityFlavourOf,
+  placementOptions,
+  readPlacementFile,
+  type PlacementFlags,
+} from './options/placement-file.ts';
 import { allowEmptyOption, excludeOption, ruleLoadOptions, reportSkippedDocuments } from './options/rules.ts';
 import type { LoadOptions } from '../rule-files/index.ts';
 import type { JsonObject } from '../values/index.ts';
@@ -146,7 +151,9 @@ async function serve(flags: ServeFlags, { streams, env }: CliContext): Promise<n
     ...(flags.clusterId === undefined ? {} : { clusterId: flags.clusterId }),
     // The cluster is polled on its sync interval; files are watched only when asked.
     watch: flags.watch === true || cluster !== undefined,
-    ...(placements === undefined ? {} : { placements: placements.policies, capacityFlavour: placements.flavour }),
+    // The flavour applies to the rule paths' PodPlacements too, with or without a placements file.
+    ...(placements === undefined ? {} : { placements: placements.policies }),
+    capacityFlavour: capacityFlavourOf(flags),
     enforcement,
     logger: jsonLineLogger(streams.stdout),
     report: (line) => writeLine(streams.stderr, line),
@@ -188,7 +195,7 @@ export function registerServe(program: Command, context: CliContext): void {
   );
   command
     .addOption(
-      new Option('--rules <path>', 'PodMutation files or folders as the rule source; repeatable')
+      new Option('--rules <path>', 'PodMutation and PodPlacement files or folders as the rule source; repeatable')
         .argParser(collect)
         .helpGroup(source),
     )

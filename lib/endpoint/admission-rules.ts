@@ -9,6 +9,7 @@ import {
   revalidatePlacements,
   type CapacityFlavour,
   type PlacementPolicy,
+  type PlacementStep,
 } from '../placement/index.ts';
 import type { PlacementStore, SnapshotStore } from '../store/index.ts';
 import { createSnapshotCache, type SnapshotCache } from './snapshot-cache.ts';
@@ -19,6 +20,8 @@ import { createSnapshotCache, type SnapshotCache } from './snapshot-cache.ts';
  */
 interface AdmissionRules extends RuleSet {
   readonly managedSteps?: readonly ManagedStep[];
+  /** The placement step among managedSteps, whose Diversity Pods the handler numbers before the review. */
+  readonly placement?: PlacementStep;
   /** The cluster's capacity the sync published (unknown, contradictions only, when it published none). */
   readonly capacity?: PublishedCapacity;
 }
@@ -85,8 +88,13 @@ function compileAdmissionRules(
     placements: revalidatePlacements(snapshot.placements ?? []),
   });
   // No step at all without a policy or an enabled PodPlacement: the hot path then does what it did before placements.
-  const managedSteps = step.empty ? [] : [step];
-  return { ...compileSnapshotRules(snapshot.rules), managedSteps, capacity: new PublishedCapacity(snapshot.capacity) };
+  const placement = step.empty ? undefined : step;
+  return {
+    ...compileSnapshotRules(snapshot.rules),
+    managedSteps: placement === undefined ? [] : [placement],
+    ...(placement === undefined ? {} : { placement }),
+    capacity: new PublishedCapacity(snapshot.capacity),
+  };
 }
 
 /**

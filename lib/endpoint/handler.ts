@@ -1,6 +1,11 @@
 /** The HTTP contract of the admission endpoint, over API Gateway HTTP API (payload 2.0) events. */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { answerAdmissionReview, summarizeVerdict } from '../admission/index.ts';
+import {
+  answerAdmissionRequest,
+  readAdmissionReview,
+  summarizeVerdict,
+  type AdmissionRequest,
+} from '../admission/index.ts';
 import { errorLogFields, MalformedInputError } from '../errors/index.ts';
 import type { LogFields, Logger, Metrics } from '../observability/index.ts';
 import { previewInput } from '../values/index.ts';
@@ -10,6 +15,8 @@ import type { StampSource } from '../stamp/index.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './config.ts';
 import type { AdmissionRules } from './admission-rules.ts';
 import { createTokenComparer, type TokenSource } from './token.ts';
+import { diversitySequence, SEQUENCE_DEADLINE_MS, type SequenceContext } from './diversity-sequence.ts';
+import type { DiversityCounterStore } from '../store/index.ts';
 
 /** The metrics the handler needs (the product's one Metrics). */
 type AdmissionMetrics = Metrics;
@@ -33,6 +40,10 @@ interface AdmissionHandlerDeps {
   readonly stamps?: StampSource;
   /** Monotonic milliseconds, for durationMs (default performance.now). */
   readonly clock?: () => number;
+  /** The counters that number Diversity Pods; without them every Diversity Pod is drawn at random, with a warning. */
+  readonly diversityCounters?: Pick<DiversityCounterStore, 'next'>;
+  /** Longest a review waits for its Diversity counter, in milliseconds (default SEQUENCE_DEADLINE_MS). */
+  readonly sequenceDeadlineMs?: number;
 }
 
 /** An API Gateway HTTP API handler: one event in, one structured result out; never throws. */
@@ -121,7 +132,8 @@ function threeDecimals(value: number): number {
  * (413), content type (415), rules (500 when none are usable: never "allowed" without rules), AdmissionReview
  * (400 MalformedInputError), then answers 200 with answerAdmissionReview's body byte for byte. Logs one line and
  * emits metrics per request: Admissions, Mutations, Denials, UnschedulableMutations, HeldSteps, StaleRules,
- * RulesAgeSeconds for answered reviews, Rejected for 4xx, Errors for 500.
+ * RulesAgeSeconds, DiversityFallbacks (a Diversity Pod drawn at random: a dry run, a counter failed or late) for
+ * answered reviews, Rejected for 4xx, Errors for 500. A Diversity Pod's counter is read before its review.
  */
 function createAdmissionHandler(deps: AdmissionHandlerDeps): AdmissionHandler {
   const context: HandlerContext = {
@@ -148,7 +160,21 @@ function createAdmissionHandler(deps: AdmissionHandlerDeps): AdmissionHandler {
     const key = await stampKey;
     // Never a Pod admitted without its stamp: a later review of it would not be exact.
     if (key !== undefined && 'error' in key) return failed(context, started, 'stamp key unavailable', key.error);
-    return answered(context, started, request.text, snapshot, key?.stamps);
+    let review: AdmissionRequest;
+    try {
+      review = readAdmissionReview(request.text);
+    } catch (error) {
+      return reviewFailed(context, started, error);
+    }
+    const sequence = await diversitySequence(
+      {
+        placement: snapshot.value.placement,
+        counters: deps.diversityCounters,
+        deadlineMs: deps.sequenceDeadlineMs ?? SEQUENCE_DEADLINE_MS,
+      },
+      review,
+    );
+    return answered(context, started, review, snapshot, key?.stamps, sequence);
   };
 }
 
@@ -233,38 +259,44 @@ async function admitted(
   return body;
 }
 
+/** The answer to a review that could not be read (400) or evaluated (500). */
+function reviewFailed(context: HandlerContext, started: number, error: unknown): HandlerResult {
+  const { deps, clock } = context;
+  if (!(error instanceof MalformedInputError)) return failed(context, started, 'evaluation failed', error);
+  deps.metrics.addMetric('Rejected', 'Count', 1);
+  deps.logger.warn('admission request rejected', {
+    route: ROUTE,
+    status: 400,
+    reason: 'malformed AdmissionReview',
+    ...loggableError(error),
+    durationMs: threeDecimals(clock() - started),
+  });
+  return errorResult(400, errorBody(error.name, error.message));
+}
+
 /** The review answered under the rules: 200 with its body, 400 for a malformed review, 500 when evaluation fails. */
 function answered(
   context: HandlerContext,
   started: number,
-  text: string,
+  request: AdmissionRequest,
   snapshot: CachedSnapshot<AdmissionRules>,
   stamps: Awaited<ReturnType<StampSource>> | undefined,
+  sequence: SequenceContext,
 ): HandlerResult {
-  const { deps, clock } = context;
-  let answer: ReturnType<typeof answerAdmissionReview>;
+  const { deps } = context;
+  let answer: ReturnType<typeof answerAdmissionRequest>;
   try {
-    answer = answerAdmissionReview(text, snapshot.value, {
+    answer = answerAdmissionRequest(request, snapshot.value, {
       managedSteps: snapshot.value.managedSteps,
       enforcement: deps.enforcement,
       ...(snapshot.value.capacity === undefined ? {} : { capacity: snapshot.value.capacity }),
       ...(stamps === undefined ? {} : { stamps }),
+      sequence: sequence.context,
     });
   } catch (error) {
-    if (error instanceof MalformedInputError) {
-      deps.metrics.addMetric('Rejected', 'Count', 1);
-      deps.logger.warn('admission request rejected', {
-        route: ROUTE,
-        status: 400,
-        reason: 'malformed AdmissionReview',
-        ...loggableError(error),
-        durationMs: threeDecimals(clock() - started),
-      });
-      return errorResult(400, errorBody(error.name, error.message));
-    }
-    return failed(context, started, 'evaluation failed', error);
+    return reviewFailed(context, started, error);
   }
-  logAnswer(context, started, snapshot, summarizeVerdict(answer.verdict));
+  logAnswer(context, started, snapshot, summarizeVerdict(answer.verdict), sequence);
   return { statusCode: 200, headers: { ...JSON_HEADERS }, body: answer.body, isBase64Encoded: false };
 }
 
@@ -274,8 +306,11 @@ function logAnswer(
   started: number,
   snapshot: CachedSnapshot<AdmissionRules>,
   summary: ReturnType<typeof summarizeVerdict>,
+  sequence: SequenceContext,
 ): void {
   const { metrics, logger } = context.deps;
+  const { sequence: number, sequenceUnavailable } = sequence.context;
+  if (sequenceUnavailable !== undefined) metrics.addMetric('DiversityFallbacks', 'Count', 1);
   metrics.addMetric('Admissions', 'Count', 1);
   if (summary.decision === 'mutated') metrics.addMetric('Mutations', 'Count', 1);
   if (summary.decision === 'denied') metrics.addMetric('Denials', 'Count', 1);
@@ -291,6 +326,9 @@ function logAnswer(
     snapshotVersion: snapshot.version,
     ...(snapshot.placementVersion === undefined ? {} : { placementVersion: snapshot.placementVersion }),
     ...(snapshot.value.capacity?.problem === undefined ? {} : { capacityProblem: snapshot.value.capacity.problem }),
+    ...(number === undefined ? {} : { diversitySequence: number }),
+    ...(sequenceUnavailable === undefined ? {} : { diversityFallback: sequenceUnavailable }),
+    ...(sequence.failure === undefined ? {} : errorLogFields(sequence.failure)),
     cacheAgeSeconds: threeDecimals(snapshot.ageSeconds),
     stale: snapshot.stale,
     durationMs: threeDecimals(context.clock() - started),

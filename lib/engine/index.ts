@@ -3,6 +3,7 @@ import { podFacts, type PodFacts } from './pod.ts';
 import {
   andRequiredAffinity,
   mutatePod,
+  warn,
   type AuditedMatch,
   type Decision,
   type ManagedStep,
@@ -24,6 +25,7 @@ export {
   compileSnapshotRules,
   mutatePod,
   andRequiredAffinity,
+  warn,
   matchRule,
   matchingRules,
   describeMismatch,

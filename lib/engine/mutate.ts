@@ -42,6 +42,30 @@ export interface ManagedStep {
 /** Per-request context the engine needs besides the Pod (for example a stable hash seed). */
 export interface MutationContext {
   readonly requestUid: string;
+  /**
+   * The Pod's 0-based number among its workload's Pods, from a counter the caller keeps (managed placement's Diversity
+   * places a Pod by it); recorded in the stamp with the uid, so that a later review of the Pod gets it back.
+   */
+  readonly sequence?: number;
+  /** Why a sequence number the managed steps need could not be had (a counter that failed or was late, a dry run). */
+  readonly sequenceUnavailable?: string;
+}
+
+// A stamp's seed: the request uid, and `#seq=<n>` after it when the review had a sequence number. API servers make
+// request uids as UUIDs (k8s.io/apiserver pkg/admission/plugin/webhook/request/admissionreview.go), which hold no `#`.
+const SEQUENCE_IN_SEED = /^(.+)#seq=(\d{1,15})$/;
+
+/** The seed a stamp records for the review's managed steps. */
+function seedOf(context: MutationContext): string {
+  return context.sequence === undefined ? context.requestUid : `${context.requestUid}#seq=${context.sequence}`;
+}
+
+/** The managed steps' context of a review of a stamped Pod: that of the review that stamped it. */
+function contextOfSeed(seed: string): MutationContext {
+  const withSequence = SEQUENCE_IN_SEED.exec(seed);
+  return withSequence === null
+    ? { requestUid: seed }
+    : { requestUid: withSequence[1]!, sequence: Number(withSequence[2]) };
 }
 
 /** How one rule fared against the Pod (recorded only when asked to explain). */
@@ -145,7 +169,7 @@ function warningText(message: string): string {
 }
 
 /** Adds an AdmissionReview warning to the state (at most a few, each under 256 characters). Pure. */
-function warn(state: SchedulingState, message: string): SchedulingState {
+export function warn(state: SchedulingState, message: string): SchedulingState {
   if (state.warnings.length >= MAX_WARNINGS) return state;
   return { ...state, warnings: [...state.warnings, warningText(message)] };
 }
@@ -631,7 +655,7 @@ export function mutatePod(
   // A Pod the webhook stamped is reviewed as its author sent it, with the draw of its first review.
   const reading = options.stamps === undefined ? undefined : readStamp(incoming, options.stamps, read);
   const facts = reading?.facts ?? incoming;
-  const stepContext = reading?.seed === undefined ? context : { ...context, requestUid: reading.seed };
+  const stepContext = reading?.seed === undefined ? context : contextOfSeed(reading.seed);
   const base: OutcomeBase = {
     // The Pod's own: a Pod rebuilt from its stamp may have lost its generated name (stamp.ts preImage).
     workload: incoming.workload,
@@ -652,7 +676,7 @@ export function mutatePod(
   const state = recorded(facts, done);
   let result = podWithState(facts, state);
   if (options.stamps !== undefined) {
-    const withStamp = stamped(facts, incoming, state, result, stepContext.requestUid, options.stamps, reading!);
+    const withStamp = stamped(facts, incoming, state, result, seedOf(stepContext), options.stamps, reading!);
     if (withStamp instanceof LimitExceededError) return deniedOutcome(base, done.audited, evaluations, withStamp);
     result = withStamp;
   }

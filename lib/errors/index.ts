@@ -27,9 +27,11 @@ class DuplicateRuleError extends PodMutationError {
   /** What is wrong, without the rule's name: `is defined more than once (a.yaml, b.yaml); rule names must be unique`. */
   readonly reason: string;
 
-  constructor(rule: string, sources: readonly string[]) {
-    const reason = `is defined more than once (${sources.join(', ')}); rule names must be unique`;
-    super(`PodMutation "${rule}" ${reason}`, { context: { rule, sources } });
+  /** `kind` is the resource's kind: a PodMutation (a rule) unless said, or a PodPlacement. */
+  constructor(rule: string, sources: readonly string[], kind = 'PodMutation') {
+    const noun = kind === 'PodMutation' ? 'rule' : kind;
+    const reason = `is defined more than once (${sources.join(', ')}); ${noun} names must be unique`;
+    super(`${kind} "${rule}" ${reason}`, { context: { rule, sources, kind } });
     this.rule = rule;
     this.reason = reason;
   }

@@ -5,7 +5,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { DEFAULT_ENFORCEMENT, describeIssues, type Enforcement } from '../api/index.ts';
+import { DEFAULT_ENFORCEMENT, describeIssues, POD_PLACEMENT_KIND, type Enforcement } from '../api/index.ts';
 import { ConfigurationError, errorLogFields } from '../errors/index.ts';
 import {
   checkedToken,
@@ -169,16 +169,24 @@ function closeServer(server: Server): Promise<void> {
 
 function describePublication(publication: RulePublication, source: RuleSource): string {
   const { outcome } = publication;
-  const counts = `${publication.rules} valid, ${publication.invalid.length} invalid`;
+  const { placements } = publication;
+  const placementCounts =
+    placements === undefined || placements.valid + placements.invalid.length === 0
+      ? ''
+      : `; PodPlacements: ${placements.valid} valid, ${placements.invalid.length} invalid`;
+  const counts = `${publication.rules} valid, ${publication.invalid.length} invalid${placementCounts}`;
   return outcome.published
     ? `published snapshot version ${outcome.version} from ${source.description} (${counts})`
     : `rules from ${source.description} are unchanged; snapshot version ${outcome.version} stays current (${counts})`;
 }
 
 function invalidRuleLines(publication: RulePublication): string[] {
-  return publication.invalid.flatMap((invalid) =>
-    describeIssues(invalid).map((line) => `invalid rule skipped: ${line}`),
-  );
+  return [
+    ...publication.invalid.flatMap((invalid) => describeIssues(invalid).map((line) => `invalid rule skipped: ${line}`)),
+    ...(publication.placements?.invalid ?? []).flatMap((invalid) =>
+      describeIssues(invalid, POD_PLACEMENT_KIND).map((line) => `invalid placement skipped: ${line}`),
+    ),
+  ];
 }
 
 /** Publishes at start, then on every change; changes during a publication are folded into one more run. */
@@ -268,6 +276,7 @@ async function startLocalServer(options: LocalServerOptions): Promise<LocalServe
       maxBodyBytes,
       enforcement: options.enforcement ?? DEFAULT_ENFORCEMENT,
       stamps: createStampSource({ kind: 'literal', key: stampKey }),
+      diversityCounters: table.diversityCounters,
     });
     const boundPort = await serveHandler(options, handler, { host, port, maxBodyBytes, logger }, cleanups);
     if (options.watch === true) {

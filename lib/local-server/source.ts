@@ -9,6 +9,8 @@ import type { ClusterBindingStore, PublishOutcome, SnapshotStore, SyncRecordStor
 interface RulePublication {
   readonly rules: number;
   readonly invalid: readonly InvalidRule[];
+  /** The valid PodPlacements published with the rules, and the invalid ones left out (files only). */
+  readonly placements?: { readonly valid: number; readonly invalid: readonly InvalidRule[] };
   readonly outcome: Pick<PublishOutcome, 'published' | 'version'>;
 }
 
@@ -116,7 +118,7 @@ function watchRulePath(path: string, onEvent: () => void): RulePathWatch {
 
 /**
  * Rules read from PodMutation files and directories with loadRuleFiles: valid rules sorted by name, invalid ones
- * with their reasons, resourceVersion "" and syncedAt now. Throws what loadRuleFiles throws (unreadable path,
+ * with their reasons, the valid PodPlacements of the same paths sorted by name, resourceVersion "" and syncedAt now. Throws what loadRuleFiles throws (unreadable path,
  * bad YAML, duplicate names) and publishes nothing then.
  */
 function createFileRuleSource(paths: readonly string[], options: FileRuleSourceOptions = {}): RuleSource {
@@ -129,14 +131,21 @@ function createFileRuleSource(paths: readonly string[], options: FileRuleSourceO
       options.onSkipped?.(loaded.skipped);
       const rules: NormalizedRule[] = [...loaded.rules].sort(byName);
       const invalid: InvalidRule[] = [...loaded.invalid].sort(byName);
+      const placements = [...loaded.placements.placements].sort(byName);
       const outcome = await snapshots.publish({
         rules,
         invalid: listedInvalidRules(invalid),
+        ...(placements.length === 0 ? {} : { placements }),
         resourceVersion: '',
         syncedAt: new Date(clock()).toISOString(),
         ...(options.capacity === undefined ? {} : { capacity: options.capacity }),
       });
-      return { rules: rules.length, invalid, outcome };
+      return {
+        rules: rules.length,
+        invalid,
+        placements: { valid: placements.length, invalid: [...loaded.placements.invalid].sort(byName) },
+        outcome,
+      };
     },
     watch(onChange) {
       let timer: NodeJS.Timeout | undefined;

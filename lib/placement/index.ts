@@ -7,6 +7,7 @@ import {
   readCapacityFlavour,
   workloadKey,
 } from './policy.ts';
+import { diversityCounterKey } from './sequence.ts';
 import { createPlacementStep, isPlaced, withRecordedCapacity, type PlacementStep } from './step.ts';
 import { revalidatePlacements, type ChosenPlacement, type PlacementSources } from './selection.ts';
 import { CAPACITY_ANNOTATION, type CapacityFlavour, type PlacementPolicy } from './types.ts';
@@ -16,6 +17,7 @@ export {
   isPlaced,
   revalidatePlacements,
   withRecordedCapacity,
+  diversityCounterKey,
   parsePlacementPolicy,
   parsePlacementPolicies,
   parseCapacityFlavour,

@@ -1,10 +1,18 @@
 import { choiceSetting, type Environment } from '../config/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
 import { isDns1123Label, isDns1123Subdomain, IssueList, previewInput, readAll } from '../values/index.ts';
-import { DEFAULT_SPOT_PERCENT, PLACEMENT_MODES as MODES, type PlacementMode } from '../api/index.ts';
+import {
+  DEFAULT_MIN_ON_DEMAND,
+  DEFAULT_SPOT_PERCENT,
+  LIMITS,
+  PLACEMENT_MODES as MODES,
+  type PlacementMode,
+} from '../api/index.ts';
 import { CAPACITY_LABELS, type CapacityFlavour, type PlacementPolicy } from './types.ts';
-const KNOWN_FIELDS = ['namespace', 'kind', 'name', 'mode', 'spotPercent'];
-// A policy has five fields; more issues than this are unknown fields of a document that is not a policy at all.
+
+const KNOWN_FIELDS = ['namespace', 'kind', 'name', 'mode', 'spotPercent', 'minOnDemand'];
+const MAX_MIN_ON_DEMAND = LIMITS.minOnDemand;
+// A policy has six fields; more issues than this are unknown fields of a document that is not a policy at all.
 const MAX_ISSUES = 16;
 
 /**
@@ -15,7 +23,7 @@ export function parsePlacementPolicy(input: unknown, source = 'placement policy'
   if (typeof input !== 'object' || input === null || Array.isArray(input))
     throw new MalformedInputError(`${source} must be an object`);
   const value = input as Record<string, unknown>;
-  const { namespace, kind, name, mode, spotPercent } = value;
+  const { namespace, kind, name, mode, spotPercent, minOnDemand } = value;
   const where = `${source} ${String(namespace)}/${String(kind)}/${String(name)}`;
   const issues = new IssueList(MAX_ISSUES);
   const fail = (field: string, reason: string): void => issues.add(field, reason);
@@ -35,6 +43,17 @@ export function parsePlacementPolicy(input: unknown, source = 'placement policy'
       fail('spotPercent', `must be an integer from 0 to 100 (got ${previewInput(spotPercent)})`);
     }
   }
+  if (minOnDemand !== undefined) {
+    if (mode !== 'Diversity') fail('minOnDemand', 'is only used with mode Diversity');
+    if (
+      typeof minOnDemand !== 'number' ||
+      !Number.isInteger(minOnDemand) ||
+      minOnDemand < 0 ||
+      minOnDemand > MAX_MIN_ON_DEMAND
+    ) {
+      fail('minOnDemand', `must be an integer from 0 to ${MAX_MIN_ON_DEMAND} (got ${previewInput(minOnDemand)})`);
+    }
+  }
   const [first] = issues.issues;
   if (first !== undefined) {
     const listed = issues
@@ -50,7 +69,14 @@ export function parsePlacementPolicy(input: unknown, source = 'placement policy'
   }
   const policy = { namespace, kind, name, mode } as PlacementPolicy;
   return mode === 'Diversity'
-    ? { ...policy, spotPercent: (spotPercent as number | undefined) ?? DEFAULT_SPOT_PERCENT }
+    ? {
+        ...policy,
+        spotPercent: (spotPercent as number | undefined) ?? DEFAULT_SPOT_PERCENT,
+        // Left out at its default, so that a policy means one stored form (and content hash) whether 0 was written or not.
+        ...(minOnDemand === undefined || minOnDemand === DEFAULT_MIN_ON_DEMAND
+          ? {}
+          : { minOnDemand: minOnDemand as number }),
+      }
     : policy;
 }
 

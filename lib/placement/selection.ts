@@ -1,4 +1,5 @@
 import {
+  DEFAULT_MIN_ON_DEMAND,
   DEFAULT_SPOT_PERCENT,
   describeIssues,
   placementToResource,
@@ -72,7 +73,7 @@ export function createPlacementSelection(sources: PlacementSources): {
       return {
         mode: policy.mode,
         spotPercent: policy.spotPercent ?? DEFAULT_SPOT_PERCENT,
-        minOnDemand: 0,
+        minOnDemand: policy.minOnDemand ?? DEFAULT_MIN_ON_DEMAND,
         source: `placement policy ${workloadKey(policy.namespace, policy.kind, policy.name)}`,
         alsoMatched: matched,
       };
@@ -83,7 +84,7 @@ export function createPlacementSelection(sources: PlacementSources): {
     return {
       mode: placement.mode,
       spotPercent: placement.spotPercent ?? DEFAULT_SPOT_PERCENT,
-      minOnDemand: placement.minOnDemand ?? 0,
+      minOnDemand: placement.minOnDemand ?? DEFAULT_MIN_ON_DEMAND,
       source: `PodPlacement "${first}"`,
       placement: first,
       alsoMatched: others,

@@ -1,5 +1,6 @@
 import {
   andRequiredAffinity,
+  warn,
   type ManagedStep,
   type MutationContext,
   type PodFacts,
@@ -9,6 +10,7 @@ import {
 import type { PlacementMode } from '../api/index.ts';
 import { labelRequirement, term, type Term } from '../scheduling/index.ts';
 import { createPlacementSelection, type ChosenPlacement, type PlacementSources } from './selection.ts';
+import { sequenceChoice, statefulSetOrdinal } from './sequence.ts';
 import {
   CAPACITY_ANNOTATION,
   CAPACITY_LABELS,
@@ -44,16 +46,59 @@ export function withRecordedCapacity(context: MutationContext, choice: unknown):
 }
 
 /**
- * The capacity a Diversity Pod gets: Spot for `spotPercent` of the hash buckets of its admission request's uid, decided
- * by the webhook alone. The Pod's own capacity annotation is never read: a Pod author who writes it in a template would
- * otherwise choose their capacity. A choice recorded by the caller (withRecordedCapacity) is kept when the policy can
- * still draw it, so that a change of spotPercent to 0 or 100 shows up as pending Pods.
+ * The capacity a Diversity Pod gets, decided by the webhook alone: by the Pod's number in its workload's sequence
+ * (sequence.ts: a StatefulSet Pod's ordinal, else the counter the caller read into the context), so that every prefix
+ * of the workload's Pods holds the split exactly; without one, Spot for `spotPercent` of the hash buckets of its
+ * admission request's uid. The Pod's own capacity annotation is never read: a Pod author who writes it in a template
+ * would otherwise choose their capacity. A choice recorded by the caller (withRecordedCapacity) is kept when the policy
+ * can still make it, so that a change of spotPercent to 0, or to 100 without minOnDemand, shows up as pending Pods.
  */
-function diversityChoice(context: RecordingContext, spotPercent: number): CapacityChoice {
+function diversityChoice(context: RecordingContext, chosen: ChosenPlacement, facts: PodFacts): CapacityChoice {
+  const target = { spotPercent: chosen.spotPercent, minOnDemand: chosen.minOnDemand };
+  const { spotPercent } = target;
   const recorded = context[RECORDED];
   if (recorded === 'spot' && spotPercent > 0) return recorded;
-  if (recorded === 'on-demand' && spotPercent < 100) return recorded;
+  // Under spotPercent 100, minOnDemand still puts the first Pods on on-demand.
+  if (recorded === 'on-demand' && (spotPercent < 100 || target.minOnDemand > 0)) return recorded;
+  const sequence = statefulSetOrdinal(facts) ?? context.sequence;
+  if (sequence !== undefined) return sequenceChoice(sequence, target);
   return bucketOf(context.requestUid) < spotPercent ? 'spot' : 'on-demand';
+}
+
+/** The annotation the ReplicaSet controller ranks Pods by for deletion, lowest first (PodDeletionCost, beta since 1.22). */
+const DELETION_COST_ANNOTATION = 'controller.kubernetes.io/pod-deletion-cost';
+// The cost is an int32 (pkg/apis/core/helper GetDeletionCostFromPodAnnotations); the ReplicaSet controller deletes the
+// lowest cost first among running and ready Pods (pkg/controller/controller_utils.go ActivePodsWithRanks).
+const MAX_DELETION_COST = 2_147_483_647;
+
+/**
+ * The Pod with its deletion cost set from its sequence number, so that a scale-down deletes the latest numbers first
+ * and leaves the first ones, an exact prefix of the sequence. Costs count down from the int32 maximum, all positive:
+ * Pods admitted before the policy carry none (read as 0) and go first, so the live Pods converge on the sequence. A Pod
+ * that sets its own cost keeps it, with a warning. StatefulSet Pods get none (their controller deletes by ordinal), nor
+ * does a Pod reviewed without a sequence number.
+ */
+function withDeletionCost(state: SchedulingState, facts: PodFacts, context: MutationContext): SchedulingState {
+  const { sequence } = context;
+  if (sequence === undefined || statefulSetOrdinal(facts) !== undefined) return state;
+  if (Object.hasOwn(facts.annotations, DELETION_COST_ANNOTATION)) {
+    return warn(
+      state,
+      `managed capacity placement (Diversity): the Pod sets its own ${DELETION_COST_ANNOTATION}, so a scale-down may not keep the workload's Spot split`,
+    );
+  }
+  const annotations = state.annotations ?? facts.annotations;
+  const cost = String(Math.max(1, MAX_DELETION_COST - sequence));
+  return { ...state, annotations: { ...annotations, [DELETION_COST_ANNOTATION]: cost } };
+}
+
+/** The warning of a Diversity Pod placed by its request's uid because its sequence number could not be had. */
+function withRandomDrawWarning(state: SchedulingState, facts: PodFacts, context: MutationContext): SchedulingState {
+  if (context.sequenceUnavailable === undefined || statefulSetOrdinal(facts) !== undefined) return state;
+  return warn(
+    state,
+    `managed capacity placement (Diversity): Spot or on-demand was drawn at random for this Pod, since ${context.sequenceUnavailable}`,
+  );
 }
 
 /**
@@ -107,9 +152,9 @@ function withCapacityAnnotation(state: SchedulingState, facts: PodFacts, choice:
   return { ...state, annotations: { ...annotations, [CAPACITY_ANNOTATION]: choice } };
 }
 
-/** The managed capacity placement step, which also says which placement a Pod gets and why (for explain). */
+/** The managed capacity placement step, which also says which placement a Pod gets and why (for explain, admission). */
 export interface PlacementStep extends ManagedStep {
-  /** The placement the Pod gets, and the other PodPlacements that select it; undefined when none does. */
+  /** The placement the Pod gets, and the other PodPlacements that select it; undefined when none does. Pure. */
   readonly choose: (facts: PodFacts) => ChosenPlacement | undefined;
   /** True when no policy and no enabled PodPlacement exists: the step changes no Pod. */
   readonly empty: boolean;
@@ -118,8 +163,8 @@ export interface PlacementStep extends ManagedStep {
 /**
  * The managed capacity placement step: for a Pod with a placement (a table policy for its workload, else the first
  * PodPlacement that selects it), ANDs the flavour's capacity requirement into every required term (creating the
- * selector when there is none); Diversity also records the choice and spreads across instance types. Runs after every
- * customer rule.
+ * selector when there is none); Diversity also records the choice, sets the deletion cost and spreads across instance
+ * types. Runs after every customer rule.
  */
 export function createPlacementStep(options: { readonly flavour: CapacityFlavour } & PlacementSources): PlacementStep {
   const label = CAPACITY_LABELS[options.flavour];
@@ -144,10 +189,11 @@ export function createPlacementStep(options: { readonly flavour: CapacityFlavour
           ? 'spot'
           : chosen.mode === 'NonSpot'
             ? 'on-demand'
-            : diversityChoice(context, chosen.spotPercent);
+            : diversityChoice(context, chosen, facts);
       const result = andRequiredAffinity(state, facts, owner, requirementTerm(choice));
       if ('denied' in result || chosen.mode !== 'Diversity') return result;
-      return { state: withInstanceTypeSpread(withCapacityAnnotation(result.state, facts, choice), facts) };
+      const annotated = withDeletionCost(withCapacityAnnotation(result.state, facts, choice), facts, context);
+      return { state: withRandomDrawWarning(withInstanceTypeSpread(annotated, facts), facts, context) };
     },
   };
 }

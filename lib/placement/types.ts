@@ -14,6 +14,8 @@ export interface PlacementPolicy {
   readonly mode: PlacementMode;
   /** Share of the workload's Pods placed on Spot under Diversity, 0..100; default 50. */
   readonly spotPercent?: number;
+  /** Least number of the workload's Pods kept on on-demand under Diversity, whatever spotPercent says; default 0. */
+  readonly minOnDemand?: number;
 }
 
 /** The capacity label of each flavour, and its value for Spot and for on-demand capacity. */

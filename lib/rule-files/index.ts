@@ -7,9 +7,13 @@ import {
   applySnapshotBudget,
   POD_MUTATION_API_VERSION,
   POD_MUTATION_KIND,
+  POD_PLACEMENT_KIND,
   validatePodMutation,
+  validatePodPlacement,
   type InvalidRule,
+  type NormalizedPlacement,
   type NormalizedRule,
+  type PlacementVerdict,
   type RuleVerdict,
 } from '../api/index.ts';
 import { DuplicateRuleError, fileProblem, MalformedInputError } from '../errors/index.ts';
@@ -22,12 +26,19 @@ import {
   type StreamedJson,
 } from '../values/index.ts';
 
-/** One resource read from a file, with the validator's verdict. */
-interface LoadedRule {
+/** One resource read from a file, with the validator's verdict (a RuleVerdict, or a PlacementVerdict). */
+interface Loaded<Verdict> {
   readonly source: string;
-  readonly verdict: RuleVerdict;
+  readonly verdict: Verdict;
   /** The document as read, for what only the source shows (a field left out rather than defaulted). */
   readonly resource: unknown;
+}
+
+/** The PodPlacements of rules paths, apart from the rules: every verdict in file order, and the split. */
+interface LoadedPlacements {
+  readonly loaded: readonly Loaded<PlacementVerdict>[];
+  readonly placements: readonly NormalizedPlacement[];
+  readonly invalid: readonly InvalidRule[];
 }
 
 /** A document of a rules path that is no PodMutation (a Kustomization, a chart's values.yaml), left out with a note. */
@@ -47,7 +58,7 @@ interface UnreadableFile {
 interface LoadOptions {
   /** Carry on past a file that cannot be read or parsed, listing it in `unreadable` (validate); default: throw at it. */
   readonly keepGoing?: boolean;
-  /** Accept paths that hold no PodMutation; default: a MalformedInputError, so that a wrong path does not pass. */
+  /** Accept paths that hold no PodMutation and no PodPlacement; default: a MalformedInputError, so that a wrong path does not pass. */
   readonly allowEmpty?: boolean;
   /** Globs of files and folders not to read, matched against the path under the given rules path and the base name. */
   readonly exclude?: readonly string[];
@@ -55,11 +66,13 @@ interface LoadOptions {
   readonly stdin?: () => Promise<string>;
 }
 
-/** The rules read from files: every verdict in file order, and the split into valid and invalid. */
+/** The rules read from files: every verdict in file order, and the split into valid and invalid; PodPlacements apart. */
 interface LoadedRules {
-  readonly loaded: readonly LoadedRule[];
+  readonly loaded: readonly Loaded<RuleVerdict>[];
   readonly rules: readonly NormalizedRule[];
   readonly invalid: readonly InvalidRule[];
+  /** The PodPlacements of the same paths, validated as the cluster's. */
+  readonly placements: LoadedPlacements;
   /** Documents of other kinds, left out. */
   readonly skipped: readonly SkippedDocument[];
   /** Files that could not be read or parsed (only with keepGoing). */
@@ -244,14 +257,17 @@ function resourceName(resource: unknown): string | undefined {
   return typeof name === 'string' && name !== '' ? name : undefined;
 }
 
+type Sourced = { readonly source: string; readonly resource: unknown };
+
 /**
- * Validates resources read from their sources, within the snapshot budget. Two resources of the same name are a
- * DuplicateRuleError, or with `keepGoing` each is invalid at metadata.name and the others are still validated.
+ * The names defined more than once among resources of one kind, each with its DuplicateRuleError naming every source;
+ * without `keepGoing` the first is thrown.
  */
-function verdictsFor(
-  resources: readonly { readonly source: string; readonly resource: unknown }[],
+function duplicatesOf(
+  resources: readonly Sourced[],
+  kind: string,
   keepGoing: boolean,
-): LoadedRules {
+): Map<string, DuplicateRuleError> {
   const sourcesByName = new Map<string, string[]>();
   for (const { source, resource } of resources) {
     const name = resourceName(resource);
@@ -263,17 +279,40 @@ function verdictsFor(
   const duplicates = new Map<string, DuplicateRuleError>();
   for (const [name, sources] of sourcesByName) {
     if (sources.length < 2) continue;
-    if (!keepGoing) throw new DuplicateRuleError(name, sources);
-    duplicates.set(name, new DuplicateRuleError(name, sources));
+    const error = new DuplicateRuleError(name, sources, kind);
+    if (!keepGoing) throw error;
+    duplicates.set(name, error);
   }
-  const verdictOf = (resource: unknown): RuleVerdict => {
+  return duplicates;
+}
+
+/** A resource's verdict: invalid at metadata.name when its name is defined more than once, else the validator's. */
+function verdictWith<Verdict>(
+  duplicates: ReadonlyMap<string, DuplicateRuleError>,
+  validate: (resource: unknown) => Verdict,
+): (resource: unknown) => Verdict | { readonly valid: false; readonly invalid: InvalidRule } {
+  return (resource) => {
     const duplicate = duplicates.get(resourceName(resource) ?? '');
-    if (duplicate === undefined) return validatePodMutation(resource);
+    if (duplicate === undefined) return validate(resource);
     return {
       valid: false,
       invalid: { name: duplicate.rule, issues: [{ field: 'metadata.name', reason: duplicate.reason }] },
     };
   };
+}
+
+/**
+ * Validates resources read from their sources, within the snapshot budget. Two resources of the same name are a
+ * DuplicateRuleError, or with `keepGoing` each is invalid at metadata.name and the others are still validated.
+ */
+function verdictsFor(
+  resources: readonly Sourced[],
+  keepGoing: boolean,
+): Pick<LoadedRules, 'loaded' | 'rules' | 'invalid'> {
+  const verdictOf = verdictWith<RuleVerdict>(
+    duplicatesOf(resources, POD_MUTATION_KIND, keepGoing),
+    validatePodMutation,
+  );
   // The snapshot budget applies to files as it does to a cluster, so the CLI answers as the webhook would.
   const loaded = applySnapshotBudget(
     resources.map(({ source, resource }) => ({ source, verdict: verdictOf(resource), resource })),
@@ -282,30 +321,47 @@ function verdictsFor(
     loaded,
     rules: loaded.flatMap(({ verdict }) => (verdict.valid ? [verdict.rule] : [])),
     invalid: loaded.flatMap(({ verdict }) => (verdict.valid ? [] : [verdict.invalid])),
-    skipped: [],
-    unreadable: [],
   };
 }
 
-// The product's API group: a document of it is read as a PodMutation even with another kind (a misspelt kind is then
-// invalid, not skipped), as is one without a kind.
+/** Validates PodPlacements read from their sources; duplicates as verdictsFor treats them (names are per kind). */
+function placementVerdictsFor(resources: readonly Sourced[], keepGoing: boolean): LoadedPlacements {
+  const verdictOf = verdictWith<PlacementVerdict>(
+    duplicatesOf(resources, POD_PLACEMENT_KIND, keepGoing),
+    validatePodPlacement,
+  );
+  const loaded = resources.map(({ source, resource }) => ({ source, verdict: verdictOf(resource), resource }));
+  return {
+    loaded,
+    placements: loaded.flatMap(({ verdict }) => (verdict.valid ? [verdict.placement] : [])),
+    invalid: loaded.flatMap(({ verdict }) => (verdict.valid ? [] : [verdict.invalid])),
+  };
+}
+
+// The product's API group: a document of it is read as a PodPlacement when its kind says so, and as a PodMutation with
+// any other kind (a misspelt kind is then invalid, not skipped), as is one without a kind.
 const POD_MUTATION_GROUP = POD_MUTATION_API_VERSION.split('/')[0]!;
 
 /**
- * What a document to leave out of a rules path is, for its note; undefined for a PodMutation to validate. Left out: a
- * document outside the product's group with another kind or none (a Helm values file, package.json), one of another
- * group (kubeconform and kyverno skip what they do not check), and what is no object.
+ * How a document of a rules path is read: as a PodMutation, as a PodPlacement, or left out (`skipped`: what it is,
+ * for its note). Left out: a document outside the product's group with another kind or none (a Helm values file,
+ * package.json), one of another group (kubeconform and kyverno skip what they do not check), and what is no object.
  */
-function skippedAs(resource: unknown): string | undefined {
+function readAs(resource: unknown): 'rule' | 'placement' | { readonly skipped: string } {
   if (Array.isArray(resource))
-    return 'a bare list; put PodMutations in the items of a document of kind List (apiVersion: v1, kind: List, items: [...])';
-  if (typeof resource !== 'object' || resource === null) return `a ${resource === null ? 'null' : typeof resource}`;
+    return {
+      skipped:
+        'a bare list; put PodMutations in the items of a document of kind List (apiVersion: v1, kind: List, items: [...])',
+    };
+  if (typeof resource !== 'object' || resource === null)
+    return { skipped: `a ${resource === null ? 'null' : typeof resource}` };
   const { kind, apiVersion } = resource as { kind?: unknown; apiVersion?: unknown };
   const group = typeof apiVersion === 'string' ? (apiVersion.includes('/') ? apiVersion.split('/')[0] : '') : undefined;
-  if (group === POD_MUTATION_GROUP) return undefined;
-  if (typeof kind !== 'string') return 'no kind';
-  if (kind !== POD_MUTATION_KIND) return `kind ${kind}`;
-  return group === undefined ? undefined : `apiVersion ${String(apiVersion)}`;
+  const as = kind === POD_PLACEMENT_KIND ? 'placement' : 'rule';
+  if (group === POD_MUTATION_GROUP) return as;
+  if (typeof kind !== 'string') return { skipped: 'no kind' };
+  if (kind !== POD_MUTATION_KIND && kind !== POD_PLACEMENT_KIND) return { skipped: `kind ${kind}` };
+  return group === undefined ? as : { skipped: `apiVersion ${String(apiVersion)}` };
 }
 
 /** The one-line note of a skipped document: `kustomization.yaml: kind Kustomization, not a PodMutation; skipped`. */
@@ -323,15 +379,16 @@ async function filesOfPaths(paths: readonly string[], noun: string): Promise<str
 }
 
 /**
- * Reads PodMutations from files and directories (recursively: *.yaml, *.yml, *.json) and validates them; documents of
- * other kinds are skipped (`skipped`), as kubeconform and kyverno skip what they do not check. Paths that hold no
- * PodMutation are a MalformedInputError unless `allowEmpty`; a file that cannot be read or parsed throws, or with
- * `keepGoing` is listed in `unreadable` and the other files still load.
+ * Reads PodMutations, and PodPlacements apart from them (`placements`), from files and directories (recursively:
+ * *.yaml, *.yml, *.json) and validates them; documents of other kinds are skipped (`skipped`), as kubeconform and
+ * kyverno skip what they do not check. Paths that hold neither are a MalformedInputError unless `allowEmpty`; a file
+ * that cannot be read or parsed throws, or with `keepGoing` is listed in `unreadable` and the other files still load.
  */
 async function loadRuleFiles(paths: readonly string[], options: LoadOptions = {}): Promise<LoadedRules> {
   const patterns = (options.exclude ?? []).map(globPattern);
   const files = (await Promise.all(paths.map((path) => ruleFilesUnder(path, patterns)))).flat();
-  const resources: { source: string; resource: unknown }[] = [];
+  const resources: Sourced[] = [];
+  const placements: Sourced[] = [];
   const skipped: SkippedDocument[] = [];
   const unreadable: UnreadableFile[] = [];
   for (const file of files) {
@@ -346,16 +403,17 @@ async function loadRuleFiles(paths: readonly string[], options: LoadOptions = {}
       continue;
     }
     for (const resource of documents) {
-      const what = skippedAs(resource);
-      if (what === undefined) resources.push({ source: file, resource });
-      else skipped.push({ source: file, what });
+      const as = readAs(resource);
+      if (as === 'rule') resources.push({ source: file, resource });
+      else if (as === 'placement') placements.push({ source: file, resource });
+      else skipped.push({ source: file, what: as.skipped });
     }
   }
-  if (resources.length === 0 && unreadable.length === 0 && options.allowEmpty !== true) {
+  if (resources.length === 0 && placements.length === 0 && unreadable.length === 0 && options.allowEmpty !== true) {
     const where =
       files.length === 0
         ? 'no .yaml, .yml or .json file'
-        : `${files.length === 1 ? 'a file' : `${files.length} files`} but no PodMutation`;
+        : `${files.length === 1 ? 'a file' : `${files.length} files`} but no PodMutation or PodPlacement`;
     // The notes say what was found instead, as they would beside rules.
     const notes = skipped.map((document) => `\n  ${skippedNote(document)}`).join('');
     throw new MalformedInputError(
@@ -363,7 +421,13 @@ async function loadRuleFiles(paths: readonly string[], options: LoadOptions = {}
       { context: { source: paths.join(', ') } },
     );
   }
-  return { ...verdictsFor(resources, options.keepGoing === true), skipped, unreadable };
+  const keepGoing = options.keepGoing === true;
+  return {
+    ...verdictsFor(resources, keepGoing),
+    placements: placementVerdictsFor(placements, keepGoing),
+    skipped,
+    unreadable,
+  };
 }
 
 export {
@@ -377,4 +441,4 @@ export {
   parseYamlDocuments,
   readTextFile,
 };
-export type { LoadedRules, LoadOptions, SkippedDocument };
+export type { LoadedPlacements, LoadedRules, LoadOptions, SkippedDocument };

@@ -9,10 +9,17 @@ import { podFacts, type MutationOutcome, type Pod } from '../engine/index.ts';
 import { schedulingChange } from '../report/index.ts';
 import { canonicalJson, isJsonObject, memberPath, type JsonObject } from '../values/index.ts';
 import type { PodInput } from '../workloads/index.ts';
-import type { ExpectedResult, ExpectedScheduling } from './format.ts';
+import type { ChosenPlacement } from '../placement/index.ts';
+import {
+  NO_PLACEMENT,
+  podPlacementExpectation,
+  POLICY_PLACEMENT,
+  type ExpectedResult,
+  type ExpectedScheduling,
+} from './format.ts';
 
 /** What a result checks. */
-type Aspect = 'applied' | 'audited' | 'denied' | 'scheduling' | 'patchedResource' | 'fit';
+type Aspect = 'applied' | 'audited' | 'denied' | 'scheduling' | 'patchedResource' | 'fit' | 'placement';
 
 /** One expectation that did not hold: what was expected, what the engine gave, and a one-line summary. */
 export interface CaseFailure {
@@ -125,19 +132,39 @@ function fitFailure(expected: ExpectedResult, verdict: Verdict | undefined): Cas
   };
 }
 
+/** The failure of a result's placement against the placement chosen for the Pod, if any. */
+function placementFailure(expected: ExpectedResult, chosen: ChosenPlacement | undefined): CaseFailure | undefined {
+  if (expected.placement === undefined) return undefined;
+  const actual =
+    chosen === undefined
+      ? NO_PLACEMENT
+      : chosen.placement === undefined
+        ? POLICY_PLACEMENT
+        : podPlacementExpectation(chosen.placement);
+  if (actual === expected.placement) return undefined;
+  return {
+    aspect: 'placement',
+    summary: `expected ${expected.placement}, got ${actual}${chosen === undefined ? '' : ` (${chosen.source})`}`,
+    expected: expected.placement,
+    actual,
+  };
+}
+
 /**
  * The failures of one result against the engine's outcome for its Pod (none when it passes). `patchedExpected` is
  * the document of the result's patchedResource, `patchedActual` the resource as admission leaves it; `fit` where the
- * Pod as admitted can run, when the result asks. Scheduling, the patched resource and the fit are not compared for a
- * Pod that was denied: the denial is the failure.
+ * Pod as admitted can run, when the result asks; `placement` the managed placement chosen for it. Scheduling, the
+ * patched resource and the fit are not compared for a Pod that was denied: the denial is the failure. The placement
+ * is, since it may be what denied the Pod.
  */
 export function checkResult(
   expected: ExpectedResult,
   input: PodInput,
   outcome: MutationOutcome,
   patched: { readonly expected: unknown; readonly actual: unknown } | undefined,
-  fit?: Verdict,
+  actual: { readonly fit?: Verdict; readonly placement?: ChosenPlacement } = {},
 ): CaseFailure[] {
+  const { fit } = actual;
   const failures: CaseFailure[] = [];
   if (!sameList(expected.applied, outcome.applied)) {
     failures.push({
@@ -175,6 +202,8 @@ export function checkResult(
       actual: denial,
     });
   }
+  const placementFailed = placementFailure(expected, actual.placement);
+  if (placementFailed !== undefined) failures.push(placementFailed);
   if (denial !== false) return failures;
   if (expected.scheduling !== undefined) {
     const wanted = expectedView(expected.scheduling, input.pod);

@@ -25,7 +25,7 @@ import {
 import type { VerdictKind } from '../capacity/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
 import { CAPACITY_FLAVOURS, DEFAULT_CAPACITY_FLAVOUR, type CapacityFlavour } from '../placement/index.ts';
-import { isDns1123Label, IssueList, previewInput, type JsonObject } from '../values/index.ts';
+import { isDns1123Label, isDns1123Subdomain, IssueList, previewInput, type JsonObject } from '../values/index.ts';
 
 /** The file name `podmutation test DIR` looks for, recursively; `.yml` is found too (TEST_FILE_NAMES). */
 export const TEST_FILE_NAME = 'podmutation-test.yaml';
@@ -115,6 +115,24 @@ const scheduling = ObjectSchema({
   annotations: Optional(StringMap()),
 });
 
+/** A result's `placement` when no managed placement applies to the Pod. */
+export const NO_PLACEMENT = 'none';
+/** A result's `placement` when a placement policy (of the --placements file or the table) applies; it wins over PodPlacements. */
+export const POLICY_PLACEMENT = 'policy';
+// A result's `placement` naming the PodPlacement that applies: PodPlacement/NAME, as `resource` names a resource.
+const POD_PLACEMENT_PREFIX = 'PodPlacement/';
+
+/** The `placement` expectation of the PodPlacement of this name. */
+export function podPlacementExpectation(name: string): string {
+  return `${POD_PLACEMENT_PREFIX}${name}`;
+}
+
+/** Whether a result's `placement` is one the run can give: none, policy, or PodPlacement/NAME with a valid name. */
+function isPlacementExpectation(text: string): boolean {
+  if (text === NO_PLACEMENT || text === POLICY_PLACEMENT) return true;
+  return text.startsWith(POD_PLACEMENT_PREFIX) && isDns1123Subdomain(text.slice(POD_PLACEMENT_PREFIX.length));
+}
+
 // Where the Pod as admitted can run (lib/capacity's verdict kinds): fits somewhere, fits nowhere, or not judged.
 const FIT_KINDS: readonly VerdictKind[] = ['fits', 'nowhere', 'unknown'];
 
@@ -129,6 +147,7 @@ const result = ObjectSchema({
   patchedResource: Optional(StringSchema()),
   fit: Optional(StringEnum(FIT_KINDS)),
   fitMessage: Optional(StringSchema()),
+  placement: Optional(StringSchema()),
 });
 
 /** The declaration of a PodMutationTest file, run by the project's structural validator (lib/api). */
@@ -180,6 +199,8 @@ export interface ExpectedResult {
   readonly fit: VerdictKind | undefined;
   /** A part of the verdict's text ("NodePool general", "example.com/node-pool In [mergd]"). */
   readonly fitMessage: string | undefined;
+  /** The managed placement that applies: NO_PLACEMENT, POLICY_PLACEMENT or PodPlacement/NAME. */
+  readonly placement: string | undefined;
 }
 
 /** A checked test file; every path relative to the working directory. */
@@ -220,8 +241,6 @@ function checkMeanings(document: JsonObject, issues: IssueList): void {
   ((document.capacity as string[] | undefined) ?? []).forEach((path, index) => nonEmpty(path, `capacity[${index}]`));
   nonEmpty((document.metadata as JsonObject).name, 'metadata.name');
   nonEmpty(document.placements, 'placements');
-  if (document.capacityFlavour !== undefined && document.placements === undefined)
-    issues.add('capacityFlavour', 'is only used with placements');
   if (typeof document.namespace === 'string' && !isDns1123Label(document.namespace)) {
     issues.add('namespace', `must be a namespace name (DNS-1123 label), got ${previewInput(document.namespace)}`);
   }
@@ -232,6 +251,11 @@ function checkMeanings(document: JsonObject, issues: IssueList): void {
     }
     nonEmpty(item.patchedResource, `${path}.patchedResource`);
     nonEmpty(item.fitMessage, `${path}.fitMessage`);
+    if (typeof item.placement === 'string' && !isPlacementExpectation(item.placement))
+      issues.add(
+        `${path}.placement`,
+        `must be ${NO_PLACEMENT}, ${POLICY_PLACEMENT} (a placement policy) or ${POD_PLACEMENT_PREFIX}NAME (got ${previewInput(item.placement)})`,
+      );
     const { denied } = item;
     if (denied === '') issues.add(`${path}.denied`, 'must not be empty: true expects any denial');
     const deniedExpected = denied === true || (typeof denied === 'string' && denied !== '');
@@ -266,6 +290,7 @@ function expectedResult(item: JsonObject, index: number, file: string): Expected
     patchedResource: item.patchedResource === undefined ? undefined : besideFile(file, item.patchedResource as string),
     fit: item.fit as VerdictKind | undefined,
     fitMessage: item.fitMessage as string | undefined,
+    placement: item.placement as string | undefined,
   };
 }
 

@@ -12,7 +12,7 @@ import {
   type RuleTest,
 } from './format.ts';
 import { junitReport, xmlAttribute, xmlText } from './junit.ts';
-import { findTestFiles, runTestFile, type TestFileResult } from './run.ts';
+import { findTestFiles, runTestFile, testPlacementStep, type TestFileResult } from './run.ts';
 
 export {
   TEST_FILE_NAME,
@@ -23,6 +23,7 @@ export {
   patchedResource,
   findTestFiles,
   runTestFile,
+  testPlacementStep,
   junitReport,
   xmlText,
   xmlAttribute,

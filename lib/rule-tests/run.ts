@@ -5,11 +5,11 @@
  */
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describeIssues } from '../api/index.ts';
+import { describeIssues, POD_PLACEMENT_KIND, type NormalizedPlacement } from '../api/index.ts';
 import { Capacity, Placement, type Verdict } from '../capacity/index.ts';
-import { compileRuleSet, mutatePod, type ManagedStep, type MutationOutcome, type RuleSet } from '../engine/index.ts';
+import { compileRuleSet, mutatePod, type MutationOutcome, type RuleSet } from '../engine/index.ts';
 import { fileProblem, MalformedInputError, PodMutationError } from '../errors/index.ts';
-import { createPlacementStep, parsePlacementPolicies } from '../placement/index.ts';
+import { createPlacementStep, parsePlacementPolicies, type PlacementStep } from '../placement/index.ts';
 import { loadRuleFiles, parseResourceDocuments, parseSingleDocument, readTextFile } from '../rule-files/index.ts';
 import { issuesOf, type Issue } from '../values/index.ts';
 import { podInputs, type PodInput, type ResourceIdentity } from '../workloads/index.ts';
@@ -47,7 +47,7 @@ export interface TestFileResult {
   /** metadata.name, or the file when it cannot be read. */
   readonly name: string;
   readonly error?: { readonly message: string; readonly issues: readonly Issue[] };
-  /** Each invalid rule of the named rule files, described: a failure, since the cluster would skip the rule. */
+  /** Each invalid rule and PodPlacement of the named rule files, described: a failure, since the cluster would skip it. */
   readonly invalidRules: readonly string[];
   readonly cases: readonly CaseResult[];
   /** The resources no result names: not checked. */
@@ -114,12 +114,23 @@ function resolveResults(test: RuleTest, inputs: readonly PodInput[]): PodInput[]
   return resolved;
 }
 
-async function managedSteps(test: RuleTest): Promise<readonly ManagedStep[]> {
-  if (test.placements === undefined) return [];
-  const document = parseSingleDocument(await readTextFile(test.placements), test.placements);
-  return [
-    createPlacementStep({ flavour: test.capacityFlavour, policies: parsePlacementPolicies(document, test.placements) }),
-  ];
+/**
+ * The managed placement step of the test: its placements file's policies (which win) and the PodPlacements of its rule
+ * paths; undefined, as admission runs none, when there is no policy and no enabled PodPlacement.
+ */
+export async function testPlacementStep(
+  test: RuleTest,
+  placements: readonly NormalizedPlacement[],
+): Promise<PlacementStep | undefined> {
+  const policies =
+    test.placements === undefined
+      ? []
+      : parsePlacementPolicies(
+          parseSingleDocument(await readTextFile(test.placements), test.placements),
+          test.placements,
+        );
+  const step = createPlacementStep({ flavour: test.capacityFlavour, policies, placements });
+  return step.empty ? undefined : step;
 }
 
 /** The capacity a test file is judged against: its own capacity files, else the run's, else none. */
@@ -144,7 +155,7 @@ async function runCase(
   result: ExpectedResult,
   input: PodInput,
   ruleSet: RuleSet,
-  steps: readonly ManagedStep[],
+  step: PlacementStep | undefined,
   capacity: Capacity,
 ): Promise<CaseResult> {
   const started = performance.now();
@@ -157,7 +168,7 @@ async function runCase(
     ruleSet,
     { requestUid: uid },
     {
-      managedSteps: steps,
+      managedSteps: step === undefined ? [] : [step],
       enforcement: test.enforcement,
       source: input.origin,
       fallbackNamespace: test.namespace,
@@ -172,7 +183,12 @@ async function runCase(
           expected: parseSingleDocument(await readTextFile(result.patchedResource), result.patchedResource),
           actual: patchedResource(input, outcome),
         };
-  const failures = checkResult(result, input, outcome, patched, admittedFit(result, outcome, capacity));
+  const fit = admittedFit(result, outcome, capacity);
+  const placement = step?.choose(outcome.facts);
+  const failures = checkResult(result, input, outcome, patched, {
+    ...(fit === undefined ? {} : { fit }),
+    ...(placement === undefined ? {} : { placement }),
+  });
   return {
     resource: result.resource.text,
     source: input.origin,
@@ -195,7 +211,7 @@ export async function runTestFile(file: string, options: RunOptions = {}): Promi
     name = test.name;
     const loaded = await loadRuleFiles(test.rules);
     const ruleSet = compileRuleSet(loaded.rules);
-    const steps = await managedSteps(test);
+    const step = await testPlacementStep(test, loaded.placements.placements);
     const capacity = await capacityOf(test, options);
     const inputs: PodInput[] = [];
     for (const path of test.resources)
@@ -203,12 +219,15 @@ export async function runTestFile(file: string, options: RunOptions = {}): Promi
     const resolved = resolveResults(test, inputs);
     const cases: CaseResult[] = [];
     for (const [index, result] of test.results.entries())
-      cases.push(await runCase(test, result, resolved[index]!, ruleSet, steps, capacity));
+      cases.push(await runCase(test, result, resolved[index]!, ruleSet, step, capacity));
     const checked = new Set(resolved);
     return {
       file,
       name,
-      invalidRules: loaded.invalid.flatMap((invalid) => describeIssues(invalid)),
+      invalidRules: [
+        ...loaded.invalid.flatMap((invalid) => describeIssues(invalid)),
+        ...loaded.placements.invalid.flatMap((invalid) => describeIssues(invalid, POD_PLACEMENT_KIND)),
+      ],
       cases,
       unchecked: inputs
         .filter((input) => !checked.has(input))

@@ -22,17 +22,13 @@ function sha256Hex(bytes: string | Uint8Array): string {
 interface SerializedContent {
   /** `sha256:<hex>` over the canonical JSON of { capacity, invalid, placements, rules }: equal content gives equal hashes. */
   readonly contentHash: string;
-  /**
-   * Gzipped canonical JSON of { capacity, invalid, placements, resourceVersion, rules, syncedAt } cut into parts of at
-   * most partBytes bytes (at least one).
-   */
+  /** Gzipped canonical JSON of { capacity, invalid, placements, resourceVersion, rules, syncedAt } cut into parts of at most partBytes bytes (at least one). */
   encode(partBytes: number): readonly Uint8Array[];
 }
 
 /**
- * The stored text around the rules' canonical JSON: the canonical JSON of { capacity, invalid, placements,
- * resourceVersion, rules, syncedAt } (keys in code-unit order, capacity and placements only when published) is
- * `before` + rules + `after`. One definition for
+ * The stored text around the rules' canonical JSON: the canonical JSON of { capacity, invalid, placements, resourceVersion, rules,
+ * syncedAt } (keys in code-unit order, capacity only when published) is `before` + rules + `after`. One definition for
  * the publisher and the reader.
  */
 function storedFrame(
@@ -45,23 +41,24 @@ function storedFrame(
   };
 }
 
-/** The text of the placements member after invalid (`,"placements":…`), or "" when none is published. */
-function placementsText(content: Pick<SnapshotContent, 'placements'>): string {
-  return content.placements === undefined ? '' : `,"placements":${canonicalJson(content.placements)}`;
+/**
+ * The PodPlacements' member of the canonical JSON (`,"placements":…`), after invalid; none without PodPlacements, so
+ * that a snapshot without them hashes and is stored as before PodPlacements existed.
+ */
+function placementsMember(content: Pick<SnapshotContent, 'placements'>): string {
+  const { placements } = content;
+  return placements === undefined || placements.length === 0 ? '' : `,"placements":${canonicalJson(placements)}`;
 }
 
-/**
- * The canonical JSON that opens both the hashed and the stored text: `{"capacity":…,"invalid":…,"placements":…`,
- * capacity and placements each only when published.
- */
+/** The canonical JSON that opens both the hashed and the stored text: `{"capacity":…,"invalid":…[,"placements":…]`. */
 function headOf(content: Pick<SnapshotContent, 'capacity' | 'invalid' | 'placements'>): string {
   const capacity = content.capacity === undefined ? '' : `"capacity":${canonicalJson(content.capacity)},`;
-  return `{${capacity}"invalid":${canonicalJson(content.invalid)}${placementsText(content)}`;
+  return `{${capacity}"invalid":${canonicalJson(content.invalid)}${placementsMember(content)}`;
 }
 
 /**
- * `sha256:<hex>` over the canonical JSON of { capacity, invalid, placements, rules } (capacity and placements only when
- * published, so that a snapshot without them hashes as before they were published): equal content, equal hashes.
+ * `sha256:<hex>` over the canonical JSON of { capacity, invalid, placements, rules } (capacity only when published, so that a
+ * snapshot without one hashes as before capacities were published): equal content, equal hashes.
  */
 function hashOf(head: string, rules: string): string {
   return `sha256:${createHash('sha256').update(`${head},"rules":`).update(rules).update('}').digest('hex')}`;
@@ -115,14 +112,15 @@ function storedCapacityText(text: string, content: SnapshotContent, rest: string
  */
 function decodedContentHash(decoded: { readonly content: SnapshotContent; readonly text: string }): string {
   const { content, text } = decoded;
-  const invalid = `${canonicalJson(content.invalid)}${placementsText(content)}`;
-  const rest = `"invalid":${invalid},"resourceVersion":${canonicalJson(content.resourceVersion)},"rules":`;
+  const invalid = canonicalJson(content.invalid);
+  const placements = placementsMember(content);
+  const rest = `"invalid":${invalid}${placements},"resourceVersion":${canonicalJson(content.resourceVersion)},"rules":`;
   const after = `,"syncedAt":${canonicalJson(content.syncedAt)}}`;
   const capacity = storedCapacityText(text, content, rest);
   if (capacity === undefined) return contentHashOf(content);
   const start = 1 + capacity.length + rest.length;
   if (!text.endsWith(after) || text.length < start + after.length) return contentHashOf(content);
-  return hashOf(`{${capacity}"invalid":${invalid}`, text.slice(start, text.length - after.length));
+  return hashOf(`{${capacity}"invalid":${invalid}${placements}`, text.slice(start, text.length - after.length));
 }
 
 /** Digest of one stored part, so a reader names the corrupted part rather than just a hash mismatch. */
@@ -179,13 +177,6 @@ function checkInvalidRule(invalid: unknown, path: string, issues: IssueSink): vo
   });
 }
 
-/** A published PodPlacement's place: an object with a name; the reader validates each one again (revalidatePlacements). */
-function checkPlacement(placement: unknown, path: string, issues: IssueSink): void {
-  if (!isJsonObject(placement)) return issues.add(path, 'must be an object');
-  if (typeof placement.name !== 'string' || placement.name === '')
-    issues.add(`${path}.name`, 'must be a non-empty string');
-}
-
 /** Structural check of decoded content: the hash proves integrity, this proves it is a snapshot at all. */
 function checkContent(value: unknown, issues: IssueSink): void {
   if (!isJsonObject(value)) return issues.add('content', 'must be a JSON object');
@@ -197,13 +188,9 @@ function checkContent(value: unknown, issues: IssueSink): void {
   // Read through lib/capacity's boundary by the endpoint; here only its place is checked.
   if (value.capacity !== undefined && !isJsonObject(value.capacity))
     issues.add('content.capacity', 'must be an object');
-  // Absent in snapshots of clusters without a valid PodPlacement, and in those published before PodPlacements existed.
-  const { placements } = value;
-  if (placements !== undefined && !Array.isArray(placements)) issues.add('content.placements', 'must be an array');
-  if (Array.isArray(placements))
-    (placements as readonly unknown[]).forEach((placement, index) =>
-      checkPlacement(placement, `content.placements[${index}]`, issues),
-    );
+  // Each PodPlacement is validated again when admission compiles the snapshot (lib/placement revalidatePlacements).
+  if (value.placements !== undefined && !Array.isArray(value.placements))
+    issues.add('content.placements', 'must be an array');
   if (Array.isArray(rules))
     (rules as readonly unknown[]).forEach((rule, index) => checkRule(rule, `content.rules[${index}]`, issues));
   if (Array.isArray(invalid))

@@ -3,8 +3,10 @@ import { readStoreConfig, type StoreConfig } from './config.ts';
 import { createDynamoClient, createSnapshotTable, type DynamoClientOptions } from './dynamo.ts';
 import { EXPIRES_AT_ATTRIBUTE, RULES_TABLE_LAYOUT } from './layout.ts';
 import type { HeldSyncLease, SyncLeaseAcquisition, SyncLeaseState, SyncLeaseStore } from './lease.ts';
+import type { DiversityCounterStore } from './diversity-counters.ts';
 import type { PlacementSet, PlacementStore, PlacementVersion, PlacementWrite } from './placements.ts';
 import {
+  openDiversityCounterStore,
   openPlacementStore,
   openRulesTable,
   openSnapshotStore,
@@ -27,6 +29,7 @@ export {
   openRulesTable,
   openSnapshotStore,
   openPlacementStore,
+  openDiversityCounterStore,
   readStoreConfig,
   EXPIRES_AT_ATTRIBUTE,
   RULES_TABLE_LAYOUT,
@@ -50,6 +53,7 @@ export type {
   SyncLeaseAcquisition,
   HeldSyncLease,
   PlacementStore,
+  DiversityCounterStore,
   PlacementSet,
   PlacementVersion,
   PlacementWrite,

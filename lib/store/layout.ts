@@ -69,6 +69,14 @@ const RULES_TABLE_LAYOUT = {
    * cluster whose uid differs. Never deleted.
    */
   binding: { sortKey: 'binding' },
+  /**
+   * One Diversity counter (diversity-counters.ts), sk `diversity#<namespace>/<kind>/<name>#<revision>` (the Pod's
+   * pod-template-hash or rollouts-pod-template-hash, empty when it has none): n (N), the number of Diversity Pods of
+   * that workload and revision admitted so far. The admission Lambda takes each number with one UpdateItem
+   * (`ADD n 1`, ReturnValues UPDATED_NEW); nothing else writes it. One small item per revision, never deleted: a TTL
+   * would start a long-idle revision over at 0 beside its live Pods.
+   */
+  diversityCounters: { sortKeyPrefix: 'diversity#' },
 } as const;
 
 const POINTER_SORT_KEY = RULES_TABLE_LAYOUT.pointer.sortKey;
@@ -76,6 +84,11 @@ const SYNC_SORT_KEY = RULES_TABLE_LAYOUT.sync.sortKey;
 const LEASE_SORT_KEY = RULES_TABLE_LAYOUT.lease.sortKey;
 const PLACEMENT_SORT_KEY = RULES_TABLE_LAYOUT.placements.sortKey;
 const BINDING_SORT_KEY = RULES_TABLE_LAYOUT.binding.sortKey;
+
+/** The sort key of the Diversity counter of a workload and revision (diversityCounterKey). */
+function diversityCounterSortKey(key: string): string {
+  return `${RULES_TABLE_LAYOUT.diversityCounters.sortKeyPrefix}${key}`;
+}
 
 /** Zero-padding keeps the parts of one snapshot sorted by version and part index. */
 const VERSION_DIGITS = 10;
@@ -116,6 +129,7 @@ export {
   MAX_VERSION,
   MAX_PARTS,
   clusterPartition,
+  diversityCounterSortKey,
   versionPrefix,
   partsPrefix,
   partSortKey,

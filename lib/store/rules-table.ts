@@ -1,7 +1,8 @@
-/** The one way into the rules table: one cluster's snapshots, lease, sync records, placements and binding. */
+/** The one way into the rules table: one cluster's snapshots, lease, sync records, placements, binding and counters. */
 import { integerOption } from '../config/index.ts';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createClusterBindingStore, type ClusterBindingStore } from './cluster-binding.ts';
+import { createDiversityCounterStore, type DiversityCounterStore } from './diversity-counters.ts';
 import { createSyncLeaseStore, leaseDurationSeconds, type SyncLeaseStore } from './lease.ts';
 import { createPlacementStore, DEFAULT_MAX_WRITE_ATTEMPTS, type PlacementStore } from './placements.ts';
 import { createSnapshotStore, type SnapshotStore } from './snapshots.ts';
@@ -40,6 +41,7 @@ interface RulesTable {
   readonly records: SyncRecordStore;
   readonly placements: PlacementStore;
   readonly bindings: ClusterBindingStore;
+  readonly diversityCounters: DiversityCounterStore;
 }
 
 const DEFAULT_PART_BYTES = 256 * 1024;
@@ -65,7 +67,14 @@ function openRulesTable(options: RulesTableOptions): RulesTable {
     records: createSyncRecordStore({ client, tableName, clusterId }),
     placements: openPlacementStore(options),
     bindings: createClusterBindingStore({ client, tableName, clusterId, clock }),
+    diversityCounters: openDiversityCounterStore(options),
   };
+}
+
+/** openRulesTable's Diversity counters alone, for the admission Lambda (see openSnapshotStore). */
+function openDiversityCounterStore(options: RulesTableOptions): DiversityCounterStore {
+  const { client, tableName, clusterId } = options;
+  return createDiversityCounterStore({ client, tableName, clusterId });
 }
 
 /**
@@ -109,5 +118,5 @@ function openPlacementStore(options: RulesTableOptions): PlacementStore {
   });
 }
 
-export { openRulesTable, openSnapshotStore, openPlacementStore };
+export { openRulesTable, openSnapshotStore, openPlacementStore, openDiversityCounterStore };
 export type { RulesTable, RulesTableOptions };

@@ -195,14 +195,14 @@ async function readSnapshot(table: SnapshotTable, pointer: SnapshotPointer): Pro
       `content hashes to ${actualHash}, but the pointer says ${pointer.contentHash}`,
     );
   }
-  const { rules, invalid, placements, resourceVersion, syncedAt, capacity } = decoded.content;
+  const { rules, invalid, resourceVersion, syncedAt, capacity, placements } = decoded.content;
   return {
     rules,
     invalid,
-    ...(placements === undefined ? {} : { placements }),
     resourceVersion,
     syncedAt,
     ...(capacity === undefined ? {} : { capacity }),
+    ...(placements === undefined ? {} : { placements }),
     contentHash: pointer.contentHash,
     version: pointer.version,
   };

@@ -159,7 +159,9 @@ export function renderWebhookConfiguration(options: WebhookConfigurationOptions)
         rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: '*' }],
         failurePolicy,
         matchPolicy: 'Equivalent',
-        sideEffects: 'None',
+        // The webhook counts each Diversity Pod it numbers (lib/endpoint/diversity-sequence.ts), and never a dry run's:
+        // with NoneOnDryRun the API server still calls it for dry runs, and sends dryRun: true so it can tell.
+        sideEffects: 'NoneOnDryRun',
         timeoutSeconds,
         // Rules match the Pod as the webhook first sees it; a second call would match a mutated Pod.
         reinvocationPolicy: 'Never',

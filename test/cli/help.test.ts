@@ -45,6 +45,7 @@ describe('--help', () => {
       'placement get',
       'placement list',
       'placement delete',
+      'placement export',
       'help',
       'version',
     ]);

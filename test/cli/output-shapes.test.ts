@@ -13,8 +13,21 @@ import { clusterList, ledgerWith, MOVE_LEDGER, rulePaths, writeTemporary } from 
 import { runPodmutationInProcess } from '../support/cli.ts';
 import { EXAMPLES, fixturePath } from '../support/fixtures.ts';
 
+const EXAMPLE_PODPLACEMENTS = fileURLToPath(new URL('../../examples/podplacements/', import.meta.url));
+
 const closed = { additionalProperties: false } as const;
 const Names = Type.Array(Type.String());
+
+const INVALID_RESOURCE = Type.Object(
+  {
+    name: Type.String(),
+    source: Type.String(),
+    valid: Type.Literal(false),
+    issues: Type.Array(Type.Object({ field: Type.String(), reason: Type.String() }, closed), { minItems: 1 }),
+  },
+  closed,
+);
+const PLACEMENT_MODE = Type.Union(['Spot', 'NonSpot', 'Diversity'].map((mode) => Type.Literal(mode)));
 
 const VALIDATE = Type.Object(
   {
@@ -32,15 +45,24 @@ const VALIDATE = Type.Object(
           },
           closed,
         ),
+        INVALID_RESOURCE,
+      ]),
+    ),
+    placements: Type.Array(
+      Type.Union([
         Type.Object(
           {
             name: Type.String(),
             source: Type.String(),
-            valid: Type.Literal(false),
-            issues: Type.Array(Type.Object({ field: Type.String(), reason: Type.String() }, closed), { minItems: 1 }),
+            valid: Type.Literal(true),
+            enabled: Type.Boolean(),
+            priority: Type.Integer(),
+            mode: PLACEMENT_MODE,
+            warnings: Type.Array(Type.Object({ field: Type.String(), reason: Type.String() }, closed)),
           },
           closed,
         ),
+        INVALID_RESOURCE,
       ]),
     ),
     valid: Type.Integer({ minimum: 0 }),
@@ -86,6 +108,19 @@ const EXPLAIN = Type.Object(
           disabled: Names,
           patch: Type.Array(PATCH_OPERATION),
           warnings: Names,
+          placement: Type.Optional(
+            Type.Object(
+              {
+                source: Type.String(),
+                name: Type.Optional(Type.String()),
+                mode: PLACEMENT_MODE,
+                spotPercent: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
+                minOnDemand: Type.Optional(Type.Integer({ minimum: 0 })),
+                alsoMatched: Names,
+              },
+              closed,
+            ),
+          ),
           message: Type.Optional(Type.String()),
         },
         closed,
@@ -169,8 +204,8 @@ const TEST = Type.Object(
                   Type.Object(
                     {
                       aspect: Type.Union(
-                        ['applied', 'audited', 'denied', 'scheduling', 'patchedResource'].map((aspect) =>
-                          Type.Literal(aspect),
+                        ['applied', 'audited', 'denied', 'scheduling', 'patchedResource', 'fit', 'placement'].map(
+                          (aspect) => Type.Literal(aspect),
                         ),
                       ),
                       summary: Type.String(),
@@ -228,6 +263,47 @@ describe('validate -o json', () => {
     expect(document).toMatchObject({ valid: 4, invalid: 0 });
   });
 
+  it('prints the PodPlacements of the paths beside the rules, each with its mode and warnings', async () => {
+    const disabled = writeTemporary('disabled-placement.yaml', {
+      apiVersion: 'agent.cloudpilot.ai/v1alpha1',
+      kind: 'PodPlacement',
+      metadata: { name: 'web-nonspot' },
+      spec: { workloadSelector: { kinds: ['Deployment'] }, mode: 'NonSpot' },
+    });
+    const { code, document } = await printed(['validate', EXAMPLES, EXAMPLE_PODPLACEMENTS, disabled]);
+
+    expect(code).toBe(0);
+    expect(violations(VALIDATE, document)).toEqual([]);
+    expect(document).toMatchObject({
+      placements: [
+        { name: 'analytics-diversity', valid: true, enabled: true, priority: 10, mode: 'Diversity', warnings: [] },
+        { name: 'batch-to-spot', valid: true, enabled: true, priority: 0, mode: 'Spot', warnings: [] },
+        { name: 'web-nonspot', valid: true, enabled: false, mode: 'NonSpot', warnings: [{ field: 'spec.enable' }] },
+      ],
+      valid: 7,
+      invalid: 0,
+    });
+  });
+
+  it('prints an invalid PodPlacement as an invalid rule is printed, and exits 1', async () => {
+    const invalid = writeTemporary('invalid-placement.yaml', {
+      apiVersion: 'agent.cloudpilot.ai/v1alpha1',
+      kind: 'PodPlacement',
+      metadata: { name: 'too-much-spot' },
+      spec: { enable: true, workloadSelector: { kinds: ['Deployment'] }, mode: 'Diversity', spotPercent: 120 },
+    });
+    const { code, document } = await printed(['validate', invalid]);
+
+    expect(code).toBe(1);
+    expect(violations(VALIDATE, document)).toEqual([]);
+    expect(document).toMatchObject({
+      rules: [],
+      placements: [{ name: 'too-much-spot', valid: false, issues: [{ field: 'spec.spotPercent' }] }],
+      valid: 0,
+      invalid: 1,
+    });
+  });
+
   it('prints an invalid rule with its field paths and reasons, and exits 1', async () => {
     const { code, document } = await printed(['validate', fixturePath('rules/invalid')]);
 
@@ -261,6 +337,35 @@ describe('explain -o json', () => {
       dimension: 'namespaces',
       reason: 'namespace "production" is not one of batch, analytics',
     });
+  });
+
+  it('prints the placement of each Pod: its source, its terms, and the other PodPlacements that selected it', async () => {
+    const { code, document } = await printed([
+      'explain',
+      '--rules',
+      EXAMPLES,
+      '--rules',
+      EXAMPLE_PODPLACEMENTS,
+      '--placements',
+      fileURLToPath(new URL('../../examples/placements.yaml', import.meta.url)),
+      fileURLToPath(new URL('../../examples/tests/podplacements/resources/workloads.yaml', import.meta.url)),
+    ]);
+
+    expect(code).toBe(0);
+    expect(violations(EXPLAIN, document)).toEqual([]);
+    expect((document as { pods: { placement?: unknown }[] }).pods.map((pod) => pod.placement)).toEqual([
+      { source: 'PodPlacement "batch-to-spot"', name: 'batch-to-spot', mode: 'Spot', alsoMatched: [] },
+      { source: 'placement policy batch/CronJob/nightly-report', mode: 'Spot', alsoMatched: ['batch-to-spot'] },
+      {
+        source: 'PodPlacement "analytics-diversity"',
+        name: 'analytics-diversity',
+        mode: 'Diversity',
+        spotPercent: 70,
+        minOnDemand: 2,
+        alsoMatched: [],
+      },
+      undefined,
+    ]);
   });
 
   it('prints a denial with its message and exits 1', async () => {

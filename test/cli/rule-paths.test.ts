@@ -144,7 +144,7 @@ describe('a rules path that holds no PodMutation', () => {
 
     const run = await runPodmutationInProcess(['validate', folder]);
 
-    expect(run.stderr).toContain(emptyMessage(folder, '2 files but no PodMutation'));
+    expect(run.stderr).toContain(emptyMessage(folder, '2 files but no PodMutation or PodPlacement'));
     expect(run.code).toBe(2);
   });
 });

@@ -122,6 +122,26 @@ describe('podmutation test on failing test files', () => {
       ],
     ],
     [
+      'a wrong placement',
+      'wrong-placement',
+      [
+        '  PASS  Job/batch/reindex',
+        '  FAIL  CronJob/batch/nightly-report',
+        '        placement: expected PodPlacement/batch-to-spot, got policy (placement policy batch/CronJob/nightly-report)',
+        '          - placement: PodPlacement/batch-to-spot',
+        '          + placement: policy',
+      ],
+    ],
+    [
+      'an invalid PodPlacement, which the cluster would skip',
+      'invalid-placement',
+      [
+        '  FAIL  rules: invalid rules are skipped, as the cluster would skip them',
+        '        PodPlacement "batch-mostly-spot": spec.spotPercent: must be an integer from 0 to 100 (got 120)',
+        '  PASS  Job/batch/reindex',
+      ],
+    ],
+    [
       'an invalid rule, which the cluster would skip',
       'invalid-rules',
       [
@@ -223,7 +243,7 @@ describe('podmutation test on a test file that cannot be run', () => {
       expect.arrayContaining([
         '  ERROR the test file cannot be run; fix it:',
         '        rules: must be a list of paths',
-        '        results[0].aplied: unknown field; expected one of resource, applied, audited, denied, scheduling, patchedResource, fit, fitMessage',
+        '        results[0].aplied: unknown field; expected one of resource, applied, audited, denied, scheduling, patchedResource, fit, fitMessage, placement',
         '        results[0].applied: is required',
         '        results[1].denied: must be true, false or a part of the denial message',
         '        results[1].scheduling.affinity.nodeAfinity: unknown field; expected one of nodeAffinity',

@@ -26,7 +26,7 @@ describe('podmutation webhook-config', () => {
     expect(webhook).toMatchObject({
       clientConfig: { url: `${BASE}/admit/${TOKEN}` },
       admissionReviewVersions: ['v1'],
-      sideEffects: 'None',
+      sideEffects: 'NoneOnDryRun',
       failurePolicy: 'Ignore',
       timeoutSeconds: 5,
       reinvocationPolicy: 'Never',

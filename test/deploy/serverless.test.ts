@@ -21,7 +21,7 @@ import { readSyncConfig } from '../../lib/sync/index.ts';
 import { isValidEksToken } from '../cluster/eks-token-check.ts';
 import { kubeconfigFor, startFakeApiServer, type FakeApiServer } from '../cluster/fake-api-server.ts';
 import { startFakeAws, type FakeAws } from '../cluster/fake-aws.ts';
-import { contentOf, ruleAdding, snapshotsOf } from '../store/support.ts';
+import { contentOf, placementsOf, ruleAdding, snapshotsOf } from '../store/support.ts';
 import { admissionReview, pod } from '../support/builders.ts';
 import { decodePatch, parseAnswer } from '../support/reviews.ts';
 import {
@@ -282,6 +282,14 @@ async function tableWithSnapshot(
     }),
   );
   await snapshotsOf({ client, tableName })(clusterId).publish(contentOf([ruleAdding(ruleName)]));
+  // The reviewed Pod's workload (test/support/builders.ts pod()) under Diversity: its review takes a number.
+  await placementsOf({ client, tableName })(clusterId).setPlacement({
+    namespace: 'apps',
+    kind: 'Deployment',
+    name: 'web',
+    mode: 'Diversity',
+    spotPercent: 70,
+  });
   client.destroy();
 }
 
@@ -1301,7 +1309,9 @@ describe('IAM', () => {
 
         expect(statements.length).toBeGreaterThan(0);
         for (const statement of statements) {
-          expect(statement).toMatchObject({ effect: 'Allow', otherKeys: [] });
+          // The one condition is the counter write's (the test below reads it).
+          const conditioned = statement.actions.join() === 'dynamodb:UpdateItem' && id === FUNCTIONS.admission;
+          expect(statement).toMatchObject({ effect: 'Allow', otherKeys: conditioned ? ['Condition'] : [] });
           expect(statement.actions.filter((action) => action.includes('*'))).toEqual([]);
           expect(statement.resources.filter((arn) => arn.includes('*') && arn !== ownStreams)).toEqual([]);
         }
@@ -1325,19 +1335,30 @@ describe('IAM', () => {
     ]);
   });
 
-  it('never lets the admission function write the table', () => {
+  it('lets the admission function write only the Diversity counters: UpdateItem of the key and n, returning UPDATED_NEW', () => {
     const dynamodb = roleGrants(eksTemplate, 'AdmissionRole').filter((grant) => grant.startsWith('dynamodb:'));
+    const writes = roleStatements(eksTemplate, 'AdmissionRole').filter((statement) =>
+      statement.actions.some((action) => action.startsWith('dynamodb:') && !DYNAMODB_READ_ACTIONS.includes(action)),
+    );
 
     expect(dynamodb.length).toBeGreaterThan(0);
-    expect(dynamodb.filter((grant) => !DYNAMODB_READ_ACTIONS.some((action) => grant.startsWith(`${action} `)))).toEqual(
-      [],
-    );
+    expect(writes.map((statement) => [statement.actions, statement.resources, statement.condition])).toEqual([
+      [
+        ['dynamodb:UpdateItem'],
+        ['${RulesTable.Arn}'],
+        {
+          'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'n'] },
+          StringEquals: { 'dynamodb:ReturnValues': 'UPDATED_NEW' },
+        },
+      ],
+    ]);
   });
 
   it('grants the admission role exactly the AWS calls the shipped admission bundle makes, and its logs', () => {
     expect(neededGrants(ran('admission'))).toEqual([
       'dynamodb:GetItem on ${RulesTable.Arn}',
       'dynamodb:Query on ${RulesTable.Arn}',
+      'dynamodb:UpdateItem on ${RulesTable.Arn}',
       'secretsmanager:GetSecretValue on ${StampKeySecret}',
       'secretsmanager:GetSecretValue on ${WebhookTokenSecret}',
     ]);

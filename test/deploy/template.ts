@@ -81,6 +81,8 @@ interface RoleStatement {
   readonly resources: readonly string[];
   /** Keys other than Sid, Effect, Action and Resource (NotAction, NotResource, Condition, Principal...). */
   readonly otherKeys: readonly string[];
+  /** The statement's Condition, as written; undefined when it has none. */
+  readonly condition: unknown;
 }
 
 /** One metric an alarm reads, dimensions rendered as `name=value`. */
@@ -200,6 +202,7 @@ function roleStatements(template: Template, roleId: string): RoleStatement[] {
       actions: asList(statement.Action ?? []).map(String),
       resources: asList(statement.Resource ?? []).map(renderExpression),
       otherKeys: Object.keys(statement).filter((key) => !['Sid', 'Effect', 'Action', 'Resource'].includes(key)),
+      condition: (statement as { Condition?: unknown }).Condition,
     })),
   );
 }

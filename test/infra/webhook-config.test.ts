@@ -28,7 +28,7 @@ describe('renderWebhookConfiguration', () => {
     expect(configuration.webhooks[0]).toMatchObject({
       name: 'podmutation.agent.cloudpilot.ai',
       admissionReviewVersions: ['v1'],
-      sideEffects: 'None',
+      sideEffects: 'NoneOnDryRun',
       failurePolicy: 'Ignore',
       timeoutSeconds: 5,
       reinvocationPolicy: 'Never',

@@ -23,7 +23,7 @@ describe('a placement policy with several wrong fields', () => {
       'mode',
     ]);
     expect(error.message).toBe(
-      'placements.yaml[0] Shop/Deployment/web: zone: unknown field; expected one of namespace, kind, name, mode, spotPercent; ' +
+      'placements.yaml[0] Shop/Deployment/web: zone: unknown field; expected one of namespace, kind, name, mode, spotPercent, minOnDemand; ' +
         'namespace: must be a namespace name (DNS-1123 label); mode: must be one of Spot, NonSpot, Diversity (got "Spott")',
     );
   });

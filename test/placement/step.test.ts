@@ -298,6 +298,22 @@ describe('parsePlacementPolicy', () => {
   });
 
   it.each([
+    [undefined, undefined],
+    [0, undefined],
+    [3, 3],
+  ])('stores minOnDemand %j of a Diversity policy as %j (its default 0 is left out)', (given, stored) => {
+    const policy = parsePlacementPolicy({
+      namespace: 'a',
+      kind: 'Deployment',
+      name: 'b',
+      mode: 'Diversity',
+      ...(given === undefined ? {} : { minOnDemand: given }),
+    });
+    expect(policy.minOnDemand).toBe(stored);
+    expect(Object.hasOwn(policy, 'minOnDemand')).toBe(stored !== undefined);
+  });
+
+  it.each([
     [
       { namespace: 'a', kind: 'Deployment', name: 'b', mode: 'Cheap' },
       'placement policy a/Deployment/b: mode: must be one of Spot, NonSpot, Diversity (got "Cheap")',
@@ -311,6 +327,18 @@ describe('parsePlacementPolicy', () => {
       'placement policy a/Deployment/b: spotPercent: is only used with mode Diversity',
     ],
     [
+      { namespace: 'a', kind: 'Deployment', name: 'b', mode: 'Spot', minOnDemand: 2 },
+      'placement policy a/Deployment/b: minOnDemand: is only used with mode Diversity',
+    ],
+    [
+      { namespace: 'a', kind: 'Deployment', name: 'b', mode: 'Diversity', minOnDemand: -1 },
+      'placement policy a/Deployment/b: minOnDemand: must be an integer from 0 to 1000000 (got -1)',
+    ],
+    [
+      { namespace: 'a', kind: 'Deployment', name: 'b', mode: 'Diversity', minOnDemand: '2' },
+      'placement policy a/Deployment/b: minOnDemand: must be an integer from 0 to 1000000 (got "2")',
+    ],
+    [
       { namespace: 'Bad_NS', kind: 'Deployment', name: 'b', mode: 'Spot' },
       'placement policy Bad_NS/Deployment/b: namespace: must be a namespace name (DNS-1123 label)',
     ],
@@ -320,7 +348,7 @@ describe('parsePlacementPolicy', () => {
     ],
     [
       { namespace: 'a', kind: 'Deployment', name: 'b', mode: 'Spot', weight: 3 },
-      'placement policy a/Deployment/b: weight: unknown field; expected one of namespace, kind, name, mode, spotPercent',
+      'placement policy a/Deployment/b: weight: unknown field; expected one of namespace, kind, name, mode, spotPercent, minOnDemand',
     ],
   ])('rejects %j with a clear message', (input, message) => {
     expect(() => parsePlacementPolicy(input)).toThrow(message);

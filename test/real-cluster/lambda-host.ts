@@ -238,9 +238,26 @@ async function startLambdaHost(options: LambdaHostOptions): Promise<LambdaHost> 
   };
 }
 
+/** The function's environment besides its table and token: test credentials, the region and Powertools' names. */
+const TEST_FUNCTION_ENVIRONMENT: Readonly<Record<string, string>> = {
+  AWS_ACCESS_KEY_ID: 'AKIDTEST',
+  AWS_SECRET_ACCESS_KEY: 'test-secret',
+  AWS_SESSION_TOKEN: 'test-session',
+  AWS_REGION: 'eu-west-1',
+  POWERTOOLS_SERVICE_NAME: 'podmutation-test-admission',
+  POWERTOOLS_METRICS_NAMESPACE: 'podmutation',
+};
+
+/** The admission bundle among those buildFunctions wrote. */
+function admissionBundle(bundles: readonly { readonly name: string; readonly outfile: string }[]): string {
+  const bundle = bundles.find(({ name }) => name === 'admission');
+  if (bundle === undefined) throw new Error('the build wrote no admission bundle');
+  return bundle.outfile;
+}
+
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === SELF) {
   main(process.argv.slice(2));
 }
 
-export { startLambdaHost, tokenFingerprint };
+export { startLambdaHost, tokenFingerprint, admissionBundle, TEST_FUNCTION_ENVIRONMENT };
 export type { LambdaHost, LambdaHostOptions, HostRequest };

@@ -22,7 +22,14 @@ import { EXAMPLES, fixtureText } from '../support/fixtures.ts';
 import type { Json } from './api.ts';
 import { servingCertificate } from './certificates.ts';
 import type { ControlPlane } from './control-plane.ts';
-import { startLambdaHost, tokenFingerprint, type HostRequest, type LambdaHost } from './lambda-host.ts';
+import {
+  admissionBundle,
+  TEST_FUNCTION_ENVIRONMENT,
+  startLambdaHost,
+  tokenFingerprint,
+  type HostRequest,
+  type LambdaHost,
+} from './lambda-host.ts';
 import { waitFor } from './processes.ts';
 import { useControlPlane } from './use-control-plane.ts';
 import { bindingsOf, snapshotsOf, recordsOf } from '../store/support.ts';
@@ -189,10 +196,8 @@ describe('rotating the webhook token as docs/operations.md says, while Pods are 
     } finally {
       client.destroy();
     }
-    const bundle = bundles.find(({ name }) => name === 'admission');
-    if (bundle === undefined) throw new Error('the build wrote no admission bundle');
     host = await startLambdaHost({
-      bundle: bundle.outfile,
+      bundle: admissionBundle(bundles),
       certificate,
       dir: scratch,
       environment: {
@@ -202,12 +207,7 @@ describe('rotating the webhook token as docs/operations.md says, while Pods are 
         WEBHOOK_TOKEN_SECRET_ARN: SECRET_ARN,
         TOKEN_REFRESH_SECONDS: String(TOKEN_REFRESH_SECONDS),
         AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.url,
-        AWS_ACCESS_KEY_ID: 'AKIDTEST',
-        AWS_SECRET_ACCESS_KEY: 'test-secret',
-        AWS_SESSION_TOKEN: 'test-session',
-        AWS_REGION: 'eu-west-1',
-        POWERTOOLS_SERVICE_NAME: 'podmutation-test-admission',
-        POWERTOOLS_METRICS_NAMESPACE: 'podmutation',
+        ...TEST_FUNCTION_ENVIRONMENT,
       },
     });
 
@@ -222,7 +222,7 @@ describe('rotating the webhook token as docs/operations.md says, while Pods are 
     await waitFor(
       'the API server to call the Lambda host',
       async () => {
-        // A dry run is admitted (sideEffects: None) and stored nowhere.
+        // A dry run is admitted (sideEffects: NoneOnDryRun) and stored nowhere.
         await plane.admin.request('POST', '/api/v1/namespaces/default/pods', { body: probe, query: { dryRun: 'All' } });
         return (await host.requests()).some(({ status }) => status === 200) ? true : undefined;
       },

@@ -9,15 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { APPLIED_ANNOTATION, AUDITED_ANNOTATION, PRODUCT_ANNOTATION_PREFIX } from '../../lib/api/index.ts';
-import {
-  compileRuleSet,
-  mutatePod,
-  podFacts,
-  type ManagedStep,
-  type MutationOutcome,
-  type Pod,
-} from '../../lib/engine/index.ts';
-import { createPlacementStep, parsePlacementPolicies } from '../../lib/placement/index.ts';
+import { compileRuleSet, mutatePod, podFacts, type MutationOutcome, type Pod } from '../../lib/engine/index.ts';
+import { CAPACITY_ANNOTATION, withRecordedCapacity } from '../../lib/placement/index.ts';
 import { schedulingChange } from '../../lib/report/index.ts';
 import {
   loadRuleFiles,
@@ -25,7 +18,7 @@ import {
   parseSingleDocument,
   readTextFile,
 } from '../../lib/rule-files/index.ts';
-import { findTestFiles, readRuleTest, type RuleTest } from '../../lib/rule-tests/index.ts';
+import { findTestFiles, readRuleTest, testPlacementStep, type RuleTest } from '../../lib/rule-tests/index.ts';
 import { isJsonObject, type JsonObject } from '../../lib/values/index.ts';
 import { podInputs, type PodInput } from '../../lib/workloads/index.ts';
 import type { Json } from './api.ts';
@@ -66,6 +59,10 @@ function asTheApiServerDefaultsIt(pod: Pod): Pod {
   const added = API_SERVER_TOLERATIONS.filter(({ key }) => !own.some((toleration) => toleration.key === key));
   return { ...pod, spec: { ...spec, tolerations: [...own, ...added] } };
 }
+
+// The deletion cost a Diversity Pod's webhook sets from its sequence number: the int32 maximum less the number.
+const DELETION_COST_ANNOTATION = 'controller.kubernetes.io/pod-deletion-cost';
+const MAX_DELETION_COST = 2_147_483_647;
 
 function annotationsOf(pod: Json): Record<string, string> {
   const metadata = pod.metadata as { annotations?: Record<string, string> } | undefined;
@@ -140,18 +137,15 @@ async function replicaFailure(plane: ControlPlane, namespace: string, deployment
 interface CreatedWorkload {
   readonly input: PodInput;
   readonly offline: MutationOutcome;
+  /**
+   * The offline outcome for one stored Pod: with the labels and owner its controller gave it (a Deployment's
+   * pod-template-hash is not the offline one, lib/workloads templateHash) and the Diversity draw the webhook recorded.
+   */
+  readonly offlineAs: (stored: Json) => MutationOutcome;
   /** The Job made from a CronJob, whose Pods stand for the CronJob's. */
   readonly jobName?: string;
   /** What kubectl said when it created the resource, for a Pod it refused. */
   readonly applyError?: string;
-}
-
-async function managedStepsOf(test: RuleTest): Promise<ManagedStep[]> {
-  if (test.placements === undefined) return [];
-  const document = parseSingleDocument(await readTextFile(test.placements), test.placements);
-  return [
-    createPlacementStep({ flavour: test.capacityFlavour, policies: parsePlacementPolicies(document, test.placements) }),
-  ];
 }
 
 /**
@@ -159,8 +153,11 @@ async function managedStepsOf(test: RuleTest): Promise<ManagedStep[]> {
  * cannot hold) and runs the offline engine on each Pod as the API server defaults it.
  */
 async function createExampleWorkloads(plane: ControlPlane, test: RuleTest): Promise<CreatedWorkload[]> {
-  const ruleSet = compileRuleSet((await loadRuleFiles(test.rules)).rules);
-  const managedSteps = await managedStepsOf(test);
+  const loaded = await loadRuleFiles(test.rules);
+  const ruleSet = compileRuleSet(loaded.rules);
+  // The managed step the served webhook runs: the test's placement policies and the PodPlacements of its rule paths.
+  const step = await testPlacementStep(test, loaded.placements.placements);
+  const managedSteps = step === undefined ? [] : [step];
   const created: CreatedWorkload[] = [];
   for (const path of test.resources) {
     const documents = parseResourceDocuments(await readTextFile(path), path).filter(
@@ -195,19 +192,43 @@ async function createExampleWorkloads(plane: ControlPlane, test: RuleTest): Prom
         ]);
         expect(job.code, job.stderr).toBe(0);
       }
-      const offline = mutatePod(
-        asTheApiServerDefaultsIt(input.pod),
-        input.resource.namespace,
-        ruleSet,
-        { requestUid: `offline-${input.resource.name}` },
-        {
-          managedSteps,
-          enforcement: test.enforcement,
-        },
-      );
+      const offlineOf = (pod: Pod, recorded?: { capacity: unknown; sequence: number | undefined }) =>
+        mutatePod(
+          asTheApiServerDefaultsIt(pod),
+          input.resource.namespace,
+          ruleSet,
+          withRecordedCapacity(
+            {
+              requestUid: `offline-${input.resource.name}`,
+              ...(recorded?.sequence === undefined ? {} : { sequence: recorded.sequence }),
+            },
+            recorded?.capacity,
+          ),
+          { managedSteps, enforcement: test.enforcement },
+        );
+      // A Diversity Pod's draw and number are the webhook's (its counter, in the table the server runs on), and its
+      // spread selects the labels the controller gave it: the offline Pod is drawn and numbered alike (the number read
+      // back from the deletion cost the webhook set), with those labels and the owner they go with.
+      const offlineAs = (stored: Json) => {
+        const { labels = {}, ownerReferences } = stored.metadata as {
+          labels?: Record<string, string>;
+          ownerReferences?: unknown;
+        };
+        // The API server copies its Node's topology labels onto a Pod when it binds it (PodTopologyLabelsAdmission),
+        // after the webhook saw it.
+        const admitted = Object.fromEntries(
+          Object.entries(labels).filter(([key]) => !key.startsWith('topology.kubernetes.io/')),
+        );
+        const metadata = { ...input.pod.metadata, labels: admitted, ownerReferences } as Pod['metadata'];
+        const annotations = annotationsOf(stored);
+        const cost = Number(annotations[DELETION_COST_ANNOTATION]);
+        const sequence = Number.isInteger(cost) && cost > 0 ? MAX_DELETION_COST - cost : undefined;
+        return offlineOf({ ...input.pod, metadata }, { capacity: annotations[CAPACITY_ANNOTATION], sequence });
+      };
       created.push({
         input,
-        offline,
+        offline: offlineOf(input.pod, undefined),
+        offlineAs,
         ...(jobName === undefined ? {} : { jobName }),
         ...(applied.code === 0 ? {} : { applyError: applied.stderr }),
       });
@@ -249,12 +270,13 @@ async function expectAdmittedAsOffline(plane: ControlPlane, workload: CreatedWor
   );
   for (const pod of pods) {
     const annotations = annotationsOf(pod);
-    expect(namesIn(annotations[APPLIED_ANNOTATION]), `${kind} ${namespace}/${name}: applied`).toEqual(offline.applied);
+    const drawn = workload.offlineAs(pod);
+    expect(namesIn(annotations[APPLIED_ANNOTATION]), `${kind} ${namespace}/${name}: applied`).toEqual(drawn.applied);
     expect(namesIn(annotations[AUDITED_ANNOTATION]), `${kind} ${namespace}/${name}: audited`).toEqual(
-      offline.audited.map((match) => match.name),
+      drawn.audited.map((match) => match.name),
     );
     expect(
-      differenceFromOffline(pod, offline.pod),
+      differenceFromOffline(pod, drawn.pod),
       `${kind} ${namespace}/${name}: the stored Pod against the offline one`,
     ).toBe('');
   }

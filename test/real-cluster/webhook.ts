@@ -166,7 +166,7 @@ async function applyWebhookConfiguration(plane: ControlPlane, configuration: str
   await waitFor(
     `the API server to call webhook ${name}`,
     async () => {
-      // A dry run is admitted (sideEffects: None) and stored nowhere.
+      // A dry run is admitted (sideEffects: NoneOnDryRun) and stored nowhere.
       await plane.admin.request('POST', '/api/v1/namespaces/default/pods', { body: probe, query: { dryRun: 'All' } });
       return webhookCalls(await plane.metrics(), name) > before ? true : undefined;
     },

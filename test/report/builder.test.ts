@@ -285,6 +285,35 @@ describe('the report builder', () => {
     }
   });
 
+  it.each([
+    [50, 0],
+    [70, 1],
+    [100, 1],
+  ])(
+    'reads a Diversity Pod numbered by its counter (spotPercent %i, minOnDemand %i) current, its deletion cost no change',
+    async (spotPercent, minOnDemand) => {
+      const rules = await fixtureRules();
+      const list = fixtureList();
+      const policy = { namespace: 'production', kind: 'Deployment', name: 'checkout', mode: 'Diversity' as const };
+      const managedSteps = [
+        createPlacementStep({ flavour: 'karpenter', policies: [{ ...policy, spotPercent, minOnDemand }] }),
+      ];
+      const pods = admittedCheckoutPods(list, rules, managedSteps, true);
+      const { verdicts } = fold({ ...list, items: [...pods, ...list.items] as Record<string, unknown>[] }, rules, {
+        managedSteps,
+      });
+
+      expect(pods.map((pod) => pod.metadata?.annotations?.['controller.kubernetes.io/pod-deletion-cost'])).toEqual([
+        '2147483647',
+        '2147483646',
+      ]);
+      expect([verdicts['checkout-7d9f8b6c5d-h2k9d'], verdicts['checkout-7d9f8b6c5d-r7x4m']]).toEqual([
+        'current',
+        'current',
+      ]);
+    },
+  );
+
   describe('a StatefulSet that rollout restart does not roll out', () => {
     const moveLedger = compileRuleSet([rule('move-ledger', MOVE_LEDGER_SPEC)]);
     const LEDGER_0 = { name: 'ledger-0', uid: '8a0c2e4a-6c8e-4a0c-8e4a-6c8e0a2c4e70' };

@@ -89,6 +89,8 @@ export function admittedCheckoutPods(
   list: KubectlList,
   rules: RuleSet,
   managedSteps: readonly ManagedStep[] = [],
+  /** Admit the Pods as Diversity's counter numbers them (0, 1), as the webhook does. */
+  numbered = false,
 ): Pod[] {
   const deployment = readWorkloadObject(findItem(list, 'Deployment', 'checkout'), 'checkout');
   const replicaSetUid = (findItem(list, 'ReplicaSet', 'checkout-7d9f8b6c5d').metadata as { uid: string }).uid;
@@ -102,7 +104,7 @@ export function admittedCheckoutPods(
       incoming,
       'production',
       rules,
-      { requestUid: `admission-${suffix}` },
+      { requestUid: `admission-${suffix}`, ...(numbered ? { sequence: index } : {}) },
       { managedSteps },
     ).pod;
     const metadata = admitted.metadata!;

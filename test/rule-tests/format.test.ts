@@ -124,7 +124,7 @@ describe('readRuleTest', () => {
       'a misspelt result field, and the field it hid missing',
       testFile({ results: [{ resource: 'Pod/web', aplied: [] }] }),
       [
-        'results[0].aplied: unknown field; expected one of resource, applied, audited, denied, scheduling, patchedResource, fit, fitMessage',
+        'results[0].aplied: unknown field; expected one of resource, applied, audited, denied, scheduling, patchedResource, fit, fitMessage, placement',
         'results[0].applied: is required',
       ],
     ],
@@ -224,9 +224,16 @@ describe('readRuleTest', () => {
       ],
     ],
     [
-      'a capacity flavour without placements',
-      testFile({ capacityFlavour: 'eks' }),
-      ['capacityFlavour: is only used with placements'],
+      'a placement expectation that is no placement',
+      testFile({}, { placement: 'batch-to-spot' }),
+      ['results[0].placement: must be none, policy (a placement policy) or PodPlacement/NAME (got "batch-to-spot")'],
+    ],
+    [
+      'a placement expectation naming no valid PodPlacement name',
+      testFile({}, { placement: 'PodPlacement/Batch_To_Spot' }),
+      [
+        'results[0].placement: must be none, policy (a placement policy) or PodPlacement/NAME (got "PodPlacement/Batch_To_Spot")',
+      ],
     ],
     [
       'an unknown enforcement',

@@ -129,7 +129,7 @@ describe('junitReport', () => {
     const error = child(child(malformed!, 'testcase')[0]!, 'error')[0]!;
     expect(error.attributes.type).toBe('unreadable');
     expect(error.text.split('\n')).toContain(
-      'results[0].aplied: unknown field; expected one of resource, applied, audited, denied, scheduling, patchedResource, fit, fitMessage',
+      'results[0].aplied: unknown field; expected one of resource, applied, audited, denied, scheduling, patchedResource, fit, fitMessage, placement',
     );
   });
 });

@@ -1,12 +1,19 @@
-/** The capacity in a snapshot: published with the rules, part of the content hash, read back as it was published. */
+/**
+ * What a snapshot carries beside the rules, the capacity and the PodPlacements: published with the rules, part of the
+ * content hash, read back as published.
+ */
 import { createHash } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Capacity } from '../../lib/capacity/index.ts';
-import { contentHashOf } from '../../lib/store/codec.ts';
-import type { SnapshotContent } from '../../lib/store/index.ts';
+import type { NormalizedPlacement } from '../../lib/api/index.ts';
+import { contentHashOf, decodeContent, decodedContentHash, serializeContent } from '../../lib/store/codec.ts';
+import { createDynamoClient, type SnapshotContent } from '../../lib/store/index.ts';
 import { canonicalJson } from '../../lib/values/index.ts';
 import { node, nodePool } from '../capacity/support.ts';
-import { contentOf, freshClusterId, ruleAdding, snapshotsOf, useTestTable } from './support.ts';
+import { contentOf, createFreshTable, freshClusterId, ruleAdding, snapshotsOf, startTestDynamo } from './support.ts';
+import type { TestDynamo } from './support.ts';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 
 const NOW = Date.parse('2026-12-01T10:00:00.000Z');
 const RULES = contentOf([ruleAdding('move', { team: 'a' })]);
@@ -19,9 +26,46 @@ function withNodes(...names: string[]): SnapshotContent {
   return { ...RULES, capacity: capacity.published()! };
 }
 
-const table = useTestTable();
+function placement(name: string, spotPercent = 70): NormalizedPlacement {
+  return {
+    name,
+    enable: true,
+    priority: 0,
+    workloadSelector: { namespaces: ['batch'] },
+    mode: 'Diversity',
+    spotPercent,
+    minOnDemand: 1,
+  };
+}
 
-const store = () => snapshotsOf({ client: table.client(), tableName: table.tableName(), clock: () => NOW });
+function withPlacements(...placements: NormalizedPlacement[]): SnapshotContent {
+  return { ...RULES, placements };
+}
+
+/** The text serializeContent stores for the content, decoded as a reader decodes it. */
+function storedAndDecoded(content: SnapshotContent, tamper: (text: string) => string = (text) => text) {
+  const text = gunzipSync(Buffer.concat(serializeContent(content).encode(1 << 20))).toString('utf8');
+  const decoded = decodeContent([gzipSync(Buffer.from(tamper(text), 'utf8'))]);
+  if ('problem' in decoded) throw new Error(`test setup: ${decoded.problem}`);
+  return decoded;
+}
+
+let dynamo: TestDynamo;
+let raw: DynamoDBClient;
+let tableName: string;
+
+beforeAll(async () => {
+  dynamo = await startTestDynamo();
+  tableName = await createFreshTable(dynamo.endpoint);
+  raw = createDynamoClient({ endpoint: dynamo.endpoint });
+});
+
+afterAll(async () => {
+  raw.destroy();
+  await dynamo.close();
+});
+
+const store = () => snapshotsOf({ client: raw, tableName, clock: () => NOW });
 
 describe('the capacity in a snapshot', () => {
   it('reads back the capacity published with the rules', async () => {
@@ -49,5 +93,49 @@ describe('the capacity in a snapshot', () => {
 
     expect(contentHashOf(RULES)).toBe(`sha256:${createHash('sha256').update(before).digest('hex')}`);
     expect(contentHashOf(withNodes('n1'))).not.toBe(contentHashOf(RULES));
+  });
+});
+
+describe('the PodPlacements in a snapshot', () => {
+  it('reads back the PodPlacements published with the rules', async () => {
+    const clusterId = freshClusterId();
+    const content = withPlacements(placement('analytics'), placement('batch'));
+
+    const outcome = await store()(clusterId).publish(content);
+
+    expect(await store()(clusterId).read()).toEqual({ ...content, version: 1, contentHash: outcome.contentHash });
+  });
+
+  it('publishes a new version when only a PodPlacement changed, and none when nothing did', async () => {
+    const clusterId = freshClusterId();
+    await store()(clusterId).publish(withPlacements(placement('batch', 70)));
+
+    const changed = await store()(clusterId).publish(withPlacements(placement('batch', 80)));
+    const again = await store()(clusterId).publish(withPlacements(placement('batch', 80)));
+
+    expect([changed.published, changed.version]).toEqual([true, 2]);
+    expect([again.published, again.version]).toEqual([false, 2]);
+  });
+
+  it('hashes and stores a snapshot without PodPlacements as snapshots were before they carried them', () => {
+    expect(contentHashOf(withPlacements())).toBe(contentHashOf(RULES));
+    expect(storedAndDecoded(withPlacements()).content).not.toHaveProperty('placements');
+    expect(contentHashOf(withPlacements(placement('batch')))).not.toBe(contentHashOf(RULES));
+  });
+
+  it('gives the decoded content the hash the publisher computed, and another when a PodPlacement was changed', () => {
+    const content = withPlacements(placement('batch', 70));
+
+    expect(decodedContentHash(storedAndDecoded(content))).toBe(contentHashOf(content));
+    const tampered = storedAndDecoded(content, (text) => text.replace('"spotPercent":70', '"spotPercent":100'));
+    expect(decodedContentHash(tampered)).not.toBe(contentHashOf(content));
+  });
+
+  it('refuses content whose placements are no list', () => {
+    const text = JSON.stringify({ ...RULES, placements: { name: 'batch' } });
+
+    expect(decodeContent([gzipSync(Buffer.from(text, 'utf8'))])).toMatchObject({
+      problem: 'content.placements must be an array',
+    });
   });
 });

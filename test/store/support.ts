@@ -1,7 +1,6 @@
 /** Test support for the store: a real DynamoDB over loopback, command counting, a cuttable link, fixtures. */
 import { randomBytes, randomUUID } from 'node:crypto';
 import net from 'node:net';
-import { afterAll, beforeAll } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import { UpdateItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { NormalizedRule } from '../../lib/api/index.ts';
@@ -10,6 +9,7 @@ import {
   createSnapshotTable,
   openRulesTable,
   type ClusterBindingStore,
+  type DiversityCounterStore,
   type DynamoClientOptions,
   type PlacementStore,
   type RulesTable,
@@ -31,30 +31,6 @@ async function startTestDynamo(): Promise<TestDynamo> {
   const external = process.env.DYNAMODB_ENDPOINT;
   if (external !== undefined && external !== '') return { endpoint: external, close: () => Promise.resolve() };
   return startEmbeddedDynamo();
-}
-
-/**
- * A test file's DynamoDB and one fresh table: started before its first test, closed after its last. The accessors
- * read them inside tests and hooks.
- */
-function useTestTable(): { readonly client: () => DynamoDBClient; readonly tableName: () => string } {
-  let dynamo: TestDynamo | undefined;
-  let client: DynamoDBClient | undefined;
-  let tableName: string | undefined;
-  beforeAll(async () => {
-    dynamo = await startTestDynamo();
-    tableName = await createFreshTable(dynamo.endpoint);
-    client = createDynamoClient({ endpoint: dynamo.endpoint });
-  });
-  afterAll(async () => {
-    client?.destroy();
-    await dynamo?.close();
-  });
-  const started = <T>(value: T | undefined): T => {
-    if (value === undefined) throw new Error('the test table is started in beforeAll; read it inside a test');
-    return value;
-  };
-  return { client: () => started(client), tableName: () => started(tableName) };
 }
 
 /** Creates a table with a random name (so runs against a shared endpoint never collide) and returns its name. */
@@ -315,8 +291,13 @@ function bindingsOf(options: TableOptions): PerCluster<ClusterBindingStore> {
   return perCluster('bindings', options);
 }
 
+/** The Diversity counters of a table, per cluster. */
+function countersOf(options: TableOptions): PerCluster<DiversityCounterStore> {
+  return perCluster('diversityCounters', options);
+}
+
 export {
-  useTestTable,
+  countersOf,
   bindingsOf,
   snapshotsOf,
   recordsOf,

@@ -1,6 +1,6 @@
 /** The `--rules PATH` option (repeatable) and the rules it loads, each invalid rule reported on stderr. */
 import { Option } from 'commander';
-import { describeIssues, type InvalidRule } from '../../api/index.ts';
+import { describeIssues, POD_PLACEMENT_KIND, type InvalidRule } from '../../api/index.ts';
 import { MalformedInputError } from '../../errors/index.ts';
 import {
   loadRuleFiles,
@@ -12,17 +12,18 @@ import {
 import { collect, required } from '../command.ts';
 import { writeLine, type CliStreams } from '../io.ts';
 
-/** `--rules PATH`, repeatable: a PodMutation file (YAML, multi-document or JSON) or a folder of them; required unless `optional`. */
+/** `--rules PATH`, repeatable: a PodMutation and PodPlacement file (YAML, multi-document or JSON) or a folder of them; required unless `optional`. */
 export function rulesOption(options: { readonly optional?: boolean; readonly description?: string } = {}): Option {
   const option = new Option(
     '--rules <path>',
-    options.description ?? 'a PodMutation file (YAML or JSON, multi-document) or a folder of them; repeatable',
+    options.description ??
+      'a file of PodMutations and PodPlacements (YAML or JSON, multi-document) or a folder of them; repeatable',
   ).argParser(collect);
   return options.optional === true ? option : required(option);
 }
 
 /** `--allow-empty`: paths that hold nothing to read are accepted (by default they are a usage error). */
-export function allowEmptyOption(what = 'rules paths that hold no PodMutation'): Option {
+export function allowEmptyOption(what = 'rules paths that hold no PodMutation and no PodPlacement'): Option {
   return new Option('--allow-empty', `accept ${what} (by default that is an error: a wrong path must not pass)`);
 }
 
@@ -43,7 +44,10 @@ export function ruleLoadOptions(flags: {
   return { allowEmpty: flags.allowEmpty === true, exclude: flags.exclude ?? [] };
 }
 
-/** Loads rules for a command, reporting each invalid rule and each document of another kind on stderr (they are skipped). */
+/**
+ * Loads rules and PodPlacements for a command, reporting each invalid one and each document of another kind on stderr
+ * (they are skipped).
+ */
 export async function loadRulesReportingInvalid(
   paths: readonly string[] | undefined,
   streams: CliStreams,
@@ -53,7 +57,16 @@ export async function loadRulesReportingInvalid(
   const loaded = await loadRuleFiles(paths, options);
   reportSkippedDocuments(loaded.skipped, streams);
   reportInvalidRules(loaded.invalid, streams);
+  for (const placement of loaded.placements.invalid) {
+    for (const line of describeIssues(placement, POD_PLACEMENT_KIND))
+      writeLine(streams.stderr, `invalid placement skipped: ${line}`);
+  }
   return loaded;
+}
+
+/** Whether some rule or PodPlacement of the paths is invalid (skipped, as the sync skips it): a finding. */
+export function someInvalid(loaded: Pick<LoadedRules, 'invalid' | 'placements'>): boolean {
+  return loaded.invalid.length > 0 || loaded.placements.invalid.length > 0;
 }
 
 /** One line on stderr per document of a rules path that is no PodMutation: `kustomization.yaml: kind Kustomization, not a PodMutation; skipped`. */
