@@ -259,5 +259,12 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === SELF) {
   main(process.argv.slice(2));
 }
 
-export { startLambdaHost, tokenFingerprint, admissionBundle, TEST_FUNCTION_ENVIRONMENT };
+export {
+  startLambdaHost,
+  tokenFingerprint,
+  admissionBundle,
+  runtimeEnvironment,
+  lambdaContext,
+  TEST_FUNCTION_ENVIRONMENT,
+};
 export type { LambdaHost, LambdaHostOptions, HostRequest };
