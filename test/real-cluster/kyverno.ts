@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
 import { cachedBuild, runGo, sourceDigest } from './go-build.ts';
+import type { ClusterPod } from './pods.ts';
 import { freePort, startSupervised, waitFor } from './processes.ts';
 import { webhookCalls } from './webhook.ts';
 
@@ -35,21 +36,19 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CACHE_ROOT = join(ROOT, '.cache', 'kyverno');
 const SOURCES = ['go.mod', 'go.sum', 'tools.go'];
 
-// The CRDs of config/crds whose resources the admission controller lists and watches at start: it waits for every
-// informer to sync, and an informer of a resource the API server does not serve never does.
+// The CRDs of config/crds whose resources the admission controller watches (its informers and its controller-runtime
+// manager; read from the API server's apiserver_longrunning_requests while it ran): it waits for every informer to
+// sync, and an informer of a resource the API server does not serve never does. The cleanup and deleting policies are
+// the cleanup controller's.
 const CRDS: readonly string[] = [
-  'kyverno/kyverno.io_cleanuppolicies.yaml',
-  'kyverno/kyverno.io_clustercleanuppolicies.yaml',
   'kyverno/kyverno.io_clusterpolicies.yaml',
   'kyverno/kyverno.io_globalcontextentries.yaml',
   'kyverno/kyverno.io_policies.yaml',
   'kyverno/kyverno.io_policyexceptions.yaml',
   'kyverno/kyverno.io_updaterequests.yaml',
-  'policies.kyverno.io/policies.kyverno.io_deletingpolicies.yaml',
   'policies.kyverno.io/policies.kyverno.io_generatingpolicies.yaml',
   'policies.kyverno.io/policies.kyverno.io_imagevalidatingpolicies.yaml',
   'policies.kyverno.io/policies.kyverno.io_mutatingpolicies.yaml',
-  'policies.kyverno.io/policies.kyverno.io_namespaceddeletingpolicies.yaml',
   'policies.kyverno.io/policies.kyverno.io_namespacedgeneratingpolicies.yaml',
   'policies.kyverno.io/policies.kyverno.io_namespacedimagevalidatingpolicies.yaml',
   'policies.kyverno.io/policies.kyverno.io_namespacedmutatingpolicies.yaml',
@@ -120,6 +119,23 @@ const POLICY_MUTATING_CONFIGURATION = 'kyverno-policy-mutating-webhook-cfg';
  * API server's admission metrics use.
  */
 const RESOURCE_MUTATING_WEBHOOKS = ['mutate.kyverno.svc-fail', 'mutate.kyverno.svc-ignore'] as const;
+/** The webhook of POLICY_MUTATING_CONFIGURATION, which Kyverno registers for its own ClusterPolicies and Policies. */
+const POLICY_MUTATING_WEBHOOK = 'mutate-policy.kyverno.svc';
+/** A ClusterPolicy sent with dryRun to see the policy webhook answer: it validates one label of Pods. */
+const PROBE_POLICY = {
+  apiVersion: 'kyverno.io/v1',
+  kind: 'ClusterPolicy',
+  metadata: { name: 'start-probe' },
+  spec: {
+    rules: [
+      {
+        name: 'probe',
+        match: { any: [{ resources: { kinds: ['Pod'] } }] },
+        validate: { failureAction: 'Audit', pattern: { metadata: { labels: { probe: '?*' } } } },
+      },
+    ],
+  },
+};
 
 /** A running Kyverno admission controller. */
 interface RunningKyverno {
@@ -130,30 +146,24 @@ interface RunningKyverno {
   stop(): Promise<void>;
 }
 
-type WebhookConfiguration = { webhooks?: { name: string }[] };
 type Established = { status?: { conditions?: { type: string; status: string }[] } };
 
 const hasCondition = (object: Established, type: string): boolean =>
   (object.status?.conditions ?? []).some((condition) => condition.type === type && condition.status === 'True');
 
-/** Creates the CRDs (too large for `kubectl apply`'s last-applied annotation) and waits until each is Established. */
+/** Creates the CRDs in one kubectl run (too large for `kubectl apply`'s last-applied annotation), then waits until each is Established. */
 async function createCrds(plane: ControlPlane, crds: readonly string[]): Promise<void> {
-  for (const crd of crds) {
-    const created = await plane.kubectl(['create', '-f', crd, '-o', 'name']);
-    if (created.code !== 0) throw new Error(`kubectl create -f ${crd}: ${created.stderr}`);
-    const name = created.stdout.trim();
-    await waitFor(`${name} to be Established`, async () =>
-      hasCondition(
-        await plane.admin.json<Established>(
-          'GET',
-          `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name.slice(name.indexOf('/') + 1)}`,
-        ),
-        'Established',
-      )
-        ? true
-        : undefined,
+  const created = await plane.kubectl(['create', ...crds.flatMap((crd) => ['-f', crd]), '-o', 'name']);
+  if (created.code !== 0) throw new Error(`kubectl create of Kyverno's CRDs: ${created.stderr}`);
+  const names = created.stdout.trim().split('\n');
+  await waitFor(`Kyverno's ${names.length} CRDs to be Established`, async () => {
+    const list = await plane.admin.json<{ items: (Established & { metadata: { name: string } })[] }>(
+      'GET',
+      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
     );
-  }
+    const established = list.items.filter((crd) => hasCondition(crd, 'Established')).map((crd) => crd.metadata.name);
+    return names.every((name) => established.includes(name.slice(name.indexOf('/') + 1))) ? true : undefined;
+  });
 }
 
 /**
@@ -210,7 +220,10 @@ async function startKyverno(plane: ControlPlane, build: Kyverno): Promise<Runnin
   const stop = async (): Promise<void> => {
     await controller.stop();
     for (const name of [RESOURCE_MUTATING_CONFIGURATION, POLICY_MUTATING_CONFIGURATION])
-      await plane.admin.request('DELETE', `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${name}`);
+      await plane.admin.request(
+        'DELETE',
+        `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${name}`,
+      );
   };
   try {
     await waitFor(
@@ -227,6 +240,22 @@ async function startKyverno(plane: ControlPlane, build: Kyverno): Promise<Runnin
       },
       { failFast, timeoutMs: 120_000 },
     );
+    // The configurations come before the serving certificate's secret: until Kyverno has written it, its server
+    // fails every TLS handshake, so the start waits for the API server to have its policy webhook admit a policy.
+    await waitFor(
+      `the API server to call ${POLICY_MUTATING_WEBHOOK}`,
+      async () => {
+        const before = webhookCalls(await plane.metrics(), POLICY_MUTATING_WEBHOOK);
+        const answer = await plane.admin.request('POST', '/apis/kyverno.io/v1/clusterpolicies', {
+          body: PROBE_POLICY,
+          query: { dryRun: 'All' },
+        });
+        return answer.status === 201 && webhookCalls(await plane.metrics(), POLICY_MUTATING_WEBHOOK) > before
+          ? true
+          : undefined;
+      },
+      { failFast, timeoutMs: 60_000, intervalMs: 250 },
+    );
   } catch (error) {
     await stop();
     throw error;
@@ -238,7 +267,7 @@ async function startKyverno(plane: ControlPlane, build: Kyverno): Promise<Runnin
 interface PolicyProbe {
   readonly namespace: string;
   readonly pod: Json;
-  readonly mutated: (pod: Json) => boolean;
+  readonly mutated: (pod: ClusterPod) => boolean;
 }
 
 /**
@@ -270,13 +299,15 @@ async function applyClusterPolicy(
         body: probe.pod,
         query: { dryRun: 'All' },
       });
-      return answer.status === 201 && probe.mutated(answer.body as Json) ? true : undefined;
+      return answer.status === 201 && probe.mutated(answer.body as ClusterPod) ? true : undefined;
     },
     { timeoutMs: 60_000, intervalMs: 250 },
   );
   const metrics = await plane.metrics();
   if (!running.webhookNames.some((webhook) => webhookCalls(metrics, webhook) > 0))
-    throw new Error(`ClusterPolicy ${name} mutated a Pod, but the API server counts no call of ${running.webhookNames.join(' or ')}`);
+    throw new Error(
+      `ClusterPolicy ${name} mutated a Pod, but the API server counts no call of ${running.webhookNames.join(' or ')}`,
+    );
 }
 
 export { applyClusterPolicy, kyverno, startKyverno };
