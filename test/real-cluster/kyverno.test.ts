@@ -106,20 +106,24 @@ async function admitted(plane: ControlPlane, pod: Json): Promise<ClusterPod> {
   });
 }
 
-/** A Pod of a ReplicaSet that requires the legacy pool on amd64, as the checkout template makes it. */
-function legacyPod(namespace: string): Json {
+/**
+ * A Pod of a Deployment's ReplicaSet (its name ends in -<pod-template-hash>, or of a bare ReplicaSet without the
+ * label) that requires the legacy pool on amd64, as the checkout template makes it.
+ */
+function legacyPod(namespace: string, ofDeployment = true): Json {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
       generateName: 'probe-',
       namespace,
-      // A controller reference is all the policy reads of the owner; a dry run never meets the garbage collector.
+      ...(ofDeployment ? { labels: { 'pod-template-hash': '5d8f7c' } } : {}),
+      // A controller reference is all either reads of the owner; a dry run never meets the garbage collector.
       ownerReferences: [
         {
           apiVersion: 'apps/v1',
           kind: 'ReplicaSet',
-          name: 'probe',
+          name: 'probe-5d8f7c',
           uid: '00000000-0000-4000-8000-000000000001',
           controller: true,
         },
@@ -188,6 +192,12 @@ describe('our webhook, registered alone', () => {
     expect(ours.metadata.annotations?.[MIGRATION]).toBe('merged-pool');
   });
 
+  it('leaves a Pod of a bare ReplicaSet alone, reading the Deployment from the ReplicaSet name and pod-template-hash', async () => {
+    const plane = cluster();
+    expect((await admitted(plane, legacyPod(NAMESPACE, false))).metadata.annotations).toBeUndefined();
+    expect((await admitted(plane, legacyPod(NAMESPACE))).metadata.annotations?.[MIGRATION]).toBe('merged-pool');
+  });
+
   it('leaves the stored Pod unchanged on a second admission, checking its stamp and sending no patch', async () => {
     const again = await admitted(cluster(), readmitted(ours));
 
@@ -233,6 +243,12 @@ describe('Kyverno, with its policy', () => {
       'podmutation.agent.cloudpilot.ai/applied',
       'podmutation.agent.cloudpilot.ai/stamp',
     ]);
+  });
+
+  it('leaves a Pod of a bare ReplicaSet alone as ours does, by the same name test in JMESPath preconditions', async () => {
+    const plane = cluster();
+    expect((await admitted(plane, legacyPod(NAMESPACE, false))).metadata.annotations).toBeUndefined();
+    expect((await admitted(plane, legacyPod(NAMESPACE))).metadata.annotations?.[MIGRATION]).toBe('merged-pool');
   });
 
   it('leaves the stored Pod unchanged on a second admission: it is called, and its preconditions no longer hold', async () => {
