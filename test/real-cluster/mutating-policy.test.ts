@@ -25,6 +25,7 @@ import {
   podPolicy,
   policyChecks,
   probeOwner,
+  requirement,
   type MutatingPolicy,
 } from './mutating-policy.ts';
 import type { ClusterPod } from './pods.ts';
@@ -45,6 +46,9 @@ const POOL = 'example.com/node-pool';
 const ARCH = 'kubernetes.io/arch';
 const RETIRING = 'example.com/zone-retiring';
 const PREFERRED_TYPE = 'Object.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution';
+const ARM64_PREFERENCE = `${PREFERRED_TYPE}{weight: 60, preference: ${PREFERRED_TYPE}.preference{
+  matchExpressions: [${PREFERRED_TYPE}.preference.matchExpressions{key: '${ARCH}', operator: 'In', values: ['arm64']}]}}`;
+const SPOT_TOLERATION = "Object.spec.tolerations{key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule'}";
 
 /** A dry-run probe of a policy: a Pod of the namespace with the given metadata and spec. */
 function probe(namespace: string, metadata: Json, spec: Json): MutatingPolicy['probe'] {
@@ -56,7 +60,7 @@ function probe(namespace: string, metadata: Json, spec: Json): MutatingPolicy['p
 
 // examples/rules/batch-to-spot-pool.yaml: Job and CronJob Pods (both owned by a Job) of batch and analytics whose
 // nodeSelector pins batch-ondemand get batch-spot instead and tolerate the Spot taint, unless an identical toleration
-// is there. nodeSelector is an atomic map, so the expression rewrites the one key the condition says is present.
+// is there. JSON Patch replaces the one nodeSelector key the condition says is present.
 const BATCH_TO_SPOT: MutatingPolicy = {
   ...podPolicy({
     name: 'batch-to-spot-pool',
@@ -67,13 +71,12 @@ const BATCH_TO_SPOT: MutatingPolicy = {
       'on-the-on-demand-pool': `object.spec.?nodeSelector[?'${POOL}'].orValue('') == 'batch-ondemand'`,
     },
     variables: { tolerations: 'object.spec.?tolerations.orValue([])' },
-    applyConfiguration: `Object{spec: Object.spec{
-  nodeSelector: object.spec.nodeSelector.transformMap(k, v, k == '${POOL}' ? 'batch-spot' : v),
-  tolerations: variables.tolerations.exists(t, t.?key.orValue('') == 'example.com/spot' &&
-      t.?operator.orValue('') == 'Exists' && t.?effect.orValue('') == 'NoSchedule' && !has(t.value) && !has(t.tolerationSeconds))
-    ? variables.tolerations
-    : variables.tolerations + [Object.spec.tolerations{key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule'}]
-}}`,
+    jsonPatch: `[JSONPatch{op: 'replace', path: '/spec/nodeSelector/' + jsonpatch.escapeKey('${POOL}'), value: 'batch-spot'}] +
+  (variables.tolerations.exists(t, t.?key.orValue('') == 'example.com/spot' && t.?operator.orValue('') == 'Exists' &&
+      t.?effect.orValue('') == 'NoSchedule' && !has(t.value) && !has(t.tolerationSeconds)) ? [] :
+    has(object.spec.tolerations)
+      ? [JSONPatch{op: 'add', path: '/spec/tolerations/-', value: ${SPOT_TOLERATION}}]
+      : [JSONPatch{op: 'add', path: '/spec/tolerations', value: [${SPOT_TOLERATION}]}])`,
   }),
   probe: probe(
     'batch',
@@ -97,15 +100,22 @@ const PREFER_ARM64: MutatingPolicy = {
     variables: {
       preferred: 'object.spec.?affinity.?nodeAffinity.?preferredDuringSchedulingIgnoredDuringExecution.orValue([])',
     },
-    applyConfiguration: `Object{spec: Object.spec{affinity: Object.spec.affinity{nodeAffinity: Object.spec.affinity.nodeAffinity{
-  preferredDuringSchedulingIgnoredDuringExecution: variables.preferred.exists(p, p.weight == 60 &&
-      !has(p.preference.matchFields) && p.preference.?matchExpressions.orValue([]).size() > 0 &&
-      p.preference.matchExpressions.all(e, e.key == '${ARCH}' && e.operator == 'In' &&
-        e.?values.orValue([]).size() > 0 && e.values.all(v, v == 'arm64')))
-    ? variables.preferred
-    : variables.preferred + [${PREFERRED_TYPE}{weight: 60, preference: ${PREFERRED_TYPE}.preference{
-        matchExpressions: [${PREFERRED_TYPE}.preference.matchExpressions{key: '${ARCH}', operator: 'In', values: ['arm64']}]}}]
-}}}}`,
+    jsonPatch: `variables.preferred.exists(p, p.weight == 60 && !has(p.preference.matchFields) &&
+    p.preference.?matchExpressions.orValue([]).size() > 0 &&
+    p.preference.matchExpressions.all(e, e.key == '${ARCH}' && e.operator == 'In' &&
+      e.?values.orValue([]).size() > 0 && e.values.all(v, v == 'arm64')))
+  ? []
+  : !has(object.spec.affinity)
+    ? [JSONPatch{op: 'add', path: '/spec/affinity', value: Object.spec.affinity{nodeAffinity: Object.spec.affinity.nodeAffinity{
+        preferredDuringSchedulingIgnoredDuringExecution: [${ARM64_PREFERENCE}]}}}]
+    : !has(object.spec.affinity.nodeAffinity)
+      ? [JSONPatch{op: 'add', path: '/spec/affinity/nodeAffinity', value: Object.spec.affinity.nodeAffinity{
+          preferredDuringSchedulingIgnoredDuringExecution: [${ARM64_PREFERENCE}]}}]
+      : [JSONPatch{op: 'add', path: '/spec/affinity/nodeAffinity/preferredDuringSchedulingIgnoredDuringExecution',
+          value: variables.preferred.map(p, ${PREFERRED_TYPE}{weight: p.weight, preference: ${PREFERRED_TYPE}.preference{
+            ?matchExpressions: p.preference.?matchExpressions.optMap(l, l.map(e, ${requirement(`${PREFERRED_TYPE}.preference.matchExpressions`)})),
+            ?matchFields: p.preference.?matchFields.optMap(l, l.map(e, ${requirement(`${PREFERRED_TYPE}.preference.matchFields`)}))}})
+            + [${ARM64_PREFERENCE}]}]`,
   }),
   probe: probe(
     'staging',
@@ -120,7 +130,7 @@ const PREFER_ARM64: MutatingPolicy = {
 };
 
 // examples/rules/retire-old-zone-taint.yaml, enabled: every Pod (but DaemonSets') tolerating the retiring zone's taint
-// loses that toleration. tolerations is an atomic list: the expression gives the whole list without it.
+// loses that toleration: the whole list is replaced without it.
 const RETIRE_ZONE_TAINT: MutatingPolicy = {
   ...podPolicy({
     name: 'retire-old-zone-taint',
@@ -129,7 +139,9 @@ const RETIRE_ZONE_TAINT: MutatingPolicy = {
       'not-bound': NOT_BOUND,
       'tolerates-retiring': `object.spec.?tolerations.orValue([]).exists(t, t.?key.orValue('') == '${RETIRING}')`,
     },
-    applyConfiguration: `Object{spec: Object.spec{tolerations: object.spec.tolerations.filter(t, t.?key.orValue('') != '${RETIRING}')}}`,
+    jsonPatch: `[JSONPatch{op: 'replace', path: '/spec/tolerations',
+  value: object.spec.tolerations.filter(t, t.?key.orValue('') != '${RETIRING}').map(t, Object.spec.tolerations{
+    ?key: t.?key, ?operator: t.?operator, ?value: t.?value, ?effect: t.?effect, ?tolerationSeconds: t.?tolerationSeconds})}]`,
   }),
   probe: probe(
     'finance',
@@ -324,7 +336,7 @@ async function admitExamples(plane: ControlPlane, objects: readonly Json[]): Pro
 async function deleteExamples(plane: ControlPlane, objects: readonly Json[]): Promise<void> {
   await kubectlOk(
     plane,
-    ['delete', '-f', '-', '--cascade=foreground', '--wait=true', '--timeout=120s'],
+    ['delete', '-f', '-', '--ignore-not-found', '--cascade=foreground', '--wait=true', '--timeout=120s'],
     objects.map((object) => stringify(object)).join('---\n'),
   );
 }

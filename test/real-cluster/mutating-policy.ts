@@ -30,8 +30,12 @@ interface PodPolicyOptions {
   readonly conditions: Readonly<Record<string, string>>;
   /** Named CEL expressions the mutation reads as `variables.NAME`. */
   readonly variables?: Readonly<Record<string, string>>;
-  /** The ApplyConfiguration expression: an `Object{…}` merged into the Pod as server-side apply merges. */
-  readonly applyConfiguration: string;
+  /**
+   * The JSONPatch expression: a list of `JSONPatch{…}`. Not an ApplyConfiguration: the API server refuses one that
+   * sets an atomic field ("may not mutate atomic arrays, maps or structs"), and every scheduling field of a Pod is atomic
+   * (nodeSelector, tolerations, each node selector term and preference list).
+   */
+  readonly jsonPatch: string;
   readonly reinvocationPolicy?: 'Never' | 'IfNeeded';
 }
 
@@ -62,9 +66,7 @@ function podPolicy(options: PodPolicyOptions): Pick<MutatingPolicy, 'name' | 'po
         ...(options.variables === undefined ? {} : { variables: named(options.variables) }),
         failurePolicy: 'Fail',
         reinvocationPolicy: options.reinvocationPolicy ?? 'Never',
-        mutations: [
-          { patchType: 'ApplyConfiguration', applyConfiguration: { expression: options.applyConfiguration } },
-        ],
+        mutations: [{ patchType: 'JSONPatch', jsonPatch: { expression: options.jsonPatch } }],
       },
     },
     binding: {
@@ -111,6 +113,26 @@ const POOL = 'example.com/node-pool';
 const MIGRATION_ANNOTATION = 'example.com/migration';
 const TERMS_TYPE = 'Object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution';
 
+/**
+ * A copy of the requirement `e` of the object as the typed `type`: a JSONPatch value can hold the object's own fields
+ * only through such a constructor (the API server cannot marshal them to JSON as they are).
+ */
+function requirement(type: string): string {
+  return `${type}{key: e.key, operator: e.operator, ?values: e.?values}`;
+}
+
+/** A JSONPatch expression setting one annotation, whether or not the Pod has annotations yet. */
+function setAnnotation(key: string, value: string): string {
+  return (
+    `has(object.metadata.annotations) ? JSONPatch{op: 'add', path: '/metadata/annotations/' + jsonpatch.escapeKey('${key}'), value: '${value}'}` +
+    ` : JSONPatch{op: 'add', path: '/metadata/annotations', value: {'${key}': '${value}'}}`
+  );
+}
+
+// The Pod's required node selector terms, or none; matchConditions are evaluated before variables, so they repeat it.
+const REQUIRED_TERMS =
+  'object.spec.?affinity.?nodeAffinity.?requiredDuringSchedulingIgnoredDuringExecution.?nodeSelectorTerms.orValue([])';
+
 /** The policy's name, which is the rule's. */
 const MIGRATION_POLICY_NAME = 'migrate-legacy-pool';
 
@@ -124,31 +146,23 @@ function migrationPolicy(reinvocationPolicy: 'Never' | 'IfNeeded' = 'Never'): Mu
   const pair = podPolicy({
     name: MIGRATION_POLICY_NAME,
     namespaces: ['production'],
-    variables: {
-      terms:
-        'has(object.spec.affinity) && has(object.spec.affinity.nodeAffinity) && ' +
-        'has(object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution) ? ' +
-        'object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms : []',
-    },
+    variables: { terms: REQUIRED_TERMS },
     conditions: {
       'deployment-or-statefulset': `(${OWNED_BY.Deployment}) || (${OWNED_BY.StatefulSet})`,
       'not-bound': NOT_BOUND,
       'pinned-to-legacy':
-        `variables.terms.exists(t, has(t.matchExpressions) && t.matchExpressions.exists(e, e.key == '${POOL}' && ` +
+        `(${REQUIRED_TERMS}).exists(t, has(t.matchExpressions) && t.matchExpressions.exists(e, e.key == '${POOL}' && ` +
         "e.operator == 'In' && has(e.values) && e.values.size() > 0 && e.values.all(v, v == 'legacy')))",
     },
-    applyConfiguration: `Object{
-  metadata: Object.metadata{annotations: {'${MIGRATION_ANNOTATION}': 'merged-pool'}},
-  spec: Object.spec{affinity: Object.spec.affinity{nodeAffinity: Object.spec.affinity.nodeAffinity{
-    requiredDuringSchedulingIgnoredDuringExecution: ${TERMS_TYPE}{
-      nodeSelectorTerms: variables.terms.map(t, ${TERMS_TYPE}.nodeSelectorTerms{
-        ?matchFields: t.?matchFields,
-        matchExpressions: t.?matchExpressions.orValue([]).filter(e, e.key != '${POOL}') +
-          [${TERMS_TYPE}.nodeSelectorTerms.matchExpressions{key: '${POOL}', operator: 'In', values: ['merged']}]
-      })
-    }
-  }}}
-}`,
+    jsonPatch: `[
+  JSONPatch{op: 'replace', path: '/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms',
+    value: variables.terms.map(t, ${TERMS_TYPE}.nodeSelectorTerms{
+      ?matchFields: t.?matchFields.optMap(l, l.map(e, ${requirement(`${TERMS_TYPE}.nodeSelectorTerms.matchFields`)})),
+      matchExpressions: t.?matchExpressions.orValue([]).filter(e, e.key != '${POOL}').map(e, ${requirement(`${TERMS_TYPE}.nodeSelectorTerms.matchExpressions`)}) +
+        [${TERMS_TYPE}.nodeSelectorTerms.matchExpressions{key: '${POOL}', operator: 'In', values: ['merged']}]
+    })},
+  ${setAnnotation(MIGRATION_ANNOTATION, 'merged-pool')}
+]`,
     reinvocationPolicy,
   });
   return {
@@ -259,5 +273,6 @@ export {
   podPolicy,
   policyChecks,
   probeOwner,
+  requirement,
 };
 export type { MutatingPolicy, PodPolicyOptions };
