@@ -243,7 +243,8 @@ const CASES: readonly ExampleCase[] = [
     node: 'batch-spot-1',
     expected: {
       nodeSelector: { [POOL]: 'batch-spot' },
-      tolerations: [{ key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule' }, ...NOT_READY_TOLERATIONS],
+      // DefaultTolerationSeconds runs before both.
+      tolerations: [...NOT_READY_TOLERATIONS, { key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule' }],
     },
     changed: true,
   },
@@ -423,7 +424,8 @@ beforeAll(async () => {
   const retire = join(rules, 'retire-old-zone-taint.yaml');
   const draft = parse(await readFile(retire, 'utf8')) as { spec: Json };
   await writeFile(retire, stringify({ ...draft, spec: { ...draft.spec, enable: true } }));
-  webhook = await serveWebhook(plane, { rules: [rules] });
+  // --watch: the rule the reinvocation tests write into the folder is published within a second.
+  webhook = await serveWebhook(plane, { rules: [rules], flags: ['--watch'] });
 });
 afterAll(async () => webhook?.stop());
 
