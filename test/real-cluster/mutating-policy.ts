@@ -220,7 +220,8 @@ async function kubectlOrThrow(plane: ControlPlane, args: readonly string[], inpu
 
 /**
  * `kubectl apply` of the policy and its binding, then waits until the API server enforces them: policies reach it
- * through an informer, so a Pod created right after the apply may still miss it.
+ * through an informer, so a Pod created right after the apply may still miss it. The probe's namespace must exist
+ * (production, for migrate-legacy-pool).
  */
 async function applyMutatingPolicy(plane: ControlPlane, policy: MutatingPolicy): Promise<void> {
   await kubectlOrThrow(
