@@ -16,20 +16,35 @@ export interface PodTemplate {
   readonly spec: Json;
 }
 
+/** The ReplicaSet the Deployment controller made for the checkout Deployment: the measured Pods' controller. */
+export interface PodOwner {
+  readonly name: string;
+  readonly uid: string;
+  /** Its pod-template-hash label, which every Pod it makes carries. */
+  readonly templateHash: string;
+}
+
 /**
- * A checkout Pod of the example whose controller is the Deployment itself: the webhook resolves it to Deployment
- * production/checkout (the migrate-legacy-pool rule matches and patches it) while no controller manages it.
+ * A checkout Pod as the ReplicaSet controller makes it (the template, its pod-template-hash label, the ReplicaSet as
+ * controller): every mechanism resolves it to Deployment production/checkout, as it would a real replica.
  */
-export function checkoutPod(template: PodTemplate, ownerUid: string, name: string): Json {
+export function checkoutPod(template: PodTemplate, owner: PodOwner, name: string): Json {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
       name,
       namespace: NAMESPACE,
-      labels: template.metadata.labels,
+      labels: { ...(template.metadata.labels as Json), 'pod-template-hash': owner.templateHash },
       ownerReferences: [
-        { apiVersion: 'apps/v1', kind: 'Deployment', name: 'checkout', uid: ownerUid, controller: true },
+        {
+          apiVersion: 'apps/v1',
+          kind: 'ReplicaSet',
+          name: owner.name,
+          uid: owner.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
       ],
     },
     spec: { ...template.spec, schedulerName: UNSERVED_SCHEDULER },

@@ -22,7 +22,16 @@ import type { Json } from '../../test/real-cluster/api.ts';
 import { controlPlaneBinaries } from '../../test/real-cluster/binaries.ts';
 import { startControlPlane } from '../../test/real-cluster/control-plane.ts';
 import { buildCli } from '../build-cli.ts';
-import { checkoutPod, createPods, deletePods, NAMESPACE, storedPods, type PodTemplate } from './creators.ts';
+import {
+  checkoutPod,
+  createPods,
+  deletePods,
+  NAMESPACE,
+  storedPods,
+  type PodOwner,
+  type PodTemplate,
+} from './creators.ts';
+import { waitFor } from '../../test/real-cluster/processes.ts';
 import {
   addRound,
   ADMIT_STEP_METRIC,
@@ -36,6 +45,8 @@ import { lambdaHandlerCost } from './lambda-cost.ts';
 import {
   allowAll,
   floor,
+  kyvernoPolicy,
+  mutatingAdmissionPolicy,
   podmutationServe,
   probeReview,
   servedPatch,
@@ -87,21 +98,48 @@ function benchOptions(argv: readonly string[]): BenchOptions | string {
   return { pods, concurrency, rounds, only: new Set(only as MechanismKey[]), serveFlags: values['serve-flag'] };
 }
 
-/** The production namespace, and the checkout Deployment (no replicas) whose template the measured Pods copy. */
-async function checkoutTemplate(cluster: BenchCluster): Promise<{ template: PodTemplate; ownerUid: string }> {
+/**
+ * The production namespace, and the checkout Deployment at 0 replicas with the ReplicaSet its controller makes for it:
+ * the measured Pods copy the template and name that ReplicaSet as their controller.
+ */
+async function checkoutTemplate(cluster: BenchCluster): Promise<{ template: PodTemplate; owner: PodOwner }> {
   const { plane } = cluster;
   await plane.ensureNamespace(NAMESPACE);
   const deployment = (parseResourceDocuments(readFileSync(CHECKOUT, 'utf8'), CHECKOUT) as Json[]).find(
     (document) =>
       document.kind === 'Deployment' && (document.metadata as { namespace?: string }).namespace === NAMESPACE,
   )!;
-  const owner = await plane.admin.json<Json>('POST', `/apis/apps/v1/namespaces/${NAMESPACE}/deployments`, {
+  await plane.admin.json<Json>('POST', `/apis/apps/v1/namespaces/${NAMESPACE}/deployments`, {
     body: { ...deployment, spec: { ...(deployment.spec as Json), replicas: 0 } },
   });
+  type ReplicaSet = { metadata: { name: string; uid: string; labels: Record<string, string> } };
+  const replicaSet = await waitFor('the checkout ReplicaSet', async () =>
+    (
+      await plane.admin.json<{ items: ReplicaSet[] }>('GET', `/apis/apps/v1/namespaces/${NAMESPACE}/replicasets`)
+    ).items.find((item) => item.metadata.name.startsWith('checkout-')),
+  );
+  const { name, uid, labels } = replicaSet.metadata;
   return {
     template: (deployment.spec as { template: PodTemplate }).template,
-    ownerUid: (owner.metadata as { uid: string }).uid,
+    owner: { name, uid, templateHash: labels['pod-template-hash']! },
   };
+}
+
+/**
+ * Stops (SIGSTOP) the controller manager and the scheduler while Pods are measured, and resumes them (SIGCONT) when
+ * the bench ends: neither takes part in admission, and the ReplicaSet controller would otherwise delete the Pods its
+ * ReplicaSet of 0 replicas finds, competing for the cores.
+ */
+function pauseControllers(cluster: BenchCluster): void {
+  const paused = cluster.plane.components.filter(
+    (component) =>
+      ['kube-controller-manager', 'kube-scheduler'].includes(component.name) && component.pid !== undefined,
+  );
+  for (const component of paused) process.kill(component.pid!, 'SIGSTOP');
+  cluster.cleanups.push(() => {
+    for (const component of paused) process.kill(component.pid!, 'SIGCONT');
+    return Promise.resolve();
+  });
 }
 
 /** Every mechanism `--only` asks for, started and switched off, the floor first. */
@@ -114,6 +152,8 @@ async function startMechanisms(cluster: BenchCluster, options: BenchOptions, rev
     if (wanted('allow-patch')) started.push(await allowAll(cluster, await servedPatch(cluster, serve.served, review)));
     if (wanted('serve')) started.push(serve.mechanism);
   }
+  if (wanted('map')) started.push(mutatingAdmissionPolicy(cluster));
+  if (wanted('kyverno')) started.push(await kyvernoPolicy(cluster, progress));
   return started;
 }
 
@@ -197,10 +237,11 @@ async function main(argv: readonly string[]): Promise<number> {
     progress(`control plane ${binaries.release} at ${plane.server}`);
     let pod: (name: string) => Json = () => ({});
     const cluster: BenchCluster = { plane, probePod: () => pod(`probe-${Date.now()}`), cleanups };
-    const { template, ownerUid } = await checkoutTemplate(cluster);
-    pod = (name) => checkoutPod(template, ownerUid, name);
+    const { template, owner } = await checkoutTemplate(cluster);
+    pod = (name) => checkoutPod(template, owner, name);
     const review = await probeReview(cluster);
     const measured = (await startMechanisms(cluster, options, review)).map(measuring);
+    pauseControllers(cluster);
     const perRound = options.pods / options.rounds;
     for (let index = 0; index < options.rounds; index += 1)
       for (const [slot, entry] of measured.entries())

@@ -7,11 +7,15 @@ import { readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
 import { generateToken } from '../../lib/endpoint/index.ts';
 import { CONNECTION_LIMITS, MAX_CONNECTIONS } from '../../lib/local-server/index.ts';
 import type { Json } from '../../test/real-cluster/api.ts';
 import { servingCertificate } from '../../test/real-cluster/certificates.ts';
 import type { ControlPlane } from '../../test/real-cluster/control-plane.ts';
+import { applyClusterPolicy, kyverno, startKyverno } from '../../test/real-cluster/kyverno.ts';
+import { applyMigrationPolicy, deleteMigrationPolicy } from '../../test/real-cluster/mutating-policy.ts';
 import { freePort, startSupervised, waitFor, type Supervised } from '../../test/real-cluster/processes.ts';
 import {
   applyWebhookConfiguration,
@@ -245,4 +249,44 @@ function postJson(url: string, body: unknown, ca: string): Promise<unknown> {
     request.on('error', reject);
     request.end(JSON.stringify(body));
   });
+}
+
+/** The MutatingAdmissionPolicy and binding that make migrate-legacy-pool's change (test/real-cluster/mutating-policy.ts). */
+export function mutatingAdmissionPolicy(cluster: BenchCluster): Mechanism {
+  return {
+    label: 'MutatingAdmissionPolicy',
+    webhooks: [],
+    mutates: true,
+    pid: () => undefined,
+    enable: () => applyMigrationPolicy(cluster.plane),
+    disable: () => deleteMigrationPolicy(cluster.plane),
+  };
+}
+
+const KYVERNO_POLICY = fileURLToPath(
+  new URL('../../test/real-cluster/fixtures/kyverno/migrate-legacy-pool.yaml', import.meta.url),
+);
+
+/** Kyverno's admission controller, out of cluster, with the ClusterPolicy that makes migrate-legacy-pool's change. */
+export async function kyvernoPolicy(cluster: BenchCluster, log: (line: string) => void): Promise<Mechanism> {
+  const { plane } = cluster;
+  const running = await startKyverno(plane, await kyverno(log));
+  cluster.cleanups.push(() => running.stop());
+  const name = String((parse(readFileSync(KYVERNO_POLICY, 'utf8')) as { metadata: { name: string } }).metadata.name);
+  return {
+    label: `Kyverno ${running.release}`,
+    webhooks: running.webhookNames,
+    mutates: true,
+    pid: () => running.pid,
+    enable: () =>
+      applyClusterPolicy(plane, running, KYVERNO_POLICY, {
+        namespace: NAMESPACE,
+        pod: cluster.probePod(),
+        mutated: (pod) => migrated(pod as unknown as Json),
+      }),
+    async disable() {
+      await plane.kubectl(['delete', 'clusterpolicy', name, '--ignore-not-found']);
+      await untilNotCalled(cluster, running.webhookNames);
+    },
+  };
 }

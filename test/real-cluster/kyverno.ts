@@ -146,6 +146,10 @@ interface RunningKyverno {
   /** The names of its resource mutating webhooks as the API server's metrics label them. */
   readonly webhookNames: readonly string[];
   readonly logFile: string;
+  /** The controller's process id. */
+  readonly pid: number | undefined;
+  /** The kyverno version it was built from. */
+  readonly release: string;
   /** Stops the controller and deletes the webhook configurations it registered, so that nothing is sent to it. */
   stop(): Promise<void>;
 }
@@ -263,7 +267,7 @@ async function startKyverno(plane: ControlPlane, build: Kyverno): Promise<Runnin
     await stop();
     throw error;
   }
-  return { webhookNames: RESOURCE_MUTATING_WEBHOOKS, logFile, stop };
+  return { webhookNames: RESOURCE_MUTATING_WEBHOOKS, logFile, pid: controller.child.pid, release: build.release, stop };
 }
 
 /** How a ClusterPolicy's effect shows: a Pod sent with dryRun, and what holds of the Pod it comes back as. */
