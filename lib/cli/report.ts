@@ -15,7 +15,7 @@ import {
   type MigrationReport,
   type ReportBuilder,
 } from '../report/index.ts';
-import type { LoadedRules } from '../rule-files/index.ts';
+import type { LoadedPlacements, LoadedRules } from '../rule-files/index.ts';
 import { KEYLESS_STAMPS } from '../stamp/index.ts';
 import { isDns1123Label, isJsonObject, previewInput, typeMismatch } from '../values/index.ts';
 import { classifyObject } from '../workloads/index.ts';
@@ -32,6 +32,7 @@ import {
   excludeOption,
   ruleLoadOptions,
   loadRulesReportingInvalid,
+  reportInvalidPlacements,
   reportInvalidRules,
   rulesOption,
 } from './options/rules.ts';
@@ -107,20 +108,50 @@ async function foldObjects(builder: ReportBuilder, source: string, streams: CliS
   }
 }
 
-/** The cluster's PodMutations, validated as the sync validates them (the same list, budget and verdicts); invalid ones reported on stderr. */
-async function clusterRules(
-  config: KubeconfigFile,
-  streams: CliStreams,
-): Promise<Pick<LoadedRules, 'rules' | 'invalid' | 'placements'>> {
+/** Rules and PodPlacements as a report runs them, and the invalid ones it skipped. */
+interface ReportRules {
+  readonly rules: LoadedRules['rules'];
+  readonly invalid: LoadedRules['invalid'];
+  readonly placements: Pick<LoadedPlacements, 'placements' | 'invalid'>;
+}
+
+// Said for people where the sync only logs it (lib/sync warnPlacementsUninstalled): the report reads on without them.
+const PLACEMENTS_UNINSTALLED =
+  'note: the cluster has no PodPlacement CRD (listing podplacements.agent.cloudpilot.ai answered 404): no PodPlacement places its Pods';
+
+/**
+ * A refused list of the cluster's PodMutations or PodPlacements, naming the grant that gives it, as a refused list of
+ * the workloads does (lib/cluster's message names the sync's grants first).
+ */
+function namingTheGrant(error: unknown, grantOf: (plural: string) => string): unknown {
+  if (!(error instanceof ClusterError) || error.context['reason'] !== 'forbidden') return error;
+  const [plural = ''] = String(error.context['resource']).split('.');
+  return new ClusterError(`${error.message}; ${grantOf(plural)}`, { cause: error, context: error.context });
+}
+
+/**
+ * The cluster's PodMutations and PodPlacements, listed and validated by the sync's own step (lib/sync listAndValidate:
+ * the same lists, budget and verdicts as the snapshot admission reads); the invalid ones reported on stderr, and a
+ * cluster without the PodPlacement CRD, read as none, noted unless `again` (rollout's second read).
+ */
+async function clusterRules(config: KubeconfigFile, streams: CliStreams, again: boolean): Promise<ReportRules> {
   // Loaded on use: the Kubernetes client is not needed offline.
-  const [{ createPodMutationSource }, { buildSnapshotContent }] = await Promise.all([
+  const [{ clusterScopedGrant, createPodMutationSource }, { listAndValidate }] = await Promise.all([
     import('../cluster/index.ts'),
     import('../sync/index.ts'),
   ]);
-  const content = buildSnapshotContent(await createPodMutationSource(config).listPodMutations(), Date.now());
+  const listed = await listAndValidate(createPodMutationSource(config), Date.now);
+  if (!('content' in listed)) throw namingTheGrant(listed.error, clusterScopedGrant);
+  const { content, placements, counts } = listed;
+  const invalidPlacements = placements.flatMap(({ verdict }) => (verdict.valid ? [] : [verdict.invalid]));
   reportInvalidRules(content.invalid, streams);
-  // The cluster's PodPlacements are not listed here yet: only the --placements file's policies place its Pods.
-  return { ...content, placements: { loaded: [], placements: [], invalid: [] } };
+  reportInvalidPlacements(invalidPlacements, streams);
+  if (!counts.placements.crdInstalled && !again) writeLine(streams.stderr, PLACEMENTS_UNINSTALLED);
+  return {
+    rules: content.rules,
+    invalid: content.invalid,
+    placements: { placements: content.placements ?? [], invalid: invalidPlacements },
+  };
 }
 
 /** Folds the cluster's objects page by page, as the sync's progress report does (lib/sync foldClusterObjects). */
@@ -175,7 +206,7 @@ function checkedFlags(values: ReportFlags, env: CliContext['env']) {
 
 /** Where a report's objects and rules come from, and what runs besides the rules: report's and rollout's inputs. */
 export interface ReportInputs extends PlacementFlags {
-  /** The cluster, for its objects (when no `objects` file is given) and its PodMutations (when no `rules`). */
+  /** The cluster, for its objects (when no `objects` file is given) and its PodMutations and PodPlacements (when no `rules`). */
   readonly cluster?: KubeconfigFile;
   readonly objects?: string;
   readonly rules?: readonly string[];
@@ -256,13 +287,15 @@ async function namespaceOf(inputs: ReportInputs): Promise<string | undefined> {
 }
 
 /**
- * The report of the inputs: the rules (files, else the cluster's PodMutations, validated as the sync validates
- * them; invalid ones reported on stderr) run over every running Pod as admission runs them. Shared by `report` and
- * `rollout`, so that both read the same verdicts.
+ * The report of the inputs: the rules and PodPlacements (files, else the cluster's, listed and validated as the sync
+ * lists and validates them; invalid ones reported on stderr) run over every running Pod as admission runs them. Shared
+ * by `report` and `rollout`, so that both read the same verdicts; `again` is rollout's second read, which notes nothing
+ * the first has noted.
  */
 export async function readReport(
   inputs: ReportInputs,
   streams: CliStreams,
+  { again = false }: { readonly again?: boolean } = {},
 ): Promise<{
   readonly result: MigrationReport;
   /** The invalid rules and PodPlacements, skipped. */
@@ -274,10 +307,10 @@ export async function readReport(
 }> {
   const enforcement = enforcementOf(inputs.enforcement);
   const paths = inputs.rules ?? [];
-  const loaded =
+  const loaded: ReportRules =
     paths.length > 0
       ? await loadRulesReportingInvalid(paths, streams, ruleLoadOptions(inputs))
-      : await clusterRules(inputs.cluster!, streams);
+      : await clusterRules(inputs.cluster!, streams, again);
   const managedSteps = await placementSteps(inputs, streams, loaded.placements.placements);
   // Stamps are checked by their sum: the report needs no access to the stack's key.
   const namespace = await namespaceOf(inputs);
@@ -301,7 +334,8 @@ export async function readReport(
 
 /**
  * For each running Pod, whether a rollout would change its scheduling (unaffected, current, pending, denied), by rule
- * and by workload. Rules are the files of --rules, else the cluster's PodMutations validated as the sync validates them.
+ * and by workload. Rules are the files of --rules, else the cluster's PodMutations and PodPlacements validated as the sync
+ * validates them.
  */
 async function report(values: ReportFlags, { streams, env }: CliContext): Promise<number> {
   const flags = checkedFlags(values, env);
@@ -340,7 +374,8 @@ export function registerReport(program: Command, context: CliContext): void {
     description:
       "For each running Pod, the Pod its controller would create now from the workload's current template, run through the " +
       'engine as admission runs it and compared with the running Pod; per rule and per workload (docs/operations.md, ' +
-      '"Running a migration"). Without --rules the rules are the cluster\'s PodMutations, validated as the sync validates them. ' +
+      '"Running a migration"). Without --rules the rules are the cluster\'s PodMutations and PodPlacements, listed and ' +
+      'validated as the sync lists and validates them (a cluster without the PodPlacement CRD has none). ' +
       "Each workload says where its recreated Pods would fit: on the cluster's own Nodes and Karpenter NodePools, or with " +
       '--objects those of --capacity FILE.',
     examples: [
@@ -372,7 +407,8 @@ export function registerReport(program: Command, context: CliContext): void {
     .addOption(
       rulesOption({
         optional: true,
-        description: "PodMutation and PodPlacement files or folders; repeatable (default: the cluster's PodMutations)",
+        description:
+          "PodMutation and PodPlacement files or folders; repeatable (default: the cluster's PodMutations and PodPlacements)",
       }),
     )
     .addOption(allowEmptyOption())

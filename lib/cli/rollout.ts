@@ -143,7 +143,7 @@ async function rollout(values: RolloutFlags, { streams, env }: CliContext): Prom
     { id, timeoutMs: flags.timeoutMs, pauseMs: flags.pauseMs, continueOnFailure: values.continueOnFailure === true },
     print,
   );
-  const after = (await readReport(inputs, streams)).result;
+  const after = (await readReport(inputs, streams, { again: true })).result;
   const { pending, denied } = after.totals;
   const exit = pending > 0 || denied > 0 || outcome.failed > 0 || unschedulable > 0 ? EXIT.findings : EXIT.ok;
   print({
@@ -193,7 +193,8 @@ export function registerRollout(program: Command, context: CliContext): void {
     .addOption(
       rulesOption({
         optional: true,
-        description: "PodMutation and PodPlacement files or folders; repeatable (default: the cluster's PodMutations)",
+        description:
+          "PodMutation and PodPlacement files or folders; repeatable (default: the cluster's PodMutations and PodPlacements)",
       }),
     )
     .addOption(allowEmptyOption())

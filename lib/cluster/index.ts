@@ -32,6 +32,7 @@ import {
   type SyncedKind,
 } from './source.ts';
 import {
+  clusterScopedGrant,
   createWorkloadObjectSource,
   WORKLOAD_OBJECT_KINDS,
   type WorkloadObjectKind,
@@ -40,6 +41,7 @@ import {
 } from './workload-objects.ts';
 
 export {
+  clusterScopedGrant,
   contextNamespace,
   createCapacitySource,
   createPodMutationSource,

@@ -210,6 +210,11 @@ function collectionPath(collection: Collection, namespace: string | undefined): 
     : `${root}/namespaces/${namespace}/${collection.plural}`;
 }
 
+/** The grant a 403 on listing a cluster-scoped resource asks for: report's and rollout's ClusterRoles, and the sync's file when it has one. */
+function clusterScopedGrant(plural: string, syncGrant?: string): string {
+  return `${plural} are cluster-scoped, which no RoleBinding grants: bind the ClusterRole podmutation-report-cluster-scoped of infra/rbac-report.yaml (report) or podmutation-rollout-cluster-scoped of infra/rbac-rollout.yaml (rollout)${syncGrant === undefined ? '' : `, or apply ${syncGrant} (the sync)`}`;
+}
+
 /** Rewrites the failures whose generic message would mislead: a missing report permission, an expired token mid-list. */
 function explained(
   error: unknown,
@@ -224,7 +229,7 @@ function explained(
     // A grant per namespace (RoleBinding) never covers a list of every namespace: say which grant each needs.
     const grant =
       collection.clusterScoped === true
-        ? `${collection.plural} are cluster-scoped, which no RoleBinding grants: bind the ClusterRole podmutation-report-cluster-scoped of infra/rbac-report.yaml (report) or podmutation-rollout-cluster-scoped of infra/rbac-rollout.yaml (rollout)${collection.syncGrant === undefined ? '' : `, or apply ${collection.syncGrant} (the sync)`}`
+        ? clusterScopedGrant(collection.plural, collection.syncGrant)
         : namespace === undefined
           ? "reading every namespace needs a ClusterRoleBinding: that of infra/rbac-report.yaml (report -A), infra/rbac-rollout.yaml (rollout -A) or infra/rbac-sync-report.yaml (the sync's report)"
           : `bind infra/rbac-report-namespace.yaml (report) or infra/rbac-rollout-namespace.yaml (rollout) in namespace ${namespace}, or read only the namespaces bound`;
@@ -256,5 +261,5 @@ function checkOptions(options: WorkloadObjectSourceOptions): typeof DEFAULTS {
   return { pageSize, requestTimeoutMs };
 }
 
-export { createListing, createWorkloadObjectSource, WORKLOAD_OBJECT_KINDS };
+export { clusterScopedGrant, createListing, createWorkloadObjectSource, WORKLOAD_OBJECT_KINDS };
 export type { WorkloadObjectKind, WorkloadObjectSource, WorkloadObjectSourceOptions };

@@ -4,11 +4,13 @@
  * source, store, lease) are injected.
  */
 import { readSyncConfig } from './config.ts';
+import { listAndValidate } from './list-step.ts';
 import { foldClusterObjects } from './progress.ts';
 import { buildSnapshotContent } from './snapshot.ts';
 import { syncOnce } from './sync.ts';
 import { createSyncHandler, runSyncWindow } from './window.ts';
 import type { SyncConfig } from './config.ts';
+import type { ListedRules } from './list-step.ts';
 import type { ProgressDependencies } from './progress.ts';
 import type {
   ProgressReport,
@@ -30,8 +32,17 @@ import type {
   SyncWindowOptions,
 } from './window.ts';
 
-export { buildSnapshotContent, foldClusterObjects, syncOnce, runSyncWindow, createSyncHandler, readSyncConfig };
+export {
+  buildSnapshotContent,
+  foldClusterObjects,
+  listAndValidate,
+  syncOnce,
+  runSyncWindow,
+  createSyncHandler,
+  readSyncConfig,
+};
 export type {
+  ListedRules,
   ProgressDependencies,
   ProgressReport,
   SyncBinding,

@@ -27,12 +27,17 @@ describe('infra/rbac-sync-report.yaml', () => {
     ]);
   });
 
-  it('reads what report -A reads, less the PodMutations, Nodes and NodePools infra/rbac.yaml grants the sync already', () => {
+  it('reads what report -A reads, less the PodMutations, PodPlacements, Nodes and NodePools infra/rbac.yaml grants the sync already', () => {
     const reportReads = {
       ...grantsOf(namedManifest(report, 'ClusterRole', 'podmutation-report')),
       ...grantsOf(namedManifest(report, 'ClusterRole', 'podmutation-report-cluster-scoped')),
     };
-    const grantedBySync = ['agent.cloudpilot.ai:podmutations', ':nodes', 'karpenter.sh:nodepools'];
+    const grantedBySync = [
+      'agent.cloudpilot.ai:podmutations',
+      'agent.cloudpilot.ai:podplacements',
+      ':nodes',
+      'karpenter.sh:nodepools',
+    ];
     for (const resource of grantedBySync) delete reportReads[resource];
 
     expect(grantsOf(namedManifest(manifests, 'ClusterRole', 'podmutation-sync-report'))).toEqual(reportReads);

@@ -4,7 +4,8 @@
  * publishing them to dynalite and writing their status, and the shipped admission bundle (lambda-host.ts) reading them
  * from the same table while the real ReplicaSet controller creates Pods and the real scheduler binds them: every batch
  * Pod requires Spot and lands on a Spot Node, every analytics Pod requires Spot or on-demand and lands on a Node of
- * that capacity type; a sync with the report writes each PodPlacement's MATCHED and PLACED.
+ * that capacity type; a sync with the report writes each PodPlacement's MATCHED and PLACED. `podmutation report
+ * --kubeconfig` reads a Deployment a new PodPlacement moves to Spot as pending, and `rollout` restarts it onto Spot.
  */
 import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -22,6 +23,7 @@ import type { Json } from './api.ts';
 import { servingCertificate } from './certificates.ts';
 import type { ControlPlane } from './control-plane.ts';
 import { kubectlObjects, kubectlOk } from './kubectl.ts';
+import { reportJson, rolloutJson } from './podmutation.ts';
 import { startLambdaHost, type LambdaHost } from './lambda-host.ts';
 import { TEST_NODES } from './nodes.ts';
 import { livePods, type ClusterPod } from './pods.ts';
@@ -50,6 +52,14 @@ const MISSPELT = {
     mode: 'Diversity',
     spotPrecent: 30,
   },
+};
+
+/** Moves the nightly namespace, which only the misspelt PodPlacement selected, to Spot. */
+const NIGHTLY_TO_SPOT = {
+  apiVersion: 'agent.cloudpilot.ai/v1alpha1',
+  kind: 'PodPlacement',
+  metadata: { name: 'nightly-to-spot' },
+  spec: { enable: true, workloadSelector: { namespaces: ['nightly'] }, mode: 'Spot' },
 };
 
 let dynamo: EmbeddedDynamo;
@@ -165,6 +175,8 @@ beforeAll(async () => {
       DYNAMODB_ENDPOINT: dynamo.endpoint,
       CLUSTER_ID,
       WEBHOOK_TOKEN: webhookToken,
+      // Each snapshot published is read within a second, so that a scenario waits for admission no longer than that.
+      RULES_REFRESH_SECONDS: '1',
       AWS_ACCESS_KEY_ID: 'AKIDTEST',
       AWS_SECRET_ACCESS_KEY: 'test-secret',
       AWS_REGION: REGION,
@@ -177,7 +189,7 @@ beforeAll(async () => {
     await webhookConfiguration(plane, { baseUrl: host.baseUrl, token: webhookToken }),
     DEFAULT_WEBHOOK_NAME,
   );
-  for (const namespace of ['batch', 'analytics']) await plane.ensureNamespace(namespace);
+  for (const namespace of ['batch', 'analytics', 'nightly']) await plane.ensureNamespace(namespace);
 }, 180_000);
 
 afterAll(async () => {
@@ -255,5 +267,69 @@ describe('Pods admitted under the PodPlacements', () => {
     expect(rows.get('batch-to-spot')).toMatchObject({ ACCEPTED: 'True', MATCHED: '4', PLACED: '4' });
     expect(rows.get('analytics-diversity')).toMatchObject({ ACCEPTED: 'True', MATCHED: '4', PLACED: '4' });
     expect(rows.get('misspelt-percent')).toMatchObject({ ACCEPTED: 'False', MATCHED: '', PLACED: '' });
+  });
+});
+
+describe("report and rollout reading the cluster's PodPlacements", () => {
+  /** `report -n nightly`: its totals, etl's pending Pods and change, the exit code and what was said on stderr. */
+  async function nightlyReport(plane: ControlPlane) {
+    const { run, result } = await reportJson(plane, ['-n', 'nightly']);
+    const etl = result.workloads.find(({ name }) => name === 'etl');
+    return { code: run.code, stderr: run.stderr, totals: result.totals, pending: etl?.pending, change: etl?.change };
+  }
+
+  it('reads a Deployment unaffected until a PodPlacement moves its namespace to Spot, then pending', async () => {
+    const plane = cluster();
+    await kubectlObjects(plane, 'create', [deployment('nightly', 'etl', 2)]);
+    await boundPods(plane, 'nightly', 'etl', 2);
+
+    const before = await nightlyReport(plane);
+    await kubectlObjects(plane, 'apply', [NIGHTLY_TO_SPOT]);
+    const after = await nightlyReport(plane);
+
+    // Exit 1 both times: the misspelt PodPlacement is skipped as the sync skips it, and said.
+    const skipped: unknown = expect.stringContaining(
+      'invalid placement skipped: PodPlacement "misspelt-percent": spec.spotPrecent',
+    );
+    expect(before).toMatchObject({ code: 1, stderr: skipped, totals: { pods: 2, unaffected: 2, pending: 0 } });
+    expect(after).toMatchObject({ code: 1, stderr: skipped, totals: { pods: 2, pending: 2 }, pending: 2 });
+    expect(after.change).toContain(CAPACITY_KEY);
+  });
+
+  it('restarts it with rollout, and its recreated Pods require Spot, bind to Spot Nodes and read current', async () => {
+    const plane = cluster();
+    const plan = await rolloutJson(plane, ['-n', 'nightly', '--dry-run']);
+    expect(plan.records.flatMap((record) => (record.type === 'workload' ? [[record.name, record.state]] : []))).toEqual(
+      [['etl', 'planned']],
+    );
+    // Admission places by the published snapshot: publish the new PodPlacement, and wait until a Pod created there now
+    // (a server-side dry run, which the webhook answers as it answers any Pod) is placed on Spot.
+    expect(await invokeSync(0)).toMatchObject({ outcome: 'published', placements: { valid: 3, invalid: 1 } });
+    await waitFor('admission to place nightly Pods on Spot', async () => {
+      const answer = await plane.admin.json<ClusterPod>('POST', '/api/v1/namespaces/nightly/pods', {
+        body: {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'probe' },
+          spec: { containers: [{ name: 'app', image: 'registry.example.com/probe:1' }] },
+        },
+        query: { dryRun: 'All' },
+      });
+      return capacityValues(answer).some((values) => values.includes('spot')) ? true : undefined;
+    });
+
+    const { run, records } = await rolloutJson(plane, ['-n', 'nightly', '--timeout', '90s']);
+
+    expect(run.code, run.stderr).toBe(0);
+    expect(records.at(-1)).toMatchObject({ type: 'verdict', pending: 0, denied: 0, failed: 0 });
+    const pods = await waitFor('etl rolled out to 2 Pods on Spot', async () => {
+      const live = await boundPods(plane, 'nightly', 'etl', 2);
+      return live.every((pod) => capacityValues(pod).length > 0) ? live : undefined;
+    });
+    for (const pod of pods) {
+      expect(capacityValues(pod), pod.metadata.name).toEqual([['spot']]);
+      expect(CAPACITY_OF.get(pod.spec.nodeName!), `${pod.metadata.name} on ${pod.spec.nodeName}`).toBe('spot');
+    }
+    expect(await nightlyReport(plane)).toMatchObject({ totals: { pods: 2, current: 2, pending: 0 }, pending: 0 });
   });
 });

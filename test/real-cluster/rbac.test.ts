@@ -150,6 +150,9 @@ describe('the per-namespace grants', () => {
     expect(reported(run)).toEqual([`${BOUND} Deployment/web: 1 pending`, `${BOUND} StatefulSet/journal: 1 pending`]);
     // Cluster-wide, the report group reads only what has no namespace.
     expect(await canI(plane, REPORTER, ['list', 'podmutations.agent.cloudpilot.ai'])).toBe(true);
+    // Listed with the PodMutations, as the sync lists them: never fetched one by one.
+    expect(await canI(plane, REPORTER, ['list', 'podplacements.agent.cloudpilot.ai'])).toBe(true);
+    expect(await canI(plane, REPORTER, ['get', 'podplacements.agent.cloudpilot.ai'])).toBe(false);
     expect(await canI(plane, REPORTER, ['list', 'runtimeclasses.node.k8s.io'])).toBe(true);
     expect(await canI(plane, REPORTER, ['list', 'pods', '--all-namespaces'])).toBe(false);
     // The capacity: Nodes listed, never fetched one by one or watched (this cluster has no NodePool CRD, for which

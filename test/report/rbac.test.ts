@@ -43,7 +43,7 @@ describe('infra/rbac-report.yaml', () => {
     });
   });
 
-  it('lets it read, in the whole cluster, only the cluster-scoped PodMutations and RuntimeClasses, and list the Nodes and NodePools', () => {
+  it('lets it read, in the whole cluster, only the cluster-scoped PodMutations and RuntimeClasses, and list the PodPlacements, Nodes and NodePools', () => {
     expectClusterScopedReads(manifests, 'podmutation-report-cluster-scoped', GROUP);
   });
 

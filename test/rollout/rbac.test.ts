@@ -61,7 +61,7 @@ describe('infra/rbac-rollout.yaml', () => {
     }
   });
 
-  it('reads only the cluster-scoped PodMutations and RuntimeClasses, and lists the Nodes and NodePools, in the whole cluster', () => {
+  it('reads only the cluster-scoped PodMutations and RuntimeClasses, and lists the PodPlacements, Nodes and NodePools, in the whole cluster', () => {
     expectClusterScopedReads(manifests, 'podmutation-rollout-cluster-scoped', GROUP);
   });
 

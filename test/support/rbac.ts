@@ -59,12 +59,13 @@ export function groupSubjects(group: string): unknown[] {
 export const LIST = ['list'];
 
 /**
- * Asserts: ClusterRole `role` reads only the cluster-scoped PodMutations and RuntimeClasses, lists only the Nodes and
- * NodePools, and binds `subjects`.
+ * Asserts: ClusterRole `role` reads only the cluster-scoped PodMutations and RuntimeClasses, lists only the
+ * PodPlacements, Nodes and NodePools, and binds `subjects`.
  */
 export function expectClusterScopedReads(manifests: readonly RbacManifest[], role: string, subjects: unknown[]): void {
   expect(grantsOf(namedManifest(manifests, 'ClusterRole', role))).toEqual({
     'agent.cloudpilot.ai:podmutations': READ,
+    'agent.cloudpilot.ai:podplacements': LIST,
     'node.k8s.io:runtimeclasses': READ,
     ':nodes': LIST,
     'karpenter.sh:nodepools': LIST,

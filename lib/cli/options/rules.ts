@@ -57,10 +57,7 @@ export async function loadRulesReportingInvalid(
   const loaded = await loadRuleFiles(paths, options);
   reportSkippedDocuments(loaded.skipped, streams);
   reportInvalidRules(loaded.invalid, streams);
-  for (const placement of loaded.placements.invalid) {
-    for (const line of describeIssues(placement, POD_PLACEMENT_KIND))
-      writeLine(streams.stderr, `invalid placement skipped: ${line}`);
-  }
+  reportInvalidPlacements(loaded.placements.invalid, streams);
   return loaded;
 }
 
@@ -78,5 +75,13 @@ export function reportSkippedDocuments(skipped: readonly SkippedDocument[], stre
 export function reportInvalidRules(invalid: readonly InvalidRule[], streams: CliStreams): void {
   for (const rule of invalid) {
     for (const line of describeIssues(rule)) writeLine(streams.stderr, `invalid rule skipped: ${line}`);
+  }
+}
+
+/** One line on stderr per issue of each invalid PodPlacement, which the command skips as the sync would. */
+export function reportInvalidPlacements(invalid: readonly InvalidRule[], streams: CliStreams): void {
+  for (const placement of invalid) {
+    for (const line of describeIssues(placement, POD_PLACEMENT_KIND))
+      writeLine(streams.stderr, `invalid placement skipped: ${line}`);
   }
 }
