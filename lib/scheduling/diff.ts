@@ -346,5 +346,13 @@ function isEmptySchedulingDiff(diff: SchedulingDiff): boolean {
   );
 }
 
-export { diffScheduling, isEmptySchedulingDiff, termsChanged, termsRewritten, tolerationIdentity };
+export {
+  diffScheduling,
+  isEmptySchedulingDiff,
+  requiredTerms,
+  spreadIdentity,
+  termsChanged,
+  termsRewritten,
+  tolerationIdentity,
+};
 export type { SchedulingFields, KeyChange, EntryChanges, PlacedTerm, TermPair, RequiredChanges, SchedulingDiff };
