@@ -8,7 +8,7 @@
 import { startFakeAws } from '../test/cluster/fake-aws.ts';
 import { kubeconfigFor, startFakeApiServer } from '../test/cluster/fake-api-server.ts';
 import { startRecordingRelay } from '../test/deploy/lambda-run.ts';
-import { createFreshTable, startTestDynamo } from '../test/store/support.ts';
+import { createFreshTable, startTestDynamo } from '../test/support/dynamo.ts';
 
 /** What the parent asks: fill the cluster, change some specs, or report what the server saw since the last report. */
 type WorldRequest =

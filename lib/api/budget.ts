@@ -1,6 +1,6 @@
 /** The per-rule budget and the snapshot budget: a rule over its budget is invalid on its own. */
 import type { NodeAffinity, NodeSelectorTerm } from '../scheduling/index.ts';
-import type { Issue } from '../values/index.ts';
+import { compareCodeUnits, type Issue } from '../values/index.ts';
 import { RULE_BUDGET, SNAPSHOT_BUDGET } from './constants.ts';
 import { ruleReason } from './rules.ts';
 import type { InvalidRule, NormalizedRule, PlacementVerdict, RuleVerdict } from './types.ts';
@@ -66,7 +66,7 @@ export function byApplicationOrder(
   right: { readonly priority: number; readonly name: string },
 ): number {
   if (left.priority !== right.priority) return left.priority - right.priority;
-  return left.name < right.name ? -1 : left.name > right.name ? 1 : 0;
+  return compareCodeUnits(left.name, right.name);
 }
 
 /** One valid entry of a verdict list, as the budget spends it: where it is, its name, its priority and its bytes. */

@@ -11,7 +11,7 @@ import {
 import { fittingMembers, shapeMisfits, shapesOf, type CapacityNode, type NodeShape } from './nodes.ts';
 import type { Placement } from './placement.ts';
 import { publishCapacity, readPublishedCapacity } from './published.ts';
-import type { JsonObject } from '../values/index.ts';
+import { compareCodeUnits, type JsonObject } from '../values/index.ts';
 import { Verdict, type Candidate, type VerdictKind } from './verdict.ts';
 
 /** What a capacity is made of. Nodes or NodePools of one name given twice count once, the last one given. */
@@ -34,7 +34,7 @@ function lastByName<T extends { readonly name: string }>(items: readonly T[]): T
 
 // Karpenter tries NodePools by weight, highest first, then by name (pkg/utils/nodepool, OrderByWeight).
 function byWeight(left: CompiledNodePool, right: CompiledNodePool): number {
-  return (right.pool.weight ?? 0) - (left.pool.weight ?? 0) || (left.pool.name < right.pool.name ? -1 : 1);
+  return (right.pool.weight ?? 0) - (left.pool.weight ?? 0) || compareCodeUnits(left.pool.name, right.pool.name);
 }
 
 /** A cluster's capacity, or the absence of one (unknown). Immutable; judge() as often as needed. */

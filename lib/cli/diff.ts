@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import { STAMP_ANNOTATION, type Pod } from '../engine/index.ts';
-import { diffScheduling, schedulingDiffLines, type DiffSign, type SchedulingFields } from '../scheduling/index.ts';
+import { diffScheduling, schedulingDiffLines, schedulingFieldsOf, type DiffSign } from '../scheduling/index.ts';
 
 /** The environment variables the colour decision reads; commands pass `process.env`, tests their own. */
 type ColourEnvironment = Readonly<Record<string, string | undefined>>;
@@ -27,19 +27,8 @@ const COLOURS: Readonly<Record<DiffSign, readonly [string, string]>> = {
   ' ': ['', ''],
 };
 
-/** The scheduling fields rules and managed placement change, read from a Pod the engine's boundary accepted. */
-function schedulingFieldsOf(pod: Pod): SchedulingFields {
-  // The stamp is the webhook's record of the change shown, not a part of it.
-  const annotations = { ...pod.metadata?.annotations };
-  delete annotations[STAMP_ANNOTATION];
-  return {
-    annotations,
-    nodeSelector: pod.spec?.nodeSelector,
-    tolerations: pod.spec?.tolerations,
-    nodeAffinity: pod.spec?.affinity?.nodeAffinity,
-    topologySpreadConstraints: pod.spec?.topologySpreadConstraints,
-  };
-}
+// The stamp is the webhook's record of the change shown, not a part of it.
+const shownAnnotation = (key: string): boolean => key !== STAMP_ANNOTATION;
 
 /** One diff line as "S text" (S the sign), green for + and red for - when `colour`. */
 export function diffLine(sign: DiffSign, text: string, colour: boolean): string {
@@ -49,9 +38,9 @@ export function diffLine(sign: DiffSign, text: string, colour: boolean): string 
 
 /** The semantic diff of two Pods' scheduling fields, one "S text" line each (S the sign); green + and red - when `colour`. */
 export function schedulingDiff(before: Pod, after: Pod, colour: boolean): string[] {
-  return schedulingDiffLines(diffScheduling(schedulingFieldsOf(before), schedulingFieldsOf(after))).map(
-    ({ sign, text }) => diffLine(sign, text, colour),
-  );
+  return schedulingDiffLines(
+    diffScheduling(schedulingFieldsOf(before, shownAnnotation), schedulingFieldsOf(after, shownAnnotation)),
+  ).map(({ sign, text }) => diffLine(sign, text, colour));
 }
 
 /**

@@ -21,6 +21,7 @@ import {
   type Workload,
 } from '../engine/index.ts';
 import { CAPACITY_ANNOTATION, withRecordedCapacity } from '../placement/index.ts';
+import { compareCodeUnits } from '../values/index.ts';
 import {
   classifyObject,
   createOwnerIndex,
@@ -108,11 +109,6 @@ interface RuleTally {
 // A workload's fit is its worst Pod's: one Pod that fits nowhere is a Pod a rollout leaves Pending.
 const FIT_RANK: Readonly<Record<VerdictKind, number>> = { fits: 0, unknown: 1, nowhere: 2 };
 
-// Code-unit order, not localeCompare: the order must not depend on the runtime's locale data.
-function compare(left: string, right: string): number {
-  return left < right ? -1 : left > right ? 1 : 0;
-}
-
 function templatePath(origin: PodOrigin & { readonly origin: 'template' }): string {
   return origin.workload.template?.path ?? origin.options.referencedTemplate?.template?.path ?? origin.workload.path;
 }
@@ -120,7 +116,7 @@ function templatePath(origin: PodOrigin & { readonly origin: 'template' }): stri
 /** A StatefulSet's Pods highest ordinal first, the order of its own rolling update; a name of another form last. */
 function byOrdinalDescending(statefulSetName: string, pods: readonly ReportPod[]): ReportPod[] {
   const ordinal = (pod: ReportPod) => podOrdinal(statefulSetName, pod.name) ?? -1;
-  return [...pods].sort((left, right) => ordinal(right) - ordinal(left) || compare(left.name, right.name));
+  return [...pods].sort((left, right) => ordinal(right) - ordinal(left) || compareCodeUnits(left.name, right.name));
 }
 
 function changeOf(tally: WorkloadTally): string {
@@ -437,9 +433,9 @@ function resultOf(state: ReportState): MigrationReport {
     .filter((tally) => tally.affected)
     .sort(
       (left, right) =>
-        compare(left.workload.namespace, right.workload.namespace) ||
-        compare(left.workload.kind, right.workload.kind) ||
-        compare(left.workload.name, right.workload.name),
+        compareCodeUnits(left.workload.namespace, right.workload.namespace) ||
+        compareCodeUnits(left.workload.kind, right.workload.kind) ||
+        compareCodeUnits(left.workload.name, right.workload.name),
     )
     .map((tally) => workloadRow(state, tally));
   const ruleRows: ReportRule[] = [...state.rules.values()].map(

@@ -3,23 +3,22 @@
  * on one line, bounded in length.
  */
 import type { PodFacts } from '../engine/index.ts';
-import { diffScheduling, schedulingDiffSummary, type SchedulingFields } from '../scheduling/index.ts';
+import {
+  diffScheduling,
+  schedulingDiffSummary,
+  schedulingFieldsOf,
+  type SchedulingFields,
+} from '../scheduling/index.ts';
 
 /** Longest change line, in characters; the rest is cut with "…". */
 const MAX_CHANGE_CHARS = 240;
 
-/** The scheduling fields of a Pod the engine read, with only the annotations `annotationKeys` names. */
-function fieldsOf(facts: PodFacts, annotationKeys: readonly string[]): SchedulingFields {
-  const annotations: Record<string, string> = {};
-  for (const key of annotationKeys)
-    if (Object.hasOwn(facts.annotations, key)) annotations[key] = facts.annotations[key]!;
-  return {
-    annotations,
-    nodeSelector: facts.nodeSelector,
-    tolerations: facts.tolerations,
-    nodeAffinity: facts.pod.spec?.affinity?.nodeAffinity,
-    topologySpreadConstraints: facts.topologySpreadConstraints,
-  };
+/**
+ * lib/scheduling's one-line diff from `running` to `rollout`, at most 240 characters; "" exactly when the two
+ * schedule alike as Kubernetes reads them (lib/scheduling's `sameScheduling`).
+ */
+function schedulingChangeLine(running: SchedulingFields, rollout: SchedulingFields): string {
+  return boundedLine(schedulingDiffSummary(diffScheduling(running, rollout)));
 }
 
 /**
@@ -28,9 +27,9 @@ function fieldsOf(facts: PodFacts, annotationKeys: readonly string[]): Schedulin
  * same as Kubernetes reads it, whatever the order of tolerations, terms, requirements, values and preferences.
  */
 function schedulingChange(rollout: PodFacts, running: PodFacts, annotationKeys: readonly string[]): string {
-  return boundedLine(
-    schedulingDiffSummary(diffScheduling(fieldsOf(running, annotationKeys), fieldsOf(rollout, annotationKeys))),
-  );
+  const keys = new Set(annotationKeys);
+  const counts = (key: string): boolean => keys.has(key);
+  return schedulingChangeLine(schedulingFieldsOf(running.pod, counts), schedulingFieldsOf(rollout.pod, counts));
 }
 
 /** A line cut to 240 characters, the cut marked with "…". */
@@ -38,4 +37,4 @@ function boundedLine(line: string): string {
   return line.length <= MAX_CHANGE_CHARS ? line : `${line.slice(0, MAX_CHANGE_CHARS - 1)}…`;
 }
 
-export { boundedLine, schedulingChange, MAX_CHANGE_CHARS };
+export { boundedLine, schedulingChange, schedulingChangeLine, MAX_CHANGE_CHARS };

@@ -4,7 +4,7 @@
  * per-rule and per-workload counts with bounded memory, and rendered as JSON, a table or restart commands.
  */
 import { createReport, type ReportBuilder, type ReportOptions } from './builder.ts';
-import { schedulingChange, MAX_CHANGE_CHARS } from './compare.ts';
+import { schedulingChange, schedulingChangeLine, MAX_CHANGE_CHARS } from './compare.ts';
 import {
   evictionOf,
   renderReportTable,
@@ -18,6 +18,7 @@ import type { MigrationReport, ReportPod, ReportWorkload, Verdict } from './type
 export {
   createReport,
   schedulingChange,
+  schedulingChangeLine,
   MAX_CHANGE_CHARS,
   evictionOf,
   renderReportTable,

@@ -19,6 +19,7 @@ import {
 import { DuplicateRuleError, fileProblem, MalformedInputError } from '../errors/index.ts';
 import {
   checkNesting,
+  compareCodeUnits,
   exactInteger,
   MAX_JSON_DEPTH,
   parseJsonExact,
@@ -246,7 +247,7 @@ async function ruleFilesUnder(
         entry.isDirectory() ? searchedFolder(entry.name) : RULE_FILE_EXTENSIONS.has(extname(entry.name)),
       )
       .filter((entry) => !excluded(`${under}${entry.name}`, patterns))
-      .sort((left, right) => (left.name < right.name ? -1 : 1))
+      .sort((left, right) => compareCodeUnits(left.name, right.name))
       .map((entry) => ruleFilesUnder(join(path, entry.name), patterns, `${under}${entry.name}/`, noun)),
   );
   return nested.flat();

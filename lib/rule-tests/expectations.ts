@@ -1,12 +1,13 @@
 /**
  * One result of a test file checked against what the engine did to its resource's Pod: the applied and audited rules
- * in order, the denial, the scheduling fields as Kubernetes reads them (report's change line) and the patched
- * resource exactly.
+ * in order, the denial, the scheduling fields as Kubernetes reads them (lib/scheduling's `sameScheduling`, the
+ * difference on report's change line) and the patched resource exactly.
  */
 import { PRODUCT_ANNOTATION_PREFIX } from '../api/index.ts';
 import type { Verdict } from '../capacity/index.ts';
-import { podFacts, type MutationOutcome, type Pod } from '../engine/index.ts';
-import { schedulingChange } from '../report/index.ts';
+import type { MutationOutcome, Pod } from '../engine/index.ts';
+import { schedulingChangeLine } from '../report/index.ts';
+import { sameScheduling, schedulingFieldsOf } from '../scheduling/index.ts';
 import { canonicalJson, isJsonObject, memberPath, type JsonObject } from '../values/index.ts';
 import type { PodInput } from '../workloads/index.ts';
 import type { ChosenPlacement } from '../placement/index.ts';
@@ -41,27 +42,26 @@ function sameList(left: readonly string[], right: readonly string[]): boolean {
 }
 
 /** The annotations a scheduling expectation compares: all but the product's own, which applied and audited check. */
+function isCustomerAnnotation(key: string): boolean {
+  return !key.startsWith(PRODUCT_ANNOTATION_PREFIX);
+}
+
+/** An expectation's annotations, the customer's only; undefined when none is left. */
 function customerAnnotations(annotations: unknown): Record<string, string> | undefined {
   if (!isJsonObject(annotations)) return undefined;
-  const kept = Object.entries(annotations).filter(([key]) => !key.startsWith(PRODUCT_ANNOTATION_PREFIX));
+  const kept = Object.entries(annotations).filter(([key]) => isCustomerAnnotation(key));
   return kept.length === 0 ? undefined : (Object.fromEntries(kept) as Record<string, string>);
 }
 
-/** The scheduling fields of a Pod as an expectation is written: node affinity only, absent fields left out. */
+/** The scheduling fields of a Pod (lib/scheduling's one view) as an expectation is written: absent fields left out. */
 function schedulingView(pod: Pod): ExpectedScheduling {
-  const spec: JsonObject = isJsonObject(pod.spec) ? pod.spec : {};
+  const fields = schedulingFieldsOf(pod, isCustomerAnnotation);
   const view: Record<string, unknown> = {};
-  for (const field of SPEC_FIELDS) {
-    const value =
-      field === 'affinity'
-        ? isJsonObject(spec.affinity) && spec.affinity.nodeAffinity !== undefined
-          ? { nodeAffinity: spec.affinity.nodeAffinity }
-          : undefined
-        : spec[field];
-    if (value !== undefined && value !== null) view[field] = value;
-  }
-  const annotations = customerAnnotations(pod.metadata?.annotations);
-  if (annotations !== undefined) view.annotations = annotations;
+  if (fields.nodeSelector != null) view.nodeSelector = fields.nodeSelector;
+  if (fields.tolerations != null) view.tolerations = fields.tolerations;
+  if (fields.nodeAffinity !== undefined) view.affinity = { nodeAffinity: fields.nodeAffinity };
+  if (fields.topologySpreadConstraints != null) view.topologySpreadConstraints = fields.topologySpreadConstraints;
+  if (Object.keys(fields.annotations ?? {}).length > 0) view.annotations = fields.annotations;
   return view;
 }
 
@@ -81,13 +81,12 @@ function asPod(view: ExpectedScheduling): Pod {
   return { metadata: annotations === undefined ? {} : { annotations }, spec };
 }
 
-/** "" when the two views schedule alike as Kubernetes reads them (lib/scheduling's diff, as report's change line). */
-function schedulingDifference(expected: ExpectedScheduling, actual: ExpectedScheduling): string {
-  const keys = [
-    ...new Set([...Object.keys(expected.annotations ?? {}), ...Object.keys(actual.annotations ?? {})]),
-  ].sort();
-  // schedulingChange marks with "-" what only its second Pod has: the expectation's, as in the diff below it.
-  return schedulingChange(podFacts(asPod(actual), '', 'actual'), podFacts(asPod(expected), '', 'expected'), keys);
+/** The difference of two views as Kubernetes reads them, on report's change line; undefined when they schedule alike. */
+function schedulingDifference(expected: ExpectedScheduling, actual: ExpectedScheduling): string | undefined {
+  const wanted = schedulingFieldsOf(asPod(expected));
+  const got = schedulingFieldsOf(asPod(actual));
+  // The line marks with "-" what only its first Pod has: the expectation's, as in the diff below it.
+  return sameScheduling(wanted, got) ? undefined : schedulingChangeLine(wanted, got);
 }
 
 /** The JSON path of the first difference between two values ("" for the root), undefined when they are equal. */
@@ -209,7 +208,7 @@ export function checkResult(
     const wanted = expectedView(expected.scheduling, input.pod);
     const actual = schedulingView(outcome.pod);
     const difference = schedulingDifference(wanted, actual);
-    if (difference !== '')
+    if (difference !== undefined)
       failures.push({
         aspect: 'scheduling',
         summary: `differs as Kubernetes reads it (- expected, + actual): ${difference}`,

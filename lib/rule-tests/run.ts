@@ -11,7 +11,7 @@ import { compileRuleSet, mutatePod, type MutationOutcome, type RuleSet } from '.
 import { fileProblem, MalformedInputError, PodMutationError } from '../errors/index.ts';
 import { createPlacementStep, parsePlacementPolicies, type PlacementStep } from '../placement/index.ts';
 import { loadRuleFiles, parseResourceDocuments, parseSingleDocument, readTextFile } from '../rule-files/index.ts';
-import { issuesOf, type Issue } from '../values/index.ts';
+import { compareCodeUnits, issuesOf, type Issue } from '../values/index.ts';
 import { podInputs, type PodInput, type ResourceIdentity } from '../workloads/index.ts';
 import { checkResult, patchedResource, type CaseFailure } from './expectations.ts';
 import {
@@ -254,7 +254,7 @@ export async function runTestFile(file: string, options: RunOptions = {}): Promi
 async function testFilesUnder(path: string): Promise<string[]> {
   const entries = await readdir(path, { withFileTypes: true });
   const found: string[] = [];
-  for (const entry of entries.sort((left, right) => (left.name < right.name ? -1 : 1))) {
+  for (const entry of entries.sort((left, right) => compareCodeUnits(left.name, right.name))) {
     if (entry.isDirectory() && !SKIPPED_FOLDERS.has(entry.name))
       found.push(...(await testFilesUnder(join(path, entry.name))));
     else if (entry.isFile() && TEST_FILE_NAMES.has(entry.name)) found.push(join(path, entry.name));

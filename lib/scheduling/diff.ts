@@ -7,7 +7,7 @@
  * requirements it lost and gained. Order is never a change: of terms, of requirements in a term, of values in a
  * requirement, of tolerations.
  */
-import { canonicalJson, isJsonObject } from '../values/index.ts';
+import { canonicalJson, compareCodeUnits, isJsonObject } from '../values/index.ts';
 import type { NodeAffinity, NodeSelectorTerm, PreferredSchedulingTerm, Toleration } from './kubernetes.ts';
 import {
   preferenceFromKubernetes,
@@ -187,11 +187,6 @@ function sharedCount(left: Term, right: Term): number {
   return shared;
 }
 
-/** Orders two identities by code unit, so that the pairing never depends on the locale. */
-function compareIds(left: string, right: string): number {
-  return left < right ? -1 : left > right ? 1 : 0;
-}
-
 /**
  * Pairs each term before with at most one term after. Identical terms pair first. Then, greedily, the pair sharing
  * the most requirements, ties broken by the fewest requirements changed, then by the terms' identities (not their
@@ -234,8 +229,8 @@ function pairTerms(before: readonly Term[], after: readonly Term[]): Array<[numb
     (a, b) =>
       b.shared - a.shared ||
       a.changed - b.changed ||
-      compareIds(before[a.left]!.id, before[b.left]!.id) ||
-      compareIds(after[a.right]!.id, after[b.right]!.id) ||
+      compareCodeUnits(before[a.left]!.id, before[b.left]!.id) ||
+      compareCodeUnits(after[a.right]!.id, after[b.right]!.id) ||
       a.left - b.left ||
       a.right - b.right,
   );
@@ -346,5 +341,13 @@ function isEmptySchedulingDiff(diff: SchedulingDiff): boolean {
   );
 }
 
-export { diffScheduling, isEmptySchedulingDiff, termsChanged, termsRewritten, tolerationIdentity };
+export {
+  diffScheduling,
+  isEmptySchedulingDiff,
+  requiredTerms,
+  spreadIdentity,
+  termsChanged,
+  termsRewritten,
+  tolerationIdentity,
+};
 export type { SchedulingFields, KeyChange, EntryChanges, PlacedTerm, TermPair, RequiredChanges, SchedulingDiff };

@@ -42,6 +42,7 @@ import {
   type SchedulingDiff,
   type SchedulingFields,
 } from './diff.ts';
+import { sameScheduling, schedulingFieldsOf } from './fields.ts';
 import { schedulingDiffLines, type DiffSign } from './diff-lines.ts';
 import { schedulingDiffSummary } from './diff-summary.ts';
 import { missingRequirementsText } from './diff-text.ts';
@@ -86,6 +87,8 @@ export {
   diffScheduling,
   isEmptySchedulingDiff,
   tolerationIdentity,
+  schedulingFieldsOf,
+  sameScheduling,
   schedulingDiffLines,
   schedulingDiffSummary,
   DEFAULT_TOLERATION_KEYS,

@@ -9,7 +9,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { MalformedInputError, messageOf, StoreError } from '../errors/index.ts';
 import { parsePlacementPolicy, workloadKey, type PlacementPolicy } from '../placement/index.ts';
-import { canonicalJson } from '../values/index.ts';
+import { canonicalJson, compareCodeUnits } from '../values/index.ts';
 import {
   CONTENT_HASH_PATTERN,
   checkedClusterId,
@@ -97,9 +97,7 @@ function policyKey(policy: PlacementPolicy): string {
 }
 
 function byWorkload(left: PlacementPolicy, right: PlacementPolicy): number {
-  const a = policyKey(left);
-  const b = policyKey(right);
-  return a < b ? -1 : a > b ? 1 : 0;
+  return compareCodeUnits(policyKey(left), policyKey(right));
 }
 
 function hashOf(json: string): string {

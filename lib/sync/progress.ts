@@ -22,7 +22,7 @@ import type { SyncRecordStore } from '../store/index.ts';
 import { conditionsOf, conditionUpToDate, findCondition, withCondition, withoutCondition } from './conditions.ts';
 import { SCHEDULABLE, schedulableConditions, type SchedulableContext, type SchedulableFields } from './schedulable.ts';
 import type { AssessedPlacement, AssessedResource } from './snapshot.ts';
-import { isJsonObject } from '../values/index.ts';
+import { compareCodeUnits, isJsonObject } from '../values/index.ts';
 
 /** What the sync needs to write migration progress; without it the sync writes none. */
 interface ProgressDependencies {
@@ -171,7 +171,7 @@ function pendingMetricRules<T extends Pick<RuleProgress, 'pendingPods'>>(
   return [...progress]
     .map(([name, counts]) => [name, count(counts)] as const)
     .filter(([, value]) => value > 0)
-    .sort(([leftName, left], [rightName, right]) => right - left || (leftName < rightName ? -1 : 1))
+    .sort(([leftName, left], [rightName, right]) => right - left || compareCodeUnits(leftName, rightName))
     .slice(0, MAX_PENDING_METRIC_RULES);
 }
 

@@ -15,7 +15,7 @@ import {
 import { DuplicateRuleError, MalformedInputError } from '../errors/index.ts';
 import type { PodMutationList } from '../cluster/index.ts';
 import type { SnapshotContent } from '../store/index.ts';
-import { isJsonObject, type Issue } from '../values/index.ts';
+import { compareCodeUnits, isJsonObject, type Issue } from '../values/index.ts';
 
 /** One listed resource: its name and generation, the status it carries now, and the validator's verdict. */
 interface Assessed<V extends RuleVerdict | PlacementVerdict> {
@@ -141,9 +141,8 @@ function buildSnapshotContent(list: PodMutationList, now: number): SnapshotConte
   return snapshotContentOf(assessList(list), list.resourceVersion, now);
 }
 
-// Code-unit order, not localeCompare: the order must not depend on the runtime's locale data.
 function byName(left: { readonly name: string }, right: { readonly name: string }): number {
-  return left.name < right.name ? -1 : left.name > right.name ? 1 : 0;
+  return compareCodeUnits(left.name, right.name);
 }
 
 export { assessLists, snapshotContentOf, buildSnapshotContent };

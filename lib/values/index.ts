@@ -43,6 +43,7 @@ import {
 import { IssueList, issuesOf, readAll, type Issue, type IssueSink } from './issues.ts';
 import { WEBHOOK_TOKEN_FORM, WEBHOOK_TOKEN_PATTERN } from './token.ts';
 import { columns, printable } from './columns.ts';
+import { compareCodeUnits } from './order.ts';
 import { streamJson, type StreamedJson } from './json-stream.ts';
 
 export {
@@ -88,5 +89,6 @@ export {
   readAll,
   columns,
   printable,
+  compareCodeUnits,
 };
 export type { JsonObject, RawInteger, ValueRule, Issue, IssueSink, StreamedJson };

@@ -10,7 +10,8 @@ import { admissionBundleProblems, buildFunctions, type FunctionBundle } from '..
 import { fixtureText } from '../support/fixtures.ts';
 import { parseAnswer } from '../support/reviews.ts';
 import { admissionEvent, exampleContent, TOKEN } from '../endpoint/support.ts';
-import { createFreshTable, freshClusterId, startTestDynamo, type TestDynamo, snapshotsOf } from '../store/support.ts';
+import { freshClusterId, snapshotsOf } from '../store/support.ts';
+import { createFreshTable, startTestDynamo, type TestDynamo } from '../support/dynamo.ts';
 
 // Invokes the bundle's handler as the Lambda runtime would: require it, call handler(event, context), print the result.
 const INVOKE = `

@@ -2,40 +2,22 @@ import { PassThrough } from 'node:stream';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { validatePodPlacement } from '../../lib/api/index.ts';
 import { exportedPlacements } from '../../lib/cli/placement-export.ts';
 import { placementSteps } from '../../lib/cli/options/placement-file.ts';
 import type { PlacementPolicy } from '../../lib/placement/index.ts';
-import { createDynamoClient, type PlacementStore } from '../../lib/store/index.ts';
+import { type PlacementStore } from '../../lib/store/index.ts';
 import { runPodmutation, runPodmutationInProcess } from '../support/cli.ts';
-import {
-  closedEndpoint,
-  createFreshTable,
-  freshClusterId,
-  startTestDynamo,
-  type TestDynamo,
-  placementsOf,
-  type PerCluster,
-} from '../store/support.ts';
+import { closedEndpoint, freshClusterId, placementsOf, type PerCluster } from '../store/support.ts';
+import { useTestTable } from '../support/dynamo.ts';
 
-let dynamo: TestDynamo;
-let tableName: string;
-let client: DynamoDBClient;
+const table = useTestTable();
 let store: PerCluster<PlacementStore>;
 
-beforeAll(async () => {
-  dynamo = await startTestDynamo();
-  tableName = await createFreshTable(dynamo.endpoint);
-  client = createDynamoClient({ endpoint: dynamo.endpoint });
-  store = placementsOf({ client, tableName });
-});
-
-afterAll(async () => {
-  client.destroy();
-  await dynamo.close();
+beforeAll(() => {
+  store = placementsOf({ client: table.client, tableName: table.tableName });
 });
 
 const WEB = { namespace: 'apps', kind: 'Deployment', name: 'web' } as const;
@@ -47,9 +29,9 @@ function placement(action: string, clusterId: string, ...flags: string[]): strin
     action,
     ...flags,
     '--table',
-    tableName,
+    table.tableName,
     '--dynamodb-endpoint',
-    dynamo.endpoint,
+    table.endpoint,
     '--cluster-id',
     clusterId,
   ];

@@ -7,12 +7,11 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { createAdmissionHandler } from '../../lib/endpoint/index.ts';
 import { loadRuleFiles } from '../../lib/rule-files/index.ts';
 import { KEYLESS_STAMPS } from '../../lib/stamp/index.ts';
-import { createDynamoClient } from '../../lib/store/index.ts';
 import {
   admissionEvent,
   recordingLogger,
@@ -21,35 +20,22 @@ import {
   TOKEN,
   type AdmissionStores,
 } from '../endpoint/support.ts';
-import {
-  createFreshTable,
-  freshClusterId,
-  placementsOf,
-  snapshotsOf,
-  startTestDynamo,
-  type TestDynamo,
-} from '../store/support.ts';
+import { freshClusterId, placementsOf, snapshotsOf } from '../store/support.ts';
 import { runPodmutation } from '../support/cli.ts';
 import { fixturePath, fixtureText } from '../support/fixtures.ts';
+import { useTestTable } from '../support/dynamo.ts';
 
 const RULES = fixturePath('rules/int64');
 const REVIEW = 'reviews/int64-tolerations.json';
 
-let dynamo: TestDynamo;
-let client: ReturnType<typeof createDynamoClient>;
+const table = useTestTable();
 let stores: AdmissionStores;
-let tableName: string;
 
-beforeAll(async () => {
-  dynamo = await startTestDynamo();
-  tableName = await createFreshTable(dynamo.endpoint);
-  client = createDynamoClient({ endpoint: dynamo.endpoint });
-  stores = { snapshots: snapshotsOf({ client, tableName }), placements: placementsOf({ client, tableName }) };
-});
-
-afterAll(async () => {
-  client.destroy();
-  await dynamo.close();
+beforeAll(() => {
+  stores = {
+    snapshots: snapshotsOf({ client: table.client, tableName: table.tableName }),
+    placements: placementsOf({ client: table.client, tableName: table.tableName }),
+  };
 });
 
 /** The webhook's answer: the rule files published as a snapshot, read back by the admission cache, the review POSTed. */
@@ -57,7 +43,7 @@ async function webhookAnswer(body: string, rules = RULES): Promise<string> {
   const clusterId = freshClusterId();
   const loaded = await loadRuleFiles([rules]);
   expect(loaded.invalid).toEqual([]);
-  await snapshotsOf({ client, tableName })(clusterId).publish({
+  await snapshotsOf({ client: table.client, tableName: table.tableName })(clusterId).publish({
     rules: loaded.rules,
     invalid: [],
     resourceVersion: '',

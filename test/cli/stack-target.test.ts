@@ -1,12 +1,11 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveStoreTarget, storeTarget } from '../../lib/cli/options/store-target.ts';
 import { ConfigurationError, MalformedInputError } from '../../lib/errors/index.ts';
-import { createDynamoClient } from '../../lib/store/index.ts';
-import { createFreshTable, startTestDynamo, type TestDynamo, placementsOf } from '../store/support.ts';
+import { placementsOf } from '../store/support.ts';
 import { startFakeCloudFormation } from './fake-cloudformation.ts';
+import { useTestTable } from '../support/dynamo.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/podmutation.mjs', import.meta.url));
 
@@ -96,29 +95,22 @@ describe("resolveStoreTarget: the deployed stack's outputs", () => {
 });
 
 describe('podmutation placement --stage, the binary', () => {
-  let dynamo: TestDynamo;
-  let client: DynamoDBClient;
-  let tableName: string;
+  const table = useTestTable();
   let fake: Awaited<ReturnType<typeof startFakeCloudFormation>>;
   beforeAll(async () => {
-    dynamo = await startTestDynamo();
-    tableName = await createFreshTable(dynamo.endpoint);
-    client = createDynamoClient({ endpoint: dynamo.endpoint });
     fake = await startFakeCloudFormation(
-      new Map([['podmutation-prod', { RulesTableName: tableName, ClusterId: 'prod-eks' }]]),
+      new Map([['podmutation-prod', { RulesTableName: table.tableName, ClusterId: 'prod-eks' }]]),
     );
   });
   afterAll(async () => {
-    client.destroy();
     await fake.close();
-    await dynamo.close();
   });
 
   function run(args: readonly string[]): Promise<{ code: number | null; stderr: string }> {
     const env = {
       ...process.env,
       AWS_ENDPOINT_URL_CLOUDFORMATION: fake.url,
-      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+      AWS_ENDPOINT_URL_DYNAMODB: table.endpoint,
       AWS_ACCESS_KEY_ID: 'AKIDTEST',
       AWS_SECRET_ACCESS_KEY: 'secret',
       AWS_EC2_METADATA_DISABLED: 'true',
@@ -138,9 +130,9 @@ describe('podmutation placement --stage, the binary', () => {
     const result = await run([...SET, '--stage', 'prod', '--region', 'eu-west-1']);
 
     expect(result).toMatchObject({ code: 0 });
-    await expect(placementsOf({ client, tableName })('prod-eks').listPlacements()).resolves.toEqual([
-      { namespace: 'apps', kind: 'Deployment', name: 'web', mode: 'Spot' },
-    ]);
+    await expect(
+      placementsOf({ client: table.client, tableName: table.tableName })('prod-eks').listPlacements(),
+    ).resolves.toEqual([{ namespace: 'apps', kind: 'Deployment', name: 'web', mode: 'Spot' }]);
   });
 
   it('refuses to write without a target instead of writing to a default table', async () => {
@@ -148,6 +140,8 @@ describe('podmutation placement --stage, the binary', () => {
 
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('say which deployment to use');
-    await expect(placementsOf({ client, tableName })('default').listPlacements()).resolves.toEqual([]);
+    await expect(
+      placementsOf({ client: table.client, tableName: table.tableName })('default').listPlacements(),
+    ).resolves.toEqual([]);
   });
 });

@@ -3,6 +3,7 @@
  * SigV4 query signature with node:crypto, as STS does when the EKS authenticator forwards the URL.
  */
 import { createHash, createHmac } from 'node:crypto';
+import { compareCodeUnits } from '../../lib/values/index.ts';
 
 const TOKEN_PREFIX = 'k8s-aws-v1.';
 
@@ -28,7 +29,7 @@ function expectedSignature(url: URL, headers: Readonly<Record<string, string>>, 
   const query = [...url.searchParams.entries()]
     .filter(([key]) => key !== 'X-Amz-Signature')
     .map(([key, value]) => [encode(key), encode(value)] as const)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .sort(([a], [b]) => compareCodeUnits(a, b))
     .map(([key, value]) => `${key}=${value}`)
     .join('&');
   const signedHeaders = Object.keys(headers).sort();

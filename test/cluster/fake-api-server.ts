@@ -29,6 +29,7 @@ import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { stringify } from 'yaml';
+import { compareCodeUnits } from '../../lib/values/index.ts';
 
 const GROUP = 'agent.cloudpilot.ai';
 const VERSION = 'v1alpha1';
@@ -358,7 +359,9 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
         apiVersion: `${GROUP}/${VERSION}`,
         kind: route.resource === 'podplacements' ? 'PodPlacementList' : 'PodMutationList',
         items: () =>
-          [...stored.values()].sort((a, b) => nameOf(a).localeCompare(nameOf(b))).map((item) => structuredClone(item)),
+          [...stored.values()]
+            .sort((a, b) => compareCodeUnits(nameOf(a), nameOf(b)))
+            .map((item) => structuredClone(item)),
       });
     }
     const { kind, namespace } = route.workload;
@@ -380,7 +383,7 @@ async function startFakeApiServer(options: FakeApiServerOptions = {}): Promise<F
     let sorted = sortedWorkloads.get(kind);
     if (sorted === undefined) {
       const entries = [...(workloads.get(kind) ?? new Map<string, Json>()).entries()];
-      entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      entries.sort(([a], [b]) => compareCodeUnits(a, b));
       sorted = entries.map(([, item]) => item);
       sortedWorkloads.set(kind, sorted);
     }

@@ -7,6 +7,7 @@ import { copyFile, cp, mkdir, readFile, readdir, symlink, writeFile } from 'node
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { crc32, inflateRawSync } from 'node:zlib';
+import { compareCodeUnits } from '../../lib/values/index.ts';
 import type { Template } from './template.ts';
 import { runProcess, type ProcessRun } from '../support/processes.ts';
 
@@ -115,7 +116,7 @@ async function filesUnder(folder: string, prefix: string): Promise<ShippedFile[]
         return { path, size: content.length, crc32: crc32(content) };
       }),
   );
-  return files.sort((left, right) => (left.path < right.path ? -1 : 1));
+  return files.sort((left, right) => compareCodeUnits(left.path, right.path));
 }
 
 const END_OF_CENTRAL_DIRECTORY = 0x06054b50;
@@ -155,7 +156,7 @@ function readZip(zip: Buffer): ZipEntry[] {
     if (crc32(content) !== checksum) throw new Error(`${path} does not match its CRC-32`);
     entries.push({ path, size: content.length, crc32: checksum, content });
   }
-  return entries.sort((left, right) => (left.path < right.path ? -1 : 1));
+  return entries.sort((left, right) => compareCodeUnits(left.path, right.path));
 }
 
 /** Writes a zip's files under folder, as Lambda unpacks a deployment package into /var/task. */

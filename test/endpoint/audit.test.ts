@@ -2,21 +2,12 @@
  * Audit mode through the handler: the same Pod and the same rules from a real DynamoDB snapshot, applied
  * by a deployment that enforces, and only logged and counted (AuditedMatches) by one that audits.
  */
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { APPLIED_ANNOTATION, AUDITED_ANNOTATION, type Enforcement } from '../../lib/api/index.ts';
 import { createAdmissionHandler, type AdmissionRules, type SnapshotCache } from '../../lib/endpoint/index.ts';
-import { createDynamoClient } from '../../lib/store/index.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import { parseAnswer, parseReview } from '../support/reviews.ts';
-import {
-  createFreshTable,
-  freshClusterId,
-  startTestDynamo,
-  type TestDynamo,
-  snapshotsOf,
-  placementsOf,
-} from '../store/support.ts';
+import { freshClusterId, snapshotsOf, placementsOf } from '../store/support.ts';
 import {
   admissionEvent,
   exampleContent,
@@ -26,28 +17,23 @@ import {
   ruleCache,
   TOKEN,
 } from './support.ts';
+import { useTestTable } from '../support/dynamo.ts';
 
 const REVIEW_TEXT = fixtureText('reviews/deployment-legacy-pool.json');
 
-let dynamo: TestDynamo;
-let client: DynamoDBClient;
+const table = useTestTable();
 let cache: SnapshotCache<AdmissionRules>;
 
 beforeAll(async () => {
-  dynamo = await startTestDynamo();
-  const tableName = await createFreshTable(dynamo.endpoint);
-  client = createDynamoClient({ endpoint: dynamo.endpoint });
   const clusterId = freshClusterId();
-  await snapshotsOf({ client, tableName })(clusterId).publish(await exampleContent());
+  await snapshotsOf({ client: table.client, tableName: table.tableName })(clusterId).publish(await exampleContent());
   cache = ruleCache(
-    { snapshots: snapshotsOf({ client, tableName }), placements: placementsOf({ client, tableName }) },
+    {
+      snapshots: snapshotsOf({ client: table.client, tableName: table.tableName }),
+      placements: placementsOf({ client: table.client, tableName: table.tableName }),
+    },
     clusterId,
   );
-});
-
-afterAll(async () => {
-  client.destroy();
-  await dynamo.close();
 });
 
 /** One review through a handler of the given deployment enforcement: the admitted Pod, the log line and the metrics. */

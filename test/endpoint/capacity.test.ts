@@ -2,23 +2,15 @@
  * Where a changed Pod fits, through the admission handler: the capacity the sync publishes in a real DynamoDB snapshot,
  * the warning kubectl prints, the log line's fields and the metrics; a rule saying if-unschedulable: skip held back.
  */
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { APPLIED_ANNOTATION, type NormalizedRule } from '../../lib/api/index.ts';
 import { Capacity } from '../../lib/capacity/index.ts';
 import { createAdmissionHandler } from '../../lib/endpoint/index.ts';
-import { createDynamoClient, type SnapshotContent } from '../../lib/store/index.ts';
+import { type SnapshotContent } from '../../lib/store/index.ts';
 import { node } from '../capacity/support.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import { parseAnswer, parseReview } from '../support/reviews.ts';
-import {
-  createFreshTable,
-  freshClusterId,
-  placementsOf,
-  snapshotsOf,
-  startTestDynamo,
-  type TestDynamo,
-} from '../store/support.ts';
+import { freshClusterId, placementsOf, snapshotsOf } from '../store/support.ts';
 import {
   admissionEvent,
   exampleContent,
@@ -28,6 +20,7 @@ import {
   ruleCache,
   TOKEN,
 } from './support.ts';
+import { useTestTable } from '../support/dynamo.ts';
 
 const REVIEW_TEXT = fixtureText('reviews/deployment-legacy-pool.json');
 const POOL = 'example.com/node-pool';
@@ -42,20 +35,7 @@ const WITH_MERGED = Capacity.of({
 });
 const LEGACY_ONLY = Capacity.of({ nodes: [node('legacy-1', { [POOL]: 'legacy', [ARCH]: 'amd64' })] });
 
-let dynamo: TestDynamo;
-let client: DynamoDBClient;
-let tableName: string;
-
-beforeAll(async () => {
-  dynamo = await startTestDynamo();
-  tableName = await createFreshTable(dynamo.endpoint);
-  client = createDynamoClient({ endpoint: dynamo.endpoint });
-});
-
-afterAll(async () => {
-  client.destroy();
-  await dynamo.close();
-});
+const table = useTestTable();
 
 /** The example rules, the migration marked if-unschedulable: skip when asked. */
 async function rules(skip: boolean): Promise<SnapshotContent> {
@@ -69,12 +49,15 @@ async function rules(skip: boolean): Promise<SnapshotContent> {
 /** One review through a handler whose snapshot holds these rules and this published capacity. */
 async function admit(content: SnapshotContent) {
   const clusterId = freshClusterId();
-  await snapshotsOf({ client, tableName })(clusterId).publish(content);
+  await snapshotsOf({ client: table.client, tableName: table.tableName })(clusterId).publish(content);
   const logger = recordingLogger();
   const metrics = recordingMetrics();
   const handler = createAdmissionHandler({
     rules: ruleCache(
-      { snapshots: snapshotsOf({ client, tableName }), placements: placementsOf({ client, tableName }) },
+      {
+        snapshots: snapshotsOf({ client: table.client, tableName: table.tableName }),
+        placements: placementsOf({ client: table.client, tableName: table.tableName }),
+      },
       clusterId,
     ),
     acceptedTokens: () => Promise.resolve([TOKEN]),

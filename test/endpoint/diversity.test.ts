@@ -3,8 +3,7 @@
  * Diversity Pod numbered by one UpdateItem before its review; a dry run, a counter that fails or is late draws at
  * random, with a warning and DiversityFallbacks.
  */
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createAdmissionHandler, type AdmissionRules, type SnapshotCache } from '../../lib/endpoint/index.ts';
 import { STAMP_ANNOTATION, type Pod } from '../../lib/engine/index.ts';
 import { CAPACITY_ANNOTATION } from '../../lib/placement/index.ts';
@@ -13,16 +12,7 @@ import { keyedStamps } from '../../lib/stamp/index.ts';
 import { createDynamoClient, type DiversityCounterStore } from '../../lib/store/index.ts';
 import { admissionReview, pod } from '../support/builders.ts';
 import { parseAnswer } from '../support/reviews.ts';
-import {
-  countersOf,
-  createFreshTable,
-  freshClusterId,
-  placementsOf,
-  silentEndpoint,
-  snapshotsOf,
-  startTestDynamo,
-  type TestDynamo,
-} from '../store/support.ts';
+import { countersOf, freshClusterId, placementsOf, silentEndpoint, snapshotsOf } from '../store/support.ts';
 import {
   admissionEvent,
   exampleContent,
@@ -32,24 +22,20 @@ import {
   ruleCache,
   TOKEN,
 } from './support.ts';
+import { useTestTable } from '../support/dynamo.ts';
 
 const COST = 'controller.kubernetes.io/pod-deletion-cost';
 const KEY = 'StampKeyOfTheDiversityTest0123456789abcdefghijklmnopqrstuvwxyzAB';
 const RANDOM = /^managed capacity placement \(Diversity\): Spot or on-demand was drawn at random for this Pod, since /;
 
-let dynamo: TestDynamo;
-let client: DynamoDBClient;
-let tableName: string;
+const table = useTestTable();
 let clusterId: string;
 let cache: SnapshotCache<AdmissionRules>;
 
 beforeAll(async () => {
-  dynamo = await startTestDynamo();
-  tableName = await createFreshTable(dynamo.endpoint);
-  client = createDynamoClient({ endpoint: dynamo.endpoint });
   clusterId = freshClusterId();
-  await snapshotsOf({ client, tableName })(clusterId).publish(await exampleContent());
-  await placementsOf({ client, tableName })(clusterId).setPlacement({
+  await snapshotsOf({ client: table.client, tableName: table.tableName })(clusterId).publish(await exampleContent());
+  await placementsOf({ client: table.client, tableName: table.tableName })(clusterId).setPlacement({
     namespace: 'shop',
     kind: 'Deployment',
     name: 'web',
@@ -58,14 +44,12 @@ beforeAll(async () => {
     minOnDemand: 2,
   });
   cache = ruleCache(
-    { snapshots: snapshotsOf({ client, tableName }), placements: placementsOf({ client, tableName }) },
+    {
+      snapshots: snapshotsOf({ client: table.client, tableName: table.tableName }),
+      placements: placementsOf({ client: table.client, tableName: table.tableName }),
+    },
     clusterId,
   );
-});
-
-afterAll(async () => {
-  client.destroy();
-  await dynamo.close();
 });
 
 const webPod = (hash = '5d8f7c9b4') =>
@@ -104,7 +88,7 @@ const capacityOf = (admitted: { pod: Pod }) => admitted.pod.metadata?.annotation
 
 describe('Diversity through the admission handler', () => {
   it('numbers the Pods of a revision from 0, so that every prefix holds the split and the first two are on-demand', async () => {
-    const { admit, metrics } = handlerWith(countersOf({ client, tableName })(clusterId));
+    const { admit, metrics } = handlerWith(countersOf({ client: table.client, tableName: table.tableName })(clusterId));
     const admitted = [];
     for (let index = 0; index < 10; index += 1) admitted.push(await admit(webPod()));
 
@@ -121,13 +105,13 @@ describe('Diversity through the admission handler', () => {
   });
 
   it('starts the next revision of a rolling update at 0', async () => {
-    const { admit } = handlerWith(countersOf({ client, tableName })(clusterId));
+    const { admit } = handlerWith(countersOf({ client: table.client, tableName: table.tableName })(clusterId));
     const first = await admit(webPod('7f6e5d4c3'));
     expect(first.pod.metadata?.annotations?.[COST]).toBe('2147483647');
   });
 
   it('takes no number for a stamped Pod reviewed again, and changes nothing', async () => {
-    const counters = countersOf({ client, tableName })(clusterId);
+    const counters = countersOf({ client: table.client, tableName: table.tableName })(clusterId);
     const { admit } = handlerWith(counters);
     const first = await admit(webPod('a1b2c3d4e5'));
     expect(first.pod.metadata?.annotations?.[STAMP_ANNOTATION]).toBeDefined();
@@ -137,7 +121,7 @@ describe('Diversity through the admission handler', () => {
   });
 
   it('draws a dry run at random, says so, counts it, and takes no number', async () => {
-    const counters = countersOf({ client, tableName })(clusterId);
+    const counters = countersOf({ client: table.client, tableName: table.tableName })(clusterId);
     const { admit, metrics } = handlerWith(counters);
     const dry = await admit(webPod('dd11ee22ff'), { dryRun: true });
     expect(capacityOf(dry)).toMatch(/^(spot|on-demand)$/);
@@ -152,7 +136,10 @@ describe('Diversity through the admission handler', () => {
     const silent = await silentEndpoint();
     const unanswered = createDynamoClient({ endpoint: silent.endpoint, maxAttempts: 1 });
     try {
-      const { admit, metrics, logger } = handlerWith(countersOf({ client: unanswered, tableName })(clusterId), 100);
+      const { admit, metrics, logger } = handlerWith(
+        countersOf({ client: unanswered, tableName: table.tableName })(clusterId),
+        100,
+      );
       const started = performance.now();
       const admitted = await admit(webPod());
       expect(performance.now() - started).toBeLessThan(1_000);

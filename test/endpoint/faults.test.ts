@@ -1,5 +1,5 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAdmissionHandler, createTokenSource, tokenRefreshFailureReporter } from '../../lib/endpoint/index.ts';
 import { ConfigurationError } from '../../lib/errors/index.ts';
 import { secretReaderFor } from '../../lib/secrets/index.ts';
@@ -8,12 +8,9 @@ import { fixtureText } from '../support/fixtures.ts';
 import { parseAnswer } from '../support/reviews.ts';
 import {
   closedEndpoint,
-  createFreshTable,
   freshClusterId,
   startLink,
-  startTestDynamo,
   type Link,
-  type TestDynamo,
   snapshotsOf,
   placementsOf,
   type PerCluster,
@@ -29,31 +26,22 @@ import {
   startFakeSecretsManager,
   useSecretsManagerAt,
 } from './support.ts';
+import { useTestTable } from '../support/dynamo.ts';
 
 const REVIEW = fixtureText('reviews/deployment-legacy-pool.json');
 const START = Date.parse('2026-12-01T10:00:00.000Z');
 const GENERIC_500 = { error: 'InternalError', message: 'the webhook could not evaluate the request' };
 
-let dynamo: TestDynamo;
-let tableName: string;
-let publisherClient: DynamoDBClient;
+const table = useTestTable();
 let publisher: PerCluster<SnapshotStore>;
 const cleanups: (() => Promise<void> | void)[] = [];
 
-beforeAll(async () => {
-  dynamo = await startTestDynamo();
-  tableName = await createFreshTable(dynamo.endpoint);
-  publisherClient = createDynamoClient({ endpoint: dynamo.endpoint });
-  publisher = snapshotsOf({ client: publisherClient, tableName });
+beforeAll(() => {
+  publisher = snapshotsOf({ client: table.client, tableName: table.tableName });
 });
 
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
-});
-
-afterAll(async () => {
-  publisherClient.destroy();
-  await dynamo.close();
 });
 
 /** A client that fails fast: one attempt, short timeouts (unless told to wait). */
@@ -74,8 +62,8 @@ function handlerReadingFrom(
   const metrics = recordingMetrics();
   const client = readerClient(endpoint, options.requestTimeoutMs);
   const stores = {
-    snapshots: snapshotsOf({ client, tableName }),
-    placements: placementsOf({ client, tableName }),
+    snapshots: snapshotsOf({ client, tableName: table.tableName }),
+    placements: placementsOf({ client, tableName: table.tableName }),
   };
   const cache = ruleCache(stores, clusterId, {
     clock: () => now,
@@ -104,7 +92,7 @@ function handlerReadingFrom(
 async function cutLinkAfterGoodRead(): Promise<{ harness: ReturnType<typeof handlerReadingFrom>; link: Link }> {
   const clusterId = freshClusterId();
   await publisher(clusterId).publish(await exampleContent());
-  const link = await startLink(dynamo.endpoint);
+  const link = await startLink(table.endpoint);
   cleanups.push(() => link.close());
   const harness = handlerReadingFrom(link.endpoint, clusterId);
   expect((await harness.admit()).statusCode).toBe(200);
@@ -124,7 +112,7 @@ describe('createAdmissionHandler when rules cannot be read', () => {
   });
 
   it('answers 500 when the store holds no snapshot for the cluster', async () => {
-    const harness = handlerReadingFrom(dynamo.endpoint, freshClusterId());
+    const harness = handlerReadingFrom(table.endpoint, freshClusterId());
 
     const result = await harness.admit();
 
@@ -215,7 +203,7 @@ describe('createAdmissionHandler while DynamoDB is silent', () => {
   it('answers a warm container from the last good rules at the deadline, stale, counted and logged', async () => {
     const clusterId = freshClusterId();
     await publisher(clusterId).publish(await exampleContent());
-    const link = await startLink(dynamo.endpoint);
+    const link = await startLink(table.endpoint);
     cleanups.push(() => link.close());
     const harness = handlerReadingFrom(link.endpoint, clusterId, {
       deadlineMs: DEADLINE_MS,
@@ -250,7 +238,7 @@ describe('createAdmissionHandler while DynamoDB is silent', () => {
   });
 
   it('answers 500 on a cold start at the deadline, and 500 at once during the backoff without another read', async () => {
-    const link = await startLink(dynamo.endpoint);
+    const link = await startLink(table.endpoint);
     cleanups.push(() => link.close());
     link.hang();
     const harness = handlerReadingFrom(link.endpoint, freshClusterId(), {

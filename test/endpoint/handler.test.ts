@@ -1,6 +1,5 @@
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { answerAdmissionReview, type AdmissionReviewResponse } from '../../lib/admission/index.ts';
 import { validatePodMutation } from '../../lib/api/index.ts';
 import { compileRuleSet } from '../../lib/engine/index.ts';
@@ -10,18 +9,10 @@ import {
   type AdmissionRules,
   type SnapshotCache,
 } from '../../lib/endpoint/index.ts';
-import { createDynamoClient } from '../../lib/store/index.ts';
 import type { NodeSelectorTerm } from '../../lib/scheduling/index.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import { parseAnswer, parseReview } from '../support/reviews.ts';
-import {
-  createFreshTable,
-  freshClusterId,
-  startTestDynamo,
-  type TestDynamo,
-  snapshotsOf,
-  placementsOf,
-} from '../store/support.ts';
+import { freshClusterId, snapshotsOf, placementsOf } from '../store/support.ts';
 import {
   TOKEN,
   admissionEvent,
@@ -32,13 +23,13 @@ import {
   ruleCache,
   type EventOptions,
 } from './support.ts';
+import { useTestTable } from '../support/dynamo.ts';
 
 const DEPLOYMENT_REVIEW = fixtureText('reviews/deployment-legacy-pool.json');
 const UPDATE_REVIEW = fixtureText('reviews/pod-update.json');
 const SMALL_LIMIT = 16 * 1024;
 
-let dynamo: TestDynamo;
-let client: DynamoDBClient;
+const table = useTestTable();
 let cache: SnapshotCache<AdmissionRules>;
 let logger: ReturnType<typeof recordingLogger>;
 let metrics: ReturnType<typeof recordingMetrics>;
@@ -46,18 +37,13 @@ let handler: AdmissionHandler;
 let smallLimitHandler: AdmissionHandler;
 
 beforeAll(async () => {
-  dynamo = await startTestDynamo();
-  const tableName = await createFreshTable(dynamo.endpoint);
-  client = createDynamoClient({ endpoint: dynamo.endpoint });
-  const store = snapshotsOf({ client, tableName });
+  const store = snapshotsOf({ client: table.client, tableName: table.tableName });
   const clusterId = freshClusterId();
   await store(clusterId).publish(await exampleContent());
-  cache = ruleCache({ snapshots: store, placements: placementsOf({ client, tableName }) }, clusterId);
-});
-
-afterAll(async () => {
-  client.destroy();
-  await dynamo.close();
+  cache = ruleCache(
+    { snapshots: store, placements: placementsOf({ client: table.client, tableName: table.tableName }) },
+    clusterId,
+  );
 });
 
 beforeEach(() => {

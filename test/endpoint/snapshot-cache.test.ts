@@ -1,5 +1,5 @@
-import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RuleSnapshot } from '../../lib/api/index.ts';
 import { ConfigurationError, StoreError } from '../../lib/errors/index.ts';
 import { createSnapshotCache, type SnapshotCache } from '../../lib/endpoint/index.ts';
@@ -9,43 +9,31 @@ import {
   contentOf,
   countingClient,
   countsSince,
-  createFreshTable,
   freshClusterId,
   partSortKey,
   ruleAdding,
   startLink,
-  startTestDynamo,
   type CommandCounts,
   type Link,
-  type TestDynamo,
   snapshotsOf,
   type PerCluster,
 } from '../store/support.ts';
+import { useTestTable } from '../support/dynamo.ts';
 
 const START = Date.parse('2026-12-01T10:00:00.000Z');
 const REFRESH_SECONDS = 30;
 const MAX_STALE_SECONDS = 300;
 
-let dynamo: TestDynamo;
-let tableName: string;
-let publisherClient: DynamoDBClient;
+const table = useTestTable();
 let publisher: PerCluster<SnapshotStore>;
 const cleanups: (() => Promise<void> | void)[] = [];
 
-beforeAll(async () => {
-  dynamo = await startTestDynamo();
-  tableName = await createFreshTable(dynamo.endpoint);
-  publisherClient = createDynamoClient({ endpoint: dynamo.endpoint });
-  publisher = snapshotsOf({ client: publisherClient, tableName });
+beforeAll(() => {
+  publisher = snapshotsOf({ client: table.client, tableName: table.tableName });
 });
 
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
-});
-
-afterAll(async () => {
-  publisherClient.destroy();
-  await dynamo.close();
 });
 
 /** The served value in these tests: the rule names of the snapshot. */
@@ -71,7 +59,7 @@ async function harness(
     onRefreshFailure?: (error: StoreError) => void;
   } = {},
 ): Promise<Harness> {
-  const link = await startLink(dynamo.endpoint);
+  const link = await startLink(table.endpoint);
   const { client, counts } = countingClient({
     endpoint: link.endpoint,
     maxAttempts: 1,
@@ -84,7 +72,7 @@ async function harness(
   let now = START;
   const clusterId = options.clusterId ?? freshClusterId();
   const cache = createSnapshotCache({
-    store: snapshotsOf({ client, tableName })(clusterId),
+    store: snapshotsOf({ client, tableName: table.tableName })(clusterId),
     clusterId,
     refreshSeconds: REFRESH_SECONDS,
     maxStaleSeconds: MAX_STALE_SECONDS,
@@ -102,7 +90,7 @@ describe('cold start', () => {
     cleanups.push(() => client.destroy());
     const clusterId = freshClusterId();
     const cache = createSnapshotCache({
-      store: snapshotsOf({ client, tableName })(clusterId),
+      store: snapshotsOf({ client, tableName: table.tableName })(clusterId),
       clusterId,
       refreshSeconds: REFRESH_SECONDS,
       maxStaleSeconds: MAX_STALE_SECONDS,
@@ -320,9 +308,9 @@ describe('refresh failures', () => {
     const { cache, clusterId, advance } = await warmHarness();
     await publisher(clusterId).publish(contentOf([ruleAdding('newer')]));
     const pointer = await publisher(clusterId).readPointer();
-    await publisherClient.send(
+    await table.client.send(
       new UpdateItemCommand({
-        TableName: tableName,
+        TableName: table.tableName,
         Key: { pk: { S: `cluster#${clusterId}` }, sk: { S: partSortKey(2, pointer!.publishId, 0) } },
         UpdateExpression: 'SET body = :body',
         ExpressionAttributeValues: { ':body': { B: new Uint8Array([1, 2, 3]) } },

@@ -7,6 +7,7 @@ import jsonPatch from 'fast-json-patch';
 import { vi } from 'vitest';
 import { validatePodMutation } from '../../lib/api/index.ts';
 import { compileRuleSet } from '../../lib/engine/index.ts';
+import { compareCodeUnits } from '../../lib/values/index.ts';
 import {
   createAdmissionRulesCache,
   type AdmissionMetrics,
@@ -108,7 +109,7 @@ function admissionEvent(options: EventOptions = {}): APIGatewayProxyEventV2 {
 async function exampleContent() {
   const loaded = await loadRuleFiles([EXAMPLES]);
   return {
-    rules: [...loaded.rules].sort((left, right) => (left.name < right.name ? -1 : 1)),
+    rules: [...loaded.rules].sort((left, right) => compareCodeUnits(left.name, right.name)),
     invalid: loaded.invalid,
     resourceVersion: '',
     syncedAt: '2026-12-01T10:00:00.000Z',

@@ -1,12 +1,12 @@
-import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { answerAdmissionReview, type AdmissionReviewResponse } from '../../lib/admission/index.ts';
 import { APPLIED_ANNOTATION } from '../../lib/api/index.ts';
 import { compileRuleSet, type Pod } from '../../lib/engine/index.ts';
 import { createAdmissionHandler, readAdmissionConfig } from '../../lib/endpoint/index.ts';
 import { CAPACITY_ANNOTATION, type CapacityFlavour, type PlacementPolicy } from '../../lib/placement/index.ts';
 import type { NodeSelectorTerm } from '../../lib/scheduling/index.ts';
-import { createDynamoClient, type PlacementStore, type SnapshotStore } from '../../lib/store/index.ts';
+import { type PlacementStore, type SnapshotStore } from '../../lib/store/index.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import { parseReview } from '../support/reviews.ts';
 import {
@@ -21,15 +21,13 @@ import {
 import {
   countingClient,
   countsSince,
-  createFreshTable,
   freshClusterId,
   startLink,
-  startTestDynamo,
-  type TestDynamo,
   snapshotsOf,
   placementsOf,
   type PerCluster,
 } from '../store/support.ts';
+import { useTestTable } from '../support/dynamo.ts';
 
 // The review's Pod belongs to Deployment production/checkout; the example rule migrate-legacy-pool matches it.
 const REVIEW = fixtureText('reviews/deployment-legacy-pool.json');
@@ -38,28 +36,18 @@ const START = Date.parse('2026-12-01T10:00:00.000Z');
 const REFRESH_SECONDS = 30;
 const SPOT = { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot'] };
 
-let dynamo: TestDynamo;
-let tableName: string;
-let operatorClient: DynamoDBClient;
+const table = useTestTable();
 let publisher: PerCluster<SnapshotStore>;
 let operator: PerCluster<PlacementStore>;
 const cleanups: (() => Promise<void> | void)[] = [];
 
-beforeAll(async () => {
-  dynamo = await startTestDynamo();
-  tableName = await createFreshTable(dynamo.endpoint);
-  operatorClient = createDynamoClient({ endpoint: dynamo.endpoint });
-  publisher = snapshotsOf({ client: operatorClient, tableName });
-  operator = placementsOf({ client: operatorClient, tableName });
+beforeAll(() => {
+  publisher = snapshotsOf({ client: table.client, tableName: table.tableName });
+  operator = placementsOf({ client: table.client, tableName: table.tableName });
 });
 
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
-});
-
-afterAll(async () => {
-  operatorClient.destroy();
-  await dynamo.close();
 });
 
 function checkout(mode: PlacementPolicy['mode'], spotPercent?: number): PlacementPolicy {
@@ -71,7 +59,7 @@ async function admission(options: { capacityFlavour?: CapacityFlavour; placement
   const clusterId = freshClusterId();
   await publisher(clusterId).publish(await exampleContent());
   if (options.placements !== undefined) await operator(clusterId).replacePlacements(options.placements);
-  const link = await startLink(dynamo.endpoint);
+  const link = await startLink(table.endpoint);
   const { client, counts } = countingClient({ endpoint: link.endpoint, maxAttempts: 1, requestTimeoutMs: 1_000 });
   cleanups.push(
     () => client.destroy(),
@@ -79,8 +67,8 @@ async function admission(options: { capacityFlavour?: CapacityFlavour; placement
   );
   let now = START;
   const stores = {
-    snapshots: snapshotsOf({ client, tableName }),
-    placements: placementsOf({ client, tableName }),
+    snapshots: snapshotsOf({ client, tableName: table.tableName }),
+    placements: placementsOf({ client, tableName: table.tableName }),
   };
   const cache = ruleCache(stores, clusterId, {
     clock: () => now,
@@ -178,7 +166,7 @@ describe('the admission handler applies placement policies from the store', () =
   });
 
   it('writes eks.amazonaws.com/capacityType SPOT when CAPACITY_FLAVOUR is eks', async () => {
-    const config = readAdmissionConfig({ RULES_TABLE: tableName, WEBHOOK_TOKEN: TOKEN, CAPACITY_FLAVOUR: 'eks' });
+    const config = readAdmissionConfig({ RULES_TABLE: table.tableName, WEBHOOK_TOKEN: TOKEN, CAPACITY_FLAVOUR: 'eks' });
     const { admit } = await admission({ capacityFlavour: config.capacityFlavour, placements: [checkout('Spot')] });
 
     const { pod } = await admit();
@@ -252,9 +240,9 @@ describe('refreshing rules and placements together', () => {
   it('keeps the last placements when the placement item is tampered with', async () => {
     const { clusterId, cache, admit, advance } = await admission({ placements: [checkout('Spot')] });
     await admit();
-    await operatorClient.send(
+    await table.client.send(
       new UpdateItemCommand({
-        TableName: tableName,
+        TableName: table.tableName,
         Key: { pk: { S: `cluster#${clusterId}` }, sk: { S: 'placement#set' } },
         UpdateExpression: 'SET policies = :policies, version = :version',
         ExpressionAttributeValues: { ':policies': { S: '[]' }, ':version': { N: '2' } },
@@ -272,9 +260,9 @@ describe('refreshing rules and placements together', () => {
 
   it('answers 500 on a cold start with an unusable placement item, never admitting without the policies', async () => {
     const { clusterId, admit } = await admission({ placements: [checkout('Spot')] });
-    await operatorClient.send(
+    await table.client.send(
       new UpdateItemCommand({
-        TableName: tableName,
+        TableName: table.tableName,
         Key: { pk: { S: `cluster#${clusterId}` }, sk: { S: 'placement#set' } },
         UpdateExpression: 'SET policies = :policies',
         ExpressionAttributeValues: { ':policies': { S: 'not json' } },

@@ -5,6 +5,7 @@ import {
   diffScheduling,
   isEmptySchedulingDiff,
   preferenceFromKubernetes,
+  sameScheduling,
   schedulingDiffLines,
   schedulingDiffSummary,
   termFromKubernetes,
@@ -659,5 +660,132 @@ describe('the scheduling diff on one line', () => {
         },
       ),
     );
+  });
+});
+
+const REPEATABLE = ['tolerations', 'required', 'preferred', 'spread'] as const;
+
+/** The fields with the first entry of one list written twice: the same as a set, another multiset. */
+function repeated(fields: SchedulingFields, list: (typeof REPEATABLE)[number]): SchedulingFields {
+  const twice = <T>(items: readonly T[] | null | undefined): T[] =>
+    items === null || items === undefined || items.length === 0 ? [...(items ?? [])] : [...items, items[0]!];
+  const affinity = fields.nodeAffinity ?? {};
+  const terms = affinity.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+  switch (list) {
+    case 'tolerations':
+      return { ...fields, tolerations: twice(fields.tolerations) };
+    case 'spread':
+      return { ...fields, topologySpreadConstraints: twice(fields.topologySpreadConstraints) };
+    case 'required':
+      return terms === undefined
+        ? fields
+        : {
+            ...fields,
+            nodeAffinity: {
+              ...affinity,
+              requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: twice(terms) },
+            },
+          };
+    case 'preferred':
+      return {
+        ...fields,
+        nodeAffinity: {
+          ...affinity,
+          preferredDuringSchedulingIgnoredDuringExecution: twice(
+            affinity.preferredDuringSchedulingIgnoredDuringExecution,
+          ),
+        },
+      };
+  }
+}
+
+const FIELD_NAMES = [
+  'annotations',
+  'nodeSelector',
+  'tolerations',
+  'nodeAffinity',
+  'topologySpreadConstraints',
+] as const;
+
+/** Two Pods' fields: unrelated; one reordered with a list repeated; or alike but for one field. */
+const arbitraryPair: fc.Arbitrary<readonly [SchedulingFields, SchedulingFields]> = fc.oneof(
+  fc.tuple(arbitraryFields, arbitraryFields),
+  fc
+    .tuple(arbitraryFields, fc.integer(), fc.constantFrom(...REPEATABLE))
+    .map(([fields, seed, list]) => [fields, reordered(repeated(fields, list), seed)] as const),
+  fc
+    .tuple(arbitraryFields, arbitraryFields, fc.constantFrom(...FIELD_NAMES))
+    .map(([fields, other, name]) => [fields, { ...fields, [name]: other[name] }] as const),
+);
+
+describe('sameScheduling', () => {
+  it('holds exactly when the diff is empty, for unrelated Pods, reordered and repeated ones, and Pods one field apart', () => {
+    fc.assert(
+      fc.property(arbitraryPair, ([left, right]) => {
+        expect(sameScheduling(left, right)).toBe(isEmptySchedulingDiff(diffScheduling(left, right)));
+      }),
+    );
+  });
+
+  it('holds between a Pod and itself, and says the same whichever Pod comes first', () => {
+    fc.assert(
+      fc.property(arbitraryPair, ([left, right]) => {
+        expect(sameScheduling(left, left)).toBe(true);
+        expect(sameScheduling(right, left)).toBe(sameScheduling(left, right));
+      }),
+    );
+  });
+
+  const term = [requirement(POOL, 'In', ['merged', 'legacy'])];
+  const template = { topologyKey: ZONE, maxSkew: 1, matchLabelKeys: ['pod-template-hash'] };
+  const merged = {
+    ...template,
+    labelSelector: { matchExpressions: [{ key: 'pod-template-hash', operator: 'In', values: ['5d8f7c9b4'] }] },
+  };
+  it.each([
+    {
+      name: 'absent and null fields are alike',
+      left: {},
+      right: { nodeSelector: null, tolerations: null },
+      same: true,
+    },
+    {
+      name: 'tolerations in another order and repeated are alike',
+      left: { tolerations: [SPOT, NOT_READY] },
+      right: { tolerations: [NOT_READY, SPOT, NOT_READY] },
+      same: true,
+    },
+    {
+      name: 'a toleration without an operator is one with Equal',
+      left: { tolerations: [{ key: POOL, value: 'spot', effect: 'NoSchedule' }] },
+      right: { tolerations: [{ key: POOL, operator: 'Equal', value: 'spot', effect: 'NoSchedule' }] },
+      same: true,
+    },
+    {
+      name: 'a required term with its values reordered and written twice is alike',
+      left: required(term),
+      right: required([requirement(POOL, 'In', ['legacy', 'merged'])], term),
+      same: true,
+    },
+    {
+      name: 'a preferred term written twice differs, since the scheduler adds its weight twice',
+      left: preferring({ weight: 10, requirements: term }),
+      right: preferring({ weight: 10, requirements: term }, { weight: 10, requirements: term }),
+      same: false,
+    },
+    {
+      name: 'a spread constraint with what the API server merges for matchLabelKeys is alike',
+      left: { topologySpreadConstraints: [template] },
+      right: { topologySpreadConstraints: [merged] },
+      same: true,
+    },
+    {
+      name: 'an annotation with another value differs',
+      left: { annotations: { team: 'payments' } },
+      right: { annotations: { team: 'search' } },
+      same: false,
+    },
+  ])('says $name', ({ left, right, same }: { left: SchedulingFields; right: SchedulingFields; same: boolean }) => {
+    expect(sameScheduling(left, right)).toBe(same);
   });
 });

@@ -4,16 +4,15 @@
  */
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Capacity } from '../../lib/capacity/index.ts';
 import type { NormalizedPlacement } from '../../lib/api/index.ts';
 import { contentHashOf, decodeContent, decodedContentHash, serializeContent } from '../../lib/store/codec.ts';
-import { createDynamoClient, type SnapshotContent } from '../../lib/store/index.ts';
+import { type SnapshotContent } from '../../lib/store/index.ts';
 import { canonicalJson } from '../../lib/values/index.ts';
 import { node, nodePool } from '../capacity/support.ts';
-import { contentOf, createFreshTable, freshClusterId, ruleAdding, snapshotsOf, startTestDynamo } from './support.ts';
-import type { TestDynamo } from './support.ts';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { contentOf, freshClusterId, ruleAdding, snapshotsOf } from './support.ts';
+import { useTestTable } from '../support/dynamo.ts';
 
 const NOW = Date.parse('2026-12-01T10:00:00.000Z');
 const RULES = contentOf([ruleAdding('move', { team: 'a' })]);
@@ -50,22 +49,9 @@ function storedAndDecoded(content: SnapshotContent, tamper: (text: string) => st
   return decoded;
 }
 
-let dynamo: TestDynamo;
-let raw: DynamoDBClient;
-let tableName: string;
+const table = useTestTable();
 
-beforeAll(async () => {
-  dynamo = await startTestDynamo();
-  tableName = await createFreshTable(dynamo.endpoint);
-  raw = createDynamoClient({ endpoint: dynamo.endpoint });
-});
-
-afterAll(async () => {
-  raw.destroy();
-  await dynamo.close();
-});
-
-const store = () => snapshotsOf({ client: raw, tableName, clock: () => NOW });
+const store = () => snapshotsOf({ client: table.client, tableName: table.tableName, clock: () => NOW });
 
 describe('the capacity in a snapshot', () => {
   it('reads back the capacity published with the rules', async () => {

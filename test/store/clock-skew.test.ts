@@ -11,43 +11,37 @@ import { type SnapshotStore } from '../../lib/store/index.ts';
 import {
   clientWithTableClock,
   contentOf,
-  createFreshTable,
   freshClusterId,
   plantListStart as plantOn,
   ruleAdding,
-  startTestDynamo,
-  type TestDynamo,
   snapshotsOf,
   leasesOf,
   type PerCluster,
 } from './support.ts';
+import { useTestTable } from '../support/dynamo.ts';
 
 const T = Date.parse('2026-12-01T10:00:00.000Z');
 const SECOND = 1_000;
 const DAY = 24 * 3600 * SECOND;
 
-let dynamo: TestDynamo;
-let tableName: string;
+const table = useTestTable();
 // The table's clock stands at T; DynamoDB's Date header says so on every response.
-let table: DynamoDBClient;
+let atT: DynamoDBClient;
 let noDateHeader: DynamoDBClient;
 
-beforeAll(async () => {
-  dynamo = await startTestDynamo();
-  tableName = await createFreshTable(dynamo.endpoint);
-  table = clientWithTableClock({ endpoint: dynamo.endpoint }, () => T);
-  noDateHeader = clientWithTableClock({ endpoint: dynamo.endpoint }, undefined);
+beforeAll(() => {
+  atT = clientWithTableClock({ endpoint: table.endpoint }, () => T);
+  noDateHeader = clientWithTableClock({ endpoint: table.endpoint }, undefined);
 });
 
-afterAll(async () => {
-  table.destroy();
+afterAll(() => {
+  atT.destroy();
   noDateHeader.destroy();
-  await dynamo.close();
 });
 
 /** A publisher whose own clock reads `now`. */
-function storeAt(now: number, client: DynamoDBClient = table): PerCluster<SnapshotStore> {
-  return snapshotsOf({ client, tableName, clock: () => now });
+function storeAt(now: number, client: DynamoDBClient = atT): PerCluster<SnapshotStore> {
+  return snapshotsOf({ client, tableName: table.tableName, clock: () => now });
 }
 
 const current = contentOf([ruleAdding('current')], '100');
@@ -55,7 +49,7 @@ const next = contentOf([ruleAdding('next')], '200');
 
 /** A cluster whose snapshot a right clock published from a list started a second before T. */
 const plantListStart = (clusterId: string, listStartedAt: number) =>
-  plantOn(table, tableName, clusterId, listStartedAt);
+  plantOn(atT, table.tableName, clusterId, listStartedAt);
 
 async function publishedCluster(): Promise<string> {
   const clusterId = freshClusterId();
@@ -75,7 +69,7 @@ describe('a publish from a clock ahead of the table’s', () => {
 
     await expect(refused).rejects.toThrow(StoreError);
     await expect(refused).rejects.toThrow(
-      `refused to publish for cluster "${clusterId}" in table "${tableName}": this list started at ${new Date(T + ahead).toISOString()}, ${shown} ahead of ` +
+      `refused to publish for cluster "${clusterId}" in table "${table.tableName}": this list started at ${new Date(T + ahead).toISOString()}, ${shown} ahead of ` +
         "the table's clock (DynamoDB's Date header), 2026-12-01T10:00:00.000Z; a list start more than 120 s ahead would hold back every later sync, " +
         'so nothing was published. Set the clock of the machine that ran this sync right (turn on NTP) and sync again',
     );
@@ -161,7 +155,7 @@ describe('a pointer whose list start a clock ahead wrote', () => {
 
 describe('a sync lease a clock ahead took', () => {
   const LEASE_MS = 120 * SECOND;
-  const leasesAt = (now: number) => leasesOf({ client: table, tableName, clock: () => now });
+  const leasesAt = (now: number) => leasesOf({ client: atT, tableName: table.tableName, clock: () => now });
 
   it('is taken over once its expiry lies beyond the lease’s length and the bound, naming its holder', async () => {
     const clusterId = freshClusterId();

@@ -2,44 +2,32 @@ import { GetItemCommand, PutItemCommand, type DynamoDBClient } from '@aws-sdk/cl
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StoreError } from '../../lib/errors/index.ts';
 import { createDynamoClient, RULES_TABLE_LAYOUT, type ClusterBindingStore } from '../../lib/store/index.ts';
-import {
-  bindingsOf,
-  createFreshTable,
-  freshClusterId,
-  startTestDynamo,
-  type PerCluster,
-  type TestDynamo,
-} from './support.ts';
+import { bindingsOf, freshClusterId, type PerCluster } from './support.ts';
+import { useTestTable } from '../support/dynamo.ts';
 
 const NOW = Date.parse('2026-12-01T10:00:00.000Z');
 const FIRST = '5b7e8a52-0c4f-4b8e-9d43-3f1e6a2c9b70';
 const SECOND = 'c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f';
 const THIRD = '00000000-1111-4222-8333-444444444444';
 
-let dynamo: TestDynamo;
-let tableName: string;
-let raw: DynamoDBClient;
+const table = useTestTable();
 let now = NOW;
 let bindings: PerCluster<ClusterBindingStore>;
 const clients: DynamoDBClient[] = [];
 
-beforeAll(async () => {
-  dynamo = await startTestDynamo();
-  tableName = await createFreshTable(dynamo.endpoint);
-  raw = createDynamoClient({ endpoint: dynamo.endpoint });
-  bindings = bindingsOf({ client: raw, tableName, clock: () => now });
+beforeAll(() => {
+  bindings = bindingsOf({ client: table.client, tableName: table.tableName, clock: () => now });
 });
 
-afterAll(async () => {
-  for (const client of [raw, ...clients]) client.destroy();
-  await dynamo.close();
+afterAll(() => {
+  for (const client of [table.client, ...clients]) client.destroy();
 });
 
 /** The binding item as stored, or undefined. */
 async function storedItem(clusterId: string): Promise<Record<string, unknown> | undefined> {
-  const { Item: item } = await raw.send(
+  const { Item: item } = await table.client.send(
     new GetItemCommand({
-      TableName: tableName,
+      TableName: table.tableName,
       Key: { pk: { S: `cluster#${clusterId}` }, sk: { S: RULES_TABLE_LAYOUT.binding.sortKey } },
       ConsistentRead: true,
     }),
@@ -49,7 +37,7 @@ async function storedItem(clusterId: string): Promise<Record<string, unknown> | 
 
 /** A binding store of its own client, whose UpdateItems wait for `gate` before they are sent. */
 function gatedBindings(gate: Promise<unknown>): PerCluster<ClusterBindingStore> {
-  const client = createDynamoClient({ endpoint: dynamo.endpoint });
+  const client = createDynamoClient({ endpoint: table.endpoint });
   clients.push(client);
   client.middlewareStack.add(
     (next, context) => async (args) => {
@@ -58,7 +46,7 @@ function gatedBindings(gate: Promise<unknown>): PerCluster<ClusterBindingStore> 
     },
     { step: 'initialize', name: 'gate' },
   );
-  return bindingsOf({ client, tableName, clock: () => now });
+  return bindingsOf({ client, tableName: table.tableName, clock: () => now });
 }
 
 describe('binding a cluster id', () => {
@@ -133,9 +121,9 @@ describe('binding a cluster id', () => {
 
   it('reads a malformed binding item as a StoreError, so that nothing is published under it', async () => {
     const clusterId = freshClusterId();
-    await raw.send(
+    await table.client.send(
       new PutItemCommand({
-        TableName: tableName,
+        TableName: table.tableName,
         Item: {
           pk: { S: `cluster#${clusterId}` },
           sk: { S: RULES_TABLE_LAYOUT.binding.sortKey },
@@ -150,7 +138,7 @@ describe('binding a cluster id', () => {
 
     await expect(bind).rejects.toBeInstanceOf(StoreError);
     await expect(bind).rejects.toThrow(
-      `the cluster binding of cluster "${clusterId}" in table "${tableName}" is malformed`,
+      `the cluster binding of cluster "${clusterId}" in table "${table.tableName}" is malformed`,
     );
   });
 });

@@ -7,7 +7,7 @@ import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { serializeContent } from '../../lib/store/codec.ts';
-import { canonicalJson } from '../../lib/values/index.ts';
+import { canonicalJson, compareCodeUnits } from '../../lib/values/index.ts';
 import type { SnapshotContent } from '../../lib/store/index.ts';
 
 /** The definition: keys sorted by code units at every depth, undefined fields dropped, undefined items null. */
@@ -16,7 +16,7 @@ function definition(value: unknown): string {
     return `[${value.map((item: unknown) => (item === undefined ? 'null' : definition(item))).join(',')}]`;
   if (typeof value === 'object' && value !== null) {
     const entries = Object.entries(value).filter(([, field]) => field !== undefined);
-    entries.sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0));
+    entries.sort(([left], [right]) => compareCodeUnits(left, right));
     return `{${entries.map(([key, field]) => `${JSON.stringify(key)}:${definition(field)}`).join(',')}}`;
   }
   return JSON.stringify(value);

@@ -1,34 +1,16 @@
 /** The Diversity counters against a real DynamoDB (dynalite) over the wire. */
-import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { StoreError } from '../../lib/errors/index.ts';
 import { createDynamoClient, type DiversityCounterStore } from '../../lib/store/index.ts';
-import {
-  closedEndpoint,
-  countersOf,
-  createFreshTable,
-  freshClusterId,
-  silentEndpoint,
-  startTestDynamo,
-  type PerCluster,
-  type TestDynamo,
-} from './support.ts';
+import { closedEndpoint, countersOf, freshClusterId, silentEndpoint, type PerCluster } from './support.ts';
+import { useTestTable } from '../support/dynamo.ts';
 
-let dynamo: TestDynamo;
-let tableName: string;
-let raw: DynamoDBClient;
+const table = useTestTable();
 let counters: PerCluster<DiversityCounterStore>;
 
-beforeAll(async () => {
-  dynamo = await startTestDynamo();
-  tableName = await createFreshTable(dynamo.endpoint);
-  raw = createDynamoClient({ endpoint: dynamo.endpoint });
-  counters = countersOf({ client: raw, tableName });
-});
-
-afterAll(async () => {
-  raw.destroy();
-  await dynamo.close();
+beforeAll(() => {
+  counters = countersOf({ client: table.client, tableName: table.tableName });
 });
 
 describe('the Diversity counters', () => {
@@ -52,9 +34,9 @@ describe('the Diversity counters', () => {
   it('keep each count in one item under the cluster, sort key diversity#<workload>#<revision>', async () => {
     const clusterId = freshClusterId();
     await counters(clusterId).next('apps/Job/reindex#');
-    const { Item: item } = await raw.send(
+    const { Item: item } = await table.client.send(
       new GetItemCommand({
-        TableName: tableName,
+        TableName: table.tableName,
         Key: { pk: { S: `cluster#${clusterId}` }, sk: { S: 'diversity#apps/Job/reindex#' } },
       }),
     );
@@ -68,12 +50,12 @@ describe('the Diversity counters', () => {
   it('fail with a StoreError naming the counter and the table when the table cannot be reached', async () => {
     const client = createDynamoClient({ endpoint: await closedEndpoint(), maxAttempts: 1 });
     try {
-      const store = countersOf({ client, tableName })(freshClusterId());
+      const store = countersOf({ client, tableName: table.tableName })(freshClusterId());
       const failure = await store.next('apps/Deployment/web#1').catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(StoreError);
       expect((failure as StoreError).message).toMatch(
         new RegExp(
-          `^DynamoDB UpdateItem of a Diversity counter on table "${tableName}" for cluster "cluster-[0-9a-f]+" failed: `,
+          `^DynamoDB UpdateItem of a Diversity counter on table "${table.tableName}" for cluster "cluster-[0-9a-f]+" failed: `,
         ),
       );
     } finally {
@@ -85,7 +67,7 @@ describe('the Diversity counters', () => {
     const silent = await silentEndpoint();
     const client = createDynamoClient({ endpoint: silent.endpoint, maxAttempts: 1 });
     try {
-      const store = countersOf({ client, tableName })(freshClusterId());
+      const store = countersOf({ client, tableName: table.tableName })(freshClusterId());
       const started = performance.now();
       const failure = await store
         .next('apps/Deployment/web#1', AbortSignal.timeout(100))

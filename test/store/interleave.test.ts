@@ -1,30 +1,11 @@
-import type { DynamoDBClient, PutItemCommandInput } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PutItemCommandInput } from '@aws-sdk/client-dynamodb';
+import { describe, expect, it } from 'vitest';
 import type { RuleSnapshot } from '../../lib/api/index.ts';
 import { createDynamoClient, type SnapshotContent } from '../../lib/store/index.ts';
-import {
-  createFreshTable,
-  freshClusterId,
-  largeContent,
-  startTestDynamo,
-  type TestDynamo,
-  snapshotsOf,
-} from './support.ts';
+import { freshClusterId, largeContent, snapshotsOf } from './support.ts';
+import { useTestTable } from '../support/dynamo.ts';
 
-let dynamo: TestDynamo;
-let tableName: string;
-let client: DynamoDBClient;
-
-beforeAll(async () => {
-  dynamo = await startTestDynamo();
-  tableName = await createFreshTable(dynamo.endpoint);
-  client = createDynamoClient({ endpoint: dynamo.endpoint });
-});
-
-afterAll(async () => {
-  client.destroy();
-  await dynamo.close();
-});
+const table = useTestTable();
 
 function contentPart(snapshot: RuleSnapshot): SnapshotContent {
   const { rules, invalid, resourceVersion, syncedAt } = snapshot;
@@ -34,7 +15,7 @@ function contentPart(snapshot: RuleSnapshot): SnapshotContent {
 describe('readers during publishes', () => {
   it('reads exactly one published multi-part snapshot every time while publishes run', async () => {
     // Small parts so every snapshot spans about ten items and a mix would be possible if publishing were not atomic.
-    const store = snapshotsOf({ client, tableName, snapshots: { partBytes: 1024 } });
+    const store = snapshotsOf({ client: table.client, tableName: table.tableName, snapshots: { partBytes: 1024 } });
     const clusterId = freshClusterId();
     const contents = Array.from({ length: 6 }, () => largeContent(12_000, 3));
     const published = new Map<string, SnapshotContent>();
@@ -67,9 +48,9 @@ describe('readers during publishes', () => {
 
   it('gives a reader the old snapshot when it reads between the parts and the pointer switch', async () => {
     const clusterId = freshClusterId();
-    const reader = snapshotsOf({ client, tableName });
+    const reader = snapshotsOf({ client: table.client, tableName: table.tableName });
     const [old, next] = [largeContent(12_000, 3), largeContent(12_000, 3)];
-    const publisherClient = createDynamoClient({ endpoint: dynamo.endpoint });
+    const publisherClient = createDynamoClient({ endpoint: table.endpoint });
     const readsBeforeSwitch: (RuleSnapshot | undefined)[] = [];
     publisherClient.middlewareStack.add(
       (nextHandler, context) => async (args) => {
@@ -81,7 +62,11 @@ describe('readers during publishes', () => {
       },
       { step: 'initialize', name: 'readBeforePointerSwitch' },
     );
-    const publisher = snapshotsOf({ client: publisherClient, tableName, snapshots: { partBytes: 1024 } });
+    const publisher = snapshotsOf({
+      client: publisherClient,
+      tableName: table.tableName,
+      snapshots: { partBytes: 1024 },
+    });
     await publisher(clusterId).publish(old);
 
     await publisher(clusterId).publish(next);

@@ -1,39 +1,14 @@
 /** The sync lease over a real DynamoDB: one holder at a time, expiry by the writer's clock, renew and release by the holder only. */
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConfigurationError, MalformedInputError, StoreError } from '../../lib/errors/index.ts';
-import {
-  createDynamoClient,
-  type HeldSyncLease,
-  type SyncLeaseAcquisition,
-  type SyncLeaseStore,
-} from '../../lib/store/index.ts';
-import {
-  createFreshTable,
-  freshClusterId,
-  startTestDynamo,
-  type TestDynamo,
-  leasesOf,
-  type PerCluster,
-} from './support.ts';
+import { type HeldSyncLease, type SyncLeaseAcquisition, type SyncLeaseStore } from '../../lib/store/index.ts';
+import { freshClusterId, leasesOf, type PerCluster } from './support.ts';
+import { useTestTable } from '../support/dynamo.ts';
 
 const START = Date.parse('2026-12-01T10:00:00.000Z');
 const DURATION_MS = 120_000;
 
-let dynamo: TestDynamo;
-let tableName: string;
-let client: DynamoDBClient;
-
-beforeAll(async () => {
-  dynamo = await startTestDynamo();
-  tableName = await createFreshTable(dynamo.endpoint);
-  client = createDynamoClient({ endpoint: dynamo.endpoint });
-});
-
-afterAll(async () => {
-  client.destroy();
-  await dynamo.close();
-});
+const table = useTestTable();
 
 /** A clock standing at `at` until moved; epoch milliseconds. */
 function clockAt(at = START): { (): number; set(to: number): void } {
@@ -48,8 +23,8 @@ function twoWriters() {
   return {
     lambdaClock,
     cliClock,
-    lambda: leasesOf({ client, tableName, clock: lambdaClock }),
-    cli: leasesOf({ client, tableName, clock: cliClock }),
+    lambda: leasesOf({ client: table.client, tableName: table.tableName, clock: lambdaClock }),
+    cli: leasesOf({ client: table.client, tableName: table.tableName, clock: cliClock }),
   };
 }
 
@@ -234,7 +209,7 @@ describe('renewing the sync lease', () => {
 
     await expect(renewal).rejects.toThrow(StoreError);
     await expect(renewal).rejects.toThrow(
-      `the sync lease of cluster "${clusterId}" in table "${tableName}" is no longer held by lambda:req-1: cli:laptop:4242 took it (until ${current.expiresAt})`,
+      `the sync lease of cluster "${clusterId}" in table "${table.tableName}" is no longer held by lambda:req-1: cli:laptop:4242 took it (until ${current.expiresAt})`,
     );
     await expect(renewal).rejects.toMatchObject({ context: { reason: 'leaseLost', holder: 'cli:laptop:4242' } });
     expect((await cli(clusterId).read())?.expiresAt).toBe(current.expiresAt);
@@ -266,11 +241,13 @@ describe('sync lease arguments', () => {
   });
 
   it.each([0, 9, 3601, 1.5])('rejects a lease duration of %s seconds', (durationSeconds) => {
-    expect(() => leasesOf({ client, tableName, leases: { durationSeconds } })).toThrow(ConfigurationError);
+    expect(() => leasesOf({ client: table.client, tableName: table.tableName, leases: { durationSeconds } })).toThrow(
+      ConfigurationError,
+    );
   });
 
   it('fails with a StoreError naming the table when the table does not exist', async () => {
-    const leases = leasesOf({ client, tableName: 'podmutation-no-such-table' });
+    const leases = leasesOf({ client: table.client, tableName: 'podmutation-no-such-table' });
 
     await expect(leases(freshClusterId()).acquire('lambda:req-1')).rejects.toThrow(
       /DynamoDB UpdateItem on table "podmutation-no-such-table"/,

@@ -9,44 +9,29 @@ import {
   type DynamoDBClient,
   type PutItemCommandInput,
 } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MalformedInputError, StoreError } from '../../lib/errors/index.ts';
 import { EXPIRES_AT_ATTRIBUTE, createDynamoClient, type SnapshotStore } from '../../lib/store/index.ts';
 import {
   contentOf,
   countingClient,
   countsSince,
-  createFreshTable,
   freshClusterId,
   ruleAdding,
-  startTestDynamo,
-  type TestDynamo,
   snapshotsOf,
   type PerCluster,
 } from './support.ts';
+import { useTestTable } from '../support/dynamo.ts';
 
 const NOW = Date.parse('2026-12-01T10:00:00.000Z');
 const T1 = Date.parse('2026-12-01T09:59:00.000Z');
 const T2 = Date.parse('2026-12-01T09:59:30.000Z');
 const T3 = Date.parse('2026-12-01T09:59:45.000Z');
 
-let dynamo: TestDynamo;
-let tableName: string;
-let raw: DynamoDBClient;
+const table = useTestTable();
 
-beforeAll(async () => {
-  dynamo = await startTestDynamo();
-  tableName = await createFreshTable(dynamo.endpoint);
-  raw = createDynamoClient({ endpoint: dynamo.endpoint });
-});
-
-afterAll(async () => {
-  raw.destroy();
-  await dynamo.close();
-});
-
-function storeOn(client: DynamoDBClient = raw): PerCluster<SnapshotStore> {
-  return snapshotsOf({ client, tableName, clock: () => NOW, snapshots: { retentionSeconds: 60 } });
+function storeOn(client: DynamoDBClient = table.client): PerCluster<SnapshotStore> {
+  return snapshotsOf({ client, tableName: table.tableName, clock: () => NOW, snapshots: { retentionSeconds: 60 } });
 }
 
 const older = contentOf([ruleAdding('older-list')], '100');
@@ -76,7 +61,7 @@ describe('publishing in list order', () => {
 
     await expect(stale).rejects.toThrow(StoreError);
     await expect(stale).rejects.toThrow(
-      `a newer list is already published: version 1 of cluster "${clusterId}" in table "${tableName}" comes from a list started at ` +
+      `a newer list is already published: version 1 of cluster "${clusterId}" in table "${table.tableName}" comes from a list started at ` +
         '2026-12-01T09:59:30.000Z, after this one (started at 2026-12-01T09:59:00.000Z); nothing was published',
     );
     await expect(stale).rejects.toMatchObject({ context: { reason: 'superseded', version: 1 } });
@@ -121,7 +106,7 @@ describe('publishing in list order', () => {
   });
 
   it('reports an older list of the current content as unchanged and writes nothing', async () => {
-    const { client, counts } = countingClient({ endpoint: dynamo.endpoint });
+    const { client, counts } = countingClient({ endpoint: table.endpoint });
     const store = storeOn(client);
     const clusterId = freshClusterId();
     await store(clusterId).publish(newer, { listStartedAt: T2 });
@@ -160,7 +145,7 @@ describe('publishing in list order', () => {
 /** A client that, after its first pointer read, lets `winner` publish newer content from a later list: a lost race. */
 function clientOvertakenBy(winner: PerCluster<SnapshotStore>, clusterId: string): DynamoDBClient {
   let raced = false;
-  const client = createDynamoClient({ endpoint: dynamo.endpoint });
+  const client = createDynamoClient({ endpoint: table.endpoint });
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const result = await next(args);
@@ -176,9 +161,9 @@ function clientOvertakenBy(winner: PerCluster<SnapshotStore>, clusterId: string)
 }
 
 async function partsOf(clusterId: string): Promise<Record<string, AttributeValue>[]> {
-  const page = await raw.send(
+  const page = await table.client.send(
     new QueryCommand({
-      TableName: tableName,
+      TableName: table.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
       ExpressionAttributeValues: { ':pk': { S: `cluster#${clusterId}` }, ':prefix': { S: 'snapshot#' } },
       ConsistentRead: true,
@@ -220,15 +205,15 @@ describe('a publish overtaken by a newer list while it writes its parts', () => 
     // The pre-check saw no pointer; a newer list's pointer lands between it and the switch (the condition alone decides).
     const clusterId = freshClusterId();
     let injected = false;
-    const client = createDynamoClient({ endpoint: dynamo.endpoint });
+    const client = createDynamoClient({ endpoint: table.endpoint });
     client.middlewareStack.add(
       (next, context) => async (args) => {
         const input = args.input as Partial<PutItemCommandInput>;
         if (context.commandName === 'PutItemCommand' && input.Item?.sk?.S === 'pointer' && !injected) {
           injected = true;
-          await raw.send(
+          await table.client.send(
             new PutItemCommand({
-              TableName: tableName,
+              TableName: table.tableName,
               Item: {
                 ...input.Item,
                 version: { N: '1' },

@@ -3,36 +3,22 @@ import { GetItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MalformedInputError, StoreError } from '../../lib/errors/index.ts';
 import { parsePlacementPolicy, type PlacementPolicy } from '../../lib/placement/index.ts';
-import { createDynamoClient, type PlacementStore } from '../../lib/store/index.ts';
-import {
-  countingClient,
-  countsSince,
-  createFreshTable,
-  freshClusterId,
-  startTestDynamo,
-  type TestDynamo,
-  placementsOf,
-  type PerCluster,
-} from './support.ts';
+import { type PlacementStore } from '../../lib/store/index.ts';
+import { countingClient, countsSince, freshClusterId, placementsOf, type PerCluster } from './support.ts';
+import { useTestTable } from '../support/dynamo.ts';
 
 const NOW = Date.parse('2026-12-01T10:00:00.000Z');
 
-let dynamo: TestDynamo;
-let tableName: string;
-let raw: DynamoDBClient;
+const table = useTestTable();
 let store: PerCluster<PlacementStore>;
 const clients: DynamoDBClient[] = [];
 
-beforeAll(async () => {
-  dynamo = await startTestDynamo();
-  tableName = await createFreshTable(dynamo.endpoint);
-  raw = createDynamoClient({ endpoint: dynamo.endpoint });
-  store = placementsOf({ client: raw, tableName, clock: () => NOW });
+beforeAll(() => {
+  store = placementsOf({ client: table.client, tableName: table.tableName, clock: () => NOW });
 });
 
-afterAll(async () => {
-  for (const client of [raw, ...clients]) client.destroy();
-  await dynamo.close();
+afterAll(() => {
+  for (const client of [table.client, ...clients]) client.destroy();
 });
 
 function policy(name: string, overrides: Record<string, unknown> = {}): PlacementPolicy {
@@ -41,7 +27,7 @@ function policy(name: string, overrides: Record<string, unknown> = {}): Placemen
 
 /** A second writer with its own client; `beforePut` runs before each of its PutItems is sent. */
 function writer(beforePut?: () => Promise<void>, maxWriteAttempts?: number) {
-  const { client, counts } = countingClient({ endpoint: dynamo.endpoint });
+  const { client, counts } = countingClient({ endpoint: table.endpoint });
   clients.push(client);
   if (beforePut !== undefined) {
     client.middlewareStack.add(
@@ -54,7 +40,7 @@ function writer(beforePut?: () => Promise<void>, maxWriteAttempts?: number) {
   }
   const placements = placementsOf({
     client,
-    tableName,
+    tableName: table.tableName,
     ...(maxWriteAttempts === undefined ? {} : { placements: { maxWriteAttempts } }),
   });
   return { placements, counts };
@@ -63,9 +49,9 @@ function writer(beforePut?: () => Promise<void>, maxWriteAttempts?: number) {
 const placementKey = (clusterId: string) => ({ pk: { S: `cluster#${clusterId}` }, sk: { S: 'placement#set' } });
 
 async function overwritePolicies(clusterId: string, json: string, contentHash?: string): Promise<void> {
-  await raw.send(
+  await table.client.send(
     new UpdateItemCommand({
-      TableName: tableName,
+      TableName: table.tableName,
       Key: placementKey(clusterId),
       UpdateExpression:
         contentHash === undefined ? 'SET policies = :policies' : 'SET policies = :policies, contentHash = :hash',
@@ -346,7 +332,9 @@ describe('input checks and limits', () => {
     await expect(store(clusterId).replacePlacements(policies)).rejects.toThrow(
       /placement policies of cluster ".*" would take \d+ bytes as JSON \(4000 policies\), above the limit of 350000 bytes that keeps them in one DynamoDB item \(400 KB\)/,
     );
-    const { Item: item } = await raw.send(new GetItemCommand({ TableName: tableName, Key: placementKey(clusterId) }));
+    const { Item: item } = await table.client.send(
+      new GetItemCommand({ TableName: table.tableName, Key: placementKey(clusterId) }),
+    );
     expect(item).toBeUndefined();
   });
 });

@@ -9,12 +9,11 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MalformedInputError, StoreError } from '../../lib/errors/index.ts';
 import { serializeContent } from '../../lib/store/codec.ts';
 import {
   EXPIRES_AT_ATTRIBUTE,
-  createDynamoClient,
   createSnapshotTable,
   type SnapshotStore,
   type SyncRecordStore,
@@ -23,53 +22,38 @@ import {
   contentOf,
   countingClient,
   countsSince,
-  createFreshTable,
   freshClusterId,
   itemBytes,
   largeContent,
   partSortKey,
   ruleAdding,
-  startTestDynamo,
-  type TestDynamo,
   snapshotsOf,
   recordsOf,
   type PerCluster,
 } from './support.ts';
+import { useTestTable } from '../support/dynamo.ts';
 
 type Item = Record<string, AttributeValue>;
 
 const NOW = Date.parse('2026-12-01T10:00:00.000Z');
 
-let dynamo: TestDynamo;
-let tableName: string;
-let raw: DynamoDBClient;
-
-beforeAll(async () => {
-  dynamo = await startTestDynamo();
-  tableName = await createFreshTable(dynamo.endpoint);
-  raw = createDynamoClient({ endpoint: dynamo.endpoint });
-});
-
-afterAll(async () => {
-  raw.destroy();
-  await dynamo.close();
-});
+const table = useTestTable();
 
 function storeWith(options: { partBytes?: number; retentionSeconds?: number } = {}): PerCluster<SnapshotStore> {
-  return snapshotsOf({ client: raw, tableName, clock: () => NOW, snapshots: options });
+  return snapshotsOf({ client: table.client, tableName: table.tableName, clock: () => NOW, snapshots: options });
 }
 
 function recordsWith(): PerCluster<SyncRecordStore> {
-  return recordsOf({ client: raw, tableName });
+  return recordsOf({ client: table.client, tableName: table.tableName });
 }
 
 async function itemsUnder(clusterId: string, prefix: string): Promise<Item[]> {
   const items: Item[] = [];
   let startKey: Item | undefined;
   do {
-    const page = await raw.send(
+    const page = await table.client.send(
       new QueryCommand({
-        TableName: tableName,
+        TableName: table.tableName,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
         ExpressionAttributeValues: { ':pk': { S: `cluster#${clusterId}` }, ':prefix': { S: prefix } },
         ConsistentRead: true,
@@ -132,8 +116,8 @@ describe('publishing and reading snapshots', () => {
   });
 
   it('writes nothing when the same content is published again with its keys in another order', async () => {
-    const { client, counts } = countingClient({ endpoint: dynamo.endpoint });
-    const store = snapshotsOf({ client, tableName });
+    const { client, counts } = countingClient({ endpoint: table.endpoint });
+    const store = snapshotsOf({ client, tableName: table.tableName });
     const clusterId = freshClusterId();
     const first = await store(clusterId).publish(contentOf([ruleAdding('a', { x: '1', y: '2' })]));
     const reordered = {
@@ -207,7 +191,7 @@ describe('publishing and reading snapshots', () => {
   });
 
   it('accepts creating a table that already exists', async () => {
-    await expect(createSnapshotTable(raw, tableName)).resolves.toBeUndefined();
+    await expect(createSnapshotTable(table.client, table.tableName)).resolves.toBeUndefined();
   });
 
   it('rejects a cluster id that cannot be embedded in a key', async () => {
@@ -225,7 +209,7 @@ describe('publishing and reading snapshots', () => {
 /** A client whose first pointer read is followed by `winner` publishing the same version: a lost race, on demand. */
 function clientRacedBy(winner: PerCluster<SnapshotStore>, clusterId: string): DynamoDBClient {
   let raced = false;
-  const { client } = countingClient({ endpoint: dynamo.endpoint });
+  const { client } = countingClient({ endpoint: table.endpoint });
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const result = await next(args);
@@ -245,7 +229,7 @@ describe('publish races', () => {
     const clusterId = freshClusterId();
     const winner = storeWith();
     const client = clientRacedBy(winner, clusterId);
-    const stale = snapshotsOf({ client, tableName, clock: () => NOW });
+    const stale = snapshotsOf({ client, tableName: table.tableName, clock: () => NOW });
 
     await expect(stale(clusterId).publish(contentOf([ruleAdding('stale')]))).rejects.toThrow(
       /another publisher won: the pointer of cluster ".*" .* is already at version 1 or later/,
@@ -258,7 +242,12 @@ describe('publish races', () => {
     const clusterId = freshClusterId();
     const winner = storeWith();
     const client = clientRacedBy(winner, clusterId);
-    const stale = snapshotsOf({ client, tableName, clock: () => NOW, snapshots: { retentionSeconds: 60 } });
+    const stale = snapshotsOf({
+      client,
+      tableName: table.tableName,
+      clock: () => NOW,
+      snapshots: { retentionSeconds: 60 },
+    });
     await expect(stale(clusterId).publish(contentOf([ruleAdding('stale')]))).rejects.toThrow(StoreError);
     const winnerPointer = await currentPointer(winner, clusterId);
 
@@ -321,9 +310,9 @@ describe('reading a damaged snapshot', () => {
 
   it('rejects a part whose body was altered, naming the part', async () => {
     const { store, clusterId, publishId } = await publishThreeParts();
-    await raw.send(
+    await table.client.send(
       new UpdateItemCommand({
-        TableName: tableName,
+        TableName: table.tableName,
         Key: partKey(clusterId, publishId, 1),
         UpdateExpression: 'SET body = :body',
         ExpressionAttributeValues: { ':body': { B: new Uint8Array(1024).fill(7) } },
@@ -337,7 +326,9 @@ describe('reading a damaged snapshot', () => {
 
   it('rejects a snapshot with a missing part, naming the part', async () => {
     const { store, clusterId, publishId } = await publishThreeParts();
-    await raw.send(new DeleteItemCommand({ TableName: tableName, Key: partKey(clusterId, publishId, 2) }));
+    await table.client.send(
+      new DeleteItemCommand({ TableName: table.tableName, Key: partKey(clusterId, publishId, 2) }),
+    );
 
     await expect(store(clusterId).read()).rejects.toThrow(/is unusable: part 2 of 3 is missing/);
   });
@@ -345,9 +336,9 @@ describe('reading a damaged snapshot', () => {
   it('rejects a snapshot with an extra part', async () => {
     const { store, clusterId, publishId } = await publishThreeParts();
     const [part] = await itemsUnder(clusterId, partSortKey(1, publishId, 0));
-    await raw.send(
+    await table.client.send(
       new PutItemCommand({
-        TableName: tableName,
+        TableName: table.tableName,
         Item: { ...part, ...partKey(clusterId, publishId, 3), part: { N: '3' } },
       }),
     );
@@ -358,9 +349,9 @@ describe('reading a damaged snapshot', () => {
   it('rejects a part rewritten with a consistent digest when the parts no longer decompress', async () => {
     const { store, clusterId, publishId } = await publishThreeParts();
     const garbage = new Uint8Array(1024).fill(42);
-    await raw.send(
+    await table.client.send(
       new UpdateItemCommand({
-        TableName: tableName,
+        TableName: table.tableName,
         Key: partKey(clusterId, publishId, 0),
         UpdateExpression: 'SET body = :body, partDigest = :digest',
         ExpressionAttributeValues: {
@@ -379,9 +370,9 @@ describe('reading a damaged snapshot', () => {
     await store(clusterId).publish(contentOf([ruleAdding('good', { 'example.com/a': 'b' })]));
     const { publishId } = await currentPointer(store, clusterId);
     const [forged] = serializeContent(contentOf([ruleAdding('good', { 'example.com/a': 'forged' })])).encode(1 << 20);
-    await raw.send(
+    await table.client.send(
       new UpdateItemCommand({
-        TableName: tableName,
+        TableName: table.tableName,
         Key: partKey(clusterId, publishId, 0),
         UpdateExpression: 'SET body = :body, partDigest = :digest',
         ExpressionAttributeValues: {
@@ -399,9 +390,9 @@ describe('reading a damaged snapshot', () => {
   it('rejects a pointer whose version is not a number', async () => {
     const store = storeWith();
     const clusterId = freshClusterId();
-    await raw.send(
+    await table.client.send(
       new PutItemCommand({
-        TableName: tableName,
+        TableName: table.tableName,
         Item: { pk: { S: `cluster#${clusterId}` }, sk: { S: 'pointer' }, version: { S: 'seven' } },
       }),
     );
@@ -423,9 +414,9 @@ describe('reading a damaged snapshot', () => {
       contentHash: { S: contentHash },
       publishId: { S: publishId },
     };
-    await raw.send(
+    await table.client.send(
       new PutItemCommand({
-        TableName: tableName,
+        TableName: table.tableName,
         Item: {
           ...partKey(clusterId, publishId, 0),
           ...shared,
@@ -435,9 +426,9 @@ describe('reading a damaged snapshot', () => {
         },
       }),
     );
-    await raw.send(
+    await table.client.send(
       new PutItemCommand({
-        TableName: tableName,
+        TableName: table.tableName,
         Item: { pk: { S: `cluster#${clusterId}` }, sk: { S: 'pointer' }, ...shared },
       }),
     );

@@ -1,12 +1,11 @@
-/** Test support for the store: a real DynamoDB over loopback, command counting, a cuttable link, fixtures. */
-import { randomBytes, randomUUID } from 'node:crypto';
+/** Test support for the store (the DynamoDB itself is test/support/dynamo.ts): command counting, a cuttable link, fixtures. */
+import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { UpdateItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { NormalizedRule } from '../../lib/api/index.ts';
 import {
   createDynamoClient,
-  createSnapshotTable,
   openRulesTable,
   type ClusterBindingStore,
   type DiversityCounterStore,
@@ -19,28 +18,6 @@ import {
   type SyncLeaseStore,
   type SyncRecordStore,
 } from '../../lib/store/index.ts';
-import { startEmbeddedDynamo } from '../../lib/store/embedded/index.ts';
-
-/** A DynamoDB endpoint for one test file: DYNAMODB_ENDPOINT when set, else dynalite started in-process. */
-interface TestDynamo {
-  readonly endpoint: string;
-  close(): Promise<void>;
-}
-
-async function startTestDynamo(): Promise<TestDynamo> {
-  const external = process.env.DYNAMODB_ENDPOINT;
-  if (external !== undefined && external !== '') return { endpoint: external, close: () => Promise.resolve() };
-  return startEmbeddedDynamo();
-}
-
-/** Creates a table with a random name (so runs against a shared endpoint never collide) and returns its name. */
-async function createFreshTable(endpoint: string): Promise<string> {
-  const tableName = `podmutation-test-${randomUUID()}`;
-  const client = createDynamoClient({ endpoint });
-  await createSnapshotTable(client, tableName);
-  client.destroy();
-  return tableName;
-}
 
 function freshClusterId(): string {
   return `cluster-${randomBytes(4).toString('hex')}`;
@@ -305,8 +282,6 @@ export {
   placementsOf,
   clientWithTableClock,
   plantListStart,
-  startTestDynamo,
-  createFreshTable,
   freshClusterId,
   countingClient,
   countsSince,
@@ -320,4 +295,4 @@ export {
   contentOf,
   largeContent,
 };
-export type { TestDynamo, CommandCounts, Link, PerCluster };
+export type { CommandCounts, Link, PerCluster };

@@ -8,14 +8,8 @@ import {
   type WorkloadObjectInput,
 } from '../cluster/fake-api-server.ts';
 import { runPodmutation, runPodmutationInProcess } from '../support/cli.ts';
-import {
-  freshClusterId,
-  startTestDynamo,
-  type TestDynamo,
-  snapshotsOf,
-  leasesOf,
-  type PerCluster,
-} from '../store/support.ts';
+import { freshClusterId, snapshotsOf, leasesOf, type PerCluster } from '../store/support.ts';
+import { startTestDynamo, type TestDynamo } from '../support/dynamo.ts';
 import { Capacity } from '../../lib/capacity/index.ts';
 import { nodeObject, placementOf } from '../capacity/support.ts';
 import { invalidSpec, resetCluster, validSpec } from './support.ts';

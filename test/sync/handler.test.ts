@@ -8,7 +8,8 @@ import { Capacity } from '../../lib/capacity/index.ts';
 import { nodeObject, nodePoolObject, placementOf } from '../capacity/support.ts';
 import { kubeconfigFor, type WorkloadObjectInput } from '../cluster/fake-api-server.ts';
 import { startFakeAws, type FakeAws } from '../cluster/fake-aws.ts';
-import { createFreshTable, freshClusterId, snapshotsOf, leasesOf } from '../store/support.ts';
+import { freshClusterId, snapshotsOf, leasesOf } from '../store/support.ts';
+import { createFreshTable } from '../support/dynamo.ts';
 import { startSyncWorld, validSpec, type SyncWorld } from './support.ts';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:podmutation-kubeconfig-AbCdEf';

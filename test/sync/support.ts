@@ -26,16 +26,8 @@ import {
   type FakeApiServer,
   type KubeconfigOverrides,
 } from '../cluster/fake-api-server.ts';
-import {
-  bindingsOf,
-  createFreshTable,
-  freshClusterId,
-  startTestDynamo,
-  type TestDynamo,
-  snapshotsOf,
-  recordsOf,
-  type PerCluster,
-} from '../store/support.ts';
+import { bindingsOf, freshClusterId, snapshotsOf, recordsOf, type PerCluster } from '../store/support.ts';
+import { createFreshTable, startTestDynamo, type TestDynamo } from '../support/dynamo.ts';
 
 /** One logged line. */
 interface LogEntry {
