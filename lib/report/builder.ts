@@ -9,7 +9,7 @@ import { Capacity, type VerdictKind } from '../capacity/index.ts';
 import {
   arrivalFromStamp,
   asRecreated,
-  mutatePod,
+  reviewPod,
   podFacts,
   type CompiledRule,
   type ManagedStep,
@@ -223,11 +223,13 @@ function evaluatePod(
   const { options } = state;
   const requestUid = identity.uid || `${identity.namespace}/${identity.name || identity.generateName}`;
   const evaluate = (explain: boolean) =>
-    mutatePod(
-      candidate,
-      identity.namespace,
-      state.ruleSet,
-      withRecordedCapacity({ requestUid }, running.annotations[CAPACITY_ANNOTATION]),
+    reviewPod(
+      {
+        pod: candidate,
+        namespace: identity.namespace,
+        ruleSet: state.ruleSet,
+        context: withRecordedCapacity({ requestUid }, running.annotations[CAPACITY_ANNOTATION]),
+      },
       {
         managedSteps: options.managedSteps ?? [],
         explain,

@@ -7,7 +7,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describeIssues, POD_PLACEMENT_KIND, type NormalizedPlacement } from '../api/index.ts';
 import { Capacity, Placement, type Verdict } from '../capacity/index.ts';
-import { compileRuleSet, mutatePod, type MutationOutcome, type RuleSet } from '../engine/index.ts';
+import { compileRuleSet, reviewPod, type MutationOutcome, type RuleSet } from '../engine/index.ts';
 import { fileProblem, MalformedInputError, PodMutationError } from '../errors/index.ts';
 import { createPlacementStep, parsePlacementPolicies, type PlacementStep } from '../placement/index.ts';
 import { loadRuleFiles, parseResourceDocuments, parseSingleDocument, readTextFile } from '../rule-files/index.ts';
@@ -162,11 +162,8 @@ async function runCase(
   // The request uid seeds Diversity placement: a stable one keeps a test's answer the same from run to run.
   const uid =
     input.uid ?? (typeof input.pod.metadata?.uid === 'string' ? input.pod.metadata.uid : result.resource.text);
-  const outcome = mutatePod(
-    input.pod,
-    input.namespace,
-    ruleSet,
-    { requestUid: uid },
+  const outcome = reviewPod(
+    { pod: input.pod, namespace: input.namespace, ruleSet, context: { requestUid: uid } },
     {
       managedSteps: step === undefined ? [] : [step],
       enforcement: test.enforcement,
