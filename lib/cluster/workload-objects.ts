@@ -188,7 +188,7 @@ function createListing(
       access.forgetIfUnauthorized(connection, error);
       if (delivered === 0 && OPTIONAL_KINDS.has(kind) && hasReason(error, 'notFound')) return;
       if (delivered === 0 && FORBIDDEN_OPTIONAL_KINDS.has(kind) && hasReason(error, 'forbidden')) return;
-      throw explained(error, operation, collection, scope, delivered);
+      throw explained(error, { operation, collection, namespace: scope, delivered });
     }
   }
 
@@ -210,14 +210,16 @@ function collectionPath(collection: Collection, namespace: string | undefined): 
     : `${root}/namespaces/${namespace}/${collection.plural}`;
 }
 
+/** A list that failed: its operation, its collection and namespace (none: every namespace), and the pages it delivered. */
+interface FailedList {
+  readonly operation: ClusterOperation;
+  readonly collection: Collection;
+  readonly namespace: string | undefined;
+  readonly delivered: number;
+}
+
 /** Rewrites the failures whose generic message would mislead: a missing report permission, an expired token mid-list. */
-function explained(
-  error: unknown,
-  operation: ClusterOperation,
-  collection: Collection,
-  namespace: string | undefined,
-  delivered: number,
-): unknown {
+function explained(error: unknown, { operation, collection, namespace, delivered }: FailedList): unknown {
   if (hasReason(error, 'forbidden')) {
     const scope = scopeText(collection, namespace);
     const group = collection.group === '' ? '"" (core)' : `"${collection.group}"`;

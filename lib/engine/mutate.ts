@@ -161,7 +161,7 @@ function ruleOwner(rule: CompiledRule): StepOwner {
 }
 
 function exceeded(owner: StepOwner, limit: string, actual: number, maximum: number): StepResult {
-  return { denied: new LimitExceededError(owner.name, limit, actual, maximum, owner.subject) };
+  return { denied: new LimitExceededError({ rule: owner.name, limit, actual, maximum, subject: owner.subject }) };
 }
 
 /**
@@ -281,20 +281,20 @@ function applyRule(state: SchedulingState, rule: CompiledRule, facts: PodFacts):
 function rawLimitDenial(rule: string, facts: PodFacts): LimitExceededError | undefined {
   const { terms, widestTerm } = facts.rawRequired;
   if (terms > LIMITS.rawRequiredTerms) {
-    return new LimitExceededError(
+    return new LimitExceededError({
       rule,
-      'required node selector terms on the incoming Pod',
-      terms,
-      LIMITS.rawRequiredTerms,
-    );
+      limit: 'required node selector terms on the incoming Pod',
+      actual: terms,
+      maximum: LIMITS.rawRequiredTerms,
+    });
   }
   if (widestTerm > LIMITS.rawRequirementsPerTerm) {
-    return new LimitExceededError(
+    return new LimitExceededError({
       rule,
-      'requirements in one required term on the incoming Pod',
-      widestTerm,
-      LIMITS.rawRequirementsPerTerm,
-    );
+      limit: 'requirements in one required term on the incoming Pod',
+      actual: widestTerm,
+      maximum: LIMITS.rawRequirementsPerTerm,
+    });
   }
   return undefined;
 }

@@ -466,13 +466,13 @@ function stampPod(pass: PassResult, { digest, reading, context }: Stamping): Pod
   const annotations = { ...after.metadata?.annotations, [STAMP_ANNOTATION]: text };
   const bytes = annotationBytes(annotations);
   if (bytes > MAX_ANNOTATION_BYTES) {
-    return new LimitExceededError(
-      STAMP_ANNOTATION,
-      "bytes of the Pod's annotations with the stamp of the fields it changes",
-      bytes,
-      MAX_ANNOTATION_BYTES,
-      'admission',
-    );
+    return new LimitExceededError({
+      rule: STAMP_ANNOTATION,
+      limit: "bytes of the Pod's annotations with the stamp of the fields it changes",
+      actual: bytes,
+      maximum: MAX_ANNOTATION_BYTES,
+      subject: 'admission',
+    });
   }
   return { ...after, metadata: { ...after.metadata, annotations } };
 }

@@ -43,7 +43,7 @@ function check(result: Record<string, unknown>, document: unknown, ruleSet: Rule
   );
   const patched =
     patchedExpected === undefined ? undefined : { expected: patchedExpected, actual: patchedResource(input, outcome) };
-  return checkResult(expectation(result), input, outcome, patched);
+  return checkResult(expectation(result), input, outcome, { patched });
 }
 
 const SPOT_TOLERATION = { key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule' };
@@ -129,10 +129,10 @@ describe('checkResult', () => {
       { enforcement: 'audit' },
     );
 
-    expect(
-      checkResult(expectation({ applied: [] }), input, outcome, undefined).map((failure) => failure.summary),
-    ).toEqual(['expected [], got [audited]']);
-    expect(checkResult(expectation({ applied: [], audited: ['audited'] }), input, outcome, undefined)).toEqual([]);
+    expect(checkResult(expectation({ applied: [] }), input, outcome).map((failure) => failure.summary)).toEqual([
+      'expected [], got [audited]',
+    ]);
+    expect(checkResult(expectation({ applied: [], audited: ['audited'] }), input, outcome)).toEqual([]);
   });
 
   describe('a denial', () => {
@@ -187,9 +187,7 @@ describe('checkResult', () => {
         const scheduling = reversedScheduling(outcome.pod);
         const input = inputOf(incoming);
 
-        expect(
-          checkResult(expectation({ applied: [...outcome.applied], scheduling }), input, outcome, undefined),
-        ).toEqual([]);
+        expect(checkResult(expectation({ applied: [...outcome.applied], scheduling }), input, outcome)).toEqual([]);
         const extra = {
           ...scheduling,
           tolerations: [
@@ -198,7 +196,7 @@ describe('checkResult', () => {
           ],
         };
         expect(
-          checkResult(expectation({ applied: [...outcome.applied], scheduling: extra }), input, outcome, undefined).map(
+          checkResult(expectation({ applied: [...outcome.applied], scheduling: extra }), input, outcome).map(
             (failure) => failure.aspect,
           ),
         ).toEqual(['scheduling']);
