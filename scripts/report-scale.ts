@@ -177,9 +177,7 @@ try {
       intervalMinutes: 1,
       records: { readReportTime: () => Promise.resolve(undefined), recordReport: () => Promise.resolve() },
     },
-    ruleSet,
-    capacity,
-    [],
+    { ruleSet, capacity, placements: [] },
   );
   const elapsedMs = performance.now() - started;
   clearInterval(sampler);

@@ -271,13 +271,16 @@ interface MeasuredSync extends SyncRun {
   readonly target?: number;
 }
 
-function print(
-  filled: Extract<WorldAnswer, { kind: 'filled' }>,
-  syncs: readonly MeasuredSync[],
-  loadedRss: number,
-  coldStarts: readonly ColdStart[],
-  worldRss: number,
-): void {
+/** What the run measured: the world filled, the syncs, the RSS of each process, and the admission cold starts. */
+interface Measured {
+  readonly filled: Extract<WorldAnswer, { kind: 'filled' }>;
+  readonly syncs: readonly MeasuredSync[];
+  readonly loadedRss: number;
+  readonly coldStarts: readonly ColdStart[];
+  readonly worldRss: number;
+}
+
+function print({ filled, syncs, loadedRss, coldStarts, worldRss }: Measured): void {
   console.log(
     `sync of ${RULES} PodMutations (${filled.invalid} invalid; ${(filled.jsonBytes / RULES).toFixed(0)} bytes of spec JSON each on average): the shipped sync bundle ` +
       `in its own process (${mib(loadedRss)} RSS once loaded), everything it talks to in another (${mib(worldRss)} RSS at the end)`,
@@ -406,7 +409,7 @@ try {
     { clusterId: CLUSTER_ID, rules: published.rules.length },
   ]);
   const { rssBytes } = await ask(world, { kind: 'stats' }, 'stats');
-  print(filled, syncs, full.startRss, coldStarts, rssBytes);
+  print({ filled, syncs, loadedRss: full.startRss, coldStarts, worldRss: rssBytes });
   for (const problem of problems) console.error(`scale:sync: ${problem}`);
   if (problems.length > 0) process.exitCode = 1;
 } finally {

@@ -1,5 +1,5 @@
 import {
-  mutatePod,
+  reviewPod,
   type Decision,
   type MutationContext,
   type MutationOptions,
@@ -150,7 +150,7 @@ function reviewAdmission(request: AdmissionRequest, ruleSet: RuleSet, options: R
   // request.namespace is the safe source: the object's may still be empty at admission time (the Pod boundary falls
   // back to it only when the request names none).
   const context = { requestUid: request.uid, ...options.sequence };
-  const outcome = mutatePod(request.object, request.namespace ?? '', ruleSet, context, options);
+  const outcome = reviewPod({ pod: request.object, namespace: request.namespace ?? '', ruleSet, context }, options);
   return {
     request,
     decision: outcome.decision,

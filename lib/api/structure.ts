@@ -199,7 +199,7 @@ function limit(issues: IssueSink, path: string, node: Node, size: number): void 
     );
 }
 
-function validateString(node: Node, value: string, path: string, issues: IssueSink, prefix: string): void {
+function validateString(node: Node, value: string, path: string, { issues, prefix }: Reporting): void {
   // A named check or the parent's validates the syntax with a reason in words; the pattern is then the CRD's only.
   if (node.maxLength !== undefined && value.length > node.maxLength) {
     issues.add(path, `${prefix}must be at most ${node.maxLength} characters (got ${value.length})`);
@@ -228,15 +228,17 @@ function keptFields(node: Node, value: JsonObject, end: number): JsonObject {
 }
 
 /** Validates an object's fields; returns its normal form: declared, present fields in the declaration's order. */
-function validateObject(node: Node, value: JsonObject, path: string, issues: IssueSink): JsonObject {
+function validateObject(node: Node, value: JsonObject, path: string, plain: Reporting): JsonObject {
+  const { issues } = plain;
   const keys = Object.keys(value);
   limit(issues, path, node, keys.length);
   const { additional, keyCheck, properties } = node;
   if (additional !== undefined) {
+    const values: Reporting = { issues, prefix: 'value ' };
     for (const key of keys) {
       const at = fieldPath(path, key);
       if (keyCheck !== undefined) keyCheck(key, at, issues);
-      validateNode(additional, value[key], at, issues, 'value ');
+      validateNode(additional, value[key], at, values);
     }
     return value;
   }
@@ -254,7 +256,7 @@ function validateObject(node: Node, value: JsonObject, path: string, issues: Iss
     const item = value[name];
     if (item === undefined) continue;
     // A null where the declaration has a default is the default, as the API server prunes the null and defaults.
-    const checked = item === null && hasDefault ? item : validateNode(child, item, fieldPath(path, name), issues, '');
+    const checked = item === null && hasDefault ? item : validateNode(child, item, fieldPath(path, name), plain);
     const normalized = isAbsent(child, item) ? undefined : checked;
     if (result === undefined && (normalized !== item || keys[kept] !== name)) result = keptFields(node, value, index);
     if (normalized === undefined) continue;
@@ -266,14 +268,25 @@ function validateObject(node: Node, value: JsonObject, path: string, issues: Iss
 }
 
 /** Validates a list's items; returns its normal form, the list itself when every item is normal. */
-function validateList(items: Node, list: readonly unknown[], path: string, issues: IssueSink): readonly unknown[] {
+function validateList(items: Node, list: readonly unknown[], path: string, plain: Reporting): readonly unknown[] {
   let result: unknown[] | undefined;
   for (let index = 0; index < list.length; index += 1) {
-    const item = validateNode(items, list[index], `${path}[${index}]`, issues, '');
+    const item = validateNode(items, list[index], `${path}[${index}]`, plain);
     if (result === undefined && item !== list[index]) result = list.slice(0, index);
     result?.push(item);
   }
   return result ?? list;
+}
+
+/** Where a node's issues go, and what its own reasons start with: `value ` for a map's values, else nothing. */
+interface Reporting {
+  readonly issues: IssueSink;
+  readonly prefix: string;
+}
+
+/** The reporting of a node's children, whose reasons have no prefix of their own. */
+function plainOf(reporting: Reporting): Reporting {
+  return reporting.prefix === '' ? reporting : { issues: reporting.issues, prefix: '' };
 }
 
 /**
@@ -296,14 +309,15 @@ class PrefixedIssues implements IssueSink {
  * Validates `value` at `path` against one node: its structure, its children, then its named check. Returns the value
  * normalized (meaningful only when no issue was added): a part already in normal form is returned as it is.
  */
-function validateNode(node: Node, value: unknown, path: string, issues: IssueSink, prefix: string): unknown {
+function validateNode(node: Node, value: unknown, path: string, reporting: Reporting): unknown {
+  const { issues, prefix } = reporting;
   if (node.forbidden !== undefined) {
     issues.add(path, node.forbidden);
     return value;
   }
   if (node.alternatives !== undefined) {
     const branch = node.alternatives.find((option) => typeMatches(value, option.type));
-    if (branch !== undefined) return validateNode(branch, value, path, issues, prefix);
+    if (branch !== undefined) return validateNode(branch, value, path, reporting);
     issues.add(path, `${prefix}${node.schema['x-message'] ?? 'has the wrong type'}`);
     return value;
   }
@@ -322,12 +336,12 @@ function validateNode(node: Node, value: unknown, path: string, issues: IssueSin
     return value;
   }
   let normalized = value;
-  if (typeof value === 'string') validateString(node, value, path, issues, prefix);
+  if (typeof value === 'string') validateString(node, value, path, reporting);
   if (Array.isArray(value)) {
     limit(issues, path, node, value.length);
-    if (node.items !== undefined) normalized = validateList(node.items, value, path, issues);
+    if (node.items !== undefined) normalized = validateList(node.items, value, path, plainOf(reporting));
   }
-  if (isJsonObject(value) && !isRawInteger(value)) normalized = validateObject(node, value, path, issues);
+  if (isJsonObject(value) && !isRawInteger(value)) normalized = validateObject(node, value, path, plainOf(reporting));
   const { check } = node;
   if (check === undefined) return normalized;
   // A map value's reasons say "value", as its key's say the key: both sit at the same path.
@@ -343,7 +357,7 @@ function validateNode(node: Node, value: unknown, path: string, issues: IssueSin
  * start, are normalized already).
  */
 function validateStructure(schema: object, value: unknown, path: string, issues: IssueSink): unknown {
-  return validateNode(nodeOf(schema), value, path, issues, '');
+  return validateNode(nodeOf(schema), value, path, { issues, prefix: '' });
 }
 
 export { validateStructure };

@@ -64,15 +64,30 @@ const requirements = memo<KarpenterRequirement>(4096);
 /** The operator a requirement reads as once its operands are folded in (Requirement.Operator). */
 type KarpenterOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
 
+/** A requirement's fields: its key, its values or their complement, and its inclusive bounds (none when absent). */
+interface RequirementFields {
+  readonly key: string;
+  readonly complement: boolean;
+  readonly values: ReadonlySet<string>;
+  readonly gte?: bigint | undefined;
+  readonly lte?: bigint | undefined;
+}
+
 /** One key's requirement: allowed values, or all values but the listed ones (complement), within inclusive bounds. */
 class KarpenterRequirement {
-  private constructor(
-    readonly key: string,
-    readonly complement: boolean,
-    readonly values: ReadonlySet<string>,
-    readonly gte: bigint | undefined,
-    readonly lte: bigint | undefined,
-  ) {}
+  readonly key: string;
+  readonly complement: boolean;
+  readonly values: ReadonlySet<string>;
+  readonly gte: bigint | undefined;
+  readonly lte: bigint | undefined;
+
+  private constructor({ key, complement, values, gte, lte }: RequirementFields) {
+    this.key = key;
+    this.complement = complement;
+    this.values = values;
+    this.gte = gte;
+    this.lte = lte;
+  }
 
   /**
    * NewRequirementWithFlexibility: the key normalised; In and NotIn keep their values, Exists is the empty
@@ -87,33 +102,42 @@ class KarpenterRequirement {
     const normalized = NORMALIZED_LABELS.get(key) ?? key;
     switch (operator) {
       case 'In':
-        return new KarpenterRequirement(normalized, false, new Set(values), undefined, undefined);
+        return new KarpenterRequirement({ key: normalized, complement: false, values: new Set(values) });
       case 'NotIn':
-        return new KarpenterRequirement(normalized, true, new Set(values), undefined, undefined);
+        return new KarpenterRequirement({ key: normalized, complement: true, values: new Set(values) });
       case 'DoesNotExist':
-        return new KarpenterRequirement(normalized, false, new Set(), undefined, undefined);
+        return new KarpenterRequirement({ key: normalized, complement: false, values: new Set() });
       case 'Gt': {
         const value = operand(values[0]);
         if (value === INT64_MAX) return KarpenterRequirement.of(normalized, 'DoesNotExist');
-        return new KarpenterRequirement(normalized, true, new Set(), value + 1n, undefined);
+        return new KarpenterRequirement({ key: normalized, complement: true, values: new Set(), gte: value + 1n });
       }
       case 'Lt': {
         const value = operand(values[0]);
         // Go's int wraps: Lt of the smallest int becomes "<= the largest".
-        return new KarpenterRequirement(
-          normalized,
-          true,
-          new Set(),
-          undefined,
-          value === INT64_MIN ? INT64_MAX : value - 1n,
-        );
+        return new KarpenterRequirement({
+          key: normalized,
+          complement: true,
+          values: new Set(),
+          lte: value === INT64_MIN ? INT64_MAX : value - 1n,
+        });
       }
       case 'Gte':
-        return new KarpenterRequirement(normalized, true, new Set(), operand(values[0]), undefined);
+        return new KarpenterRequirement({
+          key: normalized,
+          complement: true,
+          values: new Set(),
+          gte: operand(values[0]),
+        });
       case 'Lte':
-        return new KarpenterRequirement(normalized, true, new Set(), undefined, operand(values[0]));
+        return new KarpenterRequirement({
+          key: normalized,
+          complement: true,
+          values: new Set(),
+          lte: operand(values[0]),
+        });
       default:
-        return new KarpenterRequirement(normalized, true, new Set(), undefined, undefined);
+        return new KarpenterRequirement({ key: normalized, complement: true, values: new Set() });
     }
   }
 
@@ -133,7 +157,7 @@ class KarpenterRequirement {
       gte = undefined;
       lte = undefined;
     }
-    return new KarpenterRequirement(this.key, complement, values, gte, lte);
+    return new KarpenterRequirement({ key: this.key, complement, values, gte, lte });
   }
 
   /** True when some value satisfies both requirements (Requirement.HasIntersection). */

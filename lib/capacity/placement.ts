@@ -88,20 +88,29 @@ function plainlySatisfiable(term: Term, nodeSelector: Readonly<Record<string, st
   return true;
 }
 
+/** What a Placement is made of. */
+type PlacementParts = Pick<Placement, 'nodeSelector' | 'required' | 'preferred' | 'tolerations' | 'readsNodeIdentity'>;
+
 /** A Pod's placement constraints, read once and judged against any capacity. Immutable. */
 class Placement {
   private contradictionMemo: Contradiction | undefined | null = null;
   private requiredTest: NodeTest | undefined;
 
-  private constructor(
-    readonly nodeSelector: Readonly<Record<string, string>>,
-    /** The required terms, ORed; undefined when the Pod has none. */
-    readonly required: readonly Term[] | undefined,
-    readonly preferred: readonly Preference[],
-    readonly tolerations: readonly Toleration[],
-    /** True when a requirement names a Node's own identity (its hostname label or metadata.name). */
-    readonly readsNodeIdentity: boolean,
-  ) {}
+  readonly nodeSelector: Readonly<Record<string, string>>;
+  /** The required terms, ORed; undefined when the Pod has none. */
+  readonly required: readonly Term[] | undefined;
+  readonly preferred: readonly Preference[];
+  readonly tolerations: readonly Toleration[];
+  /** True when a requirement names a Node's own identity (its hostname label or metadata.name). */
+  readonly readsNodeIdentity: boolean;
+
+  private constructor(fields: PlacementParts) {
+    this.nodeSelector = fields.nodeSelector;
+    this.required = fields.required;
+    this.preferred = fields.preferred;
+    this.tolerations = fields.tolerations;
+    this.readsNodeIdentity = fields.readsNodeIdentity;
+  }
 
   /** The placement of a Pod's fields (the engine's PodFacts, or a Pod read through it). */
   static of(fields: PlacementFields): Placement {
@@ -111,13 +120,13 @@ class Placement {
       (required ?? []).some(
         (term) => term.fields.length > 0 || term.expressions.some((requirement) => requirement.key === HOSTNAME_LABEL),
       );
-    return new Placement(
-      fields.nodeSelector,
+    return new Placement({
+      nodeSelector: fields.nodeSelector,
       required,
-      fields.nodeAffinity.preferred,
-      fields.tolerations,
+      preferred: fields.nodeAffinity.preferred,
+      tolerations: fields.tolerations,
       readsNodeIdentity,
-    );
+    });
   }
 
   /** True when the Node passes the nodeSelector and some required term (NodeAffinity), the terms read once. */

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import type { Capacity } from '../capacity/index.ts';
-import { compileRuleSet, describeMismatch, mutatePod, type MutationOutcome } from '../engine/index.ts';
+import { compileRuleSet, describeMismatch, reviewPod, type MutationOutcome } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
 import type { ChosenPlacement, PlacementStep } from '../placement/index.ts';
 import { filesOfPaths } from '../rule-files/index.ts';
@@ -295,7 +295,7 @@ async function explain(flags: ExplainFlags, given: readonly string[], { streams,
     let outcome: MutationOutcome | undefined;
     try {
       const passThrough = input.passThrough === undefined ? {} : { passThrough: input.passThrough };
-      outcome = mutatePod(pod, namespace, ruleSet, context, { ...options, source, ...passThrough });
+      outcome = reviewPod({ pod, namespace, ruleSet, context }, { ...options, source, ...passThrough });
       explained = explainedPod(input, outcome, capacity, step);
     } catch (error) {
       if (!(error instanceof MalformedInputError)) throw error;

@@ -66,13 +66,18 @@ async function publishedCapacity(paths: readonly string[]): Promise<JsonObject |
   }).published();
 }
 
+/** Where the command's rules come from: rule files (with capacity files), or a kubeconfig's cluster. */
+interface RuleSourceFlags {
+  readonly paths: readonly string[];
+  readonly loadOptions: LoadOptions;
+  readonly cluster: { config: KubeconfigFile; intervalSeconds: number } | undefined;
+  readonly capacityFiles: readonly string[];
+}
+
 /** The rule source of the command: rule files, or the cluster of a kubeconfig synced as the sync Lambda does. */
 async function ruleSource(
-  paths: readonly string[],
-  loadOptions: LoadOptions,
-  cluster: { config: KubeconfigFile; intervalSeconds: number } | undefined,
+  { paths, loadOptions, cluster, capacityFiles }: RuleSourceFlags,
   streams: CliStreams,
-  capacityFiles: readonly string[],
 ): Promise<RuleSource> {
   const { createClusterRuleSource, createFileRuleSource } = await import('../local-server/index.ts');
   if (cluster === undefined) {
@@ -142,7 +147,10 @@ async function serve(flags: ServeFlags, { streams, env }: CliContext): Promise<n
       ? undefined
       : { config: kubeconfigOf(flags, env, SERVE_NEEDS), intervalSeconds: flags.syncInterval };
   const server = await startLocalServer({
-    rules: await ruleSource(paths, ruleLoadOptions(flags), cluster, streams, flags.capacity ?? []),
+    rules: await ruleSource(
+      { paths, loadOptions: ruleLoadOptions(flags), cluster, capacityFiles: flags.capacity ?? [] },
+      streams,
+    ),
     ...(flags.host === undefined ? {} : { host: flags.host }),
     ...(flags.port === undefined ? {} : { port: flags.port }),
     ...(token === undefined ? {} : { token }),

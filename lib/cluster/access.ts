@@ -181,6 +181,13 @@ const MERGE_PATCH = 'application/merge-patch+json';
 /** Items per page of a list, as client-go's pager and kubectl ask: a sync of 5,000 PodMutations lists in half the time of pages of 100. */
 const DEFAULT_LIST_PAGE_SIZE = 500;
 
+/** One request's exchange: what it is for (failures are classified by it), its deadline, and the connection. */
+interface Exchange {
+  readonly operation: ClusterOperation;
+  readonly timeoutMs: number;
+  readonly connection: Connection;
+}
+
 /**
  * Sends `body` as a JSON merge patch to `path` over node:https, with the connection's TLS settings, credentials and
  * keep-alive agent, within `timeoutMs` for the whole exchange, and classifies any failure. A 2xx answer is not read
@@ -189,20 +196,16 @@ const DEFAULT_LIST_PAGE_SIZE = 500;
  * undici's fetch (measured for `npm run scale:sync`), and leaves far less garbage behind.
  */
 async function sendMergePatch(
-  operation: ClusterOperation,
-  timeoutMs: number,
-  connection: Connection,
+  exchange: Exchange,
   target: { readonly path: string; readonly query: Readonly<Record<string, string>> },
   body: unknown,
 ): Promise<void> {
-  await sendWrite(operation, timeoutMs, connection, { ...target, method: 'PATCH', contentType: MERGE_PATCH }, body);
+  await sendWrite(exchange, { ...target, method: 'PATCH', contentType: MERGE_PATCH }, body);
 }
 
 /** Sends one write (a PATCH, DELETE or POST with a JSON body) as sendMergePatch does; the 2xx answer is not read. */
 async function sendWrite(
-  operation: ClusterOperation,
-  timeoutMs: number,
-  connection: Connection,
+  { operation, timeoutMs, connection }: Exchange,
   target: {
     readonly path: string;
     readonly query: Readonly<Record<string, string>>;
@@ -214,25 +217,24 @@ async function sendWrite(
   try {
     const url = new URL(`${connection.server.replace(/\/+$/, '')}${target.path}`);
     for (const [name, value] of Object.entries(target.query)) url.searchParams.set(name, value);
-    await write(
-      url,
-      target.method,
-      target.contentType,
-      JSON.stringify(body),
-      await connection.httpsOptions(),
-      timeoutMs,
-    );
+    const request = { method: target.method, contentType: target.contentType, text: JSON.stringify(body) };
+    await write(url, request, await connection.httpsOptions(), timeoutMs);
   } catch (error) {
     // The answer's body is never decoded, so nothing after it arrived is a malformed answer.
     throw classifyRequestFailure(operation, error, { responded: false, timeoutMs });
   }
 }
 
+/** One write's method, content type and body text. */
+interface WriteRequest {
+  readonly method: string;
+  readonly contentType: string;
+  readonly text: string;
+}
+
 function write(
   url: URL,
-  method: string,
-  contentType: string,
-  text: string,
+  { method, contentType, text }: WriteRequest,
   options: Awaited<ReturnType<Connection['httpsOptions']>>,
   timeoutMs: number,
 ): Promise<void> {

@@ -61,7 +61,7 @@ const PATHS: Readonly<Record<RolloutWorkloadKind, string>> = {
 const STRATEGIC = 'application/strategic-merge-patch+json';
 const MERGE = 'application/merge-patch+json';
 
-type WriteTarget = Parameters<typeof sendWrite>[3];
+type WriteTarget = Parameters<typeof sendWrite>[1];
 
 /** The two requests the target makes: a read of JSON, and a write whose answer is only checked. */
 interface Requests {
@@ -82,9 +82,14 @@ function requestsOf(access: ClusterAccess<Connection>, timeoutMs: number): Reque
     write: (action, hint, target, body) =>
       access.run(action, (connection) =>
         sendWrite(
-          operation(connection, action, hint, { operation: target.method.toLowerCase(), path: target.path }),
-          timeoutMs,
-          connection,
+          {
+            operation: operation(connection, action, hint, {
+              operation: target.method.toLowerCase(),
+              path: target.path,
+            }),
+            timeoutMs,
+            connection,
+          },
           target,
           body,
         ),

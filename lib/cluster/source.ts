@@ -117,9 +117,7 @@ function createPodMutationSource(config: ClusterConfig, options: PodMutationSour
         };
         const path = `${collectionPath}/${encodeURIComponent(name)}/status`;
         return sendMergePatch(
-          operation,
-          settings.requestTimeoutMs,
-          cluster.connection,
+          { operation, timeoutMs: settings.requestTimeoutMs, connection: cluster.connection },
           { path, query: { fieldManager: settings.fieldManager } },
           { status },
         );

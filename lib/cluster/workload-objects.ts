@@ -188,7 +188,7 @@ function createListing(
       access.forgetIfUnauthorized(connection, error);
       if (delivered === 0 && OPTIONAL_KINDS.has(kind) && hasReason(error, 'notFound')) return;
       if (delivered === 0 && FORBIDDEN_OPTIONAL_KINDS.has(kind) && hasReason(error, 'forbidden')) return;
-      throw explained(error, operation, collection, scope, delivered);
+      throw explained(error, { operation, collection, namespace: scope, delivered });
     }
   }
 
@@ -215,14 +215,16 @@ function clusterScopedGrant(plural: string, syncGrant?: string): string {
   return `${plural} are cluster-scoped, which no RoleBinding grants: bind the ClusterRole podmutation-report-cluster-scoped of infra/rbac-report.yaml (report) or podmutation-rollout-cluster-scoped of infra/rbac-rollout.yaml (rollout)${syncGrant === undefined ? '' : `, or apply ${syncGrant} (the sync)`}`;
 }
 
+/** A list that failed: its operation, its collection and namespace (none: every namespace), and the pages it delivered. */
+interface FailedList {
+  readonly operation: ClusterOperation;
+  readonly collection: Collection;
+  readonly namespace: string | undefined;
+  readonly delivered: number;
+}
+
 /** Rewrites the failures whose generic message would mislead: a missing report permission, an expired token mid-list. */
-function explained(
-  error: unknown,
-  operation: ClusterOperation,
-  collection: Collection,
-  namespace: string | undefined,
-  delivered: number,
-): unknown {
+function explained(error: unknown, { operation, collection, namespace, delivered }: FailedList): unknown {
   if (hasReason(error, 'forbidden')) {
     const scope = scopeText(collection, namespace);
     const group = collection.group === '' ? '"" (core)' : `"${collection.group}"`;

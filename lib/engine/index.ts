@@ -2,16 +2,15 @@ import { describeMismatch, matchingRules, matchRule } from './match.ts';
 import { podFacts, type PodFacts } from './pod.ts';
 import {
   andRequiredAffinity,
-  mutatePod,
   warn,
   type AuditedMatch,
   type Decision,
   type ManagedStep,
-  type MutationContext,
-  type MutationOptions,
   type MutationOutcome,
   type StepResult,
 } from './mutate.ts';
+import { reviewPod, type MutationOptions } from './review-pod.ts';
+import type { MutationContext } from './context.ts';
 import { compileRuleSet, compileSnapshotRules, type CompiledRule, type RuleSet } from './compile.ts';
 import type { SchedulingState } from './state.ts';
 import type { CapacityJudge } from './fit.ts';
@@ -23,7 +22,7 @@ import type { OwnerReference, Pod } from './kubernetes.ts';
 export {
   compileRuleSet,
   compileSnapshotRules,
-  mutatePod,
+  reviewPod,
   andRequiredAffinity,
   warn,
   matchRule,

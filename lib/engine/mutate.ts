@@ -1,6 +1,5 @@
 import { APPLIED_ANNOTATION, AUDITED_ANNOTATION, LIMITS, type Enforcement } from '../api/index.ts';
 import { LimitExceededError } from '../errors/index.ts';
-import type { JsonObject } from '../values/index.ts';
 import type { Pod } from './kubernetes.ts';
 import { diffJson, type JsonPatchOperation } from '../patch/index.ts';
 import {
@@ -18,12 +17,12 @@ import {
   type Term,
 } from '../scheduling/index.ts';
 import { matchingRules, matchRule, type MatchDimension } from './match.ts';
-import { podFacts, type PodFacts } from './pod.ts';
+import type { PodFacts } from './pod.ts';
 import type { AffinitySelector, CompiledRule, RuleSet } from './compile.ts';
 import { currentNodeAffinity, INITIAL_STATE, podWithState, sameAffinity, type SchedulingState } from './state.ts';
-import { keptAsStored, readStamp, stampPod, type StampDigest, type StampReading, type StampVerdict } from './stamp.ts';
+import type { StampVerdict } from './stamp.ts';
 import type { Workload } from './workload.ts';
-import { MIRROR_ANNOTATION } from './binding.ts';
+import type { MutationContext } from './context.ts';
 import type { Verdict } from '../capacity/index.ts';
 import { FitJudge, type CapacityJudge, type FitPair, type Judged } from './fit.ts';
 
@@ -39,35 +38,6 @@ export interface ManagedStep {
   apply(state: SchedulingState, facts: PodFacts, context: MutationContext): StepResult | undefined;
 }
 
-/** Per-request context the engine needs besides the Pod (for example a stable hash seed). */
-export interface MutationContext {
-  readonly requestUid: string;
-  /**
-   * The Pod's 0-based number among its workload's Pods, from a counter the caller keeps (managed placement's Diversity
-   * places a Pod by it); recorded in the stamp with the uid, so that a later review of the Pod gets it back.
-   */
-  readonly sequence?: number;
-  /** Why a sequence number the managed steps need could not be had (a counter that failed or was late, a dry run). */
-  readonly sequenceUnavailable?: string;
-}
-
-// A stamp's seed: the request uid, and `#seq=<n>` after it when the review had a sequence number. API servers make
-// request uids as UUIDs (k8s.io/apiserver pkg/admission/plugin/webhook/request/admissionreview.go), which hold no `#`.
-const SEQUENCE_IN_SEED = /^(.+)#seq=(\d{1,15})$/;
-
-/** The seed a stamp records for the review's managed steps. */
-function seedOf(context: MutationContext): string {
-  return context.sequence === undefined ? context.requestUid : `${context.requestUid}#seq=${context.sequence}`;
-}
-
-/** The managed steps' context of a review of a stamped Pod: that of the review that stamped it. */
-function contextOfSeed(seed: string): MutationContext {
-  const withSequence = SEQUENCE_IN_SEED.exec(seed);
-  return withSequence === null
-    ? { requestUid: seed }
-    : { requestUid: withSequence[1]!, sequence: Number(withSequence[2]) };
-}
-
 /** How one rule fared against the Pod (recorded only when asked to explain). */
 interface RuleEvaluation {
   readonly rule: CompiledRule;
@@ -75,27 +45,13 @@ interface RuleEvaluation {
   readonly failed?: MatchDimension;
 }
 
-/** What the engine runs besides the customer rules, whether it records every rule's evaluation, and where the Pod came from. */
-export interface MutationOptions {
+/** What the rule pass runs besides the customer rules, under which switch, and whether it records every rule's evaluation. */
+export interface RulePassOptions {
   readonly managedSteps?: readonly ManagedStep[];
   /** Record every rule's evaluation (for `explain`); off on the admission hot path. */
   readonly explain?: boolean;
-  /**
-   * Why admission lets the request through unchanged (an AdmissionReview that is no Pod CREATE): the Pod is then
-   * skipped with this reason, as the webhook answers it, so that explain and test give the webhook's answer.
-   */
-  readonly passThrough?: string;
-  /** Where the Pod sits in its input, for the field paths of errors (default "request.object"). */
-  readonly source?: string;
-  /** The namespace when neither the request nor the Pod names one (default ""). */
-  readonly fallbackNamespace?: string;
   /** The deployment's switch: `audit` audits every customer rule; `enforce` (default) leaves it to each rule. */
   readonly enforcement?: Enforcement;
-  /**
-   * Stamps every Pod the review changes and reads the stamp a Pod arrives with (lib/engine/stamp.ts): admission, and
-   * the CLI that shows it. Without it stamps are neither written nor read, and a stamp is an annotation like another.
-   */
-  readonly stamps?: StampDigest;
   /**
    * The cluster's Nodes and NodePools: a Pod the review changes is judged against them before and after
    * (MutationOutcome.fit), and a step that would leave a Pod that fit fitting nowhere is held back when its rule says
@@ -205,7 +161,7 @@ function ruleOwner(rule: CompiledRule): StepOwner {
 }
 
 function exceeded(owner: StepOwner, limit: string, actual: number, maximum: number): StepResult {
-  return { denied: new LimitExceededError(owner.name, limit, actual, maximum, owner.subject) };
+  return { denied: new LimitExceededError({ rule: owner.name, limit, actual, maximum, subject: owner.subject }) };
 }
 
 /**
@@ -325,20 +281,20 @@ function applyRule(state: SchedulingState, rule: CompiledRule, facts: PodFacts):
 function rawLimitDenial(rule: string, facts: PodFacts): LimitExceededError | undefined {
   const { terms, widestTerm } = facts.rawRequired;
   if (terms > LIMITS.rawRequiredTerms) {
-    return new LimitExceededError(
+    return new LimitExceededError({
       rule,
-      'required node selector terms on the incoming Pod',
-      terms,
-      LIMITS.rawRequiredTerms,
-    );
+      limit: 'required node selector terms on the incoming Pod',
+      actual: terms,
+      maximum: LIMITS.rawRequiredTerms,
+    });
   }
   if (widestTerm > LIMITS.rawRequirementsPerTerm) {
-    return new LimitExceededError(
+    return new LimitExceededError({
       rule,
-      'requirements in one required term on the incoming Pod',
-      widestTerm,
-      LIMITS.rawRequirementsPerTerm,
-    );
+      limit: 'requirements in one required term on the incoming Pod',
+      actual: widestTerm,
+      maximum: LIMITS.rawRequirementsPerTerm,
+    });
   }
   return undefined;
 }
@@ -388,17 +344,19 @@ function auditRule(state: SchedulingState, rule: CompiledRule, facts: PodFacts):
   };
 }
 
-/** What every outcome of one Pod shares. */
-type OutcomeBase = Pick<MutationOutcome, 'workload' | 'facts' | 'pod' | 'patch' | 'warnings' | 'stamp'>;
+/** What every outcome of one Pod shares: the Pod as it arrived, and the facts the rules were matched against. */
+export type OutcomeBase = Pick<MutationOutcome, 'workload' | 'facts' | 'pod' | 'patch' | 'warnings' | 'stamp'>;
 
-/** The outcome of a review that a limit denied: nothing applied. */
-function deniedOutcome(
-  base: OutcomeBase,
+/** How a review ended before any Pod was sent: a limit denied it, or audited rules recorded the denial they would cause. */
+type EndedPass = Pick<MutationOutcome, 'decision' | 'applied' | 'audited' | 'evaluations' | 'denial'>;
+
+/** The end of a review that a limit denied: nothing applied. */
+export function denied(
   audited: readonly AuditedMatch[],
   evaluations: readonly RuleEvaluation[],
   denial: LimitExceededError,
-): MutationOutcome {
-  return { ...base, decision: 'denied', applied: [], audited, evaluations, denial };
+): EndedPass {
+  return { decision: 'denied', applied: [], audited, evaluations, denial };
 }
 
 /** True when a matched rule is only audited: the deployment audits every rule, or the rule says so. */
@@ -421,60 +379,28 @@ function evaluateEveryRule(ruleSet: RuleSet, facts: PodFacts, evaluations: RuleE
   return matched;
 }
 
-/**
- * Why the engine leaves a Pod alone, or undefined when it does not: a DaemonSet's Pod; a mirror Pod (the API server
- * refuses the mirror annotation without spec.nodeName: pkg/apis/core/validation ValidatePodSpecificAnnotations); a Pod
- * bound when it is created, whose node affinity no scheduler reads and whose Node's kubelet refuses it when the Node
- * fails it (pkg/kubelet/lifecycle/predicate.go generalFilter).
- */
-function skipReason(facts: PodFacts): string | undefined {
-  if (facts.daemonSetOwned) return 'DaemonSet-owned Pods are not mutated';
-  if (facts.mirror)
-    return `mirror Pods (annotation ${MIRROR_ANNOTATION}) are not mutated: the kubelet runs them from a static manifest`;
-  if (facts.nodeName !== '')
-    return (
-      'Pods created bound to a Node (spec.nodeName set) are not mutated: no scheduler reads their node affinity, ' +
-      'and the kubelet refuses one whose Node fails it'
-    );
-  return undefined;
+/** The matched rules, their evaluations, the Pod's facts and whether the deployment audits every rule. */
+interface Matched {
+  readonly matched: readonly CompiledRule[];
+  readonly evaluations: readonly RuleEvaluation[];
+  readonly facts: PodFacts;
+  readonly auditAll: boolean;
 }
 
-/** The outcome for a Pod the engine never mutates, and why. */
-function skippedOutcome(incoming: PodFacts, reason: string): MutationOutcome {
-  return {
-    workload: incoming.workload,
-    facts: incoming,
-    pod: incoming.pod,
-    patch: [],
-    warnings: [],
-    decision: 'skipped',
-    applied: [],
-    audited: [],
-    evaluations: [],
-    skipReason: reason,
-  };
-}
-
-/** The outcome when the Pod itself is over a limit, or undefined when it is not. */
-function rawLimitOutcome(
-  base: OutcomeBase,
-  matched: readonly CompiledRule[],
-  evaluations: readonly RuleEvaluation[],
-  facts: PodFacts,
-  auditAll: boolean,
-): MutationOutcome | undefined {
+/** The end of the review when the Pod itself is over a limit, or undefined when it is not. */
+function rawLimitEnd({ matched, evaluations, facts, auditAll }: Matched): EndedPass | undefined {
   const enforced = matched.find((rule) => !isAudited(rule, auditAll));
   const rawDenial = rawLimitDenial((enforced ?? matched[0]!).name, facts);
   if (rawDenial === undefined) return undefined;
   // Audit never denies: the audited rules record the denial that enforcing them would cause.
-  if (enforced !== undefined) return deniedOutcome(base, [], evaluations, rawDenial);
+  if (enforced !== undefined) return denied([], evaluations, rawDenial);
   const would = matched.map((rule) => ({
     name: rule.name,
     operations: 0,
     fields: [],
     denial: rawLimitDenial(rule.name, facts)!.message,
   }));
-  return { ...base, decision: 'unchanged', applied: [], audited: would, evaluations };
+  return { decision: 'unchanged', applied: [], audited: would, evaluations };
 }
 
 interface Applied {
@@ -518,11 +444,9 @@ class StrandGuard {
 
 /** The matched rules applied in order (the audited ones recorded), then the managed steps; or the first denial. */
 function applyAll(
-  matched: readonly CompiledRule[],
-  facts: PodFacts,
-  stepContext: MutationContext,
+  { matched, facts, auditAll }: Matched,
+  context: MutationContext,
   managedSteps: readonly ManagedStep[],
-  auditAll: boolean,
   judge: FitJudge | undefined,
 ): Applied | { readonly denied: LimitExceededError; readonly audited: readonly AuditedMatch[] } {
   let state = INITIAL_STATE;
@@ -542,7 +466,7 @@ function applyAll(
   }
   // Managed capacity placement runs after every customer rule; the product's own step never strands a Pod.
   for (const step of managedSteps) {
-    const result = step.apply(state, facts, stepContext);
+    const result = step.apply(state, facts, context);
     if (result === undefined) continue;
     if ('denied' in result) return { denied: result.denied, audited };
     if (guard.holds({ name: step.name, subject: `managed step "${step.name}"` }, true, state, result.state)) continue;
@@ -601,98 +525,56 @@ function judged(
   return { fit, warnings: [stranded, ...state.warnings].slice(0, MAX_WARNINGS) };
 }
 
-/** The resulting Pod stamped with the fields its stamp covers, or the denial of a stamp over its limit. */
-function stamped(
-  facts: PodFacts,
-  incoming: PodFacts,
-  state: SchedulingState,
-  result: Pod,
-  requestUid: string,
-  stamps: StampDigest,
-  reading: StampReading,
-): Pod | LimitExceededError {
-  const fields = {
-    workload: facts.workload,
-    generateName: facts.generateName,
-    labels: facts.labels,
-    nodeSelector: state.nodeSelector ?? facts.nodeSelector,
-    tolerations: state.tolerations ?? facts.tolerations,
-    nodeAffinity: currentNodeAffinity(state, facts),
-    topologySpreadConstraints:
-      (state.topologySpreadConstraints as readonly JsonObject[] | undefined) ?? facts.topologySpreadConstraints,
-    annotations: state.annotations ?? facts.annotations,
-  };
-  const pod = stampPod(facts, result, fields, requestUid, stamps, reading);
-  if (pod instanceof LimitExceededError) return pod;
-  // A Pod rebuilt from its stamp arrives as the API server stored the first review's result.
-  return reading.verdict === 'checked' ? keptAsStored(incoming.pod, pod) : pod;
+/** What the rules made of a Pod: the state and the Pod it leaves, the steps applied, audited and held back. */
+interface RulePass extends Applied {
+  readonly facts: PodFacts;
+  /** The Pod as the state leaves it. */
+  readonly pod: Pod;
+  readonly evaluations: readonly RuleEvaluation[];
+  readonly judge: FitJudge | undefined;
 }
 
 /**
- * Runs the engine on one incoming Pod, any JSON value: reads it through the Pod boundary (podFacts), matches every
- * rule against the original Pod, applies the matching enabled rules in order (remove, then add), then the managed
- * steps, and returns the resulting Pod. With stamps, a Pod whose stamp checks is first put back as it arrived at the
- * review that stamped it, and the result is stamped. Pure: the incoming Pod is never edited. Throws only
- * MalformedInputError, for a Pod the boundary rejects.
+ * The rule pass on one Pod's facts: matches every rule against the Pod as it came, applies the matching enabled rules
+ * in order (remove, then add), then the managed steps. Ends early when a limit denies the review. Pure.
  */
 export function mutatePod(
-  pod: unknown,
-  namespace: string,
+  facts: PodFacts,
   ruleSet: RuleSet,
   context: MutationContext,
-  options: MutationOptions = {},
-): MutationOutcome {
-  const { managedSteps = [], explain = false } = options;
-  const auditAll = options.enforcement === 'audit';
-  const read = (candidate: unknown): PodFacts =>
-    podFacts(candidate, namespace, options.source, options.fallbackNamespace);
-  const incoming = read(pod);
-  const skipped =
-    options.passThrough === undefined
-      ? skipReason(incoming)
-      : `the webhook allows it unchanged: ${options.passThrough}`;
-  if (skipped !== undefined) return skippedOutcome(incoming, skipped);
-  // A Pod the webhook stamped is reviewed as its author sent it, with the draw of its first review.
-  const reading = options.stamps === undefined ? undefined : readStamp(incoming, options.stamps, read);
-  const facts = reading?.facts ?? incoming;
-  const stepContext = reading?.seed === undefined ? context : contextOfSeed(reading.seed);
-  const base: OutcomeBase = {
-    // The Pod's own: a Pod rebuilt from its stamp may have lost its generated name (stamp.ts preImage).
-    workload: incoming.workload,
-    facts,
-    pod: incoming.pod,
-    patch: [],
-    warnings: [],
-    ...(reading === undefined ? {} : { stamp: reading.verdict }),
-  };
+  options: RulePassOptions = {},
+): RulePass | { readonly ended: EndedPass } {
   // All rules are matched against the original Pod before any mutation: through the index, or every rule to explain.
   const evaluations: RuleEvaluation[] = [];
-  const matched = explain ? evaluateEveryRule(ruleSet, facts, evaluations) : matchingRules(ruleSet, facts);
-  const overLimit = matched.length > 0 ? rawLimitOutcome(base, matched, evaluations, facts, auditAll) : undefined;
-  if (overLimit !== undefined) return overLimit;
+  const rules = options.explain ? evaluateEveryRule(ruleSet, facts, evaluations) : matchingRules(ruleSet, facts);
+  const matched: Matched = { matched: rules, evaluations, facts, auditAll: options.enforcement === 'audit' };
+  const overLimit = rules.length > 0 ? rawLimitEnd(matched) : undefined;
+  if (overLimit !== undefined) return { ended: overLimit };
   const judge = options.capacity === undefined ? undefined : new FitJudge(options.capacity, facts);
-  const done = applyAll(matched, facts, stepContext, managedSteps, auditAll, judge);
-  if ('denied' in done) return deniedOutcome(base, done.audited, evaluations, done.denied);
+  const done = applyAll(matched, context, options.managedSteps ?? [], judge);
+  if ('denied' in done) return { ended: denied(done.audited, evaluations, done.denied) };
   const state = recorded(facts, done);
-  let result = podWithState(facts, state);
-  if (options.stamps !== undefined) {
-    const withStamp = stamped(facts, incoming, state, result, seedOf(stepContext), options.stamps, reading!);
-    if (withStamp instanceof LimitExceededError) return deniedOutcome(base, done.audited, evaluations, withStamp);
-    result = withStamp;
-  }
-  const patch = diffJson(incoming.pod, result, WHOLE_SUBTREES);
+  return { ...done, state, facts, pod: podWithState(facts, state), evaluations, judge };
+}
+
+/**
+ * The outcome of a rule pass whose Pod is sent as `sent` in answer to the Pod as it arrived (`base.pod`): the patch
+ * between them and, for a Pod the review changed, where it fitted and fits.
+ */
+export function passOutcome(base: OutcomeBase, pass: RulePass, sent: Pod): MutationOutcome {
+  const patch = diffJson(base.pod, sent, WHOLE_SUBTREES);
   // Judged only for a Pod the review changed: the check's cost stays off every other review.
-  const { fit, warnings } = judged(patch.length > 0 ? judge : undefined, state, done.applied);
+  const { fit, warnings } = judged(patch.length > 0 ? pass.judge : undefined, pass.state, pass.applied);
   return {
     ...base,
     decision: patch.length > 0 ? 'mutated' : 'unchanged',
-    pod: patch.length > 0 ? result : incoming.pod,
+    pod: patch.length > 0 ? sent : base.pod,
     patch,
-    applied: done.applied,
-    audited: done.audited,
-    evaluations,
+    applied: pass.applied,
+    audited: pass.audited,
+    evaluations: pass.evaluations,
     warnings,
     ...(fit === undefined ? {} : { fit }),
-    ...(done.held.length === 0 ? {} : { held: done.held }),
+    ...(pass.held.length === 0 ? {} : { held: pass.held }),
   };
 }

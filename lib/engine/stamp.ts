@@ -16,11 +16,12 @@ import { PRODUCT_ANNOTATION_PREFIX } from '../api/index.ts';
 import { LimitExceededError, MalformedInputError } from '../errors/index.ts';
 import { jsonEqual } from '../patch/index.ts';
 import { tolerationIdentity } from '../scheduling/index.ts';
-import { canonicalJson, isJsonObject, parseJsonExact, textNestsDeeperThan } from '../values/index.ts';
+import { canonicalJson, isJsonObject, parseJsonExact, textNestsDeeperThan, type JsonObject } from '../values/index.ts';
 import { BINDING_LABELS } from './binding.ts';
+import type { MutationContext } from './context.ts';
 import type { Pod } from './kubernetes.ts';
 import type { PodFacts } from './pod.ts';
-import { withField } from './state.ts';
+import { currentNodeAffinity, withField, type SchedulingState } from './state.ts';
 
 /** The annotation that carries the stamp. */
 export const STAMP_ANNOTATION = `${PRODUCT_ANNOTATION_PREFIX}stamp`;
@@ -54,7 +55,7 @@ interface StampRecord {
 }
 
 /** What a review starts from: the Pod the rules apply to, and what became of the incoming stamp. */
-export interface StampReading {
+interface StampReading {
   /** The incoming Pod without its stamp; when the stamp checked, with the fields it records put back as they arrived. */
   readonly facts: PodFacts;
   readonly verdict: StampVerdict;
@@ -62,6 +63,24 @@ export interface StampReading {
   readonly seed?: string;
   /** The checked stamp's sum and text: kept byte for byte when the review would write the same stamp again. */
   readonly checked?: { readonly sum: string; readonly text: string };
+}
+
+// A stamp's seed: the request uid, and `#seq=<n>` after it when the review had a sequence number. API servers make
+// request uids as UUIDs (k8s.io/apiserver pkg/admission/plugin/webhook/request/admissionreview.go), which hold no `#`.
+const SEQUENCE_IN_SEED = /^(.+)#seq=(\d{1,15})$/;
+
+/** The seed a stamp records for the review's managed steps. */
+function seedOf(context: MutationContext): string {
+  return context.sequence === undefined ? context.requestUid : `${context.requestUid}#seq=${context.sequence}`;
+}
+
+/** The managed steps' context of a review: that of the review that stamped the Pod, when its stamp checked. */
+export function stampedContext(context: MutationContext, reading: StampReading): MutationContext {
+  if (reading.seed === undefined) return context;
+  const withSequence = SEQUENCE_IN_SEED.exec(reading.seed);
+  return withSequence === null
+    ? { requestUid: reading.seed }
+    : { requestUid: withSequence[1]!, sequence: Number(withSequence[2]) };
 }
 
 const STAMP_VERSION = 1;
@@ -395,24 +414,49 @@ function annotationBytes(annotations: Readonly<Record<string, string>>): number 
   return bytes;
 }
 
+/** What the rule pass left: the facts it matched, its state, and the Pod that state makes. */
+interface PassResult {
+  readonly facts: PodFacts;
+  readonly state: SchedulingState;
+  readonly pod: Pod;
+}
+
+/** What a review stamps with: the Pod as it arrived, what became of its stamp, the digests, and the managed steps' context. */
+interface Stamping {
+  readonly incoming: Pod;
+  readonly reading: StampReading;
+  readonly digest: StampDigest;
+  readonly context: MutationContext;
+}
+
+/** The rule pass's result as the engine reads a Pod, the view the sum covers. */
+function coveredFields({ facts, state }: PassResult): CoveredFields {
+  return {
+    workload: facts.workload,
+    generateName: facts.generateName,
+    labels: facts.labels,
+    nodeSelector: state.nodeSelector ?? facts.nodeSelector,
+    tolerations: state.tolerations ?? facts.tolerations,
+    nodeAffinity: currentNodeAffinity(state, facts),
+    topologySpreadConstraints:
+      (state.topologySpreadConstraints as readonly JsonObject[] | undefined) ?? facts.topologySpreadConstraints,
+    annotations: state.annotations ?? facts.annotations,
+  };
+}
+
 /**
- * The Pod a review sends: `after` (the rules' result on the Pod `before` that they were applied to; `fields`, the same
- * result as the engine reads it) with the stamp of what they changed, or `after` as it is when they changed nothing. A denial when the stamp would take the Pod's
- * annotations past Kubernetes' limit, which the API server would refuse. Pure.
+ * The rule pass's Pod with the stamp of what it changed on the Pod it was applied to, or as it is when it changed
+ * nothing. A denial when the stamp would take the Pod's annotations past Kubernetes' limit, which the API server would
+ * refuse. Pure.
  */
-export function stampPod(
-  before: PodFacts,
-  after: Pod,
-  fields: CoveredFields,
-  seed: string,
-  digest: StampDigest,
-  reading: StampReading,
-): Pod | LimitExceededError {
-  const record = recordOf(before.pod, after);
+function stampPod(pass: PassResult, { digest, reading, context }: Stamping): Pod | LimitExceededError {
+  const after = pass.pod;
+  const record = recordOf(pass.facts.pod, after);
   if (record === undefined) return after;
+  const seed = seedOf(context);
   // JSON.stringify, not canonical JSON: the record's text parses back to an object that stringifies to the same text.
   const recordJson = JSON.stringify(record);
-  const sum = digest.sum(coveredText(fields, record, recordJson, seed));
+  const sum = digest.sum(coveredText(coveredFields(pass), record, recordJson, seed));
   // Canonical JSON of { v, seed, before, sum, mac }, its members in code-unit order, written out: the record is serialised once.
   const mac = digest.key === undefined ? '' : `"mac":${JSON.stringify(digest.key.sign(sum))},`;
   const text =
@@ -422,15 +466,23 @@ export function stampPod(
   const annotations = { ...after.metadata?.annotations, [STAMP_ANNOTATION]: text };
   const bytes = annotationBytes(annotations);
   if (bytes > MAX_ANNOTATION_BYTES) {
-    return new LimitExceededError(
-      STAMP_ANNOTATION,
-      "bytes of the Pod's annotations with the stamp of the fields it changes",
-      bytes,
-      MAX_ANNOTATION_BYTES,
-      'admission',
-    );
+    return new LimitExceededError({
+      rule: STAMP_ANNOTATION,
+      limit: "bytes of the Pod's annotations with the stamp of the fields it changes",
+      actual: bytes,
+      maximum: MAX_ANNOTATION_BYTES,
+      subject: 'admission',
+    });
   }
   return { ...after, metadata: { ...after.metadata, annotations } };
+}
+
+/** The Pod a stamped review sends: the rule pass's Pod stamped, or the denial of a stamp over its limit. Pure. */
+export function writeStamp(pass: PassResult, stamping: Stamping): Pod | LimitExceededError {
+  const pod = stampPod(pass, stamping);
+  if (pod instanceof LimitExceededError) return pod;
+  // A Pod rebuilt from its stamp arrives as the API server stored the first review's result.
+  return stamping.reading.verdict === 'checked' ? keptAsStored(stamping.incoming, pod) : pod;
 }
 
 /**
@@ -439,7 +491,7 @@ export function stampPod(
  * every other), and the incoming tolerations when they are the same tolerations in the same order (a rule's toleration
  * written with `value: ""` comes back without it, which is the same toleration, and is not written again). Pure.
  */
-export function keptAsStored(incoming: Pod, result: Pod): Pod {
+function keptAsStored(incoming: Pod, result: Pod): Pod {
   let kept = result;
   const { name, labels } = incoming.metadata ?? {};
   if (name !== kept.metadata?.name || labels !== kept.metadata?.labels) {

@@ -37,6 +37,16 @@ class DuplicateRuleError extends PodMutationError {
   }
 }
 
+/** Which limit who would exceed, and by how much. */
+interface ExceededLimit {
+  readonly rule: string;
+  readonly limit: string;
+  readonly actual: number;
+  readonly maximum: number;
+  /** Who exceeded the limit, as the message names it: the rule by default, or a managed step. */
+  readonly subject?: string;
+}
+
 /** A matching rule would exceed a runtime safety limit; admission is denied. */
 class LimitExceededError extends PodMutationError {
   override readonly name: string = 'LimitExceededError';
@@ -45,8 +55,7 @@ class LimitExceededError extends PodMutationError {
   readonly actual: number;
   readonly maximum: number;
 
-  /** `subject` names who exceeded the limit in the message: the rule by default, or a managed step. */
-  constructor(rule: string, limit: string, actual: number, maximum: number, subject = `PodMutation "${rule}"`) {
+  constructor({ rule, limit, actual, maximum, subject = `PodMutation "${rule}"` }: ExceededLimit) {
     super(`${subject}: ${limit} would be ${actual}, above the limit of ${maximum}`, {
       context: { rule, limit, actual, maximum },
     });

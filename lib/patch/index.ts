@@ -31,13 +31,14 @@ function jsonEqual(left: unknown, right: unknown): boolean {
   return false;
 }
 
-function diffInto(
-  operations: JsonPatchOperation[],
-  path: string,
-  before: unknown,
-  after: unknown,
-  atomic: ReadonlySet<string>,
-): void {
+/** A diff being written: the operations so far, and the paths replaced whole. */
+interface Diff {
+  readonly operations: JsonPatchOperation[];
+  readonly atomic: ReadonlySet<string>;
+}
+
+function diffInto(diff: Diff, path: string, before: unknown, after: unknown): void {
+  const { operations, atomic } = diff;
   if (before === after) return;
   // Arrays and the listed subtrees are replaced whole: index operations are fragile against concurrent edits.
   if (!isPlainObject(before) || !isPlainObject(after) || atomic.has(path)) {
@@ -56,7 +57,7 @@ function diffInto(
     const childPath = `${path}/${escapePointerToken(key)}`;
     // A missing parent is created whole by one add, never written into.
     if (!Object.hasOwn(before, key)) operations.push({ op: 'add', path: childPath, value });
-    else diffInto(operations, childPath, before[key], value, atomic);
+    else diffInto(diff, childPath, before[key], value);
   }
 }
 
@@ -71,7 +72,7 @@ function diffJson(
   atomic: ReadonlySet<string> = new Set(),
 ): readonly JsonPatchOperation[] {
   const operations: JsonPatchOperation[] = [];
-  if (isPlainObject(before) && isPlainObject(after)) diffInto(operations, '', before, after, atomic);
+  if (isPlainObject(before) && isPlainObject(after)) diffInto({ operations, atomic }, '', before, after);
   else if (!jsonEqual(before, after)) operations.push({ op: 'replace', path: '', value: after });
   return operations;
 }

@@ -9,7 +9,7 @@ import { Capacity, type VerdictKind } from '../capacity/index.ts';
 import {
   arrivalFromStamp,
   asRecreated,
-  mutatePod,
+  reviewPod,
   podFacts,
   type CompiledRule,
   type ManagedStep,
@@ -174,6 +174,14 @@ function refusalLine(refusal: Refusal): string {
   );
 }
 
+/** What an outcome is compared with: the running Pod, the enforced rules it matched, and its admission plugins' part. */
+interface Compared {
+  readonly running: PodFacts;
+  readonly enforced: readonly CompiledRule[];
+  readonly source: string;
+  readonly admission: { readonly inputs: AdmissionInputs; readonly refusal: Refusal | undefined };
+}
+
 /**
  * The verdict of a Pod some rule or step concerns: denied (by a rule's limit, or by an admission plugin before or after
  * the webhook), or the Pod the API server would store, its plugins run again on the webhook's result, compared with
@@ -181,10 +189,7 @@ function refusalLine(refusal: Refusal): string {
  */
 function verdictOf(
   outcome: MutationOutcome,
-  running: PodFacts,
-  enforced: readonly CompiledRule[],
-  source: string,
-  admission: { readonly inputs: AdmissionInputs; readonly refusal: Refusal | undefined },
+  { running, enforced, source, admission }: Compared,
 ): { verdict: Exclude<Verdict, 'unaffected'>; line: string } {
   if (outcome.decision === 'denied')
     return {
@@ -208,22 +213,26 @@ function verdictOf(
   return { verdict: line === '' ? 'current' : 'pending', line };
 }
 
+/** A running Pod, and the Pod a rollout would create for it (`candidate`, at `source` in the input). */
+interface Recreated {
+  readonly identity: PodIdentity;
+  readonly running: PodFacts;
+  readonly candidate: unknown;
+  readonly source: string;
+}
+
 /** The Pod a rollout would create for a running Pod, run through the engine as admission runs it. */
-function evaluatePod(
-  state: ReportState,
-  identity: PodIdentity,
-  running: PodFacts,
-  candidate: unknown,
-  source: string,
-): MutationOutcome {
+function evaluatePod(state: ReportState, { identity, running, candidate, source }: Recreated): MutationOutcome {
   const { options } = state;
   const requestUid = identity.uid || `${identity.namespace}/${identity.name || identity.generateName}`;
   const evaluate = (explain: boolean) =>
-    mutatePod(
-      candidate,
-      identity.namespace,
-      state.ruleSet,
-      withRecordedCapacity({ requestUid }, running.annotations[CAPACITY_ANNOTATION]),
+    reviewPod(
+      {
+        pod: candidate,
+        namespace: identity.namespace,
+        ruleSet: state.ruleSet,
+        context: withRecordedCapacity({ requestUid }, running.annotations[CAPACITY_ANNOTATION]),
+      },
       {
         managedSteps: options.managedSteps ?? [],
         explain,
@@ -248,14 +257,16 @@ function matchedRules(state: ReportState, outcome: MutationOutcome): CompiledRul
     .sort((left, right) => state.order.get(left.name)! - state.order.get(right.name)!);
 }
 
+/** A Pod's verdict and its line, with the rules it matched and the managed steps applied to it. */
+interface Counted {
+  readonly matched: readonly CompiledRule[];
+  readonly steps: readonly string[];
+  readonly verdict: Exclude<Verdict, 'unaffected'>;
+  readonly line: string;
+}
+
 /** Counts a verdict on the workload, the totals and each matched rule; keeps its line as a sample. */
-function record(
-  state: ReportState,
-  tally: WorkloadTally,
-  matched: readonly CompiledRule[],
-  steps: readonly string[],
-  { verdict, line }: { verdict: Exclude<Verdict, 'unaffected'>; line: string },
-): void {
+function record(state: ReportState, tally: WorkloadTally, { matched, steps, verdict, line }: Counted): void {
   tally.affected = true;
   for (const rule of matched) tally.rules.add(rule.name);
   for (const step of steps) tally.steps.add(step);
@@ -377,7 +388,7 @@ function addPod(state: ReportState, pod: unknown, path: string): Verdict | undef
     template === undefined
       ? { pod: asRecreated(running.pod), refusal: undefined }
       : asAdmitted(template.pod, inputs, source);
-  const outcome = evaluatePod(state, identity, running, first.pod, source);
+  const outcome = evaluatePod(state, { identity, running, candidate: first.pod, source });
   const tally = tallyOf(state, outcome.workload);
   tally.pods += 1;
   countHeld(state, outcome);
@@ -388,9 +399,9 @@ function addPod(state: ReportState, pod: unknown, path: string): Verdict | undef
     return 'unaffected';
   }
   const enforced = matched.filter((rule) => !state.auditAll && rule.enforcement !== 'audit');
-  const judged = verdictOf(outcome, running, enforced, source, { inputs, refusal: first.refusal });
+  const judged = verdictOf(outcome, { running, enforced, source, admission: { inputs, refusal: first.refusal } });
   if (judged.verdict === 'pending' && origin.deletion !== undefined) planDeletion(tally, identity, origin.deletion);
-  record(state, tally, matched, steps, judged);
+  record(state, tally, { matched, steps, ...judged });
   // A denied Pod is never created, so it runs nowhere: only the Pods a rollout would create are judged.
   if (outcome.fit !== undefined && judged.verdict !== 'denied') recordFit(state, tally, enforced, outcome.fit);
   return judged.verdict;

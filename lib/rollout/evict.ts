@@ -6,7 +6,6 @@
 import { evictionOf, type ReportPod } from '../report/index.ts';
 import { readPodIdentity, readWorkloadObject, recreationOf } from '../workloads/index.ts';
 import type { WaveBudgets } from './budgets.ts';
-import type { PlannedWorkload } from './plan.ts';
 import { readPodReadiness } from './status.ts';
 import {
   describeDuration,
@@ -15,7 +14,14 @@ import {
   untilDeadline,
   type Result,
   type Run,
+  type Turn,
 } from './wait.ts';
+
+/** The wave's budgets, and the disruptions the workload took of them when it started. */
+interface WaveShare {
+  readonly budgets: WaveBudgets;
+  readonly own: ReadonlySet<string>;
+}
 
 /** One Pod's eviction: done (evicted, or not the report's Pod and left alone), or why the workload stops. */
 type PodStep = { readonly stop: false } | { readonly stop: true; readonly result: Result };
@@ -44,15 +50,8 @@ async function sameIncarnation(run: Run, namespace: string, pod: ReportPod): Pro
  * covers it allows one more disruption beside the wave's others, evicted with the uid precondition, again after a
  * refusal (a budget changed between the read and the eviction) until the deadline.
  */
-async function evictOne(
-  run: Run,
-  budgets: WaveBudgets,
-  own: ReadonlySet<string>,
-  workload: PlannedWorkload,
-  wave: number,
-  pod: ReportPod,
-  deadline: number,
-): Promise<PodStep> {
+async function evictOne(run: Run, turn: Turn, { budgets, own }: WaveShare, pod: ReportPod): Promise<PodStep> {
+  const { workload, wave, deadline } = turn;
   const { namespace, name } = workload;
   const recreated = `Pod ${pod.name} was recreated since the report (uid ${pod.uid} then): not deleted`;
   for (;;) {
@@ -69,7 +68,7 @@ async function evictOne(
       run.record(wave, workload, 'held', recreation.hold);
       return { stop: true, result: 'skipped' };
     }
-    const short = await untilBudgetsAllow(run, namespace, identity.labels, deadline, (allowances) =>
+    const short = await untilBudgetsAllow(run, { namespace, labels: identity.labels }, deadline, (allowances) =>
       budgets.short(allowances, own),
     );
     if (short.length > 0) {
@@ -97,16 +96,10 @@ async function evictOne(
 }
 
 /** The planned Pods evicted in the report's order (highest ordinal first), each once the previous one is Ready again. */
-async function evictInTurn(
-  run: Run,
-  budgets: WaveBudgets,
-  own: ReadonlySet<string>,
-  workload: PlannedWorkload,
-  wave: number,
-  deadline: number,
-): Promise<Result> {
+async function evictInTurn(run: Run, turn: Turn, share: WaveShare): Promise<Result> {
+  const { workload, wave, deadline } = turn;
   for (const pod of workload.pods) {
-    const step = await evictOne(run, budgets, own, workload, wave, pod, deadline);
+    const step = await evictOne(run, turn, share, pod);
     if (step.stop) return step.result;
     if (!(await readyAgain(run, workload.namespace, pod, deadline))) {
       const waited = describeDuration(run.options.timeoutMs);

@@ -17,6 +17,7 @@ import {
   type Result,
   type RolloutRunOptions,
   type Run,
+  type Turn,
 } from './wait.ts';
 
 /** What a run did: workloads done, failed, skipped (a disruption budget, a hold) and not started (after a failure). */
@@ -64,7 +65,7 @@ function stampPatch(run: Run, at: string): Record<string, unknown> {
 }
 
 /** The controller asked to restart by its mechanism (and the run's stamp), then polled until it reports the rollout complete. */
-async function restartAndWait(run: Run, workload: PlannedWorkload, wave: number, deadline: number): Promise<Result> {
+async function restartAndWait(run: Run, { workload, wave, deadline }: Turn): Promise<Result> {
   const { kind, namespace, name } = workload;
   const path = `${kind} ${namespace}/${name}`;
   const at = rfc3339(run.now());
@@ -126,7 +127,7 @@ async function rollOne(run: Run, budgets: WaveBudgets, workload: PlannedWorkload
   const deadline = run.now() + run.options.timeoutMs;
   const labels = await podLabels(run, workload);
   let own: ReadonlySet<string> = new Set();
-  const short = await untilBudgetsAllow(run, workload.namespace, labels, deadline, (allowances) => {
+  const short = await untilBudgetsAllow(run, { namespace: workload.namespace, labels }, deadline, (allowances) => {
     const found = budgets.short(allowances);
     if (found.length === 0) own = budgets.take(allowances);
     return found;
@@ -148,8 +149,8 @@ async function rollOne(run: Run, budgets: WaveBudgets, workload: PlannedWorkload
       // Evictions change no template: the workload is stamped on its own before its Pods are evicted.
       const { kind, namespace, name } = workload;
       await run.target.patchWorkload(kind, namespace, name, stampPatch(run, rfc3339(run.now())));
-      result = await evictInTurn(run, budgets, own, workload, wave, deadline);
-    } else result = await restartAndWait(run, workload, wave, deadline);
+      result = await evictInTurn(run, { workload, wave, deadline }, { budgets, own });
+    } else result = await restartAndWait(run, { workload, wave, deadline });
     if (result === 'done') run.record(wave, workload, 'done');
     return result;
   } finally {

@@ -51,6 +51,19 @@ async function untilDeadline<T>(
   }
 }
 
+/** The Pods a budget may cover: a namespace's Pods with these labels. */
+interface CoveredPods {
+  readonly namespace: string;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+/** One workload's turn in a run: the workload, its wave (1-based) and the deadline of its wait. */
+interface Turn {
+  readonly workload: PlannedWorkload;
+  readonly wave: number;
+  readonly deadline: number;
+}
+
 /**
  * Reads the namespace's budgets that cover Pods with `labels` until `admit` finds none short (it runs right after
  * each read, with no wait in between, so that what it takes is taken on that reading), or the deadline passes; the
@@ -58,8 +71,7 @@ async function untilDeadline<T>(
  */
 async function untilBudgetsAllow(
   run: Run,
-  namespace: string,
-  labels: Readonly<Record<string, string>>,
+  { namespace, labels }: CoveredPods,
   deadline: number,
   admit: (allowances: readonly Allowance[]) => Shortfall[],
 ): Promise<Shortfall[]> {
@@ -85,4 +97,4 @@ function describeShortfall(namespace: string, short: readonly Shortfall[], waite
 }
 
 export { describeDuration, describeShortfall, untilBudgetsAllow, untilDeadline };
-export type { Result, Run, RolloutRunOptions };
+export type { Result, Run, RolloutRunOptions, Turn };

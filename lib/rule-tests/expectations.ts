@@ -149,21 +149,28 @@ function placementFailure(expected: ExpectedResult, chosen: ChosenPlacement | un
   };
 }
 
+/** What a result is checked against besides the outcome, each only when the result asks for it. */
+interface Observed {
+  /** The document of the result's patchedResource (`expected`) and the resource as admission leaves it (`actual`). */
+  readonly patched?: { readonly expected: unknown; readonly actual: unknown } | undefined;
+  /** Where the Pod as admitted can run. */
+  readonly fit?: Verdict;
+  /** The managed placement chosen for the Pod. */
+  readonly placement?: ChosenPlacement;
+}
+
 /**
- * The failures of one result against the engine's outcome for its Pod (none when it passes). `patchedExpected` is
- * the document of the result's patchedResource, `patchedActual` the resource as admission leaves it; `fit` where the
- * Pod as admitted can run, when the result asks; `placement` the managed placement chosen for it. Scheduling, the
- * patched resource and the fit are not compared for a Pod that was denied: the denial is the failure. The placement
- * is, since it may be what denied the Pod.
+ * The failures of one result against the engine's outcome for its Pod (none when it passes), and against what else
+ * was observed of it. Scheduling, the patched resource and the fit are not compared for a Pod that was denied: the
+ * denial is the failure. The placement is, since it may be what denied the Pod.
  */
 export function checkResult(
   expected: ExpectedResult,
   input: PodInput,
   outcome: MutationOutcome,
-  patched: { readonly expected: unknown; readonly actual: unknown } | undefined,
-  actual: { readonly fit?: Verdict; readonly placement?: ChosenPlacement } = {},
+  actual: Observed = {},
 ): CaseFailure[] {
-  const { fit } = actual;
+  const { fit, patched } = actual;
   const failures: CaseFailure[] = [];
   if (!sameList(expected.applied, outcome.applied)) {
     failures.push({

@@ -7,7 +7,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describeIssues, POD_PLACEMENT_KIND, type NormalizedPlacement } from '../api/index.ts';
 import { Capacity, Placement, type Verdict } from '../capacity/index.ts';
-import { compileRuleSet, mutatePod, type MutationOutcome, type RuleSet } from '../engine/index.ts';
+import { compileRuleSet, reviewPod, type MutationOutcome, type RuleSet } from '../engine/index.ts';
 import { fileProblem, MalformedInputError, PodMutationError } from '../errors/index.ts';
 import { createPlacementStep, parsePlacementPolicies, type PlacementStep } from '../placement/index.ts';
 import { loadRuleFiles, parseResourceDocuments, parseSingleDocument, readTextFile } from '../rule-files/index.ts';
@@ -150,23 +150,22 @@ function admittedFit(result: ExpectedResult, outcome: MutationOutcome, capacity:
   return outcome.fit?.after ?? capacity.judge(Placement.of(outcome.facts));
 }
 
-async function runCase(
-  test: RuleTest,
-  result: ExpectedResult,
-  input: PodInput,
-  ruleSet: RuleSet,
-  step: PlacementStep | undefined,
-  capacity: Capacity,
-): Promise<CaseResult> {
+/** A test file read and made ready: its rules compiled, its placement step, and its capacity. */
+interface LoadedTest {
+  readonly test: RuleTest;
+  readonly ruleSet: RuleSet;
+  readonly step: PlacementStep | undefined;
+  readonly capacity: Capacity;
+}
+
+async function runCase(loaded: LoadedTest, result: ExpectedResult, input: PodInput): Promise<CaseResult> {
+  const { test, ruleSet, step, capacity } = loaded;
   const started = performance.now();
   // The request uid seeds Diversity placement: a stable one keeps a test's answer the same from run to run.
   const uid =
     input.uid ?? (typeof input.pod.metadata?.uid === 'string' ? input.pod.metadata.uid : result.resource.text);
-  const outcome = mutatePod(
-    input.pod,
-    input.namespace,
-    ruleSet,
-    { requestUid: uid },
+  const outcome = reviewPod(
+    { pod: input.pod, namespace: input.namespace, ruleSet, context: { requestUid: uid } },
     {
       managedSteps: step === undefined ? [] : [step],
       enforcement: test.enforcement,
@@ -185,7 +184,8 @@ async function runCase(
         };
   const fit = admittedFit(result, outcome, capacity);
   const placement = step?.choose(outcome.facts);
-  const failures = checkResult(result, input, outcome, patched, {
+  const failures = checkResult(result, input, outcome, {
+    patched,
     ...(fit === undefined ? {} : { fit }),
     ...(placement === undefined ? {} : { placement }),
   });
@@ -218,8 +218,8 @@ export async function runTestFile(file: string, options: RunOptions = {}): Promi
       inputs.push(...podInputs(parseResourceDocuments(await readTextFile(path), path), path, test.namespace).inputs);
     const resolved = resolveResults(test, inputs);
     const cases: CaseResult[] = [];
-    for (const [index, result] of test.results.entries())
-      cases.push(await runCase(test, result, resolved[index]!, ruleSet, step, capacity));
+    const ready: LoadedTest = { test, ruleSet, step, capacity };
+    for (const [index, result] of test.results.entries()) cases.push(await runCase(ready, result, resolved[index]!));
     const checked = new Set(resolved);
     return {
       file,

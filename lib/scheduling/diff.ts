@@ -134,13 +134,15 @@ function missing<T>(items: readonly T[], other: readonly T[], identity: (item: T
 /** How Kubernetes reads a list: as a set (repeats mean nothing) or as a multiset (each repeat counts). */
 type Reading = 'set' | 'multiset';
 
-function entryChanges<T>(
-  before: readonly T[],
-  after: readonly T[],
-  identity: (item: T) => string,
-  written: (item: T) => string,
-  reading: Reading,
-): EntryChanges<T> {
+/** How a list's entries are read: each one's identity, each one as written, and the list as a set or a multiset. */
+interface ListReading<T> {
+  readonly identity: (item: T) => string;
+  readonly written: (item: T) => string;
+  readonly reading: Reading;
+}
+
+function entryChanges<T>(before: readonly T[], after: readonly T[], list: ListReading<T>): EntryChanges<T> {
+  const { identity, written, reading } = list;
   const removed = unmatched(before, after, identity);
   const added = unmatched(after, before, identity);
   const lost = reading === 'set' ? missing(removed, after, identity) : removed;
@@ -294,23 +296,19 @@ function preferences(
 
 /** The changes from one Pod's scheduling fields to another's. Pure; the diff of a Pod with itself is empty. */
 function diffScheduling(before: SchedulingFields, after: SchedulingFields): SchedulingDiff {
-  const preferred = entryChanges(
-    preferences(before.nodeAffinity),
-    preferences(after.nodeAffinity),
-    (item) => item.preference.id,
-    (item) => item.written,
-    'multiset',
-  );
+  const preferred = entryChanges(preferences(before.nodeAffinity), preferences(after.nodeAffinity), {
+    identity: (item) => item.preference.id,
+    written: (item) => item.written,
+    reading: 'multiset',
+  });
   return {
     annotations: keyChanges(before.annotations ?? {}, after.annotations ?? {}),
     nodeSelector: keyChanges(before.nodeSelector ?? {}, after.nodeSelector ?? {}),
-    tolerations: entryChanges(
-      before.tolerations ?? [],
-      after.tolerations ?? [],
-      tolerationIdentity,
-      tolerationIdentity,
-      'set',
-    ),
+    tolerations: entryChanges(before.tolerations ?? [], after.tolerations ?? [], {
+      identity: tolerationIdentity,
+      written: tolerationIdentity,
+      reading: 'set',
+    }),
     required: requiredChanges(requiredTerms(before.nodeAffinity), requiredTerms(after.nodeAffinity)),
     preferred: {
       removed: preferred.removed.map((item) => item.preference),
@@ -322,9 +320,7 @@ function diffScheduling(before: SchedulingFields, after: SchedulingFields): Sche
     topologySpreadConstraints: entryChanges(
       before.topologySpreadConstraints ?? [],
       after.topologySpreadConstraints ?? [],
-      spreadIdentity,
-      canonicalJson,
-      'set',
+      { identity: spreadIdentity, written: canonicalJson, reading: 'set' },
     ),
   };
 }

@@ -117,15 +117,20 @@ function refuseAhead(table: SnapshotTable, listStartedAt: number, tableTime: num
   );
 }
 
+/** The pointer of a newer list, the start of the list that lost to it, and the table's clock when it was read. */
+interface NewerList {
+  readonly current: SnapshotPointer;
+  readonly listStartedAt: number;
+  readonly tableTime: number | undefined;
+}
+
 /**
  * The refusal of a publish whose list started before the list of the current snapshot. When that list start lies
  * ahead of the table's clock, its writer's clock runs ahead, and the message says when syncs publish again.
  */
 function superseded(
   table: SnapshotTable,
-  current: SnapshotPointer,
-  listStartedAt: number,
-  tableTime: number | undefined,
+  { current, listStartedAt, tableTime }: NewerList,
   cause?: unknown,
 ): StoreError {
   const { tableName, clusterId } = table;
@@ -180,7 +185,7 @@ async function lostSwitch(
     tableTime: undefined,
   }));
   if (listStartedAt !== undefined && isNewer(current, listStartedAt, trustedUntil))
-    return superseded(table, current, listStartedAt, tableTime, error);
+    return superseded(table, { current, listStartedAt, tableTime }, error);
   return new StoreError(
     `another publisher won: the pointer of cluster "${clusterId}" in table "${tableName}" is already at version ${pointer.version} or later`,
     { cause: error, context: { tableName, clusterId, version: pointer.version } },

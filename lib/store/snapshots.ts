@@ -111,8 +111,8 @@ async function publish(
       continue;
     }
     if (listStartedAt !== undefined && isNewer(current, listStartedAt, trustedUntil))
-      throw superseded(table, current, listStartedAt, tableTime);
-    return { ...(await publishNew(table, serialized, current, listStartedAt, trustedUntil)), ...replaced };
+      throw superseded(table, { current, listStartedAt, tableTime });
+    return { ...(await publishNew(table, serialized, { current, listStartedAt, trustedUntil })), ...replaced };
   }
 }
 
@@ -136,13 +136,18 @@ function encodeParts(table: SnapshotTable, serialized: SerializedContent): reado
   return parts;
 }
 
+/** What a publish builds on: the current pointer (none yet), its own list's start, and how far the table's clock is trusted. */
+interface PublishBasis {
+  readonly current: SnapshotPointer | undefined;
+  readonly listStartedAt: number | undefined;
+  readonly trustedUntil: number;
+}
+
 /** Writes new content's parts, switches the pointer to them, then expires the superseded version's parts. */
 async function publishNew(
   table: SnapshotTable,
   serialized: SerializedContent,
-  current: SnapshotPointer | undefined,
-  listStartedAt: number | undefined,
-  trustedUntil: number,
+  { current, listStartedAt, trustedUntil }: PublishBasis,
 ): Promise<PublishOutcome> {
   const { clusterId } = table;
   const { contentHash } = serialized;

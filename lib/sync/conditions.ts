@@ -42,16 +42,21 @@ function conditionUpToDate(
   );
 }
 
+/** When a condition is written: at `now` (ISO-8601), for the resource's `generation` (none: not recorded). */
+interface Observed {
+  readonly generation: number | undefined;
+  readonly now: string;
+}
+
 /**
- * `conditions` with the condition of `type` set to `wanted` at `now` (ISO-8601), in its place or appended; its
+ * `conditions` with the condition of `type` set to `wanted` at `now`, in its place or appended; its
  * lastTransitionTime is kept while its status stays the same.
  */
 function withCondition(
   conditions: readonly unknown[],
   type: string,
   wanted: ConditionFields,
-  generation: number | undefined,
-  now: string,
+  { generation, now }: Observed,
 ): readonly unknown[] {
   const { index, existing } = findCondition(conditions, type);
   const keptTransition = existing?.['status'] === wanted.status ? existing['lastTransitionTime'] : undefined;

@@ -23,13 +23,18 @@ type BindingChange = 'bound' | 'rebound' | 'unchanged';
 /** Where the message about a binding points for the re-bind. */
 const REBIND_DOC = 'docs/operations.md, "One cluster per cluster id"';
 
+/** A bind or re-bind asked for: the cluster id and its table, this cluster's uid, and the uid a re-bind names. */
+interface BindingAttempt {
+  readonly clusterId: string;
+  readonly tableName: string;
+  readonly clusterUid: string;
+  readonly rebindFrom: string | undefined;
+}
+
 /** The refusal of a cluster the cluster id is not bound to, naming both uids, the cluster id and the table. */
 function refusal(
-  clusterId: string,
-  tableName: string,
-  clusterUid: string,
+  { clusterId, tableName, clusterUid, rebindFrom }: BindingAttempt,
   found: Extract<BindingCheck, { kind: 'other' }> | Extract<RebindCheck, { kind: 'unbound' }>,
-  rebindFrom: string | undefined,
 ): ClusterError {
   const context = { reason: 'identityMismatch', clusterId, tableName, clusterUid };
   if (found.kind === 'unbound') {
@@ -60,7 +65,7 @@ async function confirmIdentity(binding: SyncBinding, clusterId: string, clusterU
   const { store, owner, rebindFrom } = binding;
   const check =
     rebindFrom === undefined ? await store.bind(clusterUid, owner) : await store.rebind(rebindFrom, clusterUid, owner);
-  if (check.kind !== 'bound') throw refusal(clusterId, store.tableName, clusterUid, check, rebindFrom);
+  if (check.kind !== 'bound') throw refusal({ clusterId, tableName: store.tableName, clusterUid, rebindFrom }, check);
   if (!check.newly) return 'unchanged';
   return check.binding.previousUid === undefined ? 'bound' : 'rebound';
 }

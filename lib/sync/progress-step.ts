@@ -64,9 +64,7 @@ async function reportProgress(
         : Capacity.fromPublished(published.capacity, 'the published capacity');
     const computed = await computeProgress(
       progress,
-      compileRuleSet(published.rules),
-      capacity,
-      published.placements ?? [],
+      { ruleSet: compileRuleSet(published.rules), capacity, placements: published.placements ?? [] },
       (message) => context.logger.warn(message, { clusterId: context.clusterId }),
     );
     const { migration } = computed;

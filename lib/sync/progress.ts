@@ -74,6 +74,13 @@ interface ProgressUpdate {
   readonly status: Readonly<Record<string, unknown>>;
 }
 
+/** The counts a resource's status should show under their keys (none: invalid), and its conditions when they changed. */
+interface WantedCounts {
+  readonly keys: readonly string[];
+  readonly counts: Readonly<Record<string, number>> | undefined;
+  readonly conditions?: readonly unknown[] | undefined;
+}
+
 /**
  * The status a resource's counts need: `counts` with the report time when they differ from those `status` shows (or
  * `conditions` changed), nulls when the resource is invalid (`counts` undefined) and still shows some; undefined when
@@ -81,10 +88,8 @@ interface ProgressUpdate {
  */
 function countsStatus(
   status: Readonly<Record<string, unknown>>,
-  keys: readonly string[],
-  counts: Readonly<Record<string, number>> | undefined,
+  { keys, counts, conditions }: WantedCounts,
   reportTime: string,
-  conditions?: readonly unknown[],
 ): ProgressUpdate['status'] | undefined {
   const changed = conditions === undefined ? {} : { conditions };
   if (counts === undefined) {
@@ -121,7 +126,7 @@ function planProgressUpdates(
     const conditions = schedulableChange(conditionsOf(status), counts?.schedulable, resource.generation, reportTime);
     const { matchedPods, pendingPods } = counts ?? { matchedPods: 0, pendingPods: 0 };
     const wanted = resource.verdict.valid ? { matchedPods, pendingPods } : undefined;
-    const update = countsStatus(status, RULE_COUNTS, wanted, reportTime, conditions);
+    const update = countsStatus(status, { keys: RULE_COUNTS, counts: wanted, conditions }, reportTime);
     return update === undefined ? [] : [{ name: resource.name, status: update }];
   });
 }
@@ -143,7 +148,7 @@ function planPlacementProgressUpdates(
     const wanted = placement.verdict.valid
       ? (progress.get(placement.name) ?? { matchedPods: 0, placedPods: 0 })
       : undefined;
-    const update = countsStatus(status, PLACEMENT_COUNTS, wanted, reportTime);
+    const update = countsStatus(status, { keys: PLACEMENT_COUNTS, counts: wanted }, reportTime);
     return update === undefined ? [] : [{ name: placement.name, kind: 'PodPlacement', status: update }];
   });
 }
@@ -157,7 +162,7 @@ function schedulableChange(
 ): readonly unknown[] | undefined {
   if (wanted === undefined) return withoutCondition(conditions, SCHEDULABLE);
   if (conditionUpToDate(findCondition(conditions, SCHEDULABLE).existing, wanted, generation)) return undefined;
-  return withCondition(conditions, SCHEDULABLE, wanted, generation, now);
+  return withCondition(conditions, SCHEDULABLE, wanted, { generation, now });
 }
 
 /**
@@ -237,6 +242,13 @@ function placementTally(step: PlacementStep, flavour: CapacityFlavour) {
   };
 }
 
+/** What the sync published that the report judges by: the rules compiled, the capacity, and the PodPlacements. */
+interface PublishedForProgress {
+  readonly ruleSet: RuleSet;
+  readonly capacity: Capacity;
+  readonly placements: readonly NormalizedPlacement[];
+}
+
 /** The migration report and each PodPlacement's counts. */
 interface ComputedProgress {
   readonly migration: MigrationReport;
@@ -251,9 +263,7 @@ interface ComputedProgress {
  */
 async function computeProgress(
   progress: ProgressDependencies,
-  ruleSet: RuleSet,
-  capacity: Capacity,
-  placements: readonly NormalizedPlacement[],
+  { ruleSet, capacity, placements }: PublishedForProgress,
   warn?: (message: string) => void,
 ): Promise<ComputedProgress> {
   const flavour = progress.placement?.flavour ?? DEFAULT_CAPACITY_FLAVOUR;

@@ -96,7 +96,7 @@ function schedulableChange(
   if (!verdict.valid || !verdict.rule.enable) return withoutCondition(conditions, SCHEDULABLE);
   const wanted = schedulableOf(verdict.rule);
   if (conditionUpToDate(findCondition(conditions, SCHEDULABLE).existing, wanted, generation)) return undefined;
-  return withCondition(conditions, SCHEDULABLE, wanted, generation, now);
+  return withCondition(conditions, SCHEDULABLE, wanted, { generation, now });
 }
 
 /**
@@ -119,7 +119,7 @@ function statusUpdateFor(
   const enforcement = verdict.valid && 'rule' in verdict ? verdict.rule.enforcement : undefined;
   const currentEnforcement = current['enforcement'] ?? undefined;
   // Accepted first, so that a new rule's conditions read Accepted, then Schedulable.
-  const accepted = withCondition(listed, ACCEPTED, wanted, generation, now);
+  const accepted = withCondition(listed, ACCEPTED, wanted, { generation, now });
   const changed = schedulable(accepted);
   const upToDate =
     changed === undefined &&

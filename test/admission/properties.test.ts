@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { answerAdmissionReview } from '../../lib/admission/index.ts';
-import { mutatePod } from '../../lib/engine/index.ts';
+import { reviewPod } from '../../lib/engine/index.ts';
 import { MalformedInputError } from '../../lib/errors/index.ts';
 import { createAdmissionHandler, type AdmissionRules } from '../../lib/endpoint/index.ts';
 import { createPlacementStep } from '../../lib/placement/index.ts';
@@ -157,7 +157,10 @@ describe('any JSON value at any field the webhook reads', () => {
       fc.property(fc.anything(), fc.string(), (pod, namespace) => {
         try {
           expect(['mutated', 'unchanged', 'denied', 'skipped']).toContain(
-            mutatePod(pod, namespace, RULES, { requestUid: 'uid' }, { managedSteps: RULES.managedSteps }).decision,
+            reviewPod(
+              { pod, namespace, ruleSet: RULES, context: { requestUid: 'uid' } },
+              { managedSteps: RULES.managedSteps },
+            ).decision,
           );
         } catch (error) {
           expect(error).toBeInstanceOf(MalformedInputError);

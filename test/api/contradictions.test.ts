@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ruleWarnings, validatePodMutation, type NormalizedRule } from '../../lib/api/index.ts';
 import { Capacity } from '../../lib/capacity/index.ts';
-import { compileRuleSet, mutatePod } from '../../lib/engine/index.ts';
+import { compileRuleSet, reviewPod } from '../../lib/engine/index.ts';
 import type { NodeSelectorRequirement } from '../../lib/scheduling/index.ts';
 import { pod, podMutation, req, rule } from '../support/builders.ts';
 
@@ -91,11 +91,8 @@ describe('an added term that no node can satisfy', () => {
           ...base,
           mutationAdd: { nodeAffinity: required(expressions) } as NormalizedRule['mutationAdd'],
         };
-        const outcome = mutatePod(
-          pod(),
-          'production',
-          compileRuleSet([candidate]),
-          { requestUid: 'law' },
+        const outcome = reviewPod(
+          { pod: pod(), namespace: 'production', ruleSet: compileRuleSet([candidate]), context: { requestUid: 'law' } },
           {
             capacity: Capacity.unknown(),
           },

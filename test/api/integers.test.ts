@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { validatePodMutation, type NormalizedRule } from '../../lib/api/index.ts';
-import { compileRuleSet, mutatePod } from '../../lib/engine/index.ts';
+import { compileRuleSet, reviewPod } from '../../lib/engine/index.ts';
 import { parseSingleDocument } from '../../lib/rule-files/index.ts';
 import { canonicalJson } from '../../lib/values/index.ts';
 import { pod } from '../support/builders.ts';
@@ -119,7 +119,12 @@ describe('the digits through to what the engine writes', () => {
   it("adds a rule's toleration of int64's maximum to the patch with every digit", () => {
     const rule = validRule('yaml', 'toleration', '9223372036854775807');
 
-    const { patch } = mutatePod(pod(), 'production', compileRuleSet([rule]), { requestUid: 'uid-1' });
+    const { patch } = reviewPod({
+      pod: pod(),
+      namespace: 'production',
+      ruleSet: compileRuleSet([rule]),
+      context: { requestUid: 'uid-1' },
+    });
 
     expect(JSON.stringify(patch)).toContain('"tolerationSeconds":9223372036854775807');
   });
@@ -136,8 +141,18 @@ describe('the digits through to what the engine writes', () => {
         'pod.json',
       ) as ReturnType<typeof pod>;
 
-    const same = mutatePod(tolerating('9223372036854775807'), 'production', ruleSet, { requestUid: 'uid-1' });
-    const other = mutatePod(tolerating('9223372036854775806'), 'production', ruleSet, { requestUid: 'uid-1' });
+    const same = reviewPod({
+      pod: tolerating('9223372036854775807'),
+      namespace: 'production',
+      ruleSet,
+      context: { requestUid: 'uid-1' },
+    });
+    const other = reviewPod({
+      pod: tolerating('9223372036854775806'),
+      namespace: 'production',
+      ruleSet,
+      context: { requestUid: 'uid-1' },
+    });
 
     expect(same.applied).toEqual(['under-test']);
     expect(other.applied).toEqual([]);

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ruleWarnings, validatePodMutation, type NormalizedRule } from '../../lib/api/index.ts';
-import { mutatePod } from '../../lib/engine/index.ts';
+import { reviewPod } from '../../lib/engine/index.ts';
 import { pod, podMutation, rules } from '../support/builders.ts';
 
 const NOT_READY = 'node.kubernetes.io/not-ready';
@@ -80,9 +80,12 @@ describe('ruleWarnings', () => {
               );
               const rule = selecting([entry]);
               if (rule === undefined) continue;
-              const matched = mutatePod(DEFAULTS_ONLY, 'production', rules(rule), { requestUid: 'u' }).applied.includes(
-                rule.name,
-              );
+              const matched = reviewPod({
+                pod: DEFAULTS_ONLY,
+                namespace: 'production',
+                ruleSet: rules(rule),
+                context: { requestUid: 'u' },
+              }).applied.includes(rule.name);
               expect([entry, ruleWarnings(rule).length > 0]).toEqual([entry, matched]);
               checked += 1;
             }

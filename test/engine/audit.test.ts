@@ -8,7 +8,7 @@ import {
   type Enforcement,
   type NormalizedRule,
 } from '../../lib/api/index.ts';
-import { compileRuleSet, mutatePod, type ManagedStep, type MutationOptions, type Pod } from '../../lib/engine/index.ts';
+import { compileRuleSet, reviewPod, type ManagedStep, type MutationOptions, type Pod } from '../../lib/engine/index.ts';
 import { podMutation } from '../support/builders.ts';
 import { fixtureText } from '../support/fixtures.ts';
 
@@ -43,7 +43,7 @@ const TOLERATE_SPOT = {
 };
 
 function run(rules: readonly NormalizedRule[], options: MutationOptions = {}, pod: unknown = POD) {
-  return mutatePod(pod, NAMESPACE, compileRuleSet(rules), CONTEXT, options);
+  return reviewPod({ pod, namespace: NAMESPACE, ruleSet: compileRuleSet(rules), context: CONTEXT }, options);
 }
 
 function schedulingOf(pod: Pod) {

@@ -7,7 +7,7 @@ import {
   type NormalizedRule,
 } from '../../lib/api/index.ts';
 import { Capacity } from '../../lib/capacity/index.ts';
-import { compileRuleSet, mutatePod, type ManagedStep, type MutationOptions, type Pod } from '../../lib/engine/index.ts';
+import { compileRuleSet, reviewPod, type ManagedStep, type MutationOptions, type Pod } from '../../lib/engine/index.ts';
 import { podMutation } from '../support/builders.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import { node, nodePool } from '../capacity/support.ts';
@@ -39,7 +39,7 @@ function moveTo(pool: string, ifUnschedulable?: IfUnschedulable, name = `move-to
 }
 
 function run(rules: readonly NormalizedRule[], options: MutationOptions = { capacity: CAPACITY }) {
-  return mutatePod(POD, NAMESPACE, compileRuleSet(rules), CONTEXT, options);
+  return reviewPod({ pod: POD, namespace: NAMESPACE, ruleSet: compileRuleSet(rules), context: CONTEXT }, options);
 }
 
 describe('the engine with a capacity', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mutatePod } from '../../lib/engine/index.ts';
+import { reviewPod } from '../../lib/engine/index.ts';
 import type { NodeSelectorTerm, PreferredSchedulingTerm } from '../../lib/scheduling/index.ts';
 import { pod, preferred, req, required, rule, rules, termOf } from '../support/builders.ts';
 
@@ -61,40 +61,45 @@ describe('runtime limits ("If matching rules exceed a runtime combination limit,
       'requirements in one required term on the incoming Pod would be 257, above the limit of 256',
     ],
   ])('denies a Pod with %s, naming the rule and the limit', (_, input, matchingRule, message) => {
-    const outcome = mutatePod(input, 'production', rules(matchingRule), context);
+    const outcome = reviewPod({ pod: input, namespace: 'production', ruleSet: rules(matchingRule), context });
     expect(outcome.decision).toBe('denied');
     expect(outcome.patch).toEqual([]);
     expect(outcome.denial?.message).toBe(`PodMutation "${matchingRule.name}": ${message}`);
   });
 
   it('admits a Pod over the raw limits when no rule matches it', () => {
-    const outcome = mutatePod(
-      pod({ required: terms(300) }),
-      'production',
-      rules(
+    const outcome = reviewPod({
+      pod: pod({ required: terms(300) }),
+      namespace: 'production',
+      ruleSet: rules(
         rule('elsewhere', {
           workloadSelector: { namespaces: ['batch'] },
           mutationAdd: { annotations: { 'example.com/a': 'b' } },
         }),
       ),
       context,
-    );
+    });
     expect(outcome.decision).toBe('unchanged');
   });
 
   it('leaves a Pod\'s own affinity that no rule adds to as it is ("A Pod\'s own affinity that no rule adds to is left as it is")', () => {
-    const outcome = mutatePod(
-      pod({ required: terms(100), preferred: preferences(100) }),
-      'production',
-      rules(annotate),
+    const outcome = reviewPod({
+      pod: pod({ required: terms(100), preferred: preferences(100) }),
+      namespace: 'production',
+      ruleSet: rules(annotate),
       context,
-    );
+    });
     expect(outcome.decision).toBe('mutated');
     expect(outcome.patch.map((operation) => operation.path)).toEqual(['/metadata/annotations']);
   });
 
   it('allows exactly 64 combined terms', () => {
-    const outcome = mutatePod(pod({ required: terms(8) }), 'production', rules(addRequired(8)), context);
+    const outcome = reviewPod({
+      pod: pod({ required: terms(8) }),
+      namespace: 'production',
+      ruleSet: rules(addRequired(8)),
+      context,
+    });
     expect(outcome.decision).toBe('mutated');
     expect(
       outcome.pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms,

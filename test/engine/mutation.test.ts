@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { APPLIED_ANNOTATION } from '../../lib/api/index.ts';
-import { compileRuleSet, mutatePod, type RuleSet } from '../../lib/engine/index.ts';
+import { compileRuleSet, reviewPod, type RuleSet } from '../../lib/engine/index.ts';
 import type { Pod } from '../../lib/engine/index.ts';
 import type { NodeSelectorTerm } from '../../lib/scheduling/index.ts';
 import { loadRuleFiles } from '../../lib/rule-files/index.ts';
@@ -10,7 +10,7 @@ import { EXAMPLES } from '../support/fixtures.ts';
 const context = { requestUid: 'uid-1' };
 
 function run(input: Pod, ruleSet: RuleSet) {
-  return mutatePod(input, input.metadata?.namespace ?? 'production', ruleSet, context);
+  return reviewPod({ pod: input, namespace: input.metadata?.namespace ?? 'production', ruleSet, context });
 }
 
 function requiredTerms(result: Pod): readonly NodeSelectorTerm[] | undefined {
@@ -294,7 +294,10 @@ describe('processing model', () => {
 
   it('does not apply a rule without enable: true ("enable ... default false")', () => {
     const disabled = rule('off', { enable: false, mutationAdd: { annotations: { 'example.com/x': 'y' } } });
-    const outcome = mutatePod(pod(), 'production', rules(disabled), context, { explain: true });
+    const outcome = reviewPod(
+      { pod: pod(), namespace: 'production', ruleSet: rules(disabled), context },
+      { explain: true },
+    );
     expect(outcome.decision).toBe('unchanged');
     expect(outcome.evaluations.map((item) => [item.rule.name, item.outcome])).toEqual([['off', 'disabled']]);
   });

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import jsonPatch, { type Operation } from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
-import { compileRuleSet, mutatePod, type Pod } from '../../lib/engine/index.ts';
+import { compileRuleSet, reviewPod, type Pod } from '../../lib/engine/index.ts';
 import { randomPod, randomRules } from '../support/arbitraries.ts';
 import { pod, rule, rules } from '../support/builders.ts';
 
@@ -21,7 +21,12 @@ describe('patch operations', () => {
   it('each change the Pod as Kubernetes reads it: no operation is a no-op', () => {
     fc.assert(
       fc.property(randomPod, randomRules, (incoming, rules) => {
-        const { patch } = mutatePod(incoming, 'production', compileRuleSet(rules), context);
+        const { patch } = reviewPod({
+          pod: incoming,
+          namespace: 'production',
+          ruleSet: compileRuleSet(rules),
+          context,
+        });
         let document: Pod = structuredClone(incoming);
         for (const operation of JSON.parse(JSON.stringify(patch)) as Operation[]) {
           const next = jsonPatch.applyOperation(structuredClone(document), operation, true, false).newDocument;
@@ -39,7 +44,12 @@ describe('patch operations', () => {
   ])(
     'leaves a Pod without %s as it is when a rule removes keys from them, recording the rule only',
     (_field, mutationRemove) => {
-      const outcome = mutatePod(pod(), 'production', rules(rule('drop', { mutationRemove })), context);
+      const outcome = reviewPod({
+        pod: pod(),
+        namespace: 'production',
+        ruleSet: rules(rule('drop', { mutationRemove })),
+        context,
+      });
 
       expect(outcome.patch.map(({ op, path }) => `${op} ${path}`)).toEqual(['add /metadata/annotations']);
     },

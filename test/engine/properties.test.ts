@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import jsonPatch, { type Operation } from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
 import { LIMITS, type NormalizedRule } from '../../lib/api/index.ts';
-import { asRecreated, compileRuleSet, mutatePod, STAMP_ANNOTATION } from '../../lib/engine/index.ts';
+import { asRecreated, compileRuleSet, reviewPod, STAMP_ANNOTATION } from '../../lib/engine/index.ts';
 import type { Pod } from '../../lib/engine/index.ts';
 import type { NodeAffinity } from '../../lib/scheduling/index.ts';
 import { selectorMatchesNode, termFromKubernetes, type Term } from '../../lib/scheduling/index.ts';
@@ -26,7 +26,7 @@ const context = { requestUid: 'uid-property' };
 const STAMPS = keyedStamps('property-test-stamp-key-0123456789abcdef');
 
 function review(pod: Pod, rules: readonly NormalizedRule[]) {
-  return mutatePod(pod, 'production', compileRuleSet(rules), context);
+  return reviewPod({ pod, namespace: 'production', ruleSet: compileRuleSet(rules), context });
 }
 
 function requiredSelector(pod: Pod): readonly Term[] | undefined {
@@ -108,14 +108,20 @@ describe('engine properties', () => {
           };
           // PodTopologyLabels runs before the webhook on a Pod created bound.
           const incoming = boundAtCreation ? withNodeTopology(pod, node) : pod;
-          const first = mutatePod(incoming, 'production', ruleSet, { requestUid: 'uid-first' }, options);
+          const first = reviewPod(
+            { pod: incoming, namespace: 'production', ruleSet, context: { requestUid: 'uid-first' } },
+            options,
+          );
           fc.pre(first.decision !== 'denied');
           const stored = storedByApiServer(first.pod, node);
           // The one shape no review can restore: a Pod left unstamped whose own topology label binding overwrote.
           fc.pre(first.pod.metadata?.annotations?.[STAMP_ANNOTATION] !== undefined || !overwritesOwnTopology(arrival));
 
           for (const again of [stored, asRecreated(stored)]) {
-            const second = mutatePod(again, 'production', ruleSet, { requestUid: 'uid-second' }, options);
+            const second = reviewPod(
+              { pod: again, namespace: 'production', ruleSet, context: { requestUid: 'uid-second' } },
+              options,
+            );
             expect(second.patch).toEqual([]);
             // A Pod bound when it was created is skipped both times; one bound after admission only as it is stored.
             if (again !== stored || boundAtCreation) expect(second.applied).toEqual(first.applied);

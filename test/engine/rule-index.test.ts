@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compileRuleSet, matchingRules, matchRule, mutatePod, podFacts, type RuleSet } from '../../lib/engine/index.ts';
+import { compileRuleSet, matchingRules, matchRule, reviewPod, podFacts, type RuleSet } from '../../lib/engine/index.ts';
 import type { NormalizedRule } from '../../lib/api/index.ts';
 import { pod, rule } from '../support/builders.ts';
 
@@ -98,8 +98,11 @@ describe('the rule index', () => {
       fc.property(randomRuleSet, randomPod, (rules, input) => {
         const ruleSet = compileRuleSet(rules);
         const context = { requestUid: 'uid-index' };
-        const indexed = mutatePod(input, input.metadata!.namespace!, ruleSet, context);
-        const explained = mutatePod(input, input.metadata!.namespace!, ruleSet, context, { explain: true });
+        const indexed = reviewPod({ pod: input, namespace: input.metadata!.namespace!, ruleSet, context });
+        const explained = reviewPod(
+          { pod: input, namespace: input.metadata!.namespace!, ruleSet, context },
+          { explain: true },
+        );
         expect(indexed.applied).toEqual(explained.applied);
         expect(indexed.patch).toEqual(explained.patch);
         expect(

@@ -5,7 +5,7 @@ import {
   asRecreated,
   compileRuleSet,
   MAX_ANNOTATION_BYTES,
-  mutatePod,
+  reviewPod,
   STAMP_ANNOTATION,
   type MutationOptions,
   type Pod,
@@ -34,7 +34,7 @@ function review(
   requestUid = 'uid-second',
   namespace = 'production',
 ) {
-  return mutatePod(incoming, namespace, ruleSet, { requestUid }, options);
+  return reviewPod({ pod: incoming, namespace, ruleSet, context: { requestUid } }, options);
 }
 
 /** The Pod the first review sent, as the API server stored it, recreated from its own spec: what a recreation sends again. */

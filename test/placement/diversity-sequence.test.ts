@@ -1,6 +1,6 @@
 /** Diversity placing Pods by their sequence number: the choice, the deletion cost, the fallback, the stamp. */
 import { describe, expect, it } from 'vitest';
-import { mutatePod, STAMP_ANNOTATION, type MutationContext, type Pod } from '../../lib/engine/index.ts';
+import { reviewPod, STAMP_ANNOTATION, type MutationContext, type Pod } from '../../lib/engine/index.ts';
 import {
   CAPACITY_ANNOTATION,
   createPlacementStep,
@@ -44,11 +44,13 @@ const ledgerPod = (ordinal: number, labelled = true) =>
   });
 
 function place(input: Pod, context: Partial<MutationContext> = {}, stamped = false) {
-  return mutatePod(
-    input,
-    'production',
-    rules(),
-    { requestUid: 'b3a1d2c4-0e5f-4a6b-8c7d-9e0f1a2b3c4d', ...context },
+  return reviewPod(
+    {
+      pod: input,
+      namespace: 'production',
+      ruleSet: rules(),
+      context: { requestUid: 'b3a1d2c4-0e5f-4a6b-8c7d-9e0f1a2b3c4d', ...context },
+    },
     { managedSteps: [step], ...(stamped ? { stamps: keyedStamps(KEY) } : {}) },
   );
 }
@@ -101,11 +103,8 @@ describe('Diversity with a sequence number', () => {
     for (let k = 0; k < 8; k += 1) {
       const first = place(webPod(), { sequence: k }, true);
       expect(first.pod.metadata?.annotations?.[STAMP_ANNOTATION]).toBeDefined();
-      const again = mutatePod(
-        first.pod,
-        'production',
-        rules(),
-        { requestUid: 'another-request' },
+      const again = reviewPod(
+        { pod: first.pod, namespace: 'production', ruleSet: rules(), context: { requestUid: 'another-request' } },
         {
           managedSteps: [step],
           stamps: keyedStamps(KEY),

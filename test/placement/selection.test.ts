@@ -1,7 +1,7 @@
 /** PodPlacement: which placement a Pod gets, chosen by workloadSelector in the order PodMutations apply. */
 import { describe, expect, it } from 'vitest';
 import { validatePodPlacement, type NormalizedPlacement } from '../../lib/api/index.ts';
-import { mutatePod, podFacts } from '../../lib/engine/index.ts';
+import { reviewPod, podFacts } from '../../lib/engine/index.ts';
 import { createPlacementStep, parsePlacementPolicy, type PlacementSources } from '../../lib/placement/index.ts';
 import { pod, req, rules, termOf } from '../support/builders.ts';
 
@@ -21,7 +21,10 @@ const batchPod = (namespace = 'batch') => pod({ namespace });
 
 function place(sources: PlacementSources, namespace = 'batch') {
   const step = createPlacementStep({ flavour: 'karpenter', ...sources });
-  return mutatePod(batchPod(namespace), namespace, rules(), { requestUid: 'uid-1' }, { managedSteps: [step] });
+  return reviewPod(
+    { pod: batchPod(namespace), namespace, ruleSet: rules(), context: { requestUid: 'uid-1' } },
+    { managedSteps: [step] },
+  );
 }
 
 const requiredOf = (outcome: ReturnType<typeof place>) =>

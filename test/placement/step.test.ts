@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { APPLIED_ANNOTATION } from '../../lib/api/index.ts';
-import { mutatePod, type RuleSet } from '../../lib/engine/index.ts';
+import { reviewPod, type RuleSet } from '../../lib/engine/index.ts';
 import type { Pod } from '../../lib/engine/index.ts';
 import {
   CAPACITY_ANNOTATION,
@@ -24,11 +24,13 @@ function place(
   options: { flavour?: CapacityFlavour; ruleSet?: RuleSet; uid?: string } = {},
 ) {
   const step = createPlacementStep({ flavour: options.flavour ?? 'karpenter', policies: [policy] });
-  return mutatePod(
-    input,
-    'production',
-    options.ruleSet ?? rules(),
-    { requestUid: options.uid ?? 'uid-1' },
+  return reviewPod(
+    {
+      pod: input,
+      namespace: 'production',
+      ruleSet: options.ruleSet ?? rules(),
+      context: { requestUid: options.uid ?? 'uid-1' },
+    },
     { managedSteps: [step] },
   );
 }
@@ -166,9 +168,17 @@ describe('Diversity', () => {
 
   describe("a choice the caller records (withRecordedCapacity), as report passes the running Pod's", () => {
     const placeRecorded = (input: Pod, policy: PlacementPolicy, choice: unknown, uid: string) =>
-      mutatePod(input, 'production', rules(), withRecordedCapacity({ requestUid: uid }, choice), {
-        managedSteps: [createPlacementStep({ flavour: 'karpenter', policies: [policy] })],
-      });
+      reviewPod(
+        {
+          pod: input,
+          namespace: 'production',
+          ruleSet: rules(),
+          context: withRecordedCapacity({ requestUid: uid }, choice),
+        },
+        {
+          managedSteps: [createPlacementStep({ flavour: 'karpenter', policies: [policy] })],
+        },
+      );
 
     it('is kept on a second pass under another request, so that pass changes nothing', () => {
       for (let index = 0; index < 50; index += 1) {

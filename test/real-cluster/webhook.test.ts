@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { APPLIED_ANNOTATION, AUDITED_ANNOTATION, PRODUCT_ANNOTATION_PREFIX } from '../../lib/api/index.ts';
-import { compileRuleSet, mutatePod, podFacts, type MutationOutcome, type Pod } from '../../lib/engine/index.ts';
+import { compileRuleSet, reviewPod, podFacts, type MutationOutcome, type Pod } from '../../lib/engine/index.ts';
 import { CAPACITY_ANNOTATION, withRecordedCapacity } from '../../lib/placement/index.ts';
 import { schedulingChange } from '../../lib/report/index.ts';
 import {
@@ -193,17 +193,19 @@ async function createExampleWorkloads(plane: ControlPlane, test: RuleTest): Prom
         expect(job.code, job.stderr).toBe(0);
       }
       const offlineOf = (pod: Pod, recorded?: { capacity: unknown; sequence: number | undefined }) =>
-        mutatePod(
-          asTheApiServerDefaultsIt(pod),
-          input.resource.namespace,
-          ruleSet,
-          withRecordedCapacity(
-            {
-              requestUid: `offline-${input.resource.name}`,
-              ...(recorded?.sequence === undefined ? {} : { sequence: recorded.sequence }),
-            },
-            recorded?.capacity,
-          ),
+        reviewPod(
+          {
+            pod: asTheApiServerDefaultsIt(pod),
+            namespace: input.resource.namespace,
+            ruleSet,
+            context: withRecordedCapacity(
+              {
+                requestUid: `offline-${input.resource.name}`,
+                ...(recorded?.sequence === undefined ? {} : { sequence: recorded.sequence }),
+              },
+              recorded?.capacity,
+            ),
+          },
           { managedSteps, enforcement: test.enforcement },
         );
       // A Diversity Pod's draw and number are the webhook's (its counter, in the table the server runs on), and its

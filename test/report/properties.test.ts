@@ -1,7 +1,7 @@
 /** Properties of the report's comparison: Kubernetes reads tolerations, terms, requirements and values as sets, and so does the verdict. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compileRuleSet, mutatePod, type Pod, type RuleSet } from '../../lib/engine/index.ts';
+import { compileRuleSet, reviewPod, type Pod, type RuleSet } from '../../lib/engine/index.ts';
 import { createReport, type ReportWorkload, type Verdict } from '../../lib/report/index.ts';
 import { podFromWorkload, readWorkloadObject } from '../../lib/workloads/index.ts';
 import type { NodeSelectorTerm, PreferredSchedulingTerm, Toleration } from '../../lib/scheduling/index.ts';
@@ -108,7 +108,9 @@ function runningPod(template: Pod, rules: RuleSet, admitted: boolean): Pod {
     namespace: 'production',
     templateHash: '5d8f7c9b4',
   });
-  const pod = admitted ? mutatePod(created, 'production', rules, { requestUid: 'property' }).pod : created;
+  const pod = admitted
+    ? reviewPod({ pod: created, namespace: 'production', ruleSet: rules, context: { requestUid: 'property' } }).pod
+    : created;
   return { ...pod, metadata: { ...pod.metadata, name: 'web-5d8f7c9b4-abcde' } };
 }
 

@@ -8,7 +8,7 @@ import { APPLIED_ANNOTATION } from '../../lib/api/index.ts';
 import {
   asRecreated,
   compileRuleSet,
-  mutatePod,
+  reviewPod,
   STAMP_ANNOTATION,
   type Pod,
   type RuleSet,
@@ -50,7 +50,7 @@ const PREFER_ZONE_A_CHANGED = rules(
 /** The Pod the cluster runs after admitting `spec` through the webhook: stored, named, given a uid and a phase. */
 function admitted(spec: Pod, ruleSet: RuleSet, requestUid: string): Pod {
   const stored = storedByApiServer(
-    mutatePod(spec, 'production', ruleSet, { requestUid }, { stamps: WEBHOOK_STAMPS }).pod,
+    reviewPod({ pod: spec, namespace: 'production', ruleSet, context: { requestUid } }, { stamps: WEBHOOK_STAMPS }).pod,
   );
   return {
     ...stored,
@@ -118,8 +118,10 @@ describe('the report of a Pod recreated from its own spec', () => {
         const rulesAfter = compileRuleSet(after);
         const running = admitted(bare, compileRuleSet(before), 'admission-1');
         fc.pre(
-          mutatePod(running, 'production', rulesAfter, { requestUid: 'admission-2' }, { stamps: WEBHOOK_STAMPS })
-            .decision !== 'denied',
+          reviewPod(
+            { pod: running, namespace: 'production', ruleSet: rulesAfter, context: { requestUid: 'admission-2' } },
+            { stamps: WEBHOOK_STAMPS },
+          ).decision !== 'denied',
         );
 
         expect(['current', 'unaffected']).toContain(

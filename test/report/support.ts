@@ -2,7 +2,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { compileRuleSet, mutatePod, type ManagedStep, type Pod, type RuleSet } from '../../lib/engine/index.ts';
+import { compileRuleSet, reviewPod, type ManagedStep, type Pod, type RuleSet } from '../../lib/engine/index.ts';
 import { loadRuleFiles } from '../../lib/rule-files/index.ts';
 import { podFromWorkload, readWorkloadObject } from '../../lib/workloads/index.ts';
 import {
@@ -100,11 +100,13 @@ export function admittedCheckoutPods(
       ...created,
       spec: { ...created.spec, tolerations: [...(created.spec?.tolerations ?? []), ...DEFAULT_TOLERATIONS] },
     };
-    const admitted = mutatePod(
-      incoming,
-      'production',
-      rules,
-      { requestUid: `admission-${suffix}`, ...(numbered ? { sequence: index } : {}) },
+    const admitted = reviewPod(
+      {
+        pod: incoming,
+        namespace: 'production',
+        ruleSet: rules,
+        context: { requestUid: `admission-${suffix}`, ...(numbered ? { sequence: index } : {}) },
+      },
       { managedSteps },
     ).pod;
     const metadata = admitted.metadata!;

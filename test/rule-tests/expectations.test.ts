@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compileRuleSet, mutatePod, type Pod, type RuleSet } from '../../lib/engine/index.ts';
+import { compileRuleSet, reviewPod, type Pod, type RuleSet } from '../../lib/engine/index.ts';
 import {
   checkResult,
   patchedResource,
@@ -37,16 +37,13 @@ function inputOf(document: unknown): PodInput {
 
 function check(result: Record<string, unknown>, document: unknown, ruleSet: RuleSet, patchedExpected?: unknown) {
   const input = inputOf(document);
-  const outcome = mutatePod(
-    input.pod,
-    input.namespace,
-    ruleSet,
-    { requestUid: 'test' },
+  const outcome = reviewPod(
+    { pod: input.pod, namespace: input.namespace, ruleSet, context: { requestUid: 'test' } },
     { fallbackNamespace: 'default' },
   );
   const patched =
     patchedExpected === undefined ? undefined : { expected: patchedExpected, actual: patchedResource(input, outcome) };
-  return checkResult(expectation(result), input, outcome, patched);
+  return checkResult(expectation(result), input, outcome, { patched });
 }
 
 const SPOT_TOLERATION = { key: 'example.com/spot', operator: 'Exists', effect: 'NoSchedule' };
@@ -127,12 +124,15 @@ describe('checkResult', () => {
   it('expects nothing audited and no denial unless the result says so', () => {
     const audited = rules(rule('audited', { mutationAdd: { nodeSelector: { a: 'b' } } }));
     const input = inputOf(pod({ name: 'web' }));
-    const outcome = mutatePod(input.pod, input.namespace, audited, { requestUid: 'test' }, { enforcement: 'audit' });
+    const outcome = reviewPod(
+      { pod: input.pod, namespace: input.namespace, ruleSet: audited, context: { requestUid: 'test' } },
+      { enforcement: 'audit' },
+    );
 
-    expect(
-      checkResult(expectation({ applied: [] }), input, outcome, undefined).map((failure) => failure.summary),
-    ).toEqual(['expected [], got [audited]']);
-    expect(checkResult(expectation({ applied: [], audited: ['audited'] }), input, outcome, undefined)).toEqual([]);
+    expect(checkResult(expectation({ applied: [] }), input, outcome).map((failure) => failure.summary)).toEqual([
+      'expected [], got [audited]',
+    ]);
+    expect(checkResult(expectation({ applied: [], audited: ['audited'] }), input, outcome)).toEqual([]);
   });
 
   describe('a denial', () => {
@@ -182,14 +182,12 @@ describe('checkResult', () => {
     fc.assert(
       fc.property(randomPod, randomRules, (incoming, ruleList) => {
         const ruleSet = compileRuleSet(ruleList);
-        const outcome = mutatePod(incoming, 'production', ruleSet, { requestUid: 'test' });
+        const outcome = reviewPod({ pod: incoming, namespace: 'production', ruleSet, context: { requestUid: 'test' } });
         fc.pre(outcome.denial === undefined);
         const scheduling = reversedScheduling(outcome.pod);
         const input = inputOf(incoming);
 
-        expect(
-          checkResult(expectation({ applied: [...outcome.applied], scheduling }), input, outcome, undefined),
-        ).toEqual([]);
+        expect(checkResult(expectation({ applied: [...outcome.applied], scheduling }), input, outcome)).toEqual([]);
         const extra = {
           ...scheduling,
           tolerations: [
@@ -198,7 +196,7 @@ describe('checkResult', () => {
           ],
         };
         expect(
-          checkResult(expectation({ applied: [...outcome.applied], scheduling: extra }), input, outcome, undefined).map(
+          checkResult(expectation({ applied: [...outcome.applied], scheduling: extra }), input, outcome).map(
             (failure) => failure.aspect,
           ),
         ).toEqual(['scheduling']);
@@ -291,7 +289,12 @@ describe('patchedResource', () => {
 
   it("writes what admission changed on a CronJob's Pod into its job template, and nothing else", () => {
     const input = inputOf(cronJob);
-    const outcome = mutatePod(input.pod, input.namespace, BOTH, { requestUid: 'test' });
+    const outcome = reviewPod({
+      pod: input.pod,
+      namespace: input.namespace,
+      ruleSet: BOTH,
+      context: { requestUid: 'test' },
+    });
 
     expect(patchedResource(input, outcome)).toEqual({
       ...cronJob,
@@ -324,9 +327,12 @@ describe('patchedResource', () => {
   it('is the document as written when no rule applies', () => {
     const input = inputOf(cronJob);
 
-    expect(patchedResource(input, mutatePod(input.pod, input.namespace, rules(), { requestUid: 'test' }))).toEqual(
-      cronJob,
-    );
+    expect(
+      patchedResource(
+        input,
+        reviewPod({ pod: input.pod, namespace: input.namespace, ruleSet: rules(), context: { requestUid: 'test' } }),
+      ),
+    ).toEqual(cronJob);
   });
 
   it('fails an expected resource that differs, naming the first field that does', () => {
@@ -339,7 +345,12 @@ describe('patchedResource', () => {
 
   it('is the mutated Pod for a Pod', () => {
     const input = inputOf(pod({ name: 'web' }));
-    const outcome = mutatePod(input.pod, input.namespace, BOTH, { requestUid: 'test' });
+    const outcome = reviewPod({
+      pod: input.pod,
+      namespace: input.namespace,
+      ruleSet: BOTH,
+      context: { requestUid: 'test' },
+    });
 
     expect(patchedResource(input, outcome)).toBe(outcome.pod);
   });
