@@ -174,7 +174,7 @@ function createAdmissionHandler(deps: AdmissionHandlerDeps): AdmissionHandler {
       },
       review,
     );
-    return answered(context, started, review, snapshot, key?.stamps, sequence);
+    return answered(context, started, review, { snapshot, stamps: key?.stamps, sequence });
   };
 }
 
@@ -188,14 +188,19 @@ interface HandlerContext {
 
 type HandlerResult = APIGatewayProxyStructuredResultV2 & { readonly statusCode: number };
 
+/** A 4xx answer: its status, the reason logged, its body and any headers besides the JSON ones. */
+interface Rejection {
+  readonly statusCode: number;
+  readonly reason: string;
+  readonly body: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
 /** A 4xx answer, logged and counted in Rejected. */
 function rejected(
   context: HandlerContext,
   started: number,
-  statusCode: number,
-  reason: string,
-  body: string,
-  headers?: Readonly<Record<string, string>>,
+  { statusCode, reason, body, headers }: Rejection,
 ): HandlerResult {
   context.deps.metrics.addMetric('Rejected', 'Count', 1);
   context.deps.logger.warn('admission request rejected', {
@@ -229,9 +234,11 @@ async function admitted(
 ): Promise<{ readonly text: string } | HandlerResult> {
   const { deps, maxBodyBytes, tokenMatches } = context;
   if (event.requestContext?.http?.method !== 'POST') {
-    return rejected(context, started, 405, 'method not allowed', METHOD_NOT_ALLOWED_BODY, {
-      ...JSON_HEADERS,
-      allow: 'POST',
+    return rejected(context, started, {
+      statusCode: 405,
+      reason: 'method not allowed',
+      body: METHOD_NOT_ALLOWED_BODY,
+      headers: { ...JSON_HEADERS, allow: 'POST' },
     });
   }
   const token = presentedToken(event);
@@ -244,17 +251,29 @@ async function admitted(
     return failed(context, started, 'webhook token unavailable', error);
   }
   if (!matches) {
-    return rejected(context, started, 403, token === undefined ? 'missing token' : 'wrong token', FORBIDDEN_BODY);
+    return rejected(context, started, {
+      statusCode: 403,
+      reason: token === undefined ? 'missing token' : 'wrong token',
+      body: FORBIDDEN_BODY,
+    });
   }
   const body = decodeBody(event, maxBodyBytes);
   if ('tooLarge' in body) {
     const message = `request body is at least ${body.tooLarge} bytes, above the limit of ${maxBodyBytes} bytes`;
-    return rejected(context, started, 413, 'body too large', errorBody('PayloadTooLarge', message));
+    return rejected(context, started, {
+      statusCode: 413,
+      reason: 'body too large',
+      body: errorBody('PayloadTooLarge', message),
+    });
   }
   const contentType = headerValue(event, 'content-type');
   if (!isJsonContentType(contentType)) {
     const message = `content-type must be application/json (got ${contentType === undefined ? 'none' : previewInput(contentType)})`;
-    return rejected(context, started, 415, 'unsupported content type', errorBody('UnsupportedMediaType', message));
+    return rejected(context, started, {
+      statusCode: 415,
+      reason: 'unsupported content type',
+      body: errorBody('UnsupportedMediaType', message),
+    });
   }
   return body;
 }
@@ -274,15 +293,21 @@ function reviewFailed(context: HandlerContext, started: number, error: unknown):
   return errorResult(400, errorBody(error.name, error.message));
 }
 
+/** What a review is answered under: the rules' snapshot, the stamps (none offline), and the Pod's sequence number. */
+interface AnsweredUnder {
+  readonly snapshot: CachedSnapshot<AdmissionRules>;
+  readonly stamps: Awaited<ReturnType<StampSource>> | undefined;
+  readonly sequence: SequenceContext;
+}
+
 /** The review answered under the rules: 200 with its body, 400 for a malformed review, 500 when evaluation fails. */
 function answered(
   context: HandlerContext,
   started: number,
   request: AdmissionRequest,
-  snapshot: CachedSnapshot<AdmissionRules>,
-  stamps: Awaited<ReturnType<StampSource>> | undefined,
-  sequence: SequenceContext,
+  under: AnsweredUnder,
 ): HandlerResult {
+  const { snapshot, stamps, sequence } = under;
   const { deps } = context;
   let answer: ReturnType<typeof answerAdmissionRequest>;
   try {
@@ -296,7 +321,7 @@ function answered(
   } catch (error) {
     return reviewFailed(context, started, error);
   }
-  logAnswer(context, started, snapshot, summarizeVerdict(answer.verdict), sequence);
+  logAnswer(context, started, summarizeVerdict(answer.verdict), under);
   return { statusCode: 200, headers: { ...JSON_HEADERS }, body: answer.body, isBase64Encoded: false };
 }
 
@@ -304,9 +329,8 @@ function answered(
 function logAnswer(
   context: HandlerContext,
   started: number,
-  snapshot: CachedSnapshot<AdmissionRules>,
   summary: ReturnType<typeof summarizeVerdict>,
-  sequence: SequenceContext,
+  { snapshot, sequence }: AnsweredUnder,
 ): void {
   const { metrics, logger } = context.deps;
   const { sequence: number, sequenceUnavailable } = sequence.context;

@@ -189,11 +189,16 @@ function invalidRuleLines(publication: RulePublication): string[] {
   ];
 }
 
+/** What is republished: a rule source, into one cluster's snapshots of a table. */
+interface Republished {
+  readonly source: RuleSource;
+  readonly table: RuleTable;
+  readonly clusterId: string;
+}
+
 /** Publishes at start, then on every change; changes during a publication are folded into one more run. */
 function createRepublisher(
-  source: RuleSource,
-  table: RuleTable,
-  clusterId: string,
+  { source, table, clusterId }: Republished,
   report: (line: string) => void,
   published: () => Promise<void>,
 ) {
@@ -280,7 +285,9 @@ async function startLocalServer(options: LocalServerOptions): Promise<LocalServe
     });
     const boundPort = await serveHandler(options, handler, { host, port, maxBodyBytes, logger }, cleanups);
     if (options.watch === true) {
-      const republisher = createRepublisher(options.rules, table, clusterId, report, () => cache.refreshNow());
+      const republisher = createRepublisher({ source: options.rules, table, clusterId }, report, () =>
+        cache.refreshNow(),
+      );
       const stopWatching = options.rules.watch(() => republisher.republish());
       cleanups.push(() => republisher.settled());
       cleanups.push(stopWatching);
