@@ -53,7 +53,7 @@ import {
   type BenchCluster,
   type Mechanism,
 } from './mechanisms.ts';
-import { apiServerTable, cpuTable, creationTable, resolutionLines } from './table.ts';
+import { apiServerTable, cpuTable, creationTable, overheadLines, resolutionLines } from './table.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CHECKOUT = join(ROOT, 'examples', 'tests', 'migrate-legacy-pool', 'resources', 'checkout.yaml');
@@ -189,10 +189,12 @@ function printResults(measured: readonly Measured[], options: BenchOptions, rele
     `node ${process.version}, ${cpus().length} cores, load average ${loadAtStart} at the start and ${load()} at the end; Kubernetes ${release}, one API server on loopback`,
   );
   console.log(
-    `${options.pods} checkout Pods per mechanism (examples/tests/migrate-legacy-pool/resources/checkout.yaml, namespace ${NAMESPACE}, owned by a Deployment with 0 replicas, no scheduler serving them), ` +
+    `${options.pods} checkout Pods per mechanism (examples/tests/migrate-legacy-pool/resources/checkout.yaml, namespace ${NAMESPACE}, owned by the ReplicaSet of the checkout Deployment at 0 replicas, no scheduler serving them, controller manager and scheduler paused), ` +
       `${options.concurrency} concurrent creators, ${options.rounds} alternating rounds after ${WARM_UP_PODS} warm-up Pods each; webhooks with failurePolicy Fail\n`,
   );
   for (const line of creationTable(all, floorFigures, map)) console.log(line);
+  console.log("added latency by the creators' mean:");
+  for (const line of overheadLines(all, floorFigures, map)) console.log(line);
   console.log(
     "create: each Pod's POST as its creator timed it (exact: every admission step and the etcd write); -floor: the p50 over the floor's; (-floor)/MAP: that, over MAP's; Pods/s: Pods / creation wall time\n",
   );

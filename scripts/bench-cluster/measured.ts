@@ -101,6 +101,7 @@ export interface Figures {
   readonly entry: Measured;
   readonly createP50: number;
   readonly createP99: number;
+  readonly createMean: number;
   readonly podsPerSecond: number;
   readonly webhook?: {
     readonly calls: number;
@@ -122,6 +123,7 @@ export function figuresOf(entry: Measured): Figures {
     entry,
     createP50: median(entry.clientMs),
     createP99: sampleQuantile(0.99, entry.clientMs),
+    createMean: entry.clientMs.reduce((sum, value) => sum + value, 0) / pods,
     podsPerSecond: (pods / entry.wallMs) * 1000,
     ...(webhook === undefined
       ? {}
