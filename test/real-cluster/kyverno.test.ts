@@ -1,6 +1,6 @@
 /**
  * Kyverno v1.19.1's admission controller (kyverno.ts, built from its Go module and run out of cluster) beside our
- * webhook on the same API server, for issue 33's comparison: examples/rules/migrate-legacy-pool.yaml as a Kyverno
+ * webhook on the same API server, for the comparison in docs/compared.md: examples/rules/migrate-legacy-pool.yaml as a Kyverno
  * ClusterPolicy (fixtures/kyverno/migrate-legacy-pool.yaml) against our `podmutation serve --rules examples/rules`,
  * one registered at a time, on the production checkout Deployment of examples/tests/migrate-legacy-pool. Each test
  * asserts what the real Kyverno did; where it differs from ours, the test says so in its name.

@@ -1,5 +1,5 @@
 /**
- * Kyverno's admission controller for kyverno.test.ts (issue 33's comparison with our webhook's peers), built from the Go
+ * Kyverno's admission controller for kyverno.test.ts (the comparison with our webhook's peers in docs/compared.md), built from the Go
  * module in ./kyverno (go.mod pins github.com/kyverno/kyverno) into the gitignored cache, keyed by a digest of that
  * module's sources, with the CRDs it will not start without (the same module's config/crds) copied beside it; only the
  * first run compiles, and runs it out of cluster as the module's DEVELOPMENT.md ("Debugging local code") describes.

@@ -1,5 +1,5 @@
 /**
- * Issue 33's comparison with MutatingAdmissionPolicy (MAP), on the same real API server: the workloads of the example
+ * The comparison with MutatingAdmissionPolicy (MAP) of docs/compared.md, on the same real API server: the workloads of the example
  * tests, created under the example rules written as MAPs alone and then under the webhook alone, are stored with the
  * same scheduling fields and bound to the same Node; a second admission of a stored Pod changes nothing under either;
  * a MAP with reinvocationPolicy IfNeeded runs again after the webhook and undoes what the webhook added; and what MAP
