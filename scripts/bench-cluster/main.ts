@@ -10,12 +10,13 @@
  *
  * Flags: --pods N (per mechanism, default 600), --concurrency C (creators, default 4), --rounds R (default 3),
  * --only a,b (mechanism keys: floor, allow, allow-patch, serve, map, kyverno), --serve-flag F (repeatable, passed to
- * `podmutation serve`, e.g. --serve-flag=--cpu-prof).
+ * `podmutation serve`), --profile DIR (CPU profiles of the webhook processes, DIR/NAME-PID.cpuprofile; profile-preload.mjs).
  */
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parseResourceDocuments } from '../../lib/rule-files/index.ts';
 import type { Json } from '../../test/real-cluster/api.ts';
@@ -59,6 +60,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CHECKOUT = join(ROOT, 'examples', 'tests', 'migrate-legacy-pool', 'resources', 'checkout.yaml');
 // Pods created after each switch and before the first reading: connections and caches warm, not measured.
 const WARM_UP_PODS = 20;
+const PROFILE_PRELOAD = fileURLToPath(new URL('profile-preload.mjs', import.meta.url));
 const MECHANISMS = ['floor', 'allow', 'allow-patch', 'serve', 'map', 'kyverno'] as const;
 
 type MechanismKey = (typeof MECHANISMS)[number];
@@ -69,6 +71,7 @@ interface BenchOptions {
   readonly rounds: number;
   readonly only: ReadonlySet<MechanismKey>;
   readonly serveFlags: readonly string[];
+  readonly profileDir: string | undefined;
 }
 
 const progress = (line: string): void => void process.stderr.write(`[bench:cluster] ${line}\n`);
@@ -86,6 +89,7 @@ function benchOptions(argv: readonly string[]): BenchOptions | string {
       rounds: { type: 'string', default: '3' },
       only: { type: 'string', default: MECHANISMS.join(',') },
       'serve-flag': { type: 'string', multiple: true, default: [] },
+      profile: { type: 'string' },
     },
   });
   const [pods, concurrency, rounds] = [Number(values.pods), Number(values.concurrency), Number(values.rounds)];
@@ -95,7 +99,14 @@ function benchOptions(argv: readonly string[]): BenchOptions | string {
   const unknown = only.filter((key) => !(MECHANISMS as readonly string[]).includes(key));
   if (unknown.length > 0) return `--only: unknown mechanism ${unknown.join(', ')} (known: ${MECHANISMS.join(', ')})`;
   if (!only.includes('floor')) return '--only must include floor: every figure is a ratio to it';
-  return { pods, concurrency, rounds, only: new Set(only as MechanismKey[]), serveFlags: values['serve-flag'] };
+  return {
+    pods,
+    concurrency,
+    rounds,
+    only: new Set(only as MechanismKey[]),
+    serveFlags: values['serve-flag'],
+    profileDir: values.profile === undefined ? undefined : resolve(values.profile),
+  };
 }
 
 /**
@@ -146,11 +157,23 @@ function pauseControllers(cluster: BenchCluster): void {
 async function startMechanisms(cluster: BenchCluster, options: BenchOptions, review: Json): Promise<Mechanism[]> {
   const wanted = (key: MechanismKey): boolean => options.only.has(key);
   const started: Mechanism[] = [floor()];
+  // The Node webhooks started from here on are profiled when asked (their environment is this process's).
+  const nodeOptions = process.env.NODE_OPTIONS;
+  if (options.profileDir !== undefined) {
+    await mkdir(options.profileDir, { recursive: true });
+    process.env.NODE_OPTIONS = `--import ${pathToFileURL(PROFILE_PRELOAD).href}`;
+    process.env.BENCH_PROFILE_DIR = options.profileDir;
+  }
   if (wanted('allow')) started.push(await allowAll(cluster));
   if (wanted('serve') || wanted('allow-patch')) {
     const serve = await podmutationServe(cluster, join(ROOT, 'examples', 'rules'), options.serveFlags);
     if (wanted('allow-patch')) started.push(await allowAll(cluster, await servedPatch(cluster, serve.served, review)));
     if (wanted('serve')) started.push(serve.mechanism);
+  }
+  if (options.profileDir !== undefined) {
+    if (nodeOptions === undefined) delete process.env.NODE_OPTIONS;
+    else process.env.NODE_OPTIONS = nodeOptions;
+    delete process.env.BENCH_PROFILE_DIR;
   }
   if (wanted('map')) started.push(mutatingAdmissionPolicy(cluster));
   if (wanted('kyverno')) started.push(await kyvernoPolicy(cluster, progress));
