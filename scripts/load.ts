@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import type { LogFields } from '../lib/endpoint/index.ts';
+import type { LogFields } from '../lib/observability/index.ts';
 import { loadRuleFiles } from '../lib/rule-files/index.ts';
 import { createFileRuleSource, startLocalServer } from '../lib/local-server/index.ts';
 

@@ -7,7 +7,7 @@ import {
   type AdmissionRequest,
 } from '../admission/index.ts';
 import { errorLogFields, MalformedInputError } from '../errors/index.ts';
-import type { LogFields, Logger, Metrics } from '../observability/index.ts';
+import type { Logger, Metrics } from '../observability/index.ts';
 import { previewInput } from '../values/index.ts';
 import type { CachedSnapshot } from './snapshot-cache.ts';
 import type { Enforcement } from '../api/index.ts';
@@ -17,9 +17,6 @@ import type { AdmissionRules } from './admission-rules.ts';
 import { createTokenComparer, type TokenSource } from './token.ts';
 import { diversitySequence, SEQUENCE_DEADLINE_MS, type SequenceContext } from './diversity-sequence.ts';
 import type { DiversityCounterStore } from '../store/index.ts';
-
-/** The metrics the handler needs (the product's one Metrics). */
-type AdmissionMetrics = Metrics;
 
 /** What the handler depends on; every adapter is injected so tests run it against real stores. */
 interface AdmissionHandlerDeps {
@@ -31,7 +28,7 @@ interface AdmissionHandlerDeps {
   /** The accepted path tokens (createTokenSource): AWSCURRENT, and AWSPREVIOUS while a rotation overlaps. */
   readonly acceptedTokens: TokenSource;
   readonly logger: Logger;
-  readonly metrics: AdmissionMetrics;
+  readonly metrics: Metrics;
   /** Largest decoded body accepted (default 3 MiB). */
   readonly maxBodyBytes?: number;
   /** The deployment's switch (ENFORCEMENT): `audit` audits every customer rule; default enforce, each rule decides. */
@@ -360,4 +357,4 @@ function logAnswer(
 }
 
 export { createAdmissionHandler };
-export type { AdmissionHandler, AdmissionHandlerDeps, AdmissionMetrics, LogFields };
+export type { AdmissionHandler, AdmissionHandlerDeps };

@@ -12,7 +12,7 @@ import {
   tokenRefreshFailureReporter,
 } from './token.ts';
 import type { AdmissionConfig } from './config.ts';
-import type { AdmissionHandler, AdmissionHandlerDeps, AdmissionMetrics, LogFields } from './handler.ts';
+import type { AdmissionHandler, AdmissionHandlerDeps } from './handler.ts';
 import type { AdmissionRules, AdmissionRulesCacheOptions } from './admission-rules.ts';
 import type { CachedSnapshot, SnapshotCache, SnapshotCacheOptions, SnapshotCacheStats } from './snapshot-cache.ts';
 import type { SecretReader, TokenSource, TokenSourceConfig, TokenSourceOptions } from './token.ts';
@@ -40,8 +40,6 @@ export type {
   SnapshotCacheStats,
   AdmissionHandler,
   AdmissionHandlerDeps,
-  AdmissionMetrics,
-  LogFields,
   SecretReader,
   TokenSource,
   TokenSourceConfig,

@@ -10,7 +10,7 @@ import type { NormalizedRule } from '../api/index.ts';
 import { Capacity } from '../capacity/index.ts';
 import { integerOption } from '../config/index.ts';
 import type { PodMutationSource } from '../cluster/index.ts';
-import type { LogFields, Logger, Metrics } from '../observability/index.ts';
+import type { Logger, Metrics } from '../observability/index.ts';
 import type { SnapshotStore, SyncOutcome, SyncRecordStore } from '../store/index.ts';
 import type { JsonObject } from '../values/index.ts';
 import {
@@ -44,15 +44,6 @@ import { additionsCondition, type SchedulableFields } from './schedulable.ts';
 import { planPlacementStatusUpdates, planStatusUpdates, withStatusUpdates } from './status.ts';
 import { warnIncomplete, writeStatuses } from './status-writes.ts';
 
-/** Structured log fields of the sync (the product's one LogFields). */
-type SyncLogFields = LogFields;
-
-/** The logging a sync needs (the product's one Logger). */
-type SyncLogger = Logger;
-
-/** The metrics a sync needs (the product's one Metrics). */
-type SyncMetrics = Metrics;
-
 /** What one sync depends on; every adapter is injected so tests run it against a real API server and DynamoDB. */
 interface SyncDependencies {
   readonly source: PodMutationSource;
@@ -66,8 +57,8 @@ interface SyncDependencies {
   readonly lease?: SyncLeaseOptions;
   /** The cluster the stores are bound to, for logs and messages. */
   readonly clusterId: string;
-  readonly logger: SyncLogger;
-  readonly metrics: SyncMetrics;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
   /** Epoch milliseconds (default Date.now); drives syncedAt, status times and durationMs. */
   readonly clock?: () => number;
   /** Status patches in flight at once (default 4). */
@@ -281,15 +272,4 @@ async function afterPublish(
 }
 
 export { syncOnce };
-export type {
-  ProgressReport,
-  SyncBinding,
-  SyncDependencies,
-  SyncLeaseOptions,
-  SyncLogger,
-  SyncLogFields,
-  SyncMetrics,
-  SyncReport,
-  SyncSkipReason,
-  SyncStep,
-};
+export type { ProgressReport, SyncBinding, SyncDependencies, SyncLeaseOptions, SyncReport, SyncSkipReason, SyncStep };

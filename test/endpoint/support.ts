@@ -8,12 +8,11 @@ import { vi } from 'vitest';
 import { validatePodMutation } from '../../lib/api/index.ts';
 import { compileRuleSet } from '../../lib/engine/index.ts';
 import { compareCodeUnits } from '../../lib/values/index.ts';
+import type { LogFields, Metrics } from '../../lib/observability/index.ts';
 import {
   createAdmissionRulesCache,
-  type AdmissionMetrics,
   type AdmissionRules,
   type CachedSnapshot,
-  type LogFields,
   type SnapshotCache,
 } from '../../lib/endpoint/index.ts';
 import type { Logger } from '../../lib/observability/index.ts';
@@ -43,7 +42,7 @@ function recordingLogger(): Logger & { readonly records: LogRecord[] } {
 }
 
 /** Metrics that sum what was added, by name. */
-function recordingMetrics(): AdmissionMetrics & { readonly totals: Map<string, number> } {
+function recordingMetrics(): Metrics & { readonly totals: Map<string, number> } {
   const totals = new Map<string, number>();
   return {
     totals,

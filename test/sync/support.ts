@@ -1,5 +1,6 @@
 /** Test support for the sync: the fake API server and a real DynamoDB, recording logger and metrics, rule specs. */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { LogFields, Logger, Metrics } from '../../lib/observability/index.ts';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import {
   createPodMutationSource,
@@ -12,14 +13,7 @@ import {
   type SnapshotStore,
   type SyncRecordStore,
 } from '../../lib/store/index.ts';
-import {
-  syncOnce,
-  type SyncDependencies,
-  type SyncLogFields,
-  type SyncLogger,
-  type SyncMetrics,
-  type SyncReport,
-} from '../../lib/sync/index.ts';
+import { syncOnce, type SyncDependencies, type SyncReport } from '../../lib/sync/index.ts';
 import {
   kubeconfigFor,
   startFakeApiServer,
@@ -33,7 +27,7 @@ import { createFreshTable, startTestDynamo, type TestDynamo } from '../support/d
 interface LogEntry {
   readonly level: 'info' | 'warn' | 'error';
   readonly message: string;
-  readonly fields: SyncLogFields;
+  readonly fields: LogFields;
 }
 
 /** One emitted metric value. */
@@ -45,8 +39,8 @@ interface MetricEntry {
 
 /** A logger and metrics that keep what they are given. */
 interface Recorder {
-  readonly logger: SyncLogger;
-  readonly metrics: SyncMetrics;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
   readonly logs: LogEntry[];
   readonly emitted: MetricEntry[];
 }
@@ -54,7 +48,7 @@ interface Recorder {
 function createRecorder(): Recorder {
   const logs: LogEntry[] = [];
   const emitted: MetricEntry[] = [];
-  const log = (level: LogEntry['level']) => (message: string, fields: SyncLogFields) => {
+  const log = (level: LogEntry['level']) => (message: string, fields: LogFields) => {
     logs.push({ level, message, fields });
   };
   return {
