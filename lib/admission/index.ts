@@ -6,7 +6,7 @@ import {
   readAdmissionReview,
 } from './review.ts';
 import { summarizeVerdict } from './summary.ts';
-import type { AdmissionRequest, AdmissionReviewRequest, AdmissionReviewResponse } from './kubernetes.ts';
+import type { AdmissionRequest, AdmissionReviewRequest, AdmissionReviewResponse } from './review-shapes.ts';
 
 export {
   answerAdmissionRequest,

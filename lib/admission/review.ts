@@ -23,7 +23,7 @@ import type {
   AdmissionReviewResponse,
   GroupVersionKind,
   GroupVersionResource,
-} from './kubernetes.ts';
+} from './review-shapes.ts';
 
 const API_VERSION = 'admission.k8s.io/v1';
 

@@ -10,7 +10,7 @@ import { registerReview } from './review.ts';
 import { registerRollout } from './rollout.ts';
 import { registerServe } from './serve.ts';
 import { registerSync } from './sync.ts';
-import { registerTest } from './test.ts';
+import { registerTest } from './test-command.ts';
 import { registerValidate } from './validate.ts';
 import { registerWebhookConfig } from './webhook-config.ts';
 

@@ -3,7 +3,7 @@
  * carries what its binding added after admission, which its recreation does not send.
  */
 import { isJsonObject } from '../values/index.ts';
-import type { Pod } from './kubernetes.ts';
+import type { Pod } from './pod-shape.ts';
 
 /** The annotation the kubelet sets on a static Pod's mirror Pod (MirrorPodAnnotationKey, pkg/apis/core). */
 export const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';

@@ -17,7 +17,7 @@ import type { CapacityJudge } from './fit.ts';
 import { arrivalFromStamp, MAX_ANNOTATION_BYTES, STAMP_ANNOTATION, type StampDigest } from './stamp.ts';
 import type { Workload } from './workload.ts';
 import { asRecreated, BINDING_LABELS, MIRROR_ANNOTATION } from './binding.ts';
-import type { OwnerReference, Pod } from './kubernetes.ts';
+import type { OwnerReference, Pod } from './pod-shape.ts';
 
 export {
   compileRuleSet,

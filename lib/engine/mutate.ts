@@ -1,6 +1,6 @@
 import { APPLIED_ANNOTATION, AUDITED_ANNOTATION, LIMITS, type Enforcement } from '../api/index.ts';
 import { LimitExceededError } from '../errors/index.ts';
-import type { Pod } from './kubernetes.ts';
+import type { Pod } from './pod-shape.ts';
 import { diffJson, type JsonPatchOperation } from '../patch/index.ts';
 import {
   andTerms,

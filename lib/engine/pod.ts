@@ -24,7 +24,7 @@ import {
   typeMismatch as mismatch,
   type JsonObject,
 } from '../values/index.ts';
-import type { Pod } from './kubernetes.ts';
+import type { Pod } from './pod-shape.ts';
 import type { PreferredSchedulingTerm, Toleration } from '../scheduling/index.ts';
 import { preferenceFromKubernetes, termFromKubernetes } from '../scheduling/index.ts';
 import type { AffinitySelector } from './compile.ts';

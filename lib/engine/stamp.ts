@@ -19,7 +19,7 @@ import { tolerationIdentity } from '../scheduling/index.ts';
 import { canonicalJson, isJsonObject, parseJsonExact, textNestsDeeperThan, type JsonObject } from '../values/index.ts';
 import { BINDING_LABELS } from './binding.ts';
 import type { MutationContext } from './context.ts';
-import type { Pod } from './kubernetes.ts';
+import type { Pod } from './pod-shape.ts';
 import type { PodFacts } from './pod.ts';
 import { currentNodeAffinity, withField, type SchedulingState } from './state.ts';
 

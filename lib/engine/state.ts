@@ -1,4 +1,4 @@
-import type { Affinity, Pod } from './kubernetes.ts';
+import type { Affinity, Pod } from './pod-shape.ts';
 import type { NodeAffinity, Toleration } from '../scheduling/index.ts';
 import { preferenceToKubernetes, termToKubernetes, type Term } from '../scheduling/index.ts';
 import type { PodFacts } from './pod.ts';

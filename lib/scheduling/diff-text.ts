@@ -5,7 +5,7 @@
  * (`example.com/spot=true:NoSchedule`, `node.kubernetes.io/not-ready:NoExecute op=Exists for 300s`); nodeSelector
  * pairs `key=value`; annotations `key: value`.
  */
-import type { Toleration } from './kubernetes.ts';
+import type { Toleration } from './core-shapes.ts';
 import type { Preference, Requirement, Term } from './requirements.ts';
 import { canonicalJson, previewInput } from '../values/index.ts';
 

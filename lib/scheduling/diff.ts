@@ -8,7 +8,7 @@
  * requirement, of tolerations.
  */
 import { canonicalJson, compareCodeUnits, isJsonObject } from '../values/index.ts';
-import type { NodeAffinity, NodeSelectorTerm, PreferredSchedulingTerm, Toleration } from './kubernetes.ts';
+import type { NodeAffinity, NodeSelectorTerm, PreferredSchedulingTerm, Toleration } from './core-shapes.ts';
 import {
   preferenceFromKubernetes,
   termFromKubernetes,

@@ -3,7 +3,7 @@
  * views schedule alike as Kubernetes reads them (`sameScheduling`), which is what diff.ts calls an empty diff.
  */
 import { requiredTerms, spreadIdentity, tolerationIdentity, type SchedulingFields } from './diff.ts';
-import type { NodeAffinity, Toleration } from './kubernetes.ts';
+import type { NodeAffinity, Toleration } from './core-shapes.ts';
 import { preferenceFromKubernetes, termFromKubernetes } from './requirements.ts';
 
 /** The part of a core/v1 Pod the scheduling view reads; absent and null are alike, as Go decodes null into nil. */

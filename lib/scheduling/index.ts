@@ -46,7 +46,7 @@ import { sameScheduling, schedulingFieldsOf } from './fields.ts';
 import { schedulingDiffLines, type DiffSign } from './diff-lines.ts';
 import { schedulingDiffSummary } from './diff-summary.ts';
 import { missingRequirementsText } from './diff-text.ts';
-import { DEFAULT_TOLERATION_KEYS, DEFAULT_TOLERATION_SECONDS } from './kubernetes.ts';
+import { DEFAULT_TOLERATION_KEYS, DEFAULT_TOLERATION_SECONDS } from './core-shapes.ts';
 import type {
   NodeSelectorRequirement,
   NodeSelectorTerm,
@@ -55,7 +55,7 @@ import type {
   Toleration,
   LabelSelectorRequirement,
   LabelSelector,
-} from './kubernetes.ts';
+} from './core-shapes.ts';
 
 export {
   labelRequirement,

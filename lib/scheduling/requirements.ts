@@ -1,4 +1,4 @@
-import type { NodeSelectorRequirement, NodeSelectorTerm, PreferredSchedulingTerm } from './kubernetes.ts';
+import type { NodeSelectorRequirement, NodeSelectorTerm, PreferredSchedulingTerm } from './core-shapes.ts';
 
 /**
  * One requirement on a node label (or, for matchFields, a node field). Immutable. `id` is its identity:

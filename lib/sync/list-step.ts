@@ -5,7 +5,7 @@
 import type { PodMutationList, PodMutationSource } from '../cluster/index.ts';
 import { ClusterError } from '../errors/index.ts';
 import type { SnapshotContent } from '../store/index.ts';
-import type { ListedFields, PlacementCounts, SyncStep } from './report.ts';
+import type { ListedFields, PlacementCounts, SyncStep } from './sync-report.ts';
 import { assessLists, snapshotContentOf, type AssessedPlacement, type AssessedResource } from './snapshot.ts';
 
 /** A list read and assessed: what it holds, its counts and the content to publish. */

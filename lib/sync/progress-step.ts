@@ -14,7 +14,7 @@ import {
   progressOf,
   type ProgressDependencies,
 } from './progress.ts';
-import type { ProgressReport } from './report.ts';
+import type { ProgressReport } from './sync-report.ts';
 import type { AssessedPlacement, AssessedResource } from './snapshot.ts';
 import { writeStatuses } from './status-writes.ts';
 

@@ -5,7 +5,7 @@ import type { Logger } from '../observability/index.ts';
 import type { HeldSyncLease, PublishOutcome, SnapshotStore, SyncLeaseStore } from '../store/index.ts';
 import type { BindingChange } from './identity-step.ts';
 import type { ListedRules } from './list-step.ts';
-import type { SyncStep } from './report.ts';
+import type { SyncStep } from './sync-report.ts';
 
 /** How a publish ended: published (or unchanged), superseded by a newer list, or failed at a step. */
 type PublishResult =

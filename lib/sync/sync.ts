@@ -39,7 +39,7 @@ import {
   type SyncReport,
   type SyncSkipReason,
   type SyncStep,
-} from './report.ts';
+} from './sync-report.ts';
 import { additionsCondition, type SchedulableFields } from './schedulable.ts';
 import { planPlacementStatusUpdates, planStatusUpdates, withStatusUpdates } from './status.ts';
 import { warnIncomplete, writeStatuses } from './status-writes.ts';

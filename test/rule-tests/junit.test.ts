@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { caseDiff } from '../../lib/cli/test.ts';
+import { caseDiff } from '../../lib/cli/test-command.ts';
 import { junitReport, runTestFile, xmlAttribute, xmlText, type TestFileResult } from '../../lib/rule-tests/index.ts';
 import { fixturePath } from '../support/fixtures.ts';
 import { parseXml, type XmlElement } from '../support/xml.ts';
