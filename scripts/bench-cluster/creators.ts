@@ -7,8 +7,14 @@ import { waitFor } from '../../test/real-cluster/processes.ts';
 export const NAMESPACE = 'production';
 // No scheduler serves it: the Pods stay Pending, so neither the scheduler nor the kubelet stand-in competes for the cores.
 const UNSERVED_SCHEDULER = 'bench-unscheduled';
-/** The annotation the migration adds; a stored Pod carrying it was mutated. */
-export const MIGRATION_ANNOTATION = ['example.com/migration', 'merged-pool'] as const;
+// The annotation the migration adds (examples/rules/migrate-legacy-pool.yaml).
+const MIGRATION_ANNOTATION = ['example.com/migration', 'merged-pool'] as const;
+
+/** True for a Pod that carries the migration's annotation: whichever mechanism admitted it made the change. */
+export function carriesMigration(pod: Json): boolean {
+  const [key, value] = MIGRATION_ANNOTATION;
+  return (pod.metadata as { annotations?: Record<string, string> }).annotations?.[key] === value;
+}
 
 /** A Pod template's parts the bench copies. */
 export interface PodTemplate {
@@ -82,19 +88,12 @@ export async function createPods(
   return { clientMs, failures, wallMs: performance.now() - started };
 }
 
-/** What the API server stored of the measured Pods (named `prefix`-N): how many carry the migration, and one's spec. */
-export async function storedPods(
-  plane: ControlPlane,
-  prefix: string,
-): Promise<{ readonly mutated: number; readonly sample: Json | undefined }> {
+/** How many of the measured Pods (named `prefix`-N) the API server stored with the migration. */
+export async function mutatedPods(plane: ControlPlane, prefix: string): Promise<number> {
   const list = await plane.admin.json<{ items: Json[] }>('GET', `/api/v1/namespaces/${NAMESPACE}/pods`);
   const measured = new RegExp(`^${prefix}-\\d+$`);
-  const pods = list.items.filter((item) => measured.test((item.metadata as { name: string }).name));
-  const [key, value] = MIGRATION_ANNOTATION;
-  const mutated = pods.filter(
-    (item) => (item.metadata as { annotations?: Record<string, string> }).annotations?.[key] === value,
-  );
-  return { mutated: mutated.length, sample: pods[0] };
+  return list.items.filter((item) => measured.test((item.metadata as { name: string }).name) && carriesMigration(item))
+    .length;
 }
 
 /** Deletes every Pod of the namespace (unbound Pods go at once) and waits until none is left. */

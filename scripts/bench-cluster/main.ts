@@ -28,7 +28,7 @@ import {
   createPods,
   deletePods,
   NAMESPACE,
-  storedPods,
+  mutatedPods,
   type PodOwner,
   type PodTemplate,
 } from './creators.ts';
@@ -195,8 +195,7 @@ async function measureRound(
   const before = await takeReading(plane, mechanism);
   const created = await createPods(plane, { count: round.pods, concurrency: round.concurrency, prefix }, pod);
   const after = await takeReading(plane, mechanism);
-  const stored = await storedPods(plane, prefix);
-  addRound(entry, { created, before, after, mutated: stored.mutated });
+  addRound(entry, { created, before, after, mutated: await mutatedPods(plane, prefix) });
   progress(
     `round ${round.index + 1}, ${mechanism.label}: ${round.pods} Pods in ${(created.wallMs / 1000).toFixed(1)} s`,
   );

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { generateToken } from '../../lib/endpoint/index.ts';
 import { CONNECTION_LIMITS, MAX_CONNECTIONS } from '../../lib/local-server/index.ts';
+import { admissionReview } from '../../test/support/builders.ts';
 import type { Json } from '../../test/real-cluster/api.ts';
 import { servingCertificate } from '../../test/real-cluster/certificates.ts';
 import type { ControlPlane } from '../../test/real-cluster/control-plane.ts';
@@ -24,7 +25,7 @@ import {
   webhookCalls,
   webhookConfiguration,
 } from '../../test/real-cluster/webhook.ts';
-import { MIGRATION_ANNOTATION, NAMESPACE } from './creators.ts';
+import { carriesMigration, NAMESPACE } from './creators.ts';
 
 /** One mechanism under measurement. */
 export interface Mechanism {
@@ -54,19 +55,6 @@ export async function dryRunPod(cluster: BenchCluster): Promise<Json> {
   return cluster.plane.admin.json<Json>('POST', `/api/v1/namespaces/${NAMESPACE}/pods`, {
     body: cluster.probePod(),
     query: { dryRun: 'All' },
-  });
-}
-
-function migrated(pod: Json): boolean {
-  const [key, value] = MIGRATION_ANNOTATION;
-  return (pod.metadata as { annotations?: Record<string, string> }).annotations?.[key] === value;
-}
-
-/** Waits until a dry run of the probe Pod comes back with the migration (`wanted`) or without it. */
-export async function untilProbeMigrated(cluster: BenchCluster, wanted: boolean, what: string): Promise<void> {
-  await waitFor(what, async () => (migrated(await dryRunPod(cluster)) === wanted ? true : undefined), {
-    timeoutMs: 60_000,
-    intervalMs: 250,
   });
 }
 
@@ -196,24 +184,11 @@ export async function allowAll(cluster: BenchCluster, patch?: string): Promise<M
 /** The AdmissionReview the API server sends for the probe Pod: the admitted Pod of a dry run with nothing registered. */
 export async function probeReview(cluster: BenchCluster): Promise<Json> {
   const object = await dryRunPod(cluster);
-  return {
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: '00000000-0000-4000-8000-000000000000',
-      kind: { group: '', version: 'v1', kind: 'Pod' },
-      resource: { group: '', version: 'v1', resource: 'pods' },
-      requestKind: { group: '', version: 'v1', kind: 'Pod' },
-      requestResource: { group: '', version: 'v1', resource: 'pods' },
-      name: (object.metadata as { name: string }).name,
-      namespace: NAMESPACE,
-      operation: 'CREATE',
-      userInfo: { username: 'system:admin', groups: ['system:masters', 'system:authenticated'] },
-      object,
-      dryRun: false,
-      options: { apiVersion: 'meta.k8s.io/v1', kind: 'CreateOptions' },
-    },
-  };
+  return admissionReview(object, {
+    name: (object.metadata as { name: string }).name,
+    userInfo: { username: 'system:admin', groups: ['system:masters', 'system:authenticated'] },
+    options: { apiVersion: 'meta.k8s.io/v1', kind: 'CreateOptions' },
+  });
 }
 
 /** The JSON Patch (base64, as an AdmissionReview response carries it) that `podmutation serve` answers to `review`. */
@@ -282,7 +257,7 @@ export async function kyvernoPolicy(cluster: BenchCluster, log: (line: string) =
       applyClusterPolicy(plane, running, KYVERNO_POLICY, {
         namespace: NAMESPACE,
         pod: cluster.probePod(),
-        mutated: (pod) => migrated(pod as unknown as Json),
+        mutated: (pod) => carriesMigration(pod as unknown as Json),
       }),
     async disable() {
       await plane.kubectl(['delete', 'clusterpolicy', name, '--ignore-not-found']);
