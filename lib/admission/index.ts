@@ -6,7 +6,7 @@ import {
   readAdmissionReview,
 } from './review.ts';
 import { summarizeVerdict } from './summary.ts';
-import type { AdmissionRequest, AdmissionReviewRequest, AdmissionReviewResponse } from './review-shapes.ts';
+import type { AdmissionRequest, AdmissionReviewResponse } from './review-shapes.ts';
 
 export {
   answerAdmissionRequest,
@@ -16,4 +16,4 @@ export {
   readAdmissionReview,
   summarizeVerdict,
 };
-export type { AdmissionRequest, AdmissionReviewRequest, AdmissionReviewResponse };
+export type { AdmissionRequest, AdmissionReviewResponse };

@@ -44,7 +44,13 @@ interface AdmissionResponse {
   readonly warnings?: readonly string[];
 }
 
-/** An admission.k8s.io/v1 AdmissionReview carrying a request. */
+/**
+
+ * An admission.k8s.io/v1 AdmissionReview carrying a request.
+
+ * @internal Exported for tests: tests build AdmissionReviews with it; the admission layer reads untrusted JSON, never this shape.
+
+ */
 interface AdmissionReviewRequest {
   readonly apiVersion: 'admission.k8s.io/v1';
   readonly kind: 'AdmissionReview';

@@ -9,11 +9,9 @@ import {
   APPLIED_ANNOTATION,
   AUDITED_ANNOTATION,
   ROLLOUT_ANNOTATION,
-  ENFORCEMENT_ANNOTATION,
   DEFAULT_ENFORCEMENT,
   ENFORCEMENTS,
   isEnforcement,
-  IF_UNSCHEDULABLE_ANNOTATION,
   IF_UNSCHEDULABLE,
   LIMITS,
   POD_MUTATION_API_VERSION,
@@ -23,8 +21,6 @@ import {
   DEFAULT_SPOT_PERCENT,
   DEFAULT_MIN_ON_DEMAND,
   PRODUCT_ANNOTATION_PREFIX,
-  RESERVED_KEYS,
-  RULE_BUDGET,
   SNAPSHOT_BUDGET,
   type Enforcement,
   type IfUnschedulable,
@@ -38,7 +34,7 @@ import type {
   RuleSnapshot,
   RuleVerdict,
 } from './types.ts';
-import { PodMutationSpecSchema, PodPlacementSpecSchema, type PodMutationSpec } from './schema.ts';
+
 import { placementToResource, placementWarnings, validatePodPlacement } from './placement.ts';
 import { describeIssues, ruleToResource, ruleWarnings, validatePodMutation } from './validate.ts';
 import { validateStructure } from './structure.ts';
@@ -51,21 +47,15 @@ export {
   APPLIED_ANNOTATION,
   AUDITED_ANNOTATION,
   ROLLOUT_ANNOTATION,
-  ENFORCEMENT_ANNOTATION,
   DEFAULT_ENFORCEMENT,
   ENFORCEMENTS,
   isEnforcement,
-  IF_UNSCHEDULABLE_ANNOTATION,
   IF_UNSCHEDULABLE,
-  RESERVED_KEYS,
   LIMITS,
-  RULE_BUDGET,
   SNAPSHOT_BUDGET,
   validatePodMutation,
   ruleWarnings,
   additionsStrand,
-  PodMutationSpecSchema,
-  PodPlacementSpecSchema,
   validatePodPlacement,
   placementWarnings,
   placementToResource,
@@ -85,7 +75,6 @@ export {
 export type {
   Enforcement,
   IfUnschedulable,
-  PodMutationSpec,
   NormalizedRule,
   InvalidRule,
   RuleVerdict,

@@ -19,7 +19,13 @@ import {
 } from '../scheduling/index.ts';
 import { HOSTNAME_LABEL } from './labels.ts';
 
-/** The Pod fields a placement is read from; the engine's PodFacts has this shape. */
+/**
+
+ * The Pod fields a placement is read from; the engine's PodFacts has this shape.
+
+ * @internal Exported for tests: the test support types the Pod fields it judges; callers pass a Pod's fields inline.
+
+ */
 interface PlacementFields {
   readonly nodeSelector: Readonly<Record<string, string>>;
   readonly nodeAffinity: {
@@ -30,7 +36,13 @@ interface PlacementFields {
   readonly tolerations: readonly Toleration[];
 }
 
-/** Why one required term (with the nodeSelector) cannot hold on any node. */
+/**
+
+ * Why one required term (with the nodeSelector) cannot hold on any node.
+
+ * @internal Exported for tests: the tests assert the conflict a contradiction names.
+
+ */
 interface TermConflict {
   /** 0-based index of the term in nodeSelectorTerms. */
   readonly term: number;

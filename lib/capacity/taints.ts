@@ -11,7 +11,13 @@ interface Taint {
   readonly effect: TaintEffect;
 }
 
-/** The effects the API server accepts on a Node's taint (and Karpenter's CRD on a NodePool's). */
+/**
+
+ * The effects the API server accepts on a Node's taint (and Karpenter's CRD on a NodePool's).
+
+ * @internal Exported for tests: the tests enumerate the effects in their table.
+
+ */
 type TaintEffect = 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
 
 const TAINT_EFFECTS: readonly TaintEffect[] = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
@@ -33,6 +39,7 @@ function decimalInteger(value: string): bigint | undefined {
  * every key (with Exists), an empty operator means Equal; Lt and Gt compare the values as int64 (the
  * TaintTolerationComparisonOperators feature: the API server admits them only where it is on, and Karpenter always
  * compares them); any other operator tolerates nothing.
+ * @internal Exported for tests: tested on its own, table-driven from kube-scheduler's TaintToleration cases.
  */
 function toleratesTaint(toleration: Toleration, taint: Taint): boolean {
   const effect = toleration.effect ?? '';

@@ -10,7 +10,7 @@ import {
 } from '../errors/index.ts';
 import { EXIT, commandDoc, commandPath, exitCodeOf, type CliContext } from './command.ts';
 import { writeLine } from './io.ts';
-import { allCommands, createProgram } from './program.ts';
+import { createProgram } from './program.ts';
 import { renderCliReference } from './reference.ts';
 
 /** The exit code of an error an action threw: bad input or flags are usage errors; a store or cluster failure is 1, or the command's own. */
@@ -57,5 +57,4 @@ async function runCli(argv: readonly string[], context: CliContext): Promise<num
   return exitCodeOf(running) ?? EXIT.ok;
 }
 
-export { runCli, createProgram, allCommands, renderCliReference };
-export type { CliContext };
+export { runCli, createProgram, renderCliReference };

@@ -62,6 +62,7 @@ function schedulingPod(view: unknown): Pod {
 /**
  * What a failed expectation shows: its summary, then the difference (- expected, + actual). Scheduling fields get the
  * semantic diff explain prints (which requirement left or joined which term); other values a line diff of their YAML.
+ * @internal Exported for tests: the JUnit tests render a failed case's diff as the command does.
  */
 export function caseDiff(failure: CaseFailure, colour = false): string[] {
   if (failure.aspect === 'scheduling') {

@@ -9,7 +9,13 @@ import { createListing, type WorkloadObjectSourceOptions } from './workload-obje
 /** Tuning and collaborators of a CapacitySource: those of a WorkloadObjectSource. */
 type CapacitySourceOptions = WorkloadObjectSourceOptions;
 
-/** The Nodes and NodePools of one cluster, read whole on each call. */
+/**
+
+ * The Nodes and NodePools of one cluster, read whole on each call.
+
+ * @internal Exported for tests: the tests type the source they run against the API server.
+
+ */
 interface CapacitySource {
   /**
    * Every Node and every NodePool, read through readCapacityObjects. A cluster without the NodePool CRD (404) has no
@@ -42,4 +48,4 @@ function createCapacitySource(config: ClusterConfig, options: CapacitySourceOpti
 }
 
 export { createCapacitySource };
-export type { CapacitySource, CapacitySourceOptions };
+export type { CapacitySource };

@@ -3,7 +3,13 @@ import { HttpRequest } from '@smithy/protocol-http';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { ConfigurationError } from '../errors/index.ts';
 
-/** AWS credentials as the SDK's providers resolve them. */
+/**
+
+ * AWS credentials as the SDK's providers resolve them.
+
+ * @internal Exported for tests: the tests sign with fixed credentials.
+
+ */
 interface AwsCredentials {
   readonly accessKeyId: string;
   readonly secretAccessKey: string;
@@ -52,7 +58,13 @@ const DEFAULT_REUSE_MS = 10 * 60_000;
 // Renew before the credentials the token was signed with expire; STS rejects a URL signed by expired credentials.
 const CREDENTIALS_EXPIRY_MARGIN_MS = 60_000;
 
-/** The token `aws eks get-token` makes: "k8s-aws-v1." + unpadded base64url of a presigned STS GetCallerIdentity URL; deterministic. */
+/**
+
+ * The token `aws eks get-token` makes: "k8s-aws-v1." + unpadded base64url of a presigned STS GetCallerIdentity URL; deterministic.
+
+ * @internal Exported for tests: tested on its own against aws-iam-authenticator's token form.
+
+ */
 async function presignEksToken(request: EksTokenRequest): Promise<string> {
   const hostname = stsHostname(request.region);
   const signer = new SignatureV4({
@@ -132,11 +144,4 @@ function stsHostname(region: string): string {
 }
 
 export { presignEksToken, createEksTokenProvider };
-export type {
-  AwsCredentials,
-  AwsCredentialsProvider,
-  Clock,
-  EksTokenRequest,
-  EksTokenProvider,
-  EksTokenProviderOptions,
-};
+export type { AwsCredentials, AwsCredentialsProvider, Clock };

@@ -172,4 +172,4 @@ function createRolloutTarget(config: ClusterConfig, options: RolloutTargetOption
 }
 
 export { createRolloutTarget };
-export type { EvictionResult, RolloutTarget, RolloutTargetOptions, RolloutWorkloadKind };
+export type { RolloutTarget, RolloutWorkloadKind };

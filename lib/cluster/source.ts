@@ -40,7 +40,13 @@ interface PodMutationSource {
   patchStatus(name: string, status: object, kind?: SyncedKind): Promise<void>;
 }
 
-/** Tuning and collaborators of a PodMutationSource; every field is optional. */
+/**
+
+ * Tuning and collaborators of a PodMutationSource; every field is optional.
+
+ * @internal Exported for tests: the tests set the page size and clock.
+
+ */
 interface PodMutationSourceOptions extends ConnectionOptions {
   /** Items per list page (limit); default DEFAULT_LIST_PAGE_SIZE (500). */
   readonly pageSize?: number;

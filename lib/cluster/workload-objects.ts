@@ -16,6 +16,7 @@ import { listPages } from './list.ts';
 /**
  * The kinds report reads, in the order they are listed: RuntimeClasses (cluster-scoped: what the RuntimeClass admission
  * plugin merges into a Pod), owners, Pods last.
+ * @internal Exported for tests: the tests enumerate the kinds read.
  */
 type WorkloadObjectKind =
   | 'RuntimeClass'

@@ -3,7 +3,7 @@
  * environment as a parameter (tests pass their own) and fails fast with a ConfigurationError naming the variable.
  */
 import { ConfigurationError } from '../errors/index.ts';
-import { renderVariableTable, VARIABLES } from './variables.ts';
+import { renderVariableTable } from './variables.ts';
 
 /** The environment as a function sees it. */
 type Environment = Readonly<Record<string, string | undefined>>;
@@ -65,5 +65,5 @@ function choiceSetting<T extends string>(env: Environment, name: string, choices
   return text as T;
 }
 
-export { optionalSetting, wholeNumberSetting, choiceSetting, integerOption, renderVariableTable, VARIABLES };
+export { optionalSetting, wholeNumberSetting, choiceSetting, integerOption, renderVariableTable };
 export type { Environment };

@@ -111,4 +111,4 @@ function createAdmissionRulesCache(options: AdmissionRulesCacheOptions): Snapsho
 }
 
 export { createAdmissionRulesCache };
-export type { AdmissionRules, AdmissionRulesCacheOptions };
+export type { AdmissionRules };

@@ -105,4 +105,3 @@ function readAdmissionConfig(env: Environment): AdmissionConfig {
 }
 
 export { readAdmissionConfig, DEFAULT_MAX_BODY_BYTES };
-export type { AdmissionConfig };

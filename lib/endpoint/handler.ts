@@ -357,4 +357,4 @@ function logAnswer(
 }
 
 export { createAdmissionHandler };
-export type { AdmissionHandler, AdmissionHandlerDeps };
+export type { AdmissionHandler };

@@ -2,7 +2,7 @@
 import { readAdmissionConfig, DEFAULT_MAX_BODY_BYTES } from './config.ts';
 import { createAdmissionHandler } from './handler.ts';
 import { createAdmissionRulesCache } from './admission-rules.ts';
-import { createSnapshotCache } from './snapshot-cache.ts';
+
 import {
   checkedToken,
   createTokenSource,
@@ -11,16 +11,12 @@ import {
   readCurrentToken,
   tokenRefreshFailureReporter,
 } from './token.ts';
-import type { AdmissionConfig } from './config.ts';
-import type { AdmissionHandler, AdmissionHandlerDeps } from './handler.ts';
-import type { AdmissionRules, AdmissionRulesCacheOptions } from './admission-rules.ts';
-import type { CachedSnapshot, SnapshotCache, SnapshotCacheOptions, SnapshotCacheStats } from './snapshot-cache.ts';
-import type { SecretReader, TokenSource, TokenSourceConfig, TokenSourceOptions } from './token.ts';
+
+import type { AdmissionHandler } from './handler.ts';
 
 export {
   createAdmissionHandler,
   createAdmissionRulesCache,
-  createSnapshotCache,
   createTokenSource,
   checkedToken,
   generateToken,
@@ -30,18 +26,4 @@ export {
   readAdmissionConfig,
   DEFAULT_MAX_BODY_BYTES,
 };
-export type {
-  AdmissionConfig,
-  AdmissionRules,
-  AdmissionRulesCacheOptions,
-  CachedSnapshot,
-  SnapshotCache,
-  SnapshotCacheOptions,
-  SnapshotCacheStats,
-  AdmissionHandler,
-  AdmissionHandlerDeps,
-  SecretReader,
-  TokenSource,
-  TokenSourceConfig,
-  TokenSourceOptions,
-};
+export type { AdmissionHandler };

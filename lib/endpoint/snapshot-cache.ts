@@ -248,4 +248,4 @@ function serve<T>(context: CacheContext<T>, current: ServedValue<Loaded<T>>): Ca
 }
 
 export { createSnapshotCache };
-export type { CachedSnapshot, SnapshotCache, SnapshotCacheOptions, SnapshotCacheStats };
+export type { CachedSnapshot, SnapshotCache };

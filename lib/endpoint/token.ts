@@ -247,4 +247,4 @@ export {
   ignoredTokenVersionReporter,
   DEFAULT_TOKEN_REFRESH_SECONDS,
 };
-export type { TokenSourceConfig, TokenSourceOptions, TokenSource, SecretReader };
+export type { TokenSourceConfig, TokenSource };

@@ -1,4 +1,4 @@
-import { describeMismatch, matchingRules, matchRule } from './match.ts';
+import { describeMismatch, matchingRules } from './match.ts';
 import { podFacts, type PodFacts } from './pod.ts';
 import {
   andRequiredAffinity,
@@ -14,9 +14,9 @@ import type { MutationContext } from './context.ts';
 import { compileRuleSet, compileSnapshotRules, type CompiledRule, type RuleSet } from './compile.ts';
 import type { SchedulingState } from './state.ts';
 import type { CapacityJudge } from './fit.ts';
-import { arrivalFromStamp, MAX_ANNOTATION_BYTES, STAMP_ANNOTATION, type StampDigest } from './stamp.ts';
+import { arrivalFromStamp, STAMP_ANNOTATION, type StampDigest } from './stamp.ts';
 import type { Workload } from './workload.ts';
-import { asRecreated, BINDING_LABELS, MIRROR_ANNOTATION } from './binding.ts';
+import { asRecreated } from './binding.ts';
 import type { OwnerReference, Pod } from './pod-shape.ts';
 
 export {
@@ -25,16 +25,12 @@ export {
   reviewPod,
   andRequiredAffinity,
   warn,
-  matchRule,
   matchingRules,
   describeMismatch,
   podFacts,
   arrivalFromStamp,
   STAMP_ANNOTATION,
-  MAX_ANNOTATION_BYTES,
   asRecreated,
-  BINDING_LABELS,
-  MIRROR_ANNOTATION,
 };
 export type {
   AuditedMatch,

@@ -96,7 +96,10 @@ const RECORD_FIELDS: ReadonlySet<string> = new Set([
 // The lists a review appends to (rules' tolerations, Diversity's spread constraint), recorded as a count when it only appended.
 const LIST_FIELDS = ['tolerations', 'topologySpreadConstraints'] as const;
 const STAMP_FIELDS: ReadonlySet<string> = new Set(['v', 'seed', 'before', 'sum', 'mac']);
-// Kubernetes' limit on the annotations of one object, keys and values together, in bytes (TotalAnnotationSizeLimitB).
+/**
+ * Kubernetes' limit on the annotations of one object, keys and values together, in bytes (TotalAnnotationSizeLimitB).
+ * @internal Exported for tests: the tests build a Pod at the limit.
+ */
 export const MAX_ANNOTATION_BYTES = 256 * 1024;
 /** What a stamp's sum covers, as the engine reads a Pod (PodFacts has every field; a review's result is given as the same view). */
 type CoveredFields = Pick<

@@ -74,4 +74,3 @@ function createClusterRuleSource(options: ClusterRuleSourceOptions): RuleSource 
 }
 
 export { createClusterRuleSource };
-export type { ClusterRuleSourceOptions };

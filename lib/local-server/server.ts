@@ -29,7 +29,13 @@ interface TlsFiles {
   readonly key: string | Buffer;
 }
 
-/** Options of the local server; everything but the rule source has a default. */
+/**
+
+ * Options of the local server; everything but the rule source has a default.
+
+ * @internal Exported for tests: the tests type the options they start the server with.
+
+ */
 interface LocalServerOptions {
   readonly rules: RuleSource;
   /** Default 127.0.0.1. */
@@ -60,7 +66,13 @@ interface LocalServerOptions {
   readonly stampKey?: string;
 }
 
-/** A running local server. */
+/**
+
+ * A running local server.
+
+ * @internal Exported for tests: the tests type the server they start.
+
+ */
 interface LocalServer {
   /** The URL for clientConfig.url of a MutatingWebhookConfiguration; it carries the token. */
   readonly url: string;
@@ -70,7 +82,10 @@ interface LocalServer {
 }
 
 const TABLE_NAME = 'podmutation-rules';
-/** What the server uses when an option is not given; `podmutation serve --help` states them (a test checks it). */
+/**
+ * What the server uses when an option is not given; `podmutation serve --help` states them (a test checks it).
+ * @internal Exported for tests: the help test checks serve's documented defaults against these.
+ */
 const LOCAL_SERVER_DEFAULTS = {
   host: '127.0.0.1',
   httpPort: 8080,

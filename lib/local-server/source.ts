@@ -168,4 +168,4 @@ function createFileRuleSource(paths: readonly string[], options: FileRuleSourceO
 }
 
 export { createFileRuleSource };
-export type { RuleSource, RulePublication, RuleTable, FileRuleSourceOptions };
+export type { RuleSource, RulePublication, RuleTable };

@@ -5,7 +5,13 @@ interface JsonPatchOperation {
   readonly value?: unknown;
 }
 
-/** Escapes one object key as an RFC 6901 reference token ("~" as "~0", "/" as "~1"). */
+/**
+
+ * Escapes one object key as an RFC 6901 reference token ("~" as "~0", "/" as "~1").
+
+ * @internal Exported for tests: tested on its own against RFC 6901's escapes.
+
+ */
 function escapePointerToken(key: string): string {
   if (!key.includes('~') && !key.includes('/')) return key;
   return key.replaceAll('~', '~0').replaceAll('/', '~1');

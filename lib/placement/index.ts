@@ -9,7 +9,7 @@ import {
 } from './policy.ts';
 import { diversityCounterKey } from './sequence.ts';
 import { createPlacementStep, isPlaced, withRecordedCapacity, type PlacementStep } from './step.ts';
-import { revalidatePlacements, type ChosenPlacement, type PlacementSources } from './selection.ts';
+import { revalidatePlacements, type ChosenPlacement } from './selection.ts';
 import { CAPACITY_ANNOTATION, type CapacityFlavour, type PlacementPolicy } from './types.ts';
 
 export {
@@ -27,4 +27,4 @@ export {
   workloadKey,
   CAPACITY_ANNOTATION,
 };
-export type { CapacityFlavour, PlacementPolicy, PlacementStep, ChosenPlacement, PlacementSources };
+export type { CapacityFlavour, PlacementPolicy, PlacementStep, ChosenPlacement };

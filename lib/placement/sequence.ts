@@ -6,7 +6,13 @@ import type { PodFacts } from '../engine/index.ts';
 import { workloadKey } from './policy.ts';
 import type { CapacityChoice } from './types.ts';
 
-/** The targets of one Diversity policy: percent of Pods on Spot, and the least number of Pods on on-demand. */
+/**
+
+ * The targets of one Diversity policy: percent of Pods on Spot, and the least number of Pods on on-demand.
+
+ * @internal Exported for tests: the tests type the split they check.
+
+ */
 interface SplitTarget {
   readonly spotPercent: number;
   readonly minOnDemand: number;
@@ -15,6 +21,7 @@ interface SplitTarget {
 /**
  * The number of Spot Pods among the first `count`: floor(count * spotPercent / 100), but never so many that fewer than
  * minOnDemand remain on-demand. Non-decreasing in count, by 0 or 1 per Pod.
+ * @internal Exported for tests: tested on its own: the law that a workload's split converges to its target.
  */
 function spotCount(count: number, target: SplitTarget): number {
   return Math.max(0, Math.min(Math.floor((count * target.spotPercent) / 100), count - target.minOnDemand));

@@ -10,13 +10,20 @@ import { ConfigurationError } from '../errors/index.ts';
  * The waits after consecutive failed reads: after the n-th, a draw from [cap / 2, cap] where
  * cap = min(maxMs, initialMs × 2^(n−1)). The lower half bounds how often a dead dependency is called; the draw spreads
  * the retries of many containers.
+ * @internal Exported for tests: the tests set a backoff without jitter.
  */
 interface Backoff {
   readonly initialMs: number;
   readonly maxMs: number;
 }
 
-/** What a refreshing value reads, how often, and how long its callers wait. */
+/**
+
+ * What a refreshing value reads, how often, and how long its callers wait.
+
+ * @internal Exported for tests: the tests type the options they vary.
+
+ */
 interface RefreshingValueOptions<T> {
   /** One read; `previous` is the last good value, so a read can fetch only what changed. */
   readonly read: (previous: T | undefined) => Promise<T>;

@@ -87,7 +87,13 @@ function sameToleration(left: Toleration, right: Toleration): boolean {
   );
 }
 
-/** pkg/util/tolerations isSuperset: every taint `tolerated` tolerates, `superset` tolerates too. */
+/**
+
+ * pkg/util/tolerations isSuperset: every taint `tolerated` tolerates, `superset` tolerates too.
+
+ * @internal Exported for tests: tested on its own against the PodTolerationRestriction plugin's cases.
+
+ */
 function isSuperset(superset: Toleration, tolerated: Toleration): boolean {
   if (sameToleration(tolerated, superset)) return true;
   // An empty key with Exists matches every key; an empty effect every effect.
@@ -113,6 +119,7 @@ function isSuperset(superset: Toleration, tolerated: Toleration): boolean {
 /**
  * pkg/util/tolerations MergeTolerations, as PodTolerationRestriction and RuntimeClass merge: both lists, less each
  * toleration another one covers (of two equal ones, the first is kept), in their order.
+ * @internal Exported for tests: tested on its own against the PodTolerationRestriction plugin's cases.
  */
 function mergeTolerations(first: readonly Toleration[], second: readonly Toleration[]): readonly Toleration[] {
   const all = [...first, ...second];
@@ -151,7 +158,13 @@ function addOrUpdateToleration(tolerations: readonly Toleration[], toleration: T
   return result;
 }
 
-/** pkg/apis/core/helper IsExtendedResourceName: a resource outside kubernetes.io/, qualified once prefixed "requests.". */
+/**
+
+ * pkg/apis/core/helper IsExtendedResourceName: a resource outside kubernetes.io/, qualified once prefixed "requests.".
+
+ * @internal Exported for tests: tested on its own against the plugin's resource name rule.
+
+ */
 function isExtendedResourceName(name: string): boolean {
   // A name without "/" or in the kubernetes.io/ domain is native (IsNativeResource).
   if (!name.includes('/') || name.includes('kubernetes.io/') || name.startsWith('requests.')) return false;
@@ -161,6 +174,7 @@ function isExtendedResourceName(name: string): boolean {
 /**
  * The extended resources a Pod's containers and init containers request, sorted. A limit counts as a request: the API
  * server defaults a Pod's requests to its limits (pkg/apis/core/v1 SetDefaults_Pod) before admission, not a template's.
+ * @internal Exported for tests: tested on its own against the ExtendedResourceToleration plugin's cases.
  */
 function extendedResourcesOf(pod: Pod, path: string): string[] {
   const names = new Set<string>();

@@ -41,7 +41,13 @@ import { RememberedCapacity } from './remembered-capacity.ts';
 import { isRuntimeClass, readRuntimeClass, type RuntimeClassScheduling } from './runtime-class.ts';
 import type { MigrationReport, ReportPod, ReportRule, ReportWorkload, Verdict } from './types.ts';
 
-/** What the report runs besides the rules, and which Pods it reads. */
+/**
+
+ * What the report runs besides the rules, and which Pods it reads.
+
+ * @internal Exported for tests: the tests type the options they build reports with.
+
+ */
 interface ReportOptions {
   /** Managed steps run after the rules, as admission runs them (capacity placement). */
   readonly managedSteps?: readonly ManagedStep[];

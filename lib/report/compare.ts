@@ -10,7 +10,13 @@ import {
   type SchedulingFields,
 } from '../scheduling/index.ts';
 
-/** Longest change line, in characters; the rest is cut with "…". */
+/**
+
+ * Longest change line, in characters; the rest is cut with "…".
+
+ * @internal Exported for tests: the tests build a change at the limit.
+
+ */
 const MAX_CHANGE_CHARS = 240;
 
 /**

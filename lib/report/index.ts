@@ -3,8 +3,8 @@
  * current template, run through the engine as admission runs it and compared with the running Pod; folded into
  * per-rule and per-workload counts with bounded memory, and rendered as JSON, a table or restart commands.
  */
-import { createReport, type ReportBuilder, type ReportOptions } from './builder.ts';
-import { schedulingChange, schedulingChangeLine, MAX_CHANGE_CHARS } from './compare.ts';
+import { createReport, type ReportBuilder } from './builder.ts';
+import { schedulingChangeLine } from './compare.ts';
 import {
   evictionOf,
   renderReportTable,
@@ -13,17 +13,15 @@ import {
   restartPatch,
   type RestartMechanism,
 } from './render.ts';
-import type { MigrationReport, ReportPod, ReportWorkload, Verdict } from './types.ts';
+import type { MigrationReport, ReportPod, ReportWorkload } from './types.ts';
 
 export {
   createReport,
-  schedulingChange,
   schedulingChangeLine,
-  MAX_CHANGE_CHARS,
   evictionOf,
   renderReportTable,
   restartAction,
   restartCommands,
   restartPatch,
 };
-export type { ReportBuilder, ReportOptions, MigrationReport, ReportPod, ReportWorkload, RestartMechanism, Verdict };
+export type { ReportBuilder, MigrationReport, ReportPod, ReportWorkload, RestartMechanism };

@@ -31,9 +31,15 @@ import { isDns1123Label, isDns1123Subdomain, IssueList, previewInput, type JsonO
 export const TEST_FILE_NAME = 'podmutation-test.yaml';
 /** The names of test files a folder search finds, as people spell YAML files. */
 export const TEST_FILE_NAMES: ReadonlySet<string> = new Set([TEST_FILE_NAME, 'podmutation-test.yml']);
-/** The test file's apiVersion: a CLI file format, never applied to a cluster. */
+/**
+ * The test file's apiVersion: a CLI file format, never applied to a cluster.
+ * @internal Exported for tests: the tests write test files with it.
+ */
 export const TEST_API_VERSION = 'cli.podmutation.agent.cloudpilot.ai/v1alpha1';
-/** The test file's kind. */
+/**
+ * The test file's kind.
+ * @internal Exported for tests: the tests write test files with it.
+ */
 export const TEST_KIND = 'PodMutationTest';
 /** The namespace of resources that name none, when the test file does not say. */
 const DEFAULT_TEST_NAMESPACE = 'default';

@@ -117,6 +117,7 @@ function resolveResults(test: RuleTest, inputs: readonly PodInput[]): PodInput[]
 /**
  * The managed placement step of the test: its placements file's policies (which win) and the PodPlacements of its rule
  * paths; undefined, as admission runs none, when there is no policy and no enabled PodPlacement.
+ * @internal Exported for tests: the real-cluster test compares the offline placement with the webhook's.
  */
 export async function testPlacementStep(
   test: RuleTest,

@@ -27,28 +27,18 @@ import {
   expressionMatches,
   fieldMatches,
   requirementParses,
-  selectorMatchesNode,
   selectorMatcher,
   termCanMatchSomeNode,
-  termMatchesNode,
   type NodeTest,
   type NodeView,
 } from './semantics.ts';
-import {
-  diffScheduling,
-  isEmptySchedulingDiff,
-  tolerationIdentity,
-  type KeyChange,
-  type SchedulingDiff,
-  type SchedulingFields,
-} from './diff.ts';
+import { diffScheduling, tolerationIdentity, type SchedulingFields } from './diff.ts';
 import { sameScheduling, schedulingFieldsOf } from './fields.ts';
 import { schedulingDiffLines, type DiffSign } from './diff-lines.ts';
 import { schedulingDiffSummary } from './diff-summary.ts';
 import { missingRequirementsText } from './diff-text.ts';
 import { DEFAULT_TOLERATION_KEYS, DEFAULT_TOLERATION_SECONDS } from './core-shapes.ts';
 import type {
-  NodeSelectorRequirement,
   NodeSelectorTerm,
   PreferredSchedulingTerm,
   NodeAffinity,
@@ -76,8 +66,6 @@ export {
   missingRequirementsText,
   appendPreferences,
   dropEmptyTerms,
-  termMatchesNode,
-  selectorMatchesNode,
   termCanMatchSomeNode,
   conflictingKey,
   expressionMatches,
@@ -85,7 +73,6 @@ export {
   requirementParses,
   selectorMatcher,
   diffScheduling,
-  isEmptySchedulingDiff,
   tolerationIdentity,
   schedulingFieldsOf,
   sameScheduling,
@@ -100,7 +87,6 @@ export type {
   Preference,
   NodeView,
   NodeTest,
-  NodeSelectorRequirement,
   NodeSelectorTerm,
   PreferredSchedulingTerm,
   NodeAffinity,
@@ -108,7 +94,5 @@ export type {
   LabelSelectorRequirement,
   LabelSelector,
   SchedulingFields,
-  SchedulingDiff,
-  KeyChange,
   DiffSign,
 };

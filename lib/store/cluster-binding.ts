@@ -195,4 +195,4 @@ function createClusterBindingStore(table: BindingTable): ClusterBindingStore {
 }
 
 export { createClusterBindingStore };
-export type { BindingCheck, ClusterBinding, ClusterBindingStore, RebindCheck };
+export type { BindingCheck, ClusterBindingStore, RebindCheck };

@@ -14,6 +14,7 @@ const EXPIRES_AT_ATTRIBUTE = 'expiresAt';
  * The items under one cluster's partition key (`pk` = `cluster#<clusterId>`, `sk` as below), their attributes and
  * the store that owns each. No transactions are used; each kind's consistency is described on it. Only the sort keys
  * are values: the attributes are documented here, not shipped, since every byte of the admission bundle is load time.
+ * @internal Exported for tests: the tests read the table's items by their layout.
  */
 const RULES_TABLE_LAYOUT = {
   /**

@@ -313,4 +313,4 @@ function namesIn(...expressions: readonly string[]): Record<string, string> {
 }
 
 export { createSyncLeaseStore, leaseDurationSeconds };
-export type { HeldSyncLease, SyncLeaseAcquisition, SyncLeaseState, SyncLeaseStore };
+export type { HeldSyncLease, SyncLeaseAcquisition, SyncLeaseStore };

@@ -364,4 +364,4 @@ function createPlacementStore(table: PlacementTable): PlacementStore {
 }
 
 export { createPlacementStore, DEFAULT_MAX_WRITE_ATTEMPTS };
-export type { PlacementSet, PlacementStore, PlacementVersion, PlacementWrite };
+export type { PlacementStore, PlacementVersion };

@@ -27,7 +27,13 @@ import {
   versionPrefix,
 } from './layout.ts';
 
-/** The pointer item: which published snapshot is current for a cluster. */
+/**
+
+ * The pointer item: which published snapshot is current for a cluster.
+
+ * @internal Exported for tests: the tests read the pointer to check what a sync published.
+
+ */
 interface SnapshotPointer {
   readonly version: number;
   /** Random id of the publish that wrote the parts; concurrent publishers of one version never share parts. */

@@ -227,4 +227,4 @@ function createSnapshotStore(table: SnapshotTable): SnapshotStore {
 }
 
 export { createSnapshotStore };
-export type { SnapshotContent, SnapshotPointer, PublishOptions, PublishOutcome, SnapshotStore, UntrustedListStart };
+export type { SnapshotContent, PublishOutcome, SnapshotStore };

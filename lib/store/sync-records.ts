@@ -26,7 +26,13 @@ interface SyncRecord {
   readonly outcome: SyncOutcome;
 }
 
-/** The sync item: the last attempt and the last success, so staleness can be seen and alarmed on. */
+/**
+
+ * The sync item: the last attempt and the last success, so staleness can be seen and alarmed on.
+
+ * @internal Exported for tests: the tests read the sync record to check what a sync recorded.
+
+ */
 interface SyncStatus {
   readonly lastAttemptAt: string;
   readonly lastStatus: SyncOutcome['status'];
@@ -158,4 +164,4 @@ function createSyncRecordStore(table: ClusterTable): SyncRecordStore {
 }
 
 export { createSyncRecordStore };
-export type { SyncOutcome, SyncRecord, SyncStatus, SyncRecordStore };
+export type { SyncOutcome, SyncStatus, SyncRecordStore };

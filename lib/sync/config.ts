@@ -62,4 +62,3 @@ function readSyncConfig(env: Environment): SyncConfig {
 }
 
 export { readSyncConfig };
-export type { SyncConfig };

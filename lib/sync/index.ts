@@ -8,50 +8,10 @@ import { listAndValidate } from './list-step.ts';
 import { foldClusterObjects } from './progress.ts';
 import { buildSnapshotContent } from './snapshot.ts';
 import { syncOnce } from './sync.ts';
-import { createSyncHandler, runSyncWindow } from './window.ts';
-import type { SyncConfig } from './config.ts';
-import type { ListedRules } from './list-step.ts';
-import type { ProgressDependencies } from './progress.ts';
-import type {
-  ProgressReport,
-  SyncBinding,
-  SyncDependencies,
-  SyncLeaseOptions,
-  SyncReport,
-  SyncSkipReason,
-  SyncStep,
-} from './sync.ts';
-import type {
-  SyncHandler,
-  SyncHandlerOptions,
-  SyncInvocationContext,
-  SyncInvocationResult,
-  SyncWindowOptions,
-} from './window.ts';
+import { createSyncHandler } from './window.ts';
 
-export {
-  buildSnapshotContent,
-  foldClusterObjects,
-  listAndValidate,
-  syncOnce,
-  runSyncWindow,
-  createSyncHandler,
-  readSyncConfig,
-};
-export type {
-  ListedRules,
-  ProgressDependencies,
-  ProgressReport,
-  SyncBinding,
-  SyncConfig,
-  SyncDependencies,
-  SyncLeaseOptions,
-  SyncReport,
-  SyncSkipReason,
-  SyncStep,
-  SyncHandler,
-  SyncHandlerOptions,
-  SyncInvocationContext,
-  SyncInvocationResult,
-  SyncWindowOptions,
-};
+import type { ProgressDependencies } from './progress.ts';
+import type { SyncDependencies, SyncReport } from './sync.ts';
+
+export { buildSnapshotContent, foldClusterObjects, listAndValidate, syncOnce, createSyncHandler, readSyncConfig };
+export type { ProgressDependencies, SyncDependencies, SyncReport };

@@ -9,9 +9,6 @@ import type { SyncOutcome, SyncRecordStore } from '../store/index.ts';
  */
 type SyncStep = 'lease' | 'identity' | 'list' | 'validate' | 'publish';
 
-/** Why a sync was skipped: another sync holds the lease, or a list that started later is already published. */
-type SyncSkipReason = 'leaseHeld' | 'superseded';
-
 /** What the migration report of a sync did, when one was due. */
 interface ProgressReport {
   readonly pods: number;
@@ -222,13 +219,4 @@ function skippedSync(
 }
 
 export { emitMetrics, recordAttempt, failedSync, skippedSync };
-export type {
-  ListedFields,
-  PlacementCounts,
-  ProgressReport,
-  PublishedSync,
-  ReportContext,
-  SyncReport,
-  SyncSkipReason,
-  SyncStep,
-};
+export type { ListedFields, PlacementCounts, ProgressReport, PublishedSync, ReportContext, SyncReport, SyncStep };

@@ -33,12 +33,9 @@ import {
   failedSync,
   recordAttempt,
   skippedSync,
-  type ProgressReport,
   type PublishedSync,
   type ReportContext,
   type SyncReport,
-  type SyncSkipReason,
-  type SyncStep,
 } from './sync-report.ts';
 import { additionsCondition, type SchedulableFields } from './schedulable.ts';
 import { planPlacementStatusUpdates, planStatusUpdates, withStatusUpdates } from './status.ts';
@@ -272,4 +269,4 @@ async function afterPublish(
 }
 
 export { syncOnce };
-export type { ProgressReport, SyncBinding, SyncDependencies, SyncLeaseOptions, SyncReport, SyncSkipReason, SyncStep };
+export type { SyncDependencies, SyncReport };

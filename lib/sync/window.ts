@@ -51,6 +51,7 @@ const DEFAULT_WINDOW_MS = 60_000;
  * Syncs at once, then every intervalSeconds measured from the start of the previous sync (a fixed cadence), as long
  * as the next sync can start and, taking as long as the slowest one so far, finish before the deadline.
  * Returns the reports in order; the first sync always runs.
+ * @internal Exported for tests: tested on its own, without a Lambda context.
  */
 async function runSyncWindow(options: SyncWindowOptions): Promise<readonly SyncReport[]> {
   const { clock, sleep, deadline } = options;
@@ -103,4 +104,3 @@ function isScheduledEvent(event: unknown): boolean {
 }
 
 export { runSyncWindow, createSyncHandler };
-export type { SyncWindowOptions, SyncHandlerOptions, SyncHandler, SyncInvocationContext, SyncInvocationResult };

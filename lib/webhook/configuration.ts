@@ -139,6 +139,7 @@ function checkedToken(value: unknown): string {
 /**
  * Renders the MutatingWebhookConfiguration that points the cluster at the admission endpoint
  * (base URL + /admit/ + token). Pure; throws ConfigurationError naming the option that is wrong.
+ * @internal Exported for tests: the tests check the object before it is printed as YAML.
  */
 export function renderWebhookConfiguration(options: WebhookConfigurationOptions): MutatingWebhookConfiguration {
   const base = checkedUrl(options.url);

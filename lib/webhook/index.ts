@@ -1,5 +1,5 @@
-import { WEBHOOK_DEFAULTS, renderWebhookConfiguration, webhookConfigurationYaml } from './configuration.ts';
-import type { FailurePolicy, MutatingWebhookConfiguration, WebhookConfigurationOptions } from './types.ts';
+import { WEBHOOK_DEFAULTS, webhookConfigurationYaml } from './configuration.ts';
+import type { FailurePolicy } from './types.ts';
 
-export { WEBHOOK_DEFAULTS, renderWebhookConfiguration, webhookConfigurationYaml };
-export type { FailurePolicy, MutatingWebhookConfiguration, WebhookConfigurationOptions };
+export { WEBHOOK_DEFAULTS, webhookConfigurationYaml };
+export type { FailurePolicy };

@@ -3,17 +3,11 @@
  * template (a StatefulSet's: the revision a deleted Pod comes back at), the owner chain from a running Pod to that
  * workload, and the Pods an input stands for (Pods, AdmissionReviews, workload manifests).
  */
-import {
-  classifyObject,
-  readPodIdentity,
-  readWorkloadObject,
-  type PodIdentity,
-  type WorkloadObject,
-} from './objects.ts';
+import { classifyObject, readPodIdentity, readWorkloadObject, type PodIdentity } from './objects.ts';
 import { createOwnerIndex, type Deletion, type OwnerIndex, type PodOrigin } from './owners.ts';
-import { podFromWorkload, podOrdinal, templateHash } from './pod.ts';
+import { podFromWorkload, podOrdinal } from './pod.ts';
 import { podInputOf, podInputs, type PodInput, type ResourceIdentity } from './inputs.ts';
-import { readControllerRevision, recreationOf, recreationRevision, type RevisionInputs } from './revisions.ts';
+import { readControllerRevision, recreationOf } from './revisions.ts';
 
 export {
   classifyObject,
@@ -21,21 +15,10 @@ export {
   readPodIdentity,
   podFromWorkload,
   podOrdinal,
-  templateHash,
   createOwnerIndex,
   podInputOf,
   podInputs,
   readControllerRevision,
   recreationOf,
-  recreationRevision,
 };
-export type {
-  Deletion,
-  PodIdentity,
-  WorkloadObject,
-  OwnerIndex,
-  PodOrigin,
-  PodInput,
-  ResourceIdentity,
-  RevisionInputs,
-};
+export type { Deletion, PodIdentity, OwnerIndex, PodOrigin, PodInput, ResourceIdentity };

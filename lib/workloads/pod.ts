@@ -30,6 +30,7 @@ const STATEFULSET_ORDINAL = /-(\d+)$/;
  * A stable template hash in the form the controllers print (FNV-1a 32 of the template, its decimal digits mapped through
  * SafeEncodeString's alphabet). It is not the controllers' own value: theirs hashes Go's spew dump of the template
  * (plus the collision count), which cannot be reproduced from JSON. Callers that know the running Pod's hash pass it.
+ * @internal Exported for tests: the tests name Pods as the ReplicaSet controller does.
  */
 function templateHash(template: PodTemplate): string {
   // An absent map is written null, as the hash has always been taken (a changed hash would read as a changed template).

@@ -30,7 +30,13 @@ interface StatefulSetRevision {
 /** Which of a StatefulSet's two revisions a recreated Pod gets. */
 type RevisionChoice = 'current' | 'update';
 
-/** The fields of a StatefulSet the controller's choice of revision reads. */
+/**
+
+ * The fields of a StatefulSet the controller's choice of revision reads.
+
+ * @internal Exported for tests: the tests type the inputs they vary.
+
+ */
 type RevisionInputs = Pick<WorkloadObject, 'updateStrategy' | 'rollingUpdate' | 'partition' | 'ordinalStart'> & {
   readonly currentReplicas: number;
 };
@@ -82,6 +88,7 @@ function rollsOutByDeletion(workload: WorkloadObject): boolean {
  * chooses it (kubernetes/kubernetes v1.37 pkg/controller/statefulset/stateful_set_utils.go): the current revision for
  * a RollingUpdate ordinal below start + currentReplicas when rollingUpdate is absent, or below start + partition when
  * it is set; otherwise (OnDelete always) the update revision, which is .spec.template's.
+ * @internal Exported for tests: tested on its own against the controllers' revision rules.
  */
 function recreationRevision(set: RevisionInputs, ordinal: number): RevisionChoice {
   // The Go condition is `RollingUpdate && rollingUpdate == nil && … || rollingUpdate != nil && …`; validation refuses a

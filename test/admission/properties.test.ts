@@ -7,13 +7,14 @@ import { describe, expect, it } from 'vitest';
 import { answerAdmissionReview } from '../../lib/admission/index.ts';
 import { reviewPod } from '../../lib/engine/index.ts';
 import { MalformedInputError } from '../../lib/errors/index.ts';
-import { createAdmissionHandler, type AdmissionRules } from '../../lib/endpoint/index.ts';
+import { createAdmissionHandler } from '../../lib/endpoint/index.ts';
 import { createPlacementStep } from '../../lib/placement/index.ts';
 import { rule, rules } from '../support/builders.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import { parseAnswer } from '../support/reviews.ts';
 import { writeEverything } from './support.ts';
 import { TOKEN, admissionEvent, recordingLogger, recordingMetrics } from '../endpoint/support.ts';
+import { type AdmissionRules } from '../../lib/endpoint/admission-rules.ts';
 
 type Path = readonly (string | number)[];
 

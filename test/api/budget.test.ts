@@ -6,7 +6,6 @@ import {
   applySnapshotBudgets,
   listedInvalidRules,
   ruleCost,
-  RULE_BUDGET,
   SNAPSHOT_BUDGET,
   validatePodMutation,
   type InvalidRule,
@@ -19,6 +18,7 @@ import { loadCrd } from '../infra/corpus.ts';
 import { createCrdAdmission } from '../infra/structural-schema.ts';
 import { podMutation } from '../support/builders.ts';
 import { largestRule } from '../support/largest-rule.ts';
+import { RULE_BUDGET } from '../../lib/api/constants.ts';
 
 const admit = createCrdAdmission(loadCrd());
 

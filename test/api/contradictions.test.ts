@@ -7,8 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { ruleWarnings, validatePodMutation, type NormalizedRule } from '../../lib/api/index.ts';
 import { Capacity } from '../../lib/capacity/index.ts';
 import { compileRuleSet, reviewPod } from '../../lib/engine/index.ts';
-import type { NodeSelectorRequirement } from '../../lib/scheduling/index.ts';
+
 import { pod, podMutation, req, rule } from '../support/builders.ts';
+import { type NodeSelectorRequirement } from '../../lib/scheduling/core-shapes.ts';
 
 const POOL = 'example.com/node-pool';
 const TERMS = 'spec.mutationAdd.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms';

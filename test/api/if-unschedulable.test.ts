@@ -1,13 +1,9 @@
 /** The if-unschedulable annotation of a PodMutation: read at the one boundary, a typo is an invalid rule. */
 import { describe, expect, it } from 'vitest';
-import {
-  ENFORCEMENT_ANNOTATION,
-  IF_UNSCHEDULABLE_ANNOTATION,
-  ruleToResource,
-  validatePodMutation,
-} from '../../lib/api/index.ts';
+import { ruleToResource, validatePodMutation } from '../../lib/api/index.ts';
 import { compileRuleSet } from '../../lib/engine/index.ts';
 import { podMutation } from '../support/builders.ts';
+import { ENFORCEMENT_ANNOTATION, IF_UNSCHEDULABLE_ANNOTATION } from '../../lib/api/constants.ts';
 
 const SPEC = { mutationAdd: { nodeSelector: { 'example.com/pool': 'general' } } };
 

@@ -3,8 +3,9 @@
  * with no capacity at all; the verdict says which requirements exclude each other.
  */
 import { describe, expect, it } from 'vitest';
-import { Capacity, type Contradiction, type TermConflict } from '../../lib/capacity/index.ts';
+import { Capacity } from '../../lib/capacity/index.ts';
 import { placementOf, requiring } from './support.ts';
+import { type Contradiction, type TermConflict } from '../../lib/capacity/placement.ts';
 
 type Json = Record<string, unknown>;
 

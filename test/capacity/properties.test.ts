@@ -1,16 +1,12 @@
 /** The laws of the capacity model, over generated Nodes, NodePools and Pods. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  Capacity,
-  readCapacityObjects,
-  type CapacityNode,
-  type NodePool,
-  type NodeShape,
-  type ShapeMember,
-} from '../../lib/capacity/index.ts';
-import { selectorMatchesNode } from '../../lib/scheduling/index.ts';
+import { Capacity, readCapacityObjects } from '../../lib/capacity/index.ts';
+
 import { nodeObject, nodePool, placementOf } from './support.ts';
+import { type CapacityNode, type NodeShape, type ShapeMember } from '../../lib/capacity/nodes.ts';
+import { type NodePool } from '../../lib/capacity/node-pools.ts';
+import { selectorMatchesNode } from '../../lib/scheduling/semantics.ts';
 
 type Json = Record<string, unknown>;
 

@@ -5,16 +5,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import {
-  Capacity,
-  readCapacityObjects,
-  type CapacityObjects,
-  type NodePoolRequirement,
-  type SkippedObject,
-} from '../../lib/capacity/index.ts';
+import { Capacity, readCapacityObjects, type CapacityObjects } from '../../lib/capacity/index.ts';
 import { MalformedInputError } from '../../lib/errors/index.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import { nodeObject, nodePoolObject, placementOf } from './support.ts';
+import { type NodePoolRequirement } from '../../lib/capacity/node-pools.ts';
+import { type SkippedObject } from '../../lib/capacity/read.ts';
 
 type Json = Record<string, unknown>;
 

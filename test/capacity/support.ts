@@ -1,14 +1,10 @@
 /** Builders of the capacity tests: Pods' placements from their spec, Nodes and NodePools in Kubernetes' shapes. */
-import {
-  Capacity,
-  Placement,
-  readCapacityObjects,
-  type CapacityNode,
-  type CapacityParts,
-  type NodePool,
-  type PlacementFields,
-} from '../../lib/capacity/index.ts';
+import { Capacity, Placement, readCapacityObjects } from '../../lib/capacity/index.ts';
 import { podFacts } from '../../lib/engine/index.ts';
+import { type CapacityNode } from '../../lib/capacity/nodes.ts';
+import { type CapacityParts } from '../../lib/capacity/capacity.ts';
+import { type NodePool } from '../../lib/capacity/node-pools.ts';
+import { type PlacementFields } from '../../lib/capacity/placement.ts';
 
 type Json = Record<string, unknown>;
 

@@ -3,8 +3,9 @@
  * TestCompareNumericValues, v0.37.2) lists it, with the comparison operators on.
  */
 import { describe, expect, it } from 'vitest';
-import { toleratesTaint, type Taint, type TaintEffect } from '../../lib/capacity/index.ts';
+
 import type { Toleration } from '../../lib/scheduling/index.ts';
+import { type Taint, type TaintEffect, toleratesTaint } from '../../lib/capacity/taints.ts';
 
 const NO_SCHEDULE: TaintEffect = 'NoSchedule';
 const noSchedule = (key: string, value = ''): Taint => ({ key, value, effect: NO_SCHEDULE });

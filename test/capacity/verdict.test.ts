@@ -1,14 +1,8 @@
 /** What a verdict says: where a Pod fits, or why it fits nowhere and the closest candidates, always with its caveat. */
 import { describe, expect, it } from 'vitest';
-import {
-  Capacity,
-  FIT_CAVEAT,
-  type Candidate,
-  type JudgeOptions,
-  type Verdict,
-  type VerdictKind,
-} from '../../lib/capacity/index.ts';
+import { Capacity, FIT_CAVEAT, type JudgeOptions, type Verdict, type VerdictKind } from '../../lib/capacity/index.ts';
 import { node, nodePool, placementOf } from './support.ts';
+import { type Candidate } from '../../lib/capacity/verdict.ts';
 
 const POOL = 'karpenter.sh/nodepool';
 

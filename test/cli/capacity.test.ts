@@ -8,9 +8,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { IF_UNSCHEDULABLE_ANNOTATION } from '../../lib/api/index.ts';
+
 import { runPodmutationInProcess } from '../support/cli.ts';
 import { fixturePath } from '../support/fixtures.ts';
+import { IF_UNSCHEDULABLE_ANNOTATION } from '../../lib/api/constants.ts';
 
 const CAPACITY = fixturePath('capacity/kubectl-get-nodes-nodepools.yaml');
 const EXAMPLES = fileURLToPath(new URL('../../examples', import.meta.url));

@@ -3,11 +3,12 @@
  * the code it returned must be the one the case expects and one its help documents.
  */
 import { describe, expect, it } from 'vitest';
-import { createProgram, allCommands } from '../../lib/cli/index.ts';
+import { createProgram } from '../../lib/cli/index.ts';
 import { commandDoc, commandPath } from '../../lib/cli/command.ts';
 import { cliContext, runPodmutationInProcess } from '../support/cli.ts';
 import { EXAMPLES, fixturePath } from '../support/fixtures.ts';
 import { PassThrough } from 'node:stream';
+import { allCommands } from '../../lib/cli/program.ts';
 
 const REVIEW = fixturePath('reviews/deployment-legacy-pool.json');
 const INVALID = fixturePath('rules/invalid');

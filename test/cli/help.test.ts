@@ -6,9 +6,10 @@
 import { PassThrough } from 'node:stream';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { allCommands, createProgram, runCli } from '../../lib/cli/index.ts';
+import { createProgram, runCli } from '../../lib/cli/index.ts';
 import { EXAMPLES } from '../support/fixtures.ts';
 import { cliContext, PACKAGE_VERSION, runPodmutation, runPodmutationInProcess } from '../support/cli.ts';
+import { allCommands } from '../../lib/cli/program.ts';
 
 const program = createProgram(
   cliContext({ stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough() }),
@@ -113,7 +114,7 @@ describe('--help', () => {
   });
 
   it('states the local server defaults serve uses', async () => {
-    const { LOCAL_SERVER_DEFAULTS } = await import('../../lib/local-server/index.ts');
+    const { LOCAL_SERVER_DEFAULTS } = await import('../../lib/local-server/server.ts');
     const text = (await runPodmutationInProcess(['serve', '--help'])).stdout.replace(/\s+/g, ' ');
 
     expect(text).toContain(`--host <host> the address to listen on (default: ${LOCAL_SERVER_DEFAULTS.host})`);

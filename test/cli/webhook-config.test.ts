@@ -6,9 +6,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generate } from 'selfsigned';
 import { parse } from 'yaml';
-import type { MutatingWebhookConfiguration } from '../../lib/webhook/index.ts';
+
 import { startFakeAws, type FakeAws } from '../cluster/fake-aws.ts';
 import { runPodmutation } from '../support/cli.ts';
+import { type MutatingWebhookConfiguration } from '../../lib/webhook/types.ts';
 
 const TOKEN = 'Jx3vQ9nT2rK7mW4pL8sD1fG6hB5cV0zXaYbEeUuIi_o';
 const BASE = 'https://abc123.execute-api.eu-west-1.amazonaws.com';

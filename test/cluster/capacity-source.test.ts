@@ -4,10 +4,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Capacity } from '../../lib/capacity/index.ts';
-import { createCapacitySource, type CapacitySource } from '../../lib/cluster/index.ts';
+import { createCapacitySource } from '../../lib/cluster/index.ts';
 import { ClusterError, MalformedInputError } from '../../lib/errors/index.ts';
 import { placementOf } from '../capacity/support.ts';
 import { kubeconfigFor, useFakeApiServer, type WorkloadObjectInput } from './fake-api-server.ts';
+import { type CapacitySource } from '../../lib/cluster/capacity-source.ts';
 
 const fake = useFakeApiServer((server) => server.setNodePoolsInstalled(false));
 

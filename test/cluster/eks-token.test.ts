@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../lib/errors/index.ts';
-import { createEksTokenProvider, presignEksToken, type AwsCredentials } from '../../lib/cluster/index.ts';
+
 import { decodeEksToken, expectedSignature } from './eks-token-check.ts';
+import { type AwsCredentials, createEksTokenProvider, presignEksToken } from '../../lib/cluster/eks-token.ts';
 
 const credentials: AwsCredentials = {
   accessKeyId: 'AKIDEXAMPLE',

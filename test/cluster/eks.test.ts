@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterError } from '../../lib/errors/index.ts';
-import { createPodMutationSource, type AwsCredentials } from '../../lib/cluster/index.ts';
+import { createPodMutationSource } from '../../lib/cluster/index.ts';
 import { decodeEksToken, isValidEksToken } from './eks-token-check.ts';
 import { startFakeApiServer, type FakeApiServer } from './fake-api-server.ts';
 import { startFakeAws, type FakeAws } from './fake-aws.ts';
+import { type AwsCredentials } from '../../lib/cluster/eks-token.ts';
 
 const credentials: AwsCredentials = {
   accessKeyId: 'AKIDSYNCROLE',

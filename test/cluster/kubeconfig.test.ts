@@ -5,10 +5,11 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { ClusterError, ConfigurationError } from '../../lib/errors/index.ts';
-import { createPodMutationSource, type PodMutationSourceOptions } from '../../lib/cluster/index.ts';
+import { createPodMutationSource } from '../../lib/cluster/index.ts';
 import { kubeconfigFor, startFakeApiServer, writeKubeconfig, type FakeApiServer } from './fake-api-server.ts';
 import { startFakeAws, type FakeAws } from './fake-aws.ts';
 import { silentEndpoint } from '../store/support.ts';
+import { type PodMutationSourceOptions } from '../../lib/cluster/source.ts';
 
 let server: FakeApiServer;
 let aws: FakeAws;

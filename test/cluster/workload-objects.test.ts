@@ -2,12 +2,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   createWorkloadObjectSource,
   WORKLOAD_OBJECT_KINDS,
-  type WorkloadObjectKind,
   type WorkloadObjectSource,
-  type WorkloadObjectSourceOptions,
 } from '../../lib/cluster/index.ts';
 import { ClusterError, ConfigurationError } from '../../lib/errors/index.ts';
 import { kubeconfigFor, startFakeApiServer, type FakeApiServer, type WorkloadObjectInput } from './fake-api-server.ts';
+import { type WorkloadObjectKind, type WorkloadObjectSourceOptions } from '../../lib/cluster/workload-objects.ts';
 
 const API_VERSIONS: Readonly<Record<WorkloadObjectKind, string>> = {
   RuntimeClass: 'node.k8s.io/v1',

@@ -3,8 +3,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT, sourceFiles } from '../support/source-files.ts';
-import { VARIABLES } from '../../lib/config/index.ts';
+
 import { CONFIGURATION_DOC, currentVariables, documentedVariables } from '../../scripts/env-reference.ts';
+import { VARIABLES } from '../../lib/config/variables.ts';
 
 /** Every variable a reader of lib/ reads. */
 function readVariables(): Set<string> {

@@ -16,7 +16,7 @@ import { checkedToken, readAdmissionConfig } from '../../lib/endpoint/index.ts';
 import { STAMP_ANNOTATION } from '../../lib/engine/index.ts';
 import { checkedStampKey, keyedStamps } from '../../lib/stamp/index.ts';
 import { startEmbeddedDynamo, type EmbeddedDynamo } from '../../lib/store/embedded/index.ts';
-import { createDynamoClient, EXPIRES_AT_ATTRIBUTE } from '../../lib/store/index.ts';
+import { createDynamoClient } from '../../lib/store/index.ts';
 import { readSyncConfig } from '../../lib/sync/index.ts';
 import { isValidEksToken } from '../cluster/eks-token-check.ts';
 import { kubeconfigFor, startFakeApiServer, type FakeApiServer } from '../cluster/fake-api-server.ts';
@@ -73,6 +73,7 @@ import {
   TUNED_PARAMS,
   VPC_PARAMS,
 } from './parameter-sets.ts';
+import { EXPIRES_AT_ATTRIBUTE } from '../../lib/store/layout.ts';
 
 const FUNCTIONS = { admission: 'AdmissionLambdaFunction', sync: 'SyncLambdaFunction' } as const;
 // Stand-ins for what CloudFormation creates: the physical secret ARN the admission function is given.

@@ -4,7 +4,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { APPLIED_ANNOTATION, AUDITED_ANNOTATION, type Enforcement } from '../../lib/api/index.ts';
-import { createAdmissionHandler, type AdmissionRules, type SnapshotCache } from '../../lib/endpoint/index.ts';
+import { createAdmissionHandler } from '../../lib/endpoint/index.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import { parseAnswer, parseReview } from '../support/reviews.ts';
 import { freshClusterId, snapshotsOf, placementsOf } from '../store/support.ts';
@@ -18,6 +18,8 @@ import {
   TOKEN,
 } from './support.ts';
 import { useTestTable } from '../support/dynamo.ts';
+import { type AdmissionRules } from '../../lib/endpoint/admission-rules.ts';
+import { type SnapshotCache } from '../../lib/endpoint/snapshot-cache.ts';
 
 const REVIEW_TEXT = fixtureText('reviews/deployment-legacy-pool.json');
 

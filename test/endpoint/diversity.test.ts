@@ -4,7 +4,7 @@
  * random, with a warning and DiversityFallbacks.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createAdmissionHandler, type AdmissionRules, type SnapshotCache } from '../../lib/endpoint/index.ts';
+import { createAdmissionHandler } from '../../lib/endpoint/index.ts';
 import { STAMP_ANNOTATION, type Pod } from '../../lib/engine/index.ts';
 import { CAPACITY_ANNOTATION } from '../../lib/placement/index.ts';
 import { sequenceChoice } from '../../lib/placement/sequence.ts';
@@ -23,6 +23,8 @@ import {
   TOKEN,
 } from './support.ts';
 import { useTestTable } from '../support/dynamo.ts';
+import { type AdmissionRules } from '../../lib/endpoint/admission-rules.ts';
+import { type SnapshotCache } from '../../lib/endpoint/snapshot-cache.ts';
 
 const COST = 'controller.kubernetes.io/pod-deletion-cost';
 const KEY = 'StampKeyOfTheDiversityTest0123456789abcdefghijklmnopqrstuvwxyzAB';

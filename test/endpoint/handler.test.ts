@@ -3,12 +3,7 @@ import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { answerAdmissionReview, type AdmissionReviewResponse } from '../../lib/admission/index.ts';
 import { validatePodMutation } from '../../lib/api/index.ts';
 import { compileRuleSet } from '../../lib/engine/index.ts';
-import {
-  createAdmissionHandler,
-  type AdmissionHandler,
-  type AdmissionRules,
-  type SnapshotCache,
-} from '../../lib/endpoint/index.ts';
+import { createAdmissionHandler, type AdmissionHandler } from '../../lib/endpoint/index.ts';
 import type { NodeSelectorTerm } from '../../lib/scheduling/index.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import { parseAnswer, parseReview } from '../support/reviews.ts';
@@ -24,6 +19,8 @@ import {
   type EventOptions,
 } from './support.ts';
 import { useTestTable } from '../support/dynamo.ts';
+import { type AdmissionRules } from '../../lib/endpoint/admission-rules.ts';
+import { type SnapshotCache } from '../../lib/endpoint/snapshot-cache.ts';
 
 const DEPLOYMENT_REVIEW = fixtureText('reviews/deployment-legacy-pool.json');
 const UPDATE_REVIEW = fixtureText('reviews/pod-update.json');

@@ -2,7 +2,7 @@ import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RuleSnapshot } from '../../lib/api/index.ts';
 import { ConfigurationError, StoreError } from '../../lib/errors/index.ts';
-import { createSnapshotCache, type SnapshotCache } from '../../lib/endpoint/index.ts';
+
 import { createDynamoClient, type SnapshotStore } from '../../lib/store/index.ts';
 import {
   closedEndpoint,
@@ -19,6 +19,7 @@ import {
   type PerCluster,
 } from '../store/support.ts';
 import { useTestTable } from '../support/dynamo.ts';
+import { type SnapshotCache, createSnapshotCache } from '../../lib/endpoint/snapshot-cache.ts';
 
 const START = Date.parse('2026-12-01T10:00:00.000Z');
 const REFRESH_SECONDS = 30;

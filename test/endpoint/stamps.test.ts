@@ -3,7 +3,7 @@
  * the key set read from its secret (the loopback Secrets Manager) through a rotation by docs/operations.md's steps.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAdmissionHandler, type AdmissionRules } from '../../lib/endpoint/index.ts';
+import { createAdmissionHandler } from '../../lib/endpoint/index.ts';
 import { STAMP_ANNOTATION, type Pod } from '../../lib/engine/index.ts';
 import { ConfigurationError } from '../../lib/errors/index.ts';
 import { createStampSource, generateStampKey, keyedStamps, type StampSource } from '../../lib/stamp/index.ts';
@@ -17,6 +17,7 @@ import {
   recordingMetrics,
   startFakeSecretsManager,
 } from './support.ts';
+import { type AdmissionRules } from '../../lib/endpoint/admission-rules.ts';
 
 const KEY = 'StampKeyOfTheEndpointTest0123456789abcdefghijklmnopqrstuvwxyzAB';
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:StampKeySecret-AbCdEf';

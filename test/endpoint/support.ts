@@ -9,12 +9,7 @@ import { validatePodMutation } from '../../lib/api/index.ts';
 import { compileRuleSet } from '../../lib/engine/index.ts';
 import { compareCodeUnits } from '../../lib/values/index.ts';
 import type { LogFields, Metrics } from '../../lib/observability/index.ts';
-import {
-  createAdmissionRulesCache,
-  type AdmissionRules,
-  type CachedSnapshot,
-  type SnapshotCache,
-} from '../../lib/endpoint/index.ts';
+import { createAdmissionRulesCache } from '../../lib/endpoint/index.ts';
 import type { Logger } from '../../lib/observability/index.ts';
 import type { StoreError } from '../../lib/errors/index.ts';
 import type { CapacityFlavour } from '../../lib/placement/index.ts';
@@ -23,6 +18,8 @@ import type { PlacementStore, SnapshotStore } from '../../lib/store/index.ts';
 import type { PerCluster } from '../store/support.ts';
 import { EXAMPLES } from '../support/fixtures.ts';
 import { decodePatch } from '../support/reviews.ts';
+import { type AdmissionRules } from '../../lib/endpoint/admission-rules.ts';
+import { type CachedSnapshot, type SnapshotCache } from '../../lib/endpoint/snapshot-cache.ts';
 
 const TOKEN = 'test-token-Zm9vYmFyYmF6cXV4cXV1eGNvcmdl';
 

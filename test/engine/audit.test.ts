@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import {
   APPLIED_ANNOTATION,
   AUDITED_ANNOTATION,
-  ENFORCEMENT_ANNOTATION,
   validatePodMutation,
   type Enforcement,
   type NormalizedRule,
@@ -11,6 +10,7 @@ import {
 import { compileRuleSet, reviewPod, type ManagedStep, type MutationOptions, type Pod } from '../../lib/engine/index.ts';
 import { podMutation } from '../support/builders.ts';
 import { fixtureText } from '../support/fixtures.ts';
+import { ENFORCEMENT_ANNOTATION } from '../../lib/api/constants.ts';
 
 const REVIEW = JSON.parse(fixtureText('reviews/deployment-legacy-pool.json')) as {
   request: { namespace: string; object: Pod };

@@ -1,16 +1,12 @@
 /** The engine with a capacity: where a changed Pod fits before and after, and the steps held back because they would strand it. */
 import { describe, expect, it } from 'vitest';
-import {
-  IF_UNSCHEDULABLE_ANNOTATION,
-  validatePodMutation,
-  type IfUnschedulable,
-  type NormalizedRule,
-} from '../../lib/api/index.ts';
+import { validatePodMutation, type IfUnschedulable, type NormalizedRule } from '../../lib/api/index.ts';
 import { Capacity } from '../../lib/capacity/index.ts';
 import { compileRuleSet, reviewPod, type ManagedStep, type MutationOptions, type Pod } from '../../lib/engine/index.ts';
 import { podMutation } from '../support/builders.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import { node, nodePool } from '../capacity/support.ts';
+import { IF_UNSCHEDULABLE_ANNOTATION } from '../../lib/api/constants.ts';
 
 const REVIEW = JSON.parse(fixtureText('reviews/deployment-legacy-pool.json')) as {
   request: { namespace: string; object: Pod };

@@ -5,7 +5,7 @@ import { LIMITS, type NormalizedRule } from '../../lib/api/index.ts';
 import { asRecreated, compileRuleSet, reviewPod, STAMP_ANNOTATION } from '../../lib/engine/index.ts';
 import type { Pod } from '../../lib/engine/index.ts';
 import type { NodeAffinity } from '../../lib/scheduling/index.ts';
-import { selectorMatchesNode, termFromKubernetes, type Term } from '../../lib/scheduling/index.ts';
+import { termFromKubernetes, type Term } from '../../lib/scheduling/index.ts';
 import { createPlacementStep } from '../../lib/placement/index.ts';
 import { keyedStamps } from '../../lib/stamp/index.ts';
 import {
@@ -20,6 +20,7 @@ import {
   storedByApiServer,
   withNodeTopology,
 } from '../support/arbitraries.ts';
+import { selectorMatchesNode } from '../../lib/scheduling/semantics.ts';
 
 const RUNS = { numRuns: 400 };
 const context = { requestUid: 'uid-property' };

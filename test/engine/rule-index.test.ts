@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compileRuleSet, matchingRules, matchRule, reviewPod, podFacts, type RuleSet } from '../../lib/engine/index.ts';
+import { compileRuleSet, matchingRules, reviewPod, podFacts, type RuleSet } from '../../lib/engine/index.ts';
 import type { NormalizedRule } from '../../lib/api/index.ts';
 import { pod, rule } from '../support/builders.ts';
+import { matchRule } from '../../lib/engine/match.ts';
 
 // Small value spaces, so that random rules and Pods share namespaces, kinds and names often.
 const NAMESPACES = ['production', 'staging', 'team-a', 'team-b'];

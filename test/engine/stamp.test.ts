@@ -4,7 +4,6 @@ import type { NormalizedRule } from '../../lib/api/index.ts';
 import {
   asRecreated,
   compileRuleSet,
-  MAX_ANNOTATION_BYTES,
   reviewPod,
   STAMP_ANNOTATION,
   type MutationOptions,
@@ -23,6 +22,7 @@ import {
   type BoundNode,
 } from '../support/arbitraries.ts';
 import { pod, preferred, req, required, rule, rules, termOf } from '../support/builders.ts';
+import { MAX_ANNOTATION_BYTES } from '../../lib/engine/stamp.ts';
 
 const STAMPS = keyedStamps('engine-stamp-test-key-0123456789abcdefghij');
 const WITH_STAMPS: MutationOptions = { stamps: STAMPS };

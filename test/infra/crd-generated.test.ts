@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CHECKS, KEY_CHECKS } from '../../lib/api/checks.ts';
 import { podMutationCrdYaml, podPlacementCrdYaml } from '../../lib/api/crd.ts';
-import { PodMutationSpecSchema, PodPlacementSpecSchema } from '../../lib/api/index.ts';
+
+import { PodMutationSpecSchema, PodPlacementSpecSchema } from '../../lib/api/schema.ts';
 
 function namedChecks(node: unknown, key: 'x-check' | 'x-key-check'): string[] {
   if (Array.isArray(node)) return node.flatMap((item) => namedChecks(item, key));

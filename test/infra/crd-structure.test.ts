@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { LIMITS, PRODUCT_ANNOTATION_PREFIX, RESERVED_KEYS } from '../../lib/api/index.ts';
+import { LIMITS, PRODUCT_ANNOTATION_PREFIX } from '../../lib/api/index.ts';
 import { COST_LIMITS, estimateRuleCosts } from './cel-cost.ts';
 import { loadCrd } from './corpus.ts';
 import type { SchemaNode, ValidationRule } from './structural-schema.ts';
+import { RESERVED_KEYS } from '../../lib/api/constants.ts';
 
 const crd = loadCrd() as ReturnType<typeof loadCrd> & {
   readonly metadata: { readonly name: string };

@@ -1,12 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ConfigurationError } from '../../lib/errors/index.ts';
-import {
-  renderWebhookConfiguration,
-  webhookConfigurationYaml,
-  type WebhookConfigurationOptions,
-} from '../../lib/webhook/index.ts';
+import { webhookConfigurationYaml } from '../../lib/webhook/index.ts';
 import { evaluateCel, toCelInput } from './cel.ts';
+import { type WebhookConfigurationOptions } from '../../lib/webhook/types.ts';
+import { renderWebhookConfiguration } from '../../lib/webhook/configuration.ts';
 
 const BASE = 'https://abc123.execute-api.eu-west-1.amazonaws.com';
 const TOKEN = 'Zq3xV9pL2mN8rT4wY6bC1dF5gH7jK0sA';

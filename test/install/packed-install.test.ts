@@ -13,10 +13,11 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { allCommands, createProgram } from '../../lib/cli/index.ts';
+import { createProgram } from '../../lib/cli/index.ts';
 import { cliContext, PACKAGE_VERSION } from '../support/cli.ts';
 import { runProcess, type ProcessRun } from '../support/processes.ts';
 import { freePort } from '../support/ports.ts';
+import { allCommands } from '../../lib/cli/program.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

@@ -1,10 +1,11 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePlacementPolicy } from '../../lib/placement/index.ts';
-import { createFileRuleSource, startLocalServer, type LocalServer } from '../../lib/local-server/index.ts';
+import { createFileRuleSource, startLocalServer } from '../../lib/local-server/index.ts';
 import { admissionReview, pod } from '../support/builders.ts';
 import { EXAMPLES, fixtureText } from '../support/fixtures.ts';
 import { decodePatch, parseAnswer } from '../support/reviews.ts';
+import { type LocalServer } from '../../lib/local-server/server.ts';
 
 const EXAMPLE_PODPLACEMENTS = fileURLToPath(new URL('../../examples/podplacements/', import.meta.url));
 

@@ -10,11 +10,10 @@ import {
   MAX_CONNECTIONS,
   createFileRuleSource,
   startLocalServer,
-  type LocalServer,
-  type LocalServerOptions,
 } from '../../lib/local-server/index.ts';
 import { EXAMPLES, fixturePath, fixtureText } from '../support/fixtures.ts';
 import { parseReview } from '../support/reviews.ts';
+import { type LocalServer, type LocalServerOptions } from '../../lib/local-server/server.ts';
 
 const REVIEW = fixtureText('reviews/deployment-legacy-pool.json');
 const TOKEN = 'server-test-token-0123456789abcdefghijkl';

@@ -2,8 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { validatePodPlacement, type NormalizedPlacement } from '../../lib/api/index.ts';
 import { reviewPod, podFacts } from '../../lib/engine/index.ts';
-import { createPlacementStep, parsePlacementPolicy, type PlacementSources } from '../../lib/placement/index.ts';
+import { createPlacementStep, parsePlacementPolicy } from '../../lib/placement/index.ts';
 import { pod, req, rules, termOf } from '../support/builders.ts';
+import { type PlacementSources } from '../../lib/placement/selection.ts';
 
 /** A PodPlacement validated as the sync validates it. */
 function placement(name: string, spec: Record<string, unknown>): NormalizedPlacement {

@@ -10,8 +10,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { APPLIED_ANNOTATION } from '../../lib/api/index.ts';
-import { MIRROR_ANNOTATION } from '../../lib/engine/index.ts';
-import { selectorMatchesNode, termFromKubernetes, type NodeSelectorTerm } from '../../lib/scheduling/index.ts';
+
+import { termFromKubernetes, type NodeSelectorTerm } from '../../lib/scheduling/index.ts';
 import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
 import { boundPod } from './pods.ts';
@@ -29,6 +29,8 @@ import {
   webhookConfiguration,
   type ServedWebhook,
 } from './webhook.ts';
+import { MIRROR_ANNOTATION } from '../../lib/engine/binding.ts';
+import { selectorMatchesNode } from '../../lib/scheduling/semantics.ts';
 
 const cluster = useControlPlane();
 

@@ -9,9 +9,9 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { Capacity, Placement, readCapacityObjects, type NodePool } from '../../lib/capacity/index.ts';
+import { Capacity, Placement, readCapacityObjects } from '../../lib/capacity/index.ts';
 import { WELL_KNOWN_LABELS } from '../../lib/capacity/labels.ts';
-import { compileNodePool, karpenterPod } from '../../lib/capacity/node-pools.ts';
+import { compileNodePool, karpenterPod, type NodePool } from '../../lib/capacity/node-pools.ts';
 import { untoleratedTaints } from '../../lib/capacity/taints.ts';
 import { podFacts } from '../../lib/engine/index.ts';
 import type { Json } from './api.ts';

@@ -9,12 +9,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { Capacity, Placement, readCapacityObjects, type CapacityNode } from '../../lib/capacity/index.ts';
+import { Capacity, Placement, readCapacityObjects } from '../../lib/capacity/index.ts';
 import { podFacts } from '../../lib/engine/index.ts';
 import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
 import { waitFor } from './processes.ts';
 import { useControlPlane } from './use-control-plane.ts';
+import { type CapacityNode } from '../../lib/capacity/nodes.ts';
 
 const cluster = useControlPlane();
 

@@ -8,7 +8,7 @@
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { ruleCost, RULE_BUDGET, validatePodMutation } from '../../lib/api/index.ts';
+import { ruleCost, validatePodMutation } from '../../lib/api/index.ts';
 import { COST_LIMITS, estimateRuleCosts } from '../infra/cel-cost.ts';
 import { loadCorpus, loadCrd } from '../infra/corpus.ts';
 import {
@@ -24,6 +24,7 @@ import { omitKey } from '../support/objects.ts';
 import type { ApiAnswer, Json } from './api.ts';
 import type { CommandResult, ControlPlane } from './control-plane.ts';
 import { useControlPlane } from './use-control-plane.ts';
+import { RULE_BUDGET } from '../../lib/api/constants.ts';
 
 const cluster = useControlPlane();
 

@@ -9,7 +9,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WorkloadRecord } from '../../lib/rollout/index.ts';
+
 import { nodePoolObject } from '../capacity/support.ts';
 import type { Json } from './api.ts';
 import { installNodePoolCrd } from './karpenter.ts';
@@ -21,6 +21,7 @@ import { legacyTemplate, poolTerm } from './pools.ts';
 import { runPodmutation } from '../support/cli.ts';
 import { useControlPlane } from './use-control-plane.ts';
 import { ruleFolder, serveAndRegister, type ServedWebhook } from './webhook.ts';
+import { type WorkloadRecord } from '../../lib/rollout/types.ts';
 
 const cluster = useControlPlane();
 

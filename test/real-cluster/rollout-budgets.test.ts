@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRolloutTarget } from '../../lib/cluster/index.ts';
 import { evictionOf } from '../../lib/report/index.ts';
-import type { RolloutRecord, WorkloadRecord } from '../../lib/rollout/index.ts';
+import type { RolloutRecord } from '../../lib/rollout/index.ts';
 import { BIN } from '../support/cli.ts';
 import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
@@ -21,6 +21,7 @@ import { legacyTemplate, mergeLegacyPool } from './pools.ts';
 import { waitFor } from './processes.ts';
 import { useControlPlane } from './use-control-plane.ts';
 import { ruleFolder, serveAndRegister, type ServedWebhook } from './webhook.ts';
+import { type WorkloadRecord } from '../../lib/rollout/types.ts';
 
 const cluster = useControlPlane();
 

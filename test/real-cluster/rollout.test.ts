@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROLLOUT_ANNOTATION } from '../../lib/api/index.ts';
-import type { RolloutRecord, WorkloadRecord } from '../../lib/rollout/index.ts';
+import type { RolloutRecord } from '../../lib/rollout/index.ts';
 import { BIN } from '../support/cli.ts';
 import type { Json } from './api.ts';
 import { kubectlObjects, kubectlOk, untilRolledOut } from './kubectl.ts';
@@ -17,6 +17,7 @@ import { legacyTemplate, mergeLegacyPool } from './pools.ts';
 import { waitFor } from './processes.ts';
 import { useControlPlane } from './use-control-plane.ts';
 import { ruleFolder, serveAndRegister, type ServedWebhook } from './webhook.ts';
+import { type WorkloadRecord } from '../../lib/rollout/types.ts';
 
 const cluster = useControlPlane();
 

@@ -10,7 +10,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MigrationReport, ReportWorkload } from '../../lib/report/index.ts';
-import type { WorkloadRecord } from '../../lib/rollout/index.ts';
+
 import { runPodmutation } from '../support/cli.ts';
 import type { Json } from './api.ts';
 import { capacityFile, kubectlObjects, kubectlOk, runScript } from './kubectl.ts';
@@ -19,6 +19,7 @@ import { reportJson, reportRun, rolloutJson } from './podmutation.ts';
 import { legacyTemplate, mergeLegacyPool } from './pools.ts';
 import { useControlPlane } from './use-control-plane.ts';
 import { ruleFolder, serveAndRegister, type ServedWebhook } from './webhook.ts';
+import { type WorkloadRecord } from '../../lib/rollout/types.ts';
 
 const cluster = useControlPlane();
 

@@ -8,7 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { APPLIED_ANNOTATION, IF_UNSCHEDULABLE_ANNOTATION } from '../../lib/api/index.ts';
+import { APPLIED_ANNOTATION } from '../../lib/api/index.ts';
 import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';
 import { kubectlOk, podMutationObject } from './kubectl.ts';
@@ -16,6 +16,7 @@ import { boundPod, podNow } from './pods.ts';
 import { legacyTemplate, poolAffinity, poolTerm } from './pools.ts';
 import { useControlPlane } from './use-control-plane.ts';
 import { serveAndRegister, type ServedWebhook } from './webhook.ts';
+import { IF_UNSCHEDULABLE_ANNOTATION } from '../../lib/api/constants.ts';
 
 const cluster = useControlPlane();
 

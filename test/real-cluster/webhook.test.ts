@@ -11,14 +11,14 @@ import { stringify } from 'yaml';
 import { APPLIED_ANNOTATION, AUDITED_ANNOTATION, PRODUCT_ANNOTATION_PREFIX } from '../../lib/api/index.ts';
 import { compileRuleSet, reviewPod, podFacts, type MutationOutcome, type Pod } from '../../lib/engine/index.ts';
 import { CAPACITY_ANNOTATION, withRecordedCapacity } from '../../lib/placement/index.ts';
-import { schedulingChange } from '../../lib/report/index.ts';
+
 import {
   loadRuleFiles,
   parseResourceDocuments,
   parseSingleDocument,
   readTextFile,
 } from '../../lib/rule-files/index.ts';
-import { findTestFiles, readRuleTest, testPlacementStep, type RuleTest } from '../../lib/rule-tests/index.ts';
+import { findTestFiles } from '../../lib/rule-tests/index.ts';
 import { isJsonObject, type JsonObject } from '../../lib/values/index.ts';
 import { podInputs, type PodInput } from '../../lib/workloads/index.ts';
 import type { Json } from './api.ts';
@@ -35,6 +35,9 @@ import {
   webhookConfiguration,
   type ServedWebhook,
 } from './webhook.ts';
+import { schedulingChange } from '../../lib/report/compare.ts';
+import { type RuleTest, readRuleTest } from '../../lib/rule-tests/format.ts';
+import { testPlacementStep } from '../../lib/rule-tests/run.ts';
 
 const cluster = useControlPlane();
 

@@ -7,11 +7,12 @@
 import { describe, expect, it } from 'vitest';
 import type { NormalizedRule } from '../../lib/api/index.ts';
 import { compileRuleSet } from '../../lib/engine/index.ts';
-import { createReport, type MigrationReport, type ReportOptions } from '../../lib/report/index.ts';
+import { createReport, type MigrationReport } from '../../lib/report/index.ts';
 import { loadRuleFiles } from '../../lib/rule-files/index.ts';
 import { KEYLESS_STAMPS } from '../../lib/stamp/index.ts';
 import { rule } from '../support/builders.ts';
 import { fixturePath, fixtureText } from '../support/fixtures.ts';
+import { type ReportOptions } from '../../lib/report/builder.ts';
 
 type Item = { kind: string; metadata: { name: string; namespace?: string }; [field: string]: unknown };
 

@@ -2,13 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileRuleSet, type RuleSet } from '../../lib/engine/index.ts';
 import { createPlacementStep } from '../../lib/placement/index.ts';
-import {
-  createReport,
-  type MigrationReport,
-  type ReportOptions,
-  type ReportWorkload,
-  type Verdict,
-} from '../../lib/report/index.ts';
+import { createReport, type MigrationReport, type ReportWorkload } from '../../lib/report/index.ts';
 import { rule } from '../support/builders.ts';
 import { loadRuleFiles } from '../../lib/rule-files/index.ts';
 import {
@@ -22,6 +16,8 @@ import {
   rulePaths,
   type KubectlList,
 } from './support.ts';
+import { type ReportOptions } from '../../lib/report/builder.ts';
+import { type Verdict } from '../../lib/report/types.ts';
 
 interface Folded {
   readonly verdicts: Record<string, Verdict | undefined>;

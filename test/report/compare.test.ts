@@ -1,8 +1,9 @@
 /** The scheduling of two Pods compared as Kubernetes reads it, and the change line it gives. */
 import { describe, expect, it } from 'vitest';
 import { podFacts, type Pod, type PodFacts } from '../../lib/engine/index.ts';
-import { MAX_CHANGE_CHARS, schedulingChange } from '../../lib/report/index.ts';
+
 import { pod, preferred, req, termOf } from '../support/builders.ts';
+import { MAX_CHANGE_CHARS, schedulingChange } from '../../lib/report/compare.ts';
 
 function facts(value: Pod): PodFacts {
   return podFacts(value, 'production');

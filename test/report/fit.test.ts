@@ -2,11 +2,13 @@
 import { describe, expect, it } from 'vitest';
 import { Capacity } from '../../lib/capacity/index.ts';
 import type { RuleSet } from '../../lib/engine/index.ts';
-import { createReport, type MigrationReport, type ReportOptions } from '../../lib/report/index.ts';
-import { IF_UNSCHEDULABLE_ANNOTATION, validatePodMutation } from '../../lib/api/index.ts';
+import { createReport, type MigrationReport } from '../../lib/report/index.ts';
+import { validatePodMutation } from '../../lib/api/index.ts';
 import { podMutation, rule, rules } from '../support/builders.ts';
 import { node, nodePool } from '../capacity/support.ts';
 import { clusterList, fixtureRules, type KubectlList } from './support.ts';
+import { IF_UNSCHEDULABLE_ANNOTATION } from '../../lib/api/constants.ts';
+import { type ReportOptions } from '../../lib/report/builder.ts';
 
 const POOL_KEY = 'example.com/node-pool';
 const LEGACY_NODES = [

@@ -2,10 +2,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileRuleSet, reviewPod, type Pod, type RuleSet } from '../../lib/engine/index.ts';
-import { createReport, type ReportWorkload, type Verdict } from '../../lib/report/index.ts';
+import { createReport, type ReportWorkload } from '../../lib/report/index.ts';
 import { podFromWorkload, readWorkloadObject } from '../../lib/workloads/index.ts';
 import type { NodeSelectorTerm, PreferredSchedulingTerm, Toleration } from '../../lib/scheduling/index.ts';
 import { randomPod, randomRules } from '../support/arbitraries.ts';
+import { type Verdict } from '../../lib/report/types.ts';
 
 /** A small deterministic generator (mulberry32), so that one seed is one permutation fast-check can shrink and replay. */
 function generator(seed: number): () => number {

@@ -13,10 +13,12 @@ import {
   type Pod,
   type RuleSet,
 } from '../../lib/engine/index.ts';
-import { createReport, type ReportOptions, type Verdict } from '../../lib/report/index.ts';
+import { createReport } from '../../lib/report/index.ts';
 import { KEYLESS_STAMPS, keyedStamps } from '../../lib/stamp/index.ts';
 import { randomPod, randomRules, storedByApiServer } from '../support/arbitraries.ts';
 import { pod, preferred, req, rule, rules } from '../support/builders.ts';
+import { type ReportOptions } from '../../lib/report/builder.ts';
+import { type Verdict } from '../../lib/report/types.ts';
 
 // The webhook's key; the report never has it.
 const WEBHOOK_STAMPS = keyedStamps('report-test-stamp-key-0123456789abcdefghij');

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MalformedInputError } from '../../lib/errors/index.ts';
-import { coveringBudgets, createWaveBudgets, parseLabelSelector, selects } from '../../lib/rollout/index.ts';
+import { parseLabelSelector, selects } from '../../lib/rollout/index.ts';
+import { coveringBudgets, createWaveBudgets } from '../../lib/rollout/budgets.ts';
 
 function pdb(
   name: string,

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { ROLLOUT_ANNOTATION } from '../../lib/api/index.ts';
 import type { RolloutTarget, RolloutWorkloadKind } from '../../lib/cluster/index.ts';
 import { ClusterError } from '../../lib/errors/index.ts';
-import { runRollout, type PlannedWorkload, type RolloutPlan, type WorkloadRecord } from '../../lib/rollout/index.ts';
+import { runRollout, type RolloutPlan } from '../../lib/rollout/index.ts';
+import { type PlannedWorkload } from '../../lib/rollout/plan.ts';
+import { type WorkloadRecord } from '../../lib/rollout/types.ts';
 
 const START = Date.parse('2026-12-03T15:00:00Z');
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { readPodReadiness, readProgress, readWorkloadShape } from '../../lib/rollout/index.ts';
+
+import { readPodReadiness, readProgress, readWorkloadShape } from '../../lib/rollout/status.ts';
 
 const PROGRESSING = {
   type: 'Progressing',

@@ -6,17 +6,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileRuleSet, reviewPod, type Pod, type RuleSet } from '../../lib/engine/index.ts';
-import {
-  checkResult,
-  patchedResource,
-  readRuleTest,
-  TEST_API_VERSION,
-  TEST_KIND,
-  type ExpectedResult,
-} from '../../lib/rule-tests/index.ts';
+
 import { podInputs, type PodInput } from '../../lib/workloads/index.ts';
 import { randomPod, randomRules } from '../support/arbitraries.ts';
 import { pod, rule, rules } from '../support/builders.ts';
+import { type ExpectedResult, TEST_API_VERSION, TEST_KIND, readRuleTest } from '../../lib/rule-tests/format.ts';
+import { checkResult, patchedResource } from '../../lib/rule-tests/expectations.ts';
 
 /** A result as a test file states it, read through the file's reader. */
 function expectation(result: Record<string, unknown>): ExpectedResult {

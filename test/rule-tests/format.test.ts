@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MalformedInputError } from '../../lib/errors/index.ts';
-import { readRuleTest, TEST_API_VERSION, TEST_KIND } from '../../lib/rule-tests/index.ts';
+
+import { TEST_API_VERSION, TEST_KIND, readRuleTest } from '../../lib/rule-tests/format.ts';
 
 const FILE = 'tests/checkout/podmutation-test.yaml';
 

@@ -6,9 +6,10 @@ import fc from 'fast-check';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { caseDiff } from '../../lib/cli/test-command.ts';
-import { junitReport, runTestFile, xmlAttribute, xmlText, type TestFileResult } from '../../lib/rule-tests/index.ts';
+import { junitReport, runTestFile, type TestFileResult } from '../../lib/rule-tests/index.ts';
 import { fixturePath } from '../support/fixtures.ts';
 import { parseXml, type XmlElement } from '../support/xml.ts';
+import { xmlAttribute, xmlText } from '../../lib/rule-tests/junit.ts';
 
 // The resources the failing fixtures name, as the runner resolves them beside the test file.
 const CHECKOUT = fileURLToPath(

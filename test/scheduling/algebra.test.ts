@@ -4,14 +4,13 @@ import {
   andTerms,
   canonicalizeTerms,
   labelRequirement,
-  selectorMatchesNode,
   term,
   termCanMatchSomeNode,
   termFromKubernetes,
-  termMatchesNode,
   type Term,
 } from '../../lib/scheduling/index.ts';
 import { randomNode } from '../support/arbitraries.ts';
+import { selectorMatchesNode, termMatchesNode } from '../../lib/scheduling/semantics.ts';
 
 const KEYS = ['example.com/pool', 'topology.kubernetes.io/zone'];
 const requirement = fc

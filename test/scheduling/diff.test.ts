@@ -3,22 +3,20 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   diffScheduling,
-  isEmptySchedulingDiff,
   preferenceFromKubernetes,
   sameScheduling,
   schedulingDiffLines,
   schedulingDiffSummary,
   termFromKubernetes,
   tolerationIdentity,
-  type KeyChange,
-  type NodeSelectorRequirement,
   type NodeSelectorTerm,
   type PreferredSchedulingTerm,
-  type SchedulingDiff,
   type SchedulingFields,
   type Term,
   type Toleration,
 } from '../../lib/scheduling/index.ts';
+import { type KeyChange, type SchedulingDiff, isEmptySchedulingDiff } from '../../lib/scheduling/diff.ts';
+import { type NodeSelectorRequirement } from '../../lib/scheduling/core-shapes.ts';
 
 const POOL = 'example.com/node-pool';
 const ARCH = 'kubernetes.io/arch';

@@ -1,9 +1,10 @@
 import { GetItemCommand, PutItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StoreError } from '../../lib/errors/index.ts';
-import { createDynamoClient, RULES_TABLE_LAYOUT, type ClusterBindingStore } from '../../lib/store/index.ts';
+import { createDynamoClient, type ClusterBindingStore } from '../../lib/store/index.ts';
 import { bindingsOf, freshClusterId, type PerCluster } from './support.ts';
 import { useTestTable } from '../support/dynamo.ts';
+import { RULES_TABLE_LAYOUT } from '../../lib/store/layout.ts';
 
 const NOW = Date.parse('2026-12-01T10:00:00.000Z');
 const FIRST = '5b7e8a52-0c4f-4b8e-9d43-3f1e6a2c9b70';

@@ -11,7 +11,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { MalformedInputError, StoreError } from '../../lib/errors/index.ts';
-import { EXPIRES_AT_ATTRIBUTE, createDynamoClient, type SnapshotStore } from '../../lib/store/index.ts';
+import { createDynamoClient, type SnapshotStore } from '../../lib/store/index.ts';
 import {
   contentOf,
   countingClient,
@@ -22,6 +22,7 @@ import {
   type PerCluster,
 } from './support.ts';
 import { useTestTable } from '../support/dynamo.ts';
+import { EXPIRES_AT_ATTRIBUTE } from '../../lib/store/layout.ts';
 
 const NOW = Date.parse('2026-12-01T10:00:00.000Z');
 const T1 = Date.parse('2026-12-01T09:59:00.000Z');

@@ -12,12 +12,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MalformedInputError, StoreError } from '../../lib/errors/index.ts';
 import { serializeContent } from '../../lib/store/codec.ts';
-import {
-  EXPIRES_AT_ATTRIBUTE,
-  createSnapshotTable,
-  type SnapshotStore,
-  type SyncRecordStore,
-} from '../../lib/store/index.ts';
+import { createSnapshotTable, type SnapshotStore, type SyncRecordStore } from '../../lib/store/index.ts';
 import {
   contentOf,
   countingClient,
@@ -32,6 +27,7 @@ import {
   type PerCluster,
 } from './support.ts';
 import { useTestTable } from '../support/dynamo.ts';
+import { EXPIRES_AT_ATTRIBUTE } from '../../lib/store/layout.ts';
 
 type Item = Record<string, AttributeValue>;
 

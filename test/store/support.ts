@@ -9,15 +9,15 @@ import {
   openRulesTable,
   type ClusterBindingStore,
   type DiversityCounterStore,
-  type DynamoClientOptions,
   type PlacementStore,
   type RulesTable,
-  type RulesTableOptions,
   type SnapshotContent,
   type SnapshotStore,
   type SyncLeaseStore,
   type SyncRecordStore,
 } from '../../lib/store/index.ts';
+import { type DynamoClientOptions } from '../../lib/store/dynamo.ts';
+import { type RulesTableOptions } from '../../lib/store/rules-table.ts';
 
 function freshClusterId(): string {
   return `cluster-${randomBytes(4).toString('hex')}`;

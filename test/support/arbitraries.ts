@@ -1,13 +1,10 @@
 import fc from 'fast-check';
 import { validatePodMutation, type NormalizedRule } from '../../lib/api/index.ts';
-import { BINDING_LABELS, type Pod } from '../../lib/engine/index.ts';
-import type {
-  NodeSelectorRequirement,
-  NodeSelectorTerm,
-  PreferredSchedulingTerm,
-  Toleration,
-} from '../../lib/scheduling/index.ts';
+import { type Pod } from '../../lib/engine/index.ts';
+import type { NodeSelectorTerm, PreferredSchedulingTerm, Toleration } from '../../lib/scheduling/index.ts';
 import type { NodeView } from '../../lib/scheduling/index.ts';
+import { BINDING_LABELS } from '../../lib/engine/binding.ts';
+import { type NodeSelectorRequirement } from '../../lib/scheduling/core-shapes.ts';
 
 // A small key and value space, so random Pods and rules overlap often enough to exercise matching and canonicalization.
 const LABEL_KEYS = ['example.com/pool', 'topology.kubernetes.io/zone', 'example.com/tier'];

@@ -1,12 +1,9 @@
-import { validatePodMutation, type NormalizedRule, type PodMutationSpec } from '../../lib/api/index.ts';
+import { validatePodMutation, type NormalizedRule } from '../../lib/api/index.ts';
 import { compileRuleSet, type RuleSet } from '../../lib/engine/index.ts';
 import type { Pod } from '../../lib/engine/index.ts';
-import type {
-  NodeSelectorRequirement,
-  NodeSelectorTerm,
-  PreferredSchedulingTerm,
-  Toleration,
-} from '../../lib/scheduling/index.ts';
+import type { NodeSelectorTerm, PreferredSchedulingTerm, Toleration } from '../../lib/scheduling/index.ts';
+import { type PodMutationSpec } from '../../lib/api/schema.ts';
+import { type NodeSelectorRequirement } from '../../lib/scheduling/core-shapes.ts';
 
 /**
  * A PodMutation resource with the given spec. For brevity in tests, enable defaults to true and an absent

@@ -1,8 +1,9 @@
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import packageJson from '../../package.json' with { type: 'json' };
-import { runCli, type CliContext } from '../../lib/cli/index.ts';
+import { runCli } from '../../lib/cli/index.ts';
 import { runProcess, type ProcessRun } from './processes.ts';
+import { type CliContext } from '../../lib/cli/command.ts';
 
 /** The real `podmutation` bin, which loads the bundle test/global-setup.ts builds. */
 export const BIN = fileURLToPath(new URL('../../bin/podmutation.mjs', import.meta.url));

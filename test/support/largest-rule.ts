@@ -3,7 +3,8 @@
  * requirements and values of the per-rule budget spent in full. Tests prove both enforcement points accept it and that
  * it serializes within the byte budget; `npm run bench` fills the snapshot budget with it.
  */
-import { LIMITS, RULE_BUDGET } from '../../lib/api/index.ts';
+import { LIMITS } from '../../lib/api/index.ts';
+import { RULE_BUDGET } from '../../lib/api/constants.ts';
 
 // A DNS-1123 subdomain of 253 characters, the longest prefix a qualified name may have.
 const PREFIX = `${'p'.repeat(61)}.${'q'.repeat(61)}.${'r'.repeat(61)}.${'s'.repeat(61)}.xxxxx`;

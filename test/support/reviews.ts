@@ -1,7 +1,8 @@
 /** Typed reading of AdmissionReview JSON in tests: Pod reviews as the fixtures hold them, answers, and their patches. */
 import type { Operation } from 'fast-json-patch';
-import type { AdmissionRequest, AdmissionReviewRequest, AdmissionReviewResponse } from '../../lib/admission/index.ts';
+import type { AdmissionRequest, AdmissionReviewResponse } from '../../lib/admission/index.ts';
 import type { Pod } from '../../lib/engine/index.ts';
+import { type AdmissionReviewRequest } from '../../lib/admission/review-shapes.ts';
 
 /** An AdmissionReview request whose object is a Pod, as the fixtures under test/fixtures/reviews hold them. */
 export interface PodReview extends AdmissionReviewRequest {

@@ -1,7 +1,8 @@
 /** The enforcement annotation through the sync: from the fake API server into the snapshot and the status. */
 import { describe, expect, it } from 'vitest';
-import { ENFORCEMENT_ANNOTATION } from '../../lib/api/index.ts';
+
 import { syncSubject, useSyncWorld, validSpec } from './support.ts';
+import { ENFORCEMENT_ANNOTATION } from '../../lib/api/constants.ts';
 
 const world = useSyncWorld();
 

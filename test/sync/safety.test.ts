@@ -7,10 +7,12 @@ import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { RuleSnapshot } from '../../lib/api/index.ts';
 import type { PodMutationSource } from '../../lib/cluster/index.ts';
-import { type SnapshotPointer, type SyncStatus } from '../../lib/store/index.ts';
+
 import type { FakeApiServer } from '../cluster/fake-api-server.ts';
 import { manualClock, syncSubject, useSyncWorld, validSpec, type SyncSubject } from './support.ts';
 import { snapshotsOf, recordsOf } from '../store/support.ts';
+import { type SnapshotPointer } from '../../lib/store/snapshot-parts.ts';
+import { type SyncStatus } from '../../lib/store/sync-records.ts';
 
 const world = useSyncWorld();
 

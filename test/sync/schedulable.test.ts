@@ -3,7 +3,7 @@
  * sync publishes, through the fake API server (PodMutations, Pods) and dynalite.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ENFORCEMENT_ANNOTATION, IF_UNSCHEDULABLE_ANNOTATION } from '../../lib/api/index.ts';
+
 import { FIT_CAVEAT, readCapacityObjects, type CapacityObjects } from '../../lib/capacity/index.ts';
 import { createWorkloadObjectSource } from '../../lib/cluster/index.ts';
 import type { ProgressDependencies, SyncDependencies } from '../../lib/sync/index.ts';
@@ -11,6 +11,7 @@ import { nodeObject, nodePoolObject } from '../capacity/support.ts';
 import { kubeconfigFor } from '../cluster/fake-api-server.ts';
 import type { StatusCondition } from '../support/objects.ts';
 import { invalidSpec, manualClock, syncSubject, useSyncWorld, validSpec, type ManualClock } from './support.ts';
+import { ENFORCEMENT_ANNOTATION, IF_UNSCHEDULABLE_ANNOTATION } from '../../lib/api/constants.ts';
 
 const world = useSyncWorld();
 

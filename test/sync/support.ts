@@ -2,11 +2,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { LogFields, Logger, Metrics } from '../../lib/observability/index.ts';
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import {
-  createPodMutationSource,
-  type PodMutationSource,
-  type PodMutationSourceOptions,
-} from '../../lib/cluster/index.ts';
+import { createPodMutationSource, type PodMutationSource } from '../../lib/cluster/index.ts';
 import {
   createDynamoClient,
   type ClusterBindingStore,
@@ -22,6 +18,7 @@ import {
 } from '../cluster/fake-api-server.ts';
 import { bindingsOf, freshClusterId, snapshotsOf, recordsOf, type PerCluster } from '../store/support.ts';
 import { createFreshTable, startTestDynamo, type TestDynamo } from '../support/dynamo.ts';
+import { type PodMutationSourceOptions } from '../../lib/cluster/source.ts';
 
 /** One logged line. */
 interface LogEntry {

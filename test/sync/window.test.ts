@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createSyncHandler, runSyncWindow, type SyncReport } from '../../lib/sync/index.ts';
+import { createSyncHandler, type SyncReport } from '../../lib/sync/index.ts';
 import { manualClock, type ManualClock } from './support.ts';
+import { runSyncWindow } from '../../lib/sync/window.ts';
 
 const START = Date.parse('2026-12-01T10:00:00.000Z');
 

@@ -1,8 +1,10 @@
 /** The Pod a controller would create from a workload's current template. */
 import { describe, expect, it } from 'vitest';
 import { podFacts } from '../../lib/engine/index.ts';
-import { podFromWorkload, readWorkloadObject, templateHash, type WorkloadObject } from '../../lib/workloads/index.ts';
+import { podFromWorkload, readWorkloadObject } from '../../lib/workloads/index.ts';
 import { findItem, fixtureList } from '../report/support.ts';
+import { type WorkloadObject } from '../../lib/workloads/objects.ts';
+import { templateHash } from '../../lib/workloads/pod.ts';
 
 const LIST = fixtureList();
 

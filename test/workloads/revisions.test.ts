@@ -5,9 +5,8 @@ import {
   readPodIdentity,
   readWorkloadObject,
   recreationOf,
-  recreationRevision,
-  type RevisionInputs,
 } from '../../lib/workloads/index.ts';
+import { type RevisionInputs, recreationRevision } from '../../lib/workloads/revisions.ts';
 
 const ROLLING = {
   updateStrategy: 'RollingUpdate',
