@@ -15,7 +15,7 @@ import { Capacity, readCapacityObjects } from '../lib/capacity/index.ts';
 import { compileRuleSet } from '../lib/engine/index.ts';
 import { loadRuleFiles } from '../lib/rule-files/index.ts';
 import { keyedStamps } from '../lib/stamp/index.ts';
-import type { JsonObject } from '../lib/values/index.ts';
+import type { JsonObject } from '../lib/json/index.ts';
 import { buildFunctions, measureLoadTime, type FunctionBundle } from './build.ts';
 import { measureAlternating } from './measure.ts';
 

@@ -28,7 +28,7 @@ import { measureCliStart, startTimeLines } from './bench-start.ts';
 import { inputLines, measureInputs, MEMORY_TARGET_MB, VALIDATE_TARGET_MS } from './bench-inputs.ts';
 import { measureAlternating as measureRounds, median } from './measure.ts';
 import { BASELINE_REF, bundleCost, largeCapacity, reviewCost } from './bench-fit.ts';
-import type { JsonObject } from '../lib/values/index.ts';
+import type { JsonObject } from '../lib/json/index.ts';
 
 const ROUND_MS = 400;
 const ROUNDS = 7;

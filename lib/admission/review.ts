@@ -16,7 +16,7 @@ import {
   previewInput,
   truncateInput,
   typeMismatch,
-} from '../values/index.ts';
+} from '../json/index.ts';
 import type {
   AdmissionRequest,
   AdmissionResponse,

@@ -1,4 +1,4 @@
-import { truncateInput } from '../values/index.ts';
+import { truncateInput } from '../json/index.ts';
 import type { AuditedMatch } from '../engine/index.ts';
 import type { AdmissionVerdict } from './review.ts';
 

@@ -1,6 +1,7 @@
 /** The per-rule budget and the snapshot budget: a rule over its budget is invalid on its own. */
 import type { NodeAffinity, NodeSelectorTerm } from '../scheduling/index.ts';
-import { compareCodeUnits, type Issue } from '../values/index.ts';
+import { type Issue } from '../json/index.ts';
+import { compareCodeUnits } from '../text/index.ts';
 import { RULE_BUDGET, SNAPSHOT_BUDGET } from './constants.ts';
 import { ruleReason } from './rules.ts';
 import type { InvalidRule, NormalizedRule, PlacementVerdict, RuleVerdict } from './types.ts';

@@ -8,15 +8,14 @@
  * lib/api/budget.ts). A check that enforces a named rule of lib/api/rules.ts reports that rule's one message, as the CRD's
  * CEL rule does.
  */
+import { type IssueSink, type JsonObject } from '../json/index.ts';
 import {
   isDns1123Label,
   isDns1123Subdomain,
   isInt64,
   labelValueProblem,
   qualifiedNameProblem,
-  type IssueSink,
-  type JsonObject,
-} from '../values/index.ts';
+} from '../syntax/index.ts';
 import { budgetIssues, ruleCost } from './budget.ts';
 import { PRODUCT_ANNOTATION_PREFIX, RESERVED_KEYS } from './constants.ts';
 import { ruleReason } from './rules.ts';

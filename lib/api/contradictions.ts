@@ -6,7 +6,7 @@
  */
 import { Placement, type Capacity } from '../capacity/index.ts';
 import { term, termFromKubernetes, type Term, type Toleration } from '../scheduling/index.ts';
-import type { Issue, IssueSink } from '../values/index.ts';
+import type { Issue, IssueSink } from '../json/index.ts';
 import type { NormalizedRule } from './types.ts';
 
 const ADDED_TERMS = 'spec.mutationAdd.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms';

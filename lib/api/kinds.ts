@@ -3,7 +3,7 @@
  * kubectl's short name, or a misspelling. Pure. A kind admission never resolves stays allowed (another controller's
  * owner kind is matched as is, docs/api.md "Workload resolution"); only a near miss of a known one is named.
  */
-import type { Issue } from '../values/index.ts';
+import type { Issue } from '../json/index.ts';
 
 // The kinds admission resolves a Pod to, or a controller owner it takes as is (docs/api.md "Workload resolution"),
 // Argo Rollouts' Rollout among them.

@@ -2,7 +2,7 @@
  * The validator of the PodPlacement contract: the same envelope and workloadSelector as a PodMutation (read by the same
  * code, with the same messages), then the placement itself (mode, spotPercent, minOnDemand).
  */
-import { isJsonObject, IssueList, type Issue } from '../values/index.ts';
+import { isJsonObject, IssueList, type Issue } from '../json/index.ts';
 import { kindWarnings } from './kinds.ts';
 import { PodPlacementSpecSchema, type PodPlacementSpec } from './schema.ts';
 import { validateStructure } from './structure.ts';

@@ -29,7 +29,7 @@ import {
   type Static,
   type TSchema,
 } from '@sinclair/typebox';
-import type { RawInteger } from '../values/index.ts';
+import type { RawInteger } from '../json/index.ts';
 import { ENFORCEMENTS, LIMITS, PLACEMENT_MODES } from './constants.ts';
 import type { RuleName } from './rules.ts';
 
@@ -62,7 +62,7 @@ function StringMap<T extends TSchema>(values: T, options: Record<string, unknown
 const labelKey = (check: 'label-key' | 'label-key-reserved-allowed') =>
   StringSchema({ maxLength: QUALIFIED_NAME_MAX, pattern: QUALIFIED_NAME, 'x-check': check });
 
-/** An int64 field: a number, or beyond 2^53 the digits a double would round (lib/values' RawInteger). */
+/** An int64 field: a number, or beyond 2^53 the digits a double would round (lib/json's RawInteger). */
 const Int64 = (options: Record<string, unknown> = {}) =>
   Unsafe<number | RawInteger>({ type: 'integer', format: 'int64', ...options });
 

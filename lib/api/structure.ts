@@ -5,7 +5,8 @@
  * checks (lib/api/checks.ts). Every issue names its field path. The same walk
  * normalizes a valid value: only declared fields, and the values the declaration marks absent left out.
  */
-import { isInt64, isJsonObject, isRawInteger, previewInput, type IssueSink, type JsonObject } from '../values/index.ts';
+import { isJsonObject, isRawInteger, previewInput, type IssueSink, type JsonObject } from '../json/index.ts';
+import { isInt64 } from '../syntax/index.ts';
 import { CHECKS, KEY_CHECKS } from './checks.ts';
 import { RULES, type RuleName } from './rules.ts';
 

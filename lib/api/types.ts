@@ -1,5 +1,5 @@
 /** The types of PodMutation resources and of the rules validated from them. */
-import type { Issue, JsonObject } from '../values/index.ts';
+import type { Issue, JsonObject } from '../json/index.ts';
 import type { Enforcement, IfUnschedulable, PlacementMode } from './constants.ts';
 import type { MutationAdd, MutationRemove, WorkloadSelector } from './schema.ts';
 

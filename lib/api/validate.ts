@@ -4,14 +4,8 @@
  * normalized rule shows: that it removes or adds something, and the per-rule budget.
  */
 import { DEFAULT_TOLERATION_KEYS, DEFAULT_TOLERATION_SECONDS, type Toleration } from '../scheduling/index.ts';
-import {
-  previewInput,
-  isDns1123Subdomain,
-  isJsonObject,
-  IssueList,
-  type Issue,
-  type IssueSink,
-} from '../values/index.ts';
+import { previewInput, isJsonObject, IssueList, type Issue, type IssueSink } from '../json/index.ts';
+import { isDns1123Subdomain } from '../syntax/index.ts';
 import { checkRemovesOrAdds, checkRuleBudget } from './checks.ts';
 import { checkAddedTerms, matchConflictWarnings } from './contradictions.ts';
 import { kindWarnings } from './kinds.ts';

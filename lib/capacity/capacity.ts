@@ -11,7 +11,8 @@ import {
 import { fittingMembers, shapeMisfits, shapesOf, type CapacityNode, type NodeShape } from './nodes.ts';
 import type { Placement } from './placement.ts';
 import { publishCapacity, readPublishedCapacity } from './published.ts';
-import { compareCodeUnits, type JsonObject } from '../values/index.ts';
+import { type JsonObject } from '../json/index.ts';
+import { compareCodeUnits } from '../text/index.ts';
 import { Verdict, type Candidate, type VerdictKind } from './verdict.ts';
 
 /**

@@ -3,7 +3,7 @@
  * Pod against them: whether it considers the Pod at all, whether the NodePool's NodeClaim template is compatible with
  * one of the Pod's required terms, and whether the Pod tolerates the template's taints.
  */
-import { labelValueProblem, qualifiedNameProblem } from '../values/index.ts';
+import { labelValueProblem, qualifiedNameProblem } from '../syntax/index.ts';
 import { KarpenterRequirement, KarpenterRequirements, atoi, memo, requirementKey } from './karpenter-requirements.ts';
 import {
   NODE_POOL_LABEL,

@@ -17,7 +17,7 @@ import {
   stringMap,
   typeMismatch,
   type JsonObject,
-} from '../values/index.ts';
+} from '../json/index.ts';
 import { HOSTNAME_LABEL } from './labels.ts';
 import { SUPPORTED_OPERATORS, type NodePool } from './node-pools.ts';
 import type { NodeShape, ShapeMember } from './nodes.ts';

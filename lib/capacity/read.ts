@@ -16,13 +16,13 @@ import {
   optionalObject,
   optionalString,
   previewInput,
-  qualifiedNameProblem,
   stringList,
   stringMap,
   typeMismatch,
   memberPath,
   type JsonObject,
-} from '../values/index.ts';
+} from '../json/index.ts';
+import { qualifiedNameProblem } from '../syntax/index.ts';
 import { nodePoolLabelProblem } from './labels.ts';
 import type { NodePool, NodePoolRequirement } from './node-pools.ts';
 import type { CapacityNode } from './nodes.ts';

@@ -1,7 +1,7 @@
 /** Taints and whether a Pod's tolerations tolerate them, as kube-scheduler and Karpenter decide it. */
 import { MalformedInputError } from '../errors/index.ts';
 import type { Toleration } from '../scheduling/index.ts';
-import { objectList, optionalString, previewInput } from '../values/index.ts';
+import { objectList, optionalString, previewInput } from '../json/index.ts';
 
 /** A core/v1 Taint as a Node or a NodePool's template carries it (timeAdded is not read). */
 interface Taint {

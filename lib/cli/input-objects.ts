@@ -7,7 +7,7 @@ import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { fileProblem, MalformedInputError } from '../errors/index.ts';
 import { streamYaml } from '../rule-files/index.ts';
-import { streamJson, type StreamedJson } from '../values/index.ts';
+import { streamJson, type StreamedJson } from '../json/index.ts';
 import type { CliStreams } from './io.ts';
 
 /** The text of a readable stream chunk by chunk, as UTF-8; a file that cannot be read names the path. */

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { StoreError } from '../errors/index.ts';
-import { columns } from '../values/index.ts';
+import { columns } from '../text/index.ts';
 import { parsePlacementPolicy, workloadKey, type PlacementPolicy } from '../placement/index.ts';
 import type { PlacementStore } from '../store/index.ts';
 import { defineCommand, EXIT, onRun, required, type CliContext, type CommandDoc } from './command.ts';

@@ -17,7 +17,8 @@ import {
 } from '../report/index.ts';
 import type { LoadedPlacements, LoadedRules } from '../rule-files/index.ts';
 import { KEYLESS_STAMPS } from '../stamp/index.ts';
-import { isDns1123Label, isJsonObject, previewInput, typeMismatch } from '../values/index.ts';
+import { isJsonObject, previewInput, typeMismatch } from '../json/index.ts';
+import { isDns1123Label } from '../syntax/index.ts';
 import { classifyObject } from '../workloads/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
 import { capacityOption, fitCaveatLine, readCapacityFiles, type CapacityFlags } from './options/capacity.ts';

@@ -2,7 +2,7 @@ import { Option, type Command } from 'commander';
 import { answerAdmissionReview } from '../admission/index.ts';
 import { compileRuleSet } from '../engine/index.ts';
 import { MalformedInputError, PodMutationError } from '../errors/index.ts';
-import { isJsonObject } from '../values/index.ts';
+import { isJsonObject } from '../json/index.ts';
 import { parseResourceDocuments, parseSingleDocument } from '../rule-files/index.ts';
 import { KEYLESS_STAMPS } from '../stamp/index.ts';
 import { podInputs, type PodInput } from '../workloads/index.ts';

@@ -11,7 +11,8 @@ import {
   type RolloutPlan,
   type RolloutRecord,
 } from '../rollout/index.ts';
-import { isDns1123Label, isJsonObject, previewInput, stringMap } from '../values/index.ts';
+import { isJsonObject, previewInput, stringMap } from '../json/index.ts';
+import { isDns1123Label } from '../syntax/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
 import { writeLine } from './io.ts';
 import { fitCaveatLine } from './options/capacity.ts';

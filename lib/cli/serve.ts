@@ -14,7 +14,7 @@ import {
 } from './options/placement-file.ts';
 import { allowEmptyOption, excludeOption, ruleLoadOptions, reportSkippedDocuments } from './options/rules.ts';
 import type { LoadOptions } from '../rule-files/index.ts';
-import type { JsonObject } from '../values/index.ts';
+import type { JsonObject } from '../json/index.ts';
 
 const SHUTDOWN_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 const SERVE_NEEDS = 'serve needs --rules PATH (rule files) or the kubeconfig of a cluster as the rule source';

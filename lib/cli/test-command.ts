@@ -11,7 +11,7 @@ import {
   type CaseFailure,
   type TestFileResult,
 } from '../rule-tests/index.ts';
-import { canonicalJson, parseJsonExact } from '../values/index.ts';
+import { canonicalJson, parseJsonExact } from '../json/index.ts';
 import { defineCommand, EXIT, onRun, type CliContext } from './command.ts';
 import type { Pod } from '../engine/index.ts';
 import type { DiffSign } from '../scheduling/index.ts';

@@ -2,7 +2,8 @@ import { X509Certificate } from 'node:crypto';
 import { readFlagFile } from './io.ts';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { MalformedInputError } from '../errors/index.ts';
-import { previewInput, SECRET_ARN } from '../values/index.ts';
+import { previewInput } from '../json/index.ts';
+import { SECRET_ARN } from '../syntax/index.ts';
 import { WEBHOOK_DEFAULTS, webhookConfigurationYaml, type FailurePolicy } from '../webhook/index.ts';
 import { defineCommand, EXIT, onRun, required, type CliContext } from './command.ts';
 

@@ -11,7 +11,7 @@ import {
   type ObservableMiddleware,
 } from '@kubernetes/client-node';
 import { ClusterError, ConfigurationError } from '../errors/index.ts';
-import { parseJsonExact } from '../values/index.ts';
+import { parseJsonExact } from '../json/index.ts';
 import { createRefreshingValue } from '../refresh/index.ts';
 import type { SecretReader } from '../secrets/index.ts';
 import type { ClusterConfig } from './config.ts';

@@ -1,6 +1,7 @@
 import { optionalSetting, type Environment } from '../config/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
-import { AWS_REGION, EKS_CLUSTER_NAME, readAll, SECRET_ARN } from '../values/index.ts';
+import { readAll } from '../json/index.ts';
+import { AWS_REGION, EKS_CLUSTER_NAME, SECRET_ARN } from '../syntax/index.ts';
 
 /** Where the sync finds the cluster and its credentials. */
 type ClusterConfig =

@@ -1,5 +1,5 @@
 import { ClusterError } from '../errors/index.ts';
-import { isJsonObject } from '../values/index.ts';
+import { isJsonObject } from '../json/index.ts';
 import { hasReason } from './access.ts';
 import { clusterError, type ClusterOperation } from './failure.ts';
 

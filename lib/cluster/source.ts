@@ -1,6 +1,7 @@
 import { POD_MUTATION_API_VERSION, POD_MUTATION_KIND, POD_PLACEMENT_KIND } from '../api/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
-import { CLUSTER_UID, isJsonObject } from '../values/index.ts';
+import { isJsonObject } from '../json/index.ts';
+import { CLUSTER_UID } from '../syntax/index.ts';
 import {
   checkRequestTimeout,
   createClusterAccess,

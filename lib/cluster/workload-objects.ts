@@ -1,5 +1,5 @@
 import { ConfigurationError } from '../errors/index.ts';
-import { isDns1123Label } from '../values/index.ts';
+import { isDns1123Label } from '../syntax/index.ts';
 import {
   checkRequestTimeout,
   createClusterAccess,

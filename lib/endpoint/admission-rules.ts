@@ -2,7 +2,7 @@
 import type { RuleSnapshot } from '../api/index.ts';
 import { Capacity, type Placement, type Verdict, type VerdictKind } from '../capacity/index.ts';
 import { compileSnapshotRules, type CapacityJudge, type ManagedStep, type RuleSet } from '../engine/index.ts';
-import type { JsonObject } from '../values/index.ts';
+import type { JsonObject } from '../json/index.ts';
 import { MalformedInputError, type StoreError } from '../errors/index.ts';
 import {
   createPlacementStep,

@@ -1,7 +1,8 @@
 /** Typed reading of the admission function's environment. */
 import { choiceSetting, optionalSetting, wholeNumberSetting, type Environment } from '../config/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
-import { readAll, SECRET_ARN } from '../values/index.ts';
+import { readAll } from '../json/index.ts';
+import { SECRET_ARN } from '../syntax/index.ts';
 import { readCapacityFlavour, type CapacityFlavour } from '../placement/index.ts';
 import { readStoreConfig, type StoreConfig } from '../store/index.ts';
 import { DEFAULT_ENFORCEMENT, ENFORCEMENTS, type Enforcement } from '../api/index.ts';

@@ -8,7 +8,7 @@ import {
 } from '../admission/index.ts';
 import { errorLogFields, MalformedInputError } from '../errors/index.ts';
 import type { Logger, Metrics } from '../observability/index.ts';
-import { previewInput } from '../values/index.ts';
+import { previewInput } from '../json/index.ts';
 import type { CachedSnapshot } from './snapshot-cache.ts';
 import type { Enforcement } from '../api/index.ts';
 import type { StampSource } from '../stamp/index.ts';

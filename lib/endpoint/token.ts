@@ -11,7 +11,7 @@ import {
   type SecretRead,
   type SecretReader,
 } from '../secrets/index.ts';
-import { WEBHOOK_TOKEN_FORM, WEBHOOK_TOKEN_PATTERN } from '../values/index.ts';
+import { WEBHOOK_TOKEN_FORM, WEBHOOK_TOKEN_PATTERN } from '../syntax/index.ts';
 
 /** Where the accepted tokens are read from: a Secrets Manager secret (deployed) or a literal value (local runs). */
 type TokenSourceConfig =

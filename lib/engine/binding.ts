@@ -2,7 +2,7 @@
  * What binding a Pod to a Node means to the engine: a Pod that arrives bound is not its to change, and a running Pod
  * carries what its binding added after admission, which its recreation does not send.
  */
-import { isJsonObject } from '../values/index.ts';
+import { isJsonObject } from '../json/index.ts';
 import type { Pod } from './pod-shape.ts';
 
 /** The annotation the kubelet sets on a static Pod's mirror Pod (MirrorPodAnnotationKey, pkg/apis/core). */

@@ -1,6 +1,6 @@
 import type { LabelSelectorRequirement, Toleration } from '../scheduling/index.ts';
 import { missingRequirementsText, preferredMatches, requiredMatches } from '../scheduling/index.ts';
-import { isRawInteger } from '../values/index.ts';
+import { isRawInteger } from '../json/index.ts';
 import type { PodFacts } from './pod.ts';
 import type { AffinitySelector, CompiledRule, RuleSet } from './compile.ts';
 import { candidatePositions } from './rule-index.ts';

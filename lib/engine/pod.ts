@@ -23,7 +23,7 @@ import {
   stringMap,
   typeMismatch as mismatch,
   type JsonObject,
-} from '../values/index.ts';
+} from '../json/index.ts';
 import type { Pod } from './pod-shape.ts';
 import type { PreferredSchedulingTerm, Toleration } from '../scheduling/index.ts';
 import { preferenceFromKubernetes, termFromKubernetes } from '../scheduling/index.ts';

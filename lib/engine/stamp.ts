@@ -16,7 +16,7 @@ import { PRODUCT_ANNOTATION_PREFIX } from '../api/index.ts';
 import { LimitExceededError, MalformedInputError } from '../errors/index.ts';
 import { jsonEqual } from '../patch/index.ts';
 import { tolerationIdentity } from '../scheduling/index.ts';
-import { canonicalJson, isJsonObject, parseJsonExact, textNestsDeeperThan, type JsonObject } from '../values/index.ts';
+import { canonicalJson, isJsonObject, parseJsonExact, textNestsDeeperThan, type JsonObject } from '../json/index.ts';
 import { BINDING_LABELS } from './binding.ts';
 import type { MutationContext } from './context.ts';
 import type { Pod } from './pod-shape.ts';

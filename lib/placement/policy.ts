@@ -1,6 +1,7 @@
 import { choiceSetting, type Environment } from '../config/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
-import { isDns1123Label, isDns1123Subdomain, IssueList, previewInput, readAll } from '../values/index.ts';
+import { IssueList, previewInput, readAll } from '../json/index.ts';
+import { isDns1123Label, isDns1123Subdomain } from '../syntax/index.ts';
 import {
   DEFAULT_MIN_ON_DEMAND,
   DEFAULT_SPOT_PERCENT,

@@ -10,15 +10,8 @@
  */
 import type { Pod, PodFacts } from '../engine/index.ts';
 import { DEFAULT_TOLERATION_KEYS, tolerationIdentity, type Toleration } from '../scheduling/index.ts';
-import {
-  isRawInteger,
-  objectList,
-  optionalObject,
-  optionalString,
-  qualifiedNameProblem,
-  stringMap,
-  type JsonObject,
-} from '../values/index.ts';
+import { isRawInteger, objectList, optionalObject, optionalString, stringMap, type JsonObject } from '../json/index.ts';
+import { qualifiedNameProblem } from '../syntax/index.ts';
 import { tolerationsAt, type RuntimeClassScheduling } from './runtime-class.ts';
 
 /** Why the API server would refuse the Pod before storing it: the plugin's name and message. */

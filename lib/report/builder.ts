@@ -21,7 +21,7 @@ import {
   type Workload,
 } from '../engine/index.ts';
 import { CAPACITY_ANNOTATION, withRecordedCapacity } from '../placement/index.ts';
-import { compareCodeUnits } from '../values/index.ts';
+import { compareCodeUnits } from '../text/index.ts';
 import {
   classifyObject,
   createOwnerIndex,

@@ -1,5 +1,7 @@
 /** The report for people: aligned columns, and the commands that roll the pending workloads out. */
-import { columns, isDns1123Label, isDns1123Subdomain, previewInput, printable as cell } from '../values/index.ts';
+import { previewInput } from '../json/index.ts';
+import { isDns1123Label, isDns1123Subdomain } from '../syntax/index.ts';
+import { columns, printable as cell } from '../text/index.ts';
 import type { MigrationReport, ReportPod, ReportWorkload } from './types.ts';
 
 /** The report as three aligned tables (rules, workloads, totals), in the JSON's order; "-" for no change or no fit judged. */

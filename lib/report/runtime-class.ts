@@ -8,7 +8,7 @@ import {
   optionalString,
   stringMap,
   typeMismatch,
-} from '../values/index.ts';
+} from '../json/index.ts';
 
 /** A RuntimeClass's scheduling (spec.scheduling is top-level in node.k8s.io/v1): absent fields are empty. */
 interface RuntimeClassScheduling {

@@ -10,7 +10,7 @@ import {
   stringList,
   stringMap,
   typeMismatch,
-} from '../values/index.ts';
+} from '../json/index.ts';
 
 /** A label selector read from a PDB: null (matches nothing) or its labels and expressions. */
 type Selector = {

@@ -13,7 +13,7 @@ import {
   stringMap,
   typeMismatch,
   type JsonObject,
-} from '../values/index.ts';
+} from '../json/index.ts';
 
 /** Where a workload's rollout stands: done, still progressing (and on what), or failed (and why). */
 type Progress =

@@ -19,13 +19,13 @@ import {
 import { DuplicateRuleError, fileProblem, MalformedInputError } from '../errors/index.ts';
 import {
   checkNesting,
-  compareCodeUnits,
   exactInteger,
   MAX_JSON_DEPTH,
   parseJsonExact,
   textNestsDeeperThan,
   type StreamedJson,
-} from '../values/index.ts';
+} from '../json/index.ts';
+import { compareCodeUnits } from '../text/index.ts';
 
 /** One resource read from a file, with the validator's verdict (a RuleVerdict, or a PlacementVerdict). */
 interface Loaded<Verdict> {

@@ -4,7 +4,7 @@
  * that neither a `helm template` stream nor a cluster's List is held whole. Each piece is read by parseYamlDocuments,
  * as kubectl reads YAML.
  */
-import { isJsonObject, type StreamedJson } from '../values/index.ts';
+import { isJsonObject, type StreamedJson } from '../json/index.ts';
 
 const DOCUMENT_START = /^---(?:[ \t]+(.*))?$/;
 const DOCUMENT_END = /^\.\.\.[ \t]*$/;

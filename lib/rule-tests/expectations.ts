@@ -8,7 +8,7 @@ import type { Verdict } from '../capacity/index.ts';
 import type { MutationOutcome, Pod } from '../engine/index.ts';
 import { schedulingChangeLine } from '../report/index.ts';
 import { sameScheduling, schedulingFieldsOf } from '../scheduling/index.ts';
-import { canonicalJson, isJsonObject, memberPath, type JsonObject } from '../values/index.ts';
+import { canonicalJson, isJsonObject, memberPath, type JsonObject } from '../json/index.ts';
 import type { PodInput } from '../workloads/index.ts';
 import type { ChosenPlacement } from '../placement/index.ts';
 import {

@@ -25,7 +25,8 @@ import {
 import type { VerdictKind } from '../capacity/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
 import { CAPACITY_FLAVOURS, DEFAULT_CAPACITY_FLAVOUR, type CapacityFlavour } from '../placement/index.ts';
-import { isDns1123Label, isDns1123Subdomain, IssueList, previewInput, type JsonObject } from '../values/index.ts';
+import { IssueList, previewInput, type JsonObject } from '../json/index.ts';
+import { isDns1123Label, isDns1123Subdomain } from '../syntax/index.ts';
 
 /** The file name `podmutation test DIR` looks for, recursively; `.yml` is found too (TEST_FILE_NAMES). */
 export const TEST_FILE_NAME = 'podmutation-test.yaml';

@@ -11,7 +11,8 @@ import { compileRuleSet, reviewPod, type MutationOutcome, type RuleSet } from '.
 import { fileProblem, MalformedInputError, PodMutationError } from '../errors/index.ts';
 import { createPlacementStep, parsePlacementPolicies, type PlacementStep } from '../placement/index.ts';
 import { loadRuleFiles, parseResourceDocuments, parseSingleDocument, readTextFile } from '../rule-files/index.ts';
-import { compareCodeUnits, issuesOf, type Issue } from '../values/index.ts';
+import { issuesOf, type Issue } from '../json/index.ts';
+import { compareCodeUnits } from '../text/index.ts';
 import { podInputs, type PodInput, type ResourceIdentity } from '../workloads/index.ts';
 import { checkResult, patchedResource, type CaseFailure } from './expectations.ts';
 import {

@@ -1,5 +1,5 @@
 /** The core/v1 scheduling shapes the algebra converts from and to, and rules are written in. Readonly; unknown fields of a Pod pass through untouched. */
-import type { RawInteger } from '../values/index.ts';
+import type { RawInteger } from '../json/index.ts';
 
 /** A core/v1 NodeSelectorRequirement (also used for matchFields). */
 interface NodeSelectorRequirement {

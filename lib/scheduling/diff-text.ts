@@ -7,7 +7,7 @@
  */
 import type { Toleration } from './core-shapes.ts';
 import type { Preference, Requirement, Term } from './requirements.ts';
-import { canonicalJson, previewInput } from '../values/index.ts';
+import { canonicalJson, previewInput } from '../json/index.ts';
 
 /** The heading of each field, in the order of a Pod. */
 const FIELD_HEADINGS = {

@@ -7,7 +7,8 @@
  * requirements it lost and gained. Order is never a change: of terms, of requirements in a term, of values in a
  * requirement, of tolerations.
  */
-import { canonicalJson, compareCodeUnits, isJsonObject } from '../values/index.ts';
+import { canonicalJson, isJsonObject } from '../json/index.ts';
+import { compareCodeUnits } from '../text/index.ts';
 import type { NodeAffinity, NodeSelectorTerm, PreferredSchedulingTerm, Toleration } from './core-shapes.ts';
 import {
   preferenceFromKubernetes,

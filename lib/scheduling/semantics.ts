@@ -1,4 +1,4 @@
-import { labelValueProblem, qualifiedNameProblem } from '../values/index.ts';
+import { labelValueProblem, qualifiedNameProblem } from '../syntax/index.ts';
 import type { Requirement, Term } from './requirements.ts';
 
 /** A node as the scheduler sees it for node affinity: its name (matchFields) and its labels. */

@@ -8,7 +8,7 @@ import {
   SecretsManagerClient,
   type GetSecretValueCommandOutput,
 } from '@aws-sdk/client-secrets-manager';
-import { SECRET_ARN } from '../values/index.ts';
+import { SECRET_ARN } from '../syntax/index.ts';
 
 /** The one Secrets Manager call the product makes; satisfied by SecretsManagerClient. */
 interface SecretReader {

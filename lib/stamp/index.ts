@@ -12,7 +12,7 @@ import type { StampDigest } from '../engine/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
 import { createRefreshingValue } from '../refresh/index.ts';
 import { readStagedVersions, SECRET_READ_BACKOFF, secretReaderFor, type SecretReader } from '../secrets/index.ts';
-import { SECRET_ARN, WEBHOOK_TOKEN_FORM, WEBHOOK_TOKEN_PATTERN } from '../values/index.ts';
+import { SECRET_ARN, WEBHOOK_TOKEN_FORM, WEBHOOK_TOKEN_PATTERN } from '../syntax/index.ts';
 
 /**
  * Where the stamp key is read from: a Secrets Manager secret (deployed), re-read every `refreshSeconds` (default 300),

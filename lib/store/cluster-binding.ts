@@ -4,7 +4,7 @@
  */
 import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { StoreError } from '../errors/index.ts';
-import { CLUSTER_UID } from '../values/index.ts';
+import { CLUSTER_UID } from '../syntax/index.ts';
 import {
   checkedClusterId,
   conditionalWrite,

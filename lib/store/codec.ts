@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { ENFORCEMENTS, IF_UNSCHEDULABLE, isEnforcement, type RuleSnapshot } from '../api/index.ts';
-import { canonicalJson, isJsonObject, IssueList, parseJsonExact, type IssueSink } from '../values/index.ts';
+import { canonicalJson, isJsonObject, IssueList, parseJsonExact, type IssueSink } from '../json/index.ts';
 
 /** What a publisher hands the store: a RuleSnapshot without the hash and version the store assigns. */
 type SnapshotContent = Omit<RuleSnapshot, 'contentHash' | 'version'>;

@@ -1,7 +1,8 @@
 /** Typed reading of the store's environment variables. */
 import { optionalSetting, wholeNumberSetting, type Environment } from '../config/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
-import { CLUSTER_ID, isHttpUrl, readAll, TABLE_NAME } from '../values/index.ts';
+import { readAll } from '../json/index.ts';
+import { CLUSTER_ID, isHttpUrl, TABLE_NAME } from '../syntax/index.ts';
 
 /** Store settings read from the environment. */
 interface StoreConfig {

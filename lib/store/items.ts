@@ -5,7 +5,7 @@
 import { ConditionalCheckFailedException, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { MalformedInputError, messageOf, StoreError } from '../errors/index.ts';
-import { CLUSTER_ID } from '../values/index.ts';
+import { CLUSTER_ID } from '../syntax/index.ts';
 import { PARTITION_KEY, SORT_KEY, clusterPartition } from './layout.ts';
 
 /** One cluster's items in one table: what every store is bound to. */

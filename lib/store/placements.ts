@@ -9,7 +9,8 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { MalformedInputError, messageOf, StoreError } from '../errors/index.ts';
 import { parsePlacementPolicy, workloadKey, type PlacementPolicy } from '../placement/index.ts';
-import { canonicalJson, compareCodeUnits } from '../values/index.ts';
+import { canonicalJson } from '../json/index.ts';
+import { compareCodeUnits } from '../text/index.ts';
 import {
   CONTENT_HASH_PATTERN,
   checkedClusterId,

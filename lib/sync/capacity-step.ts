@@ -7,7 +7,7 @@ import { SNAPSHOT_BUDGET } from '../api/index.ts';
 import { Capacity, type CapacityObjects } from '../capacity/index.ts';
 import { errorLogFields } from '../errors/index.ts';
 import type { Logger, Metrics } from '../observability/index.ts';
-import type { JsonObject } from '../values/index.ts';
+import type { JsonObject } from '../json/index.ts';
 
 /** Where a sync reads the capacity from (lib/cluster's createCapacitySource). */
 interface CapacityReader {

@@ -3,7 +3,7 @@
  * moved only when the status flips. A JSON merge patch replaces the whole array, so each write repeats every other
  * condition as it was. Pure.
  */
-import { isJsonObject } from '../values/index.ts';
+import { isJsonObject } from '../json/index.ts';
 
 /** The part of a condition its writer decides; the rest (lastTransitionTime, observedGeneration) follows from it. */
 interface ConditionFields {

@@ -2,7 +2,7 @@
 import { wholeNumberSetting, type Environment } from '../config/index.ts';
 import { readCapacityFlavour, type CapacityFlavour } from '../placement/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
-import { readAll } from '../values/index.ts';
+import { readAll } from '../json/index.ts';
 import { readClusterConfig, type ClusterConfig } from '../cluster/index.ts';
 import { readStoreConfig, type StoreConfig } from '../store/index.ts';
 

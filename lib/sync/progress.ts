@@ -22,7 +22,8 @@ import type { SyncRecordStore } from '../store/index.ts';
 import { conditionsOf, conditionUpToDate, findCondition, withCondition, withoutCondition } from './conditions.ts';
 import { SCHEDULABLE, schedulableConditions, type SchedulableContext, type SchedulableFields } from './schedulable.ts';
 import type { AssessedPlacement, AssessedResource } from './snapshot.ts';
-import { compareCodeUnits, isJsonObject } from '../values/index.ts';
+import { isJsonObject } from '../json/index.ts';
+import { compareCodeUnits } from '../text/index.ts';
 
 /** What the sync needs to write migration progress; without it the sync writes none. */
 interface ProgressDependencies {

@@ -15,7 +15,8 @@ import {
 import { DuplicateRuleError, MalformedInputError } from '../errors/index.ts';
 import type { PodMutationList } from '../cluster/index.ts';
 import type { SnapshotContent } from '../store/index.ts';
-import { compareCodeUnits, isJsonObject, type Issue } from '../values/index.ts';
+import { isJsonObject, type Issue } from '../json/index.ts';
+import { compareCodeUnits } from '../text/index.ts';
 
 /** One listed resource: its name and generation, the status it carries now, and the validator's verdict. */
 interface Assessed<V extends RuleVerdict | PlacementVerdict> {

@@ -13,7 +13,7 @@ import type { SyncedKind } from '../cluster/index.ts';
 import { conditionsOf, conditionUpToDate, findCondition, withCondition, withoutCondition } from './conditions.ts';
 import { SCHEDULABLE, type SchedulableFields } from './schedulable.ts';
 import type { Assessed, AssessedPlacement, AssessedResource } from './snapshot.ts';
-import { isJsonObject } from '../values/index.ts';
+import { isJsonObject } from '../json/index.ts';
 
 /** The Accepted condition as the CRD's status schema describes it (a metav1.Condition). */
 interface AcceptedCondition {

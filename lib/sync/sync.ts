@@ -12,7 +12,7 @@ import { integerOption } from '../config/index.ts';
 import type { PodMutationSource } from '../cluster/index.ts';
 import type { Logger, Metrics } from '../observability/index.ts';
 import type { SnapshotStore, SyncOutcome, SyncRecordStore } from '../store/index.ts';
-import type { JsonObject } from '../values/index.ts';
+import type { JsonObject } from '../json/index.ts';
 import {
   checkedLease,
   releaseLease,

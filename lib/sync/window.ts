@@ -1,7 +1,7 @@
 /** The sync cadence inside one scheduled invocation, and the Lambda handler logic around it. */
 import { setTimeout as delay } from 'node:timers/promises';
 import { ConfigurationError } from '../errors/index.ts';
-import { isJsonObject } from '../values/index.ts';
+import { isJsonObject } from '../json/index.ts';
 import type { SyncReport } from './sync.ts';
 
 /** What runSyncWindow needs; clock and sleep are injected so a test runs a whole window instantly. */

@@ -1,7 +1,8 @@
 import { Document } from 'yaml';
 import { PRODUCT_ANNOTATION_PREFIX } from '../api/index.ts';
 import { ConfigurationError } from '../errors/index.ts';
-import { previewInput, WEBHOOK_TOKEN_FORM, WEBHOOK_TOKEN_PATTERN } from '../values/index.ts';
+import { previewInput } from '../json/index.ts';
+import { WEBHOOK_TOKEN_FORM, WEBHOOK_TOKEN_PATTERN } from '../syntax/index.ts';
 import type { FailurePolicy, MutatingWebhookConfiguration, WebhookConfigurationOptions } from './types.ts';
 
 /** Defaults applied by `renderWebhookConfiguration` to options left out. */

@@ -7,7 +7,7 @@
 import { parseAdmissionReview, passThroughReason, type AdmissionRequest } from '../admission/index.ts';
 import type { Pod } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
-import { isJsonObject, previewInput, type JsonObject } from '../values/index.ts';
+import { isJsonObject, previewInput, type JsonObject } from '../json/index.ts';
 import { classifyObject, readWorkloadObject } from './objects.ts';
 import { podFromWorkload } from './pod.ts';
 

@@ -13,7 +13,7 @@ import {
   stringMap,
   typeMismatch,
   type JsonObject,
-} from '../values/index.ts';
+} from '../json/index.ts';
 
 /** The kinds whose Pods a controller creates from a template, and that this folder reads. */
 type WorkloadKind = 'Deployment' | 'ReplicaSet' | 'StatefulSet' | 'DaemonSet' | 'Job' | 'CronJob' | 'Rollout';

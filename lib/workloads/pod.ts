@@ -1,7 +1,7 @@
 /** The Pod a controller would create from a workload's current template, named and labelled as the controller does it. */
 import type { OwnerReference, Pod } from '../engine/index.ts';
 import { MalformedInputError } from '../errors/index.ts';
-import { canonicalJson } from '../values/index.ts';
+import { canonicalJson } from '../json/index.ts';
 import type { PodTemplate, WorkloadObject } from './objects.ts';
 
 /** What the caller knows of the Pod to build; each field is optional but the namespace. */

@@ -4,7 +4,7 @@
  * revision than it runs (a staged template shipped).
  */
 import { MalformedInputError } from '../errors/index.ts';
-import { isJsonObject, optionalObject, optionalString, typeMismatch } from '../values/index.ts';
+import { isJsonObject, optionalObject, optionalString, typeMismatch } from '../json/index.ts';
 import {
   classifyObject,
   controllerOf,

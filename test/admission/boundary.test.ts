@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { answerAdmissionReview } from '../../lib/admission/index.ts';
 import type { Pod } from '../../lib/engine/index.ts';
 import { MalformedInputError } from '../../lib/errors/index.ts';
-import { MAX_JSON_DEPTH } from '../../lib/values/index.ts';
+import { MAX_JSON_DEPTH } from '../../lib/json/index.ts';
 import { rules } from '../support/builders.ts';
 import { fixtureText } from '../support/fixtures.ts';
 import { decodePatch, parseAnswer } from '../support/reviews.ts';

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { validatePodMutation, type NormalizedRule } from '../../lib/api/index.ts';
 import { compileRuleSet, reviewPod } from '../../lib/engine/index.ts';
 import { parseSingleDocument } from '../../lib/rule-files/index.ts';
-import { canonicalJson } from '../../lib/values/index.ts';
+import { canonicalJson } from '../../lib/json/index.ts';
 import { pod } from '../support/builders.ts';
 
 const INT64_MIN = -(2n ** 63n);

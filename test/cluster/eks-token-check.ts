@@ -3,7 +3,7 @@
  * SigV4 query signature with node:crypto, as STS does when the EKS authenticator forwards the URL.
  */
 import { createHash, createHmac } from 'node:crypto';
-import { compareCodeUnits } from '../../lib/values/index.ts';
+import { compareCodeUnits } from '../../lib/text/index.ts';
 
 const TOKEN_PREFIX = 'k8s-aws-v1.';
 

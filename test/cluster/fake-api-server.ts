@@ -29,7 +29,7 @@ import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { stringify } from 'yaml';
-import { compareCodeUnits } from '../../lib/values/index.ts';
+import { compareCodeUnits } from '../../lib/text/index.ts';
 
 const GROUP = 'agent.cloudpilot.ai';
 const VERSION = 'v1alpha1';

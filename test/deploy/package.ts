@@ -7,7 +7,7 @@ import { copyFile, cp, mkdir, readFile, readdir, symlink, writeFile } from 'node
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { crc32, inflateRawSync } from 'node:zlib';
-import { compareCodeUnits } from '../../lib/values/index.ts';
+import { compareCodeUnits } from '../../lib/text/index.ts';
 import type { Template } from './template.ts';
 import { runProcess, type ProcessRun } from '../support/processes.ts';
 

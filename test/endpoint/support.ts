@@ -7,7 +7,7 @@ import jsonPatch from 'fast-json-patch';
 import { vi } from 'vitest';
 import { validatePodMutation } from '../../lib/api/index.ts';
 import { compileRuleSet } from '../../lib/engine/index.ts';
-import { compareCodeUnits } from '../../lib/values/index.ts';
+import { compareCodeUnits } from '../../lib/text/index.ts';
 import type { LogFields, Metrics } from '../../lib/observability/index.ts';
 import { createAdmissionRulesCache } from '../../lib/endpoint/index.ts';
 import type { Logger } from '../../lib/observability/index.ts';

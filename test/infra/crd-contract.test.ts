@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { validatePodMutation } from '../../lib/api/index.ts';
-import type { Issue } from '../../lib/values/index.ts';
+import type { Issue } from '../../lib/json/index.ts';
 import { loadCorpus, loadCrd, type CorpusEntry } from './corpus.ts';
 import { createCrdAdmission, type SchemaNode } from './structural-schema.ts';
 

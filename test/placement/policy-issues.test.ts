@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MalformedInputError } from '../../lib/errors/index.ts';
 import { parsePlacementPolicy } from '../../lib/placement/index.ts';
-import type { Issue } from '../../lib/values/index.ts';
+import type { Issue } from '../../lib/json/index.ts';
 
 function rejection(input: unknown): MalformedInputError {
   try {

@@ -424,7 +424,7 @@ describe('the CEL cost estimate on the API server', () => {
     `${affinity}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms`,
     `${affinity}.preferredDuringSchedulingIgnoredDuringExecution`,
   ]);
-  // The label-key syntax the validator checks on map keys (lib/values), as one regular expression.
+  // The label-key syntax the validator checks on map keys (lib/syntax), as one regular expression.
   const KEY_RULE = {
     rule: "self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]$'))",
     message: 'every key must be a label key',

@@ -13,7 +13,7 @@ import { parseAllDocuments } from 'yaml';
 import { buildFunctions } from '../../scripts/build.ts';
 import { describeIssues, ruleWarnings, validatePodMutation } from '../../lib/api/index.ts';
 import { parseSingleDocument } from '../../lib/rule-files/index.ts';
-import { canonicalJson } from '../../lib/values/index.ts';
+import { canonicalJson } from '../../lib/json/index.ts';
 import { DEFAULT_LIST_PAGE_SIZE } from '../../lib/cluster/access.ts';
 import { createPodMutationSource, createWorkloadObjectSource } from '../../lib/cluster/index.ts';
 import { startEmbeddedDynamo, type EmbeddedDynamo } from '../../lib/store/embedded/index.ts';

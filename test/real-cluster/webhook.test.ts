@@ -19,7 +19,7 @@ import {
   readTextFile,
 } from '../../lib/rule-files/index.ts';
 import { findTestFiles } from '../../lib/rule-tests/index.ts';
-import { isJsonObject, type JsonObject } from '../../lib/values/index.ts';
+import { isJsonObject, type JsonObject } from '../../lib/json/index.ts';
 import { podInputs, type PodInput } from '../../lib/workloads/index.ts';
 import type { Json } from './api.ts';
 import type { ControlPlane } from './control-plane.ts';

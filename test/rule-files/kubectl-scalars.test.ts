@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseYamlDocuments } from '../../lib/rule-files/index.ts';
-import { parseJsonExact } from '../../lib/values/index.ts';
+import { parseJsonExact } from '../../lib/json/index.ts';
 import { runPodmutation } from '../support/cli.ts';
 import { fixtureText } from '../support/fixtures.ts';
 

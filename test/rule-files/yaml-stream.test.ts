@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { chunksOf } from '../support/chunks.ts';
 import { stringify } from 'yaml';
 import { parseYamlDocuments, streamYaml } from '../../lib/rule-files/index.ts';
-import type { StreamedJson } from '../../lib/values/index.ts';
+import type { StreamedJson } from '../../lib/json/index.ts';
 
 async function read(text: string, offsets: readonly number[] = []): Promise<StreamedJson[]> {
   const values: StreamedJson[] = [];

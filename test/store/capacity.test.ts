@@ -9,7 +9,7 @@ import { Capacity } from '../../lib/capacity/index.ts';
 import type { NormalizedPlacement } from '../../lib/api/index.ts';
 import { contentHashOf, decodeContent, decodedContentHash, serializeContent } from '../../lib/store/codec.ts';
 import { type SnapshotContent } from '../../lib/store/index.ts';
-import { canonicalJson } from '../../lib/values/index.ts';
+import { canonicalJson } from '../../lib/json/index.ts';
 import { node, nodePool } from '../capacity/support.ts';
 import { contentOf, freshClusterId, ruleAdding, snapshotsOf } from './support.ts';
 import { useTestTable } from '../support/dynamo.ts';

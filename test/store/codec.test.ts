@@ -7,7 +7,8 @@ import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { serializeContent } from '../../lib/store/codec.ts';
-import { canonicalJson, compareCodeUnits } from '../../lib/values/index.ts';
+import { canonicalJson } from '../../lib/json/index.ts';
+import { compareCodeUnits } from '../../lib/text/index.ts';
 import type { SnapshotContent } from '../../lib/store/index.ts';
 
 /** The definition: keys sorted by code units at every depth, undefined fields dropped, undefined items null. */

@@ -3,7 +3,7 @@
  * raw, never through JSON.parse), accepted, published and read back from the table with them.
  */
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../lib/values/index.ts';
+import { canonicalJson } from '../../lib/json/index.ts';
 import { syncSubject, useSyncWorld } from './support.ts';
 
 const world = useSyncWorld();

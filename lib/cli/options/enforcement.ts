@@ -3,7 +3,7 @@ import { Option } from 'commander';
 import { DEFAULT_ENFORCEMENT, ENFORCEMENTS, isEnforcement, type Enforcement } from '../../api/index.ts';
 import type { AuditedMatch } from '../../engine/index.ts';
 import { MalformedInputError } from '../../errors/index.ts';
-import { previewInput } from '../../values/index.ts';
+import { previewInput } from '../../json/index.ts';
 
 /** `--enforcement MODE`, enforce by default as the stack parameter. */
 export function enforcementOption(): Option {

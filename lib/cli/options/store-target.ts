@@ -3,17 +3,16 @@ import type { DescribeStacksCommand, DescribeStacksCommandOutput, Output } from 
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Option } from 'commander';
 import { ConfigurationError, MalformedInputError } from '../../errors/index.ts';
+import { previewInput, readAll } from '../../json/index.ts';
 import {
   AWS_REGION,
   CLOUDFORMATION_STACK_NAME,
   CLUSTER_ID,
   isHttpUrl,
-  previewInput,
-  readAll,
   SERVERLESS_STAGE,
   TABLE_NAME,
   type ValueRule,
-} from '../../values/index.ts';
+} from '../../syntax/index.ts';
 
 // Only a local DynamoDB (--dynamodb-endpoint) gets defaults: it starts empty and belongs to nobody else.
 const LOCAL_TABLE = 'podmutation-rules';

@@ -9,7 +9,7 @@ import {
   optionalObject,
   parseJsonExact,
   previewInput,
-} from '../../lib/values/index.ts';
+} from '../../lib/json/index.ts';
 
 describe('parseJsonExact', () => {
   it.each([

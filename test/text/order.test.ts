@@ -1,6 +1,6 @@
 /** The one order of text: by UTF-16 code unit, never by locale. */
 import { describe, expect, it } from 'vitest';
-import { compareCodeUnits } from '../../lib/values/index.ts';
+import { compareCodeUnits } from '../../lib/text/index.ts';
 
 describe('compareCodeUnits', () => {
   it.each([

@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { chunksOf } from '../support/chunks.ts';
-import { streamJson, type StreamedJson } from '../../lib/values/index.ts';
+import { streamJson, type StreamedJson } from '../../lib/json/index.ts';
 
 async function read(text: string, offsets: readonly number[] = []): Promise<StreamedJson[]> {
   const values: StreamedJson[] = [];

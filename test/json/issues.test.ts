@@ -4,7 +4,7 @@ import { readAdmissionConfig } from '../../lib/endpoint/index.ts';
 import { readStoreConfig } from '../../lib/store/index.ts';
 import { readSyncConfig } from '../../lib/sync/index.ts';
 import { storeTarget } from '../../lib/cli/options/store-target.ts';
-import { IssueList, readAll, type Issue } from '../../lib/values/index.ts';
+import { IssueList, readAll, type Issue } from '../../lib/json/index.ts';
 
 const TOKEN = 'a'.repeat(40);
 
