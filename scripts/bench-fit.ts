@@ -4,8 +4,7 @@
  * Nodes and 100 NodePools, and the admission bundle's size and load time against the bundle before admission judged
  * fit (BASELINE_REF, built from `git archive`).
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,10 +15,9 @@ import { compileRuleSet } from '../lib/engine/index.ts';
 import { loadRuleFiles } from '../lib/rule-files/index.ts';
 import { keyedStamps } from '../lib/stamp/index.ts';
 import type { JsonObject } from '../lib/json/index.ts';
-import { buildFunctions, measureLoadTime, type FunctionBundle } from './build.ts';
+import { bundleAgainst, treeAt, type BundleCost } from './baseline.ts';
 import { measureAlternating } from './measure.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const FIXTURE = new URL('../test/fixtures/reviews/deployment-legacy-pool.json', import.meta.url);
 const EXAMPLES = fileURLToPath(new URL('../examples/rules', import.meta.url));
 /** main before the engine, admission and sync judged fit (lib/capacity was there, but nothing on the hot path used it). */
@@ -145,41 +143,15 @@ async function reviewCost(rounds: { readonly rounds: number; readonly roundMs: n
   };
 }
 
-/** The admission bundle now and at BASELINE_REF: bytes, and load times of fresh processes. */
-interface BundleCost {
-  readonly bytes: number;
-  readonly baselineBytes: number;
-  readonly loadMs: number;
-  readonly baselineLoadMs: number;
-}
-
-function admissionOf(bundles: readonly FunctionBundle[]): FunctionBundle {
-  const admission = bundles.find((bundle) => bundle.name === 'admission');
-  if (admission === undefined) throw new Error('the build wrote no admission bundle');
-  return admission;
-}
-
 /** Builds the admission bundle here and at BASELINE_REF (its tree from git archive, this node_modules) and loads both. */
 async function bundleCost(): Promise<BundleCost> {
   const folder = mkdtempSync(join(tmpdir(), 'podmutation-bench-fit-'));
   try {
-    const baseline = join(folder, 'baseline');
-    execFileSync('mkdir', ['-p', baseline]);
-    const archive = execFileSync('git', ['archive', BASELINE_REF], { cwd: ROOT, maxBuffer: 256 * 1024 * 1024 });
-    execFileSync('tar', ['-x', '-C', baseline], { input: archive });
-    symlinkSync(join(ROOT, 'node_modules'), join(baseline, 'node_modules'));
-    // Built by the baseline's own build script, as it shipped (this one's aliases name files the baseline lacks).
-    const { buildFunctions: buildBaseline } = (await import(join(baseline, 'scripts', 'build.ts'))) as {
-      buildFunctions: typeof buildFunctions;
-    };
-    const before = admissionOf(await buildBaseline({ root: baseline, outdir: 'dist' }));
-    const now = admissionOf(await buildFunctions({ outdir: join(folder, 'now') }));
-    const load = await measureLoadTime(now.outfile, { comparisonFile: before.outfile });
-    return { bytes: now.bytes, baselineBytes: before.bytes, loadMs: load.bundleMs, baselineLoadMs: load.comparisonMs! };
+    return await bundleAgainst(treeAt(BASELINE_REF, folder), folder);
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }
 }
 
 export { bundleCost, largeCapacity, reviewCost, BASELINE_REF };
-export type { BundleCost, ReviewCost };
+export type { ReviewCost };
