@@ -56,7 +56,7 @@ function errorBody(error: string, message: string): string {
   return JSON.stringify({ error, message });
 }
 
-function errorResult(statusCode: number, body: string, headers: Readonly<Record<string, string>> = JSON_HEADERS) {
+function errorResult(statusCode: number, body: string, headers: Readonly<Record<string, string>>) {
   return { statusCode, headers: { ...headers }, body, isBase64Encoded: false };
 }
 
@@ -133,50 +133,44 @@ function threeDecimals(value: number): number {
  * answered reviews, Rejected for 4xx, Errors for 500. A Diversity Pod's counter is read before its review.
  */
 function createAdmissionHandler(deps: AdmissionHandlerDeps): AdmissionHandler {
-  const context: HandlerContext = {
+  const pipeline: Pipeline = {
     deps,
     maxBodyBytes: deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     clock: deps.clock ?? (() => performance.now()),
     tokenMatches: createTokenComparer(),
   };
   return async (event) => {
-    const started = context.clock();
-    const request = await admitted(context, event, started);
-    if ('statusCode' in request) return request;
-    // Read beside the rules (a key set, refreshed as the token is); settled here, so no rejection goes unhandled.
-    const stampKey = deps.stamps?.().then(
-      (stamps) => ({ stamps }),
-      (error: unknown) => ({ error }),
-    );
-    let snapshot: CachedSnapshot<AdmissionRules>;
-    try {
-      snapshot = await deps.rules.get();
-    } catch (error) {
-      return failed(context, started, 'rules unavailable', error);
-    }
-    const key = await stampKey;
-    // Never a Pod admitted without its stamp: a later review of it would not be exact.
-    if (key !== undefined && 'error' in key) return failed(context, started, 'stamp key unavailable', key.error);
-    let review: AdmissionRequest;
-    try {
-      review = readAdmissionReview(request.text);
-    } catch (error) {
-      return reviewFailed(context, started, error);
-    }
+    const started = pipeline.clock();
+    const refused = (refusal: Refusal): HandlerResult => refuse(pipeline, started, refusal);
+    const wrongMethod = checkMethod(event);
+    if (wrongMethod !== undefined) return refused(wrongMethod);
+    const wrongToken = await checkToken(pipeline, event);
+    if (wrongToken !== undefined) return refused(wrongToken);
+    const body = readBody(event, pipeline.maxBodyBytes);
+    if (body instanceof Refusal) return refused(body);
+    const wrongType = checkContentType(event);
+    if (wrongType !== undefined) return refused(wrongType);
+    const rules = await loadRules(deps);
+    if (rules instanceof Refusal) return refused(rules);
+    const review = readReview(body);
+    if (review instanceof Refusal) return refused(review);
     const sequence = await diversitySequence(
       {
-        placement: snapshot.value.placement,
+        placement: rules.snapshot.value.placement,
         counters: deps.diversityCounters,
         deadlineMs: deps.sequenceDeadlineMs ?? SEQUENCE_DEADLINE_MS,
       },
       review,
     );
-    return answered(context, started, review, { snapshot, stamps: key?.stamps, sequence });
+    const answer = answerReview(deps, { review, rules, sequence });
+    if (answer instanceof Refusal) return refused(answer);
+    recordAnswer(pipeline, started, { answer, rules, sequence });
+    return { statusCode: 200, headers: { ...JSON_HEADERS }, body: answer.body, isBase64Encoded: false };
   };
 }
 
-/** What the steps of one handler share: its dependencies, limits, clock and token comparer. */
-interface HandlerContext {
+/** What every step of one handler reads: its dependencies, limits, clock and token comparer. */
+interface Pipeline {
   readonly deps: AdmissionHandlerDeps;
   readonly maxBodyBytes: number;
   readonly clock: () => number;
@@ -185,59 +179,80 @@ interface HandlerContext {
 
 type HandlerResult = APIGatewayProxyStructuredResultV2 & { readonly statusCode: number };
 
-/** A 4xx answer: its status, the reason logged, its body and any headers besides the JSON ones. */
-interface Rejection {
-  readonly statusCode: number;
+/** A request's answer other than 200: its status, the reason logged, its body, its headers and the error behind it. */
+interface RefusalFields {
+  readonly status: number;
   readonly reason: string;
   readonly body: string;
+  /** The answer's headers (default: the JSON content type). */
   readonly headers?: Readonly<Record<string, string>>;
+  /** What failed, logged by name and message; always present on a 500. */
+  readonly error?: unknown;
 }
 
-/** A 4xx answer, logged and counted in Rejected. */
-function rejected(
-  context: HandlerContext,
-  started: number,
-  { statusCode, reason, body, headers }: Rejection,
-): HandlerResult {
-  context.deps.metrics.addMetric('Rejected', 'Count', 1);
-  context.deps.logger.warn('admission request rejected', {
-    route: ROUTE,
-    status: statusCode,
-    reason,
-    durationMs: threeDecimals(context.clock() - started),
-  });
-  return errorResult(statusCode, body, headers);
+/** Why a step refused the request; the pipeline stops at the first one. */
+class Refusal implements RefusalFields {
+  readonly status: number;
+  readonly reason: string;
+  readonly body: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly error?: unknown;
+
+  constructor({ status, reason, body, headers = JSON_HEADERS, error }: RefusalFields) {
+    this.status = status;
+    this.reason = reason;
+    this.body = body;
+    this.headers = headers;
+    if (error !== undefined) this.error = error;
+  }
+
+  /** A 500: the webhook could not evaluate the request, because of `error`. */
+  static failure(reason: string, error: unknown): Refusal {
+    return new Refusal({ status: 500, reason, body: INTERNAL_ERROR_BODY, error });
+  }
 }
 
-/** A 500 answer, logged and counted in Errors. */
-function failed(context: HandlerContext, started: number, reason: string, error: unknown): HandlerResult {
-  context.deps.metrics.addMetric('Errors', 'Count', 1);
-  context.deps.logger.error('admission failed', {
-    route: ROUTE,
-    status: 500,
-    decision: 'error',
-    reason,
-    ...loggableError(error),
-    durationMs: threeDecimals(context.clock() - started),
-  });
-  return errorResult(500, INTERNAL_ERROR_BODY);
-}
-
-/** The request's body text once method, token, size and content type pass; else the answer that refuses it. */
-async function admitted(
-  context: HandlerContext,
-  event: APIGatewayProxyEventV2,
-  started: number,
-): Promise<{ readonly text: string } | HandlerResult> {
-  const { deps, maxBodyBytes, tokenMatches } = context;
-  if (event.requestContext?.http?.method !== 'POST') {
-    return rejected(context, started, {
-      statusCode: 405,
-      reason: 'method not allowed',
-      body: METHOD_NOT_ALLOWED_BODY,
-      headers: { ...JSON_HEADERS, allow: 'POST' },
+/** A refusal's answer, logged and counted: a 4xx in Rejected with a warning, a 500 in Errors with an error line. */
+function refuse(pipeline: Pipeline, started: number, refusal: Refusal): HandlerResult {
+  const { metrics, logger } = pipeline.deps;
+  const { status, reason, error } = refusal;
+  if (status >= 500) {
+    metrics.addMetric('Errors', 'Count', 1);
+    logger.error('admission failed', {
+      route: ROUTE,
+      status,
+      decision: 'error',
+      reason,
+      ...loggableError(error),
+      durationMs: threeDecimals(pipeline.clock() - started),
+    });
+  } else {
+    metrics.addMetric('Rejected', 'Count', 1);
+    logger.warn('admission request rejected', {
+      route: ROUTE,
+      status,
+      reason,
+      ...(error === undefined ? {} : loggableError(error)),
+      durationMs: threeDecimals(pipeline.clock() - started),
     });
   }
+  return errorResult(status, refusal.body, refusal.headers);
+}
+
+/** 405 (Allow: POST) for any method but POST. */
+function checkMethod(event: APIGatewayProxyEventV2): Refusal | undefined {
+  if (event.requestContext?.http?.method === 'POST') return undefined;
+  return new Refusal({
+    status: 405,
+    reason: 'method not allowed',
+    body: METHOD_NOT_ALLOWED_BODY,
+    headers: { ...JSON_HEADERS, allow: 'POST' },
+  });
+}
+
+/** 403 unless the path carries an accepted token (compared in constant time); 500 when the tokens cannot be read. */
+async function checkToken(pipeline: Pipeline, event: APIGatewayProxyEventV2): Promise<Refusal | undefined> {
+  const { deps, tokenMatches } = pipeline;
   const token = presentedToken(event);
   let matches: boolean;
   try {
@@ -245,70 +260,95 @@ async function admitted(
     // A token rotated a moment ago is not known yet: re-read once (the source rate-limits it) before a 403.
     if (!matches && token !== undefined) matches = tokenMatches(token, await deps.acceptedTokens('mismatch'));
   } catch (error) {
-    return failed(context, started, 'webhook token unavailable', error);
+    return Refusal.failure('webhook token unavailable', error);
   }
-  if (!matches) {
-    return rejected(context, started, {
-      statusCode: 403,
-      reason: token === undefined ? 'missing token' : 'wrong token',
-      body: FORBIDDEN_BODY,
-    });
-  }
-  const body = decodeBody(event, maxBodyBytes);
-  if ('tooLarge' in body) {
-    const message = `request body is at least ${body.tooLarge} bytes, above the limit of ${maxBodyBytes} bytes`;
-    return rejected(context, started, {
-      statusCode: 413,
-      reason: 'body too large',
-      body: errorBody('PayloadTooLarge', message),
-    });
-  }
-  const contentType = headerValue(event, 'content-type');
-  if (!isJsonContentType(contentType)) {
-    const message = `content-type must be application/json (got ${contentType === undefined ? 'none' : previewInput(contentType)})`;
-    return rejected(context, started, {
-      statusCode: 415,
-      reason: 'unsupported content type',
-      body: errorBody('UnsupportedMediaType', message),
-    });
-  }
-  return body;
-}
-
-/** The answer to a review that could not be read (400) or evaluated (500). */
-function reviewFailed(context: HandlerContext, started: number, error: unknown): HandlerResult {
-  const { deps, clock } = context;
-  if (!(error instanceof MalformedInputError)) return failed(context, started, 'evaluation failed', error);
-  deps.metrics.addMetric('Rejected', 'Count', 1);
-  deps.logger.warn('admission request rejected', {
-    route: ROUTE,
-    status: 400,
-    reason: 'malformed AdmissionReview',
-    ...loggableError(error),
-    durationMs: threeDecimals(clock() - started),
+  if (matches) return undefined;
+  return new Refusal({
+    status: 403,
+    reason: token === undefined ? 'missing token' : 'wrong token',
+    body: FORBIDDEN_BODY,
   });
-  return errorResult(400, errorBody(error.name, error.message));
 }
 
-/** What a review is answered under: the rules' snapshot, the stamps (none offline), and the Pod's sequence number. */
-interface AnsweredUnder {
+/** The body as text, or 413 when it is above the limit. */
+function readBody(event: APIGatewayProxyEventV2, maxBodyBytes: number): string | Refusal {
+  const body = decodeBody(event, maxBodyBytes);
+  if ('text' in body) return body.text;
+  const message = `request body is at least ${body.tooLarge} bytes, above the limit of ${maxBodyBytes} bytes`;
+  return new Refusal({ status: 413, reason: 'body too large', body: errorBody('PayloadTooLarge', message) });
+}
+
+/** 415 unless the body is declared application/json in UTF-8. */
+function checkContentType(event: APIGatewayProxyEventV2): Refusal | undefined {
+  const contentType = headerValue(event, 'content-type');
+  if (isJsonContentType(contentType)) return undefined;
+  const message = `content-type must be application/json (got ${contentType === undefined ? 'none' : previewInput(contentType)})`;
+  return new Refusal({
+    status: 415,
+    reason: 'unsupported content type',
+    body: errorBody('UnsupportedMediaType', message),
+  });
+}
+
+/** What a review is answered under: the rules' snapshot and the stamps (none offline). */
+interface LoadedRules {
   readonly snapshot: CachedSnapshot<AdmissionRules>;
   readonly stamps: Awaited<ReturnType<StampSource>> | undefined;
+}
+
+/** The usable rules and the stamp key, or 500 when either cannot be had: never "allowed" without them. */
+async function loadRules(deps: AdmissionHandlerDeps): Promise<LoadedRules | Refusal> {
+  // Read beside the rules (a key set, refreshed as the token is); settled here, so no rejection goes unhandled.
+  const stampKey = deps.stamps?.().then(
+    (stamps) => ({ stamps }),
+    (error: unknown) => ({ error }),
+  );
+  let snapshot: CachedSnapshot<AdmissionRules>;
+  try {
+    snapshot = await deps.rules.get();
+  } catch (error) {
+    return Refusal.failure('rules unavailable', error);
+  }
+  const key = await stampKey;
+  // Never a Pod admitted without its stamp: a later review of it would not be exact.
+  if (key !== undefined && 'error' in key) return Refusal.failure('stamp key unavailable', key.error);
+  return { snapshot, stamps: key?.stamps };
+}
+
+/** The review's request, or 400 for a malformed AdmissionReview. */
+function readReview(text: string): AdmissionRequest | Refusal {
+  try {
+    return readAdmissionReview(text);
+  } catch (error) {
+    return reviewRefusal(error);
+  }
+}
+
+/** The refusal of a review that could not be read (400 MalformedInputError) or evaluated (500). */
+function reviewRefusal(error: unknown): Refusal {
+  if (!(error instanceof MalformedInputError)) return Refusal.failure('evaluation failed', error);
+  return new Refusal({
+    status: 400,
+    reason: 'malformed AdmissionReview',
+    body: errorBody(error.name, error.message),
+    error,
+  });
+}
+
+/** A review with what it is answered under: its rules and stamps, and the Pod's sequence number. */
+interface ReviewUnder {
+  readonly review: AdmissionRequest;
+  readonly rules: LoadedRules;
   readonly sequence: SequenceContext;
 }
 
-/** The review answered under the rules: 200 with its body, 400 for a malformed review, 500 when evaluation fails. */
-function answered(
-  context: HandlerContext,
-  started: number,
-  request: AdmissionRequest,
-  under: AnsweredUnder,
-): HandlerResult {
-  const { snapshot, stamps, sequence } = under;
-  const { deps } = context;
-  let answer: ReturnType<typeof answerAdmissionRequest>;
+type Answer = ReturnType<typeof answerAdmissionRequest>;
+
+/** The review answered under the rules, or 400 for a malformed review, 500 when evaluation fails. */
+function answerReview(deps: AdmissionHandlerDeps, { review, rules, sequence }: ReviewUnder): Answer | Refusal {
+  const { snapshot, stamps } = rules;
   try {
-    answer = answerAdmissionRequest(request, snapshot.value, {
+    return answerAdmissionRequest(review, snapshot.value, {
       managedSteps: snapshot.value.managedSteps,
       enforcement: deps.enforcement,
       ...(snapshot.value.capacity === undefined ? {} : { capacity: snapshot.value.capacity }),
@@ -316,20 +356,22 @@ function answered(
       sequence: sequence.context,
     });
   } catch (error) {
-    return reviewFailed(context, started, error);
+    return reviewRefusal(error);
   }
-  logAnswer(context, started, summarizeVerdict(answer.verdict), under);
-  return { statusCode: 200, headers: { ...JSON_HEADERS }, body: answer.body, isBase64Encoded: false };
+}
+
+/** An answered review: its answer, the rules it was answered under, and the Pod's sequence number. */
+interface AnswerRecord {
+  readonly answer: Answer;
+  readonly rules: LoadedRules;
+  readonly sequence: SequenceContext;
 }
 
 /** The metrics and the log line of an answered review. */
-function logAnswer(
-  context: HandlerContext,
-  started: number,
-  summary: ReturnType<typeof summarizeVerdict>,
-  { snapshot, sequence }: AnsweredUnder,
-): void {
-  const { metrics, logger } = context.deps;
+function recordAnswer(pipeline: Pipeline, started: number, { answer, rules, sequence }: AnswerRecord): void {
+  const { metrics, logger } = pipeline.deps;
+  const { snapshot } = rules;
+  const summary = summarizeVerdict(answer.verdict);
   const { sequence: number, sequenceUnavailable } = sequence.context;
   if (sequenceUnavailable !== undefined) metrics.addMetric('DiversityFallbacks', 'Count', 1);
   metrics.addMetric('Admissions', 'Count', 1);
@@ -352,7 +394,7 @@ function logAnswer(
     ...(sequence.failure === undefined ? {} : errorLogFields(sequence.failure)),
     cacheAgeSeconds: threeDecimals(snapshot.ageSeconds),
     stale: snapshot.stale,
-    durationMs: threeDecimals(context.clock() - started),
+    durationMs: threeDecimals(pipeline.clock() - started),
   });
 }
 

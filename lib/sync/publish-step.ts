@@ -2,7 +2,8 @@
 import { listedInvalidRules } from '../api/index.ts';
 import { errorLogFields, StoreError } from '../errors/index.ts';
 import type { Logger } from '../observability/index.ts';
-import type { HeldSyncLease, PublishOutcome, SnapshotStore, SyncLeaseStore } from '../store/index.ts';
+import type { PublishOutcome, SnapshotStore } from '../store/index.ts';
+import type { HeldLease } from './lease.ts';
 import type { BindingChange } from './identity-step.ts';
 import type { ListedRules } from './list-step.ts';
 import type { SyncStep } from './sync-report.ts';
@@ -17,12 +18,6 @@ type PublishResult =
       readonly error: unknown;
     };
 
-/** The lease a sync holds while it publishes; renewed in place. */
-interface HeldLease {
-  readonly leases: Pick<SyncLeaseStore, 'renew'>;
-  lease: HeldSyncLease;
-}
-
 /**
  * Renews the lease (when held), confirms the cluster's identity (confirmIdentity: its binding to the cluster id), then
  * publishes the listed content ordered by its list start; nothing is published when either fails.
@@ -30,13 +25,13 @@ interface HeldLease {
 async function publishListed(
   store: Pick<SnapshotStore, 'publish'>,
   listed: ListedRules,
-  held: HeldLease | undefined,
+  held: Pick<HeldLease, 'renew'> | undefined,
   confirmIdentity: () => Promise<BindingChange>,
 ): Promise<PublishResult> {
   if (held !== undefined) {
     // Renewing proves that no other sync took the lease during the list (its holder id is still ours) and covers the publish.
     try {
-      held.lease = await held.leases.renew(held.lease);
+      await held.renew();
     } catch (error) {
       return { kind: 'failed', failedStep: 'lease', error };
     }
@@ -87,4 +82,3 @@ function warnPublished(logger: Logger, clusterId: string, outcome: PublishOutcom
 }
 
 export { publishListed, warnPublished };
-export type { HeldLease };

@@ -3,7 +3,7 @@
  * PodPlacements, confirm the cluster id's binding to that identity and publish the snapshot, record the attempt, write
  * statuses back, release the lease. Safety first: any failure before the publish publishes nothing, so the last good snapshot stays current; a
  * sync of a cluster the cluster id is not bound to fails; a sync that finds the lease held, or a newer list already
- * published, is skipped. Each step is its own module (lease-step, identity-step, list-step, publish-step,
+ * published, is skipped. Each step is its own module (lease, identity-step, list-step, publish-step,
  * status-writes, progress-step); this one orders them.
  */
 import type { NormalizedRule } from '../api/index.ts';
@@ -13,21 +13,14 @@ import type { PodMutationSource } from '../cluster/index.ts';
 import type { Logger, Metrics } from '../observability/index.ts';
 import type { SnapshotStore, SyncOutcome, SyncRecordStore } from '../store/index.ts';
 import type { JsonObject } from '../json/index.ts';
-import {
-  checkedLease,
-  releaseLease,
-  takeLease,
-  warnUntrusted,
-  type CheckedLease,
-  type SyncLeaseOptions,
-} from './lease-step.ts';
+import { checkedLease, HeldLease, type CheckedLease, type HeldElsewhere, type SyncLeaseOptions } from './lease.ts';
 import { confirmIdentity, type BindingChange, type SyncBinding } from './identity-step.ts';
 import { listAndValidate, type ListedRules } from './list-step.ts';
 import type { AssessedResource } from './snapshot.ts';
 import { publishedCapacity, type CapacityReader } from './capacity-step.ts';
 import type { ProgressDependencies } from './progress.ts';
 import { reportProgress } from './progress-step.ts';
-import { publishListed, warnPublished, type HeldLease } from './publish-step.ts';
+import { publishListed, warnPublished } from './publish-step.ts';
 import {
   emitMetrics,
   failedSync,
@@ -116,25 +109,23 @@ async function syncOnce(deps: SyncDependencies): Promise<SyncReport> {
 
 /** Takes the lease, runs the sync holding it, releases it; skipped while another sync holds it. */
 async function underLease(run: SyncRun, lease: CheckedLease): Promise<SyncReport> {
-  let taken;
+  let held: HeldLease | HeldElsewhere;
   try {
-    taken = await takeLease(lease, run.clock);
+    held = await HeldLease.take(lease, { clock: run.clock, logger: run.logger, clusterId: run.clusterId });
   } catch (error) {
     return failedSync(run, 'lease', error);
   }
-  if (!taken.acquired) {
+  if (!(held instanceof HeldLease)) {
     return skippedSync(run, 'sync skipped: another sync holds the sync lease of the cluster; the next sync retries', {
       skipReason: 'leaseHeld',
-      leaseHolder: taken.holder.owner,
-      leaseExpiresAt: taken.holder.expiresAt,
+      leaseHolder: held.holder.owner,
+      leaseExpiresAt: held.holder.expiresAt,
     });
   }
-  warnUntrusted(run.logger, run.clusterId, taken);
-  const held: HeldLease = { leases: lease.leases, lease: taken.lease };
   try {
     return await listAndPublish(run, held);
   } finally {
-    await releaseLease(run.logger, run.clusterId, lease, held.lease);
+    await held.release();
   }
 }
 

@@ -44,8 +44,8 @@ function declares(source: string, name: string): boolean {
     body = source.slice(at);
   }
   const declaration = new RegExp(
-    `\\b(?:function\\*?|class|interface|type|const|let|enum)\\s+${escape(member!)}\\b|` +
-      `^\\s+(?:static\\s+)?(?:async\\s+)?(?:readonly\\s+)?${escape(member!)}\\s*[(<:]`,
+    `\\b(?:function\\*?|class|interface|type|const|let|enum)\\s+${escape(member)}\\b|` +
+      `^\\s+(?:static\\s+)?(?:async\\s+)?(?:readonly\\s+)?${escape(member)}\\s*[(<:]`,
     'm',
   );
   return declaration.test(body);
