@@ -1,31 +1,4 @@
 /** The readers of untrusted JSON, whole or as it arrives, and the one style of reporting what is wrong in it. */
-import {
-  canonicalJson,
-  checkNesting,
-  isJsonObject,
-  MAX_JSON_DEPTH,
-  memberPath,
-  objectList,
-  optionalBoolean,
-  optionalInt64,
-  optionalInteger,
-  optionalObject,
-  optionalString,
-  parseJsonExact,
-  exactInteger,
-  isRawInteger,
-  previewInput,
-  stringList,
-  stringMap,
-  textNestsDeeperThan,
-  truncateInput,
-  typeMismatch,
-  type JsonObject,
-  type RawInteger,
-} from './json.ts';
-import { streamJson, type StreamedJson } from './json-stream.ts';
-import { IssueList, issuesOf, readAll, type Issue, type IssueSink } from './issues.ts';
-
 export {
   canonicalJson,
   checkNesting,
@@ -47,9 +20,9 @@ export {
   textNestsDeeperThan,
   truncateInput,
   typeMismatch,
-  streamJson,
-  IssueList,
-  issuesOf,
-  readAll,
-};
-export type { JsonObject, RawInteger, StreamedJson, Issue, IssueSink };
+} from './json.ts';
+export type { JsonObject, RawInteger } from './json.ts';
+export { streamJson } from './json-stream.ts';
+export type { StreamedJson } from './json-stream.ts';
+export { IssueList, issuesOf, readAll } from './issues.ts';
+export type { Issue, IssueSink } from './issues.ts';
