@@ -45,11 +45,8 @@ interface AdmissionResponse {
 }
 
 /**
-
  * An admission.k8s.io/v1 AdmissionReview carrying a request.
-
  * @internal Exported for tests: tests build AdmissionReviews with it; the admission layer reads untrusted JSON, never this shape.
-
  */
 interface AdmissionReviewRequest {
   readonly apiVersion: 'admission.k8s.io/v1';

@@ -16,11 +16,8 @@ import { compareCodeUnits } from '../text/index.ts';
 import { Verdict, type Candidate, type VerdictKind } from './verdict.ts';
 
 /**
-
  * What a capacity is made of. Nodes or NodePools of one name given twice count once, the last one given.
-
  * @internal Exported for tests: the test support builds Capacity from typed parts; callers read Nodes and NodePools through readCapacityObjects.
-
  */
 interface CapacityParts {
   readonly nodes?: readonly CapacityNode[];

@@ -20,11 +20,8 @@ import {
 import { HOSTNAME_LABEL } from './labels.ts';
 
 /**
-
  * The Pod fields a placement is read from; the engine's PodFacts has this shape.
-
  * @internal Exported for tests: the test support types the Pod fields it judges; callers pass a Pod's fields inline.
-
  */
 interface PlacementFields {
   readonly nodeSelector: Readonly<Record<string, string>>;
@@ -37,11 +34,8 @@ interface PlacementFields {
 }
 
 /**
-
  * Why one required term (with the nodeSelector) cannot hold on any node.
-
  * @internal Exported for tests: the tests assert the conflict a contradiction names.
-
  */
 interface TermConflict {
   /** 0-based index of the term in nodeSelectorTerms. */

@@ -30,11 +30,8 @@ import { isQuantity } from './quantity.ts';
 import { readTaints, requiredString } from './taints.ts';
 
 /**
-
  * An object of another kind, left out of the capacity.
-
  * @internal Exported for tests: the tests assert which objects the boundary skips, and why.
-
  */
 interface SkippedObject {
   /** Where it was: "nodes.yaml: document 1, items[4]". */

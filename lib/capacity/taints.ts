@@ -12,11 +12,8 @@ interface Taint {
 }
 
 /**
-
  * The effects the API server accepts on a Node's taint (and Karpenter's CRD on a NodePool's).
-
  * @internal Exported for tests: the tests enumerate the effects in their table.
-
  */
 type TaintEffect = 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
 

@@ -15,11 +15,8 @@ import { registerValidate } from './validate.ts';
 import { registerWebhookConfig } from './webhook-config.ts';
 
 /**
-
  * Every command of the tree, depth first, the program first.
-
  * @internal Exported for tests: the tests walk every command (help, exit codes, the packed install).
-
  */
 export function allCommands(command: Command): Command[] {
   return [command, ...command.commands.flatMap(allCommands)];

@@ -10,11 +10,8 @@ import { createListing, type WorkloadObjectSourceOptions } from './workload-obje
 type CapacitySourceOptions = WorkloadObjectSourceOptions;
 
 /**
-
  * The Nodes and NodePools of one cluster, read whole on each call.
-
  * @internal Exported for tests: the tests type the source they run against the API server.
-
  */
 interface CapacitySource {
   /**

@@ -4,11 +4,8 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { ConfigurationError } from '../errors/index.ts';
 
 /**
-
  * AWS credentials as the SDK's providers resolve them.
-
  * @internal Exported for tests: the tests sign with fixed credentials.
-
  */
 interface AwsCredentials {
   readonly accessKeyId: string;
@@ -59,11 +56,8 @@ const DEFAULT_REUSE_MS = 10 * 60_000;
 const CREDENTIALS_EXPIRY_MARGIN_MS = 60_000;
 
 /**
-
  * The token `aws eks get-token` makes: "k8s-aws-v1." + unpadded base64url of a presigned STS GetCallerIdentity URL; deterministic.
-
  * @internal Exported for tests: tested on its own against aws-iam-authenticator's token form.
-
  */
 async function presignEksToken(request: EksTokenRequest): Promise<string> {
   const hostname = stsHostname(request.region);

@@ -42,11 +42,8 @@ interface PodMutationSource {
 }
 
 /**
-
  * Tuning and collaborators of a PodMutationSource; every field is optional.
-
  * @internal Exported for tests: the tests set the page size and clock.
-
  */
 interface PodMutationSourceOptions extends ConnectionOptions {
   /** Items per list page (limit); default DEFAULT_LIST_PAGE_SIZE (500). */

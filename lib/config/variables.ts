@@ -19,11 +19,8 @@ interface VariableDoc {
 const POWERTOOLS = "Powertools' own setting";
 
 /**
-
  * Every variable, in the order the docs list them.
-
  * @internal Exported for tests: the tests check every variable's reader against its documentation.
-
  */
 const VARIABLES: readonly VariableDoc[] = [
   { name: 'RULES_TABLE', readBy: 'both', meaning: 'the DynamoDB table (required)' },

@@ -30,11 +30,8 @@ interface TlsFiles {
 }
 
 /**
-
  * Options of the local server; everything but the rule source has a default.
-
  * @internal Exported for tests: the tests type the options they start the server with.
-
  */
 interface LocalServerOptions {
   readonly rules: RuleSource;
@@ -67,11 +64,8 @@ interface LocalServerOptions {
 }
 
 /**
-
  * A running local server.
-
  * @internal Exported for tests: the tests type the server they start.
-
  */
 interface LocalServer {
   /** The URL for clientConfig.url of a MutatingWebhookConfiguration; it carries the token. */

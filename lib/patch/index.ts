@@ -6,11 +6,8 @@ interface JsonPatchOperation {
 }
 
 /**
-
  * Escapes one object key as an RFC 6901 reference token ("~" as "~0", "/" as "~1").
-
  * @internal Exported for tests: tested on its own against RFC 6901's escapes.
-
  */
 function escapePointerToken(key: string): string {
   if (!key.includes('~') && !key.includes('/')) return key;

@@ -7,11 +7,8 @@ import { workloadKey } from './policy.ts';
 import type { CapacityChoice } from './types.ts';
 
 /**
-
  * The targets of one Diversity policy: percent of Pods on Spot, and the least number of Pods on on-demand.
-
  * @internal Exported for tests: the tests type the split they check.
-
  */
 interface SplitTarget {
   readonly spotPercent: number;

@@ -18,11 +18,8 @@ interface Backoff {
 }
 
 /**
-
  * What a refreshing value reads, how often, and how long its callers wait.
-
  * @internal Exported for tests: the tests type the options they vary.
-
  */
 interface RefreshingValueOptions<T> {
   /** One read; `previous` is the last good value, so a read can fetch only what changed. */

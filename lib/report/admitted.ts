@@ -81,11 +81,8 @@ function sameToleration(left: Toleration, right: Toleration): boolean {
 }
 
 /**
-
  * pkg/util/tolerations isSuperset: every taint `tolerated` tolerates, `superset` tolerates too.
-
  * @internal Exported for tests: tested on its own against the PodTolerationRestriction plugin's cases.
-
  */
 function isSuperset(superset: Toleration, tolerated: Toleration): boolean {
   if (sameToleration(tolerated, superset)) return true;
@@ -152,11 +149,8 @@ function addOrUpdateToleration(tolerations: readonly Toleration[], toleration: T
 }
 
 /**
-
  * pkg/apis/core/helper IsExtendedResourceName: a resource outside kubernetes.io/, qualified once prefixed "requests.".
-
  * @internal Exported for tests: tested on its own against the plugin's resource name rule.
-
  */
 function isExtendedResourceName(name: string): boolean {
   // A name without "/" or in the kubernetes.io/ domain is native (IsNativeResource).

@@ -42,11 +42,8 @@ import { isRuntimeClass, readRuntimeClass, type RuntimeClassScheduling } from '.
 import type { MigrationReport, ReportPod, ReportRule, ReportWorkload, Verdict } from './types.ts';
 
 /**
-
  * What the report runs besides the rules, and which Pods it reads.
-
  * @internal Exported for tests: the tests type the options they build reports with.
-
  */
 interface ReportOptions {
   /** Managed steps run after the rules, as admission runs them (capacity placement). */
@@ -216,7 +213,7 @@ function verdictOf(
         : podFacts(stored.pod, outcome.workload.namespace, source);
   const keys = [...new Set(enforced.flatMap((rule) => rule.add.annotations.map(([key]) => key)))];
   const line = schedulingChange(rollout, running, keys);
-  return { verdict: line === '' ? 'current' : 'pending', line };
+  return line === undefined ? { verdict: 'current', line: '' } : { verdict: 'pending', line };
 }
 
 /** A running Pod, and the Pod a rollout would create for it (`candidate`, at `source` in the input). */

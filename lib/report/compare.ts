@@ -5,17 +5,15 @@
 import type { PodFacts } from '../engine/index.ts';
 import {
   diffScheduling,
+  sameScheduling,
   schedulingDiffSummary,
   schedulingFieldsOf,
   type SchedulingFields,
 } from '../scheduling/index.ts';
 
 /**
-
  * Longest change line, in characters; the rest is cut with "…".
-
  * @internal Exported for tests: the tests build a change at the limit.
-
  */
 const MAX_CHANGE_CHARS = 240;
 
@@ -29,13 +27,15 @@ function schedulingChangeLine(running: SchedulingFields, rollout: SchedulingFiel
 
 /**
  * What a rollout would change on the running Pod, as lib/scheduling's one-line diff from the running Pod to the
- * rollout's (annotations only those `annotationKeys` names), at most 240 characters; "" when the scheduling is the
- * same as Kubernetes reads it, whatever the order of tolerations, terms, requirements, values and preferences.
+ * rollout's (annotations only those `annotationKeys` names), at most 240 characters; undefined when the two schedule
+ * alike as Kubernetes reads them (`sameScheduling`), whatever the order of tolerations, terms, requirements, values
+ * and preferences.
  */
-function schedulingChange(rollout: PodFacts, running: PodFacts, annotationKeys: readonly string[]): string {
+function schedulingChange(rollout: PodFacts, running: PodFacts, annotationKeys: readonly string[]): string | undefined {
   const keys = new Set(annotationKeys);
   const counts = (key: string): boolean => keys.has(key);
-  return schedulingChangeLine(schedulingFieldsOf(running.pod, counts), schedulingFieldsOf(rollout.pod, counts));
+  const [before, after] = [schedulingFieldsOf(running.pod, counts), schedulingFieldsOf(rollout.pod, counts)];
+  return sameScheduling(before, after) ? undefined : schedulingChangeLine(before, after);
 }
 
 /** A line cut to 240 characters, the cut marked with "…". */

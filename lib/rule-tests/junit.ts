@@ -27,22 +27,16 @@ const ESCAPES: Readonly<Record<string, string>> = {
 };
 
 /**
-
  * Text as XML element content: markup escaped, characters XML cannot hold replaced with U+FFFD.
-
  * @internal Exported for tests: tested on its own against XML 1.0's escapes.
-
  */
 export function xmlText(text: string): string {
   return text.replace(NOT_XML_CHARACTER, '\uFFFD').replace(/[&<>]/g, (character) => ESCAPES[character]!);
 }
 
 /**
-
  * Text as an XML attribute value in double quotes; line breaks and tabs as references, so that they survive normalization.
-
  * @internal Exported for tests: tested on its own against XML 1.0's escapes.
-
  */
 export function xmlAttribute(text: string): string {
   return text.replace(NOT_XML_CHARACTER, '\uFFFD').replace(/[&<>"'\n\r\t]/g, (character) => ESCAPES[character]!);

@@ -327,11 +327,8 @@ function diffScheduling(before: SchedulingFields, after: SchedulingFields): Sche
 }
 
 /**
-
  * True when no field changed as Kubernetes reads it (a reordering or a repeat alone is no change).
-
  * @internal Exported for tests: tested on its own: the law tying it to sameScheduling.
-
  */
 function isEmptySchedulingDiff(diff: SchedulingDiff): boolean {
   return (

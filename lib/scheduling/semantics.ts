@@ -96,11 +96,8 @@ function requirementMatches(requirement: Requirement, value: string | undefined)
 }
 
 /**
-
  * Kubernetes semantics of one term on one node: all requirements ANDed; an empty term selects no node.
-
  * @internal Exported for tests: the reference semantics the algebra's property tests compare against.
-
  */
 function termMatchesNode(candidate: Term, node: NodeView): boolean {
   if (candidate.ids.size === 0) return false;
@@ -151,11 +148,8 @@ function selectorMatcher(terms: readonly Term[] | undefined): NodeTest {
 }
 
 /**
-
  * Kubernetes semantics of a required selector: undefined selects every node, otherwise terms are ORed.
-
  * @internal Exported for tests: the reference semantics the algebra's property tests compare against.
-
  */
 function selectorMatchesNode(terms: readonly Term[] | undefined, node: NodeView): boolean {
   return terms === undefined || terms.some((candidate) => termMatchesNode(candidate, node));

@@ -87,11 +87,8 @@ function serializeContent(content: SnapshotContent): SerializedContent {
 }
 
 /**
-
  * `sha256:<hex>` over the canonical JSON of capacity, invalid, placements and rules (see hashOf).
-
  * @internal Exported for tests: the tests check the hash is stable across key order.
-
  */
 function contentHashOf(content: SnapshotContent): string {
   return serializeContent(content).contentHash;

@@ -10,11 +10,8 @@ import { StoreError } from '../errors/index.ts';
 import { PARTITION_KEY, SORT_KEY } from './layout.ts';
 
 /**
-
  * Connection settings; short timeouts and one attempt make "store down" fail fast.
-
  * @internal Exported for tests: the test support points the client at dynalite.
-
  */
 interface DynamoClientOptions {
   /** A local DynamoDB (dynalite, DynamoDB Local); static dummy credentials are used with it. */

@@ -9,11 +9,8 @@ import { createSnapshotStore, type SnapshotStore } from './snapshots.ts';
 import { createSyncRecordStore, type SyncRecordStore } from './sync-records.ts';
 
 /**
-
  * Where the table is, which cluster's items to use, and the settings of each store.
-
  * @internal Exported for tests: the test support types the table it opens.
-
  */
 interface RulesTableOptions {
   readonly client: DynamoDBClient;

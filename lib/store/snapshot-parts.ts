@@ -28,11 +28,8 @@ import {
 } from './layout.ts';
 
 /**
-
  * The pointer item: which published snapshot is current for a cluster.
-
  * @internal Exported for tests: the tests read the pointer to check what a sync published.
-
  */
 interface SnapshotPointer {
   readonly version: number;

@@ -27,11 +27,8 @@ interface SyncRecord {
 }
 
 /**
-
  * The sync item: the last attempt and the last success, so staleness can be seen and alarmed on.
-
  * @internal Exported for tests: the tests read the sync record to check what a sync recorded.
-
  */
 interface SyncStatus {
   readonly lastAttemptAt: string;

@@ -31,11 +31,8 @@ interface StatefulSetRevision {
 type RevisionChoice = 'current' | 'update';
 
 /**
-
  * The fields of a StatefulSet the controller's choice of revision reads.
-
  * @internal Exported for tests: the tests type the inputs they vary.
-
  */
 type RevisionInputs = Pick<WorkloadObject, 'updateStrategy' | 'rollingUpdate' | 'partition' | 'ordinalStart'> & {
   readonly currentReplicas: number;

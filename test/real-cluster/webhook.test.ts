@@ -85,10 +85,12 @@ function annotationKeys(...pods: Json[]): string[] {
 
 /** "" when the stored Pod schedules as the offline engine's Pod does, as Kubernetes reads the fields; else the change. */
 function differenceFromOffline(stored: Json, offline: Pod): string {
-  return schedulingChange(
-    podFacts(stored, '', 'stored'),
-    podFacts(offline, '', 'offline'),
-    annotationKeys(stored, offline),
+  return (
+    schedulingChange(
+      podFacts(stored, '', 'stored'),
+      podFacts(offline, '', 'offline'),
+      annotationKeys(stored, offline),
+    ) ?? ''
   );
 }
 

@@ -10,7 +10,7 @@ function facts(value: Pod): PodFacts {
 }
 
 function change(rollout: Pod, running: Pod, annotationKeys: readonly string[] = []): string {
-  return schedulingChange(facts(rollout), facts(running), annotationKeys);
+  return schedulingChange(facts(rollout), facts(running), annotationKeys) ?? '';
 }
 
 function withSpread(value: Pod, constraints: unknown[]): Pod {
