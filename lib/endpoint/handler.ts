@@ -360,11 +360,9 @@ function answerReview(deps: AdmissionHandlerDeps, { review, rules, sequence }: R
   }
 }
 
-/** An answered review: its answer, the rules it was answered under, and the Pod's sequence number. */
-interface AnswerRecord {
+/** An answered review: its answer, with the rules and the sequence number it was answered under. */
+interface AnswerRecord extends Omit<ReviewUnder, 'review'> {
   readonly answer: Answer;
-  readonly rules: LoadedRules;
-  readonly sequence: SequenceContext;
 }
 
 /** The metrics and the log line of an answered review. */

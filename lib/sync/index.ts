@@ -9,7 +9,6 @@ import { foldClusterObjects } from './progress.ts';
 import { buildSnapshotContent } from './snapshot.ts';
 import { syncOnce } from './sync.ts';
 import { createSyncHandler } from './window.ts';
-
 import type { ProgressDependencies } from './progress.ts';
 import type { SyncDependencies, SyncReport } from './sync.ts';
 

@@ -188,8 +188,10 @@ function reasonOf(facts: Map<string, ModuleFacts>, path: string, name: string): 
 }
 
 /** The lib/ exports no other file imports, and those only tests import with no `@internal` reason, as `path: name`. */
-function exportProblems(): { readonly unused: string[]; readonly testOnly: string[] } {
-  const facts = allFacts();
+function exportProblems(facts: Map<string, ModuleFacts> = allFacts()): {
+  readonly unused: string[];
+  readonly testOnly: string[];
+} {
   const importers = importersByName(facts);
   const unused: string[] = [];
   const testOnly: string[] = [];
@@ -243,6 +245,30 @@ describe('exports', () => {
       '/** A. @internal Tests build their tables with it. */\nconst a = 1;\n/** B. */\nexport function b() {}\nexport { a };\n',
     );
     expect(Object.fromEntries(facts.internal)).toEqual({ a: 'Tests build their tables with it.', b: '' });
+  });
+
+  it('finds an export nobody imports, even beside a lazy import(), and one only tests import without @internal', () => {
+    const files: Record<string, string> = {
+      'lib/a/inner.ts': [
+        'const used = 1, lazy = 2, unused = 3, testOnly = 4;',
+        '/** @internal Tests read it. */',
+        'const marked = 5;',
+        'export { used, lazy, unused, testOnly, marked };',
+      ].join('\n'),
+      'lib/a/index.ts': "export { used, lazy, unused, testOnly, marked } from './inner.ts';",
+      'lib/b/x.ts': [
+        "import { used } from '../a/index.ts';",
+        "async function f() { const { lazy } = await import('../a/index.ts'); return used + lazy; }",
+        'export { f };',
+      ].join('\n'),
+      'functions/x/index.ts': "import { f } from '../../lib/b/x.ts';",
+      'test/a.test.ts': "import { testOnly, marked } from '../lib/a/index.ts';",
+    };
+    const facts = new Map(Object.entries(files).map(([path, text]) => [path, moduleFacts(path, text)]));
+    expect(exportProblems(facts)).toEqual({
+      unused: ['lib/a/index.ts: unused'],
+      testOnly: ['lib/a/index.ts: testOnly'],
+    });
   });
 
   it('leaves no lib/ export that nothing imports', () => {
